@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Runs the whole vitest suite and ends with the plain `N passed, N failed` line that CI logs
+// are read for. Vitest's own exit code is kept: a failure anywhere fails the command.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dir = mkdtempSync(join(tmpdir(), 'bridge-tests-'));
+const report = join(dir, 'vitest.json');
+const vitest = join(process.cwd(), 'node_modules', 'vitest', 'vitest.mjs');
+const run = spawnSync(
+  process.execPath,
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  { stdio: 'inherit' },
+);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+try {
+  const summary = JSON.parse(readFileSync(report, 'utf8'));
+  passed = summary.numPassedTests;
+  failed = summary.numFailedTests;
+  skipped = summary.numPendingTests + summary.numTodoTests;
+} catch (err) {
+  console.error(`run-tests: could not read the vitest JSON report at ${report}: ${err.message}`);
+  failed = Math.max(failed, 1);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const status = run.status ?? 1;
+if (status !== 0 && failed === 0) failed = 1;
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(status !== 0 ? status : failed > 0 ? 1 : 0);

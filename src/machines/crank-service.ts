@@ -1,0 +1,46 @@
+/**
+ * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
+ * on-demand cycle for POST /crank/once, and a bounded stop for shutdown. The machine's actor
+ * implements it; the HTTP layer never touches the actor directly.
+ */
+
+/** `crank` object of BridgeHealthSnapshot (SPEC §2.2), in the wire's snake_case. */
+export interface CrankHealth {
+  enabled: boolean;
+  last_run_at: number | null;
+  last_success_at: number | null;
+  last_error: string | null;
+  last_action: string | null;
+  total_actions_submitted: number;
+}
+
+/** CrankReportResponse (SPEC §2.3). */
+export interface CrankReport {
+  ack_deposit_attempted: boolean;
+  ack_withdraw_attempted: boolean;
+  cleanup_attempted: number;
+  cleanup_completed: number;
+}
+
+export interface CrankService {
+  readonly enabled: boolean;
+  health(): CrankHealth;
+  /**
+   * Run one cycle now. While a cycle runs the request is queued and answered with its own
+   * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and
+   * CRANK__STOPPED once shutdown began.
+   */
+  runOnce(): Promise<CrankReport>;
+  /** Stop taking cycles; let a running one finish until `deadlineMs`, then abort it. */
+  stop(deadlineMs: number): Promise<void>;
+}
+
+/** The service used when no runtime configuration is present. */
+export const DISABLED_CRANK_HEALTH: CrankHealth = {
+  enabled: false,
+  last_run_at: null,
+  last_success_at: null,
+  last_error: null,
+  last_action: null,
+  total_actions_submitted: 0,
+};

@@ -1,0 +1,134 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric the server exposes, declared once with its help text. The registry is owned by
+ * the app (never prom-client's global one) so tests can build many apps in one process.
+ */
+
+// Confirmation on a Solana cluster takes from under a second to tens of seconds; an action can
+// include retries with backoff on top.
+const ACTION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
+const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export type CrankAction = 'ack_deposit' | 'ack_withdraw' | 'cleanup_deposit';
+export type ChainSide = 'source' | 'target';
+
+export function createMetrics(registry: Registry = new Registry()) {
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+
+    crankCycles: new Counter({
+      name: 'bridge_crank_cycles_total',
+      help: 'Crank cycles run, by outcome (ok: every action succeeded; error: at least one action failed after all attempts, or the read failed).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    crankCycleDuration: new Histogram({
+      name: 'bridge_crank_cycle_duration_seconds',
+      help: 'Wall time of a whole crank cycle, from the tracker reads to the last action.',
+      buckets: ACTION_BUCKETS,
+      registers,
+    }),
+    crankSubmissions: new Counter({
+      name: 'bridge_crank_submissions_total',
+      help: 'Crank action attempts by action and outcome (landed, failed, already_done).',
+      labelNames: ['action', 'outcome'] as const,
+      registers,
+    }),
+    crankActionDuration: new Histogram({
+      name: 'bridge_crank_action_duration_seconds',
+      help: 'Wall time of one crank action attempt (sign, send, confirm), by action.',
+      labelNames: ['action'] as const,
+      buckets: ACTION_BUCKETS,
+      registers,
+    }),
+    crankRetries: new Counter({
+      name: 'bridge_crank_retries_total',
+      help: 'Crank action attempts that were retries of a failed attempt, by action.',
+      labelNames: ['action'] as const,
+      registers,
+    }),
+    crankTransactionsLanded: new Counter({
+      name: 'bridge_crank_transactions_landed_total',
+      help: 'Transactions signed by this authority that landed, by action.',
+      labelNames: ['action'] as const,
+      registers,
+    }),
+    crankPending: new Gauge({
+      name: 'bridge_crank_pending_entries',
+      help: 'Entries waiting for this authority at the latest read, by phase (ack_deposit, ack_withdraw, cleanup_deposit).',
+      labelNames: ['phase'] as const,
+      registers,
+    }),
+    crankLastRun: new Gauge({
+      name: 'bridge_crank_last_run_timestamp_seconds',
+      help: 'Unix time at which the latest crank cycle started (0 before the first).',
+      registers,
+    }),
+    crankLastSuccess: new Gauge({
+      name: 'bridge_crank_last_success_timestamp_seconds',
+      help: 'Unix time of the latest successful crank action (0 before the first).',
+      registers,
+    }),
+    crankEnabled: new Gauge({
+      name: 'bridge_crank_enabled',
+      help: '1 when runtime configuration is present and the crank loop runs, else 0.',
+      registers,
+    }),
+
+    rpcRequests: new Counter({
+      name: 'bridge_rpc_requests_total',
+      help: 'JSON-RPC requests sent, by chain and method.',
+      labelNames: ['chain', 'method'] as const,
+      registers,
+    }),
+    rpcErrors: new Counter({
+      name: 'bridge_rpc_errors_total',
+      help: 'JSON-RPC requests that failed, by chain, method and kind (timeout, http, rpc, network).',
+      labelNames: ['chain', 'method', 'kind'] as const,
+      registers,
+    }),
+    rpcDuration: new Histogram({
+      name: 'bridge_rpc_request_duration_seconds',
+      help: 'JSON-RPC request latency, by chain and method.',
+      labelNames: ['chain', 'method'] as const,
+      buckets: RPC_BUCKETS,
+      registers,
+    }),
+    accountBytesRead: new Counter({
+      name: 'bridge_chain_account_bytes_read_total',
+      help: 'Account data bytes read from tracker accounts, by chain.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    lastCycleAccountBytes: new Gauge({
+      name: 'bridge_chain_last_read_account_bytes',
+      help: 'Account data bytes read by the latest tracker read, by chain; grows with pending work, not tracker size.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    authorityBalance: new Gauge({
+      name: 'bridge_authority_balance_lamports',
+      help: 'Lamports held by the authority (fee payer) on each chain at the latest read.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    transactionRebroadcasts: new Counter({
+      name: 'bridge_transaction_rebroadcasts_total',
+      help: 'Re-sends of the same signed transaction bytes while waiting for confirmation, by chain.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    transactionResigns: new Counter({
+      name: 'bridge_transaction_resigns_total',
+      help: 'Transactions signed again with a new blockhash after the old one expired unlanded, by chain.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
