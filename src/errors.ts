@@ -23,10 +23,19 @@ export interface BridgeErrorContexts {
   CHAIN__ACCOUNT_NOT_FOUND: { account: string; chain: string };
   /** Instruction data that does not decode (wrong length, unknown discriminator, bad bool). */
   CHAIN__MALFORMED_INSTRUCTION: { instruction: string; reason: string; anchorCode: number };
+  /** A JSON-safe vote field that has no on-chain form (a u64 string that is not canonical, a None result). */
+  CHAIN__INVALID_VOTE: { field: string; value: string; reason: string };
 
   // --- chain: rpc and submission ----------------------------------------------------------
-  /** An RPC call failed or timed out. `retryable` is true for transient faults. */
-  CHAIN__RPC_FAILED: { chain: string; method: string; retryable: boolean; status?: number };
+  /**
+   * An RPC call failed or timed out. `retryable` is true for transient faults. `status` is the
+   * HTTP status, `rpcCode` the JSON-RPC error code when the node answered with one.
+   */
+  CHAIN__RPC_FAILED: { chain: string; method: string; retryable: boolean; status?: number; rpcCode?: number };
+  /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
+  CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
+  /** The configured authority is not in a tracker's authority set. */
+  CHAIN__AUTHORITY_NOT_FOUND: { account: string; chain: string; authority: string };
   /**
    * A transaction for a crank action failed. `programError` is the PROTOCOL.md name when the
    * program rejected it. `landedSignatures` lists earlier batches of the same action that did land.
@@ -37,15 +46,31 @@ export interface BridgeErrorContexts {
     retryable: boolean;
     programError?: string;
     customCode?: number;
+    /** The entry index whose instruction failed, when the failure names one. */
+    index?: number;
     signature?: string;
     landedSignatures: string[];
   };
+
+  // --- devnet -------------------------------------------------------------------------------
+  /** A devnet option, CLI flag or fault setting is out of range; `option` names it. */
+  DEVNET__INVALID_OPTION: { option: string; reason: string };
+  /** The devnet could not listen on its port (in use, not permitted). */
+  DEVNET__FAILED_TO_LISTEN: { chain: string; port: number; reason: string };
+  /** A bootstrap, traffic or demo transaction did not land, or landed with an error. */
+  DEVNET__FAILED_TO_SUBMIT: { chain: string; step: string; signature?: string; err?: string };
+  /** Devnet state does not allow the requested test affordance (e.g. seeding an unsettled tracker). */
+  DEVNET__INVALID_STATE: { account: string; reason: string };
 
   // --- crank --------------------------------------------------------------------------------
   /** POST /crank/once or another crank request while no runtime configuration is present. */
   CRANK__DISABLED: Record<string, never>;
   /** The crank is shutting down and takes no more cycles. */
   CRANK__STOPPED: Record<string, never>;
+  /** The signing key is not among a tracker's authorities: this server cannot vote there. */
+  CRANK__AUTHORITY_NOT_FOUND: { tracker: string; authority: string };
+  /** The planner needs an entry that BridgeChains.readState did not read (outside its window). */
+  CRANK__ENTRY_NOT_FOUND: { tracker: string; index: number; windowStart: number; windowEnd: number };
 }
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;

@@ -1,0 +1,70 @@
+/**
+ * Error codes of PROTOCOL.md "Errors": the bridge program's custom errors and the Anchor
+ * framework codes it can report, and decoding of a transaction error into a name.
+ */
+
+export const PROGRAM_ERRORS = {
+  NotAnAuthority: 6000,
+  VoteOutOfOrder: 6001,
+  VoteMismatch: 6002,
+  InvalidVote: 6003,
+  EntryNotFound: 6004,
+  EntryNotFinalized: 6005,
+  CleanupAlreadyCompleted: 6006,
+  TrackerFull: 6007,
+  InvalidAccount: 6008,
+  InvalidResult: 6009,
+  Unauthorized: 6010,
+  InvalidAmount: 6011,
+  NotWithdrawable: 6012,
+} as const;
+
+/** PROTOCOL.md's framework codes, with Anchor's names (0 is an account initialized twice). */
+export const FRAMEWORK_ERRORS = {
+  AccountAlreadyInitialized: 0,
+  InstructionMissing: 100,
+  InstructionFallbackNotFound: 101,
+  InstructionDidNotDeserialize: 102,
+  RequireViolated: 2500,
+} as const;
+
+export type ProgramErrorName = keyof typeof PROGRAM_ERRORS;
+export type FrameworkErrorName = keyof typeof FRAMEWORK_ERRORS;
+
+const NAME_BY_CODE = new Map<number, string>(
+  [...Object.entries(PROGRAM_ERRORS), ...Object.entries(FRAMEWORK_ERRORS)].map(([name, code]) => [code, name]),
+);
+
+export function programErrorName(code: number): ProgramErrorName | FrameworkErrorName | undefined {
+  return NAME_BY_CODE.get(code) as ProgramErrorName | FrameworkErrorName | undefined;
+}
+
+export interface DecodedProgramError {
+  instructionIndex: number;
+  code: number;
+  /** The PROTOCOL.md name, or `Custom(<code>)` for a code PROTOCOL.md does not list. */
+  name: string;
+}
+
+/**
+ * Decodes `{"InstructionError":[ix,{"Custom":code}]}` (a transaction status's `err`).
+ * Any other shape (a transaction-level error, a non-custom instruction error) is undefined.
+ */
+export function decodeProgramError(transactionError: unknown): DecodedProgramError | undefined {
+  if (!isRecord(transactionError)) return undefined;
+  const instructionError = transactionError['InstructionError'];
+  if (!Array.isArray(instructionError) || instructionError.length !== 2) return undefined;
+  const [instructionIndex, detail] = instructionError as [unknown, unknown];
+  if (!isU32(instructionIndex) || !isRecord(detail)) return undefined;
+  const code = detail['Custom'];
+  if (!isU32(code)) return undefined;
+  return { instructionIndex, code, name: programErrorName(code) ?? `Custom(${code})` };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isU32(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffff_ffff;
+}
