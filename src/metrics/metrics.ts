@@ -87,7 +87,7 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     rpcErrors: new Counter({
       name: 'bridge_rpc_errors_total',
-      help: 'JSON-RPC requests that failed, by chain, method and kind (timeout, http, rpc, network).',
+      help: 'JSON-RPC requests that failed, by chain, method and kind (timeout, http, rpc, network, malformed).',
       labelNames: ['chain', 'method', 'kind'] as const,
       registers,
     }),

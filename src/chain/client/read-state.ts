@@ -1,0 +1,138 @@
+import type { Commitment, PublicKey } from '@solana/web3.js';
+import type { BridgeView, TrackerWindow } from '../bridge-chains.js';
+import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
+import { ReadMeter, readEntryBytes, readTrackerHeader, type HeaderRead, type TrackerRef } from './tracker-reader.js';
+import { authoritySlot, depositWindowStart, ownNextIndex, toEntryIndex, withdrawWindowStart } from './window.js';
+
+/**
+ * One consistent view of both trackers for the vote planner (docs/chain-client.md, "What
+ * readState returns"). Three header reads, two balances, then the two entry windows; every
+ * step fetches both chains concurrently.
+ *
+ * Commitments: the source entries and the source header's counters (entry_count,
+ * settled_prefix) come from one read at `sourceReadCommitment` (finalized by default), since
+ * ack_deposit votes copy deposit data onto the destination. Own vote positions, the whole
+ * destination tracker and balances are read at confirmed, so that a vote that landed in the
+ * previous cycle is seen in this one.
+ */
+
+export interface ChainEndpoint {
+  rpc: ChainRpc;
+  tracker: TrackerRef;
+}
+
+export interface ReadStateContext {
+  source: ChainEndpoint;
+  target: ChainEndpoint;
+  authority: PublicKey;
+  sourceReadCommitment: Commitment;
+  metrics: Metrics;
+}
+
+const POSITION_COMMITMENT: Commitment = 'confirmed';
+
+export async function readBridgeView(ctx: ReadStateContext, signal: AbortSignal): Promise<BridgeView> {
+  const { source, target, authority, sourceReadCommitment, metrics } = ctx;
+  const meter = new ReadMeter(metrics);
+  const authorityKey = authority.toBase58();
+
+  const sourceData = readTrackerHeader(source.rpc, source.tracker, sourceReadCommitment, meter, signal);
+  const sourcePositions =
+    sourceReadCommitment === POSITION_COMMITMENT
+      ? sourceData
+      : readTrackerHeader(source.rpc, source.tracker, POSITION_COMMITMENT, meter, signal);
+  const [dataRead, positionRead, targetRead] = await Promise.all([
+    sourceData,
+    sourcePositions,
+    readTrackerHeader(target.rpc, target.tracker, POSITION_COMMITMENT, meter, signal),
+    readBalance(ctx, 'source', signal),
+    readBalance(ctx, 'target', signal),
+  ]);
+
+  const ownSourceNext = ownNextIndex(positionRead.header, authorityKey, source.tracker);
+  const ownTargetNext = ownNextIndex(targetRead.header, authorityKey, target.tracker);
+  authoritySlot(dataRead.header, authorityKey, source.tracker);
+
+  const [deposits, withdrawals] = await Promise.all([
+    readDepositWindow(ctx, dataRead, positionRead.header, { ownSourceNext, ownTargetNext }, meter, signal),
+    readWithdrawWindow(ctx, targetRead, { ownSourceNext, ownTargetNext }, meter, signal),
+  ]);
+
+  for (const chain of ['source', 'target'] as const) metrics.lastCycleAccountBytes.set({ chain }, meter.bytes[chain]);
+  return { authority: authorityKey, deposits, withdrawals };
+}
+
+interface OwnPositions {
+  ownSourceNext: number;
+  ownTargetNext: number;
+}
+
+async function readDepositWindow(
+  ctx: ReadStateContext,
+  dataRead: HeaderRead,
+  positionHeader: TrackerHeader,
+  own: OwnPositions,
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<TrackerWindow<DepositEntry>> {
+  const { rpc, tracker } = ctx.source;
+  const entryCount = toEntryIndex(dataRead.header.entryCount, tracker.account, 'entry_count');
+  const settledPrefix = toEntryIndex(dataRead.header.settledPrefix, tracker.account, 'settled_prefix');
+  const start = depositWindowStart({ settledPrefix, entryCount, ...own });
+  const bytes = await readEntryBytes(
+    rpc,
+    tracker,
+    { start, end: entryCount },
+    { commitment: ctx.sourceReadCommitment, minContextSlot: dataRead.slot },
+    meter,
+    signal,
+  );
+  // Counters and entries from the deposit-data read; positions from the confirmed read.
+  const header: TrackerHeader = { ...dataRead.header, votes: positionHeader.votes };
+  return { header, start, entries: decodeDepositEntries(bytes, tracker.account, start) };
+}
+
+async function readWithdrawWindow(
+  ctx: ReadStateContext,
+  targetRead: HeaderRead,
+  own: OwnPositions,
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<TrackerWindow<WithdrawEntry>> {
+  const { rpc, tracker } = ctx.target;
+  const entryCount = toEntryIndex(targetRead.header.entryCount, tracker.account, 'entry_count');
+  const start = withdrawWindowStart({ entryCount, ...own });
+  const bytes = await readEntryBytes(
+    rpc,
+    tracker,
+    { start, end: entryCount },
+    { commitment: POSITION_COMMITMENT, minContextSlot: targetRead.slot },
+    meter,
+    signal,
+  );
+  return truncateAtRemoved({ header: targetRead.header, start, entries: decodeWithdrawEntries(bytes, tracker.account, start) });
+}
+
+/**
+ * The header and the entries are separate requests. When a threshold no or a governance reset
+ * removes entries between them, the entries read Empty below the header's entry_count. The
+ * program leaves exactly `entry_count = i` with entries from `i` on Empty after such a removal,
+ * so the window is cut at the first Empty entry and entry_count lowered to it.
+ */
+export function truncateAtRemoved(window: TrackerWindow<WithdrawEntry>): TrackerWindow<WithdrawEntry> {
+  const removed = window.entries.findIndex((entry) => entry.status === 'Empty');
+  if (removed < 0) return window;
+  return {
+    header: { ...window.header, entryCount: BigInt(window.start + removed) },
+    start: window.start,
+    entries: window.entries.slice(0, removed),
+  };
+}
+
+async function readBalance(ctx: ReadStateContext, chain: ChainSide, signal: AbortSignal): Promise<void> {
+  const lamports = await ctx[chain].rpc.getBalance(ctx.authority, POSITION_COMMITMENT, signal);
+  ctx.metrics.authorityBalance.set({ chain }, lamports);
+}

@@ -1,0 +1,161 @@
+import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import { isBridgeError } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { CleanupReport } from '../bridge-chains.js';
+import { decodeDepositEntries } from '../codec/accounts.js';
+import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { DepositEntry } from '../types.js';
+import { leadingBatchSize } from './batch.js';
+import { mapBounded } from './concurrency.js';
+import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
+import { entryIndexArg } from './submit-votes.js';
+import { MAX_SLICE_BYTES, ReadMeter, SLICE_CONCURRENCY, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
+import type { TransactionJob, TransactionSender } from './transaction-sender.js';
+import { coveringRanges, toEntryIndex } from './window.js';
+
+/**
+ * cleanup_deposit for the given source entries, batched. The instruction needs each entry's
+ * depositor, so the entries are read again at confirmed just before sending (a few hundred
+ * bytes): no cache to go stale, and entries someone else cleaned up meanwhile are reported as
+ * already done without spending a transaction on them.
+ *
+ * A batch is all or nothing. When instruction k fails, entry k is taken out (already done for
+ * CleanupAlreadyCompleted, failed for any other program error) and the rest is sent again.
+ * Failed entries do not stop the others; they are reported together at the end.
+ */
+
+export interface CleanupSubmitter {
+  target: ActionTarget;
+  rpc: ChainRpc;
+  sender: TransactionSender;
+  authority: PublicKey;
+  metrics: Metrics;
+  cleanupInstruction: (index: number, depositor: PublicKey) => TransactionInstruction;
+}
+
+interface Candidate {
+  index: number;
+  instruction: TransactionInstruction;
+}
+
+interface Failure {
+  index: number;
+  reason: string;
+}
+
+export async function submitCleanups(
+  s: CleanupSubmitter,
+  indices: readonly number[],
+  signal: AbortSignal,
+): Promise<CleanupReport> {
+  const report: CleanupReport = { transactions: [], completed: [], alreadyDone: [] };
+  try {
+    indices.forEach((index, i) => entryIndexArg(index, `indices[${i}]`));
+    const settled = await s.sender.settlePending(s.target.action, signal);
+    report.transactions.push(...settled.landed);
+    report.completed.push(...settled.landed.flatMap((transaction) => transaction.indices));
+    const wanted = [...new Set(indices)].filter((index) => !report.completed.includes(index)).sort((a, b) => a - b);
+    const failures: Failure[] = [];
+    const candidates = await candidatesOf(s, wanted, { report, failures }, signal);
+    await sendCleanups(s, candidates, { report, failures }, signal);
+    if (failures.length > 0) throw failedEntries(s.target, failures);
+    return report;
+  } catch (err) {
+    throw asSubmitFailure(err, s.target, report.transactions, signal);
+  }
+}
+
+async function candidatesOf(
+  s: CleanupSubmitter,
+  indices: readonly number[],
+  out: { report: CleanupReport; failures: Failure[] },
+  signal: AbortSignal,
+): Promise<Candidate[]> {
+  if (indices.length === 0) return [];
+  const entries = await readEntries(s, indices, signal);
+  const candidates: Candidate[] = [];
+  for (const index of indices) {
+    const entry = entries.get(index);
+    if (entry === undefined) out.failures.push({ index, reason: 'EntryNotFound: at or past entry_count' });
+    else if (entry.cleanupCompleted) out.report.alreadyDone.push(index);
+    else if (entry.status !== 'Finalized') out.failures.push({ index, reason: `EntryNotFinalized: status is ${entry.status}` });
+    else candidates.push({ index, instruction: s.cleanupInstruction(index, new PublicKey(entry.depositor)) });
+  }
+  return candidates;
+}
+
+/** The entries at `indices` (below entry_count) at confirmed, by index. */
+async function readEntries(
+  s: CleanupSubmitter,
+  indices: readonly number[],
+  signal: AbortSignal,
+): Promise<Map<number, DepositEntry>> {
+  const { tracker } = s.target;
+  const meter = new ReadMeter(s.metrics);
+  const { header } = await readTrackerHeader(s.rpc, tracker, 'confirmed', meter, signal);
+  const entryCount = toEntryIndex(header.entryCount, tracker.account, 'entry_count');
+  const present = indices.filter((index) => index < entryCount);
+  const wanted = new Set(present);
+  const ranges = coveringRanges(present, DEPOSIT_ENTRY_SIZE, MAX_SLICE_BYTES);
+  const runs = await mapBounded(ranges, SLICE_CONCURRENCY, signal, async (range, rangeSignal) => {
+    const bytes = await readEntryBytes(s.rpc, tracker, range, { commitment: 'confirmed' }, meter, rangeSignal);
+    return decodeDepositEntries(bytes, tracker.account, range.start).map((entry, i) => [range.start + i, entry] as const);
+  });
+  return new Map(runs.flat().filter(([index]) => wanted.has(index)));
+}
+
+async function sendCleanups(
+  s: CleanupSubmitter,
+  candidates: readonly Candidate[],
+  out: { report: CleanupReport; failures: Failure[] },
+  signal: AbortSignal,
+): Promise<void> {
+  let queue = [...candidates];
+  let replacing = false;
+  while (queue.length > 0) {
+    const batch = queue.slice(0, leadingBatchSize(queue.map((candidate) => candidate.instruction), s.authority));
+    if (replacing) s.metrics.transactionResigns.inc({ chain: s.target.tracker.chain });
+    const signed = await s.sender.sign(batch.map((candidate) => candidate.instruction), signal);
+    const job: TransactionJob = { ...s.target, indices: batch.map((candidate) => candidate.index) };
+    let outcome;
+    try {
+      outcome = await s.sender.sendAndConfirm(signed, job, signal);
+    } catch (err) {
+      const failed = failedEntry(err);
+      if (failed === undefined || !job.indices.includes(failed.index)) throw err;
+      if (failed.programError === 'CleanupAlreadyCompleted') out.report.alreadyDone.push(failed.index);
+      else out.failures.push({ index: failed.index, reason: failed.reason });
+      queue = queue.filter((candidate) => candidate.index !== failed.index);
+      replacing = false;
+      continue;
+    }
+    replacing = outcome === 'expired';
+    if (outcome === 'landed') {
+      out.report.transactions.push({ signature: signed.signature, indices: job.indices });
+      out.report.completed.push(...job.indices);
+      queue = queue.slice(batch.length);
+    }
+  }
+}
+
+/** The entry a non-retryable program error names, with the error's name. */
+function failedEntry(err: unknown): { index: number; programError: string; reason: string } | undefined {
+  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) return undefined;
+  const { index, programError, customCode } = err.context;
+  if (index === undefined || programError === undefined) return undefined;
+  const { signature } = err.context;
+  const landedIn = signature === undefined ? '' : ` in transaction ${signature}`;
+  return { index, programError, reason: `${programError} (${customCode ?? '?'})${landedIn}` };
+}
+
+function failedEntries(target: ActionTarget, failures: readonly Failure[]) {
+  const listed = failures.slice(0, 5).map((failure) => `index ${failure.index}: ${failure.reason}`);
+  const more = failures.length > listed.length ? `; and ${failures.length - listed.length} more` : '';
+  const first = failures[0];
+  return submitFailure(target, {
+    retryable: false,
+    reason: `${failures.length} entr${failures.length === 1 ? 'y' : 'ies'} could not be cleaned up (${listed.join('; ')}${more})`,
+    ...(first === undefined ? {} : { index: first.index }),
+  });
+}

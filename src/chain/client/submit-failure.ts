@@ -1,0 +1,82 @@
+import { BridgeError, isBridgeError } from '../../errors.js';
+import type { CrankAction } from '../../metrics/metrics.js';
+import type { LandedTransaction } from '../bridge-chains.js';
+import type { DecodedProgramError } from '../program-errors.js';
+import type { TrackerRef } from './tracker-reader.js';
+
+/**
+ * CHAIN__FAILED_TO_SUBMIT for a crank action. Messages read like
+ * "ack_deposit on destination tracker <addr> failed: VoteOutOfOrder (6001) at index 12".
+ */
+
+export interface ActionTarget {
+  action: CrankAction;
+  tracker: TrackerRef;
+}
+
+export interface SubmitFailureDetail {
+  retryable: boolean;
+  reason: string;
+  programError?: DecodedProgramError;
+  /** The entry index of the failing instruction. */
+  index?: number;
+  /** Set when the transaction landed (with an error): its fee was paid. */
+  signature?: string;
+}
+
+export function trackerName(tracker: TrackerRef): string {
+  return `${tracker.chain === 'source' ? 'source' : 'destination'} tracker ${tracker.account}`;
+}
+
+export function submitFailure(
+  target: ActionTarget,
+  detail: SubmitFailureDetail,
+  landed: readonly LandedTransaction[] = [],
+  cause?: unknown,
+): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
+  const { retryable, reason, programError, index, signature } = detail;
+  const where = index === undefined ? '' : ` at index ${index}`;
+  return new BridgeError(
+    'CHAIN__FAILED_TO_SUBMIT',
+    {
+      chain: target.tracker.chain,
+      action: target.action,
+      retryable,
+      ...(programError === undefined ? {} : { programError: programError.name, customCode: programError.code }),
+      ...(index === undefined ? {} : { index }),
+      ...(signature === undefined ? {} : { signature }),
+      landedSignatures: landed.map((transaction) => transaction.signature),
+    },
+    `${target.action} on ${trackerName(target.tracker)} failed: ${reason}${where}${landedNote(landed)}`,
+    { cause },
+  );
+}
+
+/**
+ * Any failure inside an action as CHAIN__FAILED_TO_SUBMIT carrying the signatures of the
+ * action's transactions that landed before it. An abort passes through unchanged.
+ */
+export function asSubmitFailure(
+  err: unknown,
+  target: ActionTarget,
+  landed: readonly LandedTransaction[],
+  signal: AbortSignal,
+): unknown {
+  if (signal.aborted) return signal.reason;
+  if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) {
+    if (landed.length === 0 || err.context.landedSignatures.length > 0) return err;
+    return new BridgeError(
+      'CHAIN__FAILED_TO_SUBMIT',
+      { ...err.context, landedSignatures: landed.map((transaction) => transaction.signature) },
+      `${err.message}${landedNote(landed)}`,
+      { cause: err.cause },
+    );
+  }
+  const retryable = isBridgeError(err) && err.retryable;
+  const reason = err instanceof Error ? err.message : String(err);
+  return submitFailure(target, { retryable, reason }, landed, err);
+}
+
+function landedNote(landed: readonly LandedTransaction[]): string {
+  return landed.length === 0 ? '' : ` (${landed.length} earlier transaction(s) of this action landed)`;
+}

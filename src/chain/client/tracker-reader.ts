@@ -1,0 +1,148 @@
+import type { Commitment, PublicKey } from '@solana/web3.js';
+import { BridgeError } from '../../errors.js';
+import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
+import { malformedAccount } from '../codec/account-errors.js';
+import { TRACKER_HEADER_SIZE, entryOffset, entrySize } from '../codec/layout.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { TrackerHeader, TrackerKind } from '../types.js';
+import { mapBounded } from './concurrency.js';
+import { sliceRanges, type EntryRange } from './window.js';
+
+/**
+ * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header, or runs
+ * of entries in bounded slices. Every response is checked (account exists, owner is the
+ * configured program, the slice is as long as asked) and its bytes are counted.
+ */
+
+/** At most this many bytes of account data per request. */
+export const MAX_SLICE_BYTES = 64 * 1024;
+/** Slice requests in flight per tracker read. */
+export const SLICE_CONCURRENCY = 4;
+
+export interface TrackerRef {
+  chain: ChainSide;
+  kind: TrackerKind;
+  address: PublicKey;
+  /** `address` in base58, for messages. */
+  account: string;
+  programId: PublicKey;
+  /** The chain ids the tracker must store (the configured ones). */
+  sourceChainId: number;
+  targetChainId: number;
+}
+
+/** Counts account bytes per chain: the running counter at once, a per-read total on demand. */
+export class ReadMeter {
+  readonly bytes: Record<ChainSide, number> = { source: 0, target: 0 };
+
+  constructor(private readonly metrics: Metrics) {}
+
+  add(chain: ChainSide, bytes: number): void {
+    this.bytes[chain] += bytes;
+    this.metrics.accountBytesRead.inc({ chain }, bytes);
+  }
+}
+
+export interface HeaderRead {
+  header: TrackerHeader;
+  /** The slot the node answered at; later slices of the same view ask for at least this slot. */
+  slot: number;
+}
+
+export async function readTrackerHeader(
+  rpc: ChainRpc,
+  tracker: TrackerRef,
+  commitment: Commitment,
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<HeaderRead> {
+  const headerSlice = { offset: 0, length: TRACKER_HEADER_SIZE };
+  const { slot, data } = await readAccountSlice(rpc, tracker, headerSlice, { commitment }, meter, signal);
+  const header = decodeTrackerHeader(data, tracker.kind, tracker.account);
+  checkChainIds(header, tracker);
+  return { header, slot };
+}
+
+/** The raw bytes of entries `range.start .. range.end-1`, read in slices of at most MAX_SLICE_BYTES. */
+export async function readEntryBytes(
+  rpc: ChainRpc,
+  tracker: TrackerRef,
+  range: EntryRange,
+  options: { commitment: Commitment; minContextSlot?: number },
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  const size = entrySize(tracker.kind);
+  const slices = sliceRanges(range, size, MAX_SLICE_BYTES);
+  const parts = await mapBounded(slices, SLICE_CONCURRENCY, signal, async (slice, sliceSignal) => {
+    const dataSlice = { offset: entryOffset(tracker.kind, slice.start), length: (slice.end - slice.start) * size };
+    return (await readAccountSlice(rpc, tracker, dataSlice, options, meter, sliceSignal)).data;
+  });
+  return concat(parts);
+}
+
+async function readAccountSlice(
+  rpc: ChainRpc,
+  tracker: TrackerRef,
+  dataSlice: { offset: number; length: number },
+  options: { commitment: Commitment; minContextSlot?: number },
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<{ slot: number; data: Uint8Array }> {
+  const { slot, account } = await rpc.getAccountInfo(tracker.address, { ...options, dataSlice }, signal);
+  if (account === null) throw trackerNotFound(tracker, options.commitment);
+  meter.add(tracker.chain, account.data.length);
+  assertOwnedBy(tracker.account, account.owner, tracker.programId);
+  if (account.data.length !== dataSlice.length) {
+    const field = dataSlice.offset === 0 ? 'header' : `bytes ${dataSlice.offset}..${dataSlice.offset + dataSlice.length}`;
+    throw malformedAccount(
+      tracker.account,
+      field,
+      `has ${account.data.length} bytes, expected ${dataSlice.length}: ` +
+        'the account is shorter than its header and entry_count entries',
+    );
+  }
+  return { slot, data: account.data };
+}
+
+function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {
+  const checks = [
+    { variable: 'BRIDGE_SOURCE_CHAIN_ID', field: 'source_chain_id', expected: tracker.sourceChainId, actual: header.sourceChainId },
+    { variable: 'BRIDGE_TARGET_CHAIN_ID', field: 'target_chain_id', expected: tracker.targetChainId, actual: header.targetChainId },
+  ] as const;
+  for (const { variable, field, expected, actual } of checks) {
+    if (expected === actual) continue;
+    throw new BridgeError(
+      'CHAIN__INVALID_CHAIN_ID',
+      { account: tracker.account, variable, expected, actual },
+      `${tracker.kind} ${tracker.account} stores ${field} ${actual}, but ${variable} is ${expected}; ` +
+        `set ${variable} to the chain id the bridge was deployed with`,
+    );
+  }
+}
+
+// Not retryable: a tracker missing at its PDA is a deployment or configuration problem
+// (chain ids, program id, RPC URL of the wrong cluster). A node that lags behind a fresh
+// deployment heals by itself: every cycle reads again.
+function trackerNotFound(tracker: TrackerRef, commitment: Commitment): BridgeError<'CHAIN__ACCOUNT_NOT_FOUND'> {
+  const chainName = tracker.chain === 'source' ? 'source' : 'destination';
+  return new BridgeError(
+    'CHAIN__ACCOUNT_NOT_FOUND',
+    { account: tracker.account, chain: tracker.chain },
+    `${tracker.kind} ${tracker.account} does not exist on the ${chainName} chain (commitment ${commitment}); ` +
+      `check BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, the program id and that the ${chainName} RPC URL ` +
+      'points at the right cluster',
+  );
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

@@ -1,0 +1,119 @@
+import { SolanaJSONRPCError } from '@solana/web3.js';
+import { BridgeError, isBridgeError } from '../../errors.js';
+import type { ChainSide } from '../../metrics/metrics.js';
+
+/**
+ * Classification of RPC failures into CHAIN__RPC_FAILED with `retryable`. Messages name the
+ * chain by its setting, never by its URL: RPC URLs often carry an API key.
+ */
+
+export type RpcErrorKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed';
+
+const RPC_SETTING: Record<ChainSide, string> = {
+  source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',
+  target: 'destination chain RPC (BRIDGE_TARGET_RPC_URL)',
+};
+
+/** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
+export function rpcName(chain: ChainSide): string {
+  return RPC_SETTING[chain];
+}
+
+// JSON-RPC codes that say the request itself is wrong or asks for something this node will
+// never have: asking again cannot help. Every other code (-32603 internal, -32004 block not
+// available, -32005 node unhealthy or behind, -32014, -32016 minContextSlot not reached, ...)
+// describes a node state that passes.
+const PERMANENT_RPC_CODES = new Set([
+  -32700, // parse error
+  -32600, // invalid request
+  -32601, // method not found
+  -32602, // invalid params
+  -32001, // block cleaned up
+  -32002, // transaction simulation failed (preflight): decided by the transaction error
+  -32003, // transaction signature verification failure
+  -32006, // transaction precompile verification failure
+  -32010, // key excluded from secondary index
+  -32011, // transaction history not available
+  -32013, // transaction signature length mismatch
+  -32015, // unsupported transaction version
+]);
+
+export function isRetryableRpcCode(code: number): boolean {
+  return !PERMANENT_RPC_CODES.has(code);
+}
+
+/** HTTP statuses after which the same request may succeed: overload, rate limit, gateway trouble. */
+export function isRetryableHttpStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+export function rpcFailure(
+  chain: ChainSide,
+  method: string,
+  detail: { retryable: boolean; status?: number; rpcCode?: number; reason: string },
+  cause?: unknown,
+): BridgeError<'CHAIN__RPC_FAILED'> {
+  const { retryable, status, rpcCode, reason } = detail;
+  const advice = retryable ? 'transient; it is retried' : 'not transient: check the RPC endpoint and its version';
+  return new BridgeError(
+    'CHAIN__RPC_FAILED',
+    { chain, method, retryable, ...(status === undefined ? {} : { status }), ...(rpcCode === undefined ? {} : { rpcCode }) },
+    `${method} on the ${rpcName(chain)} failed: ${reason} (${advice})`,
+    { cause },
+  );
+}
+
+/**
+ * Any error out of an RPC call as CHAIN__RPC_FAILED. Transport failures arrive already
+ * classified from the metered fetch; JSON-RPC errors carry their code; a response of the wrong
+ * shape (web3.js's StructError) is treated like a malformed body.
+ */
+export function classifyRpcError(chain: ChainSide, method: string, err: unknown): BridgeError {
+  if (isBridgeError(err)) return err;
+  if (err instanceof SolanaJSONRPCError && typeof err.code === 'number') {
+    const rpcCode = err.code;
+    const reason = `JSON-RPC error ${rpcCode}: ${err.message}`;
+    return rpcFailure(chain, method, { retryable: isRetryableRpcCode(rpcCode), rpcCode, reason }, err);
+  }
+  if (err instanceof Error && err.name === 'StructError') {
+    return rpcFailure(chain, method, { retryable: true, reason: `response of an unexpected shape: ${err.message}` }, err);
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  return rpcFailure(chain, method, { retryable: true, reason: `unexpected failure: ${reason}` }, err);
+}
+
+export interface PreflightFailure {
+  /** The simulated transaction's error, e.g. `{"InstructionError":[0,{"Custom":6001}]}`. */
+  transactionError: unknown;
+  logs: string[];
+}
+
+/**
+ * The transaction error of a sendTransaction that the node refused in preflight (JSON-RPC
+ * -32002 with `data.err`), or undefined for any other failure.
+ */
+export function preflightFailure(err: unknown): PreflightFailure | undefined {
+  if (!isBridgeError(err, 'CHAIN__RPC_FAILED') || err.context.rpcCode !== -32002) return undefined;
+  const cause = err.cause;
+  if (!(cause instanceof SolanaJSONRPCError)) return undefined;
+  const data: unknown = cause.data;
+  if (typeof data !== 'object' || data === null || !('err' in data) || data.err === null || data.err === undefined) {
+    return undefined;
+  }
+  const lines: unknown[] = 'logs' in data && Array.isArray(data.logs) ? data.logs : [];
+  const logs = lines.filter((line): line is string => typeof line === 'string');
+  return { transactionError: data.err, logs };
+}
+
+// JSON-RPC answers to sendTransaction that prove the node did not forward the transaction:
+// it refused before sending (preflight, signature or version checks, an unhealthy node, a bad
+// request). Any other failure (timeout, lost connection, HTTP 5xx, -32603) leaves the outcome
+// unknown: the transaction may have reached a leader.
+const SEND_REFUSAL_CODES = new Set([-32700, -32600, -32601, -32602, -32002, -32003, -32005, -32006, -32013, -32015]);
+
+/** True when a failed sendTransaction certainly did not broadcast the transaction. */
+export function isDefiniteSendRefusal(err: unknown): boolean {
+  if (!isBridgeError(err, 'CHAIN__RPC_FAILED')) return false;
+  const code = err.context.rpcCode;
+  return code !== undefined && SEND_REFUSAL_CODES.has(code);
+}

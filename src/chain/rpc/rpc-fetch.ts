@@ -1,0 +1,129 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BridgeError } from '../../errors.js';
+import { isBridgeError } from '../../errors.js';
+import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import { isRetryableHttpStatus, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
+
+/**
+ * The one HTTP path of every JSON-RPC request to a chain: web3.js's Connection and our own
+ * JSON-RPC calls both go through it. It adds, by wrapping fetch:
+ * - a timeout per request (BRIDGE_RPC_TIMEOUT_MS) combined with the caller's AbortSignal;
+ * - per-chain, per-method metrics: requests, errors by kind, latency;
+ * - classification of transport faults into CHAIN__RPC_FAILED (HTTP status, timeout, network,
+ *   a body that is not a JSON-RPC response).
+ *
+ * web3.js v1's Connection methods take no AbortSignal. The caller's signal reaches this fetch
+ * through `withCallSignal`, an AsyncLocalStorage scope around the Connection call, so that
+ * aborting an action cancels its HTTP request instead of leaving it to run until the timeout.
+ */
+
+export type RpcFetch = typeof globalThis.fetch;
+
+const callSignal = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `call` so that every RPC request it makes is aborted when `signal` aborts. */
+export function withCallSignal<T>(signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  return callSignal.run(signal, call);
+}
+
+export interface RpcFetchOptions {
+  chain: ChainSide;
+  timeoutMs: number;
+  metrics: Metrics;
+  /** The underlying fetch; globalThis.fetch unless a test injects one. */
+  fetch?: RpcFetch;
+}
+
+export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
+  const { chain, timeoutMs, metrics } = options;
+  const baseFetch = options.fetch ?? globalThis.fetch;
+
+  function fail(method: string, kind: RpcErrorKind, error: BridgeError): BridgeError {
+    metrics.rpcErrors.inc({ chain, method, kind });
+    return error;
+  }
+
+  async function send(input: Parameters<RpcFetch>[0], init: RequestInit, method: string, signal: AbortSignal): Promise<Response> {
+    const response = await baseFetch(input, { ...init, signal });
+    // The body is read under the same timeout: a node that stalls mid-body times out too.
+    const body = await response.text();
+    if (!response.ok) {
+      const status = response.status;
+      const retryAfter = response.headers.get('retry-after');
+      const reason = `HTTP ${status} ${response.statusText}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`;
+      throw fail(method, 'http', rpcFailure(chain, method, { retryable: isRetryableHttpStatus(status), status, reason }));
+    }
+    const kind = jsonRpcBodyKind(body);
+    if (kind === 'malformed') {
+      const start = JSON.stringify(body.slice(0, 40));
+      const reason = `the response is not a JSON-RPC response (${body.length} bytes starting ${start})`;
+      throw fail(method, 'malformed', rpcFailure(chain, method, { retryable: true, reason }));
+    }
+    if (kind === 'error') metrics.rpcErrors.inc({ chain, method, kind: 'rpc' });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  return async function rpcFetch(input, init = {}) {
+    const method = rpcMethodOf(init.body);
+    const caller = callSignal.getStore() ?? init.signal ?? undefined;
+    caller?.throwIfAborted();
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = caller === undefined ? timeout : AbortSignal.any([caller, timeout]);
+    metrics.rpcRequests.inc({ chain, method });
+    const endTimer = metrics.rpcDuration.startTimer({ chain, method });
+    try {
+      return await send(input, init, method, signal);
+    } catch (err) {
+      // An abort by the caller (shutdown, a cancelled action) is not a fault of the node.
+      if (caller?.aborted === true) throw caller.reason;
+      if (isBridgeError(err)) throw err;
+      if (timeout.aborted) {
+        const reason = `no response within ${timeoutMs} ms (BRIDGE_RPC_TIMEOUT_MS)`;
+        throw fail(method, 'timeout', rpcFailure(chain, method, { retryable: true, reason }, err));
+      }
+      const reason = `network error: ${describeCause(err)}`;
+      throw fail(method, 'network', rpcFailure(chain, method, { retryable: true, reason }, err));
+    } finally {
+      endTimer();
+    }
+  };
+}
+
+/** The JSON-RPC method of a request body, for metric labels ("batch" for a batch request). */
+export function rpcMethodOf(body: unknown): string {
+  if (typeof body !== 'string') return 'unknown';
+  try {
+    const request: unknown = JSON.parse(body);
+    if (Array.isArray(request)) return 'batch';
+    if (typeof request === 'object' && request !== null && 'method' in request && typeof request.method === 'string') {
+      return request.method;
+    }
+  } catch {
+    // A body we did not write as JSON: label it, the request still goes out.
+  }
+  return 'unknown';
+}
+
+function jsonRpcBodyKind(body: string): 'result' | 'error' | 'malformed' {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'malformed';
+  }
+  const responses = Array.isArray(parsed) ? parsed : [parsed];
+  if (responses.length === 0 || !responses.every(isJsonRpcResponse)) return 'malformed';
+  return responses.some((response) => 'error' in response) ? 'error' : 'result';
+}
+
+function isJsonRpcResponse(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && ('result' in value || 'error' in value);
+}
+
+// undici reports "fetch failed" and keeps the socket error (ECONNREFUSED, ECONNRESET) as cause.
+function describeCause(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause;
+  if (cause instanceof Error) return `${err.message} (${cause.message})`;
+  return err.message;
+}

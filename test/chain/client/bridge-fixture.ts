@@ -1,0 +1,139 @@
+import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import type { BridgeChains } from '../../../src/chain/bridge-chains.js';
+import { createBridgeChains } from '../../../src/chain/client/index.js';
+import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
+import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
+import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
+import type { DepositEntry, TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { FakeChain, type TrackerState } from './fake-chain.js';
+
+/** Two FakeChains (source DepositTracker, destination WithdrawTracker) behind createBridgeChains. */
+
+export const SOURCE_CHAIN_ID = 11;
+export const TARGET_CHAIN_ID = 22;
+export const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+export const authority = Keypair.fromSeed(new Uint8Array(32).fill(21));
+export const otherAuthorities = [Keypair.fromSeed(new Uint8Array(32).fill(22)), Keypair.fromSeed(new Uint8Array(32).fill(23))];
+export const depositTracker = depositTrackerAddress(programId, TARGET_CHAIN_ID);
+export const withdrawTracker = withdrawTrackerAddress(programId, SOURCE_CHAIN_ID);
+
+export const FAST_TIMING: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
+
+const keys = new Map<number, string>();
+
+/** A fixed address per seed (memoized: deriving a keypair costs a fraction of a millisecond). */
+export function key(seed: number): string {
+  let address = keys.get(seed);
+  if (address === undefined) {
+    address = Keypair.fromSeed(new Uint8Array(32).fill(seed)).publicKey.toBase58();
+    keys.set(seed, address);
+  }
+  return address;
+}
+
+export function trackerHeader(
+  kind: TrackerKind,
+  p: { entryCount: number; ownNext: number; settledPrefix?: number; capacity?: number; othersNext?: number },
+): TrackerHeader {
+  return {
+    kind,
+    sourceChainId: SOURCE_CHAIN_ID,
+    targetChainId: TARGET_CHAIN_ID,
+    threshold: 2,
+    authorityCount: 3,
+    entryCount: BigInt(p.entryCount),
+    capacity: BigInt(p.capacity ?? 1_000),
+    settledPrefix: BigInt(p.settledPrefix ?? 0),
+    generation: 0n,
+    governance: key(99),
+    authorities: [otherAuthorities[0]!.publicKey.toBase58(), authority.publicKey.toBase58(), otherAuthorities[1]!.publicKey.toBase58()],
+    votes: [
+      { nextIndex: BigInt(p.othersNext ?? p.entryCount), lastVote: 'Yes' },
+      { nextIndex: BigInt(p.ownNext), lastVote: 'Yes' },
+      { nextIndex: BigInt(p.othersNext ?? p.entryCount), lastVote: 'Yes' },
+    ],
+  };
+}
+
+export function depositEntry(index: number, overrides: Partial<DepositEntry> = {}): DepositEntry {
+  return {
+    amount: 1_000n + BigInt(index),
+    depositor: key(40 + (index % 50)),
+    recipient: key(100 + (index % 50)),
+    sourceMint: key(200),
+    status: 'Initialized',
+    cleanupCompleted: false,
+    yesVotes: 0,
+    noVotes: 0,
+    proposed: { kind: 'None' },
+    result: { kind: 'None' },
+    refundedAmount: 0n,
+    depositSlot: BigInt(index),
+    ...overrides,
+  };
+}
+
+export interface BridgeFixture {
+  source: FakeChain;
+  target: FakeChain;
+  chains: BridgeChains;
+  metrics: Metrics;
+  logs: CapturedLogs;
+  close(): Promise<void>;
+}
+
+export async function startBridge(options: {
+  source: TrackerState;
+  target: TrackerState;
+  sourceReadCommitment?: Commitment;
+  timing?: SubmitTiming;
+  rpcTimeoutMs?: number;
+}): Promise<BridgeFixture> {
+  const source = await new FakeChain(programId, depositTracker, options.source).start();
+  const target = await new FakeChain(programId, withdrawTracker, options.target).start();
+  const metrics = createMetrics(new Registry());
+  const logs = captureLogs('debug');
+  const chains = createBridgeChains(
+    {
+      sourceRpcUrl: source.url,
+      targetRpcUrl: target.url,
+      sourceChainId: SOURCE_CHAIN_ID,
+      targetChainId: TARGET_CHAIN_ID,
+      sourceProgramId: programId,
+      targetProgramId: programId,
+      authority,
+      rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
+      sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
+      metrics,
+      logger: logs.logger,
+    },
+    { submitTiming: options.timing ?? FAST_TIMING },
+  );
+  return {
+    source,
+    target,
+    chains,
+    metrics,
+    logs,
+    close: async () => {
+      await Promise.all([source.close(), target.close()]);
+    },
+  };
+}
+
+export async function gaugeValue(metrics: Metrics, name: 'lastCycleAccountBytes' | 'authorityBalance', chain: string): Promise<number | undefined> {
+  const { values } = await metrics[name].get();
+  return values.find((v) => v.labels.chain === chain)?.value;
+}
+
+export async function counterValue(
+  metrics: Metrics,
+  name: 'accountBytesRead' | 'transactionRebroadcasts' | 'transactionResigns',
+  chain: string,
+): Promise<number> {
+  const { values } = await metrics[name].get();
+  return values.find((v) => v.labels.chain === chain)?.value ?? 0;
+}

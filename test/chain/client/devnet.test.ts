@@ -1,0 +1,222 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
+import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { depositInstruction } from '../../../src/chain/codec/builders.js';
+import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
+import { depositResultToWire } from '../../../src/chain/result-wire.js';
+import { startChainPair, type ChainPair } from '../../../src/devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../../src/devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../../src/devnet/world/keypair-files.js';
+import { devnetConnection, submitTransaction } from '../../../src/devnet/world/submit.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { captureLogs } from '../../support/log-capture.js';
+import { counterValue, gaugeValue } from './bridge-fixture.js';
+
+/** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
+
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const TIMING = { pollIntervalMs: 25, rebroadcastIntervalMs: 150, confirmTimeoutMs: 20_000 };
+
+interface Bridge {
+  pair: ChainPair;
+  world: World;
+  authorities: Keypair[];
+}
+
+async function bridge(options: { capacity: number; slotIntervalMs?: number }): Promise<Bridge> {
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 5 });
+  cleanups.push(() => pair.close());
+  const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const world = await bootstrapWorld(pair, { authorities: 3, threshold: 2, capacity: options.capacity, dir });
+  const authorities = await Promise.all(world.authorities.map(async (a) => (await readKeypairFile(a.keypairPath))!));
+  return { pair, world, authorities };
+}
+
+function chainsFor(b: Bridge, authority: Keypair, sourceReadCommitment: Commitment = 'finalized'): { chains: BridgeChains; metrics: Metrics } {
+  const metrics = createMetrics(new Registry());
+  const programId = new PublicKey(b.world.programId);
+  const chains = createBridgeChains(
+    {
+      sourceRpcUrl: b.pair.source.url,
+      targetRpcUrl: b.pair.target.url,
+      sourceChainId: b.world.source.chainId,
+      targetChainId: b.world.target.chainId,
+      sourceProgramId: programId,
+      targetProgramId: programId,
+      authority,
+      rpcTimeoutMs: 5_000,
+      sourceReadCommitment,
+      metrics,
+      logger: captureLogs('info').logger,
+    },
+    { submitTiming: TIMING },
+  );
+  return { chains, metrics };
+}
+
+async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
+  const depositor = Keypair.generate();
+  b.pair.source.airdrop(depositor.publicKey, 1_000_000_000);
+  const signal = new AbortController().signal;
+  const connection = devnetConnection(b.pair.source.url, signal);
+  for (let i = 0; i < count; i++) {
+    const ix = depositInstruction({
+      programId: new PublicKey(b.world.programId),
+      depositor: depositor.publicKey,
+      depositTracker: new PublicKey(b.world.source.depositTracker),
+      amount: 500n + BigInt(i),
+      recipient: Keypair.generate().publicKey.toBase58(),
+      sourceMint: mint,
+    });
+    await submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
+  }
+}
+
+/** ack_deposit votes that copy the source entries from this authority's destination position. */
+function ackDepositVotes(view: BridgeView): AckDepositVote[] {
+  const next = Number(view.withdrawals.header.votes[view.withdrawals.header.authorities.indexOf(view.authority)]!.nextIndex);
+  return view.deposits.entries
+    .map((entry, i) => ({ entry, index: view.deposits.start + i }))
+    .filter(({ index }) => index >= next)
+    .map(({ entry, index }) => ({ index, approve: true, amount: entry.amount.toString(), recipient: entry.recipient, sourceMint: entry.sourceMint }));
+}
+
+function ackWithdrawVotes(view: BridgeView): AckWithdrawVote[] {
+  return view.withdrawals.entries
+    .map((entry, i) => ({ entry, index: view.withdrawals.start + i }))
+    .filter(({ entry }) => entry.status === 'Finalized')
+    .map(({ entry, index }) => ({ index, approve: true, result: depositResultToWire(entry.result) }));
+}
+
+const signal = () => new AbortController().signal;
+
+describe('createBridgeChains against the devnet', () => {
+  it('carries transfers through ack_deposit, ack_withdraw and cleanup_deposit', async () => {
+    const b = await bridge({ capacity: 200 });
+    await deposit(b, 3, b.world.tokenPairs.frozen.sourceMint);
+    const first = chainsFor(b, b.authorities[0]!);
+    const second = chainsFor(b, b.authorities[1]!);
+
+    const view = await first.chains.readState(signal());
+    expect(view.deposits.entries.map((e) => e.status)).toEqual(['Initialized', 'Initialized', 'Initialized']);
+    expect(view.withdrawals.entries).toEqual([]);
+    const proposals = ackDepositVotes(view);
+    expect((await first.chains.ackDeposits(proposals, signal())).transactions.flatMap((t) => t.indices)).toEqual([0, 1, 2]);
+    await second.chains.ackDeposits(ackDepositVotes(await second.chains.readState(signal())), signal());
+
+    const afterVotes = await first.chains.readState(signal());
+    expect(afterVotes.withdrawals.entries.map((e) => [e.status, e.result])).toEqual(
+      Array.from({ length: 3 }, () => ['Finalized', { kind: 'Rejected', reason: 'TokenPairFrozen' }]),
+    );
+    for (const { chains } of [first, second]) {
+      const votes = ackWithdrawVotes(await chains.readState(signal()));
+      expect(votes).toHaveLength(3);
+      await chains.ackWithdraws(votes, signal());
+    }
+
+    const finalized = await first.chains.readState(signal());
+    expect(finalized.deposits.entries.map((e) => e.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
+    const cleanup = await second.chains.cleanupDeposits([0, 1, 2], signal());
+    expect(cleanup.completed).toEqual([0, 1, 2]);
+    expect(await first.chains.cleanupDeposits([0, 1, 2], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1, 2] });
+
+    const settled = await first.chains.readState(signal());
+    expect(settled.deposits.header.settledPrefix).toBe(3n);
+    expect(settled.deposits).toMatchObject({ start: 3, entries: [] });
+    expect(settled.withdrawals).toMatchObject({ start: 3, entries: [] });
+    expect(await gaugeValue(first.metrics, 'authorityBalance', 'source')).toBeGreaterThan(0);
+  });
+
+  it('a lost sendTransaction response lands the votes once', async () => {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
+    const { chains } = chainsFor(b, b.authorities[0]!);
+    const votes = ackDepositVotes(await chains.readState(signal()));
+    b.pair.target.faults.set({ loseResponses: 1, loseResponseMode: 'destroy' });
+    const report = await chains.ackDeposits(votes, signal());
+    expect(report.transactions).toHaveLength(1);
+    const after = await chains.readState(signal());
+    expect(after.withdrawals.header.entryCount).toBe(2n);
+    expect(after.withdrawals.header.votes[0]!.nextIndex).toBe(2n);
+    // Sending the same votes again is refused by the program, not landed a second time.
+    await expect(chains.ackDeposits(votes, signal())).rejects.toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { programError: 'VoteOutOfOrder' } });
+  });
+
+  it('dropped transactions: rebroadcast, then a new signature only after the blockhash expired', async () => {
+    const b = await bridge({ capacity: 50, slotIntervalMs: 2 });
+    await deposit(b, 1, b.world.tokenPairs.normal.sourceMint);
+    const { chains, metrics } = chainsFor(b, b.authorities[0]!);
+    const votes = ackDepositVotes(await chains.readState(signal()));
+    const startHeight = b.pair.target.bank.blockHeight;
+    b.pair.target.faults.set({ dropTransactions: 100_000 });
+    const pending = chains.ackDeposits(votes, signal());
+    // Clear the fault once every blockhash the client could have used has expired.
+    await waitFor(() => b.pair.target.bank.blockHeight > startHeight + 160, 15_000);
+    b.pair.target.faults.set({ dropTransactions: 0 });
+    const report = await pending;
+    expect(report.transactions).toHaveLength(1);
+    expect(await counterValue(metrics, 'transactionRebroadcasts', 'target')).toBeGreaterThan(0);
+    expect(await counterValue(metrics, 'transactionResigns', 'target')).toBeGreaterThanOrEqual(1);
+    const after = await chains.readState(signal());
+    expect(after.withdrawals.header.entryCount).toBe(1n);
+    expect(after.withdrawals.header.votes[0]!.nextIndex).toBe(1n);
+  });
+
+  it('a preflight program error names the PROTOCOL.md error, not retryable', async () => {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
+    const { chains } = chainsFor(b, b.authorities[0]!);
+    const votes = ackDepositVotes(await chains.readState(signal()));
+    await expect(chains.ackDeposits(votes.slice(1), signal())).rejects.toMatchObject({
+      code: 'CHAIN__FAILED_TO_SUBMIT',
+      retryable: false,
+      context: { programError: 'VoteOutOfOrder', customCode: 6001, index: 1, landedSignatures: [] },
+    });
+  });
+
+  it('HTTP 429 and 500 from the node are retryable read failures', async () => {
+    const b = await bridge({ capacity: 50 });
+    const { chains } = chainsFor(b, b.authorities[0]!);
+    b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1 } } });
+    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
+    b.pair.target.faults.set({ methods: { getBalance: { http500: 1 } } });
+    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
+    await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
+  });
+
+  it('read cost: kilobytes for 10 pending entries on a 50,000-entry tracker, as on a small one', async () => {
+    const bytesRead = async (capacity: number, settled: number) => {
+      const b = await bridge({ capacity });
+      b.pair.seedSettledDeposits(settled);
+      await deposit(b, 10, b.world.tokenPairs.normal.sourceMint);
+      const { chains, metrics } = chainsFor(b, b.authorities[0]!);
+      const view = await chains.readState(signal());
+      expect(view.deposits).toMatchObject({ start: settled });
+      expect(view.deposits.entries).toHaveLength(10);
+      return { source: await gaugeValue(metrics, 'lastCycleAccountBytes', 'source'), target: await gaugeValue(metrics, 'lastCycleAccountBytes', 'target') };
+    };
+    const large = await bytesRead(50_000, 49_980);
+    const small = await bytesRead(100, 5);
+    expect(large).toEqual({ source: 2 * TRACKER_HEADER_SIZE + 10 * 160, target: TRACKER_HEADER_SIZE });
+    expect(small).toEqual(large);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -1,0 +1,258 @@
+import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
+import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
+import { DEPOSIT_ENTRY_SIZE, TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE } from '../../../src/chain/codec/layout.js';
+import { PROGRAM_ERRORS, type ProgramErrorName } from '../../../src/chain/program-errors.js';
+import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
+import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
+
+/**
+ * A scripted single-tracker Solana node for client tests, over real HTTP on 127.0.0.1. It
+ * serves the tracker's bytes (with dataSlice and a separate finalized snapshot), balances,
+ * blockhashes with a block height the test moves, and runs a small model of the crank's three
+ * instructions (positions, EntryNotFound, EntryNotFinalized, CleanupAlreadyCompleted) so that
+ * a transaction lands at most once per signature and a repeated vote fails VoteOutOfOrder.
+ *
+ * `onSend` scripts faults per send: lose the response, ignore the transaction, or both.
+ */
+
+export type SendFault = 'none' | 'drop-response' | 'ignore' | 'ignore-and-drop-response';
+
+export interface SendRecord {
+  signature: string;
+  wire: string;
+  skipPreflight: boolean;
+  /** 1 for the first time this signature arrives, 2 for the first rebroadcast, ... */
+  count: number;
+}
+
+export interface TrackerState {
+  header: TrackerHeader;
+  entries: Array<DepositEntry | WithdrawEntry>;
+}
+
+interface Status {
+  err: unknown;
+  slot: number;
+}
+
+export class FakeChain {
+  blockHeight = 1_000;
+  slot = 50_000;
+  /** Blocks a blockhash stays valid. */
+  validity = 150;
+  /** Added to the block height at every getBlockHeight call. */
+  blocksPerHeightCall = 0;
+  owner: PublicKey;
+  balances = new Map<string, number>();
+  /** When set, reads at commitment 'finalized' see this state instead of `tracker`. */
+  finalized: TrackerState | undefined;
+  onSend: (send: SendRecord) => SendFault = () => 'none';
+  /** Replaces the answer to a method, e.g. to fail getSignatureStatuses. */
+  override: ((call: RpcCall) => Reply | undefined) | undefined;
+
+  readonly sends: SendRecord[] = [];
+  readonly statuses = new Map<string, Status>();
+  /** Block height at each getLatestBlockhash: when the client signed. */
+  readonly blockhashRequests: Array<{ blockHeight: number; lastValidBlockHeight: number }> = [];
+  private readonly blockhashes = new Map<string, number>();
+  private server: JsonRpcTestServer | undefined;
+
+  constructor(
+    readonly programId: PublicKey,
+    readonly trackerAddress: PublicKey,
+    public tracker: TrackerState,
+  ) {
+    this.owner = programId;
+  }
+
+  get url(): string {
+    if (this.server === undefined) throw new Error('FakeChain not started');
+    return this.server.url;
+  }
+
+  get calls(): RpcCall[] {
+    return this.server?.calls ?? [];
+  }
+
+  /** Signatures that landed without error. */
+  get landed(): string[] {
+    return [...this.statuses].filter(([, status]) => status.err === null).map(([signature]) => signature);
+  }
+
+  async start(): Promise<this> {
+    this.server = await startJsonRpcServer((call) => this.override?.(call) ?? this.answer(call));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+
+  private answer(call: RpcCall): Reply {
+    const context = { slot: this.slot };
+    switch (call.method) {
+      case 'getAccountInfo':
+        return this.getAccountInfo(call.params);
+      case 'getBalance':
+        return { result: { context, value: this.balances.get(call.params[0] as string) ?? 0 } };
+      case 'getLatestBlockhash':
+        return { result: { context, value: this.newBlockhash() } };
+      case 'getBlockHeight':
+        this.blockHeight += this.blocksPerHeightCall;
+        return { result: this.blockHeight };
+      case 'getSignatureStatuses':
+        return { result: { context, value: (call.params[0] as string[]).map((signature) => this.statusOf(signature)) } };
+      case 'sendTransaction':
+        return this.sendTransaction(call.params);
+      default:
+        return { error: { code: -32601, message: `Method not found: ${call.method}` } };
+    }
+  }
+
+  private newBlockhash() {
+    const blockhash = bs58.encode(Keypair.generate().publicKey.toBytes());
+    const lastValidBlockHeight = this.blockHeight + this.validity;
+    this.blockhashes.set(blockhash, lastValidBlockHeight);
+    this.blockhashRequests.push({ blockHeight: this.blockHeight, lastValidBlockHeight });
+    return { blockhash, lastValidBlockHeight };
+  }
+
+  private statusOf(signature: string) {
+    const status = this.statuses.get(signature);
+    if (status === undefined) return null;
+    return { slot: status.slot, confirmations: 1, err: status.err, confirmationStatus: 'confirmed', status: status.err === null ? { Ok: null } : { Err: status.err } };
+  }
+
+  private getAccountInfo(params: unknown[]): Reply {
+    const [address, config] = params as [string, { commitment?: string; dataSlice?: { offset: number; length: number }; minContextSlot?: number }];
+    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) {
+      return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
+    }
+    if (address !== this.trackerAddress.toBase58()) return { result: { context: { slot: this.slot }, value: null } };
+    const state = config.commitment === 'finalized' && this.finalized !== undefined ? this.finalized : this.tracker;
+    const { offset, length } = config.dataSlice ?? { offset: 0, length: this.accountSize(state) };
+    const data = renderSlice(state, offset, length);
+    return {
+      result: {
+        context: { slot: this.slot },
+        value: { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space: this.accountSize(state) },
+      },
+    };
+  }
+
+  private accountSize(state: TrackerState): number {
+    return TRACKER_HEADER_SIZE + Number(state.header.capacity) * entrySizeOf(state);
+  }
+
+  private sendTransaction(params: unknown[]): Reply {
+    const [wire, config] = params as [string, { skipPreflight?: boolean }];
+    const transaction = Transaction.from(Buffer.from(wire, 'base64'));
+    const signature = bs58.encode(transaction.signature ?? new Uint8Array(64));
+    const skipPreflight = config.skipPreflight === true;
+    const record = { signature, wire, skipPreflight, count: this.sends.filter((send) => send.signature === signature).length + 1 };
+    this.sends.push(record);
+    const fault = this.onSend(record);
+    if (fault === 'ignore') return { result: signature };
+    if (fault === 'ignore-and-drop-response') return { drop: true };
+    const reply = this.process(transaction, signature, skipPreflight);
+    return fault === 'drop-response' ? { drop: true } : reply;
+  }
+
+  private process(transaction: Transaction, signature: string, skipPreflight: boolean): Reply {
+    if (!transaction.verifySignatures()) return { error: { code: -32003, message: 'Transaction signature verification failure' } };
+    const preflightError = (err: unknown): Reply => ({ error: { code: -32002, message: 'Transaction simulation failed', data: { err, logs: [] } } });
+    if (this.statuses.has(signature)) return skipPreflight ? { result: signature } : preflightError('AlreadyProcessed');
+    const lastValid = this.blockhashes.get(transaction.recentBlockhash ?? '');
+    if (lastValid === undefined || this.blockHeight > lastValid) return skipPreflight ? { result: signature } : preflightError('BlockhashNotFound');
+    const outcome = this.execute(transaction);
+    if (outcome.err !== null && !skipPreflight) return preflightError(outcome.err);
+    if (outcome.err === null) this.tracker = outcome.state;
+    this.slot += 1;
+    this.statuses.set(signature, { err: outcome.err, slot: this.slot });
+    return { result: signature };
+  }
+
+  /** All or nothing: returns the new state, or the first failing instruction's error. */
+  private execute(transaction: Transaction): { err: unknown; state: TrackerState } {
+    const state = structuredClone(this.tracker);
+    const signer = transaction.feePayer?.toBase58() ?? '';
+    for (const [k, instruction] of transaction.instructions.entries()) {
+      const failure = applyInstruction(state, signer, instruction.data, instruction.keys.map((key) => key.pubkey.toBase58()));
+      if (failure !== undefined) return { err: { InstructionError: [k, { Custom: PROGRAM_ERRORS[failure] }] }, state };
+    }
+    return { err: null, state };
+  }
+}
+
+function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {
+  const ix = decodeInstructionData(data);
+  if (ix.name === 'cleanup_deposit') {
+    const index = Number(ix.index);
+    const entry = state.entries[index] as DepositEntry | undefined;
+    if (index >= Number(state.header.entryCount) || entry === undefined) return 'EntryNotFound';
+    if (keys[2] !== entry.depositor) return 'InvalidAccount';
+    if (entry.status !== 'Finalized') return 'EntryNotFinalized';
+    if (entry.cleanupCompleted) return 'CleanupAlreadyCompleted';
+    entry.cleanupCompleted = true;
+    return undefined;
+  }
+  if (ix.name !== 'ack_deposit' && ix.name !== 'ack_withdraw') throw new Error(`FakeChain does not model ${ix.name}`);
+  const slot = state.header.authorities.indexOf(signer);
+  const vote = state.header.votes[slot];
+  if (vote === undefined) return 'NotAnAuthority';
+  if (ix.index !== vote.nextIndex) return 'VoteOutOfOrder';
+  if (ix.name === 'ack_withdraw' && ix.index >= state.header.entryCount) return 'EntryNotFound';
+  if (ix.name === 'ack_deposit' && ix.index === state.header.entryCount) {
+    state.entries[Number(ix.index)] = votingEntry(ix.amount, ix.recipient, ix.sourceMint);
+    state.header.entryCount += 1n;
+  }
+  vote.nextIndex = ix.index + 1n;
+  vote.lastVote = ix.approve ? 'Yes' : 'No';
+  return undefined;
+}
+
+export function votingEntry(amount: bigint, recipient: string, sourceMint: string): WithdrawEntry {
+  return {
+    status: 'Voting',
+    createdTokenAccount: 'Pending',
+    yesVotes: 1,
+    noVotes: 0,
+    amount,
+    recipient,
+    sourceMint,
+    result: { kind: 'None' },
+    tokenAccount: PublicKey.default.toBase58(),
+    finalizedSlot: 0n,
+  };
+}
+
+function entrySizeOf(state: TrackerState): number {
+  return state.header.kind === 'DepositTracker' ? DEPOSIT_ENTRY_SIZE : WITHDRAW_ENTRY_SIZE;
+}
+
+/** Bytes `offset .. offset+length` of the account, encoding only the entries the slice touches. */
+export function renderSlice(state: TrackerState, offset: number, length: number): Uint8Array {
+  const size = entrySizeOf(state);
+  const accountSize = TRACKER_HEADER_SIZE + Number(state.header.capacity) * size;
+  const end = Math.min(offset + length, accountSize);
+  const out = new Uint8Array(Math.max(0, end - offset));
+  const header = encodeTrackerHeader(state.header);
+  copyOverlap(out, offset, header, 0);
+  const first = Math.max(0, Math.floor((offset - TRACKER_HEADER_SIZE) / size));
+  const last = Math.min(state.entries.length, Math.ceil((end - TRACKER_HEADER_SIZE) / size));
+  for (let i = first; i < last; i++) {
+    const entry = state.entries[i];
+    if (entry === undefined) continue;
+    const bytes = state.header.kind === 'DepositTracker' ? encodeDepositEntry(entry as DepositEntry) : encodeWithdrawEntry(entry as WithdrawEntry);
+    copyOverlap(out, offset, bytes, TRACKER_HEADER_SIZE + i * size);
+  }
+  return out;
+}
+
+function copyOverlap(out: Uint8Array, outStart: number, part: Uint8Array, partStart: number): void {
+  const from = Math.max(outStart, partStart);
+  const to = Math.min(outStart + out.length, partStart + part.length);
+  if (from < to) out.set(part.subarray(from - partStart, to - partStart), from - outStart);
+}

@@ -1,0 +1,322 @@
+import bs58 from 'bs58';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AckDepositVote, AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
+import { BridgeError, isBridgeError } from '../../../src/errors.js';
+import {
+  authority,
+  counterValue,
+  depositEntry,
+  depositTracker,
+  key,
+  startBridge,
+  trackerHeader,
+  withdrawTracker,
+  type BridgeFixture,
+} from './bridge-fixture.js';
+import type { TrackerState } from './fake-chain.js';
+
+let fixture: BridgeFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+function withdrawState(entryCount: number, ownNext: number): TrackerState {
+  return { header: trackerHeader('WithdrawTracker', { entryCount, ownNext }), entries: [] };
+}
+
+function depositState(entryCount: number, ownNext: number): TrackerState {
+  const entries = Array.from({ length: entryCount }, (_, i) => depositEntry(i));
+  return { header: trackerHeader('DepositTracker', { entryCount, ownNext }), entries };
+}
+
+async function start(options: { targetEntries?: number; ownTargetNext?: number; timing?: { pollIntervalMs: number; rebroadcastIntervalMs: number; confirmTimeoutMs: number } } = {}) {
+  fixture = await startBridge({
+    source: depositState(10, 0),
+    target: withdrawState(options.targetEntries ?? 5, options.ownTargetNext ?? 5),
+    ...(options.timing === undefined ? {} : { timing: options.timing }),
+  });
+  return fixture;
+}
+
+const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
+
+function ownTargetNext(f: BridgeFixture): bigint | undefined {
+  return f.target.tracker.header.votes[1]?.nextIndex;
+}
+
+async function submitFailure(promise: Promise<unknown>): Promise<BridgeError<'CHAIN__FAILED_TO_SUBMIT'>> {
+  try {
+    await promise;
+  } catch (err) {
+    if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return err;
+    throw err;
+  }
+  throw new Error('expected CHAIN__FAILED_TO_SUBMIT, the action succeeded');
+}
+
+const signal = () => new AbortController().signal;
+
+describe('ackDeposits', () => {
+  it('lands consecutive votes in one transaction and reports it', async () => {
+    const f = await start();
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6), proposal(7)], signal());
+    expect(report.transactions).toEqual([{ signature: f.target.landed[0], indices: [5, 6, 7] }]);
+    expect(ownTargetNext(f)).toBe(8n);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+    expect(f.target.sends[0]).toMatchObject({ skipPreflight: false, count: 1 });
+  });
+
+  it('packs more votes than fit one transaction into several, in order', async () => {
+    const f = await start();
+    const votes = Array.from({ length: 25 }, (_, i) => proposal(5 + i));
+    const report = await f.chains.ackDeposits(votes, signal());
+    expect(report.transactions.length).toBeGreaterThan(1);
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual(votes.map((v) => v.index));
+    expect(f.target.landed).toEqual(report.transactions.map((t) => t.signature));
+    expect(ownTargetNext(f)).toBe(30n);
+  });
+
+  it('a lost sendTransaction response does not land the votes twice', async () => {
+    const f = await start();
+    f.target.onSend = (send) => (send.count === 1 ? 'drop-response' : 'none');
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    expect(f.target.landed).toHaveLength(1);
+    expect(report.transactions).toEqual([{ signature: f.target.landed[0], indices: [5, 6] }]);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+    expect(ownTargetNext(f)).toBe(7n);
+  });
+
+  it('rebroadcasts the same bytes, without preflight, until the transaction lands', async () => {
+    const f = await start();
+    f.target.onSend = (send) => (send.count < 3 ? 'ignore' : 'none');
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    const sends = f.target.sends.filter((send) => send.signature === report.transactions[0]?.signature);
+    expect(sends.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(sends.map((send) => send.wire)).size).toBe(1);
+    expect(sends.map((send) => send.skipPreflight)).toEqual([false, ...sends.slice(1).map(() => true)]);
+    expect(await counterValue(f.metrics, 'transactionRebroadcasts', 'target')).toBe(sends.length - 1);
+    expect(f.target.landed).toHaveLength(1);
+  });
+
+  it('signs again only after the block height passed lastValidBlockHeight and the final status check found nothing', async () => {
+    const f = await start();
+    let firstSignature: string | undefined;
+    f.target.onSend = (send) => {
+      firstSignature ??= send.signature;
+      return send.signature === firstSignature ? 'ignore-and-drop-response' : 'none';
+    };
+    f.target.blocksPerHeightCall = 40;
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+
+    const [first, second] = f.target.blockhashRequests;
+    expect(f.target.blockhashRequests).toHaveLength(2);
+    expect(second!.blockHeight).toBeGreaterThan(first!.lastValidBlockHeight);
+    const finalCheck = f.target.calls.findIndex(
+      (call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}',
+    );
+    const resign = f.target.calls.map((call) => call.method).lastIndexOf('getLatestBlockhash');
+    expect(finalCheck).toBeGreaterThan(-1);
+    expect(finalCheck).toBeLessThan(resign);
+    // The tracker was read (next_index) between the expiry and the new signature.
+    expect(f.target.calls.slice(finalCheck, resign).some((call) => call.method === 'getAccountInfo')).toBe(true);
+
+    expect(f.target.landed).toEqual([report.transactions[0]?.signature]);
+    expect(report.transactions[0]?.signature).not.toBe(firstSignature);
+    expect(ownTargetNext(f)).toBe(7n);
+    expect(await counterValue(f.metrics, 'transactionResigns', 'target')).toBe(1);
+  });
+
+  it('an HTTP 503 on send leaves the outcome unknown: it watches the signature instead of signing again', async () => {
+    const f = await start();
+    let failed = false;
+    f.target.override = (call) => {
+      if (call.method !== 'sendTransaction' || failed) return undefined;
+      failed = true;
+      return { http: 503 };
+    };
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(f.target.blockhashRequests).toHaveLength(1);
+    expect(f.target.landed).toEqual([report.transactions[0]?.signature]);
+  });
+
+  it('a preflight program error is not retryable and names the error and the entry index', async () => {
+    const f = await start();
+    const err = await submitFailure(f.chains.ackDeposits([proposal(6), proposal(7)], signal()));
+    expect(err.context).toEqual({
+      chain: 'target',
+      action: 'ack_deposit',
+      retryable: false,
+      programError: 'VoteOutOfOrder',
+      customCode: 6001,
+      index: 6,
+      landedSignatures: [],
+    });
+    expect(err.message).toBe(`ack_deposit on destination tracker ${withdrawTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in preflight at index 6`);
+    expect(f.target.landed).toHaveLength(0);
+  });
+
+  it('lands the votes before a rejected one, then reports the rejection with their signature', async () => {
+    const f = await start();
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6), proposal(8)], signal()));
+    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 8, retryable: false });
+    expect(err.context.landedSignatures).toEqual(f.target.landed);
+    expect(f.target.landed).toHaveLength(1);
+    expect(ownTargetNext(f)).toBe(7n);
+    expect(err.message).toMatch(/\(1 earlier transaction\(s\) of this action landed\)$/);
+  });
+
+  it('a transaction that lands with a program error is reported with its signature', async () => {
+    const f = await start();
+    f.target.onSend = (send) => {
+      if (send.count > 1) return 'none';
+      // Between preflight and execution another vote moved this authority's position.
+      f.target.tracker.header.votes[1]!.nextIndex = 9n;
+      return 'ignore';
+    };
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    const landedWithError = [...f.target.statuses].find(([, status]) => status.err !== null)?.[0];
+    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 5, retryable: false, signature: landedWithError });
+    expect(err.message).toContain(`landed in transaction ${landedWithError}`);
+  });
+
+  it('a node that refuses the send (-32005) fails retryably and leaves nothing pending', async () => {
+    const f = await start();
+    f.target.override = (call) => (call.method === 'sendTransaction' ? { error: { code: -32005, message: 'Node is unhealthy' } } : undefined);
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/JSON-RPC error -32005/);
+    f.target.override = undefined;
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(report.transactions).toHaveLength(1);
+    // Nothing was pending: no tracker read before the new transaction.
+    expect(f.target.calls.filter((call) => call.method === 'getAccountInfo')).toHaveLength(0);
+  });
+
+  it('an abort rejects promptly; the next call resolves the sent transaction before signing anything new', async () => {
+    const f = await start();
+    f.target.onSend = () => 'ignore';
+    const controller = new AbortController();
+    const reason = new Error('shutdown');
+    const pending = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
+    await waitFor(() => f.target.sends.length > 0);
+    const abortedAt = Date.now();
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+    const sentSignature = f.target.sends[0]!.signature;
+
+    // The earlier transaction lands when rebroadcast; the same votes are not sent again.
+    f.target.onSend = () => 'none';
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    expect(report.transactions).toEqual([{ signature: sentSignature, indices: [5, 6] }]);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+    expect(f.target.landed).toEqual([sentSignature]);
+  });
+
+  it('gives up after confirmTimeoutMs with a retryable error, and the next call picks the transaction up', async () => {
+    const f = await start({ timing: { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 300 } });
+    f.target.onSend = () => 'ignore';
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/not confirmed within 1 s; it may still land/);
+    const unresolved = err.context.signature;
+
+    f.target.onSend = () => 'none';
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    expect(report.transactions[0]).toEqual({ signature: unresolved, indices: [5] });
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual([5, 6]);
+    expect(f.target.landed).toHaveLength(2);
+    expect(ownTargetNext(f)).toBe(7n);
+  });
+
+  it('refuses to send when next_index moved past votes no known transaction carried', async () => {
+    const f = await start();
+    let firstSignature: string | undefined;
+    f.target.onSend = (send) => {
+      firstSignature ??= send.signature;
+      return 'ignore-and-drop-response';
+    };
+    f.target.blocksPerHeightCall = 40;
+    const sendsBefore = () => f.target.sends.filter((send) => send.signature !== firstSignature).length;
+    const pending = f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    await waitFor(() => f.target.sends.length > 0);
+    f.target.tracker.header.votes[1]!.nextIndex = 7n; // another signer with this key voted 5 and 6
+    const err = await submitFailure(pending);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/past votes at indices 5, 6 that no transaction known to this server carried; another process may be signing with this authority key/);
+    expect(sendsBefore()).toBe(0);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+  });
+
+  it('after an unknown outcome, a tracker rewound below the plan fails retryably without signing', async () => {
+    const f = await start();
+    f.target.onSend = () => 'ignore';
+    const controller = new AbortController();
+    const pending = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
+    await waitFor(() => f.target.sends.length > 0);
+    controller.abort(new Error('shutdown'));
+    await expect(pending).rejects.toThrow('shutdown');
+
+    // A threshold no rewound every position to 3 before the earlier transaction reached a leader.
+    f.target.tracker.header.votes[1]!.nextIndex = 3n;
+    f.target.onSend = () => 'none';
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/the planned votes start at index 5 but this authority's next_index is 3/);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+    expect(f.target.landed).toHaveLength(0);
+    // The earlier transaction was resolved (it landed with VoteOutOfOrder), so nothing is left pending.
+    expect(f.logs.text()).toContain('an earlier transaction of this action landed with an error');
+  });
+
+  it('rejects a vote that has no on-chain form before sending anything', async () => {
+    const f = await start();
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5), { ...proposal(6), amount: '-1' }], signal()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain('votes[1].amount is "-1"');
+    expect(f.target.sends).toHaveLength(0);
+  });
+});
+
+describe('the authority secret key', () => {
+  it('appears in no log line, error message or error context', async () => {
+    const f = await start();
+    f.target.onSend = (send) => (send.count === 1 ? 'ignore-and-drop-response' : 'none');
+    await f.chains.ackDeposits([proposal(5)], signal());
+    const err = await submitFailure(f.chains.ackDeposits([proposal(9)], signal()));
+    const secretForms = [bs58.encode(authority.secretKey), JSON.stringify(Array.from(authority.secretKey)), Buffer.from(authority.secretKey).toString('base64')];
+    const outputs = [f.logs.text(), err.message, JSON.stringify(err.context), JSON.stringify(f.chains)];
+    expect(f.logs.records().length).toBeGreaterThan(0);
+    for (const output of outputs) for (const secret of secretForms) expect(output).not.toContain(secret);
+  });
+});
+
+describe('ackWithdraws', () => {
+  it('lands votes on the source tracker', async () => {
+    fixture = await startBridge({ source: depositState(10, 3), target: withdrawState(10, 10) });
+    const votes: AckWithdrawVote[] = [
+      { index: 3, approve: true, result: { kind: 'Confirmed', amount: '1003' } },
+      { index: 4, approve: true, result: { kind: 'Rejected', reason: 'TokenPairFrozen' } },
+    ];
+    const report = await fixture.chains.ackWithdraws(votes, signal());
+    expect(report.transactions).toEqual([{ signature: fixture.source.landed[0], indices: [3, 4] }]);
+    expect(fixture.source.tracker.header.votes[1]?.nextIndex).toBe(5n);
+  });
+
+  it('names the source tracker in failures', async () => {
+    fixture = await startBridge({ source: depositState(10, 3), target: withdrawState(10, 10) });
+    const err = await submitFailure(fixture.chains.ackWithdraws([{ index: 12, approve: true, result: { kind: 'Confirmed', amount: '1' } }], signal()));
+    expect(err.message).toBe(`ack_withdraw on source tracker ${depositTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in preflight at index 12`);
+    expect(err.context.chain).toBe('source');
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { isBridgeError } from '../../../src/errors.js';
+import { truncateAtRemoved } from '../../../src/chain/client/read-state.js';
+import {
+  authoritySlot,
+  coveringRanges,
+  depositWindowStart,
+  ownNextIndex,
+  sliceRanges,
+  toEntryIndex,
+  withdrawWindowStart,
+} from '../../../src/chain/client/window.js';
+import type { TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
+
+const ACCOUNT = 'Tracker1111111111111111111111111111111111111';
+
+function header(overrides: Partial<TrackerHeader> = {}): TrackerHeader {
+  return {
+    kind: 'WithdrawTracker',
+    sourceChainId: 1,
+    targetChainId: 2,
+    threshold: 2,
+    authorityCount: 3,
+    entryCount: 10n,
+    capacity: 100n,
+    settledPrefix: 4n,
+    generation: 0n,
+    governance: 'Gov11111111111111111111111111111111111111111',
+    authorities: ['A', 'B', 'C'],
+    votes: [
+      { nextIndex: 7n, lastVote: 'Yes' },
+      { nextIndex: 9n, lastVote: 'Yes' },
+      { nextIndex: 2n, lastVote: 'No' },
+    ],
+    ...overrides,
+  };
+}
+
+describe('depositWindowStart', () => {
+  it.each([
+    // settled, count, ownSource, ownTarget -> start
+    { settledPrefix: 0, entryCount: 0, ownSourceNext: 0, ownTargetNext: 0, start: 0, why: 'empty tracker' },
+    { settledPrefix: 50_000, entryCount: 50_010, ownSourceNext: 50_003, ownTargetNext: 50_010, start: 50_000, why: 'settled prefix is lowest' },
+    { settledPrefix: 40, entryCount: 60, ownSourceNext: 30, ownTargetNext: 55, start: 30, why: 'own source position behind' },
+    { settledPrefix: 40, entryCount: 60, ownSourceNext: 50, ownTargetNext: 12, start: 12, why: 'own destination position behind' },
+    { settledPrefix: 60, entryCount: 60, ownSourceNext: 60, ownTargetNext: 60, start: 60, why: 'nothing pending: empty window' },
+    { settledPrefix: 5, entryCount: 8, ownSourceNext: 11, ownTargetNext: 9, start: 5, why: 'positions beyond entry_count' },
+    { settledPrefix: 8, entryCount: 8, ownSourceNext: 11, ownTargetNext: 9, start: 8, why: 'clamped to entry_count' },
+  ])('$why', ({ start, why: _why, ...inputs }) => {
+    expect(depositWindowStart(inputs)).toBe(start);
+  });
+});
+
+describe('withdrawWindowStart', () => {
+  it.each([
+    { entryCount: 0, ownSourceNext: 0, ownTargetNext: 0, start: 0 },
+    { entryCount: 20, ownSourceNext: 14, ownTargetNext: 18, start: 14 },
+    { entryCount: 20, ownSourceNext: 19, ownTargetNext: 3, start: 3 },
+    { entryCount: 20, ownSourceNext: 25, ownTargetNext: 30, start: 20 },
+  ])('entry_count $entryCount, own source $ownSourceNext, own destination $ownTargetNext -> $start', ({ start, ...inputs }) => {
+    expect(withdrawWindowStart(inputs)).toBe(start);
+  });
+});
+
+describe('sliceRanges', () => {
+  it('cuts a window into whole entries of at most maxBytes', () => {
+    // 160-byte entries, 64 KiB slices: 409 entries (65,440 bytes) per slice.
+    const ranges = sliceRanges({ start: 100, end: 1000 }, 160, 64 * 1024);
+    expect(ranges).toEqual([
+      { start: 100, end: 509 },
+      { start: 509, end: 918 },
+      { start: 918, end: 1000 },
+    ]);
+    for (const range of ranges) expect((range.end - range.start) * 160).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it.each([
+    { range: { start: 5, end: 5 }, expected: [] },
+    { range: { start: 0, end: 1 }, expected: [{ start: 0, end: 1 }] },
+    { range: { start: 0, end: 455 }, expected: [{ start: 0, end: 455 }] },
+    { range: { start: 0, end: 456 }, expected: [{ start: 0, end: 455 }, { start: 455, end: 456 }] },
+  ])('144-byte entries $range.start..$range.end', ({ range, expected }) => {
+    expect(sliceRanges(range, 144, 64 * 1024)).toEqual(expected);
+  });
+
+  it('refuses a slice size below one entry', () => {
+    expect(() => sliceRanges({ start: 0, end: 3 }, 160, 100)).toThrow(RangeError);
+  });
+});
+
+describe('coveringRanges', () => {
+  it.each([
+    { indices: [], expected: [] },
+    { indices: [7], expected: [{ start: 7, end: 8 }] },
+    { indices: [3, 4, 5, 9], expected: [{ start: 3, end: 10 }] },
+    { indices: [0, 9], perSliceBytes: 160 * 10, expected: [{ start: 0, end: 10 }] },
+    { indices: [0, 10, 20], perSliceBytes: 160 * 10, expected: [{ start: 0, end: 1 }, { start: 10, end: 11 }, { start: 20, end: 21 }] },
+    { indices: [2, 5000], expected: [{ start: 2, end: 3 }, { start: 5000, end: 5001 }] },
+  ])('$indices', ({ indices, expected, perSliceBytes }) => {
+    expect(coveringRanges(indices, 160, perSliceBytes ?? 64 * 1024)).toEqual(expected);
+  });
+});
+
+describe('toEntryIndex', () => {
+  it('passes indices up to Number.MAX_SAFE_INTEGER', () => {
+    expect(toEntryIndex(0n, ACCOUNT, 'entry_count')).toBe(0);
+    expect(toEntryIndex(BigInt(Number.MAX_SAFE_INTEGER), ACCOUNT, 'entry_count')).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('rejects a larger u64 naming the account and field', () => {
+    const attempt = () => toEntryIndex(BigInt(Number.MAX_SAFE_INTEGER) + 1n, ACCOUNT, 'votes[2].next_index');
+    expect(attempt).toThrow(/votes\[2\]\.next_index is 9007199254740992, above the largest entry index/);
+    try {
+      attempt();
+    } catch (err) {
+      expect(isBridgeError(err, 'CHAIN__MALFORMED_ACCOUNT') && err.context.account).toBe(ACCOUNT);
+    }
+  });
+});
+
+describe('authoritySlot and ownNextIndex', () => {
+  it('finds the authority and its next_index', () => {
+    expect(authoritySlot(header(), 'B', { account: ACCOUNT, chain: 'target' })).toBe(1);
+    expect(ownNextIndex(header(), 'C', { account: ACCOUNT, chain: 'target' })).toBe(2);
+  });
+
+  it('names the authority and the tracker when absent', () => {
+    let caught: unknown;
+    try {
+      authoritySlot(header(), 'Z', { account: ACCOUNT, chain: 'target' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(isBridgeError(caught, 'CHAIN__AUTHORITY_NOT_FOUND')).toBe(true);
+    expect((caught as Error).message).toContain(`authority Z (BRIDGE_AUTHORITY_KEYPAIR) is not one of the 3 authorities of WithdrawTracker ${ACCOUNT} on the destination chain`);
+  });
+});
+
+describe('truncateAtRemoved', () => {
+  const voting = (amount: bigint): WithdrawEntry => ({
+    status: 'Voting',
+    createdTokenAccount: 'Pending',
+    yesVotes: 1,
+    noVotes: 0,
+    amount,
+    recipient: 'R',
+    sourceMint: 'M',
+    result: { kind: 'None' },
+    tokenAccount: 'T',
+    finalizedSlot: 0n,
+  });
+  const empty: WithdrawEntry = { ...voting(0n), status: 'Empty', yesVotes: 0 };
+
+  it('keeps a window without removed entries as it is', () => {
+    const window = { header: header(), start: 8, entries: [voting(1n), voting(2n)] };
+    expect(truncateAtRemoved(window)).toBe(window);
+  });
+
+  it('cuts at the first removed entry and lowers entry_count to it', () => {
+    const window = { header: header(), start: 7, entries: [voting(1n), empty, empty] };
+    const truncated = truncateAtRemoved(window);
+    expect(truncated.start).toBe(7);
+    expect(truncated.entries).toEqual([voting(1n)]);
+    expect(truncated.header.entryCount).toBe(8n);
+    expect(truncated.header.votes).toBe(window.header.votes);
+  });
+});

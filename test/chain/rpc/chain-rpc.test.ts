@@ -1,0 +1,153 @@
+import { Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isBridgeError } from '../../../src/errors.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
+import { isDefiniteSendRefusal, preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
+import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+
+let server: JsonRpcTestServer | undefined;
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await server?.close();
+  server = undefined;
+});
+
+const owner = Keypair.fromSeed(new Uint8Array(32).fill(1)).publicKey;
+const address = Keypair.fromSeed(new Uint8Array(32).fill(2)).publicKey;
+
+async function setup(handler: Handler, timeoutMs = 2_000) {
+  server = await startJsonRpcServer(handler);
+  return createChainRpc({ chain: 'target', url: server.url, timeoutMs, metrics: createMetrics(new Registry()) });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+const signal = () => new AbortController().signal;
+
+describe('createChainRpc reads through web3.js', () => {
+  it('getAccountInfo sends commitment, dataSlice and minContextSlot, and returns bytes, owner and slot', async () => {
+    const data = Buffer.from([1, 2, 3, 4]);
+    const rpc = await setup(() => ({
+      result: {
+        context: { slot: 77 },
+        value: { data: [data.toString('base64'), 'base64'], executable: false, lamports: 5, owner: owner.toBase58(), rentEpoch: 0, space: 4 },
+      },
+    }));
+    const snapshot = await rpc.getAccountInfo(address, { commitment: 'finalized', dataSlice: { offset: 848, length: 4 }, minContextSlot: 70 }, signal());
+    expect(snapshot.slot).toBe(77);
+    expect(snapshot.account?.owner.equals(owner)).toBe(true);
+    expect([...(snapshot.account?.data ?? [])]).toEqual([1, 2, 3, 4]);
+    expect(server?.calls[0]).toEqual({
+      method: 'getAccountInfo',
+      params: [address.toBase58(), { commitment: 'finalized', encoding: 'base64', dataSlice: { offset: 848, length: 4 }, minContextSlot: 70 }],
+    });
+  });
+
+  it('getAccountInfo of a missing account is null', async () => {
+    const rpc = await setup(() => ({ result: { context: { slot: 3 }, value: null } }));
+    expect(await rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal())).toEqual({ slot: 3, account: null });
+  });
+
+  it('getSignatureStatus asks for one signature with searchTransactionHistory', async () => {
+    const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: [{ slot: 8, confirmations: 1, err: null, confirmationStatus: 'confirmed' }] } }));
+    const status = await rpc.getSignatureStatus('sig', { searchTransactionHistory: true }, signal());
+    expect(status).toMatchObject({ confirmationStatus: 'confirmed', err: null });
+    expect(server?.calls[0]).toEqual({ method: 'getSignatureStatuses', params: [['sig'], { searchTransactionHistory: true }] });
+  });
+
+  it.each([
+    { code: -32005, retryable: true, why: 'node unhealthy or behind' },
+    { code: -32004, retryable: true, why: 'block not available' },
+    { code: -32016, retryable: true, why: 'minContextSlot not reached' },
+    { code: -32603, retryable: true, why: 'internal error' },
+    { code: -32602, retryable: false, why: 'invalid params' },
+    { code: -32601, retryable: false, why: 'method not found' },
+  ])('JSON-RPC error $code ($why) -> retryable $retryable', async ({ code, retryable }) => {
+    const rpc = await setup(() => ({ error: { code, message: 'from the node' } }));
+    const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED')).toBe(true);
+    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', retryable, rpcCode: code });
+    expect((err as Error).message).toContain(`JSON-RPC error ${code}`);
+  });
+
+  it('a result of the wrong shape -> retryable CHAIN__RPC_FAILED', async () => {
+    const rpc = await setup(() => ({ result: { context: { slot: 1 }, value: 'lots' } }));
+    const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
+    expect((err as Error).message).toMatch(/response of an unexpected shape/);
+  });
+
+  it('aborting a Connection call cancels its HTTP request promptly', async () => {
+    const rpc = await setup(() => ({ hang: true }), 30_000);
+    const controller = new AbortController();
+    const pending = rpc.getLatestBlockhash('confirmed', controller.signal);
+    await vi.waitFor(() => expect(server?.hanging).toBe(1));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    await vi.waitFor(() => expect(server?.hanging).toBe(0));
+  });
+
+  it('web3.js writes nothing to the console on 429, timeouts or bad bodies', async () => {
+    const spies = (['log', 'warn', 'error', 'info', 'debug'] as const).map((name) => vi.spyOn(console, name));
+    const replies = [{ http: 429 }, { raw: 'garbage' }, { hang: true as const }, { error: { code: -32002, message: 'x', data: { logs: ['a'] } } }];
+    let next = 0;
+    const rpc = await setup(() => replies[next++ % replies.length]!, 200);
+    for (let i = 0; i < replies.length; i++) await rejection(rpc.getBlockHeight('confirmed', signal()));
+    for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    expect(server?.calls).toHaveLength(replies.length);
+  });
+});
+
+describe('createChainRpc sendTransaction (plain JSON-RPC)', () => {
+  const wire = new Uint8Array([9, 8, 7]);
+
+  it('sends base64 with preflight settings and maxRetries 0', async () => {
+    const rpc = await setup(() => ({ result: 'SiGnAtUrE' }));
+    expect(await rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal())).toBe('SiGnAtUrE');
+    expect(server?.calls[0]).toEqual({
+      method: 'sendTransaction',
+      params: ['CQgH', { encoding: 'base64', skipPreflight: false, preflightCommitment: 'confirmed', maxRetries: 0 }],
+    });
+  });
+
+  it('keeps the InstructionError and logs of a preflight refusal (-32002)', async () => {
+    const transactionError = { InstructionError: [2, { Custom: 6001 }] };
+    const rpc = await setup(() => ({
+      error: { code: -32002, message: 'Transaction simulation failed: Error processing Instruction 2', data: { err: transactionError, logs: ['Program log: VoteOutOfOrder'] } },
+    }));
+    const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'sendTransaction', rpcCode: -32002, retryable: false });
+    expect(preflightFailure(err)).toEqual({ transactionError, logs: ['Program log: VoteOutOfOrder'] });
+    expect(isDefiniteSendRefusal(err)).toBe(true);
+  });
+
+  it.each([
+    { reply: { error: { code: -32005, message: 'unhealthy' } }, refusal: true },
+    { reply: { error: { code: -32603, message: 'internal' } }, refusal: false },
+    { reply: { http: 502 }, refusal: false },
+    { reply: { drop: true as const }, refusal: false },
+  ])('a failed send is a definite refusal only when the node said so: %j', async ({ reply, refusal }) => {
+    const rpc = await setup(() => reply);
+    const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal()));
+    expect(isDefiniteSendRefusal(err)).toBe(refusal);
+    expect(preflightFailure(err)).toBeUndefined();
+  });
+
+  it('a result that is not a signature string -> retryable failure', async () => {
+    const rpc = await setup(() => ({ result: 12 }));
+    const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
+    expect(isDefiniteSendRefusal(err)).toBe(false);
+  });
+});
