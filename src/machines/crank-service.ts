@@ -28,10 +28,14 @@ export interface CrankService {
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
    * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and
-   * CRANK__STOPPED once shutdown began.
+   * CRANK__STOPPED once shutdown began. An aborted `signal` rejects the caller's promise with
+   * its reason; the cycle still runs.
    */
-  runOnce(): Promise<CrankReport>;
-  /** Stop taking cycles; let a running one finish until `deadlineMs`, then abort it. */
+  runOnce(signal?: AbortSignal): Promise<CrankReport>;
+  /**
+   * Stop taking cycles; let a running one finish for up to `deadlineMs` milliseconds from now,
+   * then abort it. Queued runOnce requests are rejected with CRANK__STOPPED.
+   */
   stop(deadlineMs: number): Promise<void>;
 }
 

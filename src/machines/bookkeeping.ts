@@ -1,0 +1,202 @@
+import { describeError } from '../errors.js';
+import {
+  cycleReport,
+  landedSignaturesOf,
+  newCycle,
+  pendingCounts,
+  STEP_ACTIONS,
+  submissionFor,
+  submittedIndices,
+  unionIndices,
+  type ActionReport,
+  type CrankContext,
+  type CrankEmitted,
+  type CrankStep,
+} from './crank-context.js';
+import { describeFailed, describeLanded } from './describe.js';
+import { isRetryableFailure } from './guards.js';
+import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
+
+/**
+ * What each step of the machine records: pure functions from the context (and the time) to a
+ * context update and the events to emit. The machine's actions (crank-machine.ts) apply them.
+ */
+
+export interface Bookkeeping {
+  update: Partial<CrankContext>;
+  emit: CrankEmitted[];
+}
+
+type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
+
+export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
+  const requests = context.queuedRequests;
+  return {
+    update: { cycle: newCycle(atMs, requests), queuedRequests: [], plan: null, health: { ...context.health, lastRunAtMs: atMs } },
+    emit: [{ type: 'cycleStarted', atMs, requests }],
+  };
+}
+
+export function planRecorded(plan: CyclePlan): Bookkeeping {
+  return { update: { plan }, emit: [{ type: 'planned', pending: pendingCounts(plan) }] };
+}
+
+export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
+  const message = describeError(error);
+  return {
+    update: {
+      cycle: context.cycle && { ...context.cycle, failed: true },
+      health: { ...context.health, lastError: `reading the trackers failed: ${message}` },
+    },
+    emit: [{ type: 'readFailed', error: message }],
+  };
+}
+
+/** Submitting starts: the cycle has now attempted this action. */
+export function attemptStarted(context: CrankContext, step: CrankStep, atMs: number): Partial<CrankContext> {
+  const submitted = submittedIndices(submissionFor(step, context.plan));
+  const cycle = context.cycle && {
+    ...context.cycle,
+    attempted: { ...context.cycle.attempted, [step]: true },
+    cleanupSubmitted: step === 'cleanup' ? unionIndices(context.cycle.cleanupSubmitted, submitted) : context.cycle.cleanupSubmitted,
+  };
+  return { cycle, progress: { ...context.progress, attemptStartedAtMs: atMs, submitted, failure: null } };
+}
+
+/** A retry starts with a fresh read. */
+export function rereadStarted(context: CrankContext, atMs: number): Partial<CrankContext> {
+  return { progress: { ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: atMs, submitted: [], failure: null } };
+}
+
+export function attemptLanded(context: CrankContext, step: CrankStep, report: ActionReport, atMs: number): Bookkeeping {
+  const { attempt, attemptStartedAtMs, submitted } = context.progress;
+  const signatures = report.transactions.map((transaction) => transaction.signature);
+  return {
+    update: {
+      cycle: context.cycle && {
+        ...context.cycle,
+        cleanupResolved: unionIndices(context.cycle.cleanupResolved, [...report.completed, ...report.alreadyDone]),
+      },
+      health: {
+        ...context.health,
+        transactionsLanded: context.health.transactionsLanded + signatures.length,
+        lastSuccessAtMs: atMs,
+        lastAction: describeLanded(step, submitted, report),
+      },
+    },
+    emit: [
+      attemptEvent(step, attempt, signatures.length > 0 ? 'landed' : 'already_done', {
+        indices: submitted,
+        signatures,
+        atMs,
+        durationMs: atMs - attemptStartedAtMs,
+      }),
+    ],
+  };
+}
+
+/** The failure as data; transactions that landed before it count as submitted. */
+export function attemptFailed(context: CrankContext, error: unknown): Partial<CrankContext> {
+  const landedSignatures = landedSignaturesOf(error);
+  return {
+    progress: {
+      ...context.progress,
+      failure: { error: describeError(error), retryable: isRetryableFailure(error), landedSignatures },
+    },
+    health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
+  };
+}
+
+export function failedAttemptEvent(context: CrankContext, step: CrankStep, willRetry: boolean, atMs: number): CrankEmitted {
+  const { attempt, attemptStartedAtMs, submitted, failure } = context.progress;
+  return attemptEvent(step, attempt, 'failed', {
+    indices: submitted,
+    signatures: failure?.landedSignatures ?? [],
+    error: failure?.error ?? null,
+    willRetry,
+    atMs,
+    durationMs: atMs - attemptStartedAtMs,
+  });
+}
+
+/** All attempts used (or the failure cannot be retried): the cycle has failed, SPEC §3. */
+export function actionFailed(context: CrankContext, step: CrankStep): Partial<CrankContext> {
+  const { attempt, submitted, failure } = context.progress;
+  const failed = describeFailed(step, submitted, attempt);
+  return {
+    cycle: context.cycle && { ...context.cycle, failed: true },
+    health: { ...context.health, lastAction: failed, lastError: `${failed}: ${failure?.error ?? 'unknown error'}` },
+  };
+}
+
+/** A retry's re-read found nothing left to submit: the earlier attempt's work got done after all. */
+export function actionResolved(context: CrankContext, step: CrankStep, atMs: number): CrankEmitted[] {
+  const { attempt, attemptStartedAtMs } = context.progress;
+  if (attempt === 1) return [];
+  return [attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs })];
+}
+
+export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping {
+  const { cycle, plan, settings } = context;
+  if (cycle === null) return { update: {}, emit: [] };
+  const backlog = !cycle.failed && plan !== null && hasBacklog(plan);
+  const drainBacklog = backlog && context.backlogStreak < settings.maxBacklogCycles;
+  return {
+    update: {
+      cycle: null,
+      plan: null,
+      idleWaitedMs: 0,
+      drainBacklog,
+      backlogStreak: drainBacklog ? context.backlogStreak + 1 : 0,
+      // SPEC §3: last_error clears only when a whole cycle completes without a failed action.
+      health: cycle.failed ? context.health : { ...context.health, lastError: null },
+    },
+    emit: [
+      {
+        type: 'cycleFinished',
+        outcome: cycle.failed ? 'error' : 'ok',
+        report: cycleReport(cycle),
+        requests: cycle.requests,
+        atMs,
+        durationMs: atMs - cycle.startedAtMs,
+      },
+    ],
+  };
+}
+
+/** STOP: no more cycles, so requests waiting for one are answered now. */
+export function stopRequested(context: CrankContext): Bookkeeping {
+  const requests = context.queuedRequests;
+  return {
+    update: { stopRequested: true, queuedRequests: [] },
+    emit: requests.length > 0 ? [{ type: 'requestsAbandoned', requests }] : [],
+  };
+}
+
+/** Stopped mid-cycle: that cycle's requests get no report. */
+export function cycleAbandoned(context: CrankContext): Bookkeeping {
+  const requests = [...(context.cycle?.requests ?? []), ...context.queuedRequests];
+  return {
+    update: { cycle: null, queuedRequests: [] },
+    emit: requests.length > 0 ? [{ type: 'requestsAbandoned', requests }] : [],
+  };
+}
+
+function attemptEvent(
+  step: CrankStep,
+  attempt: number,
+  outcome: AttemptEvent['outcome'],
+  details: Partial<AttemptEvent> & Pick<AttemptEvent, 'atMs' | 'durationMs'>,
+): AttemptEvent {
+  return {
+    type: 'attempt',
+    action: STEP_ACTIONS[step],
+    attempt,
+    outcome,
+    indices: [],
+    signatures: [],
+    error: null,
+    willRetry: false,
+    ...details,
+  };
+}

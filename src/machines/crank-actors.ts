@@ -1,0 +1,45 @@
+import { fromPromise } from 'xstate';
+import type { BridgeChains } from '../chain/bridge-chains.js';
+import type { ActionReport, Submission } from './crank-context.js';
+import { planCycle, type CyclePlan } from './planning/cycle-plan.js';
+
+/**
+ * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
+ * wrapped with `fromPromise` for the machine. Everything they return is JSON-safe.
+ */
+
+export interface ReadInput {
+  batchLimit: number;
+}
+
+/** Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5). */
+export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CyclePlan> {
+  const view = await chains.readState(signal);
+  signal.throwIfAborted();
+  return planCycle(view, input.batchLimit);
+}
+
+/** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
+export async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
+  switch (submission.step) {
+    case 'ackDeposit': {
+      const { transactions } = await chains.ackDeposits(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'ackWithdraw': {
+      const { transactions } = await chains.ackWithdraws(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'cleanup': {
+      const { transactions, completed, alreadyDone } = await chains.cleanupDeposits(submission.indices, signal);
+      return { transactions, completed, alreadyDone };
+    }
+  }
+}
+
+export function crankActors(chains: BridgeChains) {
+  return {
+    readAndPlan: fromPromise<CyclePlan, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) => submitAction(chains, input, signal)),
+  };
+}

@@ -1,0 +1,225 @@
+import type { AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
+import { isBridgeError } from '../errors.js';
+import type { CrankAction } from '../metrics/metrics.js';
+import type { CrankReport } from './crank-service.js';
+import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+
+/**
+ * The crank machine's data: settings, the current cycle's plan and bookkeeping, and the
+ * health facts /health reports. JSON-serializable throughout (numbers, strings, booleans,
+ * arrays): no bigint, no Error, no class instance, so that snapshots, the inspector and the
+ * graph tools can all handle it.
+ */
+
+/** The action steps of a cycle, in SPEC §3 order; each is a state of the machine. */
+export type CrankStep = 'ackDeposit' | 'ackWithdraw' | 'cleanup';
+
+/** The protocol name of each step, as logs and metric labels use it. */
+export const STEP_ACTIONS: Readonly<Record<CrankStep, CrankAction>> = {
+  ackDeposit: 'ack_deposit',
+  ackWithdraw: 'ack_withdraw',
+  cleanup: 'cleanup_deposit',
+};
+
+/**
+ * Consecutive back-to-back cycles a backlog may trigger before the crank waits one poll
+ * interval again; bounds how long one burst keeps the RPC endpoints busy (docs/crank.md).
+ */
+export const MAX_BACKLOG_CYCLES = 10;
+
+export interface CrankSettings {
+  pollIntervalMs: number;
+  maxAttempts: number;
+  retryBackoffMs: number;
+  /** Votes (or cleanups) per action per cycle. */
+  batchLimit: number;
+  /** Back-to-back cycles a backlog may trigger in a row. */
+  maxBacklogCycles: number;
+}
+
+export function crankSettings(options: { pollIntervalMs: number; maxAttempts: number; retryBackoffMs: number }): CrankSettings {
+  return {
+    pollIntervalMs: options.pollIntervalMs,
+    maxAttempts: options.maxAttempts,
+    retryBackoffMs: options.retryBackoffMs,
+    batchLimit: MAX_PLANNED_PER_ACTION,
+    maxBacklogCycles: MAX_BACKLOG_CYCLES,
+  };
+}
+
+/** What /health shows (times in unix milliseconds here; the service converts to seconds). */
+export interface HealthFacts {
+  lastRunAtMs: number | null;
+  lastSuccessAtMs: number | null;
+  lastError: string | null;
+  lastAction: string | null;
+  /** Transactions signed by this authority that landed (SPEC total_actions_submitted). */
+  transactionsLanded: number;
+}
+
+export interface CycleState {
+  startedAtMs: number;
+  /** CRANK_ONCE requests this cycle answers. */
+  requests: string[];
+  /** An action failed after all its attempts, or the tracker read failed. */
+  failed: boolean;
+  attempted: Record<CrankStep, boolean>;
+  /** Distinct entries cleanup_deposit was submitted for. */
+  cleanupSubmitted: number[];
+  /** Of those and any others, entries found cleaned up (by us or already by someone else). */
+  cleanupResolved: number[];
+}
+
+/** The running action's attempts. */
+export interface ActionProgress {
+  /** 1-based number of the current attempt. */
+  attempt: number;
+  attemptStartedAtMs: number;
+  /** Entry indices the current attempt submits (empty while it re-reads). */
+  submitted: number[];
+  /** Why the current attempt failed, as data (the error object itself stays out of context). */
+  failure: AttemptFailure | null;
+}
+
+export interface AttemptFailure {
+  error: string;
+  retryable: boolean;
+  /** Transactions of the attempt that landed before it failed. */
+  landedSignatures: string[];
+}
+
+export interface CrankContext {
+  settings: CrankSettings;
+  /** The latest plan: from the cycle's read, replaced by the re-read of a retry. */
+  plan: CyclePlan | null;
+  cycle: CycleState | null;
+  progress: ActionProgress;
+  /** CRANK_ONCE requests that arrived during a cycle, for the next one. */
+  queuedRequests: string[];
+  idleWaitedMs: number;
+  drainBacklog: boolean;
+  backlogStreak: number;
+  stopRequested: boolean;
+  health: HealthFacts;
+}
+
+export type CrankEvent =
+  /** Start a cycle now if none runs; dropped (coalesced) while one runs. */
+  | { type: 'POLL' }
+  /** Run a cycle for this request and answer it with that cycle's report (queued while one runs). */
+  | { type: 'CRANK_ONCE'; requestId: string }
+  /** Take no more cycles; the running one ends at its next safe point. */
+  | { type: 'STOP' };
+
+export type AttemptOutcome = 'landed' | 'failed' | 'already_done';
+
+/** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
+export type CrankEmitted =
+  | { type: 'cycleStarted'; atMs: number; requests: string[] }
+  | { type: 'planned'; pending: Record<CrankAction, number> }
+  | { type: 'readFailed'; error: string }
+  | {
+      type: 'attempt';
+      action: CrankAction;
+      attempt: number;
+      outcome: AttemptOutcome;
+      indices: number[];
+      signatures: string[];
+      error: string | null;
+      /** A failed attempt that will be retried after a backoff. */
+      willRetry: boolean;
+      atMs: number;
+      durationMs: number;
+    }
+  | { type: 'cycleFinished'; outcome: 'ok' | 'error'; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
+  | { type: 'requestsAbandoned'; requests: string[] }
+  | { type: 'pollCoalesced' };
+
+/** What the submit actor sends, per step. */
+export type Submission =
+  | { step: 'ackDeposit'; votes: AckDepositVote[] }
+  | { step: 'ackWithdraw'; votes: AckWithdrawVote[] }
+  | { step: 'cleanup'; indices: number[] };
+
+/** What the submit actor reports, the same shape for every step. */
+export interface ActionReport {
+  transactions: LandedTransaction[];
+  /** cleanup_deposit only: entries this server cleaned up. */
+  completed: number[];
+  /** cleanup_deposit only: entries someone else had cleaned up already. */
+  alreadyDone: number[];
+}
+
+export function initialCrankContext(settings: CrankSettings): CrankContext {
+  return {
+    settings,
+    plan: null,
+    cycle: null,
+    progress: freshProgress(),
+    queuedRequests: [],
+    idleWaitedMs: 0,
+    drainBacklog: false,
+    backlogStreak: 0,
+    stopRequested: false,
+    health: { lastRunAtMs: null, lastSuccessAtMs: null, lastError: null, lastAction: null, transactionsLanded: 0 },
+  };
+}
+
+/** Before an action's first attempt. */
+export function freshProgress(): ActionProgress {
+  return { attempt: 1, attemptStartedAtMs: 0, submitted: [], failure: null };
+}
+
+export function newCycle(startedAtMs: number, requests: string[]): CycleState {
+  return {
+    startedAtMs,
+    requests,
+    failed: false,
+    attempted: { ackDeposit: false, ackWithdraw: false, cleanup: false },
+    cleanupSubmitted: [],
+    cleanupResolved: [],
+  };
+}
+
+/** The step's work in the plan, as the submit actor takes it. */
+export function submissionFor(step: CrankStep, plan: CyclePlan | null): Submission {
+  switch (step) {
+    case 'ackDeposit':
+      return { step, votes: plan?.ackDeposit.votes ?? [] };
+    case 'ackWithdraw':
+      return { step, votes: plan?.ackWithdraw.votes.map((planned) => planned.vote) ?? [] };
+    case 'cleanup':
+      return { step, indices: plan?.cleanup.indices ?? [] };
+  }
+}
+
+export function submittedIndices(submission: Submission): number[] {
+  return submission.step === 'cleanup' ? submission.indices : submission.votes.map((vote) => vote.index);
+}
+
+export function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
+  return {
+    ack_deposit: plan.ackDeposit.pending,
+    ack_withdraw: plan.ackWithdraw.pending,
+    cleanup_deposit: plan.cleanup.pending,
+  };
+}
+
+export function cycleReport(cycle: CycleState): CrankReport {
+  return {
+    ack_deposit_attempted: cycle.attempted.ackDeposit,
+    ack_withdraw_attempted: cycle.attempted.ackWithdraw,
+    cleanup_attempted: cycle.cleanupSubmitted.length,
+    cleanup_completed: cycle.cleanupResolved.length,
+  };
+}
+
+/** Sorted union of two index lists. */
+export function unionIndices(a: readonly number[], b: readonly number[]): number[] {
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
+}
+
+/** Transactions of a failed action that landed before the failure (CHAIN__FAILED_TO_SUBMIT). */
+export function landedSignaturesOf(error: unknown): string[] {
+  return isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT') ? error.context.landedSignatures : [];
+}

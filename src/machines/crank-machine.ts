@@ -1,0 +1,267 @@
+import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import type { ReadInput } from './crank-actors.js';
+import {
+  freshProgress,
+  initialCrankContext,
+  submissionFor,
+  type ActionReport,
+  type CrankContext,
+  type CrankEmitted,
+  type CrankEvent,
+  type CrankSettings,
+  type CrankStep,
+  type Submission,
+} from './crank-context.js';
+import {
+  actionFailed,
+  actionResolved,
+  attemptFailed,
+  attemptLanded,
+  attemptStarted,
+  cycleAbandoned,
+  cycleFinished,
+  cycleStarted,
+  failedAttemptEvent,
+  planRecorded,
+  readFailed,
+  rereadStarted,
+  stopRequested,
+  type Bookkeeping,
+} from './bookkeeping.js';
+import { retryBackoffDelay } from './backoff.js';
+import { hasAckDepositWork, hasAckWithdrawWork, hasAttemptsLeft, hasCleanupWork } from './guards.js';
+import type { CyclePlan } from './planning/cycle-plan.js';
+import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } from './poll-schedule.js';
+
+/**
+ * The crank: one cycle at a time (SPEC §1 run lock), in SPEC §3 order: read and plan, then
+ * ack_deposit, ack_withdraw, cleanup_deposit, each retried with backoff up to the attempt
+ * limit, then back to idle until the next poll. The machine has no I/O: effects are the
+ * `readAndPlan` and `submitAction` actors (crank-actors.ts), provided by startCrank; what the
+ * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted.
+ * docs/crank.md describes every state, event and rule.
+ */
+
+type Tag = 'busy' | 'degraded';
+
+/** Placeholders that fail loudly: the machine's definition must load without a chain client. */
+function unprovided(name: string) {
+  return () =>
+    Promise.reject(new Error(`the crank machine's ${name} actor was not provided: run the machine through startCrank()`));
+}
+
+const now = (): number => Date.now();
+
+/** Applies one step's bookkeeping inside an enqueueActions action. */
+function apply(
+  enqueue: { assign(update: Partial<CrankContext>): void; emit(event: CrankEmitted): void },
+  bookkeeping: Bookkeeping,
+): void {
+  enqueue.assign(bookkeeping.update);
+  for (const event of bookkeeping.emit) enqueue.emit(event);
+}
+
+function pollSchedule(context: CrankContext): PollSchedule {
+  return {
+    pollIntervalMs: context.settings.pollIntervalMs,
+    idleWaitedMs: context.idleWaitedMs,
+    drainBacklog: context.drainBacklog,
+  };
+}
+
+function readInput({ context }: { context: CrankContext }): ReadInput {
+  return { batchLimit: context.settings.batchLimit };
+}
+
+const crankSetup = setup({
+  types: {
+    context: {} as CrankContext,
+    events: {} as CrankEvent,
+    input: {} as CrankSettings,
+    emitted: {} as CrankEmitted,
+    tags: {} as Tag,
+  },
+  actors: {
+    readAndPlan: fromPromise<CyclePlan, ReadInput>(unprovided('readAndPlan')),
+    submitAction: fromPromise<ActionReport, Submission>(unprovided('submitAction')),
+  },
+  guards: {
+    hasQueuedRequests: ({ context }) => context.queuedRequests.length > 0,
+    isCycleDue: ({ context }) => isCycleDue(pollSchedule(context)),
+    isStopRequested: ({ context }) => context.stopRequested,
+    hasAckDepositWork: ({ context }) => hasAckDepositWork(context.plan),
+    hasAckWithdrawWork: ({ context }) => hasAckWithdrawWork(context.plan),
+    hasCleanupWork: ({ context }) => hasCleanupWork(context.plan),
+    hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
+    isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
+  },
+  actions: {
+    queueRequest: assign(({ context }, params: { requestId: string }) => ({
+      queuedRequests: [...context.queuedRequests, params.requestId],
+    })),
+    abandonRequest: emit((_, params: { requestId: string }) => ({ type: 'requestsAbandoned' as const, requests: [params.requestId] })),
+    dropPoll: emit({ type: 'pollCoalesced' as const }),
+    requestStop: enqueueActions(({ context, enqueue }) => apply(enqueue, stopRequested(context))),
+    waitIdleChunk: assign(({ context }) => ({ idleWaitedMs: idleWaitAfterChunk(pollSchedule(context)) })),
+    startCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleStarted(context, now()))),
+    recordPlan: enqueueActions(({ enqueue }, params: { plan: CyclePlan }) => apply(enqueue, planRecorded(params.plan))),
+    recordReadFailure: enqueueActions(({ context, enqueue }, params: { error: unknown }) =>
+      apply(enqueue, readFailed(context, params.error)),
+    ),
+    beginAction: assign(() => ({ progress: freshProgress() })),
+    beginAttempt: assign(({ context }, params: { step: CrankStep }) => attemptStarted(context, params.step, now())),
+    beginReread: assign(({ context }) => rereadStarted(context, now())),
+    recordLanded: enqueueActions(({ context, enqueue }, params: { step: CrankStep; report: ActionReport }) =>
+      apply(enqueue, attemptLanded(context, params.step, params.report, now())),
+    ),
+    recordFailure: assign(({ context }, params: { error: unknown }) => attemptFailed(context, params.error)),
+    reportFailedAttempt: emit(({ context }, params: { step: CrankStep; willRetry: boolean }) =>
+      failedAttemptEvent(context, params.step, params.willRetry, now()),
+    ),
+    recordActionFailed: assign(({ context }, params: { step: CrankStep }) => actionFailed(context, params.step)),
+    resolveAction: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => {
+      for (const event of actionResolved(context, params.step, now())) enqueue.emit(event);
+    }),
+    finishCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleFinished(context, now()))),
+    abandonCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleAbandoned(context))),
+  },
+  delays: {
+    nextCycleDelay: ({ context }) => nextCycleDelay(pollSchedule(context)),
+    // Entered after attempt n failed: the n-th backoff.
+    retryDelay: ({ context }) => retryBackoffDelay(context.progress.attempt, context.settings.retryBackoffMs),
+  },
+});
+
+const WORK_GUARDS = {
+  ackDeposit: 'hasAckDepositWork',
+  ackWithdraw: 'hasAckWithdrawWork',
+  cleanup: 'hasCleanupWork',
+} as const;
+
+type NextStep = '#crank.ackWithdraw' | '#crank.cleanup' | '#crank.finishing';
+
+/**
+ * One action of the cycle: check for work, submit, and on failure back off, re-read, re-plan
+ * and try again while attempts remain (a threshold no can rewind positions, and an earlier
+ * batch may have landed: only a fresh read says what is still to send).
+ */
+function actionState(step: CrankStep, next: NextStep) {
+  return crankSetup.createStateConfig({
+    tags: ['busy'],
+    initial: 'checking',
+    entry: 'beginAction',
+    states: {
+      checking: {
+        always: [
+          { guard: 'isStopRequested', target: '#crank.stopped' },
+          { guard: WORK_GUARDS[step], target: 'submitting' },
+          { target: next, actions: { type: 'resolveAction', params: { step } } },
+        ],
+      },
+      submitting: {
+        entry: { type: 'beginAttempt', params: { step } },
+        invoke: {
+          id: 'submit',
+          src: 'submitAction',
+          input: ({ context }) => submissionFor(step, context.plan),
+          onDone: {
+            target: next,
+            actions: { type: 'recordLanded', params: ({ event }) => ({ step, report: event.output }) },
+          },
+          onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ error: event.error }) } },
+        },
+      },
+      failed: {
+        always: [
+          {
+            guard: and(['isRetryableFailure', 'hasAttemptsLeft']),
+            target: 'retryBackoff',
+            actions: { type: 'reportFailedAttempt', params: { step, willRetry: true } },
+          },
+          {
+            target: next,
+            actions: [
+              { type: 'reportFailedAttempt', params: { step, willRetry: false } },
+              { type: 'recordActionFailed', params: { step } },
+            ],
+          },
+        ],
+      },
+      retryBackoff: {
+        tags: ['degraded'],
+        always: { guard: 'isStopRequested', target: '#crank.stopped' },
+        after: { retryDelay: 'replanning' },
+        on: { STOP: { target: '#crank.stopped', actions: 'requestStop' } },
+      },
+      replanning: {
+        tags: ['degraded'],
+        entry: 'beginReread',
+        invoke: {
+          id: 'reread',
+          src: 'readAndPlan',
+          input: readInput,
+          onDone: { target: 'checking', actions: { type: 'recordPlan', params: ({ event }) => ({ plan: event.output }) } },
+          onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ error: event.error }) } },
+        },
+      },
+    },
+  });
+}
+
+export const crankMachine = crankSetup.createMachine({
+  id: 'crank',
+  context: ({ input }) => initialCrankContext(input),
+  // The first cycle runs at startup: a restarted server catches up without waiting an interval.
+  initial: 'polling',
+  // While a cycle runs (every state but idle handles these itself).
+  on: {
+    POLL: { actions: 'dropPoll' },
+    CRANK_ONCE: [
+      { guard: 'isStopRequested', actions: { type: 'abandonRequest', params: ({ event }) => ({ requestId: event.requestId }) } },
+      { actions: { type: 'queueRequest', params: ({ event }) => ({ requestId: event.requestId }) } },
+    ],
+    STOP: { actions: 'requestStop' },
+  },
+  states: {
+    idle: {
+      always: { guard: 'hasQueuedRequests', target: 'polling' },
+      after: {
+        nextCycleDelay: [
+          { guard: 'isCycleDue', target: 'polling' },
+          { target: 'idle', reenter: true, actions: 'waitIdleChunk' },
+        ],
+      },
+      on: {
+        POLL: 'polling',
+        CRANK_ONCE: {
+          target: 'polling',
+          actions: { type: 'queueRequest', params: ({ event }) => ({ requestId: event.requestId }) },
+        },
+        STOP: 'stopped',
+      },
+    },
+    polling: {
+      tags: ['busy'],
+      entry: 'startCycle',
+      invoke: {
+        id: 'read',
+        src: 'readAndPlan',
+        input: readInput,
+        onDone: { target: 'ackDeposit', actions: { type: 'recordPlan', params: ({ event }) => ({ plan: event.output }) } },
+        onError: {
+          target: 'finishing',
+          actions: { type: 'recordReadFailure', params: ({ event }) => ({ error: event.error }) },
+        },
+      },
+    },
+    ackDeposit: actionState('ackDeposit', '#crank.ackWithdraw'),
+    ackWithdraw: actionState('ackWithdraw', '#crank.cleanup'),
+    cleanup: actionState('cleanup', '#crank.finishing'),
+    finishing: {
+      entry: 'finishCycle',
+      always: [{ guard: 'isStopRequested', target: 'stopped' }, { target: 'idle' }],
+    },
+    stopped: { type: 'final', entry: 'abandonCycle' },
+  },
+});
+

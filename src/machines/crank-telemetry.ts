@@ -1,0 +1,69 @@
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { CrankEmitted, HealthFacts } from './crank-context.js';
+
+/**
+ * Logs and metrics from what the crank machine emits (one log line per action attempt) and
+ * from its snapshot (the timestamp gauges mirror /health). Nothing here keeps state.
+ */
+
+export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Metrics): void {
+  switch (emitted.type) {
+    case 'cycleStarted':
+      log.debug({ requests: emitted.requests.length }, 'crank cycle started');
+      return;
+    case 'planned':
+      for (const [phase, pending] of Object.entries(emitted.pending)) metrics.crankPending.set({ phase }, pending);
+      log.debug({ pending: emitted.pending }, 'crank planned');
+      return;
+    case 'readFailed':
+      log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
+      return;
+    case 'attempt':
+      recordAttempt(emitted, log, metrics);
+      return;
+    case 'cycleFinished': {
+      metrics.crankCycles.inc({ outcome: emitted.outcome });
+      metrics.crankCycleDuration.observe(emitted.durationMs / 1000);
+      const { report } = emitted;
+      const didWork = report.ack_deposit_attempted || report.ack_withdraw_attempted || report.cleanup_attempted > 0;
+      // An idle cycle every poll interval is routine: keep it out of the info log.
+      const level = emitted.outcome === 'error' ? 'warn' : didWork ? 'info' : 'debug';
+      log[level]({ outcome: emitted.outcome, report, durationMs: emitted.durationMs }, 'crank cycle finished');
+      return;
+    }
+    case 'requestsAbandoned':
+      log.info({ requests: emitted.requests.length }, 'crank stopping: queued POST /crank/once requests answered with CRANK__STOPPED');
+      return;
+    case 'pollCoalesced':
+      log.debug('crank: POLL while a cycle runs, dropped');
+      return;
+  }
+}
+
+function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log: Logger, metrics: Metrics): void {
+  const { action, outcome, signatures } = attempt;
+  metrics.crankSubmissions.inc({ action, outcome });
+  metrics.crankActionDuration.observe({ action }, attempt.durationMs / 1000);
+  if (attempt.attempt > 1) metrics.crankRetries.inc({ action });
+  if (signatures.length > 0) metrics.crankTransactionsLanded.inc({ action }, signatures.length);
+
+  const line = {
+    action,
+    indices: attempt.indices,
+    attempt: attempt.attempt,
+    outcome,
+    signatures,
+    err: attempt.error ?? undefined,
+    durationMs: attempt.durationMs,
+  };
+  if (outcome !== 'failed') log.info(line, `crank: ${action} ${outcome}`);
+  else if (attempt.willRetry) log.warn(line, `crank: ${action} attempt failed, retrying after a backoff`);
+  else log.error(line, `crank: ${action} failed, moving on to the next action`);
+}
+
+/** Timestamps from the snapshot's health facts, so /metrics and /health never disagree. */
+export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
+  if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
+  if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
+}

@@ -1,0 +1,71 @@
+import { createWebSocketInspector } from '@statelyai/inspect';
+import type { InspectionEvent, MachineContext, AnyEventObject } from 'xstate';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { redactSecrets } from '../log/redact.js';
+
+/**
+ * Watching the crank actor. At debug level every transition of the crank is logged (one
+ * check of the level otherwise, so it costs nothing when disabled). With BRIDGE_XSTATE_INSPECT
+ * set, inspection events also go to @statelyai/inspect's WebSocket inspector at that URL,
+ * and only there (never a hosted relay). What leaves is sanitized: errors become their
+ * messages, anything that is not JSON is dropped, and the log redaction runs over the rest.
+ * The context never holds the signing key; this is the second line of defence.
+ */
+
+export interface CrankInspection {
+  inspect(event: InspectionEvent): void;
+  stop(): void;
+}
+
+export function createCrankInspection(log: Logger, inspectUrl: string | undefined): CrankInspection {
+  const remote =
+    inspectUrl === undefined
+      ? undefined
+      : createWebSocketInspector({
+          url: inspectUrl,
+          sanitizeContext: (context: MachineContext) => sanitizeInspected(context) as MachineContext,
+          sanitizeEvent: (event: AnyEventObject) => sanitizeInspected(event) as AnyEventObject,
+          // Covers what the two hooks above do not see, e.g. the input and error of child actors.
+          serialize: (event) => sanitizeInspected(event) as typeof event,
+        });
+  if (inspectUrl !== undefined) log.info({ inspectUrl }, 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT');
+
+  return {
+    inspect(event) {
+      logTransition(log, event);
+      remote?.inspect.next?.(event);
+    },
+    stop() {
+      remote?.stop();
+    },
+  };
+}
+
+function logTransition(log: Logger, event: InspectionEvent): void {
+  if (!log.isLevelEnabled('debug')) return;
+  if (event.type !== '@xstate.snapshot' || event.actorRef.sessionId !== event.rootId) return;
+  const snapshot = event.snapshot as { value?: unknown };
+  log.debug({ event: event.event.type, state: snapshot.value }, 'crank transition');
+}
+
+/**
+ * A JSON-only copy: errors as their messages, bigint as decimal strings, functions dropped;
+ * then redacted. Never throws (the inspector calls it from a timer, where a throw would be an
+ * uncaught exception): what cannot be serialized is replaced by a marker.
+ */
+export function sanitizeInspected(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  try {
+    const json = JSON.stringify(value, (_key, item: unknown) => {
+      if (item instanceof Error) return { error: describeError(item) };
+      if (typeof item === 'bigint') return item.toString();
+      return item;
+    });
+    return json === undefined ? undefined : redactSecrets(JSON.parse(json));
+  } catch {
+    return UNSERIALIZABLE;
+  }
+}
+
+const UNSERIALIZABLE = { unserializable: 'left out by the crank inspector: not JSON' };

@@ -1,0 +1,77 @@
+import type { AckWithdrawVote, BridgeView } from '../../chain/bridge-chains.js';
+import type { DepositEntry, DepositResult } from '../../chain/types.js';
+import { depositResultToWire } from '../../chain/result-wire.js';
+import { isRelayableWithdrawResult, type WithdrawReadiness } from '../guards.js';
+import { entryAt, entryIndex, ownVote } from './view-access.js';
+
+/**
+ * ack_withdraw votes of an honest authority: relay each destination result to the source,
+ * in order from this authority's own next_index on the DepositTracker, stopping at the first
+ * destination entry that rule 3.1 does not allow to relay yet.
+ */
+
+export interface PlannedAckWithdraw {
+  vote: AckWithdrawVote;
+  /** What rule 3.1 was checked on, kept so the machine's guard can check it again. */
+  destination: WithdrawReadiness;
+}
+
+export interface AckWithdrawPlan {
+  votes: PlannedAckWithdraw[];
+  /** Results ready for this authority's vote, up to the first unready one, planned or not. */
+  pending: number;
+}
+
+export function planAckWithdraws(view: BridgeView, limit: number): AckWithdrawPlan {
+  const source = view.deposits;
+  const destination = view.withdrawals;
+  const first = entryIndex(ownVote(source.header, view.authority).nextIndex);
+  const end = Math.min(entryIndex(source.header.entryCount), entryIndex(destination.header.entryCount));
+  const votes: PlannedAckWithdraw[] = [];
+  let pending = 0;
+
+  for (let index = first; index < end; index++) {
+    const withdrawal = entryAt(destination, index);
+    if (!isRelayableWithdrawResult(withdrawal)) break;
+    const deposit = entryAt(source, index);
+    if (!isValidResultFor(deposit, withdrawal.result)) break;
+    pending++;
+    if (votes.length < limit) {
+      votes.push({
+        vote: withdrawVote(index, deposit, withdrawal.result),
+        destination: {
+          status: withdrawal.status,
+          createdTokenAccount: withdrawal.createdTokenAccount,
+          result: { kind: withdrawal.result.kind },
+        },
+      });
+    }
+  }
+  return { votes, pending };
+}
+
+/** Initialized: propose the result. Relaying, or Finalized (a late vote): approve exactly when the proposal is this result. */
+function withdrawVote(index: number, deposit: DepositEntry, result: DepositResult): AckWithdrawVote {
+  const approve = deposit.status === 'Initialized' || sameDepositResult(deposit.proposed, result);
+  return { index, approve, result: depositResultToWire(result, `entries[${index}].result`) };
+}
+
+export function sameDepositResult(a: DepositResult, b: DepositResult): boolean {
+  switch (a.kind) {
+    case 'None':
+      return b.kind === 'None';
+    case 'Confirmed':
+      return b.kind === 'Confirmed' && a.amount === b.amount;
+    case 'Rejected':
+      return b.kind === 'Rejected' && a.reason === b.reason;
+  }
+}
+
+/**
+ * The source program rejects a Confirmed amount above the deposit (InvalidResult) on any
+ * vote, yes or no. Honest destinations never produce one; if one appears nothing valid can be
+ * sent for that entry, so relaying stops there instead of failing every cycle.
+ */
+function isValidResultFor(deposit: DepositEntry, result: DepositResult): boolean {
+  return result.kind !== 'Confirmed' || result.amount <= deposit.amount;
+}

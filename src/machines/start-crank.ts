@@ -1,0 +1,147 @@
+import { createActor } from 'xstate';
+import type { BridgeChains } from '../chain/bridge-chains.js';
+import { BridgeError, describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { setLongTimeout } from '../time.js';
+import { crankActors } from './crank-actors.js';
+import { crankSettings, type CrankEmitted, type HealthFacts } from './crank-context.js';
+import { crankMachine } from './crank-machine.js';
+import { createCrankRequests, type CrankRequests } from './crank-requests.js';
+import type { CrankHealth, CrankReport, CrankService } from './crank-service.js';
+import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
+import { createCrankInspection } from './inspection.js';
+
+/**
+ * Runs the crank machine as the process's one crank actor and presents it as the
+ * CrankService the HTTP layer and the lifecycle use (docs/architecture.md, "Crank").
+ */
+
+export interface StartCrankOptions {
+  chains: BridgeChains;
+  pollIntervalMs: number;
+  maxAttempts: number;
+  retryBackoffMs: number;
+  logger: Logger;
+  metrics: Metrics;
+  /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
+  inspectUrl?: string;
+}
+
+export function startCrank(options: StartCrankOptions): CrankService {
+  const { metrics } = options;
+  const log = options.logger.child({ component: 'crank' });
+  const requests = createCrankRequests();
+  const inspection = createCrankInspection(log, options.inspectUrl);
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains) }), {
+    input: crankSettings(options),
+    inspect: (event) => inspection.inspect(event),
+  });
+  let stopping: Promise<void> | undefined;
+
+  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests }));
+  actor.subscribe({
+    next: (snapshot) => recordHealthGauges(snapshot.context.health, metrics),
+    // Without this handler xstate rethrows an actor error as an uncaught exception.
+    error: (err) => {
+      log.fatal({ err: describeError(err) }, 'the crank stopped on an internal error; /health reports it; restart the server');
+      requests.rejectAll(stoppedError(`the crank stopped on an internal error: ${describeError(err)}`));
+      metrics.crankEnabled.set(0);
+    },
+  });
+  metrics.crankEnabled.set(1);
+  actor.start();
+  log.info(
+    { pollIntervalMs: options.pollIntervalMs, maxAttempts: options.maxAttempts, retryBackoffMs: options.retryBackoffMs },
+    'crank started',
+  );
+
+  function health(): CrankHealth {
+    const snapshot = actor.getSnapshot();
+    const failure = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
+    return healthFromFacts(snapshot.context.health, snapshot.status === 'active', failure);
+  }
+
+  function runOnce(signal?: AbortSignal): Promise<CrankReport> {
+    if (stopping !== undefined || actor.getSnapshot().status !== 'active') {
+      return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
+    }
+    const { requestId, report } = requests.open(signal);
+    actor.send({ type: 'CRANK_ONCE', requestId });
+    return report;
+  }
+
+  function stop(deadlineMs: number): Promise<void> {
+    stopping ??= stopActor(deadlineMs);
+    return stopping;
+  }
+
+  async function stopActor(deadlineMs: number): Promise<void> {
+    actor.send({ type: 'STOP' });
+    if (!(await settledWithin(deadlineMs))) {
+      log.warn({ deadlineMs }, 'crank: the running cycle did not finish before the shutdown deadline; aborting it');
+      actor.stop();
+    }
+    requests.rejectAll(stoppedError('the crank stopped before the cycle for this request completed'));
+    inspection.stop();
+    metrics.crankEnabled.set(0);
+    log.info('crank stopped');
+  }
+
+  /** Resolves true once the actor has reached its final state (or failed), false at the deadline. */
+  function settledWithin(deadlineMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (actor.getSnapshot().status !== 'active') return resolve(true);
+      const finish = (settled: boolean) => {
+        timeout.clear();
+        subscription.unsubscribe();
+        resolve(settled);
+      };
+      const timeout = setLongTimeout(() => finish(false), deadlineMs);
+      const subscription = actor.subscribe({ complete: () => finish(true), error: () => finish(true) });
+    });
+  }
+
+  return {
+    get enabled() {
+      return actor.getSnapshot().status === 'active';
+    },
+    health,
+    runOnce,
+    stop,
+  };
+}
+
+function handleEmitted(emitted: CrankEmitted, deps: { log: Logger; metrics: Metrics; requests: CrankRequests }): void {
+  const { log, metrics, requests } = deps;
+  if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
+  if (emitted.type === 'requestsAbandoned') {
+    requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
+  }
+  // Telemetry must never take the crank down with it.
+  try {
+    recordCrankEvent(emitted, log, metrics);
+  } catch (err) {
+    log.error({ err: describeError(err), emitted: emitted.type }, 'crank: recording logs and metrics failed');
+  }
+}
+
+/** /health's `crank` object: unix seconds, JS numbers. */
+function healthFromFacts(facts: HealthFacts, active: boolean, internalError: string | null): CrankHealth {
+  return {
+    enabled: active,
+    last_run_at: toUnixSeconds(facts.lastRunAtMs),
+    last_success_at: toUnixSeconds(facts.lastSuccessAtMs),
+    last_error: internalError ?? facts.lastError,
+    last_action: facts.lastAction,
+    total_actions_submitted: facts.transactionsLanded,
+  };
+}
+
+function toUnixSeconds(ms: number | null): number | null {
+  return ms === null ? null : Math.floor(ms / 1000);
+}
+
+function stoppedError(message: string): BridgeError<'CRANK__STOPPED'> {
+  return new BridgeError('CRANK__STOPPED', {}, message);
+}

@@ -1,0 +1,142 @@
+import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import type {
+  DepositEntry,
+  DepositResult,
+  TrackerHeader,
+  TrackerKind,
+  WithdrawEntry,
+} from '../../../src/chain/types.js';
+
+/**
+ * Hand-built BridgeViews for planner and machine tests. Windows start where the chain client
+ * starts them (src/chain/client/window.ts) unless a test says otherwise.
+ */
+
+export const AUTHORITY = 'Authority1111111111111111111111111111111111';
+export const OTHER_AUTHORITIES = ['Bthority2222222222222222222222222222222222', 'Cthority3333333333333333333333333333333333'];
+const GOVERNANCE = 'Governance111111111111111111111111111111111';
+const MINT = 'Mint111111111111111111111111111111111111111';
+const DEPOSITOR = 'Depositor11111111111111111111111111111111111';
+
+export interface HeaderOptions {
+  entryCount: number;
+  settledPrefix?: number;
+  /** This authority's next_index. */
+  ownNext: number;
+  /** Authorities in slot order; this authority is in slot 0 unless listed otherwise. */
+  authorities?: string[];
+}
+
+export function trackerHeader(kind: TrackerKind, options: HeaderOptions): TrackerHeader {
+  const authorities = options.authorities ?? [AUTHORITY, ...OTHER_AUTHORITIES];
+  return {
+    kind,
+    sourceChainId: 1,
+    targetChainId: 2,
+    threshold: 2,
+    authorityCount: authorities.length,
+    entryCount: BigInt(options.entryCount),
+    capacity: 1024n,
+    settledPrefix: BigInt(options.settledPrefix ?? 0),
+    generation: 0n,
+    governance: GOVERNANCE,
+    authorities,
+    votes: authorities.map((authority) => ({
+      nextIndex: BigInt(authority === AUTHORITY ? options.ownNext : 0),
+      lastVote: 'None' as const,
+    })),
+  };
+}
+
+/** The deposit of transfer `n`: amounts and recipients differ per transfer. */
+export function deposit(n: number, overrides: Partial<DepositEntry> = {}): DepositEntry {
+  return {
+    amount: BigInt(1000 + n),
+    depositor: DEPOSITOR,
+    recipient: `Recipient${n}`.padEnd(44, '1'),
+    sourceMint: MINT,
+    status: 'Initialized',
+    cleanupCompleted: false,
+    yesVotes: 0,
+    noVotes: 0,
+    proposed: { kind: 'None' },
+    result: { kind: 'None' },
+    refundedAmount: 0n,
+    depositSlot: BigInt(100 + n),
+    ...overrides,
+  };
+}
+
+/** The destination entry proposing exactly `source`'s transfer. */
+export function withdrawal(source: DepositEntry, overrides: Partial<WithdrawEntry> = {}): WithdrawEntry {
+  return {
+    status: 'Voting',
+    createdTokenAccount: 'Pending',
+    yesVotes: 0,
+    noVotes: 0,
+    amount: source.amount,
+    recipient: source.recipient,
+    sourceMint: source.sourceMint,
+    result: { kind: 'None' },
+    tokenAccount: '11111111111111111111111111111111',
+    finalizedSlot: 0n,
+    ...overrides,
+  };
+}
+
+export const CONFIRMED_FULL = (entry: DepositEntry): DepositResult => ({ kind: 'Confirmed', amount: entry.amount });
+
+/** A finalized destination entry for `source`, relayable under rule 3.1 unless overridden. */
+export function finalizedWithdrawal(source: DepositEntry, result: DepositResult, overrides: Partial<WithdrawEntry> = {}): WithdrawEntry {
+  return withdrawal(source, {
+    status: 'Finalized',
+    result,
+    createdTokenAccount: result.kind === 'Rejected' ? 'NotRequired' : 'Created',
+    finalizedSlot: 500n,
+    ...overrides,
+  });
+}
+
+export interface ViewOptions {
+  deposits: DepositEntry[];
+  withdrawals: WithdrawEntry[];
+  ownSourceNext?: number;
+  ownTargetNext?: number;
+  sourceSettled?: number;
+  targetSettled?: number;
+  /** Override the window starts (default: as the chain client computes them). */
+  depositWindowStart?: number;
+  withdrawWindowStart?: number;
+}
+
+/** A view whose windows hold `deposits` / `withdrawals` from their start index on. */
+export function bridgeView(options: ViewOptions): BridgeView {
+  const ownSourceNext = options.ownSourceNext ?? 0;
+  const ownTargetNext = options.ownTargetNext ?? 0;
+  const sourceSettled = options.sourceSettled ?? 0;
+  const sourceCount = options.deposits.length;
+  const targetCount = options.withdrawals.length;
+  const depositStart = options.depositWindowStart ?? Math.min(sourceSettled, ownSourceNext, ownTargetNext, sourceCount);
+  const withdrawStart = options.withdrawWindowStart ?? Math.min(ownTargetNext, ownSourceNext, targetCount);
+  return {
+    authority: AUTHORITY,
+    deposits: {
+      header: trackerHeader('DepositTracker', { entryCount: sourceCount, settledPrefix: sourceSettled, ownNext: ownSourceNext }),
+      start: depositStart,
+      entries: options.deposits.slice(depositStart),
+    },
+    withdrawals: {
+      header: trackerHeader('WithdrawTracker', {
+        entryCount: targetCount,
+        settledPrefix: options.targetSettled ?? 0,
+        ownNext: ownTargetNext,
+      }),
+      start: withdrawStart,
+      entries: options.withdrawals.slice(withdrawStart),
+    },
+  };
+}
+
+export function deposits(count: number, overrides: Partial<DepositEntry> = {}): DepositEntry[] {
+  return Array.from({ length: count }, (_, n) => deposit(n, overrides));
+}

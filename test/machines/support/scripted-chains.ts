@@ -1,0 +1,159 @@
+import type {
+  AckDepositVote,
+  AckWithdrawVote,
+  BridgeChains,
+  BridgeView,
+  CleanupReport,
+  SubmitReport,
+} from '../../../src/chain/bridge-chains.js';
+import { BridgeError } from '../../../src/errors.js';
+import { AUTHORITY } from './bridge-view.js';
+
+/**
+ * An in-memory BridgeChains driven by a script. readState returns the test's current view;
+ * each submission takes the next scripted reply of its method, or lands by default (one
+ * transaction per 8 votes, like a batching client). Every call is recorded with its signal.
+ * A held reply blocks until the test releases it, for tests of what happens mid-cycle.
+ */
+
+export type ChainsMethod = 'readState' | 'ackDeposits' | 'ackWithdraws' | 'cleanupDeposits';
+
+export interface ChainsCall {
+  method: ChainsMethod;
+  /** Votes or indices submitted (empty for readState). */
+  indices: number[];
+  votes: (AckDepositVote | AckWithdrawVote)[];
+  signal: AbortSignal;
+  /** Date.now() when the call was made (fake time in tests). */
+  at: number;
+}
+
+type Reply = (call: ChainsCall) => Promise<unknown>;
+
+export interface HeldReply {
+  /** Resolves once the held call has started. */
+  started: Promise<ChainsCall>;
+  /** Let the call land (the default landing) or fail with `error`. */
+  release(error?: unknown): void;
+}
+
+export const VOTES_PER_TRANSACTION = 8;
+
+export class ScriptedChains implements BridgeChains {
+  readonly authority = AUTHORITY;
+  readonly calls: ChainsCall[] = [];
+  view: BridgeView;
+  /** Runs after a submission landed, e.g. to advance the view as the chain would. */
+  onLanded: ((call: ChainsCall) => void) | undefined;
+  private readonly replies = new Map<ChainsMethod, Reply[]>();
+
+  constructor(view: BridgeView) {
+    this.view = view;
+  }
+
+  /** Queue replies for the next calls of `method`. */
+  script(method: ChainsMethod, ...replies: Reply[]): this {
+    this.replies.set(method, [...(this.replies.get(method) ?? []), ...replies]);
+    return this;
+  }
+
+  callsOf(method: ChainsMethod): ChainsCall[] {
+    return this.calls.filter((call) => call.method === method);
+  }
+
+  readState(signal: AbortSignal): Promise<BridgeView> {
+    return this.call({ method: 'readState', indices: [], votes: [], signal, at: Date.now() }, async () => structuredClone(this.view)) as Promise<BridgeView>;
+  }
+
+  ackDeposits(votes: readonly AckDepositVote[], signal: AbortSignal): Promise<SubmitReport> {
+    return this.call(voteCall('ackDeposits', votes, signal), async (call) => this.land(call)) as Promise<SubmitReport>;
+  }
+
+  ackWithdraws(votes: readonly AckWithdrawVote[], signal: AbortSignal): Promise<SubmitReport> {
+    return this.call(voteCall('ackWithdraws', votes, signal), async (call) => this.land(call)) as Promise<SubmitReport>;
+  }
+
+  cleanupDeposits(indices: readonly number[], signal: AbortSignal): Promise<CleanupReport> {
+    const call: ChainsCall = { method: 'cleanupDeposits', indices: [...indices], votes: [], signal, at: Date.now() };
+    return this.call(call, async () => ({ ...this.land(call), completed: [...indices], alreadyDone: [] })) as Promise<CleanupReport>;
+  }
+
+  private call(call: ChainsCall, byDefault: Reply): Promise<unknown> {
+    this.calls.push(call);
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    const reply = this.replies.get(call.method)?.shift() ?? byDefault;
+    return reply(call);
+  }
+
+  private land(call: ChainsCall): SubmitReport {
+    const transactions = batches(call.indices).map((indices, n) => ({
+      signature: `${call.method}-${this.calls.length}-${n}`,
+      indices,
+    }));
+    this.onLanded?.(call);
+    return { transactions };
+  }
+
+  /** A reply that lands like the default one. */
+  readonly lands: Reply = async (call) =>
+    call.method === 'cleanupDeposits'
+      ? { ...this.land(call), completed: call.indices, alreadyDone: [] }
+      : this.land(call);
+
+  /** A reply that blocks until released; it rejects with the signal's reason on abort. */
+  hold(): HeldReply & { reply: Reply } {
+    let started!: (call: ChainsCall) => void;
+    let release!: (error?: unknown) => void;
+    const startedPromise = new Promise<ChainsCall>((resolve) => (started = resolve));
+    const released = new Promise<unknown>((resolve) => (release = resolve));
+    const reply: Reply = (call) => {
+      started(call);
+      return new Promise((resolve, reject) => {
+        call.signal.addEventListener('abort', () => reject(call.signal.reason), { once: true });
+        void released.then((error) => (error === undefined ? resolve(this.lands(call)) : reject(error)));
+      });
+    };
+    return { started: startedPromise, release, reply };
+  }
+}
+
+/** A reply that fails with `error`. */
+export function fails(error: unknown): Reply {
+  return () => Promise.reject(error);
+}
+
+export function retryableSubmitError(action = 'ack_deposit', landedSignatures: string[] = []): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
+  return new BridgeError(
+    'CHAIN__FAILED_TO_SUBMIT',
+    { chain: 'target', action, retryable: true, landedSignatures },
+    `${action}: transaction expired before it landed`,
+  );
+}
+
+export function programError(programErrorName: string, action = 'ack_deposit'): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
+  return new BridgeError(
+    'CHAIN__FAILED_TO_SUBMIT',
+    { chain: 'target', action, retryable: false, programError: programErrorName, landedSignatures: [] },
+    `${action}: the program rejected the transaction with ${programErrorName}`,
+  );
+}
+
+export function rpcError(retryable: boolean): BridgeError<'CHAIN__RPC_FAILED'> {
+  return new BridgeError(
+    'CHAIN__RPC_FAILED',
+    { chain: 'source', method: 'getAccountInfo', retryable },
+    `getAccountInfo on the source chain failed${retryable ? ' (timeout)' : ' (HTTP 401)'}`,
+  );
+}
+
+function voteCall(method: ChainsMethod, votes: readonly (AckDepositVote | AckWithdrawVote)[], signal: AbortSignal): ChainsCall {
+  return { method, indices: votes.map((vote) => vote.index), votes: [...votes], signal, at: Date.now() };
+}
+
+function batches(indices: readonly number[]): number[][] {
+  const groups: number[][] = [];
+  for (let start = 0; start < indices.length; start += VOTES_PER_TRANSACTION) {
+    groups.push(indices.slice(start, start + VOTES_PER_TRANSACTION));
+  }
+  return groups;
+}

@@ -1,0 +1,62 @@
+import { Registry } from 'prom-client';
+import { vi } from 'vitest';
+import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import { startCrank } from '../../../src/machines/start-crank.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { ScriptedChains } from './scripted-chains.js';
+
+/** The crank as the process runs it (startCrank), over a ScriptedChains, with captured logs and metrics. */
+
+export const START = new Date('2026-11-22T12:00:00Z');
+export const START_SECONDS = START.getTime() / 1000;
+
+export interface TestCrankOptions {
+  pollIntervalMs?: number;
+  maxAttempts?: number;
+  retryBackoffMs?: number;
+  /** Script the chains before the crank starts (its startup cycle reads at once). */
+  before?: (chains: ScriptedChains) => void;
+}
+
+export function startTestCrank(view: BridgeView, options: TestCrankOptions = {}) {
+  const chains = new ScriptedChains(view);
+  options.before?.(chains);
+  const logs: CapturedLogs = captureLogs('debug');
+  const metrics: Metrics = createMetrics(new Registry());
+  const crank = startCrank({
+    chains,
+    pollIntervalMs: options.pollIntervalMs ?? 15_000,
+    maxAttempts: options.maxAttempts ?? 3,
+    retryBackoffMs: options.retryBackoffMs ?? 1000,
+    logger: logs.logger,
+    metrics,
+  });
+  return { chains, logs, metrics, crank };
+}
+
+/** Fake timers from START; Date moves with them. */
+export function useCrankClock(): void {
+  vi.useFakeTimers({ now: START });
+}
+
+/** Runs what is due now, promises included, without moving the clock. */
+export function settle(): Promise<void> {
+  return vi.advanceTimersByTimeAsync(0).then(() => undefined);
+}
+
+interface MetricLike {
+  get(): Promise<{ values: Array<{ value: number; labels: Record<string, string | number | undefined>; metricName?: string }> }>;
+}
+
+/** A counter's or gauge's value for the given labels (0 when never set). */
+export async function metricValue(metric: MetricLike, labels: Record<string, string> = {}): Promise<number> {
+  const { values } = await metric.get();
+  const match = values.find((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected));
+  return match?.value ?? 0;
+}
+
+/** The log records the crank wrote for action attempts. */
+export function attemptLines(logs: CapturedLogs): Array<Record<string, unknown>> {
+  return logs.records().filter((record) => typeof record['outcome'] === 'string' && typeof record['action'] === 'string');
+}
