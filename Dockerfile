@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# Bridge operator server: production image on the current Node LTS (24).
+# Build:  docker build -t bridge-operator-server .
+# Run:    docker run -p 8080:8080 -v /path/to/authority.json:/secrets/authority.json:ro \
+#           -e BRIDGE_SOURCE_RPC_URL=... -e BRIDGE_TARGET_RPC_URL=... \
+#           -e BRIDGE_SOURCE_CHAIN_ID=... -e BRIDGE_TARGET_CHAIN_ID=... bridge-operator-server
+
+# --- builder: all dependencies, TypeScript compiled to dist/ ----------------------------------
+FROM node:24-bookworm-slim AS builder
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Scripts are skipped here: `prepare` (tsc) needs the sources, which are copied next.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# --- runtime: production dependencies and dist/ only, non-root --------------------------------
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: no build step (and no devDependencies such as tsc) in the runtime image.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=builder /app/dist ./dist
+
+# The authority keypair is mounted from the secret manager at /secrets/authority.json (SPEC §5)
+# and named by BRIDGE_AUTHORITY_KEYPAIR=/secrets/authority.json in the deployment (deploy/).
+# It is not set here: any one runtime variable switches the crank on and makes the other four
+# required, and the image must also start without runtime configuration (crank disabled).
+# No key, env file or credential is ever copied into the image (.dockerignore).
+EXPOSE 8080
+# No HEALTHCHECK: Cloud Run ignores it and probes GET /health itself (deploy/cloud-run.yaml).
+
+# The `node` user (uid 1000) of the official image: the process cannot write to /app.
+USER node
+# Exec form: node is PID 1 and receives SIGTERM itself, which starts the graceful shutdown.
+CMD ["node", "dist/index.js"]

@@ -1,0 +1,239 @@
+import { z } from 'zod';
+import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
+import { BridgeError } from '../errors.js';
+import {
+  bindAddressValue,
+  enumValue,
+  integerValue,
+  publicKeyValue,
+  rpcUrlValue,
+  u16Value,
+  u64DurationValue,
+  websocketUrlValue,
+  type BindAddress,
+} from './values.js';
+
+/**
+ * The server's whole configuration, read once at startup from the environment (SPEC §2.1 and
+ * §7 plus the documented extensions). Any problem is a startup error listing one line per
+ * problem, each starting with the variable's name.
+ */
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const READ_COMMITMENTS = ['finalized', 'confirmed'] as const;
+export type ReadCommitment = (typeof READ_COMMITMENTS)[number];
+
+/** The five variables that switch the crank on; all or none (SPEC §2.1). */
+export const RUNTIME_VARIABLES = [
+  'BRIDGE_SOURCE_RPC_URL',
+  'BRIDGE_TARGET_RPC_URL',
+  'BRIDGE_SOURCE_CHAIN_ID',
+  'BRIDGE_TARGET_CHAIN_ID',
+  'BRIDGE_AUTHORITY_KEYPAIR',
+] as const;
+
+export const AUTH_VARIABLES = ['BRIDGE_AUTH_USERNAME', 'BRIDGE_AUTH_PASSWORD'] as const;
+
+/** Defaults of the optional variables, as the raw strings an operator would write. */
+export const DEFAULTS = {
+  BRIDGE_POLL_INTERVAL_SECS: '15',
+  BRIDGE_CRANK_MAX_ATTEMPTS: '3',
+  BRIDGE_CRANK_RETRY_BACKOFF_MS: '1000',
+  BRIDGE_SOURCE_PROGRAM_ID: DEFAULT_PROGRAM_ID,
+  BRIDGE_TARGET_PROGRAM_ID: DEFAULT_PROGRAM_ID,
+  BRIDGE_RPC_TIMEOUT_MS: '10000',
+  BRIDGE_SOURCE_READ_COMMITMENT: 'finalized',
+  BRIDGE_LOG_LEVEL: 'info',
+  // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
+  BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
+} as const;
+
+export const DEFAULT_BIND_HOST = '0.0.0.0';
+export const DEFAULT_PORT = 8080;
+
+/** RFC 7617: the user-id cannot contain a colon; neither part may contain control characters. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+const usernameValue = () =>
+  z.string().superRefine((raw, ctx) => {
+    if (raw.includes(':')) ctx.addIssue('must not contain ":" (HTTP Basic auth cannot carry it in a user name)');
+    if (CONTROL_CHARACTERS.test(raw)) ctx.addIssue('must not contain control characters');
+  });
+
+const passwordValue = () =>
+  z.string().refine((raw) => !CONTROL_CHARACTERS.test(raw), { error: 'must not contain control characters' });
+
+const envSchema = z.object({
+  BRIDGE_BIND_ADDRESS: bindAddressValue().optional(),
+  PORT: u16Value().optional(),
+  BRIDGE_AUTH_USERNAME: usernameValue().optional(),
+  BRIDGE_AUTH_PASSWORD: passwordValue().optional(),
+  BRIDGE_SOURCE_RPC_URL: rpcUrlValue().optional(),
+  BRIDGE_TARGET_RPC_URL: rpcUrlValue().optional(),
+  BRIDGE_SOURCE_CHAIN_ID: u16Value().optional(),
+  BRIDGE_TARGET_CHAIN_ID: u16Value().optional(),
+  BRIDGE_AUTHORITY_KEYPAIR: z.string().optional(),
+  BRIDGE_POLL_INTERVAL_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_POLL_INTERVAL_SECS),
+  BRIDGE_CRANK_MAX_ATTEMPTS: integerValue(1n, 4294967295n, 'an integer 1..4294967295 (at least one attempt)')
+    .transform(Number)
+    .prefault(DEFAULTS.BRIDGE_CRANK_MAX_ATTEMPTS),
+  BRIDGE_CRANK_RETRY_BACKOFF_MS: u64DurationValue('milliseconds').prefault(DEFAULTS.BRIDGE_CRANK_RETRY_BACKOFF_MS),
+  BRIDGE_SOURCE_PROGRAM_ID: publicKeyValue().prefault(DEFAULTS.BRIDGE_SOURCE_PROGRAM_ID),
+  BRIDGE_TARGET_PROGRAM_ID: publicKeyValue().prefault(DEFAULTS.BRIDGE_TARGET_PROGRAM_ID),
+  BRIDGE_RPC_TIMEOUT_MS: integerValue(1n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_RPC_TIMEOUT_MS),
+  BRIDGE_SOURCE_READ_COMMITMENT: enumValue(READ_COMMITMENTS).prefault(DEFAULTS.BRIDGE_SOURCE_READ_COMMITMENT),
+  BRIDGE_LOG_LEVEL: enumValue(LOG_LEVELS).prefault(DEFAULTS.BRIDGE_LOG_LEVEL),
+  BRIDGE_SHUTDOWN_TIMEOUT_MS: integerValue(0n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_SHUTDOWN_TIMEOUT_MS),
+  BRIDGE_XSTATE_INSPECT: websocketUrlValue().optional(),
+});
+
+export type ConfigVariable = keyof typeof envSchema.shape;
+
+/** Every variable the server reads, in documentation order. */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as ConfigVariable[];
+
+/** Everything the crank and the chain client need; present only with the five runtime variables. */
+export interface CrankConfig {
+  sourceRpcUrl: string;
+  targetRpcUrl: string;
+  sourceChainId: number;
+  targetChainId: number;
+  /** Path of the Solana CLI keypair file; read by `loadAuthorityKeypair`. */
+  authorityKeypairPath: string;
+  sourceProgramId: string;
+  targetProgramId: string;
+  pollIntervalMs: number;
+  maxAttempts: number;
+  retryBackoffMs: number;
+  rpcTimeoutMs: number;
+  sourceReadCommitment: ReadCommitment;
+  inspectUrl: string | undefined;
+}
+
+export interface Config {
+  bind: BindAddress;
+  /** Undefined when admin endpoints rely on ingress restriction (SPEC §5). */
+  adminAuth: { username: string; password: string } | undefined;
+  logLevel: LogLevel;
+  shutdownTimeoutMs: number;
+  /** Undefined when no runtime variable is set: the crank is disabled. */
+  crank: CrankConfig | undefined;
+}
+
+export interface ParsedConfig {
+  config: Config;
+  /** Things an operator should see in the startup log, but that do not stop the server. */
+  warnings: string[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads the configuration from `env` (process.env in production). Throws CONFIG__INVALID. */
+export function parseConfig(env: Env): ParsedConfig {
+  const set = setVariables(env);
+  const parsed = envSchema.safeParse(set);
+  const problems = [...presenceProblems(set), ...(parsed.success ? [] : parsed.error.issues.map(issueLine))];
+  if (!parsed.success || problems.length > 0) {
+    const ordered = sortByVariable(problems);
+    throw new BridgeError('CONFIG__INVALID', { problems: ordered }, `invalid configuration: ${ordered.join('; ')}`);
+  }
+  return { config: toConfig(parsed.data), warnings: unknownVariableWarnings(env) };
+}
+
+/** An empty value counts as unset, so that `VARIABLE=` in an env file switches a setting off. */
+function setVariables(env: Env): SetVariables {
+  const set: SetVariables = {};
+  for (const name of CONFIG_VARIABLES) {
+    const value = env[name];
+    if (value !== undefined && value !== '') set[name] = value;
+  }
+  return set;
+}
+
+type SetVariables = Partial<Record<ConfigVariable, string>>;
+
+function presenceProblems(set: SetVariables): string[] {
+  return [...partialRuntimeProblems(set), ...partialAuthProblems(set)];
+}
+
+/** SPEC §7: a partial runtime set is a startup error; name every missing variable. */
+function partialRuntimeProblems(set: SetVariables): string[] {
+  const present = RUNTIME_VARIABLES.filter((name) => set[name] !== undefined);
+  if (present.length === 0) return [];
+  const rule = `the crank needs all of ${RUNTIME_VARIABLES.join(', ')} once any is set (set: ${present.join(', ')})`;
+  return RUNTIME_VARIABLES.filter((name) => set[name] === undefined).map((name) => `${name}: missing; ${rule}`);
+}
+
+/** SPEC §2.1: both auth variables or neither; the line names both. */
+function partialAuthProblems(set: SetVariables): string[] {
+  const [username, password] = AUTH_VARIABLES;
+  if ((set[username] === undefined) === (set[password] === undefined)) return [];
+  const missing = set[username] === undefined ? username : password;
+  return [
+    `${missing}: missing; ${username} and ${password} must be set together (both to protect the admin endpoints, neither to rely on ingress restriction)`,
+  ];
+}
+
+function issueLine(issue: z.core.$ZodIssue): string {
+  return `${issue.path.map(String).join('.')}: ${issue.message}`;
+}
+
+/** Documentation order, so that the lines read like .env.example (Array.sort is stable). */
+function sortByVariable(problems: string[]): string[] {
+  const rank = (line: string) => CONFIG_VARIABLES.indexOf(line.slice(0, line.indexOf(':')) as ConfigVariable);
+  return [...problems].sort((a, b) => rank(a) - rank(b));
+}
+
+type EnvValues = z.output<typeof envSchema>;
+
+function toConfig(values: EnvValues): Config {
+  return {
+    bind: values.BRIDGE_BIND_ADDRESS ?? { host: DEFAULT_BIND_HOST, port: values.PORT ?? DEFAULT_PORT },
+    adminAuth:
+      values.BRIDGE_AUTH_USERNAME !== undefined && values.BRIDGE_AUTH_PASSWORD !== undefined
+        ? { username: values.BRIDGE_AUTH_USERNAME, password: values.BRIDGE_AUTH_PASSWORD }
+        : undefined,
+    logLevel: values.BRIDGE_LOG_LEVEL,
+    shutdownTimeoutMs: values.BRIDGE_SHUTDOWN_TIMEOUT_MS,
+    crank: toCrankConfig(values),
+  };
+}
+
+function toCrankConfig(values: EnvValues): CrankConfig | undefined {
+  const { BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, BRIDGE_AUTHORITY_KEYPAIR } = values;
+  if (
+    BRIDGE_SOURCE_RPC_URL === undefined ||
+    BRIDGE_TARGET_RPC_URL === undefined ||
+    BRIDGE_SOURCE_CHAIN_ID === undefined ||
+    BRIDGE_TARGET_CHAIN_ID === undefined ||
+    BRIDGE_AUTHORITY_KEYPAIR === undefined
+  ) {
+    return undefined;
+  }
+  return {
+    sourceRpcUrl: BRIDGE_SOURCE_RPC_URL,
+    targetRpcUrl: BRIDGE_TARGET_RPC_URL,
+    sourceChainId: BRIDGE_SOURCE_CHAIN_ID,
+    targetChainId: BRIDGE_TARGET_CHAIN_ID,
+    authorityKeypairPath: BRIDGE_AUTHORITY_KEYPAIR,
+    sourceProgramId: values.BRIDGE_SOURCE_PROGRAM_ID,
+    targetProgramId: values.BRIDGE_TARGET_PROGRAM_ID,
+    pollIntervalMs: values.BRIDGE_POLL_INTERVAL_SECS,
+    maxAttempts: values.BRIDGE_CRANK_MAX_ATTEMPTS,
+    retryBackoffMs: values.BRIDGE_CRANK_RETRY_BACKOFF_MS,
+    rpcTimeoutMs: values.BRIDGE_RPC_TIMEOUT_MS,
+    sourceReadCommitment: values.BRIDGE_SOURCE_READ_COMMITMENT,
+    inspectUrl: values.BRIDGE_XSTATE_INSPECT,
+  };
+}
+
+/** A misspelt variable silently keeps its default: name every BRIDGE_* variable we do not read. */
+function unknownVariableWarnings(env: Env): string[] {
+  const known = new Set<string>(CONFIG_VARIABLES);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('BRIDGE_') && !known.has(name))
+    .sort()
+    .map((name) => `${name}: not a variable this server reads (misspelt?); it is ignored`);
+}

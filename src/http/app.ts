@@ -1,0 +1,124 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Logger } from '../log/logger.js';
+import type { CrankService } from '../machines/crank-service.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { AdminCredentials } from './auth.js';
+import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
+import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
+
+/**
+ * The HTTP surface of SPEC §4, built from its dependencies and never from process.env, so tests
+ * build as many apps as they like. Listening and shutdown belong to the process (src/index.ts).
+ */
+
+/** No endpoint takes a body (SPEC §4); a small one is read and ignored, a larger one refused. */
+export const MAX_BODY_BYTES = 1024;
+
+/** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
+export const ROUTES: Readonly<Record<string, readonly string[]>> = {
+  '/health': ['GET', 'HEAD'],
+  '/metrics': ['GET', 'HEAD'],
+  '/crank/once': ['POST'],
+  '/kill': ['POST'],
+};
+
+const PUBLIC_PATHS = new Set(['/health', '/metrics']);
+
+export interface AppDependencies {
+  crank: CrankService;
+  metrics: Metrics;
+  logger: Logger;
+  /** Undefined: admin endpoints are open and the ingress must keep them private (SPEC §5). */
+  auth: AdminCredentials | undefined;
+  /** Called once the 202 answer of POST /kill has been sent. */
+  onKill: () => void;
+}
+
+export function buildApp(deps: AppDependencies): FastifyInstance {
+  // Widened to fastify's logger interface so the instance type is the plain FastifyInstance.
+  const loggerInstance: FastifyBaseLogger = deps.logger;
+  const app = Fastify({
+    loggerInstance,
+    // One line per request comes from logResponses below, at a level that depends on the route.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: MAX_BODY_BYTES,
+  });
+  ignoreBodies(app);
+  closeConnectionsWhenClosing(app);
+  handleErrors(app);
+  logResponses(app);
+  registerPublicRoutes(app, deps);
+  // Its own plugin scope, so that the auth hook covers the admin routes only.
+  void app.register(async (admin) => registerAdminRoutes(admin, deps));
+  if (deps.auth === undefined) {
+    deps.logger.warn('admin endpoints (POST /crank/once, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)');
+  }
+  return app;
+}
+
+/**
+ * Accepts any content type, including `application/json` with an empty body (which fastify's
+ * JSON parser would answer with 400), reads at most MAX_BODY_BYTES and drops the bytes.
+ */
+function ignoreBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
+}
+
+/**
+ * fastify answers requests that arrive after close() with `Connection: close`, but a request
+ * already in flight keeps its keep-alive connection, and close() then waits for the client to
+ * hang up (up to the 72 s keep-alive timeout). Every answer sent once closing began ends its
+ * connection, so that shutdown finishes as soon as the last request does.
+ */
+function closeConnectionsWhenClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+}
+
+function handleErrors(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const response = errorResponse(err, request.id, MAX_BODY_BYTES);
+    logRequestError(request, err, response.statusCode);
+    return sendError(reply, response);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
+}
+
+function routeNotFound(request: FastifyRequest): ErrorResponse {
+  const path = request.url.split('?', 1)[0] ?? request.url;
+  const allowed = ROUTES[path];
+  if (allowed !== undefined) {
+    return {
+      statusCode: 405,
+      headers: { allow: allowed.join(', ') },
+      body: { error: statusCodeName(405), message: `${request.method} ${path} is not supported; use ${allowed.join(' or ')}` },
+    };
+  }
+  const routes = Object.entries(ROUTES).map(([route, methods]) => `${methods[0]} ${route}`);
+  return {
+    statusCode: 404,
+    body: { error: statusCodeName(404), message: `no route ${request.method} ${shorten(path)}; routes: ${routes.join(', ')}` },
+  };
+}
+
+function shorten(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
+}
+
+/** One line per request; probes and scrapes of public endpoints only at debug level. */
+function logResponses(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
+    const path = request.routeOptions.url ?? '';
+    if (reply.statusCode >= 500) request.log.error(fields, 'request failed');
+    else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
+    else if (PUBLIC_PATHS.has(path) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
+    else request.log.info(fields, 'request completed');
+  });
+}

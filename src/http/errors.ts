@@ -1,0 +1,61 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { describeError, isBridgeError } from '../errors.js';
+
+/**
+ * Every error response is JSON `{ "error": <snake_case code>, "message": <what happened and
+ * what to do> }`: fastify's own errors (body too large, bad media type, auth) are mapped here
+ * so that no response leaves in fastify's default shape.
+ */
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+}
+
+export interface ErrorResponse {
+  statusCode: number;
+  body: ErrorBody;
+  headers?: Record<string, string>;
+}
+
+/** Shown for every authentication failure alike: missing header, wrong user, wrong password. */
+export const UNAUTHORIZED: ErrorBody = {
+  error: 'unauthorized',
+  message: 'admin endpoints require HTTP Basic credentials (realm "bridge-admin")',
+};
+
+export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
+  if (isBridgeError(err, 'CRANK__DISABLED')) return { statusCode: 409, body: { error: 'crank_disabled', message: err.message } };
+  if (isBridgeError(err, 'CRANK__STOPPED')) return { statusCode: 503, body: { error: 'shutting_down', message: err.message } };
+  const statusCode = errorStatusCode(err);
+  if (statusCode === 401) return { statusCode, body: UNAUTHORIZED };
+  if (statusCode === 413) {
+    return { statusCode, body: { error: 'payload_too_large', message: `no endpoint takes a body; bodies over ${bodyLimit} bytes are refused` } };
+  }
+  if (statusCode >= 400 && statusCode < 500) return { statusCode, body: { error: statusCodeName(statusCode), message: describeError(err) } };
+  return {
+    statusCode: 500,
+    body: { error: 'internal_error', message: `internal error; the server log has the details under request id ${requestId}` },
+  };
+}
+
+/** fastify's and its plugins' errors carry the HTTP status to answer with. */
+function errorStatusCode(err: unknown): number {
+  const statusCode = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof statusCode === 'number' && statusCode >= 400 && statusCode <= 599 ? statusCode : 500;
+}
+
+/** 415 -> "unsupported_media_type". */
+export function statusCodeName(statusCode: number): string {
+  return (STATUS_CODES[statusCode] ?? 'error').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+}
+
+export function sendError(reply: FastifyReply, { statusCode, body, headers = {} }: ErrorResponse): FastifyReply {
+  return reply.code(statusCode).headers(headers).type('application/json; charset=utf-8').send(body);
+}
+
+export function logRequestError(request: FastifyRequest, err: unknown, statusCode: number): void {
+  if (statusCode >= 500) request.log.error({ err }, 'request failed');
+  else request.log.debug({ reason: describeError(err) }, 'request refused');
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { CrankService } from '../machines/crank-service.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { requireAdminAuth, type AdminCredentials } from './auth.js';
+import { crankReportSchema, healthSchema, killSchema } from './schemas.js';
+
+/** The four endpoints of SPEC §4. */
+
+export const SERVICE_NAME = 'bridge-operator-server';
+
+export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: { crank: CrankService; metrics: Metrics }): void {
+  // A snapshot: never waits for a running cycle.
+  app.get('/health', { schema: { response: { 200: healthSchema } } }, async () => ({
+    status: 'ok',
+    service: SERVICE_NAME,
+    crank: crank.health(),
+  }));
+
+  app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+}
+
+export interface AdminRouteDependencies {
+  crank: CrankService;
+  auth: AdminCredentials | undefined;
+  onKill: () => void;
+}
+
+export async function registerAdminRoutes(admin: FastifyInstance, { crank, auth, onKill }: AdminRouteDependencies): Promise<void> {
+  if (auth !== undefined) await requireAdminAuth(admin, auth);
+
+  // The crank queues the request behind a running cycle and answers with its own cycle's report.
+  admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>
+    crank.runOnce(clientGone(reply)),
+  );
+
+  admin.post('/kill', {
+    schema: { response: { 202: killSchema } },
+    // Runs once the answer is flushed. Route hooks also run after a refused request (401): only
+    // an accepted kill shuts down.
+    onResponse: async (request, reply) => {
+      if (reply.statusCode !== 202) return;
+      request.log.info('shutdown requested by POST /kill');
+      onKill();
+    },
+    handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
+  });
+}
+
+/**
+ * Aborts when the client closes the connection before its answer was sent: a request still
+ * queued behind a running cycle then leaves the queue (the cycles themselves run regardless).
+ */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new ClientClosedRequest());
+  });
+  return controller.signal;
+}
+
+/** nginx's 499: nobody is left to read the answer; logged, not sent. */
+class ClientClosedRequest extends Error {
+  readonly statusCode = 499;
+  constructor() {
+    super('the client closed the connection before its crank report was ready');
+  }
+}

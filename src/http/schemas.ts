@@ -1,0 +1,53 @@
+/**
+ * Response schemas of SPEC §2.2 and §2.3. fastify serializes with them, so a response carries
+ * exactly these fields in the wire's snake_case whatever else the crank's objects hold.
+ */
+
+const nullableInteger = { type: ['integer', 'null'] } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const crankHealthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['enabled', 'last_run_at', 'last_success_at', 'last_error', 'last_action', 'total_actions_submitted'],
+  properties: {
+    enabled: { type: 'boolean' },
+    last_run_at: nullableInteger,
+    last_success_at: nullableInteger,
+    last_error: nullableString,
+    last_action: nullableString,
+    total_actions_submitted: { type: 'integer' },
+  },
+} as const;
+
+/** BridgeHealthSnapshot. */
+export const healthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'service', 'crank'],
+  properties: {
+    status: { type: 'string' },
+    service: { type: 'string' },
+    crank: crankHealthSchema,
+  },
+} as const;
+
+/** CrankReportResponse. */
+export const crankReportSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['ack_deposit_attempted', 'ack_withdraw_attempted', 'cleanup_attempted', 'cleanup_completed'],
+  properties: {
+    ack_deposit_attempted: { type: 'boolean' },
+    ack_withdraw_attempted: { type: 'boolean' },
+    cleanup_attempted: { type: 'integer' },
+    cleanup_completed: { type: 'integer' },
+  },
+} as const;
+
+export const killSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'message'],
+  properties: { status: { type: 'string' }, message: { type: 'string' } },
+} as const;

@@ -1,0 +1,132 @@
+import type { AddressInfo } from 'node:net';
+import type { Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { parseConfig, type Config, type CrankConfig } from './config/config.js';
+import { describeError, isBridgeError } from './errors.js';
+import { buildApp } from './http/app.js';
+import { installShutdown } from './lifecycle/shutdown.js';
+import { createLogger, type Logger } from './log/logger.js';
+import type { CrankService } from './machines/crank-service.js';
+import { createDisabledCrank } from './machines/disabled-crank.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+
+/**
+ * The process: configuration from the environment, then logger, metrics, crank, HTTP app,
+ * listen, graceful shutdown. Everything with behaviour lives in the modules wired here.
+ * Configuration problems print one line each on stderr and exit 1 before anything listens.
+ */
+
+interface Startup {
+  config: Config;
+  /** Loaded only when runtime configuration is present; never logged. */
+  authority: Keypair | undefined;
+  warnings: string[];
+}
+
+async function main(): Promise<void> {
+  const startup = await readStartup(process.env);
+  if (startup === undefined) {
+    process.exitCode = 1;
+    return;
+  }
+  const { config, authority, warnings } = startup;
+  const logger = createLogger({ level: config.logLevel });
+  for (const warning of warnings) logger.warn(warning);
+  const metrics = createMetrics(new Registry());
+  const crank =
+    config.crank !== undefined && authority !== undefined
+      ? await startConfiguredCrank(config.crank, authority, logger, metrics)
+      : createDisabledCrank();
+  const app = buildApp({ crank, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
+  const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
+  try {
+    await app.listen({ host: config.bind.host, port: config.bind.port });
+  } catch (err) {
+    logger.fatal({ err, host: config.bind.host, port: config.bind.port }, 'cannot listen: not starting');
+    await crank.stop(0);
+    process.exit(1);
+  }
+  logStarted(logger, config, app.server.address() as AddressInfo, authority);
+}
+
+/** The configuration and, with runtime configuration, the authority keypair; undefined after printing problems. */
+async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined> {
+  try {
+    const { config, warnings } = parseConfig(env);
+    if (config.crank === undefined) return { config, authority: undefined, warnings };
+    // Loaded on demand: a server without runtime configuration never loads the Solana stack.
+    const { loadAuthorityKeypair } = await import('./config/keypair.js');
+    const loaded = loadAuthorityKeypair(config.crank.authorityKeypairPath);
+    return { config, authority: loaded.keypair, warnings: [...warnings, ...loaded.warnings] };
+  } catch (err) {
+    if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
+    process.stderr.write(`${err.context.problems.join('\n')}\n`);
+    return undefined;
+  }
+}
+
+async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logger: Logger, metrics: Metrics): Promise<CrankService> {
+  const [{ PublicKey }, { createBridgeChains }, { startCrank }] = await Promise.all([
+    import('@solana/web3.js'),
+    import('./chain/client/index.js'),
+    import('./machines/index.js'),
+  ]);
+  const chains = createBridgeChains({
+    sourceRpcUrl: crank.sourceRpcUrl,
+    targetRpcUrl: crank.targetRpcUrl,
+    sourceChainId: crank.sourceChainId,
+    targetChainId: crank.targetChainId,
+    sourceProgramId: new PublicKey(crank.sourceProgramId),
+    targetProgramId: new PublicKey(crank.targetProgramId),
+    authority,
+    rpcTimeoutMs: crank.rpcTimeoutMs,
+    sourceReadCommitment: crank.sourceReadCommitment,
+    metrics,
+    logger,
+  });
+  return startCrank({
+    chains,
+    pollIntervalMs: crank.pollIntervalMs,
+    maxAttempts: crank.maxAttempts,
+    retryBackoffMs: crank.retryBackoffMs,
+    logger,
+    metrics,
+    inspectUrl: crank.inspectUrl,
+  });
+}
+
+/** One line an operator can check the deployment against. RPC URLs are cut to their origin: paths and queries often hold API keys. */
+function logStarted(logger: Logger, config: Config, address: AddressInfo, authority: Keypair | undefined): void {
+  const { crank } = config;
+  logger.info(
+    {
+      host: address.address,
+      port: address.port,
+      adminAuth: config.adminAuth === undefined ? 'none (ingress restriction)' : 'basic',
+      crank:
+        crank === undefined
+          ? { enabled: false }
+          : {
+              enabled: true,
+              authority: authority?.publicKey.toBase58(),
+              sourceChainId: crank.sourceChainId,
+              targetChainId: crank.targetChainId,
+              sourceRpc: new URL(crank.sourceRpcUrl).origin,
+              targetRpc: new URL(crank.targetRpcUrl).origin,
+              sourceProgramId: crank.sourceProgramId,
+              targetProgramId: crank.targetProgramId,
+              pollIntervalMs: crank.pollIntervalMs,
+              maxAttempts: crank.maxAttempts,
+              retryBackoffMs: crank.retryBackoffMs,
+              rpcTimeoutMs: crank.rpcTimeoutMs,
+              sourceReadCommitment: crank.sourceReadCommitment,
+            },
+    },
+    'bridge server listening',
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bridge server failed to start: ${describeError(err)}\n`);
+  process.exit(1);
+});

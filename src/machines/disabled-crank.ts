@@ -1,0 +1,24 @@
+import { BridgeError } from '../errors.js';
+import { DISABLED_CRANK_HEALTH, type CrankService } from './crank-service.js';
+
+/**
+ * The CrankService of a server started without runtime configuration: /health reports
+ * `enabled: false` and POST /crank/once is refused with an error that says what to set.
+ */
+export function createDisabledCrank(): CrankService {
+  return {
+    enabled: false,
+    health: () => ({ ...DISABLED_CRANK_HEALTH }),
+    runOnce: () => Promise.reject(crankDisabledError()),
+    stop: () => Promise.resolve(),
+  };
+}
+
+function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
+  return new BridgeError(
+    'CRANK__DISABLED',
+    {},
+    'the crank is disabled because runtime configuration is absent (set BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, ' +
+      'BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID and BRIDGE_AUTHORITY_KEYPAIR, then restart)',
+  );
+}

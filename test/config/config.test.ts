@@ -1,0 +1,314 @@
+import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES, DEFAULTS, RUNTIME_VARIABLES, parseConfig } from '../../src/config/config.js';
+import { BridgeError, isBridgeError } from '../../src/errors.js';
+
+const RUNTIME = {
+  BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:8899',
+  BRIDGE_TARGET_RPC_URL: 'https://rpc.example.org/v1?api-key=abc',
+  BRIDGE_SOURCE_CHAIN_ID: '1',
+  BRIDGE_TARGET_CHAIN_ID: '2',
+  BRIDGE_AUTHORITY_KEYPAIR: '/secrets/authority.json',
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    if (isBridgeError(err, 'CONFIG__INVALID')) return err.context.problems;
+    throw err;
+  }
+  throw new Error('expected parseConfig to throw CONFIG__INVALID');
+}
+
+describe('parseConfig: defaults', () => {
+  it('starts with the crank disabled, no auth and 0.0.0.0:8080 when nothing is set', () => {
+    const { config, warnings } = parseConfig({});
+    expect(config).toEqual({
+      bind: { host: '0.0.0.0', port: 8080 },
+      adminAuth: undefined,
+      logLevel: 'info',
+      shutdownTimeoutMs: 8000,
+      crank: undefined,
+    });
+    expect(warnings).toEqual([]);
+  });
+
+  it('fills every crank default of SPEC §2.1 and the extensions, in milliseconds', () => {
+    const { config } = parseConfig(RUNTIME);
+    expect(config.crank).toEqual({
+      sourceRpcUrl: 'http://127.0.0.1:8899/',
+      targetRpcUrl: 'https://rpc.example.org/v1?api-key=abc',
+      sourceChainId: 1,
+      targetChainId: 2,
+      authorityKeypairPath: '/secrets/authority.json',
+      sourceProgramId: 'BridgeProgram111111111111111111111111111111',
+      targetProgramId: 'BridgeProgram111111111111111111111111111111',
+      pollIntervalMs: 15_000,
+      maxAttempts: 3,
+      retryBackoffMs: 1000,
+      rpcTimeoutMs: 10_000,
+      sourceReadCommitment: 'finalized',
+      inspectUrl: undefined,
+    });
+  });
+
+  it('reads every optional variable when set', () => {
+    const { config } = parseConfig({
+      ...RUNTIME,
+      BRIDGE_POLL_INTERVAL_SECS: '30',
+      BRIDGE_CRANK_MAX_ATTEMPTS: '5',
+      BRIDGE_CRANK_RETRY_BACKOFF_MS: '250',
+      BRIDGE_SOURCE_PROGRAM_ID: '11111111111111111111111111111111',
+      BRIDGE_TARGET_PROGRAM_ID: 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6',
+      BRIDGE_RPC_TIMEOUT_MS: '2500',
+      BRIDGE_SOURCE_READ_COMMITMENT: 'confirmed',
+      BRIDGE_LOG_LEVEL: 'debug',
+      BRIDGE_SHUTDOWN_TIMEOUT_MS: '0',
+      BRIDGE_XSTATE_INSPECT: 'wss://inspect.example.org/session',
+    });
+    expect(config.logLevel).toBe('debug');
+    expect(config.shutdownTimeoutMs).toBe(0);
+    expect(config.crank).toMatchObject({
+      pollIntervalMs: 30_000,
+      maxAttempts: 5,
+      retryBackoffMs: 250,
+      sourceProgramId: '11111111111111111111111111111111',
+      targetProgramId: 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6',
+      rpcTimeoutMs: 2500,
+      sourceReadCommitment: 'confirmed',
+      inspectUrl: 'wss://inspect.example.org/session',
+    });
+  });
+
+  it('treats an empty value as unset', () => {
+    const { config } = parseConfig({ BRIDGE_SOURCE_RPC_URL: '', BRIDGE_AUTH_USERNAME: '', PORT: '', BRIDGE_LOG_LEVEL: '' });
+    expect(config.crank).toBeUndefined();
+    expect(config.adminAuth).toBeUndefined();
+    expect(config.bind.port).toBe(8080);
+    expect(config.logLevel).toBe('info');
+  });
+
+  it('keeps DEFAULTS in the schema order and names only variables it reads', () => {
+    for (const name of Object.keys(DEFAULTS)) expect(CONFIG_VARIABLES).toContain(name);
+  });
+});
+
+describe('parseConfig: bind address', () => {
+  it.each([
+    [{}, '0.0.0.0', 8080],
+    [{ PORT: '9090' }, '0.0.0.0', 9090],
+    [{ BRIDGE_BIND_ADDRESS: '127.0.0.1:0' }, '127.0.0.1', 0],
+    [{ BRIDGE_BIND_ADDRESS: 'localhost:8081' }, 'localhost', 8081],
+    [{ BRIDGE_BIND_ADDRESS: '[::1]:8082' }, '::1', 8082],
+    [{ BRIDGE_BIND_ADDRESS: '[::]:8083', PORT: '9999' }, '::', 8083],
+    [{ BRIDGE_BIND_ADDRESS: '[fe80::1%eth0]:80' }, 'fe80::1%eth0', 80],
+  ])('%j binds %s port %i', (env, host, port) => {
+    expect(parseConfig(env).config.bind).toEqual({ host, port });
+  });
+
+  it.each(['::1:8080', '[::1]', '[::1]8080', 'host', 'host:', ':8080', 'host:70000', 'host:12abc', 'host:-1', '[not-ipv6]:80', 'a b:80', 'host:80:80'])(
+    'refuses BRIDGE_BIND_ADDRESS=%s',
+    (value) => {
+      expect(problemsOf({ BRIDGE_BIND_ADDRESS: value })).toEqual([
+        `BRIDGE_BIND_ADDRESS: expected host:port or [ipv6]:port with a port 0..65535, got ${JSON.stringify(value)}`,
+      ]);
+    },
+  );
+
+  it('refuses a PORT that is not a u16', () => {
+    expect(problemsOf({ PORT: '80a' })).toEqual(['PORT: expected an integer 0..65535, got "80a"']);
+  });
+});
+
+describe('parseConfig: runtime variables (all five or none)', () => {
+  it('names every missing variable and the ones that are set', () => {
+    const set = 'BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_CHAIN_ID';
+    const all = RUNTIME_VARIABLES.join(', ');
+    expect(problemsOf({ BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:1', BRIDGE_TARGET_CHAIN_ID: '2' })).toEqual([
+      `BRIDGE_TARGET_RPC_URL: missing; the crank needs all of ${all} once any is set (set: ${set})`,
+      `BRIDGE_SOURCE_CHAIN_ID: missing; the crank needs all of ${all} once any is set (set: ${set})`,
+      `BRIDGE_AUTHORITY_KEYPAIR: missing; the crank needs all of ${all} once any is set (set: ${set})`,
+    ]);
+  });
+
+  it.each(RUNTIME_VARIABLES)('a set without %s is a startup error naming it', (missing) => {
+    const env: Record<string, string> = { ...RUNTIME };
+    delete env[missing];
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${missing}: missing; `));
+  });
+
+  it('tuning variables without runtime configuration are still validated', () => {
+    expect(problemsOf({ BRIDGE_CRANK_MAX_ATTEMPTS: '0' })).toHaveLength(1);
+  });
+});
+
+describe('parseConfig: admin auth', () => {
+  const both = 'BRIDGE_AUTH_USERNAME and BRIDGE_AUTH_PASSWORD must be set together (both to protect the admin endpoints, neither to rely on ingress restriction)';
+
+  it('takes both', () => {
+    expect(parseConfig({ BRIDGE_AUTH_USERNAME: 'ops', BRIDGE_AUTH_PASSWORD: 'pa:ss wörd' }).config.adminAuth).toEqual({
+      username: 'ops',
+      password: 'pa:ss wörd',
+    });
+  });
+
+  it('refuses a username alone, naming both variables', () => {
+    expect(problemsOf({ BRIDGE_AUTH_USERNAME: 'ops' })).toEqual([`BRIDGE_AUTH_PASSWORD: missing; ${both}`]);
+  });
+
+  it('refuses a password alone, naming both variables, without echoing it', () => {
+    const problems = problemsOf({ BRIDGE_AUTH_PASSWORD: 'hunter2-secret' });
+    expect(problems).toEqual([`BRIDGE_AUTH_USERNAME: missing; ${both}`]);
+    expect(problems.join('\n')).not.toContain('hunter2-secret');
+  });
+
+  it('refuses a user name with a colon and control characters, never echoing the password', () => {
+    const problems = problemsOf({ BRIDGE_AUTH_USERNAME: 'a:b', BRIDGE_AUTH_PASSWORD: 'x\u0007secret-value' });
+    expect(problems).toEqual([
+      'BRIDGE_AUTH_USERNAME: must not contain ":" (HTTP Basic auth cannot carry it in a user name)',
+      'BRIDGE_AUTH_PASSWORD: must not contain control characters',
+    ]);
+    expect(problems.join('\n')).not.toContain('secret-value');
+  });
+});
+
+describe('parseConfig: integers are parsed strictly', () => {
+  it.each(['70000', '65536', '-1', '1.5', '12abc', ' 12', '12 ', '0x10', '1e3', '+1', '١٢'])('BRIDGE_SOURCE_CHAIN_ID=%j is refused', (value) => {
+    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_CHAIN_ID: value })).toEqual([
+      `BRIDGE_SOURCE_CHAIN_ID: expected an integer 0..65535, got ${JSON.stringify(value)}`,
+    ]);
+  });
+
+  it.each([
+    ['0', 0],
+    ['65535', 65535],
+    ['007', 7],
+  ])('BRIDGE_TARGET_CHAIN_ID=%s is %i', (value, chainId) => {
+    expect(parseConfig({ ...RUNTIME, BRIDGE_TARGET_CHAIN_ID: value }).config.crank?.targetChainId).toBe(chainId);
+  });
+
+  it.each(['0', '-1', '4294967296', '2.5', 'three'])('BRIDGE_CRANK_MAX_ATTEMPTS=%s is refused', (value) => {
+    expect(problemsOf({ ...RUNTIME, BRIDGE_CRANK_MAX_ATTEMPTS: value })).toEqual([
+      `BRIDGE_CRANK_MAX_ATTEMPTS: expected an integer 1..4294967295 (at least one attempt), got ${JSON.stringify(value)}`,
+    ]);
+  });
+
+  it('accepts BRIDGE_CRANK_MAX_ATTEMPTS from 1 to u32 max', () => {
+    expect(parseConfig({ ...RUNTIME, BRIDGE_CRANK_MAX_ATTEMPTS: '1' }).config.crank?.maxAttempts).toBe(1);
+    expect(parseConfig({ ...RUNTIME, BRIDGE_CRANK_MAX_ATTEMPTS: '4294967295' }).config.crank?.maxAttempts).toBe(4294967295);
+  });
+});
+
+describe('parseConfig: u64 durations beyond 2^53', () => {
+  it('keeps the largest supported poll interval exact, in milliseconds', () => {
+    const { config } = parseConfig({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '9007199254740' });
+    expect(config.crank?.pollIntervalMs).toBe(9_007_199_254_740_000);
+  });
+
+  it('refuses a u64 poll interval whose milliseconds would lose precision', () => {
+    expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '18446744073709551615' })).toEqual([
+      'BRIDGE_POLL_INTERVAL_SECS: 18446744073709551615 seconds is above the supported maximum of 9007199254740 seconds (about 285,000 years)',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '9007199254741' })).toHaveLength(1);
+  });
+
+  it('refuses a value beyond u64 as not a u64', () => {
+    expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '18446744073709551616' })).toEqual([
+      'BRIDGE_POLL_INTERVAL_SECS: expected an unsigned 64-bit integer, got "18446744073709551616"',
+    ]);
+  });
+
+  it('takes backoff milliseconds up to Number.MAX_SAFE_INTEGER exactly', () => {
+    expect(parseConfig({ ...RUNTIME, BRIDGE_CRANK_RETRY_BACKOFF_MS: '9007199254740991' }).config.crank?.retryBackoffMs).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
+    expect(problemsOf({ ...RUNTIME, BRIDGE_CRANK_RETRY_BACKOFF_MS: '9007199254740992' })).toEqual([
+      'BRIDGE_CRANK_RETRY_BACKOFF_MS: 9007199254740992 milliseconds is above the supported maximum of 9007199254740991 milliseconds (about 285,000 years)',
+    ]);
+  });
+
+  it('refuses a fractional or negative poll interval', () => {
+    expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '1.5' })).toEqual([
+      'BRIDGE_POLL_INTERVAL_SECS: expected an unsigned 64-bit integer, got "1.5"',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '-15' })).toHaveLength(1);
+  });
+});
+
+describe('parseConfig: other values', () => {
+  it('refuses RPC URLs that are not http(s), without echoing them', () => {
+    const problems = problemsOf({
+      ...RUNTIME,
+      BRIDGE_SOURCE_RPC_URL: 'not a url secret-key-123',
+      BRIDGE_TARGET_RPC_URL: 'ftp://rpc.example.org/?api-key=secret-key-456',
+    });
+    expect(problems).toEqual([
+      'BRIDGE_SOURCE_RPC_URL: expected an http:// or https:// URL, got a value that does not parse as a URL',
+      'BRIDGE_TARGET_RPC_URL: expected an http:// or https:// URL, got one with scheme "ftp:"',
+    ]);
+    expect(problems.join('\n')).not.toMatch(/secret-key/);
+  });
+
+  it.each([
+    ['BRIDGE_SOURCE_PROGRAM_ID', 'BridgeProgram', 'expected a base58 32-byte public key, got "BridgeProgram"'],
+    ['BRIDGE_TARGET_PROGRAM_ID', '0OIl', 'expected a base58 32-byte public key, got "0OIl"'],
+    ['BRIDGE_LOG_LEVEL', 'verbose', 'expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"'],
+    ['BRIDGE_SOURCE_READ_COMMITMENT', 'processed', 'expected one of finalized, confirmed, got "processed"'],
+    ['BRIDGE_RPC_TIMEOUT_MS', '0', 'expected an integer 1..2147483647, got "0"'],
+    ['BRIDGE_SHUTDOWN_TIMEOUT_MS', '2147483648', 'expected an integer 0..2147483647, got "2147483648"'],
+    ['BRIDGE_XSTATE_INSPECT', 'http://127.0.0.1:8080', 'expected a ws:// or wss:// URL, got "http://127.0.0.1:8080"'],
+  ])('%s=%s: %s', (name, value, message) => {
+    expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
+  });
+
+  it('reports every problem at once, one line each, in documentation order', () => {
+    const problems = problemsOf({
+      BRIDGE_LOG_LEVEL: 'loud',
+      BRIDGE_SOURCE_CHAIN_ID: '70000',
+      BRIDGE_AUTH_USERNAME: 'ops',
+      PORT: 'http',
+    });
+    expect(problems.map((line) => line.slice(0, line.indexOf(':')))).toEqual([
+      'PORT',
+      'BRIDGE_AUTH_PASSWORD',
+      'BRIDGE_SOURCE_RPC_URL',
+      'BRIDGE_TARGET_RPC_URL',
+      'BRIDGE_SOURCE_CHAIN_ID',
+      'BRIDGE_TARGET_CHAIN_ID',
+      'BRIDGE_AUTHORITY_KEYPAIR',
+      'BRIDGE_LOG_LEVEL',
+    ]);
+    expect(problems).toContain('BRIDGE_SOURCE_CHAIN_ID: expected an integer 0..65535, got "70000"');
+    for (const line of problems) expect(line).not.toContain('\n');
+  });
+
+  it('throws a BridgeError whose message carries every problem', () => {
+    let thrown: unknown;
+    try {
+      parseConfig({ PORT: 'x', BRIDGE_LOG_LEVEL: 'y' });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(BridgeError);
+    expect((thrown as BridgeError).message).toBe(
+      'invalid configuration: PORT: expected an integer 0..65535, got "x"; BRIDGE_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "y"',
+    );
+  });
+
+  it('shortens a long echoed value', () => {
+    const [problem] = problemsOf({ PORT: '9'.repeat(200) });
+    expect(problem).toBe(`PORT: expected an integer 0..65535, got "${'9'.repeat(80)}..."`);
+  });
+});
+
+describe('parseConfig: warnings', () => {
+  it('names BRIDGE_* variables it does not read, so that a typo does not silently keep a default', () => {
+    const { warnings } = parseConfig({ BRIDGE_POLL_INTERVAL_SEC: '5', BRIDGE_AUTH_USER: 'ops', HOME: '/root' });
+    expect(warnings).toEqual([
+      'BRIDGE_AUTH_USER: not a variable this server reads (misspelt?); it is ignored',
+      'BRIDGE_POLL_INTERVAL_SEC: not a variable this server reads (misspelt?); it is ignored',
+    ]);
+  });
+});

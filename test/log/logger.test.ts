@@ -1,0 +1,97 @@
+import { Keypair } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../../src/errors.js';
+import { serializeError } from '../../src/log/logger.js';
+import { captureLogs } from '../support/log-capture.js';
+
+/** Renderings a secret key could take in a JSON line: a number list or an object of indices. */
+function secretRenderings(keypair: Keypair): string[] {
+  const secret = Array.from(keypair.secretKey);
+  return [secret.slice(0, 6).join(','), `"0":${secret[0]},"1":${secret[1]}`, Buffer.from(keypair.secretKey).toString('base64').slice(0, 12)];
+}
+
+describe('createLogger', () => {
+  it('writes one JSON line per call: level label, Cloud Logging severity, ISO time, object then message', () => {
+    const logs = captureLogs('info');
+    logs.logger.warn({ action: 'ack_deposit', attempt: 2 }, 'action failed');
+    logs.logger.debug('below the level');
+    const records = logs.records();
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ level: 'warn', severity: 'WARNING', action: 'ack_deposit', attempt: 2, msg: 'action failed' });
+    expect(new Date(String(records[0]?.time)).toISOString()).toBe(records[0]?.time);
+  });
+
+  it('censors authorization headers, passwords and secret keys by path', () => {
+    const logs = captureLogs();
+    logs.logger.info({
+      req: { headers: { authorization: 'Basic b3BzOmh1bnRlcjI=', host: 'x' } },
+      auth: { username: 'ops', password: 'hunter2' },
+      password: 'hunter3',
+      signer: { secretKey: 'base58secret' },
+    });
+    const text = logs.text();
+    for (const secret of ['b3BzOmh1bnRlcjI=', 'hunter2', 'hunter3', 'base58secret']) expect(text).not.toContain(secret);
+    expect(logs.records()[0]).toMatchObject({ req: { headers: { authorization: '[redacted]', host: 'x' } }, auth: { username: 'ops', password: '[redacted]' } });
+  });
+
+  it('never writes a Keypair\'s secret, however deep it sits, and keeps public keys readable', () => {
+    const keypair = Keypair.generate();
+    const logs = captureLogs();
+    logs.logger.info({ options: { chains: { authority: keypair, list: [keypair] } }, authority: keypair.publicKey }, 'wired');
+    logs.logger.child({ signer: keypair, nested: { deeper: { signer: keypair } } }).info('child bindings');
+    const [first, second] = logs.records();
+    expect(first).toMatchObject({
+      options: { chains: { authority: '[redacted keypair]', list: ['[redacted keypair]'] } },
+      authority: keypair.publicKey.toBase58(),
+    });
+    expect(second).toMatchObject({ signer: '[redacted keypair]', nested: { deeper: { signer: '[redacted keypair]' } } });
+    logs.logger.child({ component: 'crank' }).child({ grandchild: keypair }).info('grandchild');
+    expect(logs.records()[2]).toMatchObject({ component: 'crank', grandchild: '[redacted keypair]' });
+    for (const rendering of secretRenderings(keypair)) expect(logs.text()).not.toContain(rendering);
+  });
+
+  it('writes raw bytes as their length only', () => {
+    const logs = captureLogs();
+    logs.logger.info({ seed: new Uint8Array(32).fill(7), data: Buffer.from('secret-bytes') });
+    expect(logs.records()[0]).toMatchObject({ seed: '[redacted 32 bytes]', data: '[redacted 12 bytes]' });
+    expect(logs.text()).not.toContain('7,7,7');
+  });
+
+  it('serializes errors with code, context, stack and cause, without a keypair attached anywhere', () => {
+    const keypair = Keypair.generate();
+    const cause = Object.assign(new Error('socket hang up'), { signer: keypair });
+    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', retryable: true }, 'source getAccountInfo failed', {
+      cause,
+    });
+    const logs = captureLogs();
+    logs.logger.error({ err, action: 'read' }, 'read failed');
+    logs.logger.error({ failure: Object.assign(new Error('other key'), { keypair }) }, 'error under another key');
+    const text = logs.text();
+    for (const rendering of secretRenderings(keypair)) expect(text).not.toContain(rendering);
+    const [first, second] = logs.records();
+    expect(first?.err).toMatchObject({
+      type: 'BridgeError',
+      code: 'CHAIN__RPC_FAILED',
+      context: { chain: 'source', method: 'getAccountInfo', retryable: true },
+      message: expect.stringContaining('source getAccountInfo failed'),
+      stack: expect.stringContaining('BridgeError'),
+    });
+    expect(text).toContain('socket hang up');
+    expect(second?.failure).toMatchObject({ type: 'Error', message: 'other key', keypair: '[redacted]' });
+  });
+});
+
+describe('serializeError', () => {
+  it('serializes an error with its cause chain and replaces a keypair attached to it', () => {
+    const keypair = Keypair.generate();
+    const nested = Object.assign(new Error('nested'), { signer: keypair, seed: keypair.secretKey.slice(0, 32) });
+    const err = Object.assign(new Error('outer', { cause: Object.assign(new Error('inner'), { signer: keypair }) }), { nested });
+    const serialized = serializeError(err) as Record<string, unknown>;
+    expect(serialized).toMatchObject({ type: 'Error', message: expect.stringContaining('outer'), stack: expect.stringContaining('Error: outer') });
+    const text = JSON.stringify(serialized);
+    expect(text).toContain('inner');
+    expect(serialized.nested).toMatchObject({ type: 'Error', message: 'nested', signer: '[redacted keypair]', seed: '[redacted 32 bytes]' });
+    expect(text).not.toContain(Array.from(keypair.secretKey).slice(0, 6).join(','));
+    expect(text).not.toContain('"0":');
+  });
+});
