@@ -42,7 +42,7 @@ export async function measureReadCost(capacity: number): Promise<ReadCostRow> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-read-cost-'));
   try {
     const world = await bootstrapWorld(pair, { authorities: 3, threshold: 2, capacity, dir });
-    pair.seedSettledTransfers(settled);
+    pair.seedSettledDeposits(settled);
     await addDeposits(pair.source.url, world.programId, world.source.depositTracker, world.tokenPairs.normal.sourceMint, (key) =>
       pair.source.airdrop(key, 1_000_000_000),
     );

@@ -1,0 +1,235 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ComputeBudgetProgram, PublicKey, SystemProgram } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
+import { executeInstructions, type ExecutionResult } from './execute.js';
+import { BLOCKHASH_VALIDITY_BLOCKS, RecentBlockhashes, SignatureStatuses, type SignatureStatus } from './history.js';
+import { verifySignatures, type DevnetTransaction } from './transaction.js';
+import type { TransactionError } from './transaction-error.js';
+
+/**
+ * One chain's ledger: accounts, slots, recent blockhashes, signature statuses, fees.
+ * Block height equals the slot. A slot passes on a timer and with every landed transaction
+ * (each lands in its own block). While block production is paused, nothing lands: accepted
+ * transactions wait and land in order on resume, and no blockhash expires.
+ * Every landed transaction is final at once; there is one state for every commitment.
+ */
+
+export const LAMPORTS_PER_SIGNATURE = 5_000;
+const NATIVE_LOADER_ID = 'NativeLoader1111111111111111111111111111111';
+const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
+const DEFAULT_MAX_STATUSES = 100_000;
+// While paused, transactions beyond this many are dropped, as an overloaded leader drops them.
+const MAX_WAITING = 10_000;
+
+export interface BankOptions {
+  chainId: number;
+  programId: PublicKey;
+  /** Milliseconds per slot; 0 disables the timer (slots then pass only with transactions and advanceSlots). */
+  slotIntervalMs: number;
+  maxSignatureStatuses?: number;
+}
+
+export interface SimulationResult extends ExecutionResult {
+  /** Post-simulation copies of the requested accounts (undefined: the account does not exist). */
+  accounts: Array<Account | undefined>;
+}
+
+export class Bank {
+  readonly chainId: number;
+  readonly programId: PublicKey;
+  readonly #accounts = new Map<string, Account>();
+  readonly #blockhashes = new RecentBlockhashes();
+  readonly #statuses: SignatureStatuses;
+  readonly #genesisSeed = randomBytes(32);
+  readonly #waiting: Array<() => void> = [];
+  #slot = 0;
+  #latestBlockhash = '';
+  #paused = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: BankOptions) {
+    this.chainId = options.chainId;
+    this.programId = options.programId;
+    this.#statuses = new SignatureStatuses(options.maxSignatureStatuses ?? DEFAULT_MAX_STATUSES);
+    this.#createGenesisAccounts();
+    this.#makeBlockhash();
+    if (options.slotIntervalMs > 0) {
+      this.#timer = setInterval(() => this.#onTick(), options.slotIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  get slot(): number {
+    return this.#slot;
+  }
+
+  get blockHeight(): number {
+    return this.#slot;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** The live account (callers that hand it out copy it first). */
+  account(address: string): Readonly<Account> | undefined {
+    return this.#accounts.get(address);
+  }
+
+  /** Direct write access for test affordances that seed state without transactions. */
+  journal(): AccountJournal {
+    return new AccountJournal(this.#accounts);
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
+    return { blockhash: this.#latestBlockhash, lastValidBlockHeight: this.blockHeight + BLOCKHASH_VALIDITY_BLOCKS };
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    return this.#blockhashes.isValid(blockhash, this.blockHeight);
+  }
+
+  signatureStatus(signature: string): SignatureStatus | undefined {
+    return this.#statuses.get(signature);
+  }
+
+  feeFor(tx: DevnetTransaction): bigint {
+    return BigInt(tx.signerCount * LAMPORTS_PER_SIGNATURE);
+  }
+
+  /** Runs the transaction against the current state and undoes everything (preflight). */
+  simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; accounts?: string[] }): SimulationResult {
+    const rejected = this.#check(tx, options.checkBlockhash);
+    if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
+    const journal = new AccountJournal(this.#accounts);
+    const payer = tx.accountKeys[0]!;
+    journal.setLamports(payer, this.#accounts.get(payer)!.lamports - this.feeFor(tx));
+    const result = executeInstructions(journal, tx, this.#env());
+    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.#accounts.get(address)));
+    journal.rollback();
+    return { ...result, accounts };
+  }
+
+  /**
+   * Hands the transaction to the block producer: it lands now, or on resume while paused.
+   * As on a cluster, a transaction that cannot be charged (bad signature, unknown or expired
+   * blockhash, duplicate, payer without funds) is dropped without a status.
+   */
+  submit(tx: DevnetTransaction, signaturesVerified: boolean): void {
+    this.#whenProducing(() => this.#land(tx, signaturesVerified));
+  }
+
+  /** Credits `lamports` (creating a system account) in a transaction of its own; returns its signature. */
+  airdrop(address: string, lamports: bigint): string {
+    const signature = bs58.encode(randomBytes(64));
+    this.#whenProducing(() => {
+      const existing = this.#accounts.get(address);
+      if (existing === undefined) {
+        this.#accounts.set(address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
+      } else {
+        existing.lamports += lamports;
+      }
+      this.#statuses.record(signature, { slot: this.#slot, err: null });
+      this.#produceBlock();
+    });
+    return signature;
+  }
+
+  advanceSlots(count: number): void {
+    for (let i = 0; i < count; i += 1) this.#produceBlock();
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    for (const land of this.#waiting.splice(0)) land();
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#waiting.length = 0;
+  }
+
+  #whenProducing(land: () => void): void {
+    if (!this.#paused) land();
+    else if (this.#waiting.length < MAX_WAITING) this.#waiting.push(land);
+  }
+
+  #land(tx: DevnetTransaction, signaturesVerified: boolean): void {
+    if (!signaturesVerified && !verifySignatures(tx)) return;
+    if (this.#check(tx, true) !== undefined) return;
+    const payer = this.#accounts.get(tx.accountKeys[0]!)!;
+    payer.lamports -= this.feeFor(tx);
+    const journal = new AccountJournal(this.#accounts);
+    const { err } = executeInstructions(journal, tx, this.#env());
+    if (err === null) journal.commit();
+    else journal.rollback();
+    this.#statuses.record(tx.signature, { slot: this.#slot, err });
+    this.#produceBlock();
+  }
+
+  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer. */
+  #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
+    if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
+    if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
+    const payer = this.#accounts.get(tx.accountKeys[0]!);
+    if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
+    if (payer.lamports < this.feeFor(tx)) return 'InsufficientFundsForFee';
+    return undefined;
+  }
+
+  #env() {
+    return { programId: this.programId, chainId: this.chainId, slot: this.#slot };
+  }
+
+  #onTick(): void {
+    if (!this.#paused) this.#produceBlock();
+  }
+
+  #produceBlock(): void {
+    this.#slot += 1;
+    this.#makeBlockhash();
+    this.#blockhashes.prune(this.blockHeight);
+  }
+
+  #makeBlockhash(): void {
+    const slot = Buffer.alloc(8);
+    slot.writeBigUInt64LE(BigInt(this.#slot));
+    this.#latestBlockhash = bs58.encode(createHash('sha256').update(this.#genesisSeed).update(slot).digest());
+    this.#blockhashes.add(this.#latestBlockhash, this.blockHeight);
+  }
+
+  #createGenesisAccounts(): void {
+    const programData = PublicKey.findProgramAddressSync([this.programId.toBuffer()], new PublicKey(BPF_UPGRADEABLE_LOADER_ID))[0];
+    // UpgradeableLoaderState::Program { programdata_address }: tag 2 (u32), then the address.
+    const programAccountData = new Uint8Array(36);
+    programAccountData[0] = 2;
+    programAccountData.set(programData.toBytes(), 4);
+    this.#accounts.set(this.programId.toBase58(), {
+      lamports: 1_141_440n,
+      owner: BPF_UPGRADEABLE_LOADER_ID,
+      data: programAccountData,
+      executable: true,
+    });
+    for (const [programId, name] of [
+      [SystemProgram.programId, 'system_program'],
+      [ComputeBudgetProgram.programId, 'compute_budget_program'],
+    ] as const) {
+      this.#accounts.set(programId.toBase58(), {
+        lamports: 1n,
+        owner: NATIVE_LOADER_ID,
+        data: new TextEncoder().encode(name),
+        executable: true,
+      });
+    }
+  }
+}
+
+function copyAccount(account: Account | undefined): Account | undefined {
+  return account === undefined ? undefined : { ...account, data: account.data.slice() };
+}

@@ -1,0 +1,86 @@
+import type { Account } from '../../program/store.js';
+import { rentExemptMinimum } from '../../program/store.js';
+import { invalidParams } from '../errors.js';
+import { responseContext, type MethodContext, type RpcMethod } from '../method.js';
+import {
+  arrayParam,
+  base58Param,
+  checkReadConfig,
+  configParam,
+  integerParam,
+  type Config,
+} from '../params.js';
+
+/** Account reads: getAccountInfo, getMultipleAccounts, getBalance, getMinimumBalanceForRentExemption. */
+
+const MAX_MULTIPLE_ACCOUNTS = 100;
+// Accounts that never pay rent report rentEpoch u64::MAX.
+const RENT_EXEMPT_EPOCH = 18_446_744_073_709_551_615;
+
+interface EncodedAccount {
+  data: [string, 'base64'];
+  executable: boolean;
+  lamports: number;
+  owner: string;
+  rentEpoch: number;
+  space: number;
+}
+
+const getAccountInfo: RpcMethod = (params, { bank }) => {
+  const address = base58Param(params[0], 'pubkey', 32);
+  const config = configParam(params[1], 'config');
+  checkReadConfig(config, bank.slot);
+  const encode = accountEncoder(config);
+  return { context: responseContext(bank), value: encode(bank.account(address)) };
+};
+
+const getMultipleAccounts: RpcMethod = (params, { bank }) => {
+  const addresses = arrayParam(params[0], 'pubkeys', MAX_MULTIPLE_ACCOUNTS).map((key, i) => base58Param(key, `pubkeys[${i}]`, 32));
+  const config = configParam(params[1], 'config');
+  checkReadConfig(config, bank.slot);
+  const encode = accountEncoder(config);
+  return { context: responseContext(bank), value: addresses.map((address) => encode(bank.account(address))) };
+};
+
+const getBalance: RpcMethod = (params, { bank }) => {
+  const address = base58Param(params[0], 'pubkey', 32);
+  checkReadConfig(configParam(params[1], 'config'), bank.slot);
+  return { context: responseContext(bank), value: Number(bank.account(address)?.lamports ?? 0n) };
+};
+
+const getMinimumBalanceForRentExemption: RpcMethod = (params: unknown[], { bank }: MethodContext) => {
+  const length = integerParam(params[0], 'dataLength', 0, 10 * 1024 * 1024);
+  checkReadConfig(configParam(params[1], 'config'), bank.slot);
+  return Number(rentExemptMinimum(length));
+};
+
+export const accountMethods = { getAccountInfo, getMultipleAccounts, getBalance, getMinimumBalanceForRentExemption };
+
+/** The devnet serves account data as base64 only; `dataSlice` cuts it as a node does (clamped). */
+function accountEncoder(config: Config): (account: Readonly<Account> | undefined) => EncodedAccount | null {
+  const encoding = config['encoding'] ?? 'base64';
+  if (encoding !== 'base64') {
+    throw invalidParams(`Invalid params: encoding ${JSON.stringify(encoding)} is not supported by the devnet; use "base64"`);
+  }
+  const slice = dataSlice(config['dataSlice']);
+  return (account) => (account === undefined ? null : encodeAccount(account, slice));
+}
+
+/** An account in the wire shape of a node (base64 data, optionally cut by `dataSlice`, clamped). */
+export function encodeAccount(account: Readonly<Account>, slice?: { offset: number; length: number }): EncodedAccount {
+  const data = slice === undefined ? account.data : account.data.subarray(slice.offset, slice.offset + slice.length);
+  return {
+    data: [Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'), 'base64'],
+    executable: account.executable,
+    lamports: Number(account.lamports),
+    owner: account.owner,
+    rentEpoch: RENT_EXEMPT_EPOCH,
+    space: account.data.length,
+  };
+}
+
+function dataSlice(value: unknown): { offset: number; length: number } | undefined {
+  if (value === undefined || value === null) return undefined;
+  const slice = configParam(value, 'dataSlice');
+  return { offset: integerParam(slice['offset'], 'dataSlice.offset'), length: integerParam(slice['length'], 'dataSlice.length') };
+}

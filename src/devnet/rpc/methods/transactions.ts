@@ -1,0 +1,156 @@
+import bs58 from 'bs58';
+import type { Bank } from '../../bank/bank.js';
+import { describeTransactionError } from '../../bank/transaction-error.js';
+import {
+  InvalidTransactionError,
+  MAX_TRANSACTION_SIZE,
+  parseTransaction,
+  verifySignatures,
+  type DevnetTransaction,
+} from '../../bank/transaction.js';
+import { RPC_ERRORS, RpcError, invalidParams } from '../errors.js';
+import { encodeAccount } from './accounts.js';
+import { responseContext, type RpcMethod } from '../method.js';
+import {
+  arrayParam,
+  base58Param,
+  booleanParam,
+  checkCommitment,
+  checkMinContextSlot,
+  checkReadConfig,
+  configParam,
+  integerParam,
+  stringParam,
+  type Config,
+} from '../params.js';
+
+/** sendTransaction, simulateTransaction, getSignatureStatuses, requestAirdrop. */
+
+const MAX_SIGNATURE_STATUSES = 256;
+// A node's limits on the encoded form of a 1232-byte transaction.
+const MAX_ENCODED_SIZE = { base58: 1_683, base64: 1_644 } as const;
+
+const sendTransaction: RpcMethod = (params, { bank, faults, exchange }) => {
+  const config = configParam(params[1], 'config');
+  const tx = wireTransaction(params[0], config);
+  checkCommitment(config, 'preflightCommitment');
+  checkMinContextSlot(config, bank.slot);
+  if (config['maxRetries'] !== undefined && config['maxRetries'] !== null) integerParam(config['maxRetries'], 'maxRetries');
+  const skipPreflight = booleanParam(config['skipPreflight'], 'skipPreflight', false);
+  if (!skipPreflight) preflight(bank, tx);
+  if (faults.takeDroppedTransaction()) return tx.signature;
+  bank.submit(tx, !skipPreflight);
+  const lost = faults.takeLostResponse();
+  if (lost !== undefined) exchange.lostResponse = lost;
+  return tx.signature;
+};
+
+function preflight(bank: Bank, tx: DevnetTransaction): void {
+  if (!verifySignatures(tx)) throw signatureFailure();
+  const { err, logs, unitsConsumed } = bank.simulate(tx, { checkBlockhash: true });
+  if (err === null) return;
+  throw new RpcError(RPC_ERRORS.SEND_TRANSACTION_PREFLIGHT_FAILURE, `Transaction simulation failed: ${describeTransactionError(err)}`, {
+    err,
+    logs,
+    accounts: null,
+    unitsConsumed,
+    returnData: null,
+  });
+}
+
+const simulateTransaction: RpcMethod = (params, { bank }) => {
+  const config = configParam(params[1], 'config');
+  const tx = wireTransaction(params[0], config);
+  checkReadConfig(config, bank.slot);
+  const sigVerify = booleanParam(config['sigVerify'], 'sigVerify', false);
+  const replaceRecentBlockhash = booleanParam(config['replaceRecentBlockhash'], 'replaceRecentBlockhash', false);
+  if (sigVerify && replaceRecentBlockhash) throw invalidParams('Invalid params: sigVerify may not be used with replaceRecentBlockhash');
+  if (sigVerify && !verifySignatures(tx)) throw signatureFailure();
+  const addresses = requestedAccounts(config);
+  const result = bank.simulate(tx, { checkBlockhash: !replaceRecentBlockhash, accounts: addresses ?? [] });
+  return {
+    context: responseContext(bank),
+    value: {
+      err: result.err,
+      logs: result.logs,
+      accounts: addresses === undefined ? null : result.accounts.map((account) => (account === undefined ? null : encodeAccount(account))),
+      unitsConsumed: result.unitsConsumed,
+      returnData: null,
+      ...(replaceRecentBlockhash ? { replacementBlockhash: bank.latestBlockhash() } : {}),
+    },
+  };
+};
+
+const getSignatureStatuses: RpcMethod = (params, { bank }) => {
+  const signatures = arrayParam(params[0], 'signatures', MAX_SIGNATURE_STATUSES).map((s, i) => base58Param(s, `signatures[${i}]`, 64));
+  const config = configParam(params[1], 'config');
+  booleanParam(config['searchTransactionHistory'], 'searchTransactionHistory', false);
+  return {
+    context: responseContext(bank),
+    value: signatures.map((signature) => {
+      const status = bank.signatureStatus(signature);
+      if (status === undefined) return null;
+      // Every landed transaction is final at once (docs/devnet.md, "Commitments").
+      return {
+        slot: status.slot,
+        confirmations: null,
+        err: status.err,
+        status: status.err === null ? { Ok: null } : { Err: status.err },
+        confirmationStatus: 'finalized',
+      };
+    }),
+  };
+};
+
+const requestAirdrop: RpcMethod = (params, { bank }) => {
+  const address = base58Param(params[0], 'pubkey', 32);
+  const lamports = integerParam(params[1], 'lamports', 1);
+  checkCommitment(configParam(params[2], 'config'));
+  return bank.airdrop(address, BigInt(lamports));
+};
+
+export const transactionMethods = { sendTransaction, simulateTransaction, getSignatureStatuses, requestAirdrop };
+
+function wireTransaction(value: unknown, config: Config): DevnetTransaction {
+  const encoded = stringParam(value, 'transaction');
+  const encoding = config['encoding'] ?? 'base58';
+  if (encoding !== 'base58' && encoding !== 'base64') {
+    throw invalidParams(`Invalid params: encoding ${JSON.stringify(encoding)} is not supported for transactions; use "base64" or "base58"`);
+  }
+  if (encoded.length > MAX_ENCODED_SIZE[encoding]) {
+    throw invalidParams(
+      `${encoding} encoded transaction too large: ${encoded.length} bytes (max: encoded/raw ${MAX_ENCODED_SIZE[encoding]}/${MAX_TRANSACTION_SIZE})`,
+    );
+  }
+  try {
+    return parseTransaction(decodeWire(encoded, encoding));
+  } catch (err) {
+    if (err instanceof InvalidTransactionError) throw invalidParams(err.message);
+    throw err;
+  }
+}
+
+function decodeWire(encoded: string, encoding: 'base58' | 'base64'): Uint8Array {
+  if (encoding === 'base64') {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) throw invalidParams('invalid base64 encoding of transaction');
+    return Buffer.from(encoded, 'base64');
+  }
+  try {
+    return bs58.decode(encoded);
+  } catch {
+    throw invalidParams('invalid base58 encoding of transaction');
+  }
+}
+
+function requestedAccounts(config: Config): string[] | undefined {
+  const accounts = config['accounts'];
+  if (accounts === undefined || accounts === null) return undefined;
+  const request = configParam(accounts, 'accounts');
+  const encoding = request['encoding'] ?? 'base64';
+  if (encoding !== 'base64') throw invalidParams(`Invalid params: accounts.encoding ${JSON.stringify(encoding)} is not supported by the devnet; use "base64"`);
+  return arrayParam(request['addresses'], 'accounts.addresses', 100).map((a, i) => base58Param(a, `accounts.addresses[${i}]`, 32));
+}
+
+function signatureFailure(): RpcError {
+  return new RpcError(RPC_ERRORS.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, 'Transaction signature verification failure');
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError, parseDemoFlags, parseDevnetFlags, shellQuote } from '../../src/devnet/cli-args.js';
+
+const MAX_CAPACITY = 72_000;
+
+function usageError(parse: () => unknown): string {
+  try {
+    parse();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('parseDevnetFlags', () => {
+  it('has documented defaults: ports 8899/8999, 3 authorities, majority threshold, .devnet', () => {
+    expect(parseDevnetFlags([], MAX_CAPACITY)).toEqual({
+      sourcePort: 8899,
+      targetPort: 8999,
+      authorities: 3,
+      threshold: 2,
+      capacity: 10_000,
+      dir: '.devnet',
+      traffic: false,
+      slotIntervalMs: 400,
+    });
+    expect(parseDevnetFlags(['--authorities', '5'], MAX_CAPACITY)).toMatchObject({ threshold: 3 });
+    expect(parseDevnetFlags(['--authorities', '1'], MAX_CAPACITY)).toMatchObject({ threshold: 1 });
+    expect(parseDevnetFlags(['--traffic', '--dir', 'x', '--source-port', '0', '--target-port', '0'], MAX_CAPACITY)).toMatchObject({
+      traffic: true,
+      dir: 'x',
+      sourcePort: 0,
+      targetPort: 0,
+    });
+    expect(parseDevnetFlags(['-h'], MAX_CAPACITY)).toBe('help');
+  });
+
+  it.each([
+    [['--prot', '1'], "Unknown option '--prot'"],
+    [['--authorities', '17'], '--authorities must be an integer from 1 to 16, got "17"'],
+    [['--authorities', '3', '--threshold', '4'], '--threshold must be an integer from 1 to 3, got "4"'],
+    [['--capacity', 'lots'], '--capacity must be an integer'],
+    [['--capacity', String(MAX_CAPACITY + 1)], `--capacity must be an integer from 1 to ${MAX_CAPACITY}`],
+    [['--capacity', '1.5'], '--capacity'],
+    [['--source-port', '70000'], '--source-port must be an integer from 0 to 65535'],
+    [['--source-port', '9000', '--target-port', '9000'], '--source-port and --target-port must differ'],
+    [['--dir'], "'--dir <value>' argument missing"],
+    [['--traffic=yes'], '--traffic'],
+    [['stray'], "'stray'"],
+  ])('%j is a usage error naming the flag', (argv, message) => {
+    expect(usageError(() => parseDevnetFlags(argv, MAX_CAPACITY))).toContain(message);
+  });
+});
+
+describe('parseDemoFlags', () => {
+  it('defaults the first server port to 8081 and the directory to .devnet/demo', () => {
+    expect(parseDemoFlags([])).toEqual({ serverPort: 8081, sourcePort: 8899, targetPort: 8999, dir: '.devnet/demo' });
+  });
+
+  it('rejects unknown flags and a server port without room for three servers', () => {
+    expect(usageError(() => parseDemoFlags(['--servers', '3']))).toContain("'--servers'");
+    expect(usageError(() => parseDemoFlags(['--server-port', '65534']))).toContain('--server-port must be an integer from 1 to 65533');
+  });
+});
+
+describe('shellQuote', () => {
+  it('leaves plain values alone and single-quotes the rest', () => {
+    expect(shellQuote('/tmp/dir/authority-0.json')).toBe('/tmp/dir/authority-0.json');
+    expect(shellQuote('http://127.0.0.1:8899')).toBe('http://127.0.0.1:8899');
+    expect(shellQuote("/tmp/my dir/it's.json")).toBe(`'/tmp/my dir/it'\\''s.json'`);
+  });
+});

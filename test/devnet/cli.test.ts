@@ -1,0 +1,76 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The commands as processes, from the compiled output (dist/, rebuilt here when older than the
+ * sources it runs): strict flag errors, and a clean exit 0 on SIGINT.
+ */
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CLI = join(ROOT, 'dist', 'devnet', 'cli.js');
+const DEMO = join(ROOT, 'dist', 'devnet', 'demo.js');
+let dir: string;
+
+function newestSource(path: string): number {
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((name) => newestSource(join(path, name))));
+}
+
+beforeAll(async () => {
+  const sources = ['src/devnet', 'src/chain', 'src/errors.ts', 'src/time.ts'].map((p) => newestSource(join(ROOT, p)));
+  if (!existsSync(CLI) || statSync(CLI).mtimeMs < Math.max(...sources)) {
+    // Type errors elsewhere in the tree do not stop tsc from emitting; only the output matters here.
+    spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'ignore' });
+  }
+  expect(existsSync(CLI)).toBe(true);
+  dir = await mkdtemp(join(tmpdir(), 'devnet-cli-'));
+}, 120_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function run(script: string, args: string[]): { status: number | null; stderr: string } {
+  const result = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 10_000 });
+  return { status: result.status, stderr: result.stderr };
+}
+
+describe('flag errors as processes (the parsing itself: cli-args.test.ts)', () => {
+  it('npm run devnet: an out-of-range value exits 2 naming the flag', () => {
+    const { status, stderr } = run(CLI, ['--authorities', '0']);
+    expect(status).toBe(2);
+    expect(stderr).toContain('--authorities must be an integer from 1 to 16, got "0"');
+  });
+
+  it('npm run demo: an unknown flag exits 2 naming it', () => {
+    const { status, stderr } = run(DEMO, ['--servers', '3']);
+    expect(status).toBe(2);
+    expect(stderr).toContain("'--servers'");
+  });
+});
+
+describe('npm run devnet: lifecycle', () => {
+  it('boots, writes world.json, prints the server environment, and exits 0 on SIGINT', async () => {
+    const child = spawn(process.execPath, [CLI, '--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 15_000;
+    while (!stdout.includes('Press Ctrl-C') && Date.now() < deadline && child.exitCode === null) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(stdout).toContain('Press Ctrl-C');
+    expect(stdout).toContain(`BRIDGE_AUTHORITY_KEYPAIR=${join(dir, 'authority-1.json')}`);
+    const world = JSON.parse(await readFile(join(dir, 'world.json'), 'utf8')) as { source: { rpcUrl: string } };
+    expect(stdout).toContain(`BRIDGE_SOURCE_RPC_URL=${world.source.rpcUrl}`);
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('devnet stopped');
+  }, 30_000);
+});

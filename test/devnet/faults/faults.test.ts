@@ -1,0 +1,172 @@
+import { Connection } from '@solana/web3.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
+import { isBridgeError } from '../../../src/errors.js';
+import { mulberry32 } from '../../../src/devnet/faults/faults.js';
+import { startDevnetNode, type DevnetNode } from '../../../src/devnet/node.js';
+import { depositSetup, rpc, signedWire } from '../rpc/helpers.js';
+
+let node: DevnetNode;
+let connection: Connection;
+
+beforeEach(async () => {
+  node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
+  connection = new Connection(node.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+});
+
+afterEach(async () => {
+  await node.close();
+});
+
+async function entryCount(tracker: Parameters<DevnetNode['getAccount']>[0]): Promise<bigint> {
+  return decodeTrackerHeader(node.getAccount(tracker)!.data, 'DepositTracker', 'test').entryCount;
+}
+
+describe('per-method faults', () => {
+  it('delays answers by latencyMs', async () => {
+    node.faults.set({ methods: { getSlot: { latencyMs: 150 } } });
+    const started = performance.now();
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    const quick = performance.now();
+    await rpc(node.url, 'getHealth');
+    expect(performance.now() - quick).toBeLessThan(140);
+  });
+
+  it('answers fixed counts of HTTP 500, then HTTP 429 with Retry-After, then JSON-RPC -32005, then normally', async () => {
+    node.faults.set({ methods: { getSlot: { http500: 1, http429: 2, retryAfterSecs: 3, rpcErrors: 1 } } });
+    const first = await rpc(node.url, 'getSlot');
+    expect(first.status).toBe(500);
+    for (let i = 0; i < 2; i += 1) {
+      const limited = await rpc(node.url, 'getSlot');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('3');
+    }
+    const unhealthy = await rpc(node.url, 'getSlot');
+    expect(unhealthy.status).toBe(200);
+    expect(unhealthy.body.error).toMatchObject({ code: -32005, data: { numSlotsBehind: expect.any(Number) } });
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);
+    expect(node.faults.snapshot().methods['getSlot']).toMatchObject({ http500: 0, http429: 0, rpcErrors: 0 });
+  });
+
+  it('web3.js sees the injected faults as errors', async () => {
+    node.faults.set({ methods: { getBalance: { http500: 1, rpcErrors: 1 } } });
+    await expect(connection.getBalance(node.programId)).rejects.toThrow(/500/);
+    await expect(connection.getBalance(node.programId)).rejects.toThrow(/-32005|behind/);
+    await expect(connection.getBalance(node.programId)).resolves.toBeGreaterThan(0);
+  });
+
+  it('"*" applies to methods without an entry of their own', async () => {
+    node.faults.set({ methods: { '*': { rpcErrors: 5 }, getHealth: {} } });
+    expect((await rpc(node.url, 'getSlot')).body.error.code).toBe(-32005);
+    expect((await rpc(node.url, 'getHealth')).body.result).toBe('ok');
+  });
+
+  it('draws error rates from a seeded PRNG: the same seed gives the same sequence', async () => {
+    async function pattern(): Promise<string> {
+      node.faults.set({ seed: 42, methods: { getSlot: { errorRate: 0.5, errorKind: 'http500' } } });
+      let outcome = '';
+      for (let i = 0; i < 24; i += 1) outcome += (await rpc(node.url, 'getSlot')).status === 500 ? 'x' : '.';
+      return outcome;
+    }
+    const first = await pattern();
+    node.faults.clear();
+    expect(await pattern()).toBe(first);
+    expect(first).toContain('x');
+    expect(first).toContain('.');
+    const random = mulberry32(42);
+    const expected = Array.from({ length: 24 }, () => (random() < 0.5 ? 'x' : '.')).join('');
+    expect(first).toBe(expected);
+  });
+});
+
+describe('transaction faults', () => {
+  it('loseResponses (http500): the transaction lands, the answer is HTTP 500', async () => {
+    const setup = await depositSetup(node, connection);
+    node.faults.set({ loseResponses: 1 });
+    const wire = await signedWire(connection, [setup.deposit(5n)], [setup.payer]);
+    const { status } = await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+    expect(status).toBe(500);
+    expect(await entryCount(setup.tracker)).toBe(1n);
+    const again = await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+    expect(again.body.error.data.err).toBe('AlreadyProcessed');
+  });
+
+  it('loseResponses (destroy): the transaction lands, the connection closes without an answer', async () => {
+    const setup = await depositSetup(node, connection);
+    node.faults.set({ loseResponses: 1, loseResponseMode: 'destroy' });
+    const wire = await signedWire(connection, [setup.deposit(5n)], [setup.payer]);
+    await expect(rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64' }])).rejects.toThrow();
+    expect(await entryCount(setup.tracker)).toBe(1n);
+    expect(node.faults.snapshot().loseResponses).toBe(0);
+  });
+
+  it('dropTransactions: answered with the signature, never lands', async () => {
+    const setup = await depositSetup(node, connection);
+    node.faults.set({ dropTransactions: 1 });
+    const signature = await connection.sendRawTransaction(await signedWire(connection, [setup.deposit(5n)], [setup.payer]));
+    node.advanceSlots(200);
+    expect((await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0]).toBeNull();
+    expect(await entryCount(setup.tracker)).toBe(0n);
+    await connection.sendRawTransaction(await signedWire(connection, [setup.deposit(6n)], [setup.payer]));
+    expect(await entryCount(setup.tracker)).toBe(1n);
+  });
+
+  it('pauseBlocks: slots stop, transactions wait; clearing the faults lands them', async () => {
+    const setup = await depositSetup(node, connection);
+    node.faults.set({ pauseBlocks: true });
+    const slot = await connection.getSlot();
+    const signature = await connection.sendRawTransaction(await signedWire(connection, [setup.deposit(5n)], [setup.payer]));
+    expect((await connection.getSignatureStatuses([signature])).value[0]).toBeNull();
+    expect(await connection.getSlot()).toBe(slot);
+    expect(node.faults.snapshot().pauseBlocks).toBe(true);
+    node.faults.clear();
+    expect((await connection.getSignatureStatuses([signature])).value[0]?.err).toBeNull();
+    expect(await connection.getSlot()).toBe(slot + 1);
+  });
+});
+
+describe('fault settings', () => {
+  it('the admin JSON-RPC methods set, read and clear faults; faults never apply to them', async () => {
+    const set = await rpc(node.url, 'devnet_setFaults', [{ methods: { '*': { http500: 3 } }, dropTransactions: 2 }]);
+    expect(set.body.result).toMatchObject({ methods: { '*': { http500: 3 } }, dropTransactions: 2, pauseBlocks: false });
+    expect((await rpc(node.url, 'devnet_getFaults')).body.result.dropTransactions).toBe(2);
+    expect((await rpc(node.url, 'getSlot')).status).toBe(500);
+    const cleared = await rpc(node.url, 'devnet_clearFaults');
+    expect(cleared.body.result).toMatchObject({ methods: {}, dropTransactions: 0, loseResponses: 0 });
+    expect((await rpc(node.url, 'getSlot')).status).toBe(200);
+  });
+
+  it('rejects invalid settings, naming the field, over JSON-RPC and through the typed API', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ methods: { getSlot: { latencyMs: -1 } } }, 'faults.methods.getSlot.latencyMs'],
+      [{ methods: { getSlto: { http500: 1 } } }, 'faults.methods.getSlto'],
+      [{ loseResponse: 1 }, 'loseResponse'],
+      [{ methods: { getSlot: { errorRate: 2 } } }, 'errorRate'],
+    ];
+    for (const [settings, field] of cases) {
+      const { body } = await rpc(node.url, 'devnet_setFaults', [settings]);
+      expect(body.error.code).toBe(-32602);
+      expect(body.error.message).toContain(field);
+      const thrown = (() => {
+        try {
+          node.faults.set(settings as never);
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      expect(isBridgeError(thrown, 'DEVNET__INVALID_OPTION')).toBe(true);
+    }
+    expect(node.faults.snapshot()).toMatchObject({ methods: {}, loseResponses: 0 });
+  });
+
+  it('can be turned off: without admin methods devnet_setFaults is not found', async () => {
+    const plain = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0, adminMethods: false });
+    try {
+      expect((await rpc(plain.url, 'devnet_setFaults', [{}])).body.error.code).toBe(-32601);
+    } finally {
+      await plain.close();
+    }
+  });
+});

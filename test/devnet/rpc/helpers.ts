@@ -1,0 +1,57 @@
+import { Keypair, PublicKey, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
+import { depositInstruction, initializeDepositTrackerInstruction } from '../../../src/chain/codec/builders.js';
+import { depositTrackerAddress } from '../../../src/chain/pda.js';
+import type { DevnetNode } from '../../../src/devnet/node.js';
+
+/** Raw JSON-RPC over fetch, to check exact wire shapes. */
+export async function rpc(url: string, method: string, params?: unknown[]): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Plain-text bodies (HTTP 500) stay text.
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** A funded payer and an initialized DepositTracker (the node plays the source chain, target chain 2). */
+export async function depositSetup(node: DevnetNode, connection: Connection) {
+  const payer = Keypair.generate();
+  node.airdrop(payer.publicKey, 10_000_000_000);
+  const tracker = depositTrackerAddress(node.programId, 2);
+  const init = initializeDepositTrackerInstruction({
+    programId: node.programId,
+    governance: payer.publicKey,
+    depositTracker: tracker,
+    targetChainId: 2,
+    capacity: 16n,
+    threshold: 1,
+    authorities: [Keypair.generate().publicKey.toBase58()],
+  });
+  await connection.sendRawTransaction(await signedWire(connection, [init], [payer]));
+  const deposit = (amount: bigint, depositor = payer): TransactionInstruction =>
+    depositInstruction({
+      programId: node.programId,
+      depositor: depositor.publicKey,
+      depositTracker: tracker,
+      amount,
+      recipient: Keypair.generate().publicKey.toBase58(),
+      sourceMint: Keypair.generate().publicKey.toBase58(),
+    });
+  return { payer, tracker, deposit };
+}
+
+export async function signedWire(connection: Connection, instructions: TransactionInstruction[], signers: Keypair[], blockhash?: string): Promise<Buffer> {
+  const recentBlockhash = blockhash ?? (await connection.getLatestBlockhash()).blockhash;
+  const tx = new Transaction({ feePayer: signers[0]!.publicKey, recentBlockhash }).add(...instructions);
+  tx.sign(...signers);
+  return tx.serialize();
+}
+
+export const randomKey = (): PublicKey => Keypair.generate().publicKey;

@@ -1,0 +1,104 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PublicKey, type Keypair } from '@solana/web3.js';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
+import { ackDepositInstruction } from '../../src/chain/codec/builders.js';
+import { entryOffset } from '../../src/chain/codec/layout.js';
+import { tokenPairAddress } from '../../src/chain/pda.js';
+import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
+import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
+import { formatSummary, summarizeTransfers } from '../../src/devnet/summary.js';
+import { startTraffic } from '../../src/devnet/traffic.js';
+import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
+import { devnetConnection, submitTransaction } from '../../src/devnet/world/submit.js';
+
+let pair: ChainPair;
+let world: World;
+let dir: string;
+
+beforeEach(async () => {
+  pair = await startChainPair({ slotIntervalMs: 0 });
+  dir = await mkdtemp(join(tmpdir(), 'devnet-traffic-'));
+  world = await bootstrapWorld(pair, { authorities: 2, threshold: 2, capacity: 256, dir });
+});
+
+afterEach(async () => {
+  await pair.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function deposits(): DepositEntry[] {
+  const data = pair.source.getAccount(world.source.depositTracker)!.data;
+  const count = Number(decodeTrackerHeader(data, 'DepositTracker', 'test').entryCount);
+  return decodeDepositEntries(data.subarray(entryOffset('DepositTracker', 0), entryOffset('DepositTracker', count)), 'test', 0);
+}
+
+function withdrawals(): WithdrawEntry[] {
+  const data = pair.target.getAccount(world.target.withdrawTracker)!.data;
+  const count = Number(decodeTrackerHeader(data, 'WithdrawTracker', 'test').entryCount);
+  return decodeWithdrawEntries(data.subarray(entryOffset('WithdrawTracker', 0), entryOffset('WithdrawTracker', count)), 'test', 0);
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Both authorities vote yes on the given source entries: the destination finalizes them. */
+async function finalizeOnTarget(entries: DepositEntry[]): Promise<void> {
+  const signal = new AbortController().signal;
+  const connection = devnetConnection(pair.target.url, signal);
+  for (const path of world.authorities.map((a) => a.keypairPath)) {
+    const authority = (await readKeypairFile(path)) as Keypair;
+    const votes = entries.map((entry, index) =>
+      ackDepositInstruction({
+        programId: pair.target.programId,
+        authority: authority.publicKey,
+        withdrawTracker: new PublicKey(world.target.withdrawTracker),
+        tokenPair: tokenPairAddress(pair.target.programId, world.source.chainId, new PublicKey(entry.sourceMint)),
+        index: BigInt(index),
+        approve: true,
+        amount: entry.amount,
+        recipient: entry.recipient,
+        sourceMint: entry.sourceMint,
+      }),
+    );
+    await submitTransaction(connection, votes, [authority], { chain: 'target', step: 'test votes', signal });
+  }
+}
+
+it('deposits at a bounded rate and claims Confirmed + Pending withdrawals; stop() ends it', async () => {
+  const errors: unknown[] = [];
+  const began = Date.now();
+  const traffic = startTraffic(pair, world, { depositsPerSecond: 20, claimDelayMs: 100, seed: 3, onError: (err) => errors.push(err) });
+  await until(() => deposits().length >= 6, 'six deposits');
+  const started = deposits().slice(0, 6);
+  await finalizeOnTarget(started);
+  const confirmed = withdrawals().filter((entry) => entry.result.kind === 'Confirmed').length;
+  expect(confirmed).toBeGreaterThan(0);
+  await until(() => withdrawals().filter((entry) => entry.createdTokenAccount === 'Created').length === confirmed, 'every confirmed withdrawal claimed');
+  await traffic.stop();
+  const elapsedMs = Date.now() - began;
+  const stats = traffic.stats();
+  expect(errors).toEqual([]);
+  expect(stats.claims).toBe(confirmed);
+  expect(stats.deposits).toBe(deposits().length);
+  // One deposit per 50 ms tick at most, and nothing after stop().
+  expect(stats.deposits).toBeLessThanOrEqual(Math.ceil(elapsedMs / 50) + 1);
+  const after = deposits().length;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(deposits().length).toBe(after);
+
+  const summary = summarizeTransfers(pair, world);
+  expect(summary).toMatchObject({ deposited: after, confirmed, claimed: confirmed, relayed: 0, cleanedUp: 0 });
+  expect(summary.confirmed + summary.rejected).toBe(6);
+  expect(formatSummary(summary)).toBe(
+    `deposited ${after} · withdraw finalized ${confirmed} Confirmed / ${summary.rejected} Rejected · claimed ${confirmed} · relayed 0 · cleaned up 0`,
+  );
+});
