@@ -19,6 +19,7 @@ export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/health': ['GET', 'HEAD'],
   '/metrics': ['GET', 'HEAD'],
   '/crank/once': ['POST'],
+  '/crank/poll': ['POST'],
   '/kill': ['POST'],
 };
 
@@ -51,7 +52,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Its own plugin scope, so that the auth hook covers the admin routes only.
   void app.register(async (admin) => registerAdminRoutes(admin, deps));
   if (deps.auth === undefined) {
-    deps.logger.warn('admin endpoints (POST /crank/once, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)');
+    deps.logger.warn('admin endpoints (POST /crank/once, POST /crank/poll, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)');
   }
   return app;
 }

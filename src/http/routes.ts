@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
-import { crankReportSchema, healthSchema, killSchema } from './schemas.js';
+import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
-/** The four endpoints of SPEC §4. */
+/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event). */
 
 export const SERVICE_NAME = 'bridge-operator-server';
 
@@ -31,6 +31,11 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, auth,
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
   admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>
     crank.runOnce(clientGone(reply)),
+  );
+
+  // A nudge, not a cycle request: answered at once, the cycle's outcome shows in /health.
+  admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
+    reply.code(202).send({ status: crank.poll() }),
   );
 
   admin.post('/kill', {

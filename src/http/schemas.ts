@@ -51,3 +51,11 @@ export const killSchema = {
   required: ['status', 'message'],
   properties: { status: { type: 'string' }, message: { type: 'string' } },
 } as const;
+
+/** POST /crank/poll: whether the nudge started a cycle or joined the running one. */
+export const pollSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['started', 'coalesced'] } },
+} as const;

@@ -14,6 +14,9 @@ export interface CrankHealth {
   total_actions_submitted: number;
 }
 
+/** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
+export type CrankPollOutcome = 'started' | 'coalesced';
+
 /** CrankReportResponse (SPEC §2.3). */
 export interface CrankReport {
   ack_deposit_attempted: boolean;
@@ -32,6 +35,12 @@ export interface CrankService {
    * its reason; the cycle still runs.
    */
   runOnce(signal?: AbortSignal): Promise<CrankReport>;
+  /**
+   * Nudge the loop (the machine's POLL event): start a cycle now if none is running, without
+   * waiting for its report. A POLL during a cycle is coalesced into it. Throws CRANK__DISABLED
+   * or CRANK__STOPPED like runOnce.
+   */
+  poll(): CrankPollOutcome;
   /**
    * Stop taking cycles; let a running one finish for up to `deadlineMs` milliseconds from now,
    * then abort it. Queued runOnce requests are rejected with CRANK__STOPPED.

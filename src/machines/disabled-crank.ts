@@ -3,13 +3,16 @@ import { DISABLED_CRANK_HEALTH, type CrankService } from './crank-service.js';
 
 /**
  * The CrankService of a server started without runtime configuration: /health reports
- * `enabled: false` and POST /crank/once is refused with an error that says what to set.
+ * `enabled: false` and POST /crank/once and POST /crank/poll are refused with an error that says what to set.
  */
 export function createDisabledCrank(): CrankService {
   return {
     enabled: false,
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
     runOnce: () => Promise.reject(crankDisabledError()),
+    poll: () => {
+      throw crankDisabledError();
+    },
     stop: () => Promise.resolve(),
   };
 }

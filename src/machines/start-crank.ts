@@ -8,7 +8,7 @@ import { crankActors } from './crank-actors.js';
 import { crankSettings, type CrankEmitted, type HealthFacts } from './crank-context.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
-import type { CrankHealth, CrankReport, CrankService } from './crank-service.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from './crank-service.js';
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
 import { createCrankInspection } from './inspection.js';
 
@@ -62,13 +62,22 @@ export function startCrank(options: StartCrankOptions): CrankService {
     return healthFromFacts(snapshot.context.health, snapshot.status === 'active', failure);
   }
 
+  function acceptsCycles(): boolean {
+    return stopping === undefined && actor.getSnapshot().status === 'active';
+  }
+
   function runOnce(signal?: AbortSignal): Promise<CrankReport> {
-    if (stopping !== undefined || actor.getSnapshot().status !== 'active') {
-      return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
-    }
+    if (!acceptsCycles()) return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
     const { requestId, report } = requests.open(signal);
     actor.send({ type: 'CRANK_ONCE', requestId });
     return report;
+  }
+
+  function poll(): CrankPollOutcome {
+    if (!acceptsCycles()) throw stoppedError('the crank is stopping or stopped and runs no more cycles');
+    const outcome = actor.getSnapshot().matches('idle') ? 'started' : 'coalesced';
+    actor.send({ type: 'POLL' });
+    return outcome;
   }
 
   function stop(deadlineMs: number): Promise<void> {
@@ -108,6 +117,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     },
     health,
     runOnce,
+    poll,
     stop,
   };
 }

@@ -13,6 +13,35 @@ afterEach(async () => {
   app = undefined;
 });
 
+describe('POST /crank/poll', () => {
+  it('answers 202 with whether the nudge started a cycle or joined the running one', async () => {
+    const crank = new ControlledCrank();
+    app = await startTestApp({ crank });
+    const started = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
+    expect(started.status).toBe(202);
+    expect(await started.json()).toEqual({ status: 'started' });
+    crank.pollOutcome = 'coalesced';
+    const coalesced = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
+    expect(await coalesced.json()).toEqual({ status: 'coalesced' });
+    expect(crank.polls).toBe(2);
+  });
+
+  it('answers 409 when the crank is disabled', async () => {
+    app = await startTestApp();
+    const res = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: string }).error).toBe('crank_disabled');
+  });
+
+  it('requires the admin credentials when auth is configured', async () => {
+    const crank = new ControlledCrank();
+    app = await startTestApp({ crank, auth: CREDENTIALS });
+    const res = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
+    expect(res.status).toBe(401);
+    expect(crank.polls).toBe(0);
+  });
+});
+
 describe('POST /crank/once', () => {
   it('answers 409 with a JSON error saying runtime configuration is absent when the crank is disabled', async () => {
     app = await startTestApp();
@@ -166,7 +195,7 @@ describe('admin auth', () => {
     const warnings = app.logs.records().filter((r) => r.level === 'warn');
     expect(warnings).toEqual([
       expect.objectContaining({
-        msg: 'admin endpoints (POST /crank/once, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)',
+        msg: 'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)',
       }),
     ]);
     expect((await post('/kill')).status).toBe(202);

@@ -240,6 +240,26 @@ describe('crank cycles', () => {
     await crank.stop(0);
   });
 
+  it('starts a cycle on poll() when idle, and coalesces a poll() that arrives during a cycle', async () => {
+    const { chains, crank } = startTestCrank(NOTHING_TO_DO, { pollIntervalMs: 60_000 });
+    await settle();
+    expect(chains.callsOf('readState')).toHaveLength(1);
+    chains.view = ackDepositWork(1);
+    const held = chains.hold();
+    chains.script('ackDeposits', held.reply);
+    expect(crank.poll()).toBe('started');
+    await settle();
+    await held.started;
+    expect(crank.poll()).toBe('coalesced');
+    chains.view = NOTHING_TO_DO;
+    held.release();
+    await settle();
+    // The coalesced poll started no cycle of its own: one read for the startup cycle, one for the polled one.
+    expect(chains.callsOf('readState')).toHaveLength(2);
+    await crank.stop(0);
+    expect(() => crank.poll()).toThrow(/stopping or stopped/);
+  });
+
   it('starts the next cycle at once while a backlog remains, then waits the interval again', async () => {
     const { chains, crank } = startTestCrank(ackDepositWork(70));
     chains.onLanded = (call) => {

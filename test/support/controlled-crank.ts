@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'node:events';
-import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 
 interface PendingCycle {
   resolve(report: CrankReport): void;
@@ -50,6 +50,15 @@ export class ControlledCrank implements CrankService {
   /** Resolves once `count` callers have aborted their request (bounded by the test timeout). */
   async requestsAbandoned(count: number): Promise<void> {
     while (this.abandoned < count) await once(this.events, 'abandoned');
+  }
+
+  /** What the next poll() answers; every call is counted. */
+  pollOutcome: CrankPollOutcome = 'started';
+  polls = 0;
+
+  poll(): CrankPollOutcome {
+    this.polls += 1;
+    return this.pollOutcome;
   }
 
   async stop(deadlineMs: number): Promise<void> {
