@@ -82,7 +82,11 @@ it('deposits at a bounded rate and claims Confirmed + Pending withdrawals; stop(
   await finalizeOnTarget(started);
   const confirmed = withdrawals().filter((entry) => entry.result.kind === 'Confirmed').length;
   expect(confirmed).toBeGreaterThan(0);
-  await until(() => withdrawals().filter((entry) => entry.createdTokenAccount === 'Created').length === confirmed, 'every confirmed withdrawal claimed');
+  // The claim lands on chain before the generator counts it: wait for both.
+  await until(
+    () => withdrawals().filter((entry) => entry.createdTokenAccount === 'Created').length === confirmed && traffic.stats().claims === confirmed,
+    'every confirmed withdrawal claimed and counted',
+  );
   await traffic.stop();
   const elapsedMs = Date.now() - began;
   const stats = traffic.stats();
