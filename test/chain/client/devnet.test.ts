@@ -34,7 +34,7 @@ interface Bridge {
 }
 
 async function bridge(options: { capacity: number; slotIntervalMs?: number }): Promise<Bridge> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 5 });
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20 });
   cleanups.push(() => pair.close());
   const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
