@@ -219,7 +219,15 @@ export function unionIndices(a: readonly number[], b: readonly number[]): number
   return [...new Set([...a, ...b])].sort((x, y) => x - y);
 }
 
-/** Transactions of a failed action that landed before the failure (CHAIN__FAILED_TO_SUBMIT). */
+/**
+ * Transactions of a failed action that landed (CHAIN__FAILED_TO_SUBMIT): those that landed
+ * before the failure and, when the failure is a transaction that landed with an error (a
+ * non-retryable failure naming its signature), that one too: it is on chain and its fee was
+ * paid. A retryable failure's signature is a transaction whose outcome is still unknown.
+ */
 export function landedSignaturesOf(error: unknown): string[] {
-  return isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT') ? error.context.landedSignatures : [];
+  if (!isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT')) return [];
+  const { landedSignatures, signature } = error.context;
+  if (error.retryable || signature === undefined || landedSignatures.includes(signature)) return landedSignatures;
+  return [...landedSignatures, signature];
 }

@@ -124,6 +124,9 @@ async function sendCleanups(
     } catch (err) {
       const failed = failedEntry(err);
       if (failed === undefined || !job.indices.includes(failed.index)) throw err;
+      // Landed with an error (another payer's cleanup got there first, or a rebroadcast without
+      // preflight): nothing was cleaned, but the transaction is on chain and its fee was paid.
+      if (failed.signature !== undefined) out.report.transactions.push({ signature: failed.signature, indices: job.indices });
       if (failed.programError === 'CleanupAlreadyCompleted') out.report.alreadyDone.push(failed.index);
       else out.failures.push({ index: failed.index, reason: failed.reason });
       queue = queue.filter((candidate) => candidate.index !== failed.index);
@@ -139,14 +142,18 @@ async function sendCleanups(
   }
 }
 
-/** The entry a non-retryable program error names, with the error's name. */
-function failedEntry(err: unknown): { index: number; programError: string; reason: string } | undefined {
+/**
+ * The entry a non-retryable program error names, with the error's name, and the signature of
+ * the transaction when it landed with that error (a preflight refusal has none).
+ */
+function failedEntry(err: unknown): { index: number; programError: string; reason: string; signature?: string } | undefined {
   if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) return undefined;
   const { index, programError, customCode } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const { signature } = err.context;
   const landedIn = signature === undefined ? '' : ` in transaction ${signature}`;
-  return { index, programError, reason: `${programError} (${customCode ?? '?'})${landedIn}` };
+  const reason = `${programError} (${customCode ?? '?'})${landedIn}`;
+  return { index, programError, reason, ...(signature === undefined ? {} : { signature }) };
 }
 
 function failedEntries(target: ActionTarget, failures: readonly Failure[]) {

@@ -20,7 +20,10 @@ export interface SubmitFailureDetail {
   programError?: DecodedProgramError;
   /** The entry index of the failing instruction. */
   index?: number;
-  /** Set when the transaction landed (with an error): its fee was paid. */
+  /**
+   * Non-retryable: the transaction landed with an error (its fee was paid). Retryable: the
+   * transaction whose outcome is still unknown (it may land later).
+   */
   signature?: string;
 }
 

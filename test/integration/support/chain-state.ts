@@ -1,0 +1,91 @@
+import { PublicKey } from '@solana/web3.js';
+import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithdrawEntries } from '../../../src/chain/codec/accounts.js';
+import { entryOffset } from '../../../src/chain/codec/layout.js';
+import { tokenPairAddress } from '../../../src/chain/pda.js';
+import type { DepositEntry, TokenPair, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
+import { LAMPORTS_PER_SIGNATURE } from '../../../src/devnet/bank/bank.js';
+import type { DevnetNode } from '../../../src/devnet/node.js';
+import type { DevnetBridge } from './devnet-bridge.js';
+
+/**
+ * What the chains hold, read from the devnet's ledger and decoded with the server's own codecs:
+ * the assertions of the integration tests are about on-chain state, not about what the crank
+ * says it did. Reading the ledger directly keeps the tests' reads out of injected RPC faults.
+ */
+
+export interface Tracker<E> {
+  header: TrackerHeader;
+  /** Entries 0 .. entry_count. */
+  entries: E[];
+}
+
+export function depositTracker(bridge: DevnetBridge): Tracker<DepositEntry> {
+  const address = bridge.depositTracker.toBase58();
+  const data = accountData(bridge.pair.source, address);
+  const header = decodeTrackerHeader(data, 'DepositTracker', address);
+  return { header, entries: decodeDepositEntries(usedEntries(data, 'DepositTracker', header), address, 0) };
+}
+
+export function withdrawTracker(bridge: DevnetBridge): Tracker<WithdrawEntry> {
+  const address = bridge.withdrawTracker.toBase58();
+  const data = accountData(bridge.pair.target, address);
+  const header = decodeTrackerHeader(data, 'WithdrawTracker', address);
+  return { header, entries: decodeWithdrawEntries(usedEntries(data, 'WithdrawTracker', header), address, 0) };
+}
+
+export function tokenPair(bridge: DevnetBridge, sourceMint: string): TokenPair {
+  const address = tokenPairAddress(bridge.programId, bridge.world.source.chainId, new PublicKey(sourceMint)).toBase58();
+  return decodeTokenPair(accountData(bridge.pair.target, address), address);
+}
+
+/** Authority k's own position on a tracker (rule 3.4). */
+export function nextIndexOf(tracker: Tracker<unknown>, bridge: DevnetBridge, k: number): number {
+  const slot = tracker.header.authorities.indexOf(bridge.authorities[k]!.publicKey.toBase58());
+  return Number(tracker.header.votes[slot]!.nextIndex);
+}
+
+/** The vote-mask bits of the given authority slots. */
+export function votersMask(...slots: number[]): number {
+  return slots.reduce((mask, slot) => mask | (1 << slot), 0);
+}
+
+/**
+ * Transactions the chains landed with authority k as fee payer since `since` (its lamports on
+ * both chains then): the devnet charges exactly 5000 lamports per signature, to successful and
+ * failed transactions alike, and never for a transaction it refused or dropped.
+ */
+export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: AuthorityBalances): number {
+  const now = authorityBalances(bridge, k);
+  const spent = since.source - now.source + (since.target - now.target);
+  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n) throw new Error(`authority ${k} spent ${spent} lamports: not a whole number of fees`);
+  return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
+}
+
+export interface AuthorityBalances {
+  source: bigint;
+  target: bigint;
+}
+
+export function authorityBalances(bridge: DevnetBridge, k: number): AuthorityBalances {
+  const key = bridge.authorities[k]!.publicKey;
+  return { source: lamportsOf(bridge.pair.source, key), target: lamportsOf(bridge.pair.target, key) };
+}
+
+/** The status the chain recorded for a signature: undefined when it never landed. */
+export function landedStatus(bridge: DevnetBridge, signature: string) {
+  return bridge.pair.source.bank.signatureStatus(signature) ?? bridge.pair.target.bank.signatureStatus(signature);
+}
+
+function lamportsOf(node: DevnetNode, key: PublicKey): bigint {
+  return node.getAccount(key)?.lamports ?? 0n;
+}
+
+function accountData(node: DevnetNode, address: string): Uint8Array {
+  const account = node.getAccount(address);
+  if (account === undefined) throw new Error(`no account ${address} on the ${node.name} chain`);
+  return account.data;
+}
+
+function usedEntries(data: Uint8Array, kind: TrackerKind, header: TrackerHeader): Uint8Array {
+  return data.subarray(entryOffset(kind, 0), entryOffset(kind, Number(header.entryCount)));
+}

@@ -1,0 +1,128 @@
+import { Registry } from 'prom-client';
+import { createBridgeChains } from '../../../src/chain/client/index.js';
+import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
+import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
+import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
+import { startCrank } from '../../../src/machines/start-crank.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { authorityBalances, type AuthorityBalances } from './chain-state.js';
+import type { DevnetBridge } from './devnet-bridge.js';
+
+/**
+ * Bridge servers minus the HTTP layer: per authority, the real createBridgeChains (with fast
+ * confirmation polling) driven by the real startCrank, each with its own metrics registry and
+ * captured logs, exactly as src/index.ts wires them.
+ */
+
+export interface BridgeCrank {
+  /** The authority slot k this crank signs for. */
+  slot: number;
+  service: CrankService;
+  metrics: Metrics;
+  logs: CapturedLogs;
+  /** This authority's lamports when its crank started, to count the transactions it paid for. */
+  startBalances: AuthorityBalances;
+}
+
+export interface CrankTuning {
+  /** Long by default: tests drive cycles with runOnce unless the crank's own timers are the point. */
+  pollIntervalMs?: number;
+  maxAttempts?: number;
+  retryBackoffMs?: number;
+  rpcTimeoutMs?: number;
+  /** How long one transaction is watched before the action gives up on it (it stays pending). */
+  confirmTimeoutMs?: number;
+  /** The fetch under the crank's RPC transport (a RequestGate's, to hold one request). */
+  fetch?: RpcFetch;
+}
+
+const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
+const STOP_DEADLINE_MS = 2_000;
+
+export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: CrankTuning = {}): BridgeCrank {
+  const metrics = createMetrics(new Registry());
+  const logs = captureLogs('info');
+  const startBalances = authorityBalances(bridge, slot);
+  const chains = createBridgeChains(
+    {
+      sourceRpcUrl: bridge.pair.source.url,
+      targetRpcUrl: bridge.pair.target.url,
+      sourceChainId: bridge.world.source.chainId,
+      targetChainId: bridge.world.target.chainId,
+      sourceProgramId: bridge.programId,
+      targetProgramId: bridge.programId,
+      authority: bridge.authorities[slot]!,
+      rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
+      sourceReadCommitment: 'finalized',
+      metrics,
+      logger: logs.logger,
+    },
+    {
+      submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs },
+      ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
+    },
+  );
+  const service = startCrank({
+    chains,
+    pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
+    maxAttempts: tuning.maxAttempts ?? 3,
+    retryBackoffMs: tuning.retryBackoffMs ?? 20,
+    logger: logs.logger,
+    metrics,
+  });
+  bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
+  return { slot, service, metrics, logs, startBalances };
+}
+
+/**
+ * One crank per authority slot, each past its startup cycle (the machine starts with a cycle;
+ * a runOnce made meanwhile is answered by the next one), so that the tests' own cycles are the
+ * only ones that run.
+ */
+export async function startBridgeCranks(bridge: DevnetBridge, slots: readonly number[], tuning: CrankTuning = {}): Promise<BridgeCrank[]> {
+  const cranks = slots.map((slot) => startBridgeCrank(bridge, slot, tuning));
+  await Promise.all(cranks.map((crank) => crank.service.runOnce()));
+  return cranks;
+}
+
+/** One cycle of each crank, one after the other, in the given order: a deterministic round. */
+export async function runRound(cranks: readonly BridgeCrank[]): Promise<CrankReport[]> {
+  const reports: CrankReport[] = [];
+  for (const crank of cranks) reports.push(await crank.service.runOnce());
+  return reports;
+}
+
+export const NOTHING_ATTEMPTED: CrankReport = {
+  ack_deposit_attempted: false,
+  ack_withdraw_attempted: false,
+  cleanup_attempted: 0,
+  cleanup_completed: 0,
+};
+
+/** Signatures of every transaction the crank logged as landed (attempt lines carry them). */
+export function loggedSignatures(crank: BridgeCrank): string[] {
+  return crank.logs
+    .records()
+    .filter((record) => typeof record.action === 'string' && typeof record.outcome === 'string' && Array.isArray(record.signatures))
+    .flatMap((record) => record.signatures as string[]);
+}
+
+/** The error of every failed action attempt the crank logged, in order. */
+export function failedAttemptErrors(crank: BridgeCrank): string[] {
+  return crank.logs
+    .records()
+    .filter((record) => typeof record.action === 'string' && record.outcome === 'failed')
+    .map((record) => String(record.err));
+}
+
+/** A counter's value for one label set (0 when never incremented). */
+export async function counterValue(
+  metrics: Metrics,
+  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts',
+  labels: Record<string, string>,
+): Promise<number> {
+  const { values } = await metrics[name].get();
+  const matches = (valueLabels: Record<string, unknown>) => Object.entries(labels).every(([key, value]) => valueLabels[key] === value);
+  return values.filter((value) => matches(value.labels)).reduce((sum, value) => sum + value.value, 0);
+}

@@ -1,0 +1,75 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { startChainPair, type ChainPair } from '../../../src/devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../../src/devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../../src/devnet/world/keypair-files.js';
+
+/**
+ * A bridge on the devnet as an integration test needs it: a chain pair on free ports, a world
+ * bootstrapped through real transactions (three authorities, threshold 2, four token pairs),
+ * the world's keypairs loaded, and a funded user. `close()` stops what the test started on it
+ * (cranks, HTTP apps), then the chains, then removes the keypair directory.
+ */
+
+export interface DevnetBridge {
+  pair: ChainPair;
+  world: World;
+  programId: PublicKey;
+  depositTracker: PublicKey;
+  withdrawTracker: PublicKey;
+  /** The world's authority keypairs, slot k = authority k (bit k of every vote mask). */
+  authorities: Keypair[];
+  governance: Keypair;
+  /** Deposits and claims (withdraw) are signed by this funded key. */
+  user: Keypair;
+  /** Runs at close, before the chains close, last registered first. */
+  onClose(cleanup: () => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export const AUTHORITY_COUNT = 3;
+export const THRESHOLD = 2;
+const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
+
+export async function startDevnetBridge(options: { capacity?: number } = {}): Promise<DevnetBridge> {
+  // Slots also pass with every landed transaction; the timer only keeps blockhashes ageing.
+  const pair = await startChainPair({ slotIntervalMs: 50 });
+  const dir = await mkdtemp(join(tmpdir(), 'bridge-integration-'));
+  const cleanups: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await pair.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const world = await bootstrapWorld(pair, { authorities: AUTHORITY_COUNT, threshold: THRESHOLD, capacity: options.capacity ?? 256, dir });
+    const authorities = await Promise.all(world.authorities.map((authority) => loadKeypair(authority.keypairPath)));
+    const governance = await loadKeypair(world.governance.keypairPath);
+    const user = Keypair.generate();
+    pair.source.airdrop(user.publicKey, USER_LAMPORTS);
+    pair.target.airdrop(user.publicKey, USER_LAMPORTS);
+    return {
+      pair,
+      world,
+      programId: new PublicKey(world.programId),
+      depositTracker: new PublicKey(world.source.depositTracker),
+      withdrawTracker: new PublicKey(world.target.withdrawTracker),
+      authorities,
+      governance,
+      user,
+      onClose: (cleanup) => void cleanups.push(cleanup),
+      close: closeAll,
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+async function loadKeypair(path: string): Promise<Keypair> {
+  const keypair = await readKeypairFile(path);
+  if (keypair === undefined) throw new Error(`bootstrapWorld wrote no keypair file at ${path}`);
+  return keypair;
+}
