@@ -39,6 +39,8 @@ export interface BridgeErrorContexts {
   /**
    * A transaction for a crank action failed. `programError` is the PROTOCOL.md name when the
    * program rejected it. `landedSignatures` lists earlier batches of the same action that did land.
+   * `signature`: when not retryable, the transaction that landed with this error (its fee was
+   * paid, so it counts as landed); when retryable, a transaction whose outcome is still unknown.
    */
   CHAIN__FAILED_TO_SUBMIT: {
     chain: string;
