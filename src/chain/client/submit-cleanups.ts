@@ -53,7 +53,7 @@ export async function submitCleanups(
   try {
     indices.forEach((index, i) => entryIndexArg(index, `indices[${i}]`));
     const settled = await s.sender.settlePending(s.target.action, signal);
-    report.transactions.push(...settled.landed);
+    report.transactions.push(...settled.landed, ...settled.landedWithError);
     report.completed.push(...settled.landed.flatMap((transaction) => transaction.indices));
     const wanted = [...new Set(indices)].filter((index) => !report.completed.includes(index)).sort((a, b) => a - b);
     const failures: Failure[] = [];

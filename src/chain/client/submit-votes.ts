@@ -48,15 +48,18 @@ export async function submitVotes<V extends { index: number }>(
   signal: AbortSignal,
 ): Promise<SubmitReport> {
   const landed: LandedTransaction[] = [];
+  // On chain with an error (fee paid) but no vote recorded: reported, never taken as a landed vote.
+  const landedWithError: LandedTransaction[] = [];
   try {
     // Every vote is encoded before anything is sent: a bad vote fails the action up front.
     const planned = votes.map((vote, i) => ({ index: vote.index, instruction: s.instructionFor(vote, `votes[${i}]`) }));
     const settled = await s.sender.settlePending(s.target.action, signal);
     landed.push(...settled.landed);
+    landedWithError.push(...settled.landedWithError);
     await sendVotes(s, planned, { landed, mustVerify: settled.hadPending }, signal);
-    return { transactions: landed };
+    return { transactions: [...landed, ...landedWithError] };
   } catch (err) {
-    throw asSubmitFailure(err, s.target, landed, signal);
+    throw asSubmitFailure(err, s.target, [...landed, ...landedWithError], signal);
   }
 }
 

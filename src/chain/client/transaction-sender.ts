@@ -55,6 +55,8 @@ export interface SettledPending {
   /** Some transaction of this action was pending: the caller must re-check the chain. */
   hadPending: boolean;
   landed: LandedTransaction[];
+  /** Pending transactions that landed with a program error: nothing changed, but the fee was paid. */
+  landedWithError: LandedTransaction[];
 }
 
 interface Pending {
@@ -114,6 +116,7 @@ export class TransactionSender {
   async settlePending(action: CrankAction, signal: AbortSignal): Promise<SettledPending> {
     const mine = [...this.pending.values()].filter((entry) => entry.job.action === action);
     const landed: LandedTransaction[] = [];
+    const landedWithError: LandedTransaction[] = [];
     for (const { signed, job } of mine) {
       try {
         const outcome = await this.confirm(signed, job, { resumed: true }, signal);
@@ -123,9 +126,10 @@ export class TransactionSender {
         if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) throw err;
         const signature = signed.signature;
         this.logger.warn({ err, signature, action }, 'an earlier transaction of this action landed with an error');
+        landedWithError.push({ signature, indices: job.indices });
       }
     }
-    return { hadPending: mine.length > 0, landed };
+    return { hadPending: mine.length > 0, landed, landedWithError };
   }
 
   private async sendFirst(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
