@@ -1,30 +1,21 @@
 /**
  * Read cost of BridgeChains.readState against the devnet: account bytes and latency per read,
  * for trackers of growing size holding the same 10 pending deposits, next to what reading the
- * whole tracker account would cost. Prints a table and writes bench/results/read-cost.json.
- * Informational only: nothing here gates CI.
- *
- *   npx tsx bench/read-cost.ts
+ * whole tracker accounts would cost. `npm run bench -- read-cost`.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Keypair, PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import { createBridgeChains } from '../src/chain/client/index.js';
-import { depositInstruction } from '../src/chain/codec/builders.js';
 import { trackerAccountSize } from '../src/chain/codec/layout.js';
-import { startChainPair } from '../src/devnet/chain-pair.js';
-import { bootstrapWorld } from '../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../src/devnet/world/keypair-files.js';
-import { devnetConnection, submitTransaction } from '../src/devnet/world/submit.js';
 import { createLogger } from '../src/log/logger.js';
 import { createMetrics, type Metrics } from '../src/metrics/metrics.js';
+import { percentile, type Bench, type BenchResult } from './report.js';
+import { bridgeChainsFor, startBenchWorld } from './support/bench-world.js';
+import { deposit, fundUsers } from './support/users.js';
 
 const CAPACITIES = [1_000, 10_000, 50_000];
 const PENDING = 10;
 const READS = 20;
+/** Entries left free past the pending ones. */
+const FREE = 10;
 
 export interface ReadCostRow {
   capacity: number;
@@ -34,39 +25,30 @@ export interface ReadCostRow {
   targetBytesPerRead: number;
   wholeAccountsBytes: number;
   medianReadMs: number;
+  p95ReadMs: number;
 }
 
-export async function measureReadCost(capacity: number): Promise<ReadCostRow> {
-  const settled = capacity - PENDING - 10;
-  const pair = await startChainPair({ slotIntervalMs: 5 });
-  const dir = await mkdtemp(join(tmpdir(), 'bench-read-cost-'));
+export interface ReadCostOptions {
+  reads?: number;
+  signal?: AbortSignal;
+}
+
+/** A tracker pair of `capacity` entries, all settled but the last 10 deposits (and 10 free). */
+export async function measureReadCost(capacity: number, options: ReadCostOptions = {}): Promise<ReadCostRow> {
+  const signal = options.signal ?? new AbortController().signal;
+  const reads = options.reads ?? READS;
+  const settled = capacity - PENDING - FREE;
+  const bench = await startBenchWorld({ capacity, slotIntervalMs: 5, signal });
   try {
-    const world = await bootstrapWorld(pair, { authorities: 3, threshold: 2, capacity, dir });
-    pair.seedSettledDeposits(settled);
-    await addDeposits(pair.source.url, world.programId, world.source.depositTracker, world.tokenPairs.normal.sourceMint, (key) =>
-      pair.source.airdrop(key, 1_000_000_000),
-    );
-    const authority = await readKeypairFile(world.authorities[0]!.keypairPath);
-    if (authority === undefined) throw new Error(`no keypair file at ${world.authorities[0]!.keypairPath}`);
+    bench.pair.seedSettledDeposits(settled);
+    const [user] = fundUsers(bench, 1);
+    for (let i = 0; i < PENDING; i++) await deposit(bench, user!, { amount: 1_000n, sourceMint: bench.world.tokenPairs.normal.sourceMint }, signal);
     const metrics = createMetrics(new Registry());
-    const programId = new PublicKey(world.programId);
-    const chains = createBridgeChains({
-      sourceRpcUrl: pair.source.url,
-      targetRpcUrl: pair.target.url,
-      sourceChainId: world.source.chainId,
-      targetChainId: world.target.chainId,
-      sourceProgramId: programId,
-      targetProgramId: programId,
-      authority,
-      rpcTimeoutMs: 10_000,
-      sourceReadCommitment: 'finalized',
-      metrics,
-      logger: createLogger({ level: 'silent' }),
-    });
+    const chains = bridgeChainsFor(bench, 0, metrics, createLogger({ level: 'silent' }));
     const durations: number[] = [];
-    for (let i = 0; i < READS; i++) {
+    for (let i = 0; i < reads; i++) {
       const begin = performance.now();
-      await chains.readState(new AbortController().signal);
+      await chains.readState(signal);
       durations.push(performance.now() - begin);
     }
     return {
@@ -76,29 +58,11 @@ export async function measureReadCost(capacity: number): Promise<ReadCostRow> {
       sourceBytesPerRead: await lastReadBytes(metrics, 'source'),
       targetBytesPerRead: await lastReadBytes(metrics, 'target'),
       wholeAccountsBytes: trackerAccountSize('DepositTracker', capacity) + trackerAccountSize('WithdrawTracker', capacity),
-      medianReadMs: median(durations),
+      medianReadMs: percentile(durations, 50),
+      p95ReadMs: percentile(durations, 95),
     };
   } finally {
-    await pair.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-async function addDeposits(url: string, programId: string, depositTracker: string, mint: string, fund: (key: PublicKey) => void) {
-  const depositor = Keypair.generate();
-  fund(depositor.publicKey);
-  const signal = new AbortController().signal;
-  const connection = devnetConnection(url, signal);
-  for (let i = 0; i < PENDING; i++) {
-    const ix = depositInstruction({
-      programId: new PublicKey(programId),
-      depositor: depositor.publicKey,
-      depositTracker: new PublicKey(depositTracker),
-      amount: 1_000n,
-      recipient: Keypair.generate().publicKey.toBase58(),
-      sourceMint: mint,
-    });
-    await submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
+    await bench.close();
   }
 }
 
@@ -107,34 +71,39 @@ async function lastReadBytes(metrics: Metrics, chain: 'source' | 'target'): Prom
   return values.find((value) => value.labels.chain === chain)?.value ?? Number.NaN;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
-
-async function main(): Promise<void> {
+async function run(signal: AbortSignal): Promise<BenchResult> {
   const rows: ReadCostRow[] = [];
-  for (const capacity of CAPACITIES) rows.push(await measureReadCost(capacity));
-  console.table(
-    rows.map((row) => ({
-      'tracker capacity': row.capacity,
-      'settled entries': row.settled,
-      pending: row.pending,
-      'source bytes/read': row.sourceBytesPerRead,
-      'destination bytes/read': row.targetBytesPerRead,
-      'whole accounts (bytes)': row.wholeAccountsBytes,
-      'median readState (ms)': Number(row.medianReadMs.toFixed(2)),
-    })),
-  );
-  const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'read-cost.json');
-  await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, reads: READS, rows }, null, 2)}\n`);
-  console.log(`wrote ${out}`);
+  for (const capacity of CAPACITIES) rows.push(await measureReadCost(capacity, { signal }));
+  const varying = new Set(rows.map((row) => row.sourceBytesPerRead + row.targetBytesPerRead)).size > 1;
+  return {
+    name: 'read-cost',
+    parameters: { capacities: CAPACITIES, pending: PENDING, reads: READS },
+    failures: varying ? ['bytes per readState differ between tracker sizes with the same pending work'] : [],
+    tables: [
+      {
+        title: `readState cost vs tracker size (${PENDING} pending deposits, ${READS} reads each)`,
+        columns: [
+          { key: 'capacity', header: 'tracker capacity' },
+          { key: 'settled', header: 'settled entries' },
+          { key: 'pending', header: 'pending' },
+          { key: 'sourceBytesPerRead', header: 'source bytes/read' },
+          { key: 'targetBytesPerRead', header: 'destination bytes/read' },
+          { key: 'wholeAccountsBytes', header: 'whole accounts (bytes)' },
+          { key: 'medianReadMs', header: 'median readState (ms)', digits: 2 },
+          { key: 'p95ReadMs', header: 'p95 readState (ms)', digits: 2 },
+        ],
+        rows: rows.map((row) => ({ ...row })),
+        notes: [
+          'Bytes: tracker account data one readState fetched (bridge_chain_last_read_account_bytes): headers plus the window of entries that can still need work. Source: two 848-byte headers (finalized data, confirmed positions) and the 10 pending 160-byte entries; destination: its header only, as no authority has acknowledged the pending deposits yet. Whole accounts: what reading both tracker accounts in full would transfer.',
+          'Latency: wall time of one readState (headers, balances and windows on both chains, over HTTP to the devnet on 127.0.0.1).',
+        ],
+      },
+    ],
+  };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+export const readCostBench: Bench = {
+  name: 'read-cost',
+  description: 'bytes and latency of readState vs tracker size (1k/10k/50k entries, 10 pending)',
+  run,
+};

@@ -1,0 +1,61 @@
+import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
+import { entryOffset } from '../../src/chain/codec/layout.js';
+import type { DepositEntry, TrackerHeader, TrackerKind, WithdrawEntry } from '../../src/chain/types.js';
+import type { DevnetNode } from '../../src/devnet/node.js';
+import type { BenchWorld } from './bench-world.js';
+
+/**
+ * Both trackers read straight from the devnet's ledger with the server's own codecs: what the
+ * benches measure and check is on-chain state, and their own reads neither cost an RPC call
+ * nor run into injected faults.
+ */
+
+export interface Tracker<E> {
+  header: TrackerHeader;
+  /** Entries 0 .. entry_count. */
+  entries: E[];
+}
+
+export interface Trackers {
+  deposits: Tracker<DepositEntry>;
+  withdrawals: Tracker<WithdrawEntry>;
+}
+
+export function readTrackers(bench: BenchWorld): Trackers {
+  const { world, pair } = bench;
+  return {
+    deposits: readTracker(pair.source, 'DepositTracker', world.source.depositTracker, decodeDepositEntries),
+    withdrawals: readTracker(pair.target, 'WithdrawTracker', world.target.withdrawTracker, decodeWithdrawEntries),
+  };
+}
+
+/** Authority `key`'s own next_index on a tracker. */
+export function nextIndexOf(tracker: Tracker<unknown>, key: string): number {
+  const slot = tracker.header.authorities.indexOf(key);
+  const vote = tracker.header.votes[slot];
+  if (vote === undefined) throw new Error(`authority ${key} is not in the tracker header`);
+  return Number(vote.nextIndex);
+}
+
+/** Entries on which authority `key` has a vote recorded (yes or no). */
+export function votesRecordedBy(tracker: Tracker<{ yesVotes: number; noVotes: number }>, key: string): number {
+  const bit = 1 << tracker.header.authorities.indexOf(key);
+  return tracker.entries.filter((entry) => ((entry.yesVotes | entry.noVotes) & bit) !== 0).length;
+}
+
+export function lamportsOf(node: DevnetNode, key: string): bigint {
+  return node.bank.account(key)?.lamports ?? 0n;
+}
+
+function readTracker<E>(
+  node: DevnetNode,
+  kind: TrackerKind,
+  address: string,
+  decode: (data: Uint8Array, account: string, firstIndex: number) => E[],
+): Tracker<E> {
+  const data = node.bank.account(address)?.data;
+  if (data === undefined) throw new Error(`no ${kind} at ${address} on the ${node.name} chain`);
+  const header = decodeTrackerHeader(data, kind, address);
+  const used = data.subarray(entryOffset(kind, 0), entryOffset(kind, Number(header.entryCount)));
+  return { header, entries: decode(used, address, 0) };
+}
