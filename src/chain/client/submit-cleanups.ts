@@ -127,10 +127,16 @@ async function sendCleanups(
       // Landed with an error (another payer's cleanup got there first, or a rebroadcast without
       // preflight): nothing was cleaned, but the transaction is on chain and its fee was paid.
       if (failed.signature !== undefined) out.report.transactions.push({ signature: failed.signature, indices: job.indices });
-      if (failed.programError === 'CleanupAlreadyCompleted') out.report.alreadyDone.push(failed.index);
-      else out.failures.push({ index: failed.index, reason: failed.reason });
       queue = queue.filter((candidate) => candidate.index !== failed.index);
       replacing = false;
+      if (failed.programError !== 'CleanupAlreadyCompleted') {
+        out.failures.push({ index: failed.index, reason: failed.reason });
+        continue;
+      }
+      out.report.alreadyDone.push(failed.index);
+      // Another payer is cleaning the same entries (every authority's crank runs cleanup): read
+      // the rest again so that all it already did drops out at once, not one refusal at a time.
+      queue = await candidatesOf(s, queue.map((candidate) => candidate.index), out, signal);
       continue;
     }
     replacing = outcome === 'expired';

@@ -75,6 +75,23 @@ describe('cleanupDeposits', () => {
     expect(cleaned(f)).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
+  it('CleanupAlreadyCompleted: re-reads the rest, so everything the other payer cleaned drops out at once', async () => {
+    const f = await start();
+    f.source.onSend = (send) => {
+      // Another authority's crank cleans 3, 5 and 6 after our read, before our transaction.
+      if (send.count === 1 && f.source.sends.length === 1) {
+        for (const i of [3, 5, 6]) (f.source.tracker.entries[i] as DepositEntry).cleanupCompleted = true;
+      }
+      return 'none';
+    };
+    const report = await f.chains.cleanupDeposits([2, 3, 5, 6, 7], signal());
+    expect(report.alreadyDone.sort()).toEqual([3, 5, 6]);
+    expect(report.completed).toEqual([2, 7]);
+    // One refusal, then one transaction with what is left: no refusal per entry.
+    expect(f.source.sends.filter((send) => send.count === 1)).toHaveLength(2);
+    expect(report.transactions).toEqual([{ signature: f.source.landed[0], indices: [2, 7] }]);
+  });
+
   it('other program errors fail only their entry; the others are cleaned and the failure is reported at the end', async () => {
     const f = await start();
     f.source.onSend = (send) => {
