@@ -1,0 +1,296 @@
+import { depositResultFromArg, type InstructionOf } from '../../src/chain/codec/instructions.js';
+import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
+import type { ChainSide, LedgerRecord } from '../system/ledger.js';
+import type { BridgeState } from '../system/snapshot.js';
+import { describeResult, isRelayable, sameResult, sameTransfer } from './state-checks.js';
+
+/**
+ * Invariants about what each landed transaction did, checked on the ledger's before and after
+ * states of that one transaction.
+ *
+ * Entry instances (invariant 4). A vote is for an entry *instance*, identified by
+ * (chain, generation, index, proposal epoch): the epoch counts the proposals that landed at that
+ * index (an ack_deposit at index = entry_count on the destination; an ack_withdraw on an
+ * Initialized deposit on the source). A threshold no does not bump the generation, but the
+ * entries it removes or resets need a new proposal before anyone can vote on them again, so the
+ * re-proposed entry is a new instance; a governance reset bumps the generation as well.
+ * One exception is legitimate: a threshold no (or reset_pending) at index j rewinds positions
+ * below a source entry i > j that stays Finalized (the source has no ordering constraint), and
+ * every authority must vote on i again to get past it. Such a late re-vote changes nothing but
+ * a bit already set. So an authority may vote twice on an instance only in two different
+ * position passes (a rewind of its next_index to at most i between the votes), and only when
+ * the later vote is a late vote on a Finalized entry.
+ */
+
+export interface Coverage {
+  wrongProposals: number;
+  thresholdNo: number;
+  governanceResets: number;
+  lateRevotes: number;
+  relays: number;
+  cleanups: number;
+  failedTransactions: number;
+}
+
+interface CastVote {
+  chain: ChainSide;
+  authority: string;
+  index: number;
+  approve: boolean;
+  proposal: boolean;
+}
+
+type Vote = InstructionOf<'ack_deposit'> | InstructionOf<'ack_withdraw'>;
+
+export class TransactionAudit {
+  readonly coverage: Coverage = { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 };
+  private readonly epochs = new Map<string, number>();
+  /** The instance each index currently holds (its latest proposal). */
+  private readonly currentInstance = new Map<string, string>();
+  private readonly votes = new Map<string, Array<{ pass: number; late: boolean; seq: number }>>();
+  /** Per chain and authority: the positions its next_index was rewound to, in order. */
+  private readonly rewinds = new Map<string, number[]>();
+  /** Per chain and authority: where its next vote must be, if votes go in index order. */
+  private readonly nextVote = new Map<string, number>();
+  private readonly cleanupCount = new Map<number, number>();
+  private readonly wrongInstances = new Set<string>();
+
+  constructor(
+    private readonly honest: ReadonlySet<string>,
+    private readonly names: ReadonlyMap<string, string>,
+  ) {}
+
+  audit(record: LedgerRecord): string[] {
+    if (record.err !== null) {
+      this.coverage.failedTransactions += 1;
+      return [];
+    }
+    const problems = [...this.votesOf(record), ...this.cleanupsOf(record), ...monotone(record), ...finalizedAtTheMoment(record)];
+    this.recordRewinds(record);
+    return problems;
+  }
+
+  /** 5. No finalized entry is an instance that a wrong proposal created. */
+  wrongProposalsFinalized(state: BridgeState): string[] {
+    const problems: string[] = [];
+    const check = (chain: ChainSide, index: number) => {
+      const instance = this.currentInstance.get(`${chain}:${index}`);
+      if (instance !== undefined && this.wrongInstances.has(instance)) problems.push(`5: ${instance} was created by a wrong proposal and is Finalized`);
+    };
+    state.source.entries.forEach((entry, index) => entry.status === 'Finalized' && check('source', index));
+    state.target.entries.forEach((entry, index) => entry.status === 'Finalized' && check('target', index));
+    return problems;
+  }
+
+  private votesOf(record: LedgerRecord): string[] {
+    const problems: string[] = [];
+    const authority = record.feePayer;
+    for (const ix of record.instructions) {
+      if (ix.name !== 'ack_deposit' && ix.name !== 'ack_withdraw') continue;
+      const index = Number(ix.index);
+      const proposal = isProposal(record, ix);
+      const vote: CastVote = { chain: record.chain, authority, index, approve: ix.approve, proposal };
+      const instance = this.instanceOf(record, vote);
+      if (proposal && this.isWrongProposal(record.before, ix)) {
+        this.wrongInstances.add(instance);
+        this.coverage.wrongProposals += 1;
+      }
+      problems.push(...this.inOrder(vote, record.seq), ...this.once(vote, instance, record));
+      if (this.honest.has(authority)) problems.push(...honestVote(record.before, ix, vote, this.name(authority)));
+      if (ix.name === 'ack_withdraw') this.coverage.relays += 1;
+    }
+    return problems.map((problem) => `${problem} (transaction ${record.signature}, ${this.name(authority)})`);
+  }
+
+  private instanceOf(record: LedgerRecord, vote: CastVote): string {
+    const key = `${vote.chain}:${vote.index}`;
+    if (vote.proposal) {
+      const generation = headerOf(record.before, vote.chain).generation;
+      const epoch = (this.epochs.get(key) ?? 0) + 1;
+      this.epochs.set(key, epoch);
+      this.currentInstance.set(key, `${vote.chain} entry ${vote.index} (generation ${generation}, proposal ${epoch})`);
+    }
+    return this.currentInstance.get(key) ?? `${vote.chain} entry ${vote.index} (never proposed)`;
+  }
+
+  private isWrongProposal(before: BridgeState, ix: Vote): boolean {
+    const index = Number(ix.index);
+    const deposit = before.source.entries[index];
+    if (ix.name === 'ack_deposit') return deposit === undefined || !sameTransfer(ix, deposit);
+    const withdrawal = before.target.entries[index];
+    const result = depositResultFromArg(ix.result);
+    // A result proposed before the destination finalized is judged by invariant 1 once it has.
+    return withdrawal?.status === 'Finalized' && (result === undefined || !sameResult(result, withdrawal.result));
+  }
+
+  /** 2 and 4: an authority's votes go in index order, restarting only where a rewind put it. */
+  private inOrder(vote: CastVote, seq: number): string[] {
+    const key = `${vote.chain}|${vote.authority}`;
+    const expected = this.nextVote.get(key) ?? 0;
+    this.nextVote.set(key, vote.index + 1);
+    if (vote.index === expected) return [];
+    const invariant = vote.chain === 'source' ? '2' : '4';
+    return [`${invariant}: ${vote.chain} vote at index ${vote.index} out of order: the previous vote (or rewind) left this authority at ${expected} (ledger #${seq})`];
+  }
+
+  /** 4: at most one vote per instance and position pass; a repeat only as a late vote. */
+  private once(vote: CastVote, instance: string, record: LedgerRecord): string[] {
+    const key = `${instance}|${vote.authority}`;
+    const pass = (this.rewinds.get(`${vote.chain}|${vote.authority}`) ?? []).filter((to) => to <= vote.index).length;
+    const late = entryOf(record.before, vote.chain, vote.index)?.status === 'Finalized';
+    const earlier = this.votes.get(key) ?? [];
+    this.votes.set(key, [...earlier, { pass, late, seq: record.seq }]);
+    if (earlier.length === 0) return [];
+    const samePass = earlier.find((cast) => cast.pass === pass);
+    if (samePass !== undefined) return [`4: second vote on ${instance} in the same position pass (first in ledger #${samePass.seq})`];
+    if (!late) return [`4: second vote on ${instance}, which is not Finalized (first in ledger #${earlier[0]!.seq})`];
+    this.coverage.lateRevotes += 1;
+    return [];
+  }
+
+  /** 3: cleanup_deposit succeeds at most once per entry. */
+  private cleanupsOf(record: LedgerRecord): string[] {
+    const problems: string[] = [];
+    for (const ix of record.instructions) {
+      if (ix.name !== 'cleanup_deposit') continue;
+      const index = Number(ix.index);
+      const count = (this.cleanupCount.get(index) ?? 0) + 1;
+      this.cleanupCount.set(index, count);
+      this.coverage.cleanups += 1;
+      if (count > 1) problems.push(`3: deposit ${index} cleaned up ${count} times (transaction ${record.signature})`);
+    }
+    return problems;
+  }
+
+  /**
+   * Positions the transaction moved back. The signer's own votes first move its position up
+   * (to its last vote + 1), so its rewind shows against that, not against the position before.
+   */
+  private recordRewinds(record: LedgerRecord): void {
+    const before = headerOf(record.before, record.chain);
+    const after = headerOf(record.after, record.chain);
+    const voted = record.instructions.flatMap((ix) => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [ix.index + 1n] : []));
+    const rewound = after.votes.flatMap((vote, slot) => {
+      const authority = after.authorities[slot]!;
+      const reached = authority === record.feePayer && voted.length > 0 ? voted[voted.length - 1]! : before.votes[slot]!.nextIndex;
+      return vote.nextIndex < reached ? [{ authority, to: Number(vote.nextIndex) }] : [];
+    });
+    if (after.generation > before.generation) this.coverage.governanceResets += 1;
+    else if (rewound.length > 0) this.coverage.thresholdNo += 1;
+    for (const { authority, to } of rewound) {
+      const key = `${record.chain}|${authority}`;
+      this.rewinds.set(key, [...(this.rewinds.get(key) ?? []), to]);
+      this.nextVote.set(key, to);
+    }
+  }
+
+  private name(key: string): string {
+    return this.names.get(key) ?? key;
+  }
+}
+
+function isProposal(record: LedgerRecord, ix: Vote): boolean {
+  if (ix.name === 'ack_deposit') return ix.index >= record.before.target.header.entryCount;
+  return record.before.source.entries[Number(ix.index)]?.status === 'Initialized';
+}
+
+/**
+ * 4 (and rule 3.1 for 2): an honest authority proposes exactly the source's data, approves
+ * exactly the proposals that equal it, and relays only results rule 3.1 allows.
+ */
+function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string): string[] {
+  const deposit = before.source.entries[vote.index];
+  const withdrawal = before.target.entries[vote.index];
+  if (ix.name === 'ack_deposit') {
+    if (deposit === undefined) return [`4: ${who} voted on destination entry ${vote.index}, which no deposit backs`];
+    if (vote.proposal) return sameTransfer(ix, deposit) ? [] : [`4: ${who} proposed a transfer that differs from deposit ${vote.index}`];
+    const right = withdrawal !== undefined && sameTransfer(withdrawal, deposit);
+    return ix.approve === right ? [] : [`4: ${who} voted ${ix.approve ? 'yes' : 'no'} on destination entry ${vote.index}, whose transfer ${right ? 'equals' : 'differs from'} the deposit`];
+  }
+  if (!isRelayable(withdrawal)) {
+    const state = withdrawal === undefined ? 'missing' : `${withdrawal.status} ${describeResult(withdrawal.result)} with token account ${withdrawal.createdTokenAccount}`;
+    return [`2: ${who} relayed deposit ${vote.index} while its destination entry was ${state} (rule 3.1)`];
+  }
+  const result = depositResultFromArg(ix.result);
+  const truth = withdrawal!.result;
+  if (vote.proposal || ix.approve) {
+    return result !== undefined && sameResult(result, truth) ? [] : [`4: ${who} voted yes for a result on deposit ${vote.index} that differs from the destination's ${describeResult(truth)}`];
+  }
+  const right = deposit !== undefined && sameResult(deposit.proposed, truth);
+  return right ? [`4: ${who} voted no on deposit ${vote.index}, whose proposal equals the destination's ${describeResult(truth)}`] : [];
+}
+
+/** 6: nothing Finalized moves back, and pending work goes back only by a threshold no or a governance reset. */
+function monotone(record: LedgerRecord): string[] {
+  const before = headerOf(record.before, record.chain);
+  const after = headerOf(record.after, record.chain);
+  const problems: string[] = [];
+  if (after.generation < before.generation) problems.push(`6: ${record.chain} generation went from ${before.generation} to ${after.generation}`);
+  if (after.settledPrefix < before.settledPrefix) problems.push(`6: ${record.chain} settled_prefix went from ${before.settledPrefix} to ${after.settledPrefix}`);
+  const reset = after.generation > before.generation;
+  const lowestNo = lowestNoVote(record);
+  const rewound = (index: number) => reset || (lowestNo !== undefined && lowestNo <= index);
+  if (record.chain === 'source') {
+    if (after.entryCount < before.entryCount) problems.push(`6: deposit entry_count went from ${before.entryCount} to ${after.entryCount}`);
+    record.before.source.entries.forEach((was, index) => {
+      const now = record.after.source.entries[index];
+      if (now !== undefined) problems.push(...depositMoves(index, was, now, rewound(index)));
+    });
+  } else {
+    record.before.target.entries.forEach((was, index) => {
+      const now = index < record.after.target.entries.length ? record.after.target.entries[index]! : undefined;
+      problems.push(...withdrawalMoves(index, was, now, rewound(index)));
+    });
+  }
+  return problems.map((problem) => `${problem} (transaction ${record.signature}, generation ${before.generation})`);
+}
+
+function depositMoves(index: number, was: DepositEntry, now: DepositEntry, rewound: boolean): string[] {
+  if (was.status === 'Finalized' && (now.status !== 'Finalized' || !sameResult(now.result, was.result))) {
+    return [`6: deposit ${index} went from Finalized ${describeResult(was.result)} to ${now.status} ${describeResult(now.result)}`];
+  }
+  if (was.cleanupCompleted && (!now.cleanupCompleted || now.refundedAmount !== was.refundedAmount)) {
+    return [`6: deposit ${index} was cleaned up (refund ${was.refundedAmount}), now cleaned ${now.cleanupCompleted} refund ${now.refundedAmount}`];
+  }
+  if (was.status === 'Relaying' && now.status === 'Initialized' && !rewound) {
+    return [`6: deposit ${index} went back from Relaying to Initialized without a threshold no or a governance reset`];
+  }
+  return [];
+}
+
+function withdrawalMoves(index: number, was: WithdrawEntry, now: WithdrawEntry | undefined, rewound: boolean): string[] {
+  if (was.status === 'Finalized') {
+    const same = now?.status === 'Finalized' && sameResult(now.result, was.result) && sameTransfer(now, was);
+    const claim = now !== undefined && (now.createdTokenAccount === was.createdTokenAccount || (was.createdTokenAccount === 'Pending' && now.createdTokenAccount === 'Created'));
+    if (!same || !claim) {
+      return [`6: destination entry ${index} went from Finalized ${describeResult(was.result)} to ${now?.status ?? 'removed'} ${now === undefined ? '' : describeResult(now.result)}`];
+    }
+  }
+  const removed = now === undefined || now.status === 'Empty';
+  if (was.status === 'Voting' && removed && !rewound) return [`6: destination entry ${index} was removed without a threshold no or a governance reset`];
+  return [];
+}
+
+/** 1 at the moment it happens: a deposit finalizes only with its destination's final result. */
+function finalizedAtTheMoment(record: LedgerRecord): string[] {
+  if (record.chain !== 'source') return [];
+  return record.after.source.entries.flatMap((now, index) => {
+    if (now.status !== 'Finalized' || record.before.source.entries[index]?.status === 'Finalized') return [];
+    const withdrawal = record.before.target.entries[index];
+    if (withdrawal?.status === 'Finalized' && sameResult(withdrawal.result, now.result)) return [];
+    return [`1: deposit ${index} finalized with ${describeResult(now.result)} while its destination entry was ${withdrawal?.status ?? 'missing'} ${withdrawal ? describeResult(withdrawal.result) : ''} (transaction ${record.signature})`];
+  });
+}
+
+function lowestNoVote(record: LedgerRecord): number | undefined {
+  const noVotes = record.instructions.flatMap((ix) => ((ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && !ix.approve ? [Number(ix.index)] : []));
+  return noVotes.length === 0 ? undefined : Math.min(...noVotes);
+}
+
+function headerOf(state: BridgeState, chain: ChainSide): TrackerHeader {
+  return chain === 'source' ? state.source.header : state.target.header;
+}
+
+function entryOf(state: BridgeState, chain: ChainSide, index: number): DepositEntry | WithdrawEntry | undefined {
+  return chain === 'source' ? state.source.entries[index] : state.target.entries[index];
+}

@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { RPC_TIMEOUT_MS } from '../system/clients.js';
+import { FAULT_METHODS, type FaultSpec } from '../system/faults.js';
+import { PAIR_KINDS } from '../system/participants.js';
+import type { PropertyProfile } from '../support/profile.js';
+import {
+  ByzantineCommand,
+  ClaimCommand,
+  CrankCycleCommand,
+  DepositCommand,
+  FaultOnCommand,
+  FaultsOffCommand,
+  QuiesceCommand,
+  ResetPendingCommand,
+  SetTokenPairCommand,
+  TimePassesCommand,
+} from './commands.js';
+import type { BridgeModel, PropertyRun } from './model.js';
+
+/**
+ * Generators of the commands. Weights keep a sequence productive: cranks run often enough that
+ * transfers make progress between the disturbances.
+ */
+
+const chain = fc.constantFrom('source' as const, 'target' as const);
+const LARGE = 1_000_000_000_000_000n;
+
+const deposit = fc
+  .record({
+    kind: fc.constantFrom(...PAIR_KINDS),
+    // Across the low-limit (1,000) and low-vault (500) pairs: full, partial and rejected.
+    amount: fc.bigInt(1n, 2_000n),
+    recipient: fc.uint8Array({ minLength: 32, maxLength: 32 }),
+    depositor: fc.nat(1),
+  })
+  .map(({ kind, amount, recipient, depositor }) => new DepositCommand(kind, amount, recipient, depositor));
+
+const crankCycle = fc.nat(15).map((crank) => new CrankCycleCommand(crank));
+
+const claim = fc.nat(15).map((pick) => new ClaimCommand(pick));
+
+const byzantine = fc
+  .record({
+    authority: fc.nat(3),
+    chain,
+    lies: fc.array(fc.boolean(), { minLength: 1, maxLength: 3 }),
+    flavor: fc.nat(5),
+  })
+  .map(({ authority, ...action }) => new ByzantineCommand(authority, action));
+
+const setTokenPair = fc
+  .record({
+    kind: fc.constantFrom(...PAIR_KINDS),
+    frozen: fc.boolean(),
+    limitRemaining: fc.constantFrom(0n, 700n, LARGE),
+    vaultBalance: fc.constantFrom(0n, 400n, LARGE),
+  })
+  .map(({ kind, ...settings }) => new SetTokenPairCommand(kind, settings));
+
+const resetPending = fc.constant(null).map(() => new ResetPendingCommand());
+
+const quiesce = fc.constant(null).map(() => new QuiesceCommand());
+
+function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
+  const method = fc.constantFrom(...FAULT_METHODS);
+  // A latency above the RPC timeout makes calls time out (and sends land after the client gave up).
+  // Each such call costs a whole timeout, so only the long profile draws it.
+  const latencies = profile === 'long' ? [5, 25, RPC_TIMEOUT_MS + 100] : [5, 25];
+  return fc.oneof(
+    fc.record({ kind: fc.constantFrom('http500' as const, 'http429' as const, 'rpcErrors' as const), method, count: fc.integer({ min: 1, max: 4 }) }),
+    fc.record({
+      kind: fc.constant('errorRate' as const),
+      method,
+      rate: fc.constantFrom(0.2, 0.5),
+      errorKind: fc.constantFrom('rpc' as const, 'http500' as const, 'http429' as const),
+      seed: fc.nat(1_000),
+    }),
+    fc.record({ kind: fc.constant('latency' as const), method, ms: fc.constantFrom(...latencies) }),
+    fc.record({ kind: fc.constant('loseResponses' as const), count: fc.integer({ min: 1, max: 3 }), mode: fc.constantFrom('http500' as const, 'destroy' as const) }),
+    fc.record({ kind: fc.constant('dropTransactions' as const), count: fc.constantFrom(1, 2, 3, 1_000) }),
+  );
+}
+
+const faultsOff = chain.map((side) => new FaultsOffCommand(side));
+
+// Past 150 slots every blockhash signed before has expired.
+const timePasses = fc.record({ chain, slots: fc.constantFrom(1, 20, 151) }).map(({ chain: side, slots }) => new TimePassesCommand(side, slots));
+
+export function bridgeCommands(profile: PropertyProfile): fc.Arbitrary<fc.AsyncCommand<BridgeModel, PropertyRun>> {
+  const faultOn = fc.record({ chain, spec: faultSpec(profile) }).map(({ chain: side, spec }) => new FaultOnCommand(side, spec));
+  // Cross shrinking lets any command shrink into the first one: the liveness drain (see QuiesceCommand).
+  return fc.oneof(
+    { withCrossShrink: true },
+    { arbitrary: quiesce, weight: 1 },
+    { arbitrary: deposit, weight: 4 },
+    { arbitrary: crankCycle, weight: 6 },
+    { arbitrary: claim, weight: 2 },
+    { arbitrary: byzantine, weight: 3 },
+    { arbitrary: setTokenPair, weight: 1 },
+    { arbitrary: resetPending, weight: 1 },
+    { arbitrary: faultOn, weight: 2 },
+    { arbitrary: faultsOff, weight: 2 },
+    { arbitrary: timePasses, weight: 1 },
+  );
+}

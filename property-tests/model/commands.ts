@@ -1,0 +1,245 @@
+import type fc from 'fast-check';
+import bs58 from 'bs58';
+import { describeError } from '../../src/errors.js';
+import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { ByzantineAction } from '../system/byzantine.js';
+import type { BridgeSystem } from '../system/bridge-system.js';
+import type { FaultSpec } from '../system/faults.js';
+import type { ChainSide } from '../system/ledger.js';
+import type { PairKind, TokenPairSettings } from '../system/participants.js';
+import { drainToCompletion } from '../invariants/liveness.js';
+import { observe, type BridgeModel, type PropertyRun } from './model.js';
+
+/**
+ * One class per command: `check` (may it run now, from the model), `run` (act on the real
+ * system, record what happened, check every invariant, update the model), `toString` (how it
+ * reads in a counterexample).
+ */
+
+abstract class BridgeCommand implements fc.AsyncCommand<BridgeModel, PropertyRun> {
+  abstract check(model: Readonly<BridgeModel>): boolean;
+  abstract toString(): string;
+  protected abstract act(system: BridgeSystem, model: BridgeModel, real: PropertyRun): Promise<string>;
+
+  async run(model: BridgeModel, real: PropertyRun): Promise<void> {
+    const outcome = await this.act(real.system, model, real);
+    real.system.note(this.toString(), outcome);
+    real.checker.check(this.toString());
+    observe(model, real.system);
+  }
+}
+
+/**
+ * Faults stop, users claim, and the honest cranks run until every deposit is Finalized and
+ * cleaned up (invariant 7), from wherever the sequence is; then the sequence goes on. It is
+ * also what a shrunk counterexample ends with when a failure only shows once work drains: the
+ * commands shrinker always keeps a sequence's last command, and shrinks it into this one.
+ */
+export class QuiesceCommand extends BridgeCommand {
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(_system: BridgeSystem, _model: BridgeModel, real: PropertyRun): Promise<string> {
+    const rounds = await drainToCompletion(real);
+    return `settled in ${rounds} round(s)`;
+  }
+
+  toString(): string {
+    return 'quiesce()';
+  }
+}
+
+export class DepositCommand extends BridgeCommand {
+  constructor(
+    readonly kind: PairKind,
+    readonly amount: bigint,
+    readonly recipient: Uint8Array,
+    readonly depositor: number,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return system.participants.deposit(this.kind, this.amount, bs58.encode(this.recipient), this.depositor);
+  }
+
+  toString(): string {
+    return `deposit(${this.kind}, ${this.amount})`;
+  }
+}
+
+export class CrankCycleCommand extends BridgeCommand {
+  constructor(readonly crank: number) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    const crank = system.honest[this.crank % system.honest.length]!;
+    try {
+      const report = await crank.cycle();
+      const error = crank.health().last_error;
+      if (error !== null) system.failedCycles += 1;
+      return `${describeReport(report)}${error === null ? '' : `; last_error: ${error}`}`;
+    } catch (err) {
+      return `failed: ${describeError(err)}`;
+    }
+  }
+
+  toString(): string {
+    return `crankCycle(${this.crank})`;
+  }
+}
+
+export class ClaimCommand extends BridgeCommand {
+  constructor(readonly pick: number) {
+    super();
+  }
+
+  check(model: Readonly<BridgeModel>): boolean {
+    return model.claimable.length > 0;
+  }
+
+  protected act(system: BridgeSystem, model: BridgeModel): Promise<string> {
+    model.claims += 1;
+    return system.participants.claim(model.claimable[this.pick % model.claimable.length]!);
+  }
+
+  toString(): string {
+    return `claim(#${this.pick})`;
+  }
+}
+
+export class ByzantineCommand extends BridgeCommand {
+  constructor(
+    readonly authority: number,
+    readonly action: ByzantineAction,
+  ) {
+    super();
+  }
+
+  check(model: Readonly<BridgeModel>): boolean {
+    return model.byzantineAuthorities > 0;
+  }
+
+  protected act(system: BridgeSystem, model: BridgeModel): Promise<string> {
+    model.byzantineActions += 1;
+    return system.byzantine[this.authority % system.byzantine.length]!.act(this.action);
+  }
+
+  toString(): string {
+    const votes = this.action.lies.map((lie) => (lie ? 'lie' : 'honest')).join(',');
+    return `byzantine(${this.authority}, ${this.action.chain}, [${votes}], flavor ${this.action.flavor})`;
+  }
+}
+
+export class SetTokenPairCommand extends BridgeCommand {
+  constructor(
+    readonly kind: PairKind,
+    readonly settings: TokenPairSettings,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return system.participants.setTokenPair(this.kind, this.settings);
+  }
+
+  toString(): string {
+    const { frozen, limitRemaining, vaultBalance } = this.settings;
+    return `setTokenPair(${this.kind}, frozen ${frozen}, limit ${limitRemaining}, vault ${vaultBalance})`;
+  }
+}
+
+export class ResetPendingCommand extends BridgeCommand {
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return system.participants.resetPending();
+  }
+
+  toString(): string {
+    return 'resetPending()';
+  }
+}
+
+export class FaultOnCommand extends BridgeCommand {
+  constructor(
+    readonly chain: ChainSide,
+    readonly spec: FaultSpec,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    return system.faultOn(this.chain, this.spec);
+  }
+
+  toString(): string {
+    return `faultOn(${this.chain}, ${JSON.stringify(this.spec)})`;
+  }
+}
+
+export class FaultsOffCommand extends BridgeCommand {
+  constructor(readonly chain: ChainSide) {
+    super();
+  }
+
+  check(model: Readonly<BridgeModel>): boolean {
+    return model.faults[this.chain];
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    system.faultsOff(this.chain);
+    return 'cleared';
+  }
+
+  toString(): string {
+    return `faultsOff(${this.chain})`;
+  }
+}
+
+export class TimePassesCommand extends BridgeCommand {
+  constructor(
+    readonly chain: ChainSide,
+    readonly slots: number,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    system.ledger.advanceSlots(this.chain, this.slots);
+    return `${this.chain} at slot ${system.pair[this.chain].slot}`;
+  }
+
+  toString(): string {
+    return `timePasses(${this.chain}, ${this.slots} slots)`;
+  }
+}
+
+function describeReport(report: CrankReport): string {
+  const flag = (value: boolean) => (value ? 'yes' : 'no');
+  return `ack_deposit ${flag(report.ack_deposit_attempted)}, ack_withdraw ${flag(report.ack_withdraw_attempted)}, cleanup ${report.cleanup_completed}/${report.cleanup_attempted}`;
+}

@@ -1,0 +1,70 @@
+import fc from 'fast-check';
+import { InvariantChecker } from '../invariants/checker.js';
+import { drainToCompletion } from '../invariants/liveness.js';
+import type { Coverage } from '../invariants/transaction-audit.js';
+import { BridgeSystem, type BridgeConfig } from '../system/bridge-system.js';
+import { checkProperty, replaySettings, type PropertyProfile } from '../support/profile.js';
+import { bridgeCommands } from './arbitraries.js';
+import { initialModel } from './model.js';
+
+/**
+ * The model-based property: a random command sequence runs against a fresh real system, every
+ * invariant is checked after every command, and the sequence ends with the liveness drain.
+ */
+
+/**
+ * Runs and sequence lengths per profile (measured on the 2-core development VM next to the rest
+ * of the suite: README.md). `timeoutMs` is the vitest timeout; shrinking stops a little before
+ * it so that a failure is always reported.
+ */
+export const SEQUENCES: Record<PropertyProfile, { runs: number; maxCommands: number; timeoutMs: number }> = {
+  fast: { runs: 20, maxCommands: 24, timeoutMs: 240_000 },
+  long: { runs: 1_000, maxCommands: 60, timeoutMs: 6 * 3_600_000 },
+};
+const REPORT_MARGIN_MS = 20_000;
+
+export interface PropertySummary {
+  sequences: number;
+  commands: number;
+  /** Most liveness rounds any sequence needed. */
+  maxRounds: number;
+  /** Crank cycles that ended with last_error set (faults and rewinds did bite). */
+  failedCycles: number;
+  /** Most landed transactions a crank had not counted yet (the lag invariant 8 allows). */
+  maxHealthLag: number;
+  coverage: Coverage;
+}
+
+export async function checkTransferPhases(name: string, config: BridgeConfig, profile: PropertyProfile): Promise<PropertySummary> {
+  const { runs, maxCommands } = SEQUENCES[profile];
+  const replayPath = replaySettings().commandsReplayPath;
+  const summary: PropertySummary = {
+    sequences: 0,
+    commands: 0,
+    maxRounds: 0,
+    failedCycles: 0,
+    maxHealthLag: 0,
+    coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
+  };
+  const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
+  const property = fc.asyncProperty(commands, async (sequence) => {
+    const system = await BridgeSystem.start(config);
+    try {
+      const checker = new InvariantChecker(system);
+      const run = { system, checker };
+      await fc.asyncModelRun(() => ({ model: initialModel(system), real: run }), sequence);
+      const commandsRun = system.trace.length;
+      const rounds = await drainToCompletion(run);
+      summary.sequences += 1;
+      summary.commands += commandsRun;
+      summary.maxRounds = Math.max(summary.maxRounds, rounds);
+      summary.failedCycles += system.failedCycles;
+      summary.maxHealthLag = Math.max(summary.maxHealthLag, checker.lagging);
+      for (const key of Object.keys(summary.coverage) as Array<keyof Coverage>) summary.coverage[key] += checker.coverage[key];
+    } finally {
+      await system.close();
+    }
+  });
+  await checkProperty(name, property, runs, SEQUENCES[profile].timeoutMs - REPORT_MARGIN_MS);
+  return summary;
+}

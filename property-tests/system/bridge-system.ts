@@ -1,0 +1,121 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PublicKey, type Keypair } from '@solana/web3.js';
+import { bootstrapWorld, startChainPair, type ChainPair, type World } from '../../src/devnet/index.js';
+import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
+import { ByzantineAuthority } from './byzantine.js';
+import { HonestCrank } from './honest-crank.js';
+import { Ledger, type ChainSide } from './ledger.js';
+import type { TrackerAddresses } from './snapshot.js';
+import { PAIR_KINDS, Participants } from './participants.js';
+import { describeFault, faultSettings, type FaultSpec } from './faults.js';
+
+/**
+ * The real system one command sequence runs against: a fresh devnet chain pair with a
+ * bootstrapped bridge, one real crank per honest authority, the byzantine authorities, users
+ * and governance, and the ledger of everything the chains landed. Fresh per sequence (about
+ * 100 ms), so sequences are independent and a shrunk counterexample replays on its own.
+ */
+
+export interface BridgeConfig {
+  authorities: number;
+  threshold: number;
+  /** Slots of the dishonest authorities: fewer than `threshold`, and the rest reach it alone. */
+  byzantine: number[];
+}
+
+/** Entries per tracker: far above what a sequence deposits. */
+const CAPACITY = 256;
+
+export class BridgeSystem {
+  /** What each command did, in order: the story behind a counterexample. */
+  readonly trace: string[] = [];
+  readonly faultsActive: Record<ChainSide, boolean> = { source: false, target: false };
+  /** Crank cycles that ended with last_error set. */
+  failedCycles = 0;
+
+  private constructor(
+    readonly config: BridgeConfig,
+    readonly pair: ChainPair,
+    readonly world: World,
+    readonly ledger: Ledger,
+    readonly honest: HonestCrank[],
+    readonly byzantine: ByzantineAuthority[],
+    readonly participants: Participants,
+    /** Every key that pays fees, for the fee accounting. */
+    readonly feePayers: string[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(config: BridgeConfig): Promise<BridgeSystem> {
+    checkConfig(config);
+    const pair = await startChainPair({ slotIntervalMs: 0 });
+    const dir = await mkdtemp(join(tmpdir(), 'bridge-property-'));
+    try {
+      const world = await bootstrapWorld(pair, { authorities: config.authorities, threshold: config.threshold, capacity: CAPACITY, dir });
+      const keys = await Promise.all(world.authorities.map((authority) => keypairAt(authority.keypairPath)));
+      const governance = await keypairAt(world.governance.keypairPath);
+      const trackers: TrackerAddresses = {
+        depositTracker: new PublicKey(world.source.depositTracker),
+        withdrawTracker: new PublicKey(world.target.withdrawTracker),
+      };
+      const participants = new Participants(pair, world, trackers, governance);
+      // Installed after every airdrop: from here on each block is a landed transaction or advanceSlots.
+      const ledger = new Ledger(pair, trackers, new PublicKey(world.programId));
+      const mints = PAIR_KINDS.map((kind) => participants.mints[kind].toBase58());
+      const honest: HonestCrank[] = [];
+      const byzantine: ByzantineAuthority[] = [];
+      keys.forEach((keypair, slot) => {
+        if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints));
+        else honest.push(new HonestCrank(slot, world, keypair));
+      });
+      // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
+      await Promise.all(honest.map((crank) => crank.idle()));
+      const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
+      return new BridgeSystem(config, pair, world, ledger, honest, byzantine, participants, feePayers, dir);
+    } catch (err) {
+      await pair.close();
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  note(command: string, outcome: string): void {
+    this.trace.push(`${command} -> ${outcome}`);
+  }
+
+  faultOn(chain: ChainSide, spec: FaultSpec): string {
+    this.pair[chain].faults.set(faultSettings(spec));
+    this.faultsActive[chain] = true;
+    return `${chain}: ${describeFault(spec)}`;
+  }
+
+  faultsOff(chain: ChainSide): void {
+    this.pair[chain].faults.clear();
+    this.faultsActive[chain] = false;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.honest.map((crank) => crank.stop()));
+    this.ledger.close();
+    await this.pair.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+function checkConfig({ authorities, threshold, byzantine }: BridgeConfig): void {
+  const honest = authorities - byzantine.length;
+  if (byzantine.length >= threshold || honest < threshold || byzantine.some((slot) => slot < 0 || slot >= authorities)) {
+    throw new Error(
+      `bridge config ${authorities} authorities, threshold ${threshold}, byzantine ${byzantine.join(',')}: ` +
+        'the properties need fewer byzantine authorities than the threshold and at least threshold honest ones',
+    );
+  }
+}
+
+async function keypairAt(path: string): Promise<Keypair> {
+  const keypair = await readKeypairFile(path);
+  if (keypair === undefined) throw new Error(`bootstrapWorld wrote no keypair file at ${path}`);
+  return keypair;
+}

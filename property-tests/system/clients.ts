@@ -1,0 +1,48 @@
+import { Connection, PublicKey, type Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import type { BridgeChains } from '../../src/chain/bridge-chains.js';
+import { createBridgeChains } from '../../src/chain/client/index.js';
+import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
+import type { World } from '../../src/devnet/index.js';
+import { createLogger, type Logger } from '../../src/log/logger.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+
+/**
+ * The project's real chain client (createBridgeChains) for one authority key, tuned so that a
+ * property run stays fast: confirmation is polled every few milliseconds and an unknown outcome
+ * is given up on (left pending, resolved by the next call) after a fraction of a second.
+ */
+
+/** Per request. Far above the devnet's answer time, so only an injected latency makes a call time out. */
+export const RPC_TIMEOUT_MS = 1_000;
+
+export const SUBMIT_TIMING: SubmitTiming = { pollIntervalMs: 3, rebroadcastIntervalMs: 15, confirmTimeoutMs: 300 };
+
+export function authorityChains(world: World, authority: Keypair, logger: Logger = silentLogger()): BridgeChains {
+  const programId = new PublicKey(world.programId);
+  return createBridgeChains(
+    {
+      sourceRpcUrl: world.source.rpcUrl,
+      targetRpcUrl: world.target.rpcUrl,
+      sourceChainId: world.source.chainId,
+      targetChainId: world.target.chainId,
+      sourceProgramId: programId,
+      targetProgramId: programId,
+      authority,
+      rpcTimeoutMs: RPC_TIMEOUT_MS,
+      sourceReadCommitment: 'finalized',
+      metrics: createMetrics(new Registry()),
+      logger,
+    },
+    { submitTiming: SUBMIT_TIMING },
+  );
+}
+
+/** What users and governance send through: an unmodified web3.js Connection, as their wallets would. */
+export function userConnection(url: string): Connection {
+  return new Connection(url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+}
+
+export function silentLogger(): Logger {
+  return createLogger({ level: 'silent' });
+}

@@ -1,0 +1,52 @@
+import type { FaultSettings } from '../../src/devnet/index.js';
+
+/**
+ * The faults a FaultOn command injects into one node, through the devnet's typed fault API
+ * (docs/devnet.md, Faults): HTTP 500 and 429, RPC errors, random error rates, latency, lost
+ * sendTransaction responses (the transaction lands, the answer is lost) and dropped
+ * transactions (answered with their signature, never landed).
+ */
+
+export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getBlockHeight'] as const;
+export type FaultMethod = (typeof FAULT_METHODS)[number];
+
+export type FaultSpec =
+  | { kind: 'http500' | 'http429' | 'rpcErrors'; method: FaultMethod; count: number }
+  | { kind: 'errorRate'; method: FaultMethod; rate: number; errorKind: 'rpc' | 'http500' | 'http429'; seed: number }
+  | { kind: 'latency'; method: FaultMethod; ms: number }
+  | { kind: 'loseResponses'; count: number; mode: 'http500' | 'destroy' }
+  | { kind: 'dropTransactions'; count: number };
+
+export function faultSettings(spec: FaultSpec): FaultSettings {
+  switch (spec.kind) {
+    case 'http500':
+    case 'http429':
+    case 'rpcErrors':
+      return { methods: { [spec.method]: { [spec.kind]: spec.count, retryAfterSecs: 0 } } };
+    case 'errorRate':
+      return { seed: spec.seed, methods: { [spec.method]: { errorRate: spec.rate, errorKind: spec.errorKind, retryAfterSecs: 0 } } };
+    case 'latency':
+      return { methods: { [spec.method]: { latencyMs: spec.ms } } };
+    case 'loseResponses':
+      return { loseResponses: spec.count, loseResponseMode: spec.mode };
+    case 'dropTransactions':
+      return { dropTransactions: spec.count };
+  }
+}
+
+export function describeFault(spec: FaultSpec): string {
+  switch (spec.kind) {
+    case 'http500':
+    case 'http429':
+    case 'rpcErrors':
+      return `${spec.method} ${spec.kind} x${spec.count}`;
+    case 'errorRate':
+      return `${spec.method} ${spec.errorKind} p=${spec.rate} seed=${spec.seed}`;
+    case 'latency':
+      return `${spec.method} +${spec.ms}ms`;
+    case 'loseResponses':
+      return `lose ${spec.count} sendTransaction responses (${spec.mode})`;
+    case 'dropTransactions':
+      return `drop ${spec.count} transactions`;
+  }
+}

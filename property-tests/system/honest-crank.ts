@@ -1,0 +1,124 @@
+import type { Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import type { World } from '../../src/devnet/index.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
+import { startCrank } from '../../src/machines/start-crank.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { authorityChains } from './clients.js';
+
+/**
+ * An honest authority: the real crank (startCrank: the XState machine, its planners and
+ * guards) over the real chain client. Cycles run only when a command asks for one: the poll
+ * interval is an hour, so no timer starts a cycle behind the model's back.
+ */
+
+const POLL_INTERVAL_MS = 3_600_000;
+const MAX_ATTEMPTS = 3;
+const RETRY_BACKOFF_MS = 2;
+/** A cycle against the local devnet takes milliseconds; this only bounds a hung one. */
+const CYCLE_TIMEOUT_MS = 20_000;
+const KEPT_LOG_LINES = 12;
+
+export class HonestCrank {
+  readonly authority: string;
+  /** Signatures the crank's attempt log lines report as landed: what /health's total counts. */
+  readonly reportedLanded = new Set<string>();
+  /** Signatures whose outcome the crank declared unknown (it gave up waiting for a confirmation). */
+  readonly declaredUnknown = new Set<string>();
+  /** Of those, the ones a later call found landed with an error (resolved, so no longer unknown). */
+  readonly settledWithError = new Set<string>();
+  private readonly service: CrankService;
+  private cyclesStarted = 0;
+  private cyclesFinished = 0;
+  private readonly problems: string[] = [];
+
+  constructor(
+    /** The authority's slot in the trackers (it owns bit `slot` of every vote mask). */
+    readonly slot: number,
+    world: World,
+    keypair: Keypair,
+  ) {
+    this.authority = keypair.publicKey.toBase58();
+    const logger = createLogger({ level: 'debug', destination: { write: (line: string) => this.onLogLine(line) } });
+    this.service = startCrank({
+      chains: authorityChains(world, keypair, logger),
+      pollIntervalMs: POLL_INTERVAL_MS,
+      maxAttempts: MAX_ATTEMPTS,
+      retryBackoffMs: RETRY_BACKOFF_MS,
+      logger,
+      metrics: createMetrics(new Registry()),
+    });
+  }
+
+  health(): CrankHealth {
+    return this.service.health();
+  }
+
+  /** One crank cycle (POST /crank/once), then waits until the crank is idle again. */
+  async cycle(): Promise<CrankReport> {
+    const report = await withTimeout(this.service.runOnce(), CYCLE_TIMEOUT_MS, `crank ${this.slot} cycle`);
+    await this.idle();
+    return report;
+  }
+
+  /**
+   * The crank starts with a cycle of its own, and a cycle that leaves a backlog is followed at
+   * once by another (docs/crank.md, Timing). Commands run one at a time, so wait for both.
+   */
+  async idle(): Promise<void> {
+    const deadline = Date.now() + CYCLE_TIMEOUT_MS;
+    // A backlog cycle is armed as a 0 ms timer when the previous one ends: let it start first.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    while (this.cyclesStarted > this.cyclesFinished) {
+      if (Date.now() > deadline) throw new Error(`crank ${this.slot} did not become idle within ${CYCLE_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+
+  /** The crank's latest warnings and errors, for a counterexample's explanation. */
+  recentProblems(): string[] {
+    return [...this.problems];
+  }
+
+  async stop(): Promise<void> {
+    await this.service.stop(CYCLE_TIMEOUT_MS);
+  }
+
+  private onLogLine(line: string): void {
+    if (line.includes('"outcome":"')) this.onAttemptLine(JSON.parse(line) as Record<string, unknown>);
+    if (line.includes(SETTLED_WITH_ERROR)) this.settledWithError.add(String((JSON.parse(line) as Record<string, unknown>)['signature']));
+    if (line.includes('"msg":"crank cycle started"')) this.cyclesStarted += 1;
+    if (line.includes('"msg":"crank cycle finished"')) this.cyclesFinished += 1;
+    if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
+      this.problems.push(line.trim());
+      if (this.problems.length > KEPT_LOG_LINES) this.problems.shift();
+    }
+  }
+
+  /** One line per action attempt (docs/crank.md, Logs): its landed signatures and its error. */
+  private onAttemptLine(record: Record<string, unknown>): void {
+    const { signatures, err } = record;
+    if (Array.isArray(signatures)) for (const signature of signatures) this.reportedLanded.add(String(signature));
+    if (typeof err !== 'string') return;
+    for (const [, signature] of err.matchAll(UNCONFIRMED)) this.declaredUnknown.add(signature!);
+  }
+}
+
+/** The chain client's log line when a pending transaction turns out to have landed with an error (transaction-sender.ts). */
+const SETTLED_WITH_ERROR = '"msg":"an earlier transaction of this action landed with an error"';
+
+/** The chain client's message for a transaction it stopped waiting for (transaction-sender.ts). */
+const UNCONFIRMED = /transaction ([1-9A-HJ-NP-Za-km-z]+) not confirmed within/g;
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
