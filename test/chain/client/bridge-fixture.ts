@@ -6,6 +6,7 @@ import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import type { DepositEntry, TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
+import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { FakeChain, type TrackerState } from './fake-chain.js';
@@ -137,3 +138,16 @@ export async function counterValue(
   const { values } = await metrics[name].get();
   return values.find((v) => v.labels.chain === chain)?.value ?? 0;
 }
+
+/** The CHAIN__FAILED_TO_SUBMIT an action rejects with (any other outcome fails the test). */
+export async function submitFailure(promise: Promise<unknown>): Promise<BridgeError<'CHAIN__FAILED_TO_SUBMIT'>> {
+  try {
+    await promise;
+  } catch (err) {
+    if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return err;
+    throw err;
+  }
+  throw new Error('expected CHAIN__FAILED_TO_SUBMIT, the action succeeded');
+}
+
+export const signal = (): AbortSignal => new AbortController().signal;

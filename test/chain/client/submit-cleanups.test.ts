@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DepositEntry } from '../../../src/chain/types.js';
-import { isBridgeError, type BridgeError } from '../../../src/errors.js';
-import { counterValue, depositEntry, startBridge, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { counterValue, depositEntry, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import type { TrackerState } from './fake-chain.js';
 
 let fixture: BridgeFixture | undefined;
@@ -35,17 +34,6 @@ async function start(): Promise<BridgeFixture> {
 const cleaned = (f: BridgeFixture) =>
   f.source.tracker.entries.flatMap((entry, i) => ((entry as DepositEntry).cleanupCompleted ? [i] : []));
 
-async function submitFailure(promise: Promise<unknown>): Promise<BridgeError<'CHAIN__FAILED_TO_SUBMIT'>> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return err;
-    throw err;
-  }
-  throw new Error('expected CHAIN__FAILED_TO_SUBMIT, the action succeeded');
-}
-
-const signal = () => new AbortController().signal;
 
 describe('cleanupDeposits', () => {
   it('re-reads the entries, skips those already cleaned, and cleans the rest in one transaction', async () => {

@@ -1,14 +1,15 @@
 import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
-import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import {
   authority,
   counterValue,
   depositEntry,
   depositTracker,
   key,
+  signal,
   startBridge,
+  submitFailure,
   trackerHeader,
   withdrawTracker,
   type BridgeFixture,
@@ -46,17 +47,6 @@ function ownTargetNext(f: BridgeFixture): bigint | undefined {
   return f.target.tracker.header.votes[1]?.nextIndex;
 }
 
-async function submitFailure(promise: Promise<unknown>): Promise<BridgeError<'CHAIN__FAILED_TO_SUBMIT'>> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return err;
-    throw err;
-  }
-  throw new Error('expected CHAIN__FAILED_TO_SUBMIT, the action succeeded');
-}
-
-const signal = () => new AbortController().signal;
 
 describe('ackDeposits', () => {
   it('lands consecutive votes in one transaction and reports it', async () => {
