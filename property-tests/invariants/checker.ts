@@ -18,8 +18,7 @@ const TRACE_LINES = 30;
 
 export class InvariantChecker {
   private audited = 0;
-  /** Most transactions a crank had landed but not yet counted (the allowed lag of invariant 8). */
-  lagging = 0;
+  private lag = 0;
   private readonly audit: TransactionAudit;
   private readonly initialBalances: Map<string, bigint>;
 
@@ -35,13 +34,18 @@ export class InvariantChecker {
     return this.audit.coverage;
   }
 
+  /** Most transactions a crank had landed but not counted yet (the lag invariant 8 allows). */
+  get maxHealthLag(): number {
+    return this.lag;
+  }
+
   /** Throws when any invariant fails; `after` names the command just run. */
   check(after: string): void {
     const problems = this.problems();
     if (problems.length > 0) throw this.violation(after, problems);
   }
 
-  problems(): string[] {
+  private problems(): string[] {
     const { ledger } = this.system;
     const problems = [...ledger.anomalies, ...ledger.unattributedBlocks()];
     for (const record of ledger.records.slice(this.audited)) problems.push(...this.audit.audit(record));
@@ -85,7 +89,7 @@ export class InvariantChecker {
         if (!landed.has(signature)) problems.push(`8: ${who} counts transaction ${signature} as landed; the chains did not land it`);
       }
       const uncounted = [...landed].filter((signature) => !crank.reportedLanded.has(signature));
-      this.lagging = Math.max(this.lagging, uncounted.length);
+      this.lag = Math.max(this.lag, uncounted.length);
       for (const signature of uncounted) {
         if (!crank.declaredUnknown.has(signature) || crank.settledWithError.has(signature)) {
           problems.push(`8: the chains landed ${signature} from ${who}, which the crank never counted`);

@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { Registry } from 'prom-client';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { InvariantChecker } from '../invariants/checker.js';
 import { drainToCompletion } from '../invariants/liveness.js';
 import type { Coverage } from '../invariants/transaction-audit.js';
@@ -47,8 +49,9 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
     coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
   };
   const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
+  const metrics = createMetrics(new Registry());
   const property = fc.asyncProperty(commands, async (sequence) => {
-    const system = await BridgeSystem.start(config);
+    const system = await BridgeSystem.start(config, metrics);
     try {
       const checker = new InvariantChecker(system);
       const run = { system, checker };
@@ -59,7 +62,7 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
       summary.commands += commandsRun;
       summary.maxRounds = Math.max(summary.maxRounds, rounds);
       summary.failedCycles += system.failedCycles;
-      summary.maxHealthLag = Math.max(summary.maxHealthLag, checker.lagging);
+      summary.maxHealthLag = Math.max(summary.maxHealthLag, checker.maxHealthLag);
       for (const key of Object.keys(summary.coverage) as Array<keyof Coverage>) summary.coverage[key] += checker.coverage[key];
     } finally {
       await system.close();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import { bootstrapWorld, startChainPair, type ChainPair, type World } from '../../src/devnet/index.js';
 import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { ByzantineAuthority } from './byzantine.js';
 import { HonestCrank } from './honest-crank.js';
 import { Ledger, type ChainSide } from './ledger.js';
@@ -48,7 +49,12 @@ export class BridgeSystem {
     private readonly dir: string,
   ) {}
 
-  static async start(config: BridgeConfig): Promise<BridgeSystem> {
+  /**
+   * `metrics` is shared by every crank and client of a property run: createMetrics starts
+   * prom-client's default collectors, which keep their registry alive for the life of the
+   * process, and a long run starts thousands of cranks. No invariant reads a metric.
+   */
+  static async start(config: BridgeConfig, metrics: Metrics): Promise<BridgeSystem> {
     checkConfig(config);
     const pair = await startChainPair({ slotIntervalMs: 0 });
     const dir = await mkdtemp(join(tmpdir(), 'bridge-property-'));
@@ -67,8 +73,8 @@ export class BridgeSystem {
       const honest: HonestCrank[] = [];
       const byzantine: ByzantineAuthority[] = [];
       keys.forEach((keypair, slot) => {
-        if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints));
-        else honest.push(new HonestCrank(slot, world, keypair));
+        if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints, metrics));
+        else honest.push(new HonestCrank(slot, world, keypair, metrics));
       });
       // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
       await Promise.all(honest.map((crank) => crank.idle()));

@@ -4,6 +4,7 @@ import { depositResultToWire } from '../../src/chain/result-wire.js';
 import type { DepositEntry, DepositResult, WithdrawEntry } from '../../src/chain/types.js';
 import type { World } from '../../src/devnet/index.js';
 import { describeError } from '../../src/errors.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { sameResult, sameTransfer, type Transfer } from '../invariants/state-checks.js';
 import { authorityChains } from './clients.js';
 import type { ChainSide, Ledger } from './ledger.js';
@@ -35,9 +36,10 @@ export class ByzantineAuthority {
     private readonly ledger: Ledger,
     /** Mints it may swap into a lie (another token pair of the bridge). */
     private readonly mints: readonly string[],
+    metrics: Metrics,
   ) {
     this.authority = keypair.publicKey.toBase58();
-    this.chains = authorityChains(world, keypair);
+    this.chains = authorityChains(world, keypair, metrics);
   }
 
   async act(action: ByzantineAction): Promise<string> {

@@ -1,11 +1,10 @@
 import { Connection, PublicKey, type Keypair } from '@solana/web3.js';
-import { Registry } from 'prom-client';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../src/chain/client/index.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import type { World } from '../../src/devnet/index.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 
 /**
  * The project's real chain client (createBridgeChains) for one authority key, tuned so that a
@@ -18,7 +17,7 @@ export const RPC_TIMEOUT_MS = 1_000;
 
 export const SUBMIT_TIMING: SubmitTiming = { pollIntervalMs: 3, rebroadcastIntervalMs: 15, confirmTimeoutMs: 300 };
 
-export function authorityChains(world: World, authority: Keypair, logger: Logger = silentLogger()): BridgeChains {
+export function authorityChains(world: World, authority: Keypair, metrics: Metrics, logger: Logger = silentLogger()): BridgeChains {
   const programId = new PublicKey(world.programId);
   return createBridgeChains(
     {
@@ -31,7 +30,7 @@ export function authorityChains(world: World, authority: Keypair, logger: Logger
       authority,
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
-      metrics: createMetrics(new Registry()),
+      metrics,
       logger,
     },
     { submitTiming: SUBMIT_TIMING },

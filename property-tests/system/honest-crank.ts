@@ -1,10 +1,9 @@
 import type { Keypair } from '@solana/web3.js';
-import { Registry } from 'prom-client';
 import type { World } from '../../src/devnet/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 import { startCrank } from '../../src/machines/start-crank.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { authorityChains } from './clients.js';
 
 /**
@@ -38,16 +37,17 @@ export class HonestCrank {
     readonly slot: number,
     world: World,
     keypair: Keypair,
+    metrics: Metrics,
   ) {
     this.authority = keypair.publicKey.toBase58();
     const logger = createLogger({ level: 'debug', destination: { write: (line: string) => this.onLogLine(line) } });
     this.service = startCrank({
-      chains: authorityChains(world, keypair, logger),
+      chains: authorityChains(world, keypair, metrics, logger),
       pollIntervalMs: POLL_INTERVAL_MS,
       maxAttempts: MAX_ATTEMPTS,
       retryBackoffMs: RETRY_BACKOFF_MS,
       logger,
-      metrics: createMetrics(new Registry()),
+      metrics,
     });
   }
 
