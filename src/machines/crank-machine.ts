@@ -94,6 +94,9 @@ const crankSetup = setup({
     hasCleanupWork: ({ context }) => hasCleanupWork(context.plan),
     hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
     isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
+    // A base of 0 is the only one whose every backoff is 0 ms (backoff.ts): no timer at all,
+    // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
+    retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
   },
   actions: {
     queueRequest: assign(({ context }, params: { requestId: string }) => ({
@@ -189,7 +192,10 @@ function actionState(step: CrankStep, next: NextStep) {
       },
       retryBackoff: {
         tags: ['degraded'],
-        always: { guard: 'isStopRequested', target: '#crank.stopped' },
+        always: [
+          { guard: 'isStopRequested', target: '#crank.stopped' },
+          { guard: 'retriesAtOnce', target: 'replanning' },
+        ],
         after: { retryDelay: 'replanning' },
         on: { STOP: { target: '#crank.stopped', actions: 'requestStop' } },
       },

@@ -44,6 +44,12 @@ describe('retryBackoffDelay', () => {
     expect(retryBackoffDelay(3, 0, HIGHEST)).toBe(0);
   });
 
+  it('waits at least 1 ms with any other base (what Node waits for a 0 ms timer anyway)', () => {
+    expect(retryBackoffDelay(1, 1, LOWEST)).toBe(1);
+    expect(retryBackoffDelay(1, 1, HIGHEST)).toBe(1);
+    expect(retryBackoffDelay(2, 1, LOWEST)).toBe(1);
+  });
+
   it('uses Math.random by default and stays within the bounds', () => {
     for (let n = 0; n < 100; n++) {
       const delay = retryBackoffDelay(2, 1000);
