@@ -1,4 +1,6 @@
+import { relative } from 'node:path';
 import fc from 'fast-check';
+import { TestRunner } from 'vitest';
 
 /**
  * How much a property run does, and how to replay one. `npm test` runs the fast profile;
@@ -69,10 +71,50 @@ export async function checkProperty<Ts>(name: string, property: fc.IAsyncPropert
   if (!details.failed) return;
   const report = (await fc.asyncDefaultReportMessage(details)) ?? 'no report';
   const commandsReplay = /replayPath="([^"]*)"/.exec(report)?.[1];
-  const variables = [
-    `BRIDGE_PROPERTY_SEED=${details.seed}`,
-    `BRIDGE_PROPERTY_PATH=${JSON.stringify(details.counterexamplePath ?? '')}`,
-    ...(commandsReplay === undefined ? [] : [`BRIDGE_PROPERTY_REPLAY_PATH=${JSON.stringify(commandsReplay)}`]),
+  const variables: Array<[string, string]> = [
+    // The arbitraries depend on the profile: a long-profile counterexample replays only in it.
+    ...(propertyProfile() === 'long' ? [['BRIDGE_PROPERTY_PROFILE', 'long'] as [string, string]] : []),
+    ['BRIDGE_PROPERTY_SEED', String(details.seed)],
+    ['BRIDGE_PROPERTY_PATH', details.counterexamplePath ?? ''],
+    ...(commandsReplay === undefined ? [] : [['BRIDGE_PROPERTY_REPLAY_PATH', commandsReplay] as [string, string]]),
   ];
-  throw new Error(`${name}: property failed. Replay it with\n  ${variables.join(' ')} npx vitest run property-tests -t ${JSON.stringify(name)}\n\n${report}`);
+  throw new Error(`${name}: property failed. Replay it with\n  ${replayCommand(variables, runningTest())}\n\n${report}`);
+}
+
+/** What of a vitest test its replay command needs: its name, its suites', its file. */
+export interface TestTask {
+  name: string;
+  suite?: TestTask | undefined;
+  file: { filepath: string };
+}
+
+function runningTest(): TestTask {
+  const test = TestRunner.getCurrentTest();
+  if (test === undefined) throw new Error('checkProperty runs only inside a vitest test: its replay command names that test');
+  return test;
+}
+
+/**
+ * The name vitest matches `-t` against (@vitest/runner's getTaskFullName): the enclosing
+ * suites' names and the test's, joined by single spaces.
+ */
+export function vitestFullName(task: Omit<TestTask, 'file'>): string {
+  return task.suite === undefined ? task.name : `${vitestFullName(task.suite)} ${task.name}`;
+}
+
+/** A `-t` pattern (vitest compiles it with `new RegExp`) that matches this full name and no other. */
+export function testNamePattern(fullName: string): string {
+  return `^${fullName.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}$`;
+}
+
+/** A shell word for the value: as is when plain, else in POSIX single quotes (nothing expands). */
+function shellQuote(value: string): string {
+  return /^[\w./:=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/** The command that, pasted into a shell at the repository root, runs this one test again. */
+export function replayCommand(variables: ReadonlyArray<readonly [string, string]>, test: TestTask): string {
+  const assignments = variables.map(([key, value]) => `${key}=${shellQuote(value)}`);
+  const file = relative(process.cwd(), test.file.filepath);
+  return [...assignments, 'npx vitest run', shellQuote(file), '-t', shellQuote(testNamePattern(vitestFullName(test)))].join(' ');
 }
