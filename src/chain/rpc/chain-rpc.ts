@@ -7,6 +7,7 @@ import {
 } from '@solana/web3.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { jsonRpcCall } from './json-rpc.js';
+import { createReadRetry } from './read-retry.js';
 import { classifyRpcError, rpcFailure } from './rpc-failure.js';
 import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
 
@@ -20,6 +21,8 @@ import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
  * server never uses; confirmation polls getSignatureStatuses instead. With
  * `disableRetryOnRateLimit` web3.js never enters its 429 loop, the only place its HTTP path
  * writes to the console, so web3.js prints nothing and the global console stays untouched.
+ * Reads are retried here instead (./read-retry.ts: bounded, jittered, honouring Retry-After,
+ * counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
  */
 
 export interface AccountSnapshot {
@@ -77,6 +80,8 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
     httpAgent: false,
   });
 
+  const readRetry = createReadRetry();
+
   async function call<T>(method: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
     signal.throwIfAborted();
     try {
@@ -87,11 +92,22 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
     }
   }
 
+  async function read<T>(method: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+    const retried = () => options.metrics.rpcRetries.inc({ chain, method });
+    try {
+      return await readRetry.execute(() => call(method, signal, run), retried, signal);
+    } catch (err) {
+      // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
+      if (signal.aborted) throw signal.reason;
+      throw err;
+    }
+  }
+
   return {
     chain,
 
     getAccountInfo: (address, { commitment, dataSlice, minContextSlot }, signal) =>
-      call('getAccountInfo', signal, async () => {
+      read('getAccountInfo', signal, async () => {
         const { context, value } = await connection.getAccountInfoAndContext(address, {
           commitment,
           ...(dataSlice === undefined ? {} : { dataSlice }),
@@ -102,15 +118,15 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
       }),
 
     getBalance: (address, commitment, signal) =>
-      call('getBalance', signal, async () => (await connection.getBalanceAndContext(address, { commitment })).value),
+      read('getBalance', signal, async () => (await connection.getBalanceAndContext(address, { commitment })).value),
 
     getLatestBlockhash: (commitment, signal) =>
-      call('getLatestBlockhash', signal, async () => (await connection.getLatestBlockhashAndContext({ commitment })).value),
+      read('getLatestBlockhash', signal, async () => (await connection.getLatestBlockhashAndContext({ commitment })).value),
 
-    getBlockHeight: (commitment, signal) => call('getBlockHeight', signal, () => connection.getBlockHeight({ commitment })),
+    getBlockHeight: (commitment, signal) => read('getBlockHeight', signal, () => connection.getBlockHeight({ commitment })),
 
     getSignatureStatus: (signature, { searchTransactionHistory }, signal) =>
-      call('getSignatureStatuses', signal, async () => {
+      read('getSignatureStatuses', signal, async () => {
         const { value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
         return value[0] ?? null;
       }),

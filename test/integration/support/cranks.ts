@@ -119,7 +119,7 @@ export function failedAttemptErrors(crank: BridgeCrank): string[] {
 /** A counter's value for one label set (0 when never incremented). */
 export async function counterValue(
   metrics: Metrics,
-  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts',
+  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts' | 'rpcRetries',
   labels: Record<string, string>,
 ): Promise<number> {
   const { values } = await metrics[name].get();
