@@ -32,6 +32,8 @@ export interface RpcFetchOptions {
   metrics: Metrics;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
+  /** Told the kind of each transport failure, for per-endpoint metrics. */
+  onFailure?: (kind: RpcErrorKind) => void;
 }
 
 export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
@@ -40,6 +42,7 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
 
   function fail(method: string, kind: RpcErrorKind, error: BridgeError): BridgeError {
     metrics.rpcErrors.inc({ chain, method, kind });
+    options.onFailure?.(kind);
     return error;
   }
 
