@@ -1,11 +1,10 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { closedPortUrl } from '../../integration/support/silent-endpoints.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 
 const servers: JsonRpcTestServer[] = [];
@@ -22,15 +21,6 @@ async function serve(handler: Handler): Promise<JsonRpcTestServer> {
   const server = await startJsonRpcServer(handler);
   servers.push(server);
   return server;
-}
-
-/** A loopback URL nothing listens on: a port taken, then released. */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/`;
 }
 
 /** A node at `slot` answering getSlot, getBalance and sendTransaction. */
