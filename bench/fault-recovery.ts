@@ -38,6 +38,7 @@ const SCENARIOS: readonly Scenario[] = [
   { label: 'lost send responses', faults: { lostResponseRate: 0.2 } },
   { label: 'dropped transactions', faults: { dropRate: 0.2 } },
   { label: 'all three', faults: { http500Rate: 0.1, lostResponseRate: 0.2, dropRate: 0.2 } },
+  { label: 'one dead endpoint of two', faults: { deadPrimary: true } },
 ];
 
 interface FaultGroup extends RunGroup {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
-import { closedPortUrl } from '../../integration/support/silent-endpoints.js';
+import { closedPortUrl } from '../../../src/devnet/rpc/silent-endpoints.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 
 const servers: JsonRpcTestServer[] = [];

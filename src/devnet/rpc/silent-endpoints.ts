@@ -2,8 +2,9 @@ import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 /**
- * Endpoints that fail the way real RPC nodes do, on loopback: a closed port (connection
- * refused) and a stalled one that accepts the connection and the request and never answers.
+ * Endpoints that fail the way real RPC nodes do, on loopback, to stand beside a devnet node as
+ * a chain's second endpoint (tests, benches): a closed port (connection refused) and a stalled
+ * one that accepts the connection and the request and never answers.
  */
 
 /** A URL nothing listens on: a port taken, then released. */
