@@ -1,7 +1,8 @@
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
+import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS } from '../../../src/chain/rpc/endpoint-pool.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { closedPortUrl } from '../../../src/devnet/rpc/silent-endpoints.js';
@@ -11,6 +12,7 @@ const servers: JsonRpcTestServer[] = [];
 let metrics: Metrics;
 
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
@@ -71,6 +73,25 @@ describe('several endpoints per chain', () => {
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
     const retriesAfter = (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
     expect(retriesAfter).toBe(retriesBefore);
+  });
+
+  it('the primary coming back: probed after the half-open delay, reads return to it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let healthy = false;
+    const primaryNode = node(500, 1);
+    const primary = await serve((call) => (healthy ? primaryNode(call) : { http: 503 }));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    for (let i = 0; i < BREAKER_FAILURES; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(0);
+
+    healthy = true;
+    vi.setSystemTime(Date.now() + BREAKER_HALF_OPEN_MS - 1_000);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    vi.setSystemTime(Date.now() + 1_001);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
   });
 
   it('a stalled primary (accepts, never answers): the read times out once and the fallback answers', async () => {
