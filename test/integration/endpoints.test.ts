@@ -49,6 +49,26 @@ describe('several endpoints per chain', () => {
     for (const crank of cranks) expect(await upGauge(crank, new URL(dead).origin)).toBe(0);
   });
 
+  it('the primary of each chain lags 200 slots: demoted once probed (up 0), the fallback serves', async () => {
+    bridge = await startDevnetBridge();
+    const { source, target } = bridge.pair;
+    source.advanceSlots(400);
+    target.advanceSlots(400);
+    const laggingSource = await source.addEndpoint();
+    const laggingTarget = await target.addEndpoint();
+    laggingSource.faults.set({ slotLag: 200 });
+    laggingTarget.faults.set({ slotLag: 200 });
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], {
+      sourceRpcUrls: [laggingSource.url, source.url],
+      targetRpcUrls: [laggingTarget.url, target.url],
+    });
+    await settle(bridge, cranks, 3);
+    for (const crank of cranks) {
+      expect(await upGauge(crank, new URL(laggingSource.url).origin)).toBe(0);
+      expect(await upGauge(crank, new URL(source.url).origin)).toBe(1);
+    }
+  });
+
   it('the primary of each chain is stalled (accepts, never answers): reads time out once, then the fallback serves', async () => {
     bridge = await startDevnetBridge();
     const source = await startStalledEndpoint();
