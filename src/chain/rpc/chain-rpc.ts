@@ -13,7 +13,9 @@ import type { RpcFetch } from './rpc-fetch.js';
 
 /**
  * The RPC methods the chain client uses on one chain, each with an AbortSignal and every
- * failure as CHAIN__RPC_FAILED (or the signal's reason once aborted).
+ * failure as CHAIN__RPC_FAILED (or the signal's reason once aborted). A chain may have several
+ * endpoints (./endpoint-pool.ts): reads go to the best one and fail over, signed bytes go to
+ * every one in service (docs/chain-client.md, "Several endpoints per chain").
  *
  * Reads go through web3.js's Connection (typed, validated responses). sendTransaction is a
  * plain JSON-RPC call (see ./json-rpc.ts). Nothing here opens a websocket: the Connection
