@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
+import { endpointLabels } from './chain/rpc/endpoint-choice.js';
 import { parseConfig, type Config, type CrankConfig } from './config/config.js';
 import { describeError, isBridgeError } from './errors.js';
 import { buildApp } from './http/app.js';
@@ -74,6 +75,9 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
   const chains = createBridgeChains({
     sourceRpcUrl: crank.sourceRpcUrl,
     targetRpcUrl: crank.targetRpcUrl,
+    sourceRpcFallbackUrls: crank.sourceRpcFallbackUrls,
+    targetRpcFallbackUrls: crank.targetRpcFallbackUrls,
+    rpcMaxSlotLag: crank.rpcMaxSlotLag,
     sourceChainId: crank.sourceChainId,
     targetChainId: crank.targetChainId,
     sourceProgramId: new PublicKey(crank.sourceProgramId),
@@ -95,7 +99,10 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
   });
 }
 
-/** One line an operator can check the deployment against. RPC URLs are cut to their origin: paths and queries often hold API keys. */
+/**
+ * One line an operator can check the deployment against. RPC URLs are cut to their origin
+ * (primary first, then the fallbacks): paths and queries often hold API keys.
+ */
 function logStarted(logger: Logger, config: Config, address: AddressInfo, authority: Keypair | undefined): void {
   const { crank } = config;
   logger.info(
@@ -111,8 +118,9 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               authority: authority?.publicKey.toBase58(),
               sourceChainId: crank.sourceChainId,
               targetChainId: crank.targetChainId,
-              sourceRpc: new URL(crank.sourceRpcUrl).origin,
-              targetRpc: new URL(crank.targetRpcUrl).origin,
+              sourceRpc: endpointLabels([crank.sourceRpcUrl, ...crank.sourceRpcFallbackUrls]),
+              targetRpc: endpointLabels([crank.targetRpcUrl, ...crank.targetRpcFallbackUrls]),
+              rpcMaxSlotLag: crank.rpcMaxSlotLag,
               sourceProgramId: crank.sourceProgramId,
               targetProgramId: crank.targetProgramId,
               pollIntervalMs: crank.pollIntervalMs,

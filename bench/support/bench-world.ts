@@ -54,11 +54,25 @@ export async function startBenchWorld(options: BenchWorldOptions): Promise<Bench
 }
 
 /** The chain client of authority `slot`, configured as src/index.ts configures it from the defaults. */
-export function bridgeChainsFor(bench: BenchWorld, slot: number, metrics: Metrics, logger: Logger, tuning: BridgeChainsTuning = {}): BridgeChains {
+export function bridgeChainsFor(
+  bench: BenchWorld,
+  slot: number,
+  metrics: Metrics,
+  logger: Logger,
+  tuning: BridgeChainsTuning = {},
+  deadPrimaryUrl?: string,
+): BridgeChains {
+  // With a dead primary, the devnet node is each chain's fallback endpoint.
+  const endpoints = (url: string) =>
+    deadPrimaryUrl === undefined ? { primary: url, fallbacks: [] } : { primary: deadPrimaryUrl, fallbacks: [url] };
+  const source = endpoints(bench.pair.source.url);
+  const target = endpoints(bench.pair.target.url);
   return createBridgeChains(
     {
-      sourceRpcUrl: bench.pair.source.url,
-      targetRpcUrl: bench.pair.target.url,
+      sourceRpcUrl: source.primary,
+      targetRpcUrl: target.primary,
+      sourceRpcFallbackUrls: source.fallbacks,
+      targetRpcFallbackUrls: target.fallbacks,
       sourceChainId: bench.world.source.chainId,
       targetChainId: bench.world.target.chainId,
       sourceProgramId: bench.programId,

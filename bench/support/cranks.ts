@@ -47,6 +47,8 @@ export interface CrankOptions {
   pollIntervalMs: number;
   /** Fault injection: called before each sendTransaction a crank makes. */
   beforeSend?: (chain: ChainSide) => void;
+  /** A dead URL to configure as each chain's primary endpoint, the devnet node as its fallback. */
+  deadPrimaryUrl?: string;
 }
 
 export function startBenchCranks(bench: BenchWorld, options: CrankOptions): BenchCrank[] {
@@ -60,10 +62,14 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
   const logger = createLogger({ level: 'error', destination: { write: (line: string) => void errorLines.push(line) } });
   const sent = recordSentTransactions(bench, options.beforeSend);
   const startLamports = authorityLamports(bench, slot);
-  const chains = bridgeChainsFor(bench, slot, metrics, logger, {
-    fetch: sent.fetch,
-    ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }),
-  });
+  const chains = bridgeChainsFor(
+    bench,
+    slot,
+    metrics,
+    logger,
+    { fetch: sent.fetch, ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }) },
+    options.deadPrimaryUrl,
+  );
   const service = startCrank({
     chains,
     pollIntervalMs: options.pollIntervalMs,

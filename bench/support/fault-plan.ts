@@ -20,6 +20,8 @@ export interface FaultPlan {
   lostResponseRate?: number;
   /** Fraction of the cranks' sends answered with the signature and never landed. */
   dropRate?: number;
+  /** Each chain's primary endpoint is a closed port; the devnet node is the fallback. */
+  deadPrimary?: boolean;
 }
 
 export interface InjectedFaults {
@@ -74,6 +76,7 @@ export function describeFaults(plan: FaultPlan | undefined): string {
     plan?.http500Rate === undefined ? undefined : `${percent(plan.http500Rate)} of RPC calls HTTP 500`,
     plan?.lostResponseRate === undefined ? undefined : `${percent(plan.lostResponseRate)} of sends lose the response`,
     plan?.dropRate === undefined ? undefined : `${percent(plan.dropRate)} of sends dropped`,
+    plan?.deadPrimary === true ? 'primary endpoint of two dead (closed port)' : undefined,
   ];
   return parts.filter((part) => part !== undefined).join(' + ') || 'none';
 }

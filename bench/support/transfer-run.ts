@@ -3,6 +3,7 @@ import { sleep } from '../../src/time.js';
 import { percentile } from '../report.js';
 import { startBenchWorld, type BenchWorld } from './bench-world.js';
 import { counterTotal, startBenchCranks, stopBenchCranks, type BenchCrank, type CounterName, type TimingProfile } from './cranks.js';
+import { closedPortUrl } from '../../src/devnet/rpc/silent-endpoints.js';
 import { armFaults, type FaultPlan, type InjectedFaults } from './fault-plan.js';
 import { TransferProgress } from './progress.js';
 import { accountAuthority, type AuthorityAccount, type SentAction } from './sent-transactions.js';
@@ -116,10 +117,12 @@ async function measure(bench: BenchWorld, users: Keypair[], options: TransferRun
   const faults = armFaults(bench, options.faults ?? {});
   const started = performance.now();
   const cpuAtStart = process.cpuUsage();
+  const deadPrimaryUrl = options.faults?.deadPrimary === true ? await closedPortUrl() : undefined;
   const cranks = startBenchCranks(bench, {
     timing: options.timing,
     pollIntervalMs: options.drive === 'rounds' ? HOUR_MS : (options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS),
     beforeSend: faults.beforeSend,
+    ...(deadPrimaryUrl === undefined ? {} : { deadPrimaryUrl }),
   });
   const done = new AbortController();
   const running = AbortSignal.any([budget, done.signal]);

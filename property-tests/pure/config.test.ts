@@ -110,6 +110,9 @@ const validCases: fc.Arbitrary<Case> = fc
       crank: runtime && {
         sourceRpcUrl: runtime.sourceRpcUrl,
         targetRpcUrl: runtime.targetRpcUrl,
+        sourceRpcFallbackUrls: [],
+        targetRpcFallbackUrls: [],
+        rpcMaxSlotLag: 128,
         sourceChainId: runtime.sourceChainId.value,
         targetChainId: runtime.targetChainId.value,
         authorityKeypairPath: runtime.authorityKeypairPath,

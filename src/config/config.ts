@@ -6,6 +6,7 @@ import {
   enumValue,
   integerValue,
   publicKeyValue,
+  rpcUrlListValue,
   rpcUrlValue,
   u16Value,
   u64DurationValue,
@@ -44,6 +45,8 @@ export const DEFAULTS = {
   BRIDGE_SOURCE_PROGRAM_ID: DEFAULT_PROGRAM_ID,
   BRIDGE_TARGET_PROGRAM_ID: DEFAULT_PROGRAM_ID,
   BRIDGE_RPC_TIMEOUT_MS: '10000',
+  // solana-validator's --health-check-slot-distance default: a node this far behind calls itself unhealthy.
+  BRIDGE_RPC_MAX_SLOT_LAG: '128',
   BRIDGE_SOURCE_READ_COMMITMENT: 'finalized',
   BRIDGE_LOG_LEVEL: 'info',
   // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
@@ -83,6 +86,9 @@ const envSchema = z.object({
   BRIDGE_SOURCE_PROGRAM_ID: publicKeyValue().prefault(DEFAULTS.BRIDGE_SOURCE_PROGRAM_ID),
   BRIDGE_TARGET_PROGRAM_ID: publicKeyValue().prefault(DEFAULTS.BRIDGE_TARGET_PROGRAM_ID),
   BRIDGE_RPC_TIMEOUT_MS: integerValue(1n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_RPC_TIMEOUT_MS),
+  BRIDGE_SOURCE_RPC_FALLBACK_URLS: rpcUrlListValue().prefault(''),
+  BRIDGE_TARGET_RPC_FALLBACK_URLS: rpcUrlListValue().prefault(''),
+  BRIDGE_RPC_MAX_SLOT_LAG: integerValue(1n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_RPC_MAX_SLOT_LAG),
   BRIDGE_SOURCE_READ_COMMITMENT: enumValue(READ_COMMITMENTS).prefault(DEFAULTS.BRIDGE_SOURCE_READ_COMMITMENT),
   BRIDGE_LOG_LEVEL: enumValue(LOG_LEVELS).prefault(DEFAULTS.BRIDGE_LOG_LEVEL),
   BRIDGE_SHUTDOWN_TIMEOUT_MS: integerValue(0n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_SHUTDOWN_TIMEOUT_MS),
@@ -98,6 +104,11 @@ export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as ConfigVariable[]
 export interface CrankConfig {
   sourceRpcUrl: string;
   targetRpcUrl: string;
+  /** Further endpoints of each chain, after the primary; empty by default. */
+  sourceRpcFallbackUrls: string[];
+  targetRpcFallbackUrls: string[];
+  /** Slots an endpoint may fall behind the best endpoint of its chain before it is demoted. */
+  rpcMaxSlotLag: number;
   sourceChainId: number;
   targetChainId: number;
   /** Path of the Solana CLI keypair file; read by `loadAuthorityKeypair`. */
@@ -215,6 +226,9 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
   return {
     sourceRpcUrl: BRIDGE_SOURCE_RPC_URL,
     targetRpcUrl: BRIDGE_TARGET_RPC_URL,
+    sourceRpcFallbackUrls: values.BRIDGE_SOURCE_RPC_FALLBACK_URLS,
+    targetRpcFallbackUrls: values.BRIDGE_TARGET_RPC_FALLBACK_URLS,
+    rpcMaxSlotLag: values.BRIDGE_RPC_MAX_SLOT_LAG,
     sourceChainId: BRIDGE_SOURCE_CHAIN_ID,
     targetChainId: BRIDGE_TARGET_CHAIN_ID,
     authorityKeypairPath: BRIDGE_AUTHORITY_KEYPAIR,

@@ -67,6 +67,26 @@ export const rpcUrlValue = () =>
     return url.href;
   });
 
+/**
+ * A comma-separated list of http(s) URLs, each validated like `rpcUrlValue`; empty means none.
+ * A problem names the entry's position (1-based), never its value.
+ */
+export const rpcUrlListValue = () =>
+  z.string().transform((raw, ctx) => {
+    const entries = raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim());
+    const urls: string[] = [];
+    entries.forEach((entry, index) => {
+      const url = parseUrl(entry);
+      if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+        const got = url === undefined ? 'a value that does not parse as a URL' : `one with scheme "${url.protocol}"`;
+        ctx.addIssue(`entry ${index + 1}: expected an http:// or https:// URL, got ${got}`);
+        return;
+      }
+      urls.push(url.href);
+    });
+    return urls;
+  });
+
 export const websocketUrlValue = () =>
   z.string().transform((raw, ctx) => {
     const url = parseUrl(raw);

@@ -26,6 +26,14 @@ export interface DevnetNodeOptions {
   signal?: AbortSignal;
 }
 
+/** A second JSON-RPC listener in front of the same chain, with faults of its own. */
+export interface DevnetEndpoint {
+  readonly url: string;
+  /** This endpoint's faults (slotLag, freezeSlot, errors, ...); `pauseBlocks` still pauses the chain. */
+  readonly faults: Faults;
+  close(): Promise<void>;
+}
+
 export interface DevnetNode {
   readonly name: string;
   readonly url: string;
@@ -43,6 +51,8 @@ export interface DevnetNode {
   advanceSlots(count: number): void;
   pause(): void;
   resume(): void;
+  /** Starts another listener on a free loopback port serving this chain; closed with the node. */
+  addEndpoint(): Promise<DevnetEndpoint>;
   close(): Promise<void>;
 }
 
@@ -64,6 +74,14 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   }
   let closed: Promise<void> | undefined;
   const rpc = server;
+  const replicas: DevnetEndpoint[] = [];
+  const addEndpoint = async (): Promise<DevnetEndpoint> => {
+    const replicaFaults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)));
+    const replica = await startRpcServer({ bank, faults: replicaFaults, port: 0, adminMethods: options.adminMethods, chain: options.name });
+    const endpoint = { url: replica.url, faults: replicaFaults, close: () => replica.close() };
+    replicas.push(endpoint);
+    return endpoint;
+  };
   if (options.signal?.aborted === true) {
     bank.close();
     await rpc.close();
@@ -95,9 +113,11 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
     },
     pause: () => bank.pause(),
     resume: () => bank.resume(),
+    addEndpoint,
     close: () => {
       closed ??= (async () => {
         bank.close();
+        await Promise.all(replicas.map((replica) => replica.close()));
         await rpc.close();
       })();
       return closed;

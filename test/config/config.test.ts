@@ -38,6 +38,9 @@ describe('parseConfig: defaults', () => {
     expect(config.crank).toEqual({
       sourceRpcUrl: 'http://127.0.0.1:8899/',
       targetRpcUrl: 'https://rpc.example.org/v1?api-key=abc',
+      sourceRpcFallbackUrls: [],
+      targetRpcFallbackUrls: [],
+      rpcMaxSlotLag: 128,
       sourceChainId: 1,
       targetChainId: 2,
       authorityKeypairPath: '/secrets/authority.json',
@@ -234,6 +237,42 @@ describe('parseConfig: u64 durations beyond 2^53', () => {
       'BRIDGE_POLL_INTERVAL_SECS: expected an unsigned 64-bit integer, got "1.5"',
     ]);
     expect(problemsOf({ ...RUNTIME, BRIDGE_POLL_INTERVAL_SECS: '-15' })).toHaveLength(1);
+  });
+});
+
+describe('parseConfig: fallback RPC endpoints', () => {
+  it('defaults to no fallback and a slot lag of 128', () => {
+    expect(parseConfig(RUNTIME).config.crank).toMatchObject({ sourceRpcFallbackUrls: [], targetRpcFallbackUrls: [], rpcMaxSlotLag: 128 });
+  });
+
+  it('reads comma-separated lists (spaces trimmed) and the slot lag', () => {
+    const { config } = parseConfig({
+      ...RUNTIME,
+      BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:8901, https://rpc.example.org/v1?api-key=abc',
+      BRIDGE_TARGET_RPC_FALLBACK_URLS: 'http://127.0.0.1:8902',
+      BRIDGE_RPC_MAX_SLOT_LAG: '200',
+    });
+    expect(config.crank).toMatchObject({
+      sourceRpcFallbackUrls: ['http://127.0.0.1:8901/', 'https://rpc.example.org/v1?api-key=abc'],
+      targetRpcFallbackUrls: ['http://127.0.0.1:8902/'],
+      rpcMaxSlotLag: 200,
+    });
+  });
+
+  it('names the variable and the position of a bad entry, never its value', () => {
+    const problems = problemsOf({
+      ...RUNTIME,
+      BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:8901,ftp://rpc.example.org/?api-key=secret-key-1',
+      BRIDGE_TARGET_RPC_FALLBACK_URLS: 'http://127.0.0.1:8902,,secret-key-2',
+      BRIDGE_RPC_MAX_SLOT_LAG: '0',
+    });
+    expect(problems).toEqual([
+      'BRIDGE_SOURCE_RPC_FALLBACK_URLS: entry 2: expected an http:// or https:// URL, got one with scheme "ftp:"',
+      'BRIDGE_TARGET_RPC_FALLBACK_URLS: entry 2: expected an http:// or https:// URL, got a value that does not parse as a URL',
+      'BRIDGE_TARGET_RPC_FALLBACK_URLS: entry 3: expected an http:// or https:// URL, got a value that does not parse as a URL',
+      'BRIDGE_RPC_MAX_SLOT_LAG: expected an integer 1..2147483647, got "0"',
+    ]);
+    expect(problems.join('\n')).not.toMatch(/secret-key/);
   });
 });
 

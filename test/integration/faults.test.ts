@@ -52,10 +52,11 @@ describe('RPC faults', () => {
     const { source, target } = bridge.pair;
     await depositRejected(bridge, 3);
 
-    // An HTTP 429 before signing: the retry's fresh plan lands; nothing is reported as an error.
+    // An HTTP 429 before signing: the read is retried inside the attempt; nothing is reported as an error.
     target.faults.set({ methods: { getLatestBlockhash: { http429: 1, retryAfterSecs: 0 } } });
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
-    expect(failedAttemptErrors(a!)).toEqual([expect.stringContaining('HTTP 429')]);
+    expect(failedAttemptErrors(a!)).toEqual([]);
+    expect(await counterValue(a!.metrics, 'rpcRetries', { chain: 'target', method: 'getLatestBlockhash' })).toBe(1);
     expect(a!.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..2 (3 votes)' });
 
     // The node refuses the transaction (-32005, unhealthy): nothing was broadcast; the retry lands it.
@@ -65,8 +66,8 @@ describe('RPC faults', () => {
     expect(await counterValue(b!.metrics, 'crankRetries', { action: 'ack_deposit' })).toBe(1);
     expect(withdrawTracker(bridge).entries.map((entry) => entry.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
 
-    // Every attempt fails: the error is recorded and the cycle goes on to ack_withdraw, which lands.
-    target.faults.set({ methods: { sendTransaction: {}, getLatestBlockhash: { http500: 3 } } });
+    // Every attempt fails (each of its 3 reads of a blockhash too): the error is recorded and the cycle goes on to ack_withdraw, which lands.
+    target.faults.set({ methods: { sendTransaction: {}, getLatestBlockhash: { http500: 3 * 3 } } });
     expect(await c!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, ack_withdraw_attempted: true });
     const failed = c!.service.health();
     expect(failed.last_error).toMatch(/^ack_deposit 0\.\.2 \(3 votes\) failed after 3 attempts: .*HTTP 500/);
@@ -80,15 +81,49 @@ describe('RPC faults', () => {
     expect(await c!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     expect(c!.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..2 (3 votes)' });
 
-    // A failed read ends the cycle before anything is submitted; the next cycle is the retry.
-    source.faults.set({ methods: { getAccountInfo: { http500: 1 } } });
+    // A read failing on all its 3 tries ends the cycle before anything is submitted; the next cycle is the retry.
+    source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
     expect(await a!.service.runOnce()).toEqual(NOTHING_ATTEMPTED);
     expect(a!.service.health().last_error).toMatch(/^reading the trackers failed: .*HTTP 500/);
+    source.faults.clear();
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
     expect(a!.service.health().last_error).toBeNull();
 
     await settleWithin(bridge, cranks, 2);
     expectSettled(bridge, 3);
+    await expectTransactionsAccounted(bridge, cranks);
+  });
+
+  it('429 storms on the reads of both chains: every cycle succeeds, the retries are counted', async () => {
+    bridge = await startDevnetBridge();
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], { maxAttempts: 3, retryBackoffMs: 20 });
+    await depositRejected(bridge, 3);
+    // Two of every three tries of each read answer 429 (a read makes three tries at most).
+    const storm: FaultSettings = {
+      seed: 5,
+      methods: Object.fromEntries(
+        ['getAccountInfo', 'getLatestBlockhash', 'getBlockHeight', 'getSignatureStatuses', 'getBalance'].map((method) => [
+          method,
+          { http429: 2, retryAfterSecs: 0 },
+        ]),
+      ),
+    };
+    for (let round = 0; round < 3; round++) {
+      for (const crank of cranks) {
+        bridge.pair.source.faults.set(storm);
+        bridge.pair.target.faults.set(storm);
+        await crank.service.runOnce();
+        expect(crank.service.health().last_error).toBeNull();
+      }
+    }
+    bridge.pair.source.faults.clear();
+    bridge.pair.target.faults.clear();
+    await settleWithin(bridge, cranks, 3);
+
+    expectSettled(bridge, 3);
+    const retried = await Promise.all(cranks.map((crank) => counterValue(crank.metrics, 'rpcRetries', { chain: 'source', method: 'getAccountInfo' })));
+    expect(retried.every((count) => count >= 2 * 3)).toBe(true);
+    for (const crank of cranks) expect(failedAttemptErrors(crank)).toEqual([]);
     await expectTransactionsAccounted(bridge, cranks);
   });
 

@@ -66,9 +66,11 @@ describe('a bridge server over HTTP', () => {
     // Authority 1 finalizes both (Rejected); authority 2 votes late and proposes the results to the source.
     await runRound([b!, c!]);
 
-    bridge.pair.source.faults.set({ methods: { getAccountInfo: { http500: 1 } } });
+    // A read that fails on every try (retries included) fails the cycle.
+    bridge.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
     expect(await crankOnce(url)).toEqual(NOTHING_ATTEMPTED);
     expect((await health(url)).crank.last_error).toMatch(/^reading the trackers failed: getAccountInfo on the source chain RPC/);
+    bridge.pair.source.faults.clear();
 
     expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
     expect((await health(url)).crank).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0..1 (2 votes)' });

@@ -237,10 +237,13 @@ describe('graceful shutdown', () => {
 
 /**
  * A loopback JSON-RPC endpoint that holds every request until the test releases it, then answers
- * with a JSON-RPC error: a crank cycle against it runs exactly as long as the test wants.
+ * with a JSON-RPC error, and answers later requests (the chain client's retries) at once with
+ * the same error: a crank cycle against it runs exactly as long as the test wants.
  */
 async function heldRpc() {
   const held: Array<{ body: string; res: ServerResponse }> = [];
+  let released = false;
+  const answer = ({ body, res }: { body: string; res: ServerResponse }) => res.setHeader('content-type', 'application/json').end(rpcError(body));
   const events = new EventEmitter();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -248,6 +251,7 @@ async function heldRpc() {
       body += chunk;
     });
     req.on('end', () => {
+      if (released) return answer({ body, res });
       held.push({ body, res });
       events.emit('request');
     });
@@ -261,7 +265,8 @@ async function heldRpc() {
       if (held.length === 0) await once(events, 'request', { signal: AbortSignal.timeout(10_000) });
     },
     releaseAll(): void {
-      for (const { body, res } of held.splice(0)) res.setHeader('content-type', 'application/json').end(rpcError(body));
+      released = true;
+      for (const request of held.splice(0)) answer(request);
     },
     close(): void {
       server.closeAllConnections();
@@ -301,6 +306,20 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
       crank: { enabled: true, authority: FIXTURE_PUBLIC_KEY, sourceChainId: 1, targetChainId: 2, pollIntervalMs: 3_600_000 },
     });
+    rpc.releaseAll();
+  });
+
+  it('the startup line lists each chain endpoint origin, primary first, never a path or query', async () => {
+    const { rpc, server } = await startCrankServer({
+      BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:9/v1?api-key=secret-1,http://127.0.0.2:9/',
+      BRIDGE_TARGET_RPC_FALLBACK_URLS: 'http://127.0.0.1:9/key/secret-2',
+    });
+    const line = server.logs().find((r) => r.msg === 'bridge server listening');
+    const primary = new URL(rpc.url).origin;
+    expect(line).toMatchObject({
+      crank: { sourceRpc: [primary, 'http://127.0.0.1:9', 'http://127.0.0.2:9'], targetRpc: [primary, 'http://127.0.0.1:9'], rpcMaxSlotLag: 128 },
+    });
+    expect(JSON.stringify(server.logs())).not.toMatch(/secret/);
     expect(server.logs()).toContainEqual(
       expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^BRIDGE_AUTHORITY_KEYPAIR: keypair file ".*" is readable by group or others \(mode 0644\)/) }),
     );

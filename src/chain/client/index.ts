@@ -24,6 +24,11 @@ import { TransactionSender, type SubmitTiming } from './transaction-sender.js';
 export interface BridgeChainsOptions {
   sourceRpcUrl: string;
   targetRpcUrl: string;
+  /** Further endpoints per chain (BRIDGE_*_RPC_FALLBACK_URLS); none when absent. */
+  sourceRpcFallbackUrls?: readonly string[];
+  targetRpcFallbackUrls?: readonly string[];
+  /** BRIDGE_RPC_MAX_SLOT_LAG; the default 128 when absent. */
+  rpcMaxSlotLag?: number;
   sourceChainId: number;
   targetChainId: number;
   sourceProgramId: PublicKey;
@@ -49,8 +54,16 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const authorityKey = authority.publicKey;
 
   const { fetch, submitTiming } = tuning;
-  const rpcFor = (chain: ChainSide, url: string): ChainRpc =>
-    createChainRpc({ chain, url, timeoutMs: options.rpcTimeoutMs, metrics, ...(fetch === undefined ? {} : { fetch }) });
+  const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
+    createChainRpc({
+      chain,
+      url,
+      fallbackUrls,
+      timeoutMs: options.rpcTimeoutMs,
+      metrics,
+      ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
+      ...(fetch === undefined ? {} : { fetch }),
+    });
   const senderFor = (rpc: ChainRpc): TransactionSender =>
     new TransactionSender({
       rpc,
@@ -70,11 +83,11 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   });
 
   const source = {
-    rpc: rpcFor('source', options.sourceRpcUrl),
+    rpc: rpcFor('source', options.sourceRpcUrl, options.sourceRpcFallbackUrls),
     tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
   };
   const target = {
-    rpc: rpcFor('target', options.targetRpcUrl),
+    rpc: rpcFor('target', options.targetRpcUrl, options.targetRpcFallbackUrls),
     tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
   };
   const sourceSender = senderFor(source.rpc);

@@ -1,5 +1,4 @@
 import {
-  Connection,
   type BlockhashWithExpiryBlockHeight,
   type Commitment,
   type PublicKey,
@@ -7,12 +6,16 @@ import {
 } from '@solana/web3.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { jsonRpcCall } from './json-rpc.js';
-import { classifyRpcError, rpcFailure } from './rpc-failure.js';
-import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { EndpointPool, type Endpoint } from './endpoint-pool.js';
+import { createReadRetry } from './read-retry.js';
+import { isDefiniteSendRefusal, preflightFailure, rpcFailure } from './rpc-failure.js';
+import type { RpcFetch } from './rpc-fetch.js';
 
 /**
  * The RPC methods the chain client uses on one chain, each with an AbortSignal and every
- * failure as CHAIN__RPC_FAILED (or the signal's reason once aborted).
+ * failure as CHAIN__RPC_FAILED (or the signal's reason once aborted). A chain may have several
+ * endpoints (./endpoint-pool.ts): reads go to the best one and fail over, signed bytes go to
+ * every one in service (docs/chain-client.md, "Several endpoints per chain").
  *
  * Reads go through web3.js's Connection (typed, validated responses). sendTransaction is a
  * plain JSON-RPC call (see ./json-rpc.ts). Nothing here opens a websocket: the Connection
@@ -20,6 +23,8 @@ import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
  * server never uses; confirmation polls getSignatureStatuses instead. With
  * `disableRetryOnRateLimit` web3.js never enters its 429 loop, the only place its HTTP path
  * writes to the console, so web3.js prints nothing and the global console stays untouched.
+ * Reads are retried here instead (./read-retry.ts: bounded, jittered, honouring Retry-After,
+ * counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
  */
 
 export interface AccountSnapshot {
@@ -59,39 +64,84 @@ export interface ChainRpc {
 
 export interface ChainRpcOptions {
   chain: ChainSide;
+  /** The primary endpoint (BRIDGE_*_RPC_URL). */
   url: string;
+  /** Further endpoints (BRIDGE_*_RPC_FALLBACK_URLS), in order of preference. */
+  fallbackUrls?: readonly string[];
+  /** BRIDGE_RPC_MAX_SLOT_LAG. */
+  maxSlotLag?: number;
   timeoutMs: number;
   metrics: Metrics;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
 }
 
-export function createChainRpc(options: ChainRpcOptions): ChainRpc {
-  const { chain, url } = options;
-  const rpcFetch = createRpcFetch(options);
-  const connection = new Connection(url, {
-    commitment: 'confirmed',
-    fetch: rpcFetch,
-    disableRetryOnRateLimit: true,
-    // Keep web3.js from building an agentkeepalive agent that globalThis.fetch would ignore.
-    httpAgent: false,
-  });
+/** The default of BRIDGE_RPC_MAX_SLOT_LAG, for callers without configuration (tests, tools). */
+const DEFAULT_MAX_SLOT_LAG = 128;
 
-  async function call<T>(method: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+export interface PooledChainRpc extends ChainRpc {
+  /** Endpoint labels (origins), primary first: for the startup line. */
+  readonly endpoints: readonly string[];
+}
+
+export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
+  const { chain, metrics } = options;
+  const pool = new EndpointPool({
+    chain,
+    urls: [options.url, ...(options.fallbackUrls ?? [])],
+    timeoutMs: options.timeoutMs,
+    maxSlotLag: options.maxSlotLag ?? DEFAULT_MAX_SLOT_LAG,
+    metrics,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+  const readRetry = createReadRetry();
+
+  /** One read: each try goes to the next endpoint in the pool's order, the best first. */
+  async function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
     signal.throwIfAborted();
+    pool.probeSlots();
+    const order = pool.readOrder();
+    let tries = 0;
+    const attempt = () => {
+      const endpoint = order[tries++ % order.length]!;
+      return pool.run(endpoint, method, signal, () => run(endpoint));
+    };
     try {
-      return await withCallSignal(signal, run);
+      return await readRetry.execute(attempt, () => metrics.rpcRetries.inc({ chain, method }), signal);
+    } catch (err) {
+      // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
+      if (signal.aborted) throw signal.reason;
+      throw err;
+    }
+  }
+
+  /** The same signed bytes to every endpoint in service; the first acceptance wins. */
+  async function send(wire: Uint8Array, { skipPreflight, preflightCommitment }: SendOptions, signal: AbortSignal): Promise<string> {
+    const config = { encoding: 'base64', skipPreflight, preflightCommitment, maxRetries: 0 };
+    const params = [Buffer.from(wire).toString('base64'), config];
+    const sendTo = (endpoint: Endpoint) =>
+      pool.run(endpoint, 'sendTransaction', signal, async () => {
+        const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'sendTransaction', params, signal);
+        if (typeof result !== 'string') {
+          const reason = `the result is not a signature string: ${JSON.stringify(result)}`;
+          throw rpcFailure(chain, 'sendTransaction', { retryable: true, reason });
+        }
+        return result;
+      });
+    try {
+      return await Promise.any(pool.sendTargets().map(sendTo));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      throw classifyRpcError(chain, method, err);
+      throw sendFailureOf(err);
     }
   }
 
   return {
     chain,
+    endpoints: pool.labels(),
 
     getAccountInfo: (address, { commitment, dataSlice, minContextSlot }, signal) =>
-      call('getAccountInfo', signal, async () => {
+      read('getAccountInfo', signal, async ({ connection }) => {
         const { context, value } = await connection.getAccountInfoAndContext(address, {
           commitment,
           ...(dataSlice === undefined ? {} : { dataSlice }),
@@ -102,29 +152,28 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
       }),
 
     getBalance: (address, commitment, signal) =>
-      call('getBalance', signal, async () => (await connection.getBalanceAndContext(address, { commitment })).value),
+      read('getBalance', signal, async ({ connection }) => (await connection.getBalanceAndContext(address, { commitment })).value),
 
     getLatestBlockhash: (commitment, signal) =>
-      call('getLatestBlockhash', signal, async () => (await connection.getLatestBlockhashAndContext({ commitment })).value),
+      read('getLatestBlockhash', signal, async ({ connection }) => (await connection.getLatestBlockhashAndContext({ commitment })).value),
 
-    getBlockHeight: (commitment, signal) => call('getBlockHeight', signal, () => connection.getBlockHeight({ commitment })),
+    getBlockHeight: (commitment, signal) => read('getBlockHeight', signal, ({ connection }) => connection.getBlockHeight({ commitment })),
 
     getSignatureStatus: (signature, { searchTransactionHistory }, signal) =>
-      call('getSignatureStatuses', signal, async () => {
+      read('getSignatureStatuses', signal, async ({ connection }) => {
         const { value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
         return value[0] ?? null;
       }),
 
-    sendTransaction: (wire, { skipPreflight, preflightCommitment }, signal) =>
-      call('sendTransaction', signal, async () => {
-        const config = { encoding: 'base64', skipPreflight, preflightCommitment, maxRetries: 0 };
-        const params = [Buffer.from(wire).toString('base64'), config];
-        const result = await jsonRpcCall(rpcFetch, url, 'sendTransaction', params, signal);
-        if (typeof result !== 'string') {
-          const reason = `the result is not a signature string: ${JSON.stringify(result)}`;
-          throw rpcFailure(chain, 'sendTransaction', { retryable: true, reason });
-        }
-        return result;
-      }),
+    sendTransaction: send,
   };
+}
+
+/**
+ * The failure of a send that no endpoint accepted: a definite refusal (a preflight error
+ * first) when one endpoint gave one, as with a single endpoint; otherwise the first failure.
+ */
+function sendFailureOf(err: unknown): unknown {
+  const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
+  return errors.find((one) => preflightFailure(one) !== undefined) ?? errors.find(isDefiniteSendRefusal) ?? errors[0];
 }

@@ -47,17 +47,36 @@ export function isRetryableHttpStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+/**
+ * An HTTP Retry-After header in ms: delay-seconds or an HTTP date (relative to `now`);
+ * undefined when absent or unreadable.
+ */
+export function parseRetryAfterMs(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
 export function rpcFailure(
   chain: ChainSide,
   method: string,
-  detail: { retryable: boolean; status?: number; rpcCode?: number; reason: string },
+  detail: { retryable: boolean; status?: number; rpcCode?: number; retryAfterMs?: number; reason: string },
   cause?: unknown,
 ): BridgeError<'CHAIN__RPC_FAILED'> {
-  const { retryable, status, rpcCode, reason } = detail;
+  const { retryable, status, rpcCode, retryAfterMs, reason } = detail;
   const advice = retryable ? 'transient; it is retried' : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(
     'CHAIN__RPC_FAILED',
-    { chain, method, retryable, ...(status === undefined ? {} : { status }), ...(rpcCode === undefined ? {} : { rpcCode }) },
+    {
+      chain,
+      method,
+      retryable,
+      ...(status === undefined ? {} : { status }),
+      ...(rpcCode === undefined ? {} : { rpcCode }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
     `${method} on the ${rpcName(chain)} failed: ${reason} (${advice})`,
     { cause },
   );

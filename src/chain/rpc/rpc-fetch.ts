@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BridgeError } from '../../errors.js';
 import { isBridgeError } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
-import { isRetryableHttpStatus, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
+import { isRetryableHttpStatus, parseRetryAfterMs, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
 
 /**
  * The one HTTP path of every JSON-RPC request to a chain: web3.js's Connection and our own
@@ -32,6 +32,8 @@ export interface RpcFetchOptions {
   metrics: Metrics;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
+  /** Told the kind of each transport failure, for per-endpoint metrics. */
+  onFailure?: (kind: RpcErrorKind) => void;
 }
 
 export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
@@ -40,6 +42,7 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
 
   function fail(method: string, kind: RpcErrorKind, error: BridgeError): BridgeError {
     metrics.rpcErrors.inc({ chain, method, kind });
+    options.onFailure?.(kind);
     return error;
   }
 
@@ -51,7 +54,9 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
       const status = response.status;
       const retryAfter = response.headers.get('retry-after');
       const reason = `HTTP ${status} ${response.statusText}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`;
-      throw fail(method, 'http', rpcFailure(chain, method, { retryable: isRetryableHttpStatus(status), status, reason }));
+      const retryAfterMs = parseRetryAfterMs(retryAfter);
+      const detail = { retryable: isRetryableHttpStatus(status), status, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      throw fail(method, 'http', rpcFailure(chain, method, detail));
     }
     const kind = jsonRpcBodyKind(body);
     if (kind === 'malformed') {

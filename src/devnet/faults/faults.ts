@@ -21,6 +21,9 @@ export interface FaultSnapshot {
   loseResponseMode: 'http500' | 'destroy';
   dropTransactions: number;
   pauseBlocks: boolean;
+  slotLag: number;
+  /** The slot this endpoint's reports stopped at, or null. */
+  frozenAtSlot: number | null;
 }
 
 const DEFAULT_SEED = 1;
@@ -35,6 +38,8 @@ export class Faults {
   #loseResponses = 0;
   #loseResponseMode: 'http500' | 'destroy' = 'http500';
   #dropTransactions = 0;
+  #slotLag = 0;
+  #frozenAtSlot: number | null = null;
 
   constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
     this.#bank = bank;
@@ -52,6 +57,9 @@ export class Faults {
     if (valid.loseResponses !== undefined) this.#loseResponses = valid.loseResponses;
     if (valid.loseResponseMode !== undefined) this.#loseResponseMode = valid.loseResponseMode;
     if (valid.dropTransactions !== undefined) this.#dropTransactions = valid.dropTransactions;
+    if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
+    if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
+    if (valid.freezeSlot === false) this.#frozenAtSlot = null;
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
     return this.snapshot();
@@ -65,8 +73,16 @@ export class Faults {
     this.#loseResponses = 0;
     this.#loseResponseMode = 'http500';
     this.#dropTransactions = 0;
+    this.#slotLag = 0;
+    this.#frozenAtSlot = null;
     this.#bank.resume();
     return this.snapshot();
+  }
+
+  /** The slot this endpoint reports: the chain's, less `slotLag`, no later than a frozen one. */
+  reportedSlot(): number {
+    const lagging = Math.max(0, this.#bank.slot - this.#slotLag);
+    return this.#frozenAtSlot === null ? lagging : Math.min(lagging, this.#frozenAtSlot);
   }
 
   snapshot(): FaultSnapshot {
@@ -77,6 +93,8 @@ export class Faults {
       loseResponseMode: this.#loseResponseMode,
       dropTransactions: this.#dropTransactions,
       pauseBlocks: this.#bank.paused,
+      slotLag: this.#slotLag,
+      frozenAtSlot: this.#frozenAtSlot,
     };
   }
 

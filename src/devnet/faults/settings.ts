@@ -36,6 +36,13 @@ export const faultSettingsSchema = z.strictObject({
   dropTransactions: count.optional(),
   /** Stops block production: no slot passes, nothing lands, no blockhash expires. */
   pauseBlocks: z.boolean().optional(),
+  /**
+   * This endpoint reports slots (getSlot, getBlockHeight, context slots) this many behind the
+   * chain, and answers -32016 to a minContextSlot above that; it still serves current state.
+   */
+  slotLag: count.max(1_000_000).optional(),
+  /** This endpoint's reported slot stops at its value when set (true), until false or clear. */
+  freezeSlot: z.boolean().optional(),
 });
 
 export type MethodFaults = z.infer<typeof methodFaultsSchema>;

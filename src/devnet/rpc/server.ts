@@ -98,7 +98,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       const injected = injectedFault(decision, id);
       if (injected !== undefined) return injected;
     }
-    const ctx: MethodContext = { bank: options.bank, faults: options.faults, exchange };
+    const ctx: MethodContext = { bank: reportingView(options.bank, options.faults), faults: options.faults, exchange };
     try {
       return { reply: response(id, undefined, method(paramList(call.params), ctx)) };
     } catch (err) {
@@ -113,6 +113,24 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     port,
     close: () => closeServer(server, closing),
   };
+}
+
+/**
+ * The bank as this endpoint reports it: with a slot lag or a frozen slot, its slot and block
+ * height (and so context slots and minContextSlot checks) are behind the chain's; everything
+ * else, state included, is the chain's own.
+ */
+function reportingView(bank: Bank, faults: Faults): Bank {
+  const behind = bank.slot - faults.reportedSlot();
+  if (behind === 0) return bank;
+  return new Proxy(bank, {
+    get(target, property) {
+      if (property === 'slot') return target.slot - behind;
+      if (property === 'blockHeight') return target.blockHeight - behind;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 function injectedFault(decision: FaultDecision, id: unknown): { reply: JsonRpcResponse; httpFault?: HttpFault } | undefined {

@@ -185,13 +185,25 @@ describe('createBridgeChains against the devnet', () => {
     });
   });
 
-  it('HTTP 429 and 500 from the node are retryable read failures', async () => {
+  it('HTTP 429 and 500 from the node are retried; a read failing on every try is a retryable read failure', async () => {
     const b = await bridge({ capacity: 50 });
-    const { chains } = chainsFor(b, b.authorities[0]!);
-    b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1 } } });
-    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
+    const { chains, metrics } = chainsFor(b, b.authorities[0]!);
+    b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1, retryAfterSecs: 0 } } });
     b.pair.target.faults.set({ methods: { getBalance: { http500: 1 } } });
+    await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
+    const retries = (await metrics.rpcRetries.get()).values.map(({ labels, value }) => ({ ...labels, value }));
+    expect(retries).toEqual(
+      expect.arrayContaining([
+        { chain: 'source', method: 'getAccountInfo', value: 1 },
+        { chain: 'target', method: 'getBalance', value: 1 },
+      ]),
+    );
+    b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
+    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
+    b.pair.source.faults.clear();
+    b.pair.target.faults.set({ methods: { getBalance: { errorRate: 1, errorKind: 'http500' } } });
     await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
+    b.pair.target.faults.clear();
     await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
   });
 

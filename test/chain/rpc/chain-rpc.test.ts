@@ -105,7 +105,8 @@ describe('createChainRpc reads through web3.js', () => {
     const rpc = await setup(() => replies[next++ % replies.length]!, 200);
     for (let i = 0; i < replies.length; i++) await rejection(rpc.getBlockHeight('confirmed', signal()));
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
-    expect(server?.calls).toHaveLength(replies.length);
+    // Every scripted reply was served (reads are retried, so some more than once).
+    expect(server?.calls.length).toBeGreaterThanOrEqual(replies.length);
   });
 });
 

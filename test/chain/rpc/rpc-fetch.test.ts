@@ -60,16 +60,17 @@ describe('createRpcFetch', () => {
     expect(await count(metrics, 'rpcErrors', { method: 'getBalance', kind: 'rpc' })).toBe(1);
   });
 
-  it.each<{ status: number; retryable: boolean; headers: Record<string, string>; text: RegExp }>([
-    { status: 429, retryable: true, headers: { 'retry-after': '3' }, text: /HTTP 429 Too Many Requests \(Retry-After: 3\)/ },
+  it.each<{ status: number; retryable: boolean; headers: Record<string, string>; text: RegExp; retryAfterMs?: number }>([
+    { status: 429, retryable: true, headers: { 'retry-after': '3' }, text: /HTTP 429 Too Many Requests \(Retry-After: 3\)/, retryAfterMs: 3_000 },
     { status: 503, retryable: true, headers: {}, text: /HTTP 503/ },
     { status: 500, retryable: true, headers: {}, text: /HTTP 500/ },
     { status: 400, retryable: false, headers: {}, text: /HTTP 400/ },
     { status: 401, retryable: false, headers: {}, text: /HTTP 401/ },
-  ])('HTTP $status -> CHAIN__RPC_FAILED, retryable $retryable', async ({ status, retryable, headers, text }) => {
+  ])('HTTP $status -> CHAIN__RPC_FAILED, retryable $retryable', async ({ status, retryable, headers, text, retryAfterMs }) => {
     const { metrics, post } = await setup(() => ({ http: status, headers, body: 'nope' }));
     const err = await failureOf(post('getAccountInfo'));
-    expect(err.context).toEqual({ chain: 'source', method: 'getAccountInfo', retryable, status });
+    const retryAfter = retryAfterMs === undefined ? {} : { retryAfterMs };
+    expect(err.context).toEqual({ chain: 'source', method: 'getAccountInfo', retryable, status, ...retryAfter });
     expect(err.retryable).toBe(retryable);
     expect(err.message).toMatch(text);
     expect(err.message).toContain('getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL) failed');

@@ -170,3 +170,34 @@ describe('fault settings', () => {
     }
   });
 });
+
+describe('slot faults and a second endpoint', () => {
+  it('a second endpoint serves the same chain; slotLag reports slots behind and refuses minContextSlot above them with -32016', async () => {
+    node.advanceSlots(300);
+    const replica = await node.addEndpoint();
+    expect((await rpc(replica.url, 'getSlot')).body.result).toBe(node.slot);
+    replica.faults.set({ slotLag: 200 });
+    expect((await rpc(replica.url, 'getSlot')).body.result).toBe(node.slot - 200);
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);
+    const balance = await rpc(replica.url, 'getBalance', [node.programId.toBase58()]);
+    expect(balance.body.result).toMatchObject({ context: { slot: node.slot - 200 } });
+    const tooNew = await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot - 199 }]);
+    expect(tooNew.body.error).toMatchObject({ code: -32016 });
+    expect(replica.faults.snapshot()).toMatchObject({ slotLag: 200, frozenAtSlot: null });
+  });
+
+  it('freezeSlot stops the reported slot until cleared', async () => {
+    node.advanceSlots(10);
+    const frozenAt = node.slot;
+    node.faults.set({ freezeSlot: true });
+    node.advanceSlots(5);
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(frozenAt);
+    expect(node.faults.snapshot().frozenAtSlot).toBe(frozenAt);
+    node.faults.clear();
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(frozenAt + 5);
+  });
+
+  it('unknown fault keys stay errors', () => {
+    expect(() => node.faults.set({ slotLagg: 3 } as never)).toThrow(/slotLagg|Unrecognized/);
+  });
+});

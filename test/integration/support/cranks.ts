@@ -35,6 +35,9 @@ export interface CrankTuning {
   confirmTimeoutMs?: number;
   /** The fetch under the crank's RPC transport (a RequestGate's, to hold one request). */
   fetch?: RpcFetch;
+  /** Endpoints of each chain, primary first, instead of the devnet node's one URL. */
+  sourceRpcUrls?: readonly string[];
+  targetRpcUrls?: readonly string[];
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -46,8 +49,10 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
   const startBalances = authorityBalances(bridge, slot);
   const chains = createBridgeChains(
     {
-      sourceRpcUrl: bridge.pair.source.url,
-      targetRpcUrl: bridge.pair.target.url,
+      sourceRpcUrl: tuning.sourceRpcUrls?.[0] ?? bridge.pair.source.url,
+      targetRpcUrl: tuning.targetRpcUrls?.[0] ?? bridge.pair.target.url,
+      sourceRpcFallbackUrls: tuning.sourceRpcUrls?.slice(1) ?? [],
+      targetRpcFallbackUrls: tuning.targetRpcUrls?.slice(1) ?? [],
       sourceChainId: bridge.world.source.chainId,
       targetChainId: bridge.world.target.chainId,
       sourceProgramId: bridge.programId,
@@ -119,7 +124,7 @@ export function failedAttemptErrors(crank: BridgeCrank): string[] {
 /** A counter's value for one label set (0 when never incremented). */
 export async function counterValue(
   metrics: Metrics,
-  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts',
+  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts' | 'rpcRetries',
   labels: Record<string, string>,
 ): Promise<number> {
   const { values } = await metrics[name].get();

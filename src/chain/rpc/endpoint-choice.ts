@@ -1,0 +1,75 @@
+/**
+ * Which endpoint of a chain serves the next read: pure functions over what the pool knows of
+ * each endpoint (circuit state, latest slot and when it last advanced). The pool
+ * (./endpoint-pool.ts) feeds them and applies their answer.
+ */
+
+export interface EndpointKnowledge {
+  /** 0 is the primary (BRIDGE_*_RPC_URL), then the fallbacks in their configured order. */
+  index: number;
+  /** The circuit breaker took the endpoint out (consecutive transient failures). */
+  open: boolean;
+  /** Latest slot it reported (getSlot probe at `confirmed`); undefined until one answered. */
+  slot: number | undefined;
+  /** When `slot` last advanced (ms, same clock as `now`). */
+  advancedAt: number | undefined;
+}
+
+export interface ChoiceSettings {
+  /** BRIDGE_RPC_MAX_SLOT_LAG. */
+  maxSlotLag: number;
+  /** An endpoint whose slot has not advanced for this long, while another's has, is frozen. */
+  frozenAfterMs: number;
+}
+
+export type Demotion = 'lagging' | 'stalled';
+
+/** Why an endpoint is demoted, or undefined when it is fit to serve. */
+export function demotionOf(
+  endpoint: EndpointKnowledge,
+  all: readonly EndpointKnowledge[],
+  now: number,
+  settings: ChoiceSettings,
+): Demotion | undefined {
+  const inService = all.filter((other) => !other.open);
+  const bestSlot = Math.max(...inService.map((other) => other.slot ?? -Infinity));
+  if (endpoint.slot !== undefined && bestSlot - endpoint.slot > settings.maxSlotLag) return 'lagging';
+  const frozen = (other: EndpointKnowledge) => other.advancedAt === undefined || now - other.advancedAt > settings.frozenAfterMs;
+  // A whole chain that stops (a halt, a paused devnet) demotes nobody: there is no better view.
+  if (endpoint.advancedAt !== undefined && frozen(endpoint) && inService.some((other) => !frozen(other))) return 'stalled';
+  return undefined;
+}
+
+/**
+ * The order in which a read tries the endpoints: those in service and not demoted first
+ * (primary preferred, then configuration order), then the demoted ones, then those whose
+ * circuit is open (the breaker answers for them until its half-open probe).
+ */
+export function readOrder(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
+  const rank = (endpoint: EndpointKnowledge) => {
+    if (endpoint.open) return 2;
+    return demotionOf(endpoint, all, now, settings) === undefined ? 0 : 1;
+  };
+  return [...all].sort((a, b) => rank(a) - rank(b) || a.index - b.index).map((endpoint) => endpoint.index);
+}
+
+/** Endpoints a signed transaction is sent to: every one in service, or all when none is. */
+export function sendTargets(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
+  const order = readOrder(all, now, settings);
+  const healthy = order.filter((index) => {
+    const endpoint = all[index]!;
+    return !endpoint.open && demotionOf(endpoint, all, now, settings) === undefined;
+  });
+  return healthy.length > 0 ? healthy : order;
+}
+
+/** Whether the slot probe is due: at most once per `intervalMs` per pool. */
+export function probeDue(lastProbeAt: number | undefined, now: number, intervalMs: number): boolean {
+  return lastProbeAt === undefined || now - lastProbeAt >= intervalMs;
+}
+
+/** Metric label of each endpoint: its origin, with `#k` (1-based) when two share one. */
+export function endpointLabels(urls: readonly string[]): string[] {
+  const origins = urls.map((url) => new URL(url).origin);
+  return origins.map((origin, index) => (origins.filter((other) => other === origin).length > 1 ? `${origin}#${index + 1}` : origin));
+}

@@ -1,0 +1,137 @@
+import { Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
+import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS } from '../../../src/chain/rpc/endpoint-pool.js';
+import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { closedPortUrl } from '../../../src/devnet/rpc/silent-endpoints.js';
+import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+
+const servers: JsonRpcTestServer[] = [];
+let metrics: Metrics;
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+const address = Keypair.fromSeed(new Uint8Array(32).fill(2)).publicKey;
+const signal = () => new AbortController().signal;
+
+async function serve(handler: Handler): Promise<JsonRpcTestServer> {
+  const server = await startJsonRpcServer(handler);
+  servers.push(server);
+  return server;
+}
+
+/** A node at `slot` answering getSlot, getBalance and sendTransaction. */
+function node(slot: number, balance: number, send: () => ReturnType<Handler> = () => ({ result: 'SiG' })): Handler {
+  return (call) => {
+    if (call.method === 'getSlot') return { result: slot };
+    if (call.method === 'sendTransaction') return send();
+    return { result: { context: { slot }, value: balance } };
+  };
+}
+
+function pooled(urls: string[], timeoutMs = 300) {
+  metrics = createMetrics(new Registry());
+  return createChainRpc({ chain: 'target', url: urls[0]!, fallbackUrls: urls.slice(1), timeoutMs, maxSlotLag: 128, metrics });
+}
+
+async function gauge(name: 'rpcEndpointUp' | 'rpcEndpointSlot', endpoint: string): Promise<number | undefined> {
+  return (await metrics[name].get()).values.find((value) => value.labels.endpoint === endpoint)?.value;
+}
+
+async function endpointErrors(endpoint: string): Promise<number> {
+  const { values } = await metrics.rpcEndpointErrors.get();
+  return values.filter((value) => value.labels.endpoint === endpoint).reduce((sum, value) => sum + value.value, 0);
+}
+
+const origin = (url: string) => new URL(url).origin;
+
+describe('several endpoints per chain', () => {
+  it('reads go to the primary while it answers', async () => {
+    const primary = await serve(node(500, 1));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    expect(rpc.endpoints).toEqual([origin(primary.url), origin(fallback.url)]);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    expect(fallback.calls.filter((call) => call.method === 'getBalance')).toHaveLength(0);
+  });
+
+  it('a dead primary (closed port): the retry goes to the fallback; after 3 failures the primary is taken out', async () => {
+    const dead = await closedPortUrl();
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([dead, fallback.url]);
+    for (let i = 0; i < 3; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(await gauge('rpcEndpointUp', origin(dead))).toBe(0);
+    expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
+    expect(await endpointErrors(origin(dead))).toBeGreaterThanOrEqual(3);
+    // Taken out: the next read goes straight to the fallback, without a retry.
+    const retriesBefore = (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    const retriesAfter = (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
+    expect(retriesAfter).toBe(retriesBefore);
+  });
+
+  it('the primary coming back: probed after the half-open delay, reads return to it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let healthy = false;
+    const primaryNode = node(500, 1);
+    const primary = await serve((call) => (healthy ? primaryNode(call) : { http: 503 }));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    for (let i = 0; i < BREAKER_FAILURES; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(0);
+
+    healthy = true;
+    vi.setSystemTime(Date.now() + BREAKER_HALF_OPEN_MS - 1_000);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    vi.setSystemTime(Date.now() + 1_001);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+  });
+
+  it('a stalled primary (accepts, never answers): the read times out once and the fallback answers', async () => {
+    const stalled = await serve((call) => (call.method === 'getSlot' ? { result: 500 } : { hang: true }));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([stalled.url, fallback.url], 200);
+    const started = performance.now();
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(performance.now() - started).toBeLessThan(200 + 1_000 + 500);
+  });
+
+  it('a primary lagging 200 slots is demoted once probed: reads go to the fallback, its up gauge is 0', async () => {
+    const lagging = await serve(node(1_000, 1));
+    const fallback = await serve(node(1_200, 2));
+    const rpc = pooled([lagging.url, fallback.url]);
+    await rpc.getBalance(address, 'confirmed', signal());
+    await expect.poll(() => gauge('rpcEndpointSlot', origin(lagging.url))).toBe(1_000);
+    await expect.poll(() => gauge('rpcEndpointSlot', origin(fallback.url))).toBe(1_200);
+    expect(await gauge('rpcEndpointUp', origin(lagging.url))).toBe(0);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+  });
+
+  it('a signed transaction goes to every endpoint in service; one acceptance is enough', async () => {
+    const primary = await serve(node(500, 1, () => ({ http: 500 })));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    const options = { skipPreflight: true, preflightCommitment: 'confirmed' as const };
+    expect(await rpc.sendTransaction(new Uint8Array([1, 2]), options, signal())).toBe('SiG');
+    const sent = (server: JsonRpcTestServer) => server.calls.filter((call) => call.method === 'sendTransaction');
+    expect(sent(primary)).toHaveLength(1);
+    expect(sent(fallback)).toHaveLength(1);
+    expect(sent(primary)[0]!.params[0]).toBe(sent(fallback)[0]!.params[0]);
+  });
+
+  it('a preflight refusal is reported as with one endpoint when no endpoint accepts', async () => {
+    const refusal = { error: { code: -32002, message: 'simulation failed', data: { err: { InstructionError: [0, { Custom: 6001 }] }, logs: [] } } };
+    const primary = await serve(node(500, 1, () => ({ http: 503 })));
+    const fallback = await serve(node(500, 2, () => refusal));
+    const rpc = pooled([primary.url, fallback.url]);
+    const err = await rpc.sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()).catch((error: unknown) => error);
+    expect(preflightFailure(err)).toEqual({ transactionError: { InstructionError: [0, { Custom: 6001 }] }, logs: [] });
+  });
+});
