@@ -59,3 +59,82 @@ export class SignatureStatuses {
     if (this.#statuses.size > this.#maxStatuses) this.#statuses.delete(this.#statuses.keys().next().value as string);
   }
 }
+
+/** One landed transaction as getSignaturesForAddress reports it. */
+export interface AddressSignature {
+  signature: string;
+  slot: number;
+  err: TransactionError | null;
+  /** Unix seconds at landing. */
+  blockTime: number;
+}
+
+export interface AddressSignatureQuery {
+  /** Only transactions that landed before this slot (exclusive). */
+  beforeSlot?: number;
+  /** Only transactions that landed after this slot (exclusive). */
+  untilSlot?: number;
+  limit: number;
+}
+
+/**
+ * Per address, the landed transactions that list it, in landing order. Every landed
+ * transaction has a block of its own, so slots are strictly increasing within a list and a
+ * signature bound (before, until) is exactly a slot bound. Bounded like SignatureStatuses:
+ * only the most recent `maxTransactions` are kept; the oldest is dropped from the front of each
+ * of its addresses' lists (the front, since the lists are in landing order too).
+ */
+export class AddressSignatures {
+  readonly #byAddress = new Map<string, AddressSignature[]>();
+  readonly #landed: Array<{ record: AddressSignature; addresses: string[] }> = [];
+  readonly #maxTransactions: number;
+
+  constructor(maxTransactions: number) {
+    this.#maxTransactions = maxTransactions;
+  }
+
+  record(record: AddressSignature, addresses: readonly string[]): void {
+    const unique = [...new Set(addresses)];
+    for (const address of unique) {
+      const list = this.#byAddress.get(address);
+      if (list === undefined) this.#byAddress.set(address, [record]);
+      else list.push(record);
+    }
+    this.#landed.push({ record, addresses: unique });
+    if (this.#landed.length > this.#maxTransactions) this.#dropOldest();
+  }
+
+  /** Newest first, at most `limit`. */
+  query(address: string, { beforeSlot, untilSlot, limit }: AddressSignatureQuery): AddressSignature[] {
+    const list = this.#byAddress.get(address) ?? [];
+    const found: AddressSignature[] = [];
+    for (let i = endBefore(list, beforeSlot) - 1; i >= 0 && found.length < limit; i -= 1) {
+      const record = list[i]!;
+      if (untilSlot !== undefined && record.slot <= untilSlot) break;
+      found.push(record);
+    }
+    return found;
+  }
+
+  #dropOldest(): void {
+    const { addresses } = this.#landed.shift()!;
+    for (const address of addresses) {
+      const list = this.#byAddress.get(address)!;
+      list.shift();
+      if (list.length === 0) this.#byAddress.delete(address);
+    }
+  }
+}
+
+/** The index just past the last record with a slot below `beforeSlot` (binary search). */
+function endBefore(list: readonly AddressSignature[], beforeSlot: number | undefined): number {
+  if (beforeSlot === undefined) return list.length;
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid]!.slot < beforeSlot) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
