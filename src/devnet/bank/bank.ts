@@ -7,9 +7,11 @@ import {
   AddressSignatures,
   BLOCKHASH_VALIDITY_BLOCKS,
   RecentBlockhashes,
+  RecentBySignature,
   SignatureStatuses,
   type AddressSignature,
   type AddressSignatureQuery,
+  type LandedTransaction,
   type SignatureStatus,
 } from './history.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
@@ -28,6 +30,8 @@ export const LAMPORTS_PER_SIGNATURE = 5_000;
 const NATIVE_LOADER_ID = 'NativeLoader1111111111111111111111111111111';
 const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const DEFAULT_MAX_STATUSES = 100_000;
+// Whole transactions (up to 1232 bytes each) for getTransaction: about 12 MB at most.
+const DEFAULT_MAX_TRANSACTIONS = 10_000;
 // While paused, transactions beyond this many are dropped, as an overloaded leader drops them.
 const MAX_WAITING = 10_000;
 
@@ -38,6 +42,8 @@ export interface BankOptions {
   slotIntervalMs: number;
   /** How many landed transactions keep their status and their place in address histories. */
   maxSignatureStatuses?: number;
+  /** How many landed transactions getTransaction can still return. */
+  maxTransactions?: number;
 }
 
 export interface SimulationResult extends ExecutionResult {
@@ -52,6 +58,7 @@ export class Bank {
   readonly #blockhashes = new RecentBlockhashes();
   readonly #statuses: SignatureStatuses;
   readonly #addressSignatures: AddressSignatures;
+  readonly #transactions: RecentBySignature<LandedTransaction>;
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
   #slot = 0;
@@ -65,6 +72,7 @@ export class Bank {
     const maxStatuses = options.maxSignatureStatuses ?? DEFAULT_MAX_STATUSES;
     this.#statuses = new SignatureStatuses(maxStatuses);
     this.#addressSignatures = new AddressSignatures(maxStatuses);
+    this.#transactions = new RecentBySignature(options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS);
     this.#createGenesisAccounts();
     this.#makeBlockhash();
     if (options.slotIntervalMs > 0) {
@@ -110,6 +118,11 @@ export class Bank {
   /** Landed transactions that list `address`, newest first (getSignaturesForAddress). */
   signaturesForAddress(address: string, query: AddressSignatureQuery): AddressSignature[] {
     return this.#addressSignatures.query(address, query);
+  }
+
+  /** A recently landed transaction (airdrops have none: they are not real transactions). */
+  transaction(signature: string): LandedTransaction | undefined {
+    return this.#transactions.get(signature);
   }
 
   feeFor(tx: DevnetTransaction): bigint {
@@ -188,12 +201,20 @@ export class Bank {
     if (err === null) journal.commit();
     else journal.rollback();
     this.#recordLanded(tx.signature, err, tx.accountKeys);
+    this.#transactions.record(tx.signature, {
+      slot: this.#slot,
+      blockTime: nowSeconds(),
+      err,
+      fee: this.feeFor(tx),
+      wire: tx.wire,
+      version: tx.version,
+    });
     this.#produceBlock();
   }
 
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
     this.#statuses.record(signature, { slot: this.#slot, err });
-    this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: Math.floor(Date.now() / 1000) }, addresses);
+    this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
   }
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer. */
@@ -251,6 +272,10 @@ export class Bank {
       });
     }
   }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }
 
 function copyAccount(account: Account | undefined): Account | undefined {

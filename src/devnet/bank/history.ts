@@ -38,26 +38,40 @@ export interface SignatureStatus {
   err: TransactionError | null;
 }
 
-export class SignatureStatuses {
-  readonly #statuses = new Map<string, SignatureStatus>();
-  readonly #maxStatuses: number;
+/** The most recent `maxEntries` values by signature, oldest dropped first. */
+export class RecentBySignature<T> {
+  readonly #entries = new Map<string, T>();
+  readonly #maxEntries: number;
 
-  constructor(maxStatuses: number) {
-    this.#maxStatuses = maxStatuses;
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
   }
 
-  get(signature: string): SignatureStatus | undefined {
-    return this.#statuses.get(signature);
+  get(signature: string): T | undefined {
+    return this.#entries.get(signature);
   }
 
   has(signature: string): boolean {
-    return this.#statuses.has(signature);
+    return this.#entries.has(signature);
   }
 
-  record(signature: string, status: SignatureStatus): void {
-    this.#statuses.set(signature, status);
-    if (this.#statuses.size > this.#maxStatuses) this.#statuses.delete(this.#statuses.keys().next().value as string);
+  record(signature: string, value: T): void {
+    this.#entries.set(signature, value);
+    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
   }
+}
+
+export class SignatureStatuses extends RecentBySignature<SignatureStatus> {}
+
+/** A landed transaction as getTransaction answers it. */
+export interface LandedTransaction {
+  slot: number;
+  blockTime: number;
+  err: TransactionError | null;
+  fee: bigint;
+  /** The transaction as it was sent (signatures and message). */
+  wire: Uint8Array;
+  version: 'legacy' | 0;
 }
 
 /** One landed transaction as getSignaturesForAddress reports it. */

@@ -1,12 +1,14 @@
-import { invalidParams } from '../errors.js';
+import { RpcError, invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
 import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '../params.js';
 
 /**
- * getSignaturesForAddress: the landed transactions that list an address, newest first, as a
- * Solana node answers it. `before` and `until` are exclusive bounds; an unknown `before` (never
+ * History reads. getSignaturesForAddress: the landed transactions that list an address, newest
+ * first, as a Solana node answers it. `before` and `until` are exclusive bounds; an unknown `before` (never
  * landed, or older than the kept history) answers [], an unknown `until` bounds nothing, as on
  * a node. Every landed transaction is final at once, so confirmationStatus is "finalized".
+ * getTransaction: one recent transaction, `base64` encoding only, with the meta fields the
+ * devnet knows (err, status, fee); airdrops are not transactions and answer null.
  */
 
 export const MAX_SIGNATURES_FOR_ADDRESS = 1_000;
@@ -33,7 +35,40 @@ const getSignaturesForAddress: RpcMethod = (params, { bank }) => {
   }));
 };
 
-export const historyMethods = { getSignaturesForAddress };
+// A node's answer when a v0 transaction is asked for without maxSupportedTransactionVersion.
+const UNSUPPORTED_TRANSACTION_VERSION = -32015;
+
+const getTransaction: RpcMethod = (params, { bank }) => {
+  const signature = base58Param(params[0], 'signature', 64);
+  const config = configParam(params[1], 'config');
+  checkCommitment(config);
+  checkAtLeastConfirmed(config['commitment']);
+  const encoding = config['encoding'] ?? 'json';
+  if (encoding !== 'base64') {
+    throw invalidParams(`Invalid params: encoding ${JSON.stringify(encoding)} is not supported by the devnet's getTransaction; use "base64"`);
+  }
+  const maxVersion = config['maxSupportedTransactionVersion'];
+  if (maxVersion !== undefined && maxVersion !== null && maxVersion !== 0) {
+    throw invalidParams('Invalid params: maxSupportedTransactionVersion must be 0');
+  }
+  const landed = bank.transaction(signature);
+  if (landed === undefined) return null;
+  if (landed.version === 0 && maxVersion !== 0) {
+    throw new RpcError(
+      UNSUPPORTED_TRANSACTION_VERSION,
+      'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+    );
+  }
+  return {
+    slot: landed.slot,
+    blockTime: landed.blockTime,
+    transaction: [Buffer.from(landed.wire).toString('base64'), 'base64'],
+    meta: { err: landed.err, status: landed.err === null ? { Ok: null } : { Err: landed.err }, fee: Number(landed.fee) },
+    version: landed.version,
+  };
+};
+
+export const historyMethods = { getSignaturesForAddress, getTransaction };
 
 function limitParam(value: unknown): number {
   if (value === undefined || value === null) return MAX_SIGNATURES_FOR_ADDRESS;
