@@ -9,6 +9,7 @@ import { captureLogs } from '../support/log-capture.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import { fails, ScriptedChains } from './support/scripted-chains.js';
 import { startWebSocketSink, type WebSocketSink } from './support/websocket-sink.js';
+import { QUIET_HEALTH_SETTINGS } from './support/test-crank.js';
 
 const SECRET = Uint8Array.from({ length: 64 }, (_, i) => 200 - i);
 const SECRET_TEXT = [...SECRET].join(',');
@@ -58,7 +59,15 @@ describe('crank inspection', () => {
     for (const level of ['debug', 'info'] as const) {
       const logs = captureLogs(level);
       const chains = new ScriptedChains(bridgeView({ deposits: [], withdrawals: [] }));
-      crank = startCrank({ chains, pollIntervalMs: 60_000, maxAttempts: 1, retryBackoffMs: 0, logger: logs.logger, metrics: createMetrics(new Registry()) });
+      crank = startCrank({
+        chains,
+        pollIntervalMs: 60_000,
+        maxAttempts: 1,
+        retryBackoffMs: 0,
+        ...QUIET_HEALTH_SETTINGS,
+        logger: logs.logger,
+        metrics: createMetrics(new Registry()),
+      });
       await crank.runOnce();
       await crank.stop(0);
       const transitions = logs.records().filter((record) => record['msg'] === 'crank transition');
@@ -81,6 +90,7 @@ describe('crank inspection', () => {
       pollIntervalMs: 60_000,
       maxAttempts: 1,
       retryBackoffMs: 0,
+      ...QUIET_HEALTH_SETTINGS,
       logger: logs.logger,
       metrics: createMetrics(new Registry()),
       inspectUrl: sink.url,
