@@ -17,10 +17,13 @@ export interface ReadInput {
  * balances and the transactions its key signed, and price the plan in fees.
  */
 export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
-  const [view, authority] = await Promise.all([chains.readState(signal), chains.readAuthority(signal)]);
+  const view = await chains.readState(signal);
   signal.throwIfAborted();
   const plan = planCycle(view, input.batchLimit);
-  return { plan, authority, fees: chains.plannedFees(plannedWork(plan)) };
+  const fees = chains.plannedFees(plannedWork(plan));
+  // Last: it reports each new transaction once, so nothing may fail after it and drop them.
+  const authority = await chains.readAuthority(signal);
+  return { plan, authority, fees };
 }
 
 function plannedWork(plan: CyclePlan): PlannedWork {

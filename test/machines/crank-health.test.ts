@@ -4,7 +4,7 @@ import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.
 import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/start-crank.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
-import { rpcError, type ScriptedChains } from './support/scripted-chains.js';
+import { fails, rpcError, type ScriptedChains } from './support/scripted-chains.js';
 import { metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
 
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
@@ -84,6 +84,20 @@ describe('second signer', () => {
     expect(crank.status()).toBe('degraded');
     await vi.advanceTimersByTimeAsync(POLL_MS);
     expect(crank.status()).toBe('ok');
+    await crank.stop(0);
+  });
+
+  it('a cycle whose tracker read fails does not read the history, so a foreign signature is reported by the next one', async () => {
+    const { chains, crank, logs } = startTestCrank(NOTHING_TO_DO);
+    await settle();
+    const reads = chains.authorityReads;
+    chains.authorityView.target.transactions = [FOREIGN];
+    chains.script('readState', fails(rpcError(true)));
+    await crank.runOnce();
+    expect(chains.authorityReads).toBe(reads);
+    await crank.runOnce();
+    expect(chains.authorityReads).toBe(reads + 1);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'error', signature: '5OtherProcess' }));
     await crank.stop(0);
   });
 
