@@ -8,6 +8,7 @@ import { buildApp } from './http/app.js';
 import { installShutdown } from './lifecycle/shutdown.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
+import { publishHealthStatusAtScrape } from './machines/crank-telemetry.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     config.crank !== undefined && authority !== undefined
       ? await startConfiguredCrank(config.crank, authority, logger, metrics)
       : createDisabledCrank();
+  publishHealthStatusAtScrape(() => crank.status(), metrics);
   const app = buildApp({ crank, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
   try {
@@ -93,6 +95,9 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     pollIntervalMs: crank.pollIntervalMs,
     maxAttempts: crank.maxAttempts,
     retryBackoffMs: crank.retryBackoffMs,
+    rpcTimeoutMs: crank.rpcTimeoutMs,
+    onForeignSigner: crank.onForeignSigner,
+    minBalanceLamports: crank.minBalanceLamports,
     logger,
     metrics,
     inspectUrl: crank.inspectUrl,
@@ -128,6 +133,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               retryBackoffMs: crank.retryBackoffMs,
               rpcTimeoutMs: crank.rpcTimeoutMs,
               sourceReadCommitment: crank.sourceReadCommitment,
+              minBalanceLamports: crank.minBalanceLamports,
+              onForeignSigner: crank.onForeignSigner,
             },
     },
     'bridge server listening',

@@ -19,7 +19,7 @@ import type { Metrics } from '../../src/metrics/metrics.js';
 export const AUTHORITIES = 3;
 export const THRESHOLD = 2;
 /** The production default RPC timeout (BRIDGE_RPC_TIMEOUT_MS). */
-const RPC_TIMEOUT_MS = 10_000;
+export const RPC_TIMEOUT_MS = 10_000;
 
 export interface BenchWorld {
   pair: ChainPair;

@@ -4,7 +4,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { startCrank } from '../../src/machines/start-crank.js';
 import { createMetrics, type ChainSide, type Metrics } from '../../src/metrics/metrics.js';
-import { bridgeChainsFor, type BenchWorld } from './bench-world.js';
+import { RPC_TIMEOUT_MS, bridgeChainsFor, type BenchWorld } from './bench-world.js';
 import { authorityLamports, recordSentTransactions, type Lamports, type SentRecord } from './sent-transactions.js';
 
 /**
@@ -75,6 +75,9 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
     pollIntervalMs: options.pollIntervalMs,
     maxAttempts: timing.maxAttempts,
     retryBackoffMs: timing.retryBackoffMs,
+    rpcTimeoutMs: RPC_TIMEOUT_MS,
+    onForeignSigner: 'continue',
+    minBalanceLamports: 0,
     logger,
     metrics,
   });

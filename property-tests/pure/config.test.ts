@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { AUTH_VARIABLES, LOG_LEVELS, READ_COMMITMENTS, RUNTIME_VARIABLES, parseConfig, type Config, type ConfigVariable } from '../../src/config/config.js';
+import {
+  AUTH_VARIABLES,
+  LOG_LEVELS,
+  READ_COMMITMENTS,
+  RUNTIME_VARIABLES,
+  defaultMinBalanceLamports,
+  parseConfig,
+  type Config,
+  type ConfigVariable,
+} from '../../src/config/config.js';
 import { DEFAULT_PROGRAM_ID } from '../../src/chain/codec/layout.js';
 import { isBridgeError } from '../../src/errors.js';
 import { checkProperty, propertyProfile } from '../support/profile.js';
@@ -124,6 +133,8 @@ const validCases: fc.Arbitrary<Case> = fc
         rpcTimeoutMs: runtime.rpcTimeoutMs?.value ?? 10_000,
         sourceReadCommitment: runtime.sourceReadCommitment ?? 'finalized',
         inspectUrl: runtime.inspectUrl,
+        minBalanceLamports: defaultMinBalanceLamports((runtime.pollSecs?.value ?? 15) * 1000),
+        onForeignSigner: 'continue',
       },
     };
     return { env, config };

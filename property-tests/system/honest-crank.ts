@@ -4,7 +4,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 import { startCrank } from '../../src/machines/start-crank.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
-import { authorityChains } from './clients.js';
+import { RPC_TIMEOUT_MS, authorityChains } from './clients.js';
 
 /**
  * An honest authority: the real crank (startCrank: the XState machine, its planners and
@@ -46,6 +46,9 @@ export class HonestCrank {
       pollIntervalMs: POLL_INTERVAL_MS,
       maxAttempts: MAX_ATTEMPTS,
       retryBackoffMs: RETRY_BACKOFF_MS,
+      rpcTimeoutMs: RPC_TIMEOUT_MS,
+      onForeignSigner: 'continue',
+      minBalanceLamports: 0,
       logger,
       metrics,
     });

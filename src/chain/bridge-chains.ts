@@ -1,3 +1,4 @@
+import type { ChainSide } from '../metrics/metrics.js';
 import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from './types.js';
 
 /**
@@ -16,6 +17,37 @@ export interface BridgeChains {
   ackWithdraws(votes: readonly AckWithdrawVote[], signal: AbortSignal): Promise<SubmitReport>;
   /** Submit cleanup_deposit for the given source entries. */
   cleanupDeposits(indices: readonly number[], signal: AbortSignal): Promise<CleanupReport>;
+  /** The authority's fee balance on both chains, and the transactions its key signed since the previous call. */
+  readAuthority(signal: AbortSignal): Promise<AuthorityView>;
+  /** Lamports in fees the work would cost on each chain, packed into transactions as the submitters pack it. */
+  plannedFees(work: PlannedWork): ChainAmounts;
+}
+
+/** Lamports per chain. */
+export type ChainAmounts = Record<ChainSide, number>;
+
+/** A landed transaction signed by the authority key. */
+export interface AuthorityTransaction {
+  signature: string;
+  slot: number;
+  /** This process signed it; false: someone else holds the key (a second signer). */
+  signedHere: boolean;
+}
+
+export interface AuthorityChainView {
+  /** Lamports the authority (the fee payer) holds, at confirmed. */
+  balance: number;
+  /** Landed since the previous readAuthority, newest first; the first call reports none (docs/chain-client.md). */
+  transactions: AuthorityTransaction[];
+}
+
+export type AuthorityView = Record<ChainSide, AuthorityChainView>;
+
+/** What one cycle would submit, for plannedFees. */
+export interface PlannedWork {
+  ackDeposits: readonly AckDepositVote[];
+  ackWithdraws: readonly AckWithdrawVote[];
+  cleanups: readonly number[];
 }
 
 /** Entries `start .. start + entries.length - 1` of a tracker; the window always ends at entry_count. */

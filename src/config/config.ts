@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
+import { LAMPORTS_PER_SIGNATURE } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import {
   bindAddressValue,
@@ -26,6 +27,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const READ_COMMITMENTS = ['finalized', 'confirmed'] as const;
 export type ReadCommitment = (typeof READ_COMMITMENTS)[number];
 
+export const FOREIGN_SIGNER_POLICIES = ['continue', 'halt'] as const;
+export type ForeignSignerPolicy = (typeof FOREIGN_SIGNER_POLICIES)[number];
+
 /** The five variables that switch the crank on; all or none (SPEC §2.1). */
 export const RUNTIME_VARIABLES = [
   'BRIDGE_SOURCE_RPC_URL',
@@ -51,7 +55,20 @@ export const DEFAULTS = {
   BRIDGE_LOG_LEVEL: 'info',
   // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
   BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
+  BRIDGE_ON_FOREIGN_SIGNER: 'continue',
 } as const;
+
+const DAY_MS = 86_400_000;
+// With no (or a sub-second) poll interval, cycles still take about a second each.
+const MIN_CYCLE_MS = 1_000;
+
+/**
+ * BRIDGE_MIN_BALANCE_LAMPORTS when unset: a day of fees at one one-signature transaction per
+ * chain per poll interval (28,800,000 lamports at the default 15 s).
+ */
+export function defaultMinBalanceLamports(pollIntervalMs: number): number {
+  return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * LAMPORTS_PER_SIGNATURE;
+}
 
 export const DEFAULT_BIND_HOST = '0.0.0.0';
 export const DEFAULT_PORT = 8080;
@@ -93,6 +110,9 @@ const envSchema = z.object({
   BRIDGE_LOG_LEVEL: enumValue(LOG_LEVELS).prefault(DEFAULTS.BRIDGE_LOG_LEVEL),
   BRIDGE_SHUTDOWN_TIMEOUT_MS: integerValue(0n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_SHUTDOWN_TIMEOUT_MS),
   BRIDGE_XSTATE_INSPECT: websocketUrlValue().optional(),
+  // Balances travel as JS numbers: lamports up to 2^53-1 (about 9 million SOL).
+  BRIDGE_MIN_BALANCE_LAMPORTS: integerValue(0n, 9007199254740991n).transform(Number).optional(),
+  BRIDGE_ON_FOREIGN_SIGNER: enumValue(FOREIGN_SIGNER_POLICIES).prefault(DEFAULTS.BRIDGE_ON_FOREIGN_SIGNER),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -121,6 +141,8 @@ export interface CrankConfig {
   rpcTimeoutMs: number;
   sourceReadCommitment: ReadCommitment;
   inspectUrl: string | undefined;
+  minBalanceLamports: number;
+  onForeignSigner: ForeignSignerPolicy;
 }
 
 export interface Config {
@@ -240,6 +262,8 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     rpcTimeoutMs: values.BRIDGE_RPC_TIMEOUT_MS,
     sourceReadCommitment: values.BRIDGE_SOURCE_READ_COMMITMENT,
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
+    minBalanceLamports: values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS),
+    onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
   };
 }
 

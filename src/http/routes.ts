@@ -9,12 +9,12 @@ import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schem
 export const SERVICE_NAME = 'bridge-operator-server';
 
 export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: { crank: CrankService; metrics: Metrics }): void {
-  // A snapshot: never waits for a running cycle.
-  app.get('/health', { schema: { response: { 200: healthSchema } } }, async () => ({
-    status: 'ok',
-    service: SERVICE_NAME,
-    crank: crank.health(),
-  }));
+  // A snapshot: never waits for a running cycle. 503 only for `stalled`, the state a restart
+  // fixes, so that a liveness probe restarts exactly then (README, "Status").
+  app.get('/health', { schema: { response: { 200: healthSchema, 503: healthSchema } } }, async (_request, reply) => {
+    const status = crank.status();
+    return reply.code(status === 'stalled' ? 503 : 200).send({ status, service: SERVICE_NAME, crank: crank.health() });
+  });
 
   app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 }

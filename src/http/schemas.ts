@@ -20,13 +20,13 @@ export const crankHealthSchema = {
   },
 } as const;
 
-/** BridgeHealthSnapshot. */
+/** BridgeHealthSnapshot; HTTP 200 for ok and degraded, 503 for stalled. */
 export const healthSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['status', 'service', 'crank'],
   properties: {
-    status: { type: 'string' },
+    status: { type: 'string', enum: ['ok', 'degraded', 'stalled'] },
     service: { type: 'string' },
     crank: crankHealthSchema,
   },

@@ -12,10 +12,12 @@ import {
   type CrankContext,
   type CrankEmitted,
   type CrankStep,
+  type CycleRead,
 } from './crank-context.js';
+import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './authority-checks.js';
 import { describeFailed, describeLanded } from './describe.js';
 import { isRetryableFailure } from './guards.js';
-import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
+import { hasBacklog } from './planning/cycle-plan.js';
 
 /**
  * What each step of the machine records: pure functions from the context (and the time) to a
@@ -37,8 +39,15 @@ export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
   };
 }
 
-export function planRecorded(plan: CyclePlan): Bookkeeping {
-  return { update: { plan }, emit: [{ type: 'planned', pending: pendingCounts(plan) }] };
+/** The plan, the fee balances, and any transaction another process signed with this key. */
+export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): Bookkeeping {
+  const foreign = foreignTransactions(read.authority, atMs);
+  const fees = feeFacts(read.authority, read.fees);
+  const foreignSigner = foreign[0] ?? context.health.foreignSigner;
+  const emit: CrankEmitted[] = [{ type: 'planned', pending: pendingCounts(read.plan) }];
+  if (foreign.length > 0) emit.push({ type: 'foreignSigner', transactions: foreign, halted: isHalted(context.settings.onForeignSigner, foreignSigner) });
+  for (const chain of chainsShortOfFees(fees)) emit.push({ type: 'feesShort', chain, ...fees[chain] });
+  return { update: { plan: read.plan, health: { ...context.health, fees, foreignSigner } }, emit };
 }
 
 export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
@@ -149,7 +158,7 @@ export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping 
       drainBacklog,
       backlogStreak: drainBacklog ? context.backlogStreak + 1 : 0,
       // SPEC §3: last_error clears only when a whole cycle completes without a failed action.
-      health: cycle.failed ? context.health : { ...context.health, lastError: null },
+      health: { ...context.health, lastCycleFinishedAtMs: atMs, ...(cycle.failed ? {} : { lastError: null }) },
     },
     emit: [
       {

@@ -1,6 +1,6 @@
 import { fromPromise } from 'xstate';
-import type { BridgeChains } from '../chain/bridge-chains.js';
-import type { ActionReport, Submission } from './crank-context.js';
+import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
+import type { ActionReport, CycleRead, Submission } from './crank-context.js';
 import { planCycle, type CyclePlan } from './planning/cycle-plan.js';
 
 /**
@@ -12,11 +12,26 @@ export interface ReadInput {
   batchLimit: number;
 }
 
-/** Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5). */
-export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CyclePlan> {
+/**
+ * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
+ * balances and the transactions its key signed, and price the plan in fees.
+ */
+export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
   const view = await chains.readState(signal);
   signal.throwIfAborted();
-  return planCycle(view, input.batchLimit);
+  const plan = planCycle(view, input.batchLimit);
+  const fees = chains.plannedFees(plannedWork(plan));
+  // Last: it reports each new transaction once, so nothing may fail after it and drop them.
+  const authority = await chains.readAuthority(signal);
+  return { plan, authority, fees };
+}
+
+function plannedWork(plan: CyclePlan): PlannedWork {
+  return {
+    ackDeposits: plan.ackDeposit.votes,
+    ackWithdraws: plan.ackWithdraw.votes.map((planned) => planned.vote),
+    cleanups: plan.cleanup.indices,
+  };
 }
 
 /** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
@@ -39,7 +54,7 @@ export async function submitAction(chains: BridgeChains, submission: Submission,
 
 export function crankActors(chains: BridgeChains) {
   return {
-    readAndPlan: fromPromise<CyclePlan, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
     submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) => submitAction(chains, input, signal)),
   };
 }

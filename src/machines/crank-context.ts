@@ -1,6 +1,13 @@
-import type { AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
+import type {
+  AckDepositVote,
+  AckWithdrawVote,
+  AuthorityView,
+  ChainAmounts,
+  LandedTransaction,
+} from '../chain/bridge-chains.js';
+import type { ForeignSignerPolicy } from '../config/config.js';
 import { isBridgeError } from '../errors.js';
-import type { CrankAction } from '../metrics/metrics.js';
+import type { ChainSide, CrankAction } from '../metrics/metrics.js';
 import type { CrankReport } from './crank-service.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
 
@@ -35,15 +42,31 @@ export interface CrankSettings {
   batchLimit: number;
   /** Back-to-back cycles a backlog may trigger in a row. */
   maxBacklogCycles: number;
+  /** BRIDGE_ON_FOREIGN_SIGNER: keep submitting, or stop until restart, once another signer shows. */
+  onForeignSigner: ForeignSignerPolicy;
+  /** BRIDGE_MIN_BALANCE_LAMPORTS: below it on either chain, /health warns. */
+  minBalanceLamports: number;
 }
 
-export function crankSettings(options: { pollIntervalMs: number; maxAttempts: number; retryBackoffMs: number }): CrankSettings {
+export type { ForeignSignerPolicy };
+
+export interface CrankSettingsOptions {
+  pollIntervalMs: number;
+  maxAttempts: number;
+  retryBackoffMs: number;
+  onForeignSigner: ForeignSignerPolicy;
+  minBalanceLamports: number;
+}
+
+export function crankSettings(options: CrankSettingsOptions): CrankSettings {
   return {
     pollIntervalMs: options.pollIntervalMs,
     maxAttempts: options.maxAttempts,
     retryBackoffMs: options.retryBackoffMs,
     batchLimit: MAX_PLANNED_PER_ACTION,
     maxBacklogCycles: MAX_BACKLOG_CYCLES,
+    onForeignSigner: options.onForeignSigner,
+    minBalanceLamports: options.minBalanceLamports,
   };
 }
 
@@ -55,6 +78,33 @@ export interface HealthFacts {
   lastAction: string | null;
   /** Transactions signed by this authority that landed (SPEC total_actions_submitted). */
   transactionsLanded: number;
+  lastCycleFinishedAtMs: number | null;
+  /** Per chain at the latest read: the authority's balance and the fees the plan needed. */
+  fees: ChainFees | null;
+  /** The latest transaction signed by this authority's key that this process did not sign. */
+  foreignSigner: ForeignTransaction | null;
+}
+
+export interface FeeFacts {
+  balance: number;
+  need: number;
+}
+
+export type ChainFees = Record<ChainSide, FeeFacts>;
+
+export interface ForeignTransaction {
+  chain: ChainSide;
+  signature: string;
+  slot: number;
+  seenAtMs: number;
+}
+
+/** What the read step returns: the plan, and what it learned about the authority's own accounts. */
+export interface CycleRead {
+  plan: CyclePlan;
+  authority: AuthorityView;
+  /** Lamports the plan's transactions would pay, per chain. */
+  fees: ChainAmounts;
 }
 
 export interface CycleState {
@@ -117,6 +167,10 @@ export type AttemptOutcome = 'landed' | 'failed' | 'already_done';
 export type CrankEmitted =
   | { type: 'cycleStarted'; atMs: number; requests: string[] }
   | { type: 'planned'; pending: Record<CrankAction, number> }
+  /** Transactions signed by this authority's key that this process did not sign, new at this read. */
+  | { type: 'foreignSigner'; transactions: ForeignTransaction[]; halted: boolean }
+  /** The authority cannot pay this plan's fees on `chain`: its actions there are skipped. */
+  | { type: 'feesShort'; chain: ChainSide; balance: number; need: number }
   | { type: 'readFailed'; error: string }
   | {
       type: 'attempt';
@@ -161,7 +215,16 @@ export function initialCrankContext(settings: CrankSettings): CrankContext {
     drainBacklog: false,
     backlogStreak: 0,
     stopRequested: false,
-    health: { lastRunAtMs: null, lastSuccessAtMs: null, lastError: null, lastAction: null, transactionsLanded: 0 },
+    health: {
+      lastRunAtMs: null,
+      lastSuccessAtMs: null,
+      lastError: null,
+      lastAction: null,
+      transactionsLanded: 0,
+      lastCycleFinishedAtMs: null,
+      fees: null,
+      foreignSigner: null,
+    },
   };
 }
 

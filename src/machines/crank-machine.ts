@@ -10,6 +10,7 @@ import {
   type CrankEvent,
   type CrankSettings,
   type CrankStep,
+  type CycleRead,
   type Submission,
 } from './crank-context.js';
 import {
@@ -22,15 +23,15 @@ import {
   cycleFinished,
   cycleStarted,
   failedAttemptEvent,
-  planRecorded,
   readFailed,
+  readRecorded,
   rereadStarted,
   stopRequested,
   type Bookkeeping,
 } from './bookkeeping.js';
 import { retryBackoffDelay } from './backoff.js';
+import { maySubmit } from './authority-checks.js';
 import { hasAckDepositWork, hasAckWithdrawWork, hasAttemptsLeft, hasCleanupWork } from './guards.js';
-import type { CyclePlan } from './planning/cycle-plan.js';
 import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } from './poll-schedule.js';
 
 /**
@@ -82,7 +83,7 @@ const crankSetup = setup({
     tags: {} as Tag,
   },
   actors: {
-    readAndPlan: fromPromise<CyclePlan, ReadInput>(unprovided('readAndPlan')),
+    readAndPlan: fromPromise<CycleRead, ReadInput>(unprovided('readAndPlan')),
     submitAction: fromPromise<ActionReport, Submission>(unprovided('submitAction')),
   },
   guards: {
@@ -97,6 +98,7 @@ const crankSetup = setup({
     // A base of 0 is the only one whose every backoff is 0 ms (backoff.ts): no timer at all,
     // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
     retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
+    maySubmit: ({ context }, params: { step: CrankStep }) => maySubmit(params.step, context.health, context.settings.onForeignSigner),
   },
   actions: {
     queueRequest: assign(({ context }, params: { requestId: string }) => ({
@@ -107,7 +109,7 @@ const crankSetup = setup({
     requestStop: enqueueActions(({ context, enqueue }) => apply(enqueue, stopRequested(context))),
     waitIdleChunk: assign(({ context }) => ({ idleWaitedMs: idleWaitAfterChunk(pollSchedule(context)) })),
     startCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleStarted(context, now()))),
-    recordPlan: enqueueActions(({ enqueue }, params: { plan: CyclePlan }) => apply(enqueue, planRecorded(params.plan))),
+    recordRead: enqueueActions(({ context, enqueue }, params: { read: CycleRead }) => apply(enqueue, readRecorded(context, params.read, now()))),
     recordReadFailure: enqueueActions(({ context, enqueue }, params: { error: unknown }) =>
       apply(enqueue, readFailed(context, params.error)),
     ),
@@ -157,7 +159,7 @@ function actionState(step: CrankStep, next: NextStep) {
       checking: {
         always: [
           { guard: 'isStopRequested', target: '#crank.stopped' },
-          { guard: WORK_GUARDS[step], target: 'submitting' },
+          { guard: and([WORK_GUARDS[step], { type: 'maySubmit', params: { step } }]), target: 'submitting' },
           { target: next, actions: { type: 'resolveAction', params: { step } } },
         ],
       },
@@ -206,7 +208,7 @@ function actionState(step: CrankStep, next: NextStep) {
           id: 'reread',
           src: 'readAndPlan',
           input: readInput,
-          onDone: { target: 'checking', actions: { type: 'recordPlan', params: ({ event }) => ({ plan: event.output }) } },
+          onDone: { target: 'checking', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
           onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ error: event.error }) } },
         },
       },
@@ -253,7 +255,7 @@ export const crankMachine = crankSetup.createMachine({
         id: 'read',
         src: 'readAndPlan',
         input: readInput,
-        onDone: { target: 'ackDeposit', actions: { type: 'recordPlan', params: ({ event }) => ({ plan: event.output }) } },
+        onDone: { target: 'ackDeposit', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
         onError: {
           target: 'finishing',
           actions: { type: 'recordReadFailure', params: ({ event }) => ({ error: event.error }) },

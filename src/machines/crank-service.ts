@@ -1,3 +1,5 @@
+import type { HealthStatus } from './health-status.js';
+
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
  * on-demand cycle for POST /crank/once, and a bounded stop for shutdown. The machine's actor
@@ -28,6 +30,8 @@ export interface CrankReport {
 export interface CrankService {
   readonly enabled: boolean;
   health(): CrankHealth;
+  /** /health's `status` (health-status.ts): `stalled` is the one a restart can fix. */
+  status(): HealthStatus;
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
    * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and

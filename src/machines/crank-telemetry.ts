@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CrankEmitted, HealthFacts } from './crank-context.js';
+import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
@@ -15,6 +16,23 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
     case 'planned':
       for (const [phase, pending] of Object.entries(emitted.pending)) metrics.crankPending.set({ phase }, pending);
       log.debug({ pending: emitted.pending }, 'crank planned');
+      return;
+    case 'foreignSigner':
+      for (const { chain, signature, slot } of emitted.transactions) {
+        metrics.foreignSignatures.inc({ chain });
+        log.error(
+          { chain, signature, slot, halted: emitted.halted },
+          'crank: a transaction signed with this authority\'s key was not signed by this server: another process signs with the same key; ' +
+            'run only one instance per signer (SPEC §8): find and stop the other one' +
+            (emitted.halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
+        );
+      }
+      return;
+    case 'feesShort':
+      log.warn(
+        { chain: emitted.chain, balance: emitted.balance, need: emitted.need },
+        'crank: the authority cannot pay this cycle\'s fees on this chain; its actions there are skipped until it is funded',
+      );
       return;
     case 'readFailed':
       log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
@@ -66,4 +84,19 @@ function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log:
 export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
   if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
   if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
+  if (health.lastCycleFinishedAtMs !== null) metrics.crankLastCycleFinished.set(health.lastCycleFinishedAtMs / 1000);
+}
+
+/** bridge_health_status: 1 for the current status, 0 for the others. */
+export function recordHealthStatus(status: HealthStatus, metrics: Metrics): void {
+  for (const value of HEALTH_STATUSES) metrics.healthStatus.set({ status: value }, value === status ? 1 : 0);
+}
+
+/**
+ * Keeps bridge_health_status current at every scrape: a stall is the absence of events, so
+ * no event could update it. prom-client calls a metric's `collect` (a documented config
+ * option, set on the declared gauge here) right before reading it.
+ */
+export function publishHealthStatusAtScrape(status: () => HealthStatus, metrics: Metrics): void {
+  Object.assign(metrics.healthStatus, { collect: () => recordHealthStatus(status(), metrics) });
 }

@@ -9,6 +9,7 @@ export function createDisabledCrank(): CrankService {
   return {
     enabled: false,
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
+    status: () => 'ok',
     runOnce: () => Promise.reject(crankDisabledError()),
     poll: () => {
       throw crankDisabledError();

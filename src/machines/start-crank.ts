@@ -4,12 +4,15 @@ import { BridgeError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
+import { CHAINS } from './authority-checks.js';
 import { crankActors } from './crank-actors.js';
-import { crankSettings, type CrankEmitted, type HealthFacts } from './crank-context.js';
+import { crankSettings, type CrankEmitted, type ForeignSignerPolicy, type HealthFacts } from './crank-context.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from './crank-service.js';
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
+import { worstCaseCycleMs } from './cycle-bound.js';
+import { healthVerdict, type HealthVerdict } from './health-status.js';
 import { createCrankInspection } from './inspection.js';
 
 /**
@@ -22,14 +25,28 @@ export interface StartCrankOptions {
   pollIntervalMs: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** BRIDGE_RPC_TIMEOUT_MS: part of the worst-case cycle, and so of the `stalled` bound. */
+  rpcTimeoutMs: number;
+  onForeignSigner: ForeignSignerPolicy;
+  minBalanceLamports: number;
   logger: Logger;
   metrics: Metrics;
   /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
   inspectUrl?: string;
 }
 
+/**
+ * A foreign signature keeps /health degraded this long (BRIDGE_ON_FOREIGN_SIGNER=continue): long
+ * enough for a scrape-based alert to see it, short enough that a rollout's seconds of overlap
+ * clear on their own.
+ */
+export const FOREIGN_SIGNER_HOLD_MS = 15 * 60_000;
+
 export function startCrank(options: StartCrankOptions): CrankService {
   const { metrics } = options;
+  const startedAtMs = Date.now();
+  const stalledAfterMs = options.pollIntervalMs + worstCaseCycleMs(options);
+  const foreignSignerHoldMs = Math.max(FOREIGN_SIGNER_HOLD_MS, 2 * options.pollIntervalMs);
   const log = options.logger.child({ component: 'crank' });
   const requests = createCrankRequests();
   const inspection = createCrankInspection(log, options.inspectUrl);
@@ -50,16 +67,31 @@ export function startCrank(options: StartCrankOptions): CrankService {
     },
   });
   metrics.crankEnabled.set(1);
+  for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, options.minBalanceLamports);
   actor.start();
   log.info(
-    { pollIntervalMs: options.pollIntervalMs, maxAttempts: options.maxAttempts, retryBackoffMs: options.retryBackoffMs },
+    {
+      pollIntervalMs: options.pollIntervalMs,
+      maxAttempts: options.maxAttempts,
+      retryBackoffMs: options.retryBackoffMs,
+      stalledAfterMs,
+      onForeignSigner: options.onForeignSigner,
+      minBalanceLamports: options.minBalanceLamports,
+    },
     'crank started',
   );
 
+  function verdict(): HealthVerdict {
+    const snapshot = actor.getSnapshot();
+    const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
+    const { health: facts, settings } = snapshot.context;
+    const enabled = snapshot.status === 'active' || internalError !== null;
+    return healthVerdict({ enabled, internalError, startedAtMs, facts, settings, stalledAfterMs, foreignSignerHoldMs }, Date.now());
+  }
+
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
-    const failure = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
-    return healthFromFacts(snapshot.context.health, snapshot.status === 'active', failure);
+    return healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
   }
 
   function acceptsCycles(): boolean {
@@ -116,6 +148,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       return actor.getSnapshot().status === 'active';
     },
     health,
+    status: () => verdict().status,
     runOnce,
     poll,
     stop,
@@ -136,13 +169,13 @@ function handleEmitted(emitted: CrankEmitted, deps: { log: Logger; metrics: Metr
   }
 }
 
-/** /health's `crank` object: unix seconds, JS numbers. */
-function healthFromFacts(facts: HealthFacts, active: boolean, internalError: string | null): CrankHealth {
+/** /health's `crank` object: unix seconds, JS numbers; last_error says everything that is wrong. */
+function healthFromFacts(facts: HealthFacts, active: boolean, problems: string[]): CrankHealth {
   return {
     enabled: active,
     last_run_at: toUnixSeconds(facts.lastRunAtMs),
     last_success_at: toUnixSeconds(facts.lastSuccessAtMs),
-    last_error: internalError ?? facts.lastError,
+    last_error: problems.length > 0 ? problems.join('; ') : null,
     last_action: facts.lastAction,
     total_actions_submitted: facts.transactionsLanded,
   };

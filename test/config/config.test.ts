@@ -52,6 +52,8 @@ describe('parseConfig: defaults', () => {
       rpcTimeoutMs: 10_000,
       sourceReadCommitment: 'finalized',
       inspectUrl: undefined,
+      minBalanceLamports: 28_800_000,
+      onForeignSigner: 'continue',
     });
   });
 
@@ -68,6 +70,8 @@ describe('parseConfig: defaults', () => {
       BRIDGE_LOG_LEVEL: 'debug',
       BRIDGE_SHUTDOWN_TIMEOUT_MS: '0',
       BRIDGE_XSTATE_INSPECT: 'wss://inspect.example.org/session',
+      BRIDGE_MIN_BALANCE_LAMPORTS: '9007199254740991',
+      BRIDGE_ON_FOREIGN_SIGNER: 'halt',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -80,7 +84,18 @@ describe('parseConfig: defaults', () => {
       rpcTimeoutMs: 2500,
       sourceReadCommitment: 'confirmed',
       inspectUrl: 'wss://inspect.example.org/session',
+      minBalanceLamports: 9007199254740991,
+      onForeignSigner: 'halt',
     });
+  });
+
+  it('defaults BRIDGE_MIN_BALANCE_LAMPORTS to a day of one-transaction cycles per chain at the poll interval', () => {
+    const minBalance = (env: Record<string, string>) => parseConfig({ ...RUNTIME, ...env }).config.crank?.minBalanceLamports;
+    expect(minBalance({})).toBe((86_400 / 15) * 5000);
+    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '60' })).toBe(1440 * 5000);
+    // A zero interval still runs about one cycle per second.
+    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '0' })).toBe(86_400 * 5000);
+    expect(minBalance({ BRIDGE_MIN_BALANCE_LAMPORTS: '0' })).toBe(0);
   });
 
   it('treats an empty value as unset', () => {
@@ -298,6 +313,9 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_RPC_TIMEOUT_MS', '0', 'expected an integer 1..2147483647, got "0"'],
     ['BRIDGE_SHUTDOWN_TIMEOUT_MS', '2147483648', 'expected an integer 0..2147483647, got "2147483648"'],
     ['BRIDGE_XSTATE_INSPECT', 'http://127.0.0.1:8080', 'expected a ws:// or wss:// URL, got "http://127.0.0.1:8080"'],
+    ['BRIDGE_MIN_BALANCE_LAMPORTS', '9007199254740992', 'expected an integer 0..9007199254740991, got "9007199254740992"'],
+    ['BRIDGE_MIN_BALANCE_LAMPORTS', '0.5', 'expected an integer 0..9007199254740991, got "0.5"'],
+    ['BRIDGE_ON_FOREIGN_SIGNER', 'stop', 'expected one of continue, halt, got "stop"'],
   ])('%s=%s: %s', (name, value, message) => {
     expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
   });

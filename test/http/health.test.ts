@@ -57,6 +57,22 @@ describe('GET /health', () => {
     });
   });
 
+  it('answers 200 for ok and degraded, 503 for stalled, with the same body shape', async () => {
+    const crank = new ControlledCrank();
+    app = await startTestApp({ crank });
+    for (const [status, code] of [
+      ['ok', 200],
+      ['degraded', 200],
+      ['stalled', 503],
+    ] as const) {
+      crank.healthStatus = status;
+      crank.snapshot = { ...DISABLED_CRANK_HEALTH, enabled: true, last_error: status === 'ok' ? null : `why ${status}` };
+      const res = await fetch(`${app.url}/health`);
+      expect(res.status, status).toBe(code);
+      expect(await res.json()).toEqual({ status, service: 'bridge-operator-server', crank: crank.snapshot });
+    }
+  });
+
   it('answers at once while a cycle runs (it reads a snapshot, never waits for the run lock)', async () => {
     const crank = new ControlledCrank();
     app = await startTestApp({ crank });

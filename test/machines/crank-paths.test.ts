@@ -14,7 +14,9 @@ import {
 } from 'xstate';
 import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { ReadInput } from '../../src/machines/crank-actors.js';
-import type { ActionReport, CrankEvent, CrankSettings, Submission } from '../../src/machines/crank-context.js';
+import type { AuthorityView } from '../../src/chain/bridge-chains.js';
+import { chainsShortOfFees } from '../../src/machines/authority-checks.js';
+import type { ActionReport, CrankEvent, CrankSettings, CycleRead, Submission } from '../../src/machines/crank-context.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
@@ -38,6 +40,8 @@ const SETTINGS: CrankSettings = {
   retryBackoffMs: 100,
   batchLimit: 1,
   maxBacklogCycles: 1,
+  onForeignSigner: 'continue',
+  minBalanceLamports: 0,
 };
 
 function plan(items: number, pending: number): CyclePlan {
@@ -56,6 +60,14 @@ function plan(items: number, pending: number): CyclePlan {
 }
 
 const PLANS = { nothing: plan(0, 0), work: plan(1, 1), backlog: plan(1, 3) };
+const FUNDED: AuthorityView = { source: { balance: 1_000_000, transactions: [] }, target: { balance: 1_000_000, transactions: [] } };
+const BROKE: AuthorityView = { source: { balance: 0, transactions: [] }, target: { balance: 0, transactions: [] } };
+const FEES = { source: 5_000, target: 5_000 };
+/** What the read actor answers: each plan with the fees paid, and work that cannot be paid for. */
+const READS: CycleRead[] = [
+  ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES })),
+  { plan: PLANS.work, authority: BROKE, fees: FEES },
+];
 const LANDED: ActionReport = { transactions: [{ signature: 'sig', indices: [0] }], completed: [0], alreadyDone: [] };
 const FAILURES = [retryableSubmitError(), programError('NotAnAuthority')];
 
@@ -64,7 +76,7 @@ const OUTCOMES = [
   { type: 'POLL' },
   { type: 'CRANK_ONCE', requestId: 'r1' },
   { type: 'STOP' },
-  ...['read', 'reread'].flatMap((id) => Object.values(PLANS).map((output) => ({ type: `xstate.done.actor.${id}`, actorId: id, output }))),
+  ...['read', 'reread'].flatMap((id) => READS.map((output) => ({ type: `xstate.done.actor.${id}`, actorId: id, output }))),
   ...['read', 'reread', 'submit'].flatMap((id) => FAILURES.map((error) => ({ type: `xstate.error.actor.${id}`, actorId: id, error }))),
   { type: 'xstate.done.actor.submit', actorId: 'submit', output: LANDED },
 ] as unknown as ModelEvent[];
@@ -84,9 +96,11 @@ function abstractState(snapshot: Snapshot): string {
   const idle = value === 'idle';
   const planKind =
     context.plan === null ? null : `${context.plan.ackDeposit.votes.length}/${context.plan.ackDeposit.pending}`;
+  const unpaid = chainsShortOfFees(context.health.fees).length > 0;
   return JSON.stringify({
     value,
     plan: inCycle ? planKind : undefined,
+    unpaid: inCycle ? unpaid : undefined,
     attempt: inAction ? context.progress.attempt : undefined,
     retryable: failing ? context.progress.failure?.retryable : undefined,
     queued: context.queuedRequests.length > 0,
@@ -206,7 +220,7 @@ class ScriptedActors {
   private running: { src: string; resolve(value: unknown): void; reject(error: unknown): void } | undefined;
 
   readonly logic = {
-    readAndPlan: fromPromise<CyclePlan, ReadInput>(() => this.invoked('readAndPlan')),
+    readAndPlan: fromPromise<CycleRead, ReadInput>(() => this.invoked('readAndPlan')),
     submitAction: fromPromise<ActionReport, Submission>(() => this.invoked('submitAction')),
   };
 

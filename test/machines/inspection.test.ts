@@ -5,10 +5,12 @@ import { sanitizeInspected } from '../../src/machines/inspection.js';
 import { startCrank } from '../../src/machines/start-crank.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import type { Logger } from '../../src/log/logger.js';
 import { captureLogs } from '../support/log-capture.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import { fails, ScriptedChains } from './support/scripted-chains.js';
 import { startWebSocketSink, type WebSocketSink } from './support/websocket-sink.js';
+import { QUIET_HEALTH_SETTINGS } from './support/test-crank.js';
 
 const SECRET = Uint8Array.from({ length: 64 }, (_, i) => 200 - i);
 const SECRET_TEXT = [...SECRET].join(',');
@@ -18,6 +20,20 @@ function errorWithSecret(): BridgeError<'CHAIN__RPC_FAILED'> {
   const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', retryable: true }, 'sendTransaction timed out');
   Object.assign(error, { signer: { publicKey: 'Authority1111', secretKey: SECRET } });
   return error;
+}
+
+/** A crank with one attempt per action whose next poll is a minute away: its cycles are the test's. */
+function startOnDemandCrank(chains: ScriptedChains, logger: Logger, inspectUrl?: string): CrankService {
+  return startCrank({
+    chains,
+    pollIntervalMs: 60_000,
+    maxAttempts: 1,
+    retryBackoffMs: 0,
+    ...QUIET_HEALTH_SETTINGS,
+    logger,
+    metrics: createMetrics(new Registry()),
+    ...(inspectUrl === undefined ? {} : { inspectUrl }),
+  });
 }
 
 describe('sanitizeInspected', () => {
@@ -58,7 +74,7 @@ describe('crank inspection', () => {
     for (const level of ['debug', 'info'] as const) {
       const logs = captureLogs(level);
       const chains = new ScriptedChains(bridgeView({ deposits: [], withdrawals: [] }));
-      crank = startCrank({ chains, pollIntervalMs: 60_000, maxAttempts: 1, retryBackoffMs: 0, logger: logs.logger, metrics: createMetrics(new Registry()) });
+      crank = startOnDemandCrank(chains, logs.logger);
       await crank.runOnce();
       await crank.stop(0);
       const transitions = logs.records().filter((record) => record['msg'] === 'crank transition');
@@ -76,15 +92,7 @@ describe('crank inspection', () => {
     const chains = new ScriptedChains(bridgeView({ deposits: deposits(2), withdrawals: [] }));
     chains.script('ackDeposits', fails(errorWithSecret()));
     const logs = captureLogs('info');
-    crank = startCrank({
-      chains,
-      pollIntervalMs: 60_000,
-      maxAttempts: 1,
-      retryBackoffMs: 0,
-      logger: logs.logger,
-      metrics: createMetrics(new Registry()),
-      inspectUrl: sink.url,
-    });
+    crank = startOnDemandCrank(chains, logs.logger, sink.url);
     // The failed ack_deposit reaches the inspector as an error event carrying only its message.
     const failure = await sink.waitFor((message) => message.includes('xstate.error.actor.submit') && message.includes('@xstate.snapshot'));
     expect(failure).toContain('sendTransaction timed out');

@@ -1,5 +1,6 @@
 import { EventEmitter, once } from 'node:events';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '../../src/machines/crank-service.js';
+import type { HealthStatus } from '../../src/machines/health-status.js';
 
 interface PendingCycle {
   resolve(report: CrankReport): void;
@@ -27,8 +28,15 @@ export class ControlledCrank implements CrankService {
   private started = 0;
   private abandoned = 0;
 
+  /** What status() answers. */
+  healthStatus: HealthStatus = 'ok';
+
   health(): CrankHealth {
     return this.snapshot;
+  }
+
+  status(): HealthStatus {
+    return this.healthStatus;
   }
 
   /** Honours `signal` as the CrankService contract says: the caller's promise rejects with its reason. */

@@ -9,6 +9,9 @@ import { depositResultFromWire, parseU64 } from '../result-wire.js';
 import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import type { TrackerKind } from '../types.js';
+import { AuthorityHistory, SignedSignatures } from './authority-history.js';
+import { packedFees } from './fees.js';
+import { readAuthorityView } from './read-authority.js';
 import { readBridgeView } from './read-state.js';
 import { submitCleanups } from './submit-cleanups.js';
 import { entryIndexArg, submitVotes } from './submit-votes.js';
@@ -64,14 +67,17 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
       ...(fetch === undefined ? {} : { fetch }),
     });
-  const senderFor = (rpc: ChainRpc): TransactionSender =>
+  const senderFor = (rpc: ChainRpc, signed: SignedSignatures): TransactionSender =>
     new TransactionSender({
       rpc,
       authority,
       metrics,
       logger: logger.child({ chain: rpc.chain }),
+      signed,
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
+  const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
+    new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
   const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
     chain,
     kind,
@@ -90,8 +96,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     rpc: rpcFor('target', options.targetRpcUrl, options.targetRpcFallbackUrls),
     tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
   };
-  const sourceSender = senderFor(source.rpc);
-  const targetSender = senderFor(target.rpc);
+  const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
+  const sourceSender = senderFor(source.rpc, signed.source);
+  const targetSender = senderFor(target.rpc, signed.target);
+  const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const common = { authority: authorityKey, metrics };
 
   function ackDepositFor(vote: AckDepositVote, field: string) {
@@ -174,5 +182,23 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
         indices,
         signal,
       ),
+
+    readAuthority: (signal) =>
+      readAuthorityView(
+        {
+          ...common,
+          source: { rpc: source.rpc, history: history.source },
+          target: { rpc: target.rpc, history: history.target },
+        },
+        signal,
+      ),
+
+    // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
+    plannedFees: (work) => ({
+      target: packedFees(work.ackDeposits.map((vote, i) => ackDepositFor(vote, `ackDeposits[${i}]`)), authorityKey),
+      source:
+        packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey) +
+        packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey),
+    }),
   };
 }

@@ -1,6 +1,6 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
 import type { BridgeView, TrackerWindow } from '../bridge-chains.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
@@ -9,14 +9,14 @@ import { authoritySlot, depositWindowStart, ownNextIndex, toEntryIndex, withdraw
 
 /**
  * One consistent view of both trackers for the vote planner (docs/chain-client.md, "What
- * readState returns"). Three header reads, two balances, then the two entry windows; every
- * step fetches both chains concurrently.
+ * readState returns"). Three header reads, then the two entry windows; every step fetches
+ * both chains concurrently. The authority's balances are read-authority.ts's.
  *
  * Commitments: the source entries and the source header's counters (entry_count,
  * settled_prefix) come from one read at `sourceReadCommitment` (finalized by default), since
- * ack_deposit votes copy deposit data onto the destination. Own vote positions, the whole
- * destination tracker and balances are read at confirmed, so that a vote that landed in the
- * previous cycle is seen in this one.
+ * ack_deposit votes copy deposit data onto the destination. Own vote positions and the whole
+ * destination tracker are read at confirmed, so that a vote that landed in the previous
+ * cycle is seen in this one.
  */
 
 export interface ChainEndpoint {
@@ -48,8 +48,6 @@ export async function readBridgeView(ctx: ReadStateContext, signal: AbortSignal)
     sourceData,
     sourcePositions,
     readTrackerHeader(target.rpc, target.tracker, POSITION_COMMITMENT, meter, signal),
-    readBalance(ctx, 'source', signal),
-    readBalance(ctx, 'target', signal),
   ]);
 
   const ownSourceNext = ownNextIndex(positionRead.header, authorityKey, source.tracker);
@@ -130,9 +128,4 @@ export function truncateAtRemoved(window: TrackerWindow<WithdrawEntry>): Tracker
     start: window.start,
     entries: window.entries.slice(0, removed),
   };
-}
-
-async function readBalance(ctx: ReadStateContext, chain: ChainSide, signal: AbortSignal): Promise<void> {
-  const lamports = await ctx[chain].rpc.getBalance(ctx.authority, POSITION_COMMITMENT, signal);
-  ctx.metrics.authorityBalance.set({ chain }, lamports);
 }

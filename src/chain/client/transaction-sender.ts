@@ -8,6 +8,7 @@ import type { LandedTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { isDefiniteSendRefusal, preflightFailure } from '../rpc/rpc-failure.js';
 import { submitFailure, type ActionTarget } from './submit-failure.js';
+import type { SignedSignatures } from './authority-history.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
 
 /**
@@ -72,6 +73,8 @@ export interface TransactionSenderOptions {
   metrics: Metrics;
   logger: Logger;
   timing?: SubmitTiming;
+  /** Every signature this sender makes is added here (second-signer detection). */
+  signed: SignedSignatures;
 }
 
 export class TransactionSender {
@@ -81,6 +84,7 @@ export class TransactionSender {
   private readonly metrics: Metrics;
   private readonly logger: Logger;
   private readonly timing: SubmitTiming;
+  private readonly signed: SignedSignatures;
 
   constructor(options: TransactionSenderOptions) {
     this.rpc = options.rpc;
@@ -88,6 +92,7 @@ export class TransactionSender {
     this.metrics = options.metrics;
     this.logger = options.logger;
     this.timing = options.timing ?? DEFAULT_SUBMIT_TIMING;
+    this.signed = options.signed;
   }
 
   async sign(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<SignedTransaction> {
@@ -97,7 +102,9 @@ export class TransactionSender {
     transaction.sign(this.authority);
     const signature = transaction.signature;
     if (signature === null) throw new Error('web3.js left the fee payer signature empty after sign()');
-    return { wire: transaction.serialize(), signature: bs58.encode(signature), lastValidBlockHeight };
+    const encoded = bs58.encode(signature);
+    this.signed.add(encoded);
+    return { wire: transaction.serialize(), signature: encoded, lastValidBlockHeight };
   }
 
   /**

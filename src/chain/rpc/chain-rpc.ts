@@ -1,4 +1,5 @@
 import {
+  VersionedTransaction,
   type BlockhashWithExpiryBlockHeight,
   type Commitment,
   type PublicKey,
@@ -46,6 +47,21 @@ export interface SendOptions {
   preflightCommitment: Commitment;
 }
 
+/** One entry of getSignaturesForAddress. */
+export interface AddressSignature {
+  signature: string;
+  slot: number;
+}
+
+export interface AddressSignatureOptions {
+  /** 1..1000. */
+  limit: number;
+  /** Only older than this signature. */
+  before?: string;
+  /** Only newer than this signature. */
+  until?: string;
+}
+
 export interface ChainRpc {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
@@ -60,6 +76,10 @@ export interface ChainRpc {
   ): Promise<SignatureStatus | null>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
+  /** Landed transactions that list `address`, newest first, at confirmed. */
+  getSignaturesForAddress(address: PublicKey, options: AddressSignatureOptions, signal: AbortSignal): Promise<AddressSignature[]>;
+  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. */
+  getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
 }
 
 export interface ChainRpcOptions {
@@ -166,6 +186,18 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       }),
 
     sendTransaction: send,
+
+    getSignaturesForAddress: (address, options, signal) =>
+      read('getSignaturesForAddress', signal, async ({ connection }) =>
+        (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot }) => ({ signature, slot })),
+      ),
+
+    getTransactionSigners: (signature, signal) =>
+      read('getTransaction', signal, async ({ rpcFetch, url }) => {
+        const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
+        const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
+        return result === null ? null : signersOf(chain, result);
+      }),
   };
 }
 
@@ -176,4 +208,19 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 function sendFailureOf(err: unknown): unknown {
   const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
   return errors.find((one) => preflightFailure(one) !== undefined) ?? errors.find(isDefiniteSendRefusal) ?? errors[0];
+}
+
+/** The required signers (the first numRequiredSignatures keys) of a base64 getTransaction result. */
+function signersOf(chain: ChainSide, result: unknown): string[] {
+  const encoded = (result as { transaction?: unknown } | undefined)?.transaction;
+  if (!Array.isArray(encoded) || typeof encoded[0] !== 'string') {
+    throw rpcFailure(chain, 'getTransaction', { retryable: false, reason: 'the result has no base64 `transaction`' });
+  }
+  let message: VersionedTransaction['message'];
+  try {
+    message = VersionedTransaction.deserialize(Buffer.from(encoded[0], 'base64')).message;
+  } catch (err) {
+    throw rpcFailure(chain, 'getTransaction', { retryable: false, reason: `the transaction does not deserialize: ${String(err)}` });
+  }
+  return message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((key) => key.toBase58());
 }

@@ -3,12 +3,23 @@ import { ComputeBudgetProgram, PublicKey, SystemProgram } from '@solana/web3.js'
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
-import { BLOCKHASH_VALIDITY_BLOCKS, RecentBlockhashes, SignatureStatuses, type SignatureStatus } from './history.js';
+import {
+  AddressSignatures,
+  BLOCKHASH_VALIDITY_BLOCKS,
+  RecentBlockhashes,
+  RecentBySignature,
+  SignatureStatuses,
+  type AddressSignature,
+  type AddressSignatureQuery,
+  type LandedTransaction,
+  type SignatureStatus,
+} from './history.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
 
 /**
- * One chain's ledger: accounts, slots, recent blockhashes, signature statuses, fees.
+ * One chain's ledger: accounts, slots, recent blockhashes, signature statuses, each address's
+ * transaction history, fees.
  * Block height equals the slot. A slot passes on a timer and with every landed transaction
  * (each lands in its own block). While block production is paused, nothing lands: accepted
  * transactions wait and land in order on resume, and no blockhash expires.
@@ -19,6 +30,8 @@ export const LAMPORTS_PER_SIGNATURE = 5_000;
 const NATIVE_LOADER_ID = 'NativeLoader1111111111111111111111111111111';
 const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const DEFAULT_MAX_STATUSES = 100_000;
+// Whole transactions (up to 1232 bytes each) for getTransaction: about 12 MB at most.
+const DEFAULT_MAX_TRANSACTIONS = 10_000;
 // While paused, transactions beyond this many are dropped, as an overloaded leader drops them.
 const MAX_WAITING = 10_000;
 
@@ -27,7 +40,10 @@ export interface BankOptions {
   programId: PublicKey;
   /** Milliseconds per slot; 0 disables the timer (slots then pass only with transactions and advanceSlots). */
   slotIntervalMs: number;
+  /** How many landed transactions keep their status and their place in address histories. */
   maxSignatureStatuses?: number;
+  /** How many landed transactions getTransaction can still return. */
+  maxTransactions?: number;
 }
 
 export interface SimulationResult extends ExecutionResult {
@@ -41,6 +57,8 @@ export class Bank {
   readonly #accounts = new Map<string, Account>();
   readonly #blockhashes = new RecentBlockhashes();
   readonly #statuses: SignatureStatuses;
+  readonly #addressSignatures: AddressSignatures;
+  readonly #transactions: RecentBySignature<LandedTransaction>;
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
   #slot = 0;
@@ -51,7 +69,10 @@ export class Bank {
   constructor(options: BankOptions) {
     this.chainId = options.chainId;
     this.programId = options.programId;
-    this.#statuses = new SignatureStatuses(options.maxSignatureStatuses ?? DEFAULT_MAX_STATUSES);
+    const maxStatuses = options.maxSignatureStatuses ?? DEFAULT_MAX_STATUSES;
+    this.#statuses = new SignatureStatuses(maxStatuses);
+    this.#addressSignatures = new AddressSignatures(maxStatuses);
+    this.#transactions = new RecentBySignature(options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS);
     this.#createGenesisAccounts();
     this.#makeBlockhash();
     if (options.slotIntervalMs > 0) {
@@ -94,6 +115,16 @@ export class Bank {
     return this.#statuses.get(signature);
   }
 
+  /** Landed transactions that list `address`, newest first (getSignaturesForAddress). */
+  signaturesForAddress(address: string, query: AddressSignatureQuery): AddressSignature[] {
+    return this.#addressSignatures.query(address, query);
+  }
+
+  /** A recently landed transaction (airdrops have none: they are not real transactions). */
+  transaction(signature: string): LandedTransaction | undefined {
+    return this.#transactions.get(signature);
+  }
+
   feeFor(tx: DevnetTransaction): bigint {
     return BigInt(tx.signerCount * LAMPORTS_PER_SIGNATURE);
   }
@@ -130,7 +161,7 @@ export class Bank {
       } else {
         existing.lamports += lamports;
       }
-      this.#statuses.record(signature, { slot: this.#slot, err: null });
+      this.#recordLanded(signature, null, [address]);
       this.#produceBlock();
     });
     return signature;
@@ -169,8 +200,21 @@ export class Bank {
     const { err } = executeInstructions(journal, tx, this.#env());
     if (err === null) journal.commit();
     else journal.rollback();
-    this.#statuses.record(tx.signature, { slot: this.#slot, err });
+    this.#recordLanded(tx.signature, err, tx.accountKeys);
+    this.#transactions.record(tx.signature, {
+      slot: this.#slot,
+      blockTime: nowSeconds(),
+      err,
+      fee: this.feeFor(tx),
+      wire: tx.wire,
+      version: tx.version,
+    });
     this.#produceBlock();
+  }
+
+  #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
+    this.#statuses.record(signature, { slot: this.#slot, err });
+    this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
   }
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer. */
@@ -228,6 +272,10 @@ export class Bank {
       });
     }
   }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }
 
 function copyAccount(account: Account | undefined): Account | undefined {

@@ -38,24 +38,117 @@ export interface SignatureStatus {
   err: TransactionError | null;
 }
 
-export class SignatureStatuses {
-  readonly #statuses = new Map<string, SignatureStatus>();
-  readonly #maxStatuses: number;
+/** The most recent `maxEntries` values by signature, oldest dropped first. */
+export class RecentBySignature<T> {
+  readonly #entries = new Map<string, T>();
+  readonly #maxEntries: number;
 
-  constructor(maxStatuses: number) {
-    this.#maxStatuses = maxStatuses;
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
   }
 
-  get(signature: string): SignatureStatus | undefined {
-    return this.#statuses.get(signature);
+  get(signature: string): T | undefined {
+    return this.#entries.get(signature);
   }
 
   has(signature: string): boolean {
-    return this.#statuses.has(signature);
+    return this.#entries.has(signature);
   }
 
-  record(signature: string, status: SignatureStatus): void {
-    this.#statuses.set(signature, status);
-    if (this.#statuses.size > this.#maxStatuses) this.#statuses.delete(this.#statuses.keys().next().value as string);
+  record(signature: string, value: T): void {
+    this.#entries.set(signature, value);
+    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
   }
+}
+
+export class SignatureStatuses extends RecentBySignature<SignatureStatus> {}
+
+/** A landed transaction as getTransaction answers it. */
+export interface LandedTransaction {
+  slot: number;
+  blockTime: number;
+  err: TransactionError | null;
+  fee: bigint;
+  /** The transaction as it was sent (signatures and message). */
+  wire: Uint8Array;
+  version: 'legacy' | 0;
+}
+
+/** One landed transaction as getSignaturesForAddress reports it. */
+export interface AddressSignature {
+  signature: string;
+  slot: number;
+  err: TransactionError | null;
+  /** Unix seconds at landing. */
+  blockTime: number;
+}
+
+export interface AddressSignatureQuery {
+  /** Only transactions that landed before this slot (exclusive). */
+  beforeSlot?: number;
+  /** Only transactions that landed after this slot (exclusive). */
+  untilSlot?: number;
+  limit: number;
+}
+
+/**
+ * Per address, the landed transactions that list it, in landing order. Every landed
+ * transaction has a block of its own, so slots are strictly increasing within a list and a
+ * signature bound (before, until) is exactly a slot bound. Bounded like SignatureStatuses:
+ * only the most recent `maxTransactions` are kept; the oldest is dropped from the front of each
+ * of its addresses' lists (the front, since the lists are in landing order too).
+ */
+export class AddressSignatures {
+  readonly #byAddress = new Map<string, AddressSignature[]>();
+  readonly #landed: Array<{ record: AddressSignature; addresses: string[] }> = [];
+  readonly #maxTransactions: number;
+
+  constructor(maxTransactions: number) {
+    this.#maxTransactions = maxTransactions;
+  }
+
+  record(record: AddressSignature, addresses: readonly string[]): void {
+    const unique = [...new Set(addresses)];
+    for (const address of unique) {
+      const list = this.#byAddress.get(address);
+      if (list === undefined) this.#byAddress.set(address, [record]);
+      else list.push(record);
+    }
+    this.#landed.push({ record, addresses: unique });
+    if (this.#landed.length > this.#maxTransactions) this.#dropOldest();
+  }
+
+  /** Newest first, at most `limit`. */
+  query(address: string, { beforeSlot, untilSlot, limit }: AddressSignatureQuery): AddressSignature[] {
+    const list = this.#byAddress.get(address) ?? [];
+    const found: AddressSignature[] = [];
+    for (let i = endBefore(list, beforeSlot) - 1; i >= 0 && found.length < limit; i -= 1) {
+      const record = list[i]!;
+      if (untilSlot !== undefined && record.slot <= untilSlot) break;
+      found.push(record);
+    }
+    return found;
+  }
+
+  #dropOldest(): void {
+    const { addresses } = this.#landed.shift()!;
+    for (const address of addresses) {
+      const list = this.#byAddress.get(address)!;
+      list.shift();
+      if (list.length === 0) this.#byAddress.delete(address);
+    }
+  }
+}
+
+/** The index just past the last record with a slot below `beforeSlot` (binary search). */
+function endBefore(list: readonly AddressSignature[], beforeSlot: number | undefined): number {
+  if (beforeSlot === undefined) return list.length;
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid]!.slot < beforeSlot) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

@@ -31,6 +31,9 @@ export interface DevnetTransaction {
   writable: boolean[];
   recentBlockhash: string;
   instructions: CompiledInstruction[];
+  /** The bytes as sent, for getTransaction. */
+  wire: Uint8Array;
+  version: 'legacy' | 0;
 }
 
 export function parseTransaction(bytes: Uint8Array): DevnetTransaction {
@@ -59,6 +62,8 @@ export function parseTransaction(bytes: Uint8Array): DevnetTransaction {
     writable: accountKeys.map((_, index) => message.isAccountWritable(index)),
     recentBlockhash: message.recentBlockhash,
     instructions,
+    wire: bytes,
+    version: message.version === 0 ? 0 : 'legacy',
   };
   sanitize(parsed, message.header);
   return parsed;

@@ -9,6 +9,7 @@ import type { Exchange, MethodContext, RpcMethod } from './method.js';
 import { accountMethods } from './methods/accounts.js';
 import { adminMethods } from './methods/admin.js';
 import { clusterMethods } from './methods/cluster.js';
+import { historyMethods } from './methods/history.js';
 import { transactionMethods } from './methods/transactions.js';
 import { paramList } from './params.js';
 
@@ -21,6 +22,7 @@ export const BRIDGE_RPC_METHODS: Readonly<Record<string, RpcMethod>> = {
   ...accountMethods,
   ...clusterMethods,
   ...transactionMethods,
+  ...historyMethods,
 };
 
 const MAX_BODY_BYTES = 1024 * 1024;

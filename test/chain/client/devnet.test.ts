@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
@@ -135,7 +135,6 @@ describe('createBridgeChains against the devnet', () => {
     expect(settled.deposits.header.settledPrefix).toBe(3n);
     expect(settled.deposits).toMatchObject({ start: 3, entries: [] });
     expect(settled.withdrawals).toMatchObject({ start: 3, entries: [] });
-    expect(await gaugeValue(first.metrics, 'authorityBalance', 'source')).toBeGreaterThan(0);
   });
 
   it('a lost sendTransaction response lands the votes once', async () => {
@@ -189,19 +188,19 @@ describe('createBridgeChains against the devnet', () => {
     const b = await bridge({ capacity: 50 });
     const { chains, metrics } = chainsFor(b, b.authorities[0]!);
     b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1, retryAfterSecs: 0 } } });
-    b.pair.target.faults.set({ methods: { getBalance: { http500: 1 } } });
+    b.pair.target.faults.set({ methods: { getAccountInfo: { http500: 1 } } });
     await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
     const retries = (await metrics.rpcRetries.get()).values.map(({ labels, value }) => ({ ...labels, value }));
     expect(retries).toEqual(
       expect.arrayContaining([
         { chain: 'source', method: 'getAccountInfo', value: 1 },
-        { chain: 'target', method: 'getBalance', value: 1 },
+        { chain: 'target', method: 'getAccountInfo', value: 1 },
       ]),
     );
     b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
     await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
     b.pair.source.faults.clear();
-    b.pair.target.faults.set({ methods: { getBalance: { errorRate: 1, errorKind: 'http500' } } });
+    b.pair.target.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
     await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
     b.pair.target.faults.clear();
     await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
@@ -232,3 +231,72 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('readAuthority and plannedFees against the devnet', () => {
+  const requests = async (metrics: Metrics, chain: string, method: string): Promise<number> =>
+    (await metrics.rpcRequests.get()).values.find((v) => v.labels.chain === chain && v.labels.method === method)?.value ?? 0;
+
+  it('reports what the key signed since the previous read, marks what another process signed, ignores transfers to it', async () => {
+    const b = await bridge({ capacity: 50 });
+    const key = b.authorities[0]!;
+    const here = chainsFor(b, key);
+    const elsewhere = chainsFor(b, key);
+
+    // The first read only sets the baseline: the key's earlier history (bootstrap) is not reported.
+    const first = await here.chains.readAuthority(signal());
+    expect(first.source.transactions).toEqual([]);
+    expect(first.target.transactions).toEqual([]);
+    expect(first.target.balance).toBe(Number(b.pair.target.getAccount(key.publicKey)!.lamports));
+    expect(await gaugeValue(here.metrics, 'authorityBalance', 'target')).toBe(first.target.balance);
+    await elsewhere.chains.readAuthority(signal());
+
+    await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
+    const votes = ackDepositVotes(await elsewhere.chains.readState(signal()));
+    const foreign = (await elsewhere.chains.ackDeposits(votes.slice(0, 1), signal())).transactions.map((t) => t.signature);
+    const own = (await here.chains.ackDeposits(votes.slice(1), signal())).transactions.map((t) => t.signature);
+    // A transaction that lists the key without its signature (as a transfer funding it does) is not the key's use.
+    const funder = Keypair.generate();
+    b.pair.target.airdrop(funder.publicKey, 1_000_000_000);
+    const listsKey = new TransactionInstruction({
+      programId: ComputeBudgetProgram.programId,
+      keys: [{ pubkey: key.publicKey, isSigner: false, isWritable: true }],
+      data: ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }).data,
+    });
+    await submitTransaction(devnetConnection(b.pair.target.url, signal()), [listsKey], [funder], { chain: 'target', step: 'fund', signal: signal() });
+
+    const seen = await here.chains.readAuthority(signal());
+    expect(seen.target.transactions).toEqual([
+      { signature: own[0], slot: expect.any(Number), signedHere: true },
+      { signature: foreign[0], slot: expect.any(Number), signedHere: false },
+    ]);
+    expect(seen.source.transactions).toEqual([]);
+    const fromElsewhere = await elsewhere.chains.readAuthority(signal());
+    expect(fromElsewhere.target.transactions.map((t) => [t.signature, t.signedHere])).toEqual([
+      [own[0], false],
+      [foreign[0], true],
+    ]);
+
+    // Idle: nothing new, one getSignaturesForAddress per chain and no getTransaction.
+    const before = { list: await requests(here.metrics, 'target', 'getSignaturesForAddress'), get: await requests(here.metrics, 'target', 'getTransaction') };
+    expect((await here.chains.readAuthority(signal())).target.transactions).toEqual([]);
+    expect(await requests(here.metrics, 'target', 'getSignaturesForAddress')).toBe(before.list + 1);
+    expect(await requests(here.metrics, 'target', 'getTransaction')).toBe(before.get);
+  });
+
+  it('plannedFees is what submitting the work costs: 5000 lamports per transaction', async () => {
+    const b = await bridge({ capacity: 200 });
+    await deposit(b, 40, b.world.tokenPairs.normal.sourceMint);
+    const { chains } = chainsFor(b, b.authorities[0]!);
+    const votes = ackDepositVotes(await chains.readState(signal()));
+    const fees = chains.plannedFees({ ackDeposits: votes, ackWithdraws: [], cleanups: [] });
+    const balance = () => Number(b.pair.target.getAccount(b.authorities[0]!.publicKey)!.lamports);
+    const start = balance();
+    const { transactions } = await chains.ackDeposits(votes, signal());
+    expect(transactions.length).toBeGreaterThan(1);
+    expect(fees).toEqual({ target: transactions.length * 5000, source: 0 });
+    expect(start - balance()).toBe(fees.target);
+    const cleanupFees = chains.plannedFees({ ackDeposits: [], ackWithdraws: [], cleanups: Array.from({ length: 64 }, (_, i) => i) });
+    expect(cleanupFees.target).toBe(0);
+    expect(cleanupFees.source).toBeGreaterThanOrEqual(2 * 5000);
+  });
+});

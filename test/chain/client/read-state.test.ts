@@ -153,15 +153,6 @@ describe('readState', () => {
     expect(view.withdrawals.header.entryCount).toBe(6n);
   });
 
-  it('records the authority balance on both chains', async () => {
-    const f = (fixture = await startBridge({ source: sourceState({ settled: 1, pending: 1, capacity: 10 }), target: targetState({ entries: 2, ownNext: 2 }) }));
-    f.source.balances.set(authority.publicKey.toBase58(), 123_456);
-    f.target.balances.set(authority.publicKey.toBase58(), 789);
-    await f.chains.readState(signal());
-    expect(await gaugeValue(f.metrics, 'authorityBalance', 'source')).toBe(123_456);
-    expect(await gaugeValue(f.metrics, 'authorityBalance', 'target')).toBe(789);
-  });
-
   describe('fails with an error an operator can act on', () => {
     it('a tracker that stores another chain id names the variable and the account', async () => {
       const source = sourceState({ settled: 1, pending: 1, capacity: 10 });
@@ -225,9 +216,9 @@ describe('readState', () => {
 
     it('an RPC failure on either chain is a retryable CHAIN__RPC_FAILED', async () => {
       fixture = await startBridge({ source: sourceState({ settled: 1, pending: 1, capacity: 10 }), target: targetState({ entries: 2, ownNext: 2 }) });
-      fixture.source.override = (call) => (call.method === 'getBalance' ? { http: 502 } : undefined);
+      fixture.source.override = (call) => (call.method === 'getAccountInfo' ? { http: 502 } : undefined);
       const err = await rejection(fixture.chains.readState(signal()));
-      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ chain: 'source', method: 'getBalance', retryable: true, status: 502 });
+      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ chain: 'source', method: 'getAccountInfo', retryable: true, status: 502 });
     });
   });
 

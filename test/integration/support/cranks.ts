@@ -73,6 +73,9 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
     maxAttempts: tuning.maxAttempts ?? 3,
     retryBackoffMs: tuning.retryBackoffMs ?? 20,
+    rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
+    onForeignSigner: 'continue',
+    minBalanceLamports: 0,
     logger: logs.logger,
     metrics,
   });

@@ -1,9 +1,12 @@
 import type {
   AckDepositVote,
   AckWithdrawVote,
+  AuthorityView,
   BridgeChains,
   BridgeView,
+  ChainAmounts,
   CleanupReport,
+  PlannedWork,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
 import { BridgeError } from '../../../src/errors.js';
@@ -14,6 +17,8 @@ import { AUTHORITY } from './bridge-view.js';
  * each submission takes the next scripted reply of its method, or lands by default (one
  * transaction per 8 votes, like a batching client). Every call is recorded with its signal.
  * A held reply blocks until the test releases it, for tests of what happens mid-cycle.
+ * readAuthority answers `authorityView` (new transactions are reported once, like the real
+ * client) and is counted apart from `calls`; plannedFees prices each batch at 5000 lamports.
  */
 
 export type ChainsMethod = 'readState' | 'ackDeposits' | 'ackWithdraws' | 'cleanupDeposits';
@@ -38,11 +43,18 @@ export interface HeldReply {
 }
 
 export const VOTES_PER_TRANSACTION = 8;
+export const FEE_PER_TRANSACTION = 5_000;
 
 export class ScriptedChains implements BridgeChains {
   readonly authority = AUTHORITY;
   readonly calls: ChainsCall[] = [];
   view: BridgeView;
+  /** What the next readAuthority answers; its transactions are cleared once reported. */
+  authorityView: AuthorityView = {
+    source: { balance: 1_000_000_000, transactions: [] },
+    target: { balance: 1_000_000_000, transactions: [] },
+  };
+  authorityReads = 0;
   /** Runs after a submission landed, e.g. to advance the view as the chain would. */
   onLanded: ((call: ChainsCall) => void) | undefined;
   private readonly replies = new Map<ChainsMethod, Reply[]>();
@@ -76,6 +88,20 @@ export class ScriptedChains implements BridgeChains {
   cleanupDeposits(indices: readonly number[], signal: AbortSignal): Promise<CleanupReport> {
     const call: ChainsCall = { method: 'cleanupDeposits', indices: [...indices], votes: [], signal, at: Date.now() };
     return this.call(call, async () => ({ ...this.land(call), completed: [...indices], alreadyDone: [] })) as Promise<CleanupReport>;
+  }
+
+  async readAuthority(signal: AbortSignal): Promise<AuthorityView> {
+    signal.throwIfAborted();
+    this.authorityReads += 1;
+    const view = structuredClone(this.authorityView);
+    for (const chain of ['source', 'target'] as const) this.authorityView[chain].transactions = [];
+    return view;
+  }
+
+  plannedFees(work: PlannedWork): ChainAmounts {
+    const fee = (indices: readonly number[]) => batches(indices).length * FEE_PER_TRANSACTION;
+    const indices = (votes: readonly { index: number }[]) => votes.map((vote) => vote.index);
+    return { target: fee(indices(work.ackDeposits)), source: fee(indices(work.ackWithdraws)) + fee(work.cleanups) };
   }
 
   private call(call: ChainsCall, byDefault: Reply): Promise<unknown> {

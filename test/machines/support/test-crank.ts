@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
 import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import type { ForeignSignerPolicy } from '../../../src/machines/crank-context.js';
 import { startCrank } from '../../../src/machines/start-crank.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
@@ -11,10 +12,15 @@ import { ScriptedChains } from './scripted-chains.js';
 export const START = new Date('2026-11-22T12:00:00Z');
 export const START_SECONDS = START.getTime() / 1000;
 
+/** The health settings of a crank whose test is not about them: no fee warning, keep submitting. */
+export const QUIET_HEALTH_SETTINGS = { rpcTimeoutMs: 10_000, onForeignSigner: 'continue', minBalanceLamports: 0 } as const;
+
 export interface TestCrankOptions {
   pollIntervalMs?: number;
   maxAttempts?: number;
   retryBackoffMs?: number;
+  onForeignSigner?: ForeignSignerPolicy;
+  minBalanceLamports?: number;
   /** Script the chains before the crank starts (its startup cycle reads at once). */
   before?: (chains: ScriptedChains) => void;
 }
@@ -29,6 +35,9 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
     pollIntervalMs: options.pollIntervalMs ?? 15_000,
     maxAttempts: options.maxAttempts ?? 3,
     retryBackoffMs: options.retryBackoffMs ?? 1000,
+    ...QUIET_HEALTH_SETTINGS,
+    ...(options.onForeignSigner === undefined ? {} : { onForeignSigner: options.onForeignSigner }),
+    ...(options.minBalanceLamports === undefined ? {} : { minBalanceLamports: options.minBalanceLamports }),
     logger: logs.logger,
     metrics,
   });

@@ -1,0 +1,99 @@
+import type { PublicKey } from '@solana/web3.js';
+import type { Logger } from '../../log/logger.js';
+import type { AuthorityTransaction } from '../bridge-chains.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+
+/**
+ * Which transactions signed by the authority key landed on one chain since the previous read,
+ * and which of them this process signed: the facts second-signer detection decides on
+ * (docs/chain-client.md, "Authority history").
+ *
+ * Rule for what came before this process: the first read only records the newest transaction
+ * that lists the authority (its baseline) and reports nothing. Later reads report what landed
+ * after the previous read's newest (`until`), so a restarted server never flags the
+ * transactions of its own previous life, and nothing is reported twice.
+ *
+ * Cost per read and chain: one getSignaturesForAddress of at most HISTORY_PAGE_LIMIT entries
+ * when nothing new landed; at most HISTORY_MAX_PAGES pages when much did, plus one
+ * getTransaction per new entry this process did not sign (a transaction that lists the
+ * authority without its signature, such as a transfer that funds it, is not the key's use).
+ */
+
+export const HISTORY_PAGE_LIMIT = 20;
+export const HISTORY_MAX_PAGES = 5;
+
+/**
+ * Signatures this process signed, per chain: the most recent MAX_SIGNED_KEPT. A transaction
+ * can land only while its blockhash is valid (150 blocks, about a minute) and the next read
+ * sees it, so only the last few cycles' signatures matter; a cycle signs at most a few dozen.
+ */
+export const MAX_SIGNED_KEPT = 10_000;
+
+export class SignedSignatures {
+  readonly #signatures = new Set<string>();
+
+  add(signature: string): void {
+    this.#signatures.add(signature);
+    if (this.#signatures.size > MAX_SIGNED_KEPT) this.#signatures.delete(this.#signatures.values().next().value as string);
+  }
+
+  has(signature: string): boolean {
+    return this.#signatures.has(signature);
+  }
+}
+
+export class AuthorityHistory {
+  readonly #rpc: ChainRpc;
+  readonly #authority: PublicKey;
+  readonly #signed: SignedSignatures;
+  readonly #logger: Logger;
+  /** The newest signature already accounted for; undefined before the first read, null when the address had no history. */
+  #newest: string | null | undefined;
+
+  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; logger: Logger }) {
+    this.#rpc = options.rpc;
+    this.#authority = options.authority;
+    this.#signed = options.signed;
+    this.#logger = options.logger;
+  }
+
+  /** Transactions signed by the authority key that landed since the previous read, newest first. */
+  async readNew(signal: AbortSignal): Promise<AuthorityTransaction[]> {
+    if (this.#newest === undefined) {
+      const [newest] = await this.#rpc.getSignaturesForAddress(this.#authority, { limit: 1 }, signal);
+      this.#newest = newest?.signature ?? null;
+      return [];
+    }
+    const listed = await this.#listedSince(this.#newest, signal);
+    const transactions: AuthorityTransaction[] = [];
+    for (const { signature, slot } of listed) {
+      if (this.#signed.has(signature)) transactions.push({ signature, slot, signedHere: true });
+      else if (await this.#signedByAuthority(signature, signal)) transactions.push({ signature, slot, signedHere: false });
+    }
+    // Only once every entry is accounted for: a failed read is read again in full.
+    if (listed.length > 0) this.#newest = listed[0]!.signature;
+    return transactions;
+  }
+
+  async #listedSince(until: string | null, signal: AbortSignal): Promise<Array<{ signature: string; slot: number }>> {
+    const listed: Array<{ signature: string; slot: number }> = [];
+    let before: string | undefined;
+    for (let page = 0; page < HISTORY_MAX_PAGES; page++) {
+      const options = { limit: HISTORY_PAGE_LIMIT, ...(until === null ? {} : { until }), ...(before === undefined ? {} : { before }) };
+      const batch = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
+      listed.push(...batch);
+      if (batch.length < HISTORY_PAGE_LIMIT) return listed;
+      before = batch.at(-1)!.signature;
+    }
+    this.#logger.warn(
+      { chain: this.#rpc.chain, checked: listed.length },
+      `more than ${listed.length} transactions listed the authority since the previous read; older ones are not checked for a second signer`,
+    );
+    return listed;
+  }
+
+  async #signedByAuthority(signature: string, signal: AbortSignal): Promise<boolean> {
+    const signers = await this.#rpc.getTransactionSigners(signature, signal);
+    return signers?.includes(this.#authority.toBase58()) ?? false;
+  }
+}

@@ -1,0 +1,89 @@
+import type { ChainSide } from '../metrics/metrics.js';
+import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './authority-checks.js';
+import type { CrankSettings, HealthFacts } from './crank-context.js';
+
+/**
+ * /health's `status`, decided from the crank's health facts and the time (README, "Status").
+ *
+ * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
+ *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
+ *   start before the first. The one state a restart can fix.
+ * - `degraded` (HTTP 200): the loop runs but something needs an operator: the latest cycle
+ *   failed (last_error is set), the authority cannot pay a plan's fees or is below
+ *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
+ *   crank halted on that.
+ * - `ok`: the crank is disabled, or none of the above.
+ */
+
+export type HealthStatus = 'ok' | 'degraded' | 'stalled';
+
+export const HEALTH_STATUSES: readonly HealthStatus[] = ['ok', 'degraded', 'stalled'];
+
+export interface HealthStatusInput {
+  /** False when the crank is disabled by configuration. */
+  enabled: boolean;
+  /** Why the crank's actor stopped on an internal error; null while it runs. */
+  internalError: string | null;
+  startedAtMs: number;
+  facts: HealthFacts;
+  settings: Pick<CrankSettings, 'onForeignSigner' | 'minBalanceLamports'>;
+  /** Poll interval + worst-case cycle (cycle-bound.ts). */
+  stalledAfterMs: number;
+  /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
+  foreignSignerHoldMs: number;
+}
+
+export interface HealthVerdict {
+  status: HealthStatus;
+  /** What is wrong and what to do, most urgent first; /health's last_error joins them. */
+  problems: string[];
+}
+
+const CHAIN_NAMES: Readonly<Record<ChainSide, string>> = { source: 'source', target: 'destination' };
+
+export function healthVerdict(input: HealthStatusInput, nowMs: number): HealthVerdict {
+  if (!input.enabled && input.internalError === null) return { status: 'ok', problems: [] };
+  const stall = stallProblem(input, nowMs);
+  const problems = [...(stall === null ? [] : [stall]), ...degradations(input, nowMs)];
+  if (stall !== null) return { status: 'stalled', problems };
+  return { status: problems.length > 0 ? 'degraded' : 'ok', problems };
+}
+
+function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: HealthStatusInput, nowMs: number): string | null {
+  if (internalError !== null) return `${internalError}; restart the server`;
+  const sinceMs = nowMs - (facts.lastCycleFinishedAtMs ?? startedAtMs);
+  if (sinceMs <= stalledAfterMs) return null;
+  const what = facts.lastCycleFinishedAtMs === null ? 'no crank cycle has finished since the start' : 'no crank cycle has finished';
+  return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
+}
+
+function degradations({ facts, settings, foreignSignerHoldMs }: HealthStatusInput, nowMs: number): string[] {
+  const problems: string[] = [];
+  if (facts.lastError !== null) problems.push(facts.lastError);
+  for (const chain of chainsShortOfFees(facts.fees)) {
+    const { balance, need } = facts.fees![chain];
+    problems.push(
+      `the authority holds ${balance} lamports on the ${CHAIN_NAMES[chain]} chain, less than the ${need} lamports this cycle's transactions there need in fees: nothing is sent there until it is funded`,
+    );
+  }
+  for (const chain of chainsBelowMinimum(facts.fees, settings.minBalanceLamports)) {
+    if (chainsShortOfFees(facts.fees).includes(chain)) continue;
+    problems.push(
+      `the authority holds ${facts.fees![chain].balance} lamports on the ${CHAIN_NAMES[chain]} chain, below BRIDGE_MIN_BALANCE_LAMPORTS (${settings.minBalanceLamports}): fund it before its fees run out`,
+    );
+  }
+  const foreign = facts.foreignSigner;
+  const halted = isHalted(settings.onForeignSigner, foreign);
+  if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
+    problems.push(
+      `transaction ${foreign.signature} on the ${CHAIN_NAMES[foreign.chain]} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
+        'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
+        (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
+    );
+  }
+  return problems;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}

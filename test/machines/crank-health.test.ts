@@ -1,0 +1,170 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { BridgeView } from '../../src/chain/bridge-chains.js';
+import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';
+import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
+import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/start-crank.js';
+import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
+import { fails, rpcError, type ScriptedChains } from './support/scripted-chains.js';
+import { metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
+
+/** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
+
+const POLL_MS = 15_000;
+const STALLED_AFTER_MS = POLL_MS + worstCaseCycleMs({ maxAttempts: 3, retryBackoffMs: 1000, rpcTimeoutMs: 10_000 });
+
+/** ack_deposit work on the destination (2 votes: one transaction) and ack_withdraw work on the source. */
+function bothChainsWork(): BridgeView {
+  const source = deposits(2);
+  return bridgeView({ deposits: source, withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'LimitExceeded' })], ownTargetNext: 1 });
+}
+
+const NOTHING_TO_DO = bridgeView({ deposits: [], withdrawals: [] });
+
+beforeEach(useCrankClock);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('fee balance', () => {
+  it('skips the actions of a chain whose fees the authority cannot pay, says so, and resumes once funded', async () => {
+    const { chains, crank, logs } = startTestCrank(bothChainsWork(), {
+      before: (c) => {
+        c.authorityView.target.balance = 4_999;
+      },
+    });
+    await settle();
+    expect(chains.callsOf('ackDeposits')).toEqual([]);
+    expect(chains.callsOf('ackWithdraws')).toHaveLength(1);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe(
+      "the authority holds 4999 lamports on the destination chain, less than the 5000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded",
+    );
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', balance: 4_999, need: 5_000 }));
+
+    chains.authorityView.target.balance = 5_000;
+    await crank.runOnce();
+    expect(chains.callsOf('ackDeposits')).toHaveLength(1);
+    expect(crank.status()).toBe('ok');
+    expect(crank.health().last_error).toBeNull();
+    await crank.stop(0);
+  });
+
+  it('warns below BRIDGE_MIN_BALANCE_LAMPORTS but still submits, and publishes the level', async () => {
+    const { chains, crank, metrics } = startTestCrank(bothChainsWork(), { minBalanceLamports: 2_000_000_000 });
+    await settle();
+    expect(chains.callsOf('ackDeposits')).toHaveLength(1);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toMatch(/^the authority holds 1000000000 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(2000000000\)/);
+    for (const chain of ['source', 'target']) expect(await metricValue(metrics.authorityMinBalance, { chain })).toBe(2_000_000_000);
+    await crank.stop(0);
+  });
+});
+
+describe('second signer', () => {
+  const FOREIGN = { signature: '5OtherProcess', slot: 90, signedHere: false };
+  const OWN = { signature: '5ThisProcess', slot: 91, signedHere: true };
+
+  it('continue: logs each foreign signature once, counts it, degrades for the hold, keeps voting', async () => {
+    const { chains, crank, logs, metrics } = startTestCrank(NOTHING_TO_DO);
+    await settle();
+    chains.view = bothChainsWork();
+    chains.authorityView.target.transactions = [OWN, FOREIGN];
+    await crank.runOnce();
+    expect(chains.callsOf('ackDeposits')).toHaveLength(1);
+    const lines = () => logs.records().filter((record) => record['level'] === 'error' && record['signature'] !== undefined);
+    expect(lines()).toEqual([expect.objectContaining({ chain: 'target', signature: '5OtherProcess', slot: 90, halted: false })]);
+    expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(1);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toMatch(/^transaction 5OtherProcess on the destination chain \(slot 90\) was signed with this authority's key but not by this server: .*SPEC §8/);
+
+    await crank.runOnce();
+    expect(lines()).toHaveLength(1);
+    expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(1);
+    await vi.advanceTimersByTimeAsync(FOREIGN_SIGNER_HOLD_MS);
+    expect(crank.status()).toBe('degraded');
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(crank.status()).toBe('ok');
+    await crank.stop(0);
+  });
+
+  it('a cycle whose tracker read fails does not read the history, so a foreign signature is reported by the next one', async () => {
+    const { chains, crank, logs } = startTestCrank(NOTHING_TO_DO);
+    await settle();
+    const reads = chains.authorityReads;
+    chains.authorityView.target.transactions = [FOREIGN];
+    chains.script('readState', fails(rpcError(true)));
+    await crank.runOnce();
+    expect(chains.authorityReads).toBe(reads);
+    await crank.runOnce();
+    expect(chains.authorityReads).toBe(reads + 1);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'error', signature: '5OtherProcess' }));
+    await crank.stop(0);
+  });
+
+  it('halt: submits nothing more, still reads and reports, and /health says why until restart', async () => {
+    const { chains, crank, logs } = startTestCrank(NOTHING_TO_DO, { onForeignSigner: 'halt' });
+    await settle();
+    chains.view = bothChainsWork();
+    chains.authorityView.source.transactions = [FOREIGN];
+    const report = await crank.runOnce();
+    expect(report).toEqual({ ack_deposit_attempted: false, ack_withdraw_attempted: false, cleanup_attempted: 0, cleanup_completed: 0 });
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'error', chain: 'source', signature: '5OtherProcess', halted: true }));
+    const reads = chains.callsOf('readState').length;
+    await vi.advanceTimersByTimeAsync(10 * FOREIGN_SIGNER_HOLD_MS);
+    expect(chains.callsOf('readState').length).toBeGreaterThan(reads + 100);
+    expect(chains.callsOf('ackDeposits')).toEqual([]);
+    expect(chains.callsOf('ackWithdraws')).toEqual([]);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toMatch(/5OtherProcess on the source chain.*submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/);
+    await crank.stop(0);
+  });
+});
+
+describe('stalled', () => {
+  it('no cycle finished within poll interval + worst-case cycle: stalled, at scrape time too; a cycle that finishes ends it', async () => {
+    let held!: ReturnType<ScriptedChains['hold']>;
+    const { chains, crank, metrics } = startTestCrank(NOTHING_TO_DO, {
+      before: (c) => {
+        held = c.hold();
+        c.script('readState', async () => structuredClone(NOTHING_TO_DO), held.reply);
+      },
+    });
+    publishHealthStatusAtScrape(() => crank.status(), metrics);
+    await settle();
+    expect(await metricValue(metrics.crankLastCycleFinished)).toBe(START_SECONDS);
+    const scraped = async (status: string) => (await metrics.registry.metrics()).includes(`bridge_health_status{status="${status}"} 1`);
+    expect(await scraped('ok')).toBe(true);
+
+    // The second cycle's read hangs (a stuck RPC call that nothing times out).
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(chains.callsOf('readState')).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(STALLED_AFTER_MS - POLL_MS);
+    expect(crank.status()).toBe('ok');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(crank.status()).toBe('stalled');
+    expect(crank.health().last_error).toBe(`no crank cycle has finished ${Math.round((STALLED_AFTER_MS + 1) / 1000)} s ago, beyond the ${Math.round(STALLED_AFTER_MS / 1000)} s bound (poll interval + worst-case cycle): the loop is stuck; restart the server`);
+    expect(await scraped('stalled')).toBe(true);
+    expect(await scraped('ok')).toBe(false);
+
+    // The stuck call finally fails: the cycle finishes (failed), so the loop is no longer stalled.
+    held.release(rpcError(true));
+    await settle();
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toMatch(/^reading the trackers failed: /);
+    expect(await metricValue(metrics.crankLastCycleFinished)).toBe(START_SECONDS + (STALLED_AFTER_MS + 1) / 1000);
+    expect(await scraped('degraded')).toBe(true);
+    await crank.stop(0);
+  });
+
+  it('a crank stopped on an internal error is stalled at once', async () => {
+    const { chains, crank } = startTestCrank(NOTHING_TO_DO);
+    await settle();
+    chains.view = bothChainsWork();
+    // A chain client bug: a vote report without its transactions.
+    chains.script('ackDeposits', async () => ({}));
+    await expect(crank.runOnce()).rejects.toMatchObject({ code: 'CRANK__STOPPED' });
+    expect(crank.status()).toBe('stalled');
+    expect(crank.health().last_error).toMatch(/^the crank stopped on an internal error: .*; restart the server/);
+    await crank.stop(0);
+  });
+});

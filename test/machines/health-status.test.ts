@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { HealthFacts } from '../../src/machines/crank-context.js';
+import { healthVerdict, type HealthStatus, type HealthStatusInput } from '../../src/machines/health-status.js';
+
+const START = 1_795_000_000_000;
+const STALLED_AFTER_MS = 60_000;
+const HOLD_MS = 15 * 60_000;
+
+const FACTS: HealthFacts = {
+  lastRunAtMs: START + 1000,
+  lastSuccessAtMs: null,
+  lastError: null,
+  lastAction: null,
+  transactionsLanded: 0,
+  lastCycleFinishedAtMs: START + 2000,
+  fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
+  foreignSigner: null,
+};
+
+const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
+
+function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatusInput> = {}): HealthStatusInput {
+  return {
+    enabled: true,
+    internalError: null,
+    startedAtMs: START,
+    facts: { ...FACTS, ...facts },
+    settings: { onForeignSigner: 'continue', minBalanceLamports: 1_000_000 },
+    stalledAfterMs: STALLED_AFTER_MS,
+    foreignSignerHoldMs: HOLD_MS,
+    ...overrides,
+  };
+}
+
+const AT = START + 10_000;
+
+describe('healthVerdict', () => {
+  it.each<[string, HealthStatusInput, number, HealthStatus, RegExp | null]>([
+    ['disabled crank', input({}, { enabled: false }), AT, 'ok', null],
+    ['clean latest cycle', input(), AT, 'ok', null],
+    ['before the first cycle, within the bound', input({ lastCycleFinishedAtMs: null, fees: null }), START + STALLED_AFTER_MS, 'ok', null],
+    ['before the first cycle, past the bound', input({ lastCycleFinishedAtMs: null, fees: null }), START + STALLED_AFTER_MS + 1, 'stalled', /no crank cycle has finished since the start 60 s ago, beyond the 60 s bound/],
+    ['latest cycle finished exactly at the bound', input(), START + 2000 + STALLED_AFTER_MS, 'ok', null],
+    ['latest cycle finished past the bound', input(), START + 2000 + STALLED_AFTER_MS + 1, 'stalled', /no crank cycle has finished 60 s ago.*restart the server/],
+    ['internal error', input({}, { enabled: false, internalError: 'the crank stopped on an internal error: boom' }), AT, 'stalled', /^the crank stopped on an internal error: boom; restart the server$/],
+    ['failed action (last_error set)', input({ lastError: 'ack_deposit 1..2 (2 votes) failed after 3 attempts: timeout' }), AT, 'degraded', /^ack_deposit 1\.\.2/],
+    ['cannot pay the plan on the destination', input({ fees: { source: FACTS.fees!.source, target: { balance: 4_999, need: 10_000 } } }), AT, 'degraded', /^the authority holds 4999 lamports on the destination chain, less than the 10000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded$/],
+    ['below BRIDGE_MIN_BALANCE_LAMPORTS on the source', input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }), AT, 'degraded', /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/],
+    ['foreign signature, within the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS, 'degraded', /^transaction 5Foreign on the destination chain \(slot 77\) was signed with this authority's key but not by this server: .*SPEC §8.*stop the other one$/],
+    ['foreign signature, after the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS + 1, 'ok', null],
+    ['halted on a foreign signature, long after', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS }, { settings: { onForeignSigner: 'halt', minBalanceLamports: 0 } }), START + 10 * HOLD_MS, 'degraded', /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/],
+  ])('%s', (_name, status, now, expected, problem) => {
+    const verdict = healthVerdict(status, now);
+    expect(verdict.status).toBe(expected);
+    if (problem === null) expect(verdict.problems).toEqual([]);
+    else expect(verdict.problems[0]).toMatch(problem);
+  });
+
+  it('lists every problem, most urgent first: a stall, then the failure, fees, balance, second signer', () => {
+    const status = input({
+      lastError: 'reading the trackers failed: timeout',
+      fees: { source: { balance: 10, need: 5000 }, target: { balance: 500, need: 0 } },
+      foreignSigner: FOREIGN,
+    });
+    const verdict = healthVerdict(status, START + 2000 + STALLED_AFTER_MS + 1);
+    expect(verdict.status).toBe('stalled');
+    const expected = [
+      /^no crank cycle has finished 60 s ago/,
+      /^reading the trackers failed: timeout$/,
+      /^the authority holds 10 lamports on the source chain, less than the 5000 lamports/,
+      /^the authority holds 500 lamports on the destination chain, below BRIDGE_MIN_BALANCE_LAMPORTS/,
+      /^transaction 5Foreign on the destination chain/,
+    ];
+    expect(verdict.problems).toHaveLength(expected.length);
+    verdict.problems.forEach((problem, i) => expect(problem).toMatch(expected[i]!));
+    // A chain that cannot pay the plan is not warned about twice.
+    expect(verdict.problems.filter((problem) => problem.includes('source chain'))).toHaveLength(1);
+  });
+
+  it('a minimum of 0 never warns', () => {
+    const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0 } }), AT);
+    expect(verdict).toEqual({ status: 'ok', problems: [] });
+  });
+});
