@@ -92,6 +92,7 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     logger,
     metrics,
     inspectUrl: crank.inspectUrl,
+    dryRun: crank.dryRun,
   });
 }
 
@@ -120,9 +121,10 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               retryBackoffMs: crank.retryBackoffMs,
               rpcTimeoutMs: crank.rpcTimeoutMs,
               sourceReadCommitment: crank.sourceReadCommitment,
+              dryRun: crank.dryRun,
             },
     },
-    'bridge server listening',
+    crank?.dryRun === true ? 'bridge server listening (DRY RUN: the crank plans and submits nothing)' : 'bridge server listening',
   );
 }
 

@@ -121,6 +121,7 @@ const validCases: fc.Arbitrary<Case> = fc
         rpcTimeoutMs: runtime.rpcTimeoutMs?.value ?? 10_000,
         sourceReadCommitment: runtime.sourceReadCommitment ?? 'finalized',
         inspectUrl: runtime.inspectUrl,
+        dryRun: false,
       },
     };
     return { env, config };

@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { BridgeError } from '../errors.js';
 import {
   bindAddressValue,
+  booleanValue,
   enumValue,
   integerValue,
   publicKeyValue,
@@ -48,6 +49,7 @@ export const DEFAULTS = {
   BRIDGE_LOG_LEVEL: 'info',
   // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
   BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
+  BRIDGE_DRY_RUN: 'false',
 } as const;
 
 export const DEFAULT_BIND_HOST = '0.0.0.0';
@@ -87,6 +89,7 @@ const envSchema = z.object({
   BRIDGE_LOG_LEVEL: enumValue(LOG_LEVELS).prefault(DEFAULTS.BRIDGE_LOG_LEVEL),
   BRIDGE_SHUTDOWN_TIMEOUT_MS: integerValue(0n, 2147483647n).transform(Number).prefault(DEFAULTS.BRIDGE_SHUTDOWN_TIMEOUT_MS),
   BRIDGE_XSTATE_INSPECT: websocketUrlValue().optional(),
+  BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -110,6 +113,8 @@ export interface CrankConfig {
   rpcTimeoutMs: number;
   sourceReadCommitment: ReadCommitment;
   inspectUrl: string | undefined;
+  /** BRIDGE_DRY_RUN: read and plan every cycle, log what would be submitted, submit nothing. */
+  dryRun: boolean;
 }
 
 export interface Config {
@@ -226,6 +231,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     rpcTimeoutMs: values.BRIDGE_RPC_TIMEOUT_MS,
     sourceReadCommitment: values.BRIDGE_SOURCE_READ_COMMITMENT,
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
+    dryRun: values.BRIDGE_DRY_RUN,
   };
 }
 

@@ -35,15 +35,23 @@ export interface CrankSettings {
   batchLimit: number;
   /** Back-to-back cycles a backlog may trigger in a row. */
   maxBacklogCycles: number;
+  /** BRIDGE_DRY_RUN: each action state records its plan instead of submitting it. */
+  dryRun: boolean;
 }
 
-export function crankSettings(options: { pollIntervalMs: number; maxAttempts: number; retryBackoffMs: number }): CrankSettings {
+export function crankSettings(options: {
+  pollIntervalMs: number;
+  maxAttempts: number;
+  retryBackoffMs: number;
+  dryRun?: boolean;
+}): CrankSettings {
   return {
     pollIntervalMs: options.pollIntervalMs,
     maxAttempts: options.maxAttempts,
     retryBackoffMs: options.retryBackoffMs,
     batchLimit: MAX_PLANNED_PER_ACTION,
     maxBacklogCycles: MAX_BACKLOG_CYCLES,
+    dryRun: options.dryRun ?? false,
   };
 }
 
@@ -133,7 +141,15 @@ export type CrankEmitted =
     }
   | { type: 'cycleFinished'; outcome: 'ok' | 'error'; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
   | { type: 'requestsAbandoned'; requests: string[] }
-  | { type: 'pollCoalesced' };
+  | { type: 'pollCoalesced' }
+  /** Dry run: what the action would have submitted; nothing was sent. */
+  | { type: 'dryRunPlanned'; action: CrankAction; indices: number[]; votes: PlannedVote[] };
+
+/** A vote as a dry run logs it: the entry and its direction (approve = yes). */
+export interface PlannedVote {
+  index: number;
+  approve: boolean;
+}
 
 /** What the submit actor sends, per step. */
 export type Submission =
@@ -191,6 +207,10 @@ export function submissionFor(step: CrankStep, plan: CyclePlan | null): Submissi
     case 'cleanup':
       return { step, indices: plan?.cleanup.indices ?? [] };
   }
+}
+
+export function plannedVotes(submission: Submission): PlannedVote[] {
+  return submission.step === 'cleanup' ? [] : submission.votes.map(({ index, approve }) => ({ index, approve }));
 }
 
 export function submittedIndices(submission: Submission): number[] {

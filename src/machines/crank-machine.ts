@@ -21,6 +21,7 @@ import {
   cycleAbandoned,
   cycleFinished,
   cycleStarted,
+  dryRunRecorded,
   failedAttemptEvent,
   planRecorded,
   readFailed,
@@ -38,7 +39,8 @@ import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } fro
  * ack_deposit, ack_withdraw, cleanup_deposit, each retried with backoff up to the attempt
  * limit, then back to idle until the next poll. The machine has no I/O: effects are the
  * `readAndPlan` and `submitAction` actors (crank-actors.ts), provided by startCrank; what the
- * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted.
+ * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted. In a dry run
+ * (settings.dryRun) each action state records its plan instead of invoking submitAction.
  * docs/crank.md describes every state, event and rule.
  */
 
@@ -94,6 +96,7 @@ const crankSetup = setup({
     hasCleanupWork: ({ context }) => hasCleanupWork(context.plan),
     hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
     isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
+    isDryRun: ({ context }) => context.settings.dryRun,
   },
   actions: {
     queueRequest: assign(({ context }, params: { requestId: string }) => ({
@@ -109,6 +112,9 @@ const crankSetup = setup({
       apply(enqueue, readFailed(context, params.error)),
     ),
     beginAction: assign(() => ({ progress: freshProgress() })),
+    recordDryRun: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) =>
+      apply(enqueue, dryRunRecorded(context, params.step)),
+    ),
     beginAttempt: assign(({ context }, params: { step: CrankStep }) => attemptStarted(context, params.step, now())),
     beginReread: assign(({ context }) => rereadStarted(context, now())),
     recordLanded: enqueueActions(({ context, enqueue }, params: { step: CrankStep; report: ActionReport }) =>
@@ -154,6 +160,8 @@ function actionState(step: CrankStep, next: NextStep) {
       checking: {
         always: [
           { guard: 'isStopRequested', target: '#crank.stopped' },
+          // BRIDGE_DRY_RUN: the plan is recorded (logged, counted) and nothing is submitted.
+          { guard: and([WORK_GUARDS[step], 'isDryRun']), target: next, actions: { type: 'recordDryRun', params: { step } } },
           { guard: WORK_GUARDS[step], target: 'submitting' },
           { target: next, actions: { type: 'resolveAction', params: { step } } },
         ],

@@ -26,6 +26,8 @@ export interface StartCrankOptions {
   metrics: Metrics;
   /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
   inspectUrl?: string;
+  /** BRIDGE_DRY_RUN: plan every cycle, submit nothing. */
+  dryRun?: boolean;
 }
 
 export function startCrank(options: StartCrankOptions): CrankService {
@@ -49,17 +51,20 @@ export function startCrank(options: StartCrankOptions): CrankService {
       metrics.crankEnabled.set(0);
     },
   });
+  const dryRun = options.dryRun === true;
   metrics.crankEnabled.set(1);
+  metrics.crankDryRun.set(dryRun ? 1 : 0);
   actor.start();
   log.info(
-    { pollIntervalMs: options.pollIntervalMs, maxAttempts: options.maxAttempts, retryBackoffMs: options.retryBackoffMs },
-    'crank started',
+    { pollIntervalMs: options.pollIntervalMs, maxAttempts: options.maxAttempts, retryBackoffMs: options.retryBackoffMs, dryRun },
+    dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
 
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
     const failure = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
-    return healthFromFacts(snapshot.context.health, snapshot.status === 'active', failure);
+    const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', failure);
+    return dryRun ? { ...crankHealth, dry_run: true } : crankHealth;
   }
 
   function acceptsCycles(): boolean {

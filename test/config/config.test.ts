@@ -49,6 +49,7 @@ describe('parseConfig: defaults', () => {
       rpcTimeoutMs: 10_000,
       sourceReadCommitment: 'finalized',
       inspectUrl: undefined,
+      dryRun: false,
     });
   });
 
@@ -65,6 +66,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_LOG_LEVEL: 'debug',
       BRIDGE_SHUTDOWN_TIMEOUT_MS: '0',
       BRIDGE_XSTATE_INSPECT: 'wss://inspect.example.org/session',
+      BRIDGE_DRY_RUN: 'true',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -77,6 +79,7 @@ describe('parseConfig: defaults', () => {
       rpcTimeoutMs: 2500,
       sourceReadCommitment: 'confirmed',
       inspectUrl: 'wss://inspect.example.org/session',
+      dryRun: true,
     });
   });
 
@@ -259,6 +262,9 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_RPC_TIMEOUT_MS', '0', 'expected an integer 1..2147483647, got "0"'],
     ['BRIDGE_SHUTDOWN_TIMEOUT_MS', '2147483648', 'expected an integer 0..2147483647, got "2147483648"'],
     ['BRIDGE_XSTATE_INSPECT', 'http://127.0.0.1:8080', 'expected a ws:// or wss:// URL, got "http://127.0.0.1:8080"'],
+    ['BRIDGE_DRY_RUN', 'yes', 'expected one of true, false, got "yes"'],
+    ['BRIDGE_DRY_RUN', '1', 'expected one of true, false, got "1"'],
+    ['BRIDGE_DRY_RUN', 'TRUE', 'expected one of true, false, got "TRUE"'],
   ])('%s=%s: %s', (name, value, message) => {
     expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
   });

@@ -38,6 +38,7 @@ const SETTINGS: CrankSettings = {
   retryBackoffMs: 100,
   batchLimit: 1,
   maxBacklogCycles: 1,
+  dryRun: false,
 };
 
 function plan(items: number, pending: number): CyclePlan {
@@ -98,14 +99,15 @@ function abstractState(snapshot: Snapshot): string {
   });
 }
 
-const traversal = {
-  input: SETTINGS,
+/** The model over one settings value (the dry-run guard reads settings, so both values are modelled). */
+const traversal = (input: CrankSettings) => ({
+  input,
   events: modelEvents,
   filterEvents: (snapshot: Snapshot, event: ModelEvent) => snapshot.can(event),
   serializeState: abstractState,
   serializeEvent: (event: ModelEvent) =>
     JSON.stringify(event, (key, item: unknown) => (key === 'error' && item instanceof Error ? item.message : item)),
-};
+});
 
 /** A transition's identity in any instance of the machine (provide() builds new state nodes). */
 function transitionKey(transition: AnyTransitionDefinition): string {
@@ -164,17 +166,20 @@ function modelStep(snapshot: Snapshot, event: ModelEvent): Coverage {
 }
 
 interface Edge {
+  settings: CrankSettings;
   path: StatePath<Snapshot, ModelEvent>;
   covers: Coverage;
 }
 
 /** Every edge of the traversal, each as the shortest path to its source plus the edge itself. */
-function edges(): Edge[] {
-  const shortest = new Map(getShortestPaths(crankMachine, traversal).map((path) => [abstractState(path.state), path]));
-  const adjacency = getAdjacencyMap<Snapshot, ModelEvent, CrankSettings>(crankMachine as AnyActorLogic, traversal);
+function edges(settings: CrankSettings): Edge[] {
+  const options = traversal(settings);
+  const shortest = new Map(getShortestPaths(crankMachine, options).map((path) => [abstractState(path.state), path]));
+  const adjacency = getAdjacencyMap<Snapshot, ModelEvent, CrankSettings>(crankMachine as AnyActorLogic, options);
   return adjacencyMapToArray(adjacency).map(({ state, event, nextState }) => {
     const toSource = shortest.get(abstractState(state))!;
     return {
+      settings,
       path: { state: nextState, weight: toSource.weight + 1, steps: [...toSource.steps, { state: nextState, event }] },
       covers: modelStep(state, event),
     };
@@ -227,10 +232,10 @@ function flush(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-async function replay(path: StatePath<Snapshot, ModelEvent>, coverage: Coverage): Promise<void> {
+async function replay({ path, settings }: Edge, coverage: Coverage): Promise<void> {
   const actors = new ScriptedActors();
   const actor = createActor(crankMachine.provide({ actors: actors.logic }), {
-    input: SETTINGS,
+    input: settings,
     inspect: (event) => recordMicrostep(coverage, event),
   });
   actor.start();
@@ -259,7 +264,7 @@ afterEach(() => {
 });
 
 describe('crank machine path coverage', () => {
-  const all = edges();
+  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, dryRun: true })];
 
   it('reaches every state and every transition of the definition in the model', () => {
     const reached: Coverage = { transitions: new Set(), states: new Set() };
@@ -274,7 +279,7 @@ describe('crank machine path coverage', () => {
   it('runs a covering set of generated paths on the actor, which follows the model at every step', async () => {
     const exercised: Coverage = { transitions: new Set(), states: new Set() };
     const paths = coveringPaths(all);
-    for (const edge of paths) await replay(edge.path, exercised);
+    for (const edge of paths) await replay(edge, exercised);
     expect([...definitionTransitions()].filter((key) => !exercised.transitions.has(key))).toEqual([]);
     expect([...definitionStates()].filter((id) => !exercised.states.has(id))).toEqual([]);
   });

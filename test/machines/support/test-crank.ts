@@ -15,6 +15,7 @@ export interface TestCrankOptions {
   pollIntervalMs?: number;
   maxAttempts?: number;
   retryBackoffMs?: number;
+  dryRun?: boolean;
   /** Script the chains before the crank starts (its startup cycle reads at once). */
   before?: (chains: ScriptedChains) => void;
 }
@@ -31,6 +32,7 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
     retryBackoffMs: options.retryBackoffMs ?? 1000,
     logger: logs.logger,
     metrics,
+    dryRun: options.dryRun,
   });
   return { chains, logs, metrics, crank };
 }
