@@ -35,6 +35,8 @@ export interface CrankTuning {
   confirmTimeoutMs?: number;
   /** The fetch under the crank's RPC transport (a RequestGate's, to hold one request). */
   fetch?: RpcFetch;
+  /** BRIDGE_DRY_RUN. */
+  dryRun?: boolean;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -70,6 +72,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     retryBackoffMs: tuning.retryBackoffMs ?? 20,
     logger: logs.logger,
     metrics,
+    dryRun: tuning.dryRun,
   });
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances };
