@@ -8,6 +8,7 @@ import { installShutdown } from './lifecycle/shutdown.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
+import { createDisabledTransferQueries, type TransferQueries } from './machines/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 
 /**
@@ -33,11 +34,10 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   for (const warning of warnings) logger.warn(warning);
   const metrics = createMetrics(new Registry());
-  const crank =
-    config.crank !== undefined && authority !== undefined
-      ? await startConfiguredCrank(config.crank, authority, logger, metrics)
-      : createDisabledCrank();
-  const app = buildApp({ crank, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
+  const configured = config.crank !== undefined && authority !== undefined ? { crank: config.crank, authority } : undefined;
+  const crank = configured ? await startConfiguredCrank(configured.crank, configured.authority, logger, metrics) : createDisabledCrank();
+  const transfers = configured ? await configuredTransferQueries(configured.crank, metrics) : createDisabledTransferQueries();
+  const app = buildApp({ crank, transfers, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
   try {
     await app.listen({ host: config.bind.host, port: config.bind.port });
@@ -66,22 +66,14 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
 }
 
 async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logger: Logger, metrics: Metrics): Promise<CrankService> {
-  const [{ PublicKey }, { createBridgeChains }, { startCrank }] = await Promise.all([
-    import('@solana/web3.js'),
+  const [{ createBridgeChains, endpointsOptions }, { startCrank }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/index.js'),
   ]);
   const chains = createBridgeChains({
-    sourceRpcUrl: crank.sourceRpcUrl,
-    targetRpcUrl: crank.targetRpcUrl,
-    sourceChainId: crank.sourceChainId,
-    targetChainId: crank.targetChainId,
-    sourceProgramId: new PublicKey(crank.sourceProgramId),
-    targetProgramId: new PublicKey(crank.targetProgramId),
+    ...endpointsOptions(crank, metrics),
     authority,
-    rpcTimeoutMs: crank.rpcTimeoutMs,
     sourceReadCommitment: crank.sourceReadCommitment,
-    metrics,
     logger,
   });
   return startCrank({
@@ -94,6 +86,15 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     inspectUrl: crank.inspectUrl,
     dryRun: crank.dryRun,
   });
+}
+
+/** GET /transfers: read-only reads of both trackers, without the key. */
+async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
+  const [{ createTransferRangeReader, endpointsOptions }, { createTransferQueries }] = await Promise.all([
+    import('./chain/client/index.js'),
+    import('./machines/transfers/transfer-queries.js'),
+  ]);
+  return createTransferQueries(createTransferRangeReader(endpointsOptions(crank, metrics)));
 }
 
 /** One line an operator can check the deployment against. RPC URLs are cut to their origin: paths and queries often hold API keys. */

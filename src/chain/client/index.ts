@@ -9,7 +9,8 @@ import { depositResultFromWire, parseU64 } from '../result-wire.js';
 import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import type { TrackerKind } from '../types.js';
-import { readBridgeView } from './read-state.js';
+import { readBridgeView, type ChainEndpoint } from './read-state.js';
+import { readTransferRange, type TransferRange } from './read-transfers.js';
 import { submitCleanups } from './submit-cleanups.js';
 import { entryIndexArg, submitVotes } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -43,22 +44,36 @@ export interface BridgeChainsTuning {
   fetch?: RpcFetch;
 }
 
-export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
-  const { authority, metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
-  const logger = options.logger.child({ component: 'chain' });
-  const authorityKey = authority.publicKey;
+/** What reaching both trackers takes (no key): the crank's chains and the operator reads share it. */
+export type ChainEndpointsOptions = Pick<
+  BridgeChainsOptions,
+  'sourceRpcUrl' | 'targetRpcUrl' | 'sourceChainId' | 'targetChainId' | 'sourceProgramId' | 'targetProgramId' | 'rpcTimeoutMs' | 'metrics'
+>;
 
-  const { fetch, submitTiming } = tuning;
+/** The same settings as configured (program ids in base58): CrankConfig fits. */
+export type ChainEndpointsConfig = Omit<ChainEndpointsOptions, 'sourceProgramId' | 'targetProgramId' | 'metrics'> & {
+  sourceProgramId: string;
+  targetProgramId: string;
+};
+
+export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics): ChainEndpointsOptions {
+  return {
+    sourceRpcUrl: config.sourceRpcUrl,
+    targetRpcUrl: config.targetRpcUrl,
+    sourceChainId: config.sourceChainId,
+    targetChainId: config.targetChainId,
+    sourceProgramId: new PublicKey(config.sourceProgramId),
+    targetProgramId: new PublicKey(config.targetProgramId),
+    rpcTimeoutMs: config.rpcTimeoutMs,
+    metrics,
+  };
+}
+
+/** The RPC client and tracker of each chain. */
+export function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
+  const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
   const rpcFor = (chain: ChainSide, url: string): ChainRpc =>
     createChainRpc({ chain, url, timeoutMs: options.rpcTimeoutMs, metrics, ...(fetch === undefined ? {} : { fetch }) });
-  const senderFor = (rpc: ChainRpc): TransactionSender =>
-    new TransactionSender({
-      rpc,
-      authority,
-      metrics,
-      logger: logger.child({ chain: rpc.chain }),
-      ...(submitTiming === undefined ? {} : { timing: submitTiming }),
-    });
   const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
     chain,
     kind,
@@ -68,15 +83,39 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     sourceChainId,
     targetChainId,
   });
+  return {
+    source: {
+      rpc: rpcFor('source', options.sourceRpcUrl),
+      tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
+    },
+    target: {
+      rpc: rpcFor('target', options.targetRpcUrl),
+      tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
+    },
+  };
+}
 
-  const source = {
-    rpc: rpcFor('source', options.sourceRpcUrl),
-    tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
-  };
-  const target = {
-    rpc: rpcFor('target', options.targetRpcUrl),
-    tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
-  };
+/** Read-only reads of transfer ranges (GET /transfers, `npm run ops`): no key involved. */
+export function createTransferRangeReader(options: ChainEndpointsOptions): (from: number, limit: number, signal: AbortSignal) => Promise<TransferRange> {
+  const endpoints = chainEndpoints(options);
+  return (from, limit, signal) => readTransferRange({ ...endpoints, metrics: options.metrics }, from, limit, signal);
+}
+
+export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
+  const { authority, metrics, sourceChainId, targetProgramId, sourceProgramId } = options;
+  const logger = options.logger.child({ component: 'chain' });
+  const authorityKey = authority.publicKey;
+
+  const { fetch, submitTiming } = tuning;
+  const senderFor = (rpc: ChainRpc): TransactionSender =>
+    new TransactionSender({
+      rpc,
+      authority,
+      metrics,
+      logger: logger.child({ chain: rpc.chain }),
+      ...(submitTiming === undefined ? {} : { timing: submitTiming }),
+    });
+  const { source, target } = chainEndpoints(options, fetch);
   const sourceSender = senderFor(source.rpc);
   const targetSender = senderFor(target.rpc);
   const common = { authority: authorityKey, metrics };
