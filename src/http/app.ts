@@ -23,6 +23,7 @@ export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/crank/poll': ['POST'],
   '/kill': ['POST'],
   '/transfers': ['GET', 'HEAD'],
+  '/transfers/:index': ['GET', 'HEAD'],
 };
 
 const PUBLIC_PATHS = new Set(['/health', '/metrics']);
