@@ -90,11 +90,11 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
 
 /** GET /transfers: read-only reads of both trackers, without the key. */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
-  const [{ createTransferRangeReader, endpointsOptions }, { createTransferQueries }] = await Promise.all([
+  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/transfers/transfer-queries.js'),
   ]);
-  return createTransferQueries(createTransferRangeReader(endpointsOptions(crank, metrics)));
+  return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
 }
 
 /** One line an operator can check the deployment against. RPC URLs are cut to their origin: paths and queries often hold API keys. */

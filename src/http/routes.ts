@@ -3,7 +3,7 @@ import type { CrankService } from '../machines/crank-service.js';
 import { DEFAULT_TRANSFER_PAGE, MAX_TRANSFER_PAGE, type TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
-import { integerParameter } from './transfer-params.js';
+import { integerParameter } from '../machines/transfers/transfer-params.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event). */

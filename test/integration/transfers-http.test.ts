@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTransferRangeReader } from '../../src/chain/client/index.js';
+import { createOperatorReads } from '../../src/chain/client/index.js';
 import { buildApp } from '../../src/http/app.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../../src/machines/transfers/transfer-queries.js';
@@ -32,7 +32,7 @@ afterEach(async () => {
 
 async function startServer(b: DevnetBridge): Promise<string> {
   const metrics = createMetrics(new Registry());
-  const reader = createTransferRangeReader({
+  const reader = createOperatorReads({
     sourceRpcUrl: b.pair.source.url,
     targetRpcUrl: b.pair.target.url,
     sourceChainId: b.world.source.chainId,
@@ -44,7 +44,7 @@ async function startServer(b: DevnetBridge): Promise<string> {
   });
   const app = buildApp({
     crank: createDisabledCrank(),
-    transfers: createTransferQueries(reader),
+    transfers: createTransferQueries(reader.readRange),
     metrics,
     logger: captureLogs('info').logger,
     auth: CREDENTIALS,

@@ -1,4 +1,4 @@
-import { PublicKey, type Commitment, type Keypair } from '@solana/web3.js';
+import { PublicKey, type Commitment, type ConfirmedSignatureInfo, type Keypair } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../bridge-chains.js';
@@ -95,10 +95,29 @@ export function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch)
   };
 }
 
-/** Read-only reads of transfer ranges (GET /transfers, `npm run ops`): no key involved. */
-export function createTransferRangeReader(options: ChainEndpointsOptions): (from: number, limit: number, signal: AbortSignal) => Promise<TransferRange> {
+/** Most signatures `npm run ops escalate` asks each chain for. */
+export const MAX_RECENT_SIGNATURES = 100;
+
+/** Read-only reads for operators (GET /transfers, `npm run ops`): no key involved. */
+export interface OperatorReads {
+  readRange(from: number, limit: number, signal: AbortSignal): Promise<TransferRange>;
+  /** The newest transactions naming `address` on each chain, at most MAX_RECENT_SIGNATURES each. */
+  recentSignatures(address: PublicKey, limit: number, signal: AbortSignal): Promise<Record<ChainSide, ConfirmedSignatureInfo[]>>;
+}
+
+export function createOperatorReads(options: ChainEndpointsOptions): OperatorReads {
   const endpoints = chainEndpoints(options);
-  return (from, limit, signal) => readTransferRange({ ...endpoints, metrics: options.metrics }, from, limit, signal);
+  return {
+    readRange: (from, limit, signal) => readTransferRange({ ...endpoints, metrics: options.metrics }, from, limit, signal),
+    recentSignatures: async (address, limit, signal) => {
+      const bounded = Math.max(1, Math.min(limit, MAX_RECENT_SIGNATURES));
+      const [source, target] = await Promise.all([
+        endpoints.source.rpc.getSignaturesForAddress(address, bounded, signal),
+        endpoints.target.rpc.getSignaturesForAddress(address, bounded, signal),
+      ]);
+      return { source, target };
+    },
+  };
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {

@@ -1,6 +1,7 @@
 import {
   Connection,
   type BlockhashWithExpiryBlockHeight,
+  type ConfirmedSignatureInfo,
   type Commitment,
   type PublicKey,
   type SignatureStatus,
@@ -55,6 +56,8 @@ export interface ChainRpc {
   ): Promise<SignatureStatus | null>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
+  /** The newest `limit` transactions that name `address`, newest first (operator reads only). */
+  getSignaturesForAddress(address: PublicKey, limit: number, signal: AbortSignal): Promise<ConfirmedSignatureInfo[]>;
 }
 
 export interface ChainRpcOptions {
@@ -126,5 +129,8 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
         }
         return result;
       }),
+
+    getSignaturesForAddress: (address, limit, signal) =>
+      call('getSignaturesForAddress', signal, () => connection.getSignaturesForAddress(address, { limit }, 'confirmed')),
   };
 }

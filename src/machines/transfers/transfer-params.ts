@@ -1,7 +1,7 @@
-import { BridgeError } from '../errors.js';
+import { BridgeError } from '../../errors.js';
 
 /**
- * Query and path parameters of GET /transfers: non-negative decimal integers, checked here so
+ * Parameters of GET /transfers and `npm run ops`: non-negative decimal integers, checked here so
  * that a bad one is a 400 naming the parameter, never a chain read.
  */
 
