@@ -5,15 +5,20 @@ import type { StatusReport } from './status.js';
 
 /** Human output of `npm run ops` (tables); `--json` prints the same data unrendered. */
 
+/** Plain text: no colour codes, so that the output reads the same in a log file or a ticket. */
+function table(head: string[]): Table.Table {
+  return new Table({ head, style: { head: [], border: [] } });
+}
+
 export function renderStatus(report: StatusReport, authority: string): string {
-  const trackers = new Table({ head: ['', 'source DepositTracker', 'destination WithdrawTracker'] });
+  const trackers = table(['', 'source DepositTracker', 'destination WithdrawTracker']);
   const row = (label: string, pick: (summary: TrackerSummary) => string) =>
     trackers.push([label, pick(report.source), pick(report.destination)]);
   row('entry_count', (summary) => summary.entry_count);
   row('settled_prefix', (summary) => summary.settled_prefix);
   row('generation', (summary) => summary.generation);
   row('threshold', (summary) => String(summary.threshold));
-  const authorities = new Table({ head: ['authority', 'source next_index / last vote', 'destination next_index / last vote'] });
+  const authorities = table(['authority', 'source next_index / last vote', 'destination next_index / last vote']);
   for (const [slot, position] of report.source.authorities.entries()) {
     const destination = report.destination.authorities.find((other) => other.authority === position.authority);
     const mark = position.authority === authority ? ' (this server)' : '';
@@ -23,7 +28,7 @@ export function renderStatus(report: StatusReport, authority: string): string {
       destination === undefined ? '-' : `${destination.next_index} / ${destination.last_vote}`,
     ]);
   }
-  const phases = new Table({ head: ['phase', 'transfers', 'oldest'] });
+  const phases = table(['phase', 'transfers', 'oldest']);
   for (const phase of PHASES) phases.push([phase, String(report.phases[phase]), report.oldest[phase] === undefined ? '-' : String(report.oldest[phase])]);
   const { counted } = report;
   return [
@@ -42,9 +47,9 @@ function describeAhead(report: StatusReport): string {
 }
 
 export function renderTransfer(transfer: TransferView): string {
-  const table = new Table({ head: [`transfer ${transfer.index}`, 'source deposit entry', 'destination withdraw entry'] });
+  const entries = table([`transfer ${transfer.index}`, 'source deposit entry', 'destination withdraw entry']);
   const { source, destination } = transfer;
-  table.push(
+  entries.push(
     ['status', source.status, destination?.status ?? 'none (no ack_deposit proposal yet)'],
     ['amount', source.amount, destination?.amount ?? '-'],
     ['result', describeResult(source.result), destination === null ? '-' : describeResult(destination.result)],
@@ -54,7 +59,7 @@ export function renderTransfer(transfer: TransferView): string {
     ['yes votes', describeVoters(source.voters, 'yes'), destination === null ? '-' : describeVoters(destination.voters, 'yes')],
     ['no votes', describeVoters(source.voters, 'no'), destination === null ? '-' : describeVoters(destination.voters, 'no')],
   );
-  const lines = [table.toString(), `phase: ${transfer.phase}`, `rule 3.1 (result relayable by ack_withdraw): ${transfer.rule_3_1_holds ? 'holds' : 'does not hold'}`];
+  const lines = [entries.toString(), `phase: ${transfer.phase}`, `rule 3.1 (result relayable by ack_withdraw): ${transfer.rule_3_1_holds ? 'holds' : 'does not hold'}`];
   if (transfer.recovery !== null) {
     lines.push(`SPEC §7: ${transfer.recovery.symptom}`, `  meaning: ${transfer.recovery.meaning}`, `  action: ${transfer.recovery.action}`);
   } else {
