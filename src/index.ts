@@ -125,7 +125,7 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               dryRun: crank.dryRun,
             },
     },
-    crank?.dryRun === true ? 'bridge server listening (DRY RUN: the crank plans and submits nothing)' : 'bridge server listening',
+    'bridge server listening',
   );
 }
 
