@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
-import { DEFAULT_TRANSFER_PAGE, MAX_TRANSFER_PAGE, type TransferQueries } from '../machines/transfers/transfer-queries.js';
+import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
-import { integerParameter } from '../machines/transfers/transfer-params.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event). */
@@ -35,12 +34,10 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   // Read-only, paginated: one bounded chain read per request (docs/operating.md).
   admin.get('/transfers', (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    const from = integerParameter('from', query['from'], { fallback: 0 });
-    const limit = integerParameter('limit', query['limit'], { fallback: DEFAULT_TRANSFER_PAGE, max: MAX_TRANSFER_PAGE });
-    return transfers.page(from, limit, clientGone(reply));
+    return transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply));
   });
   admin.get('/transfers/:index', (request, reply) =>
-    transfers.transfer(integerParameter('index', (request.params as Record<string, unknown>)['index']), clientGone(reply)),
+    transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)),
   );
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.

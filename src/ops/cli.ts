@@ -1,7 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, isBridgeError } from '../errors.js';
 import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../machines/transfers/transfer-queries.js';
-import { integerParameter } from '../machines/transfers/transfer-params.js';
 import { loadOpsContext, type OpsContext } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, HEALTH_TIMEOUT_MS, MAX_HEALTH_BYTES, type Part, type SignatureSummary } from './escalate.js';
 import { renderStatus, renderTransfer } from './render.js';
@@ -25,11 +24,11 @@ interface Output {
 
 async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Promise<void> {
   const queries = createTransferQueries(ctx.reads.readRange);
-  const head = await queries.page(0, 0, signal);
+  const head = await queries.page({ limit: '0' }, signal);
   const pages: TransferPage[] = [];
   let from = Number(head.source.settled_prefix);
   while (pages.length < MAX_STATUS_PAGES) {
-    const page = await queries.page(from, MAX_TRANSFER_PAGE, signal);
+    const page = await queries.page({ from: String(from), limit: String(MAX_TRANSFER_PAGE) }, signal);
     pages.push(page);
     if (page.next === null) break;
     from = page.next;
@@ -40,12 +39,12 @@ async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Pro
 }
 
 async function transfer(ctx: OpsContext, rawIndex: string, output: Output, signal: AbortSignal): Promise<void> {
-  const view = await createTransferQueries(ctx.reads.readRange).transfer(integerParameter('index', rawIndex), signal);
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
   output.out(output.json ? JSON.stringify(view) : renderTransfer(view));
 }
 
 async function escalate(ctx: OpsContext, rawIndex: string, healthUrl: string | undefined, output: Output, signal: AbortSignal): Promise<void> {
-  const view = await createTransferQueries(ctx.reads.readRange).transfer(integerParameter('index', rawIndex), signal);
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
   const [health, signatures] = await Promise.all([fetchHealth(healthUrl), recentSignatures(ctx, signal)]);
   const document = escalationDocument({
     generatedAt: new Date(),

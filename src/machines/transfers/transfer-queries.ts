@@ -2,6 +2,7 @@ import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../../chain/client/r
 import type { TrackerHeader } from '../../chain/types.js';
 import { BridgeError } from '../../errors.js';
 import { crankDisabledError } from '../disabled-crank.js';
+import { integerParameter } from './transfer-params.js';
 import { PHASES, transferView, type Phase, type TransferView } from './transfer-view.js';
 
 /**
@@ -40,16 +41,26 @@ export interface TransferPage {
   transfers: TransferView[];
 }
 
+/**
+ * Parameters arrive raw (query strings, CLI arguments) and are checked here, so that the HTTP
+ * layer and the CLI refuse the same values with the same TRANSFER__INVALID_PARAMETER message.
+ */
 export interface TransferQueries {
-  page(from: number, limit: number, signal: AbortSignal): Promise<TransferPage>;
+  /** `from` defaults to 0, `limit` to DEFAULT_TRANSFER_PAGE, at most MAX_TRANSFER_PAGE. */
+  page(params: { from?: unknown; limit?: unknown }, signal: AbortSignal): Promise<TransferPage>;
   /** Throws TRANSFER__NOT_FOUND past the source entry_count. */
-  transfer(index: number, signal: AbortSignal): Promise<TransferView>;
+  transfer(rawIndex: unknown, signal: AbortSignal): Promise<TransferView>;
 }
 
 export function createTransferQueries(read: ReadTransferRange): TransferQueries {
   return {
-    page: async (from, limit, signal) => transferPage(await read(from, limit, signal), from, limit),
-    transfer: async (index, signal) => {
+    page: async (params, signal) => {
+      const from = integerParameter('from', params.from, { fallback: 0 });
+      const limit = integerParameter('limit', params.limit, { fallback: DEFAULT_TRANSFER_PAGE, max: MAX_TRANSFER_PAGE });
+      return transferPage(await read(from, limit, signal), from, limit);
+    },
+    transfer: async (rawIndex, signal) => {
+      const index = integerParameter('index', rawIndex);
       const range = await read(index, 1, signal);
       const [view] = transferPage(range, index, 1).transfers;
       if (view === undefined) throw transferNotFound(index, range.sourceHeader);
@@ -101,7 +112,7 @@ export function countPhases(transfers: readonly TransferView[]): Record<Phase, n
 
 /** Without runtime configuration there is no chain to read: the same refusal as POST /crank/once. */
 export function createDisabledTransferQueries(): TransferQueries {
-  return { page: () => Promise.reject(crankDisabledError()), transfer: () => Promise.reject(crankDisabledError()) };
+  return createTransferQueries(() => Promise.reject(crankDisabledError()));
 }
 
 function transferNotFound(index: number, header: TrackerHeader): BridgeError<'TRANSFER__NOT_FOUND'> {
