@@ -119,7 +119,8 @@ describe('npm run ops', () => {
         cleanup_ran: false,
         health: { origin: server.url, error: null, value: { status: 'ok', service: 'bridge-operator-server' } },
       });
-      expect(document.recent_signatures).toHaveProperty('error');
+      // This devnet has no getSignaturesForAddress: the part records why, the document still comes out.
+      expect(document.recent_signatures).toMatchObject({ value: null, error: expect.stringContaining('getSignaturesForAddress on the source chain RPC') });
     } finally {
       await server.close();
     }
