@@ -73,6 +73,12 @@ export interface BridgeErrorContexts {
   CRANK__AUTHORITY_NOT_FOUND: { tracker: string; authority: string };
   /** The planner needs an entry that BridgeChains.readState did not read (outside its window). */
   CRANK__ENTRY_NOT_FOUND: { tracker: string; index: number; windowStart: number; windowEnd: number };
+
+  // --- operator reads (GET /transfers, npm run ops) ------------------------------------------
+  /** A transfer index at or past the source DepositTracker's entry_count. */
+  TRANSFER__NOT_FOUND: { index: number; entryCount: number };
+  /** A query or path parameter out of range; `parameter` names it. */
+  TRANSFER__INVALID_PARAMETER: { parameter: string; value: string; reason: string };
 }
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
 import { publishHealthStatusAtScrape } from './machines/crank-telemetry.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
+import { createDisabledTransferQueries, type TransferQueries } from './machines/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 
 /**
@@ -35,12 +36,11 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   for (const warning of warnings) logger.warn(warning);
   const metrics = createMetrics(new Registry());
-  const crank =
-    config.crank !== undefined && authority !== undefined
-      ? await startConfiguredCrank(config.crank, authority, logger, metrics)
-      : createDisabledCrank();
+  const configured = config.crank !== undefined && authority !== undefined ? { crank: config.crank, authority } : undefined;
+  const crank = configured ? await startConfiguredCrank(configured.crank, configured.authority, logger, metrics) : createDisabledCrank();
   publishHealthStatusAtScrape(() => crank.status(), metrics);
-  const app = buildApp({ crank, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
+  const transfers = configured ? await configuredTransferQueries(configured.crank, metrics) : createDisabledTransferQueries();
+  const app = buildApp({ crank, transfers, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
   try {
     await app.listen({ host: config.bind.host, port: config.bind.port });
@@ -69,25 +69,14 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
 }
 
 async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logger: Logger, metrics: Metrics): Promise<CrankService> {
-  const [{ PublicKey }, { createBridgeChains }, { startCrank }] = await Promise.all([
-    import('@solana/web3.js'),
+  const [{ createBridgeChains, endpointsOptions }, { startCrank }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/index.js'),
   ]);
   const chains = createBridgeChains({
-    sourceRpcUrl: crank.sourceRpcUrl,
-    targetRpcUrl: crank.targetRpcUrl,
-    sourceRpcFallbackUrls: crank.sourceRpcFallbackUrls,
-    targetRpcFallbackUrls: crank.targetRpcFallbackUrls,
-    rpcMaxSlotLag: crank.rpcMaxSlotLag,
-    sourceChainId: crank.sourceChainId,
-    targetChainId: crank.targetChainId,
-    sourceProgramId: new PublicKey(crank.sourceProgramId),
-    targetProgramId: new PublicKey(crank.targetProgramId),
+    ...endpointsOptions(crank, metrics),
     authority,
-    rpcTimeoutMs: crank.rpcTimeoutMs,
     sourceReadCommitment: crank.sourceReadCommitment,
-    metrics,
     logger,
   });
   return startCrank({
@@ -101,7 +90,17 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     logger,
     metrics,
     inspectUrl: crank.inspectUrl,
+    dryRun: crank.dryRun,
   });
+}
+
+/** GET /transfers: read-only reads of both trackers, without the key. */
+async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
+  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
+    import('./chain/client/index.js'),
+    import('./machines/transfers/transfer-queries.js'),
+  ]);
+  return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
 }
 
 /**
@@ -135,6 +134,7 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               sourceReadCommitment: crank.sourceReadCommitment,
               minBalanceLamports: crank.minBalanceLamports,
               onForeignSigner: crank.onForeignSigner,
+              dryRun: crank.dryRun,
             },
     },
     'bridge server listening',

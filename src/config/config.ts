@@ -4,6 +4,7 @@ import { LAMPORTS_PER_SIGNATURE } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import {
   bindAddressValue,
+  booleanValue,
   enumValue,
   integerValue,
   publicKeyValue,
@@ -56,6 +57,7 @@ export const DEFAULTS = {
   // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
   BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
   BRIDGE_ON_FOREIGN_SIGNER: 'continue',
+  BRIDGE_DRY_RUN: 'false',
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -113,6 +115,7 @@ const envSchema = z.object({
   // Balances travel as JS numbers: lamports up to 2^53-1 (about 9 million SOL).
   BRIDGE_MIN_BALANCE_LAMPORTS: integerValue(0n, 9007199254740991n).transform(Number).optional(),
   BRIDGE_ON_FOREIGN_SIGNER: enumValue(FOREIGN_SIGNER_POLICIES).prefault(DEFAULTS.BRIDGE_ON_FOREIGN_SIGNER),
+  BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -143,6 +146,8 @@ export interface CrankConfig {
   inspectUrl: string | undefined;
   minBalanceLamports: number;
   onForeignSigner: ForeignSignerPolicy;
+  /** BRIDGE_DRY_RUN: read and plan every cycle, log what would be submitted, submit nothing. */
+  dryRun: boolean;
 }
 
 export interface Config {
@@ -264,6 +269,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
     minBalanceLamports: values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS),
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
+    dryRun: values.BRIDGE_DRY_RUN,
   };
 }
 

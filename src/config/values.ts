@@ -119,6 +119,9 @@ export function enumValue<const T extends readonly [string, ...string[]]>(values
   });
 }
 
+/** Strictly `true` or `false`: a typo such as `yes` or `1` is an error, not a silent default. */
+export const booleanValue = () => enumValue(['true', 'false'] as const).transform((raw) => raw === 'true');
+
 export interface BindAddress {
   /** Host as `listen` takes it: IPv6 without brackets. */
   host: string;

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
+import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AdminCredentials } from './auth.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
@@ -21,12 +22,15 @@ export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/crank/once': ['POST'],
   '/crank/poll': ['POST'],
   '/kill': ['POST'],
+  '/transfers': ['GET', 'HEAD'],
+  '/transfers/:index': ['GET', 'HEAD'],
 };
 
 const PUBLIC_PATHS = new Set(['/health', '/metrics']);
 
 export interface AppDependencies {
   crank: CrankService;
+  transfers: TransferQueries;
   metrics: Metrics;
   logger: Logger;
   /** Undefined: admin endpoints are open and the ingress must keep them private (SPEC §5). */

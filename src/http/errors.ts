@@ -28,6 +28,8 @@ export const UNAUTHORIZED: ErrorBody = {
 export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
   if (isBridgeError(err, 'CRANK__DISABLED')) return { statusCode: 409, body: { error: 'crank_disabled', message: err.message } };
   if (isBridgeError(err, 'CRANK__STOPPED')) return { statusCode: 503, body: { error: 'shutting_down', message: err.message } };
+  if (isBridgeError(err, 'TRANSFER__INVALID_PARAMETER')) return { statusCode: 400, body: { error: 'invalid_parameter', message: err.message } };
+  if (isBridgeError(err, 'TRANSFER__NOT_FOUND')) return { statusCode: 404, body: { error: 'transfer_not_found', message: err.message } };
   const statusCode = errorStatusCode(err);
   if (statusCode === 401) return { statusCode, body: UNAUTHORIZED };
   if (statusCode === 413) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
+import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
@@ -21,12 +22,23 @@ export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: {
 
 export interface AdminRouteDependencies {
   crank: CrankService;
+  /** Read-only transfer views (GET /transfers); refuses with CRANK__DISABLED without runtime configuration. */
+  transfers: TransferQueries;
   auth: AdminCredentials | undefined;
   onKill: () => void;
 }
 
-export async function registerAdminRoutes(admin: FastifyInstance, { crank, auth, onKill }: AdminRouteDependencies): Promise<void> {
+export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, onKill }: AdminRouteDependencies): Promise<void> {
   if (auth !== undefined) await requireAdminAuth(admin, auth);
+
+  // Read-only, paginated: one bounded chain read per request (docs/operating.md).
+  admin.get('/transfers', (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    return transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply));
+  });
+  admin.get('/transfers/:index', (request, reply) =>
+    transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)),
+  );
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
   admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>

@@ -17,6 +17,8 @@ export const crankHealthSchema = {
     last_error: nullableString,
     last_action: nullableString,
     total_actions_submitted: { type: 'integer' },
+    // BRIDGE_DRY_RUN only; absent otherwise, so the SPEC §2.2 shape is unchanged.
+    dry_run: { type: 'boolean' },
   },
 } as const;
 

@@ -4,6 +4,7 @@ import {
   landedSignaturesOf,
   newCycle,
   pendingCounts,
+  plannedVotes,
   STEP_ACTIONS,
   submissionFor,
   submittedIndices,
@@ -15,7 +16,7 @@ import {
   type CycleRead,
 } from './crank-context.js';
 import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './authority-checks.js';
-import { describeFailed, describeLanded } from './describe.js';
+import { describeFailed, describeLanded, describePlanned } from './describe.js';
 import { isRetryableFailure } from './guards.js';
 import { hasBacklog } from './planning/cycle-plan.js';
 
@@ -104,6 +105,19 @@ export function attemptLanded(context: CrankContext, step: CrankStep, report: Ac
   };
 }
 
+/**
+ * Dry run: the action's plan is logged instead of submitted. Nothing landed, so neither
+ * last_success_at nor the landed count moves; last_action says what was planned.
+ */
+export function dryRunRecorded(context: CrankContext, step: CrankStep): Bookkeeping {
+  const submission = submissionFor(step, context.plan);
+  const indices = submittedIndices(submission);
+  return {
+    update: { health: { ...context.health, lastAction: describePlanned(step, indices) } },
+    emit: [{ type: 'dryRunPlanned', action: STEP_ACTIONS[step], indices, votes: plannedVotes(submission) }],
+  };
+}
+
 /** The failure as data; transactions that landed before it count as submitted. */
 export function attemptFailed(context: CrankContext, error: unknown): Partial<CrankContext> {
   const landedSignatures = landedSignaturesOf(error);
@@ -148,7 +162,8 @@ export function actionResolved(context: CrankContext, step: CrankStep, atMs: num
 export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping {
   const { cycle, plan, settings } = context;
   if (cycle === null) return { update: {}, emit: [] };
-  const backlog = !cycle.failed && plan !== null && hasBacklog(plan);
+  // A dry run's backlog never drains: it must not trigger back-to-back cycles.
+  const backlog = !settings.dryRun && !cycle.failed && plan !== null && hasBacklog(plan);
   const drainBacklog = backlog && context.backlogStreak < settings.maxBacklogCycles;
   return {
     update: {

@@ -46,6 +46,8 @@ export interface CrankSettings {
   onForeignSigner: ForeignSignerPolicy;
   /** BRIDGE_MIN_BALANCE_LAMPORTS: below it on either chain, /health warns. */
   minBalanceLamports: number;
+  /** BRIDGE_DRY_RUN: each action state records its plan instead of submitting it. */
+  dryRun: boolean;
 }
 
 export type { ForeignSignerPolicy };
@@ -56,6 +58,7 @@ export interface CrankSettingsOptions {
   retryBackoffMs: number;
   onForeignSigner: ForeignSignerPolicy;
   minBalanceLamports: number;
+  dryRun?: boolean;
 }
 
 export function crankSettings(options: CrankSettingsOptions): CrankSettings {
@@ -67,6 +70,7 @@ export function crankSettings(options: CrankSettingsOptions): CrankSettings {
     maxBacklogCycles: MAX_BACKLOG_CYCLES,
     onForeignSigner: options.onForeignSigner,
     minBalanceLamports: options.minBalanceLamports,
+    dryRun: options.dryRun ?? false,
   };
 }
 
@@ -187,7 +191,15 @@ export type CrankEmitted =
     }
   | { type: 'cycleFinished'; outcome: 'ok' | 'error'; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
   | { type: 'requestsAbandoned'; requests: string[] }
-  | { type: 'pollCoalesced' };
+  | { type: 'pollCoalesced' }
+  /** Dry run: what the action would have submitted; nothing was sent. */
+  | { type: 'dryRunPlanned'; action: CrankAction; indices: number[]; votes: PlannedVote[] };
+
+/** A vote as a dry run logs it: the entry and its direction (approve = yes). */
+export interface PlannedVote {
+  index: number;
+  approve: boolean;
+}
 
 /** What the submit actor sends, per step. */
 export type Submission =
@@ -254,6 +266,10 @@ export function submissionFor(step: CrankStep, plan: CyclePlan | null): Submissi
     case 'cleanup':
       return { step, indices: plan?.cleanup.indices ?? [] };
   }
+}
+
+export function plannedVotes(submission: Submission): PlannedVote[] {
+  return submission.step === 'cleanup' ? [] : submission.votes.map(({ index, approve }) => ({ index, approve }));
 }
 
 export function submittedIndices(submission: Submission): number[] {

@@ -22,6 +22,7 @@ import {
   cycleAbandoned,
   cycleFinished,
   cycleStarted,
+  dryRunRecorded,
   failedAttemptEvent,
   readFailed,
   readRecorded,
@@ -39,7 +40,8 @@ import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } fro
  * ack_deposit, ack_withdraw, cleanup_deposit, each retried with backoff up to the attempt
  * limit, then back to idle until the next poll. The machine has no I/O: effects are the
  * `readAndPlan` and `submitAction` actors (crank-actors.ts), provided by startCrank; what the
- * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted.
+ * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted. In a dry run
+ * (settings.dryRun) each action state records its plan instead of invoking submitAction.
  * docs/crank.md describes every state, event and rule.
  */
 
@@ -99,6 +101,7 @@ const crankSetup = setup({
     // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
     retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
     maySubmit: ({ context }, params: { step: CrankStep }) => maySubmit(params.step, context.health, context.settings.onForeignSigner),
+    isDryRun: ({ context }) => context.settings.dryRun,
   },
   actions: {
     queueRequest: assign(({ context }, params: { requestId: string }) => ({
@@ -114,6 +117,9 @@ const crankSetup = setup({
       apply(enqueue, readFailed(context, params.error)),
     ),
     beginAction: assign(() => ({ progress: freshProgress() })),
+    recordDryRun: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) =>
+      apply(enqueue, dryRunRecorded(context, params.step)),
+    ),
     beginAttempt: assign(({ context }, params: { step: CrankStep }) => attemptStarted(context, params.step, now())),
     beginReread: assign(({ context }) => rereadStarted(context, now())),
     recordLanded: enqueueActions(({ context, enqueue }, params: { step: CrankStep; report: ActionReport }) =>
@@ -159,6 +165,8 @@ function actionState(step: CrankStep, next: NextStep) {
       checking: {
         always: [
           { guard: 'isStopRequested', target: '#crank.stopped' },
+          // BRIDGE_DRY_RUN: the plan is recorded (logged, counted) and nothing is submitted.
+          { guard: and([WORK_GUARDS[step], 'isDryRun']), target: next, actions: { type: 'recordDryRun', params: { step } } },
           { guard: and([WORK_GUARDS[step], { type: 'maySubmit', params: { step } }]), target: 'submitting' },
           { target: next, actions: { type: 'resolveAction', params: { step } } },
         ],

@@ -14,6 +14,8 @@ export interface CrankHealth {
   last_error: string | null;
   last_action: string | null;
   total_actions_submitted: number;
+  /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
+  dry_run?: true;
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

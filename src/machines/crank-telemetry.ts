@@ -56,6 +56,10 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
     case 'pollCoalesced':
       log.debug('crank: POLL while a cycle runs, dropped');
       return;
+    case 'dryRunPlanned':
+      metrics.crankDryRunPlanned.inc({ action: emitted.action }, emitted.indices.length);
+      log.info({ action: emitted.action, indices: emitted.indices, votes: emitted.votes }, `crank: ${emitted.action} dry run, not submitted`);
+      return;
   }
 }
 

@@ -2,7 +2,8 @@ import { STEP_ACTIONS, type ActionReport, type CrankStep } from './crank-context
 
 /**
  * The human-readable `crank.last_action` lines, e.g. "ack_deposit 120..129 (10 votes)",
- * "cleanup_deposit 4 entries (1 already done)", "ack_withdraw 7 (1 vote) failed after 3 attempts".
+ * "cleanup_deposit 4 entries (1 already done)", "ack_withdraw 7 (1 vote) failed after 3 attempts",
+ * and in a dry run "dry run: ack_deposit 120..129 (10 votes) planned, not submitted".
  */
 
 export function describeLanded(step: CrankStep, indices: readonly number[], report: ActionReport): string {
@@ -13,6 +14,11 @@ export function describeLanded(step: CrankStep, indices: readonly number[], repo
 
 export function describeFailed(step: CrankStep, indices: readonly number[], attempts: number): string {
   return `${describeSubmission(step, indices)} failed after ${plural(attempts, 'attempt')}`;
+}
+
+/** Dry run: "dry run: ack_deposit 120..129 (10 votes) planned, not submitted". */
+export function describePlanned(step: CrankStep, indices: readonly number[]): string {
+  return `dry run: ${describeSubmission(step, indices)} planned, not submitted`;
 }
 
 function describeSubmission(step: CrankStep, indices: readonly number[]): string {

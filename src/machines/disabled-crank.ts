@@ -18,7 +18,7 @@ export function createDisabledCrank(): CrankService {
   };
 }
 
-function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
+export function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
   return new BridgeError(
     'CRANK__DISABLED',
     {},

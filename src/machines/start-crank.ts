@@ -33,6 +33,8 @@ export interface StartCrankOptions {
   metrics: Metrics;
   /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
   inspectUrl?: string;
+  /** BRIDGE_DRY_RUN: plan every cycle, submit nothing. */
+  dryRun?: boolean;
 }
 
 /**
@@ -66,8 +68,10 @@ export function startCrank(options: StartCrankOptions): CrankService {
       metrics.crankEnabled.set(0);
     },
   });
+  const dryRun = options.dryRun === true;
   metrics.crankEnabled.set(1);
   for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, options.minBalanceLamports);
+  metrics.crankDryRun.set(dryRun ? 1 : 0);
   actor.start();
   log.info(
     {
@@ -77,8 +81,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
       stalledAfterMs,
       onForeignSigner: options.onForeignSigner,
       minBalanceLamports: options.minBalanceLamports,
+      dryRun,
     },
-    'crank started',
+    dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
 
   function verdict(): HealthVerdict {
@@ -91,7 +96,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
 
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
-    return healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
+    const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
+    return dryRun ? { ...crankHealth, dry_run: true } : crankHealth;
   }
 
   function acceptsCycles(): boolean {

@@ -54,6 +54,7 @@ describe('parseConfig: defaults', () => {
       inspectUrl: undefined,
       minBalanceLamports: 28_800_000,
       onForeignSigner: 'continue',
+      dryRun: false,
     });
   });
 
@@ -72,6 +73,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_XSTATE_INSPECT: 'wss://inspect.example.org/session',
       BRIDGE_MIN_BALANCE_LAMPORTS: '9007199254740991',
       BRIDGE_ON_FOREIGN_SIGNER: 'halt',
+      BRIDGE_DRY_RUN: 'true',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -86,6 +88,7 @@ describe('parseConfig: defaults', () => {
       inspectUrl: 'wss://inspect.example.org/session',
       minBalanceLamports: 9007199254740991,
       onForeignSigner: 'halt',
+      dryRun: true,
     });
   });
 
@@ -316,6 +319,9 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_MIN_BALANCE_LAMPORTS', '9007199254740992', 'expected an integer 0..9007199254740991, got "9007199254740992"'],
     ['BRIDGE_MIN_BALANCE_LAMPORTS', '0.5', 'expected an integer 0..9007199254740991, got "0.5"'],
     ['BRIDGE_ON_FOREIGN_SIGNER', 'stop', 'expected one of continue, halt, got "stop"'],
+    ['BRIDGE_DRY_RUN', 'yes', 'expected one of true, false, got "yes"'],
+    ['BRIDGE_DRY_RUN', '1', 'expected one of true, false, got "1"'],
+    ['BRIDGE_DRY_RUN', 'TRUE', 'expected one of true, false, got "TRUE"'],
   ])('%s=%s: %s', (name, value, message) => {
     expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
   });

@@ -84,7 +84,7 @@ describe('unknown routes and methods', () => {
   ])('%s %s is a 404 JSON error listing the routes', async (method, path) => {
     app = await startTestApp();
     const body = expectJsonError(await rawRequest(app.port, { method, path }), 404, 'not_found');
-    expect(body.message).toBe(`no route ${method} ${path}; routes: GET /health, GET /metrics, POST /crank/once, POST /crank/poll, POST /kill`);
+    expect(body.message).toBe(`no route ${method} ${path}; routes: GET /health, GET /metrics, POST /crank/once, POST /crank/poll, POST /kill, GET /transfers, GET /transfers/:index`);
   });
 
   it.each([

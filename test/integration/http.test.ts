@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
+import { createDisabledTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
 import { basicAuth } from '../support/http-app.js';
 import { NOTHING_ATTEMPTED, runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
@@ -25,7 +26,7 @@ afterEach(async () => {
 });
 
 async function startServer(b: DevnetBridge, crank: BridgeCrank): Promise<string> {
-  const app = buildApp({ crank: crank.service, metrics: crank.metrics, logger: crank.logs.logger, auth: CREDENTIALS, onKill: () => undefined });
+  const app = buildApp({ crank: crank.service, transfers: createDisabledTransferQueries(), metrics: crank.metrics, logger: crank.logs.logger, auth: CREDENTIALS, onKill: () => undefined });
   await app.listen({ host: '127.0.0.1', port: 0 });
   // Registered after the crank, so it closes before the crank stops, as the process shuts down.
   b.onClose(() => app.close());

@@ -326,6 +326,16 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     rpc.releaseAll();
   });
 
+  it('BRIDGE_DRY_RUN=true: the startup line, the crank line and /health say so; the metric is 1', async () => {
+    const { rpc, server, url } = await startCrankServer({ BRIDGE_DRY_RUN: 'true' });
+    const health = (await (await fetch(`${url}/health`)).json()) as { crank: Record<string, unknown> };
+    expect(health.crank).toMatchObject({ enabled: true, dry_run: true, total_actions_submitted: 0 });
+    expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({ crank: { enabled: true, dryRun: true } });
+    expect(server.logs().find((r) => r.msg === 'crank started in dry run: it plans every cycle and submits nothing')).toMatchObject({ dryRun: true });
+    expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^bridge_crank_dry_run 1$/m);
+    rpc.releaseAll();
+  });
+
   it('SIGTERM lets the running cycle finish, then exits 0', async () => {
     const { rpc, server } = await startCrankServer({ BRIDGE_SHUTDOWN_TIMEOUT_MS: '20000' });
     await rpc.requested();

@@ -42,6 +42,7 @@ const SETTINGS: CrankSettings = {
   maxBacklogCycles: 1,
   onForeignSigner: 'continue',
   minBalanceLamports: 0,
+  dryRun: false,
 };
 
 function plan(items: number, pending: number): CyclePlan {
@@ -112,7 +113,7 @@ function abstractState(snapshot: Snapshot): string {
   });
 }
 
-/** The model over one settings value (guards read settings: a backoff of 0 retries without a timer). */
+/** The model over one settings value (guards read settings: a backoff of 0 retries without a timer; dry run or not). */
 const traversal = (input: CrankSettings) => ({
   input,
   events: modelEvents,
@@ -277,7 +278,7 @@ afterEach(() => {
 });
 
 describe('crank machine path coverage', () => {
-  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, retryBackoffMs: 0 })];
+  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, retryBackoffMs: 0 }), ...edges({ ...SETTINGS, dryRun: true })];
 
   it('reaches every state and every transition of the definition in the model', () => {
     const reached: Coverage = { transitions: new Set(), states: new Set() };

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { buildApp } from '../../src/http/app.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
+import { createDisabledTransferQueries, type TransferQueries } from '../../src/machines/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from './log-capture.js';
 
@@ -19,6 +20,7 @@ export interface TestApp {
 
 export interface TestAppOptions {
   crank?: CrankService;
+  transfers?: TransferQueries;
   auth?: { username: string; password: string };
 }
 
@@ -29,6 +31,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   let kills = 0;
   const app = buildApp({
     crank: options.crank ?? createDisabledCrank(),
+    transfers: options.transfers ?? createDisabledTransferQueries(),
     metrics,
     logger: logs.logger,
     auth: options.auth,

@@ -6,13 +6,14 @@ import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstructio
 import { depositResultToArg } from '../codec/instructions.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../pda.js';
 import { depositResultFromWire, parseU64 } from '../result-wire.js';
-import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
+import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { packedFees } from './fees.js';
 import { readAuthorityView } from './read-authority.js';
-import { readBridgeView } from './read-state.js';
+import { readBridgeView, type ChainEndpoint } from './read-state.js';
+import { readTransferRange, type TransferRange } from './read-transfers.js';
 import { submitCleanups } from './submit-cleanups.js';
 import { entryIndexArg, submitVotes } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -51,12 +52,47 @@ export interface BridgeChainsTuning {
   fetch?: RpcFetch;
 }
 
-export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
-  const { authority, metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
-  const logger = options.logger.child({ component: 'chain' });
-  const authorityKey = authority.publicKey;
+/** What reaching both trackers takes (no key): the crank's chains and the operator reads share it. */
+export type ChainEndpointsOptions = Pick<
+  BridgeChainsOptions,
+  | 'sourceRpcUrl'
+  | 'targetRpcUrl'
+  | 'sourceRpcFallbackUrls'
+  | 'targetRpcFallbackUrls'
+  | 'rpcMaxSlotLag'
+  | 'sourceChainId'
+  | 'targetChainId'
+  | 'sourceProgramId'
+  | 'targetProgramId'
+  | 'rpcTimeoutMs'
+  | 'metrics'
+>;
 
-  const { fetch, submitTiming } = tuning;
+/** The same settings as configured (program ids in base58): CrankConfig fits. */
+export type ChainEndpointsConfig = Omit<ChainEndpointsOptions, 'sourceProgramId' | 'targetProgramId' | 'metrics'> & {
+  sourceProgramId: string;
+  targetProgramId: string;
+};
+
+export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics): ChainEndpointsOptions {
+  return {
+    sourceRpcUrl: config.sourceRpcUrl,
+    targetRpcUrl: config.targetRpcUrl,
+    ...(config.sourceRpcFallbackUrls === undefined ? {} : { sourceRpcFallbackUrls: config.sourceRpcFallbackUrls }),
+    ...(config.targetRpcFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: config.targetRpcFallbackUrls }),
+    ...(config.rpcMaxSlotLag === undefined ? {} : { rpcMaxSlotLag: config.rpcMaxSlotLag }),
+    sourceChainId: config.sourceChainId,
+    targetChainId: config.targetChainId,
+    sourceProgramId: new PublicKey(config.sourceProgramId),
+    targetProgramId: new PublicKey(config.targetProgramId),
+    rpcTimeoutMs: config.rpcTimeoutMs,
+    metrics,
+  };
+}
+
+/** The RPC client and tracker of each chain. */
+export function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
+  const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
   const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
     createChainRpc({
       chain,
@@ -67,6 +103,58 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
       ...(fetch === undefined ? {} : { fetch }),
     });
+  const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
+    chain,
+    kind,
+    address,
+    account: address.toBase58(),
+    programId,
+    sourceChainId,
+    targetChainId,
+  });
+  return {
+    source: {
+      rpc: rpcFor('source', options.sourceRpcUrl, options.sourceRpcFallbackUrls),
+      tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
+    },
+    target: {
+      rpc: rpcFor('target', options.targetRpcUrl, options.targetRpcFallbackUrls),
+      tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
+    },
+  };
+}
+
+/** Most signatures `npm run ops escalate` asks each chain for. */
+export const MAX_RECENT_SIGNATURES = 100;
+
+/** Read-only reads for operators (GET /transfers, `npm run ops`): no key involved. */
+export interface OperatorReads {
+  readRange(from: number, limit: number, signal: AbortSignal): Promise<TransferRange>;
+  /** The newest transactions naming `address` on each chain, at most MAX_RECENT_SIGNATURES each. */
+  recentSignatures(address: PublicKey, limit: number, signal: AbortSignal): Promise<Record<ChainSide, AddressSignature[]>>;
+}
+
+export function createOperatorReads(options: ChainEndpointsOptions): OperatorReads {
+  const endpoints = chainEndpoints(options);
+  return {
+    readRange: (from, limit, signal) => readTransferRange({ ...endpoints, metrics: options.metrics }, from, limit, signal),
+    recentSignatures: async (address, limit, signal) => {
+      const bounded = Math.max(1, Math.min(limit, MAX_RECENT_SIGNATURES));
+      const [source, target] = await Promise.all([
+        endpoints.source.rpc.getSignaturesForAddress(address, { limit: bounded }, signal),
+        endpoints.target.rpc.getSignaturesForAddress(address, { limit: bounded }, signal),
+      ]);
+      return { source, target };
+    },
+  };
+}
+
+export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
+  const { authority, metrics, sourceChainId, targetProgramId, sourceProgramId } = options;
+  const logger = options.logger.child({ component: 'chain' });
+  const authorityKey = authority.publicKey;
+
+  const { fetch, submitTiming } = tuning;
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures): TransactionSender =>
     new TransactionSender({
       rpc,
@@ -78,24 +166,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
-  const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
-    chain,
-    kind,
-    address,
-    account: address.toBase58(),
-    programId,
-    sourceChainId,
-    targetChainId,
-  });
-
-  const source = {
-    rpc: rpcFor('source', options.sourceRpcUrl, options.sourceRpcFallbackUrls),
-    tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
-  };
-  const target = {
-    rpc: rpcFor('target', options.targetRpcUrl, options.targetRpcFallbackUrls),
-    tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
-  };
+  const { source, target } = chainEndpoints(options, fetch);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sourceSender = senderFor(source.rpc, signed.source);
   const targetSender = senderFor(target.rpc, signed.target);

@@ -1,6 +1,7 @@
 import {
   VersionedTransaction,
   type BlockhashWithExpiryBlockHeight,
+  type TransactionError,
   type Commitment,
   type PublicKey,
   type SignatureStatus,
@@ -51,6 +52,10 @@ export interface SendOptions {
 export interface AddressSignature {
   signature: string;
   slot: number;
+  /** null when the transaction succeeded. */
+  err: TransactionError | null;
+  /** Unix seconds; null when the node does not know. */
+  blockTime: number | null;
 }
 
 export interface AddressSignatureOptions {
@@ -189,7 +194,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 
     getSignaturesForAddress: (address, options, signal) =>
       read('getSignaturesForAddress', signal, async ({ connection }) =>
-        (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot }) => ({ signature, slot })),
+        (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
       ),
 
     getTransactionSigners: (signature, signal) =>

@@ -53,6 +53,21 @@ describe('createChainRpc reads through web3.js', () => {
     });
   });
 
+  it('getSignaturesForAddress sends the limit at confirmed and returns the newest first', async () => {
+    const rpc = await setup(() => ({
+      result: [
+        { signature: '5'.repeat(88), slot: 12, err: null, memo: null, blockTime: 1795504690, confirmationStatus: 'confirmed' },
+        { signature: '4'.repeat(88), slot: 9, err: { InstructionError: [0, { Custom: 6001 }] }, memo: null, blockTime: null },
+      ],
+    }));
+    const infos = await rpc.getSignaturesForAddress(address, { limit: 20 }, signal());
+    expect(infos).toEqual([
+      { signature: '5'.repeat(88), slot: 12, err: null, blockTime: 1795504690 },
+      { signature: '4'.repeat(88), slot: 9, err: { InstructionError: [0, { Custom: 6001 }] }, blockTime: null },
+    ]);
+    expect(server?.calls[0]).toEqual({ method: 'getSignaturesForAddress', params: [address.toBase58(), { commitment: 'confirmed', limit: 20 }] });
+  });
+
   it('getAccountInfo of a missing account is null', async () => {
     const rpc = await setup(() => ({ result: { context: { slot: 3 }, value: null } }));
     expect(await rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal())).toEqual({ slot: 3, account: null });

@@ -38,6 +38,8 @@ export interface CrankTuning {
   /** Endpoints of each chain, primary first, instead of the devnet node's one URL. */
   sourceRpcUrls?: readonly string[];
   targetRpcUrls?: readonly string[];
+  /** BRIDGE_DRY_RUN. */
+  dryRun?: boolean;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -78,6 +80,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     minBalanceLamports: 0,
     logger: logs.logger,
     metrics,
+    dryRun: tuning.dryRun,
   });
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances };

@@ -21,6 +21,7 @@ export interface TestCrankOptions {
   retryBackoffMs?: number;
   onForeignSigner?: ForeignSignerPolicy;
   minBalanceLamports?: number;
+  dryRun?: boolean;
   /** Script the chains before the crank starts (its startup cycle reads at once). */
   before?: (chains: ScriptedChains) => void;
 }
@@ -40,6 +41,7 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
     ...(options.minBalanceLamports === undefined ? {} : { minBalanceLamports: options.minBalanceLamports }),
     logger: logs.logger,
     metrics,
+    dryRun: options.dryRun,
   });
   return { chains, logs, metrics, crank };
 }

@@ -1,0 +1,65 @@
+import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
+import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { truncateAtRemoved, type ChainEndpoint } from './read-state.js';
+import { ReadMeter, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
+import { toEntryIndex } from './window.js';
+
+/**
+ * Read-only reads of arbitrary transfer ranges for operators (`npm run ops`, GET /transfers):
+ * both tracker headers, then entries `from .. from+limit-1` of each tracker, through the same
+ * readers and codecs as the crank. At confirmed: an operator wants the latest state.
+ */
+
+/** Entries per read and tracker; bounds one request's RPC traffic (docs/operating.md). */
+export const MAX_TRANSFERS_PER_READ = 500;
+
+export interface TransferRangeContext {
+  source: ChainEndpoint;
+  target: ChainEndpoint;
+  metrics: Metrics;
+}
+
+/** Both headers and the entries of `[start, start + deposits.length)`; `withdrawals[i]` is null past the destination's entry_count. */
+export interface TransferRange {
+  sourceHeader: TrackerHeader;
+  targetHeader: TrackerHeader;
+  start: number;
+  deposits: DepositEntry[];
+  withdrawals: Array<WithdrawEntry | null>;
+}
+
+export async function readTransferRange(ctx: TransferRangeContext, from: number, limit: number, signal: AbortSignal): Promise<TransferRange> {
+  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(limit) || limit < 0 || limit > MAX_TRANSFERS_PER_READ) {
+    throw new RangeError(`a transfer read takes 0 <= from and 0 <= limit <= ${MAX_TRANSFERS_PER_READ}, got from ${from}, limit ${limit}`);
+  }
+  const meter = new ReadMeter(ctx.metrics);
+  const { source, target } = ctx;
+  const [sourceRead, targetRead] = await Promise.all([
+    readTrackerHeader(source.rpc, source.tracker, 'confirmed', meter, signal),
+    readTrackerHeader(target.rpc, target.tracker, 'confirmed', meter, signal),
+  ]);
+  const sourceCount = toEntryIndex(sourceRead.header.entryCount, source.tracker.account, 'entry_count');
+  const targetCount = toEntryIndex(targetRead.header.entryCount, target.tracker.account, 'entry_count');
+  const start = Math.min(from, sourceCount);
+  const end = Math.min(from + limit, sourceCount);
+  const targetEnd = Math.min(end, targetCount);
+  const options = (slot: number) => ({ commitment: 'confirmed' as const, minContextSlot: slot });
+  const [depositBytes, withdrawBytes] = await Promise.all([
+    readEntryBytes(source.rpc, source.tracker, { start, end }, options(sourceRead.slot), meter, signal),
+    readEntryBytes(target.rpc, target.tracker, { start, end: Math.max(start, targetEnd) }, options(targetRead.slot), meter, signal),
+  ]);
+  const window = truncateAtRemoved({
+    header: targetRead.header,
+    start,
+    entries: decodeWithdrawEntries(withdrawBytes, target.tracker.account, start),
+  });
+  const deposits = decodeDepositEntries(depositBytes, source.tracker.account, start);
+  return {
+    sourceHeader: sourceRead.header,
+    targetHeader: window.header,
+    start,
+    deposits,
+    withdrawals: deposits.map((_, offset) => window.entries[offset] ?? null),
+  };
+}

@@ -1,0 +1,126 @@
+import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../../chain/client/read-transfers.js';
+import type { TrackerHeader } from '../../chain/types.js';
+import { BridgeError } from '../../errors.js';
+import { crankDisabledError } from '../disabled-crank.js';
+import { integerParameter } from './transfer-params.js';
+import { PHASES, transferView, type Phase, type TransferView } from './transfer-view.js';
+
+/**
+ * The read-only transfer queries both GET /transfers and `npm run ops` answer from: pages of
+ * transfers, one transfer, and the trackers side by side with transfers per phase. The range
+ * reader (chain client) is passed in; everything here is pure computation over what it returns.
+ */
+
+/** Default and largest page of GET /transfers and `ops` (one range read per page). */
+export const DEFAULT_TRANSFER_PAGE = 50;
+export const MAX_TRANSFER_PAGE = MAX_TRANSFERS_PER_READ;
+
+export type ReadTransferRange = (from: number, limit: number, signal: AbortSignal) => Promise<TransferRange>;
+
+export interface AuthorityPosition {
+  authority: string;
+  next_index: string;
+  last_vote: string;
+}
+
+export interface TrackerSummary {
+  entry_count: string;
+  settled_prefix: string;
+  generation: string;
+  threshold: number;
+  authorities: AuthorityPosition[];
+}
+
+export interface TransferPage {
+  source: TrackerSummary;
+  destination: TrackerSummary;
+  from: number;
+  limit: number;
+  /** `from` of the next page; null when this page reaches the source entry_count. */
+  next: number | null;
+  transfers: TransferView[];
+}
+
+/**
+ * Parameters arrive raw (query strings, CLI arguments) and are checked here, so that the HTTP
+ * layer and the CLI refuse the same values with the same TRANSFER__INVALID_PARAMETER message.
+ */
+export interface TransferQueries {
+  /** `from` defaults to 0, `limit` to DEFAULT_TRANSFER_PAGE, at most MAX_TRANSFER_PAGE. */
+  page(params: { from?: unknown; limit?: unknown }, signal: AbortSignal): Promise<TransferPage>;
+  /** Throws TRANSFER__NOT_FOUND past the source entry_count. */
+  transfer(rawIndex: unknown, signal: AbortSignal): Promise<TransferView>;
+}
+
+export function createTransferQueries(read: ReadTransferRange): TransferQueries {
+  return {
+    page: async (params, signal) => {
+      const from = integerParameter('from', params.from, { fallback: 0 });
+      const limit = integerParameter('limit', params.limit, { fallback: DEFAULT_TRANSFER_PAGE, max: MAX_TRANSFER_PAGE });
+      return transferPage(await read(from, limit, signal), from, limit);
+    },
+    transfer: async (rawIndex, signal) => {
+      const index = integerParameter('index', rawIndex);
+      const range = await read(index, 1, signal);
+      const [view] = transferPage(range, index, 1).transfers;
+      if (view === undefined) throw transferNotFound(index, range.sourceHeader);
+      return view;
+    },
+  };
+}
+
+export function transferPage(range: TransferRange, from: number, limit: number): TransferPage {
+  const transfers = range.deposits.map((deposit, offset) =>
+    transferView({
+      index: range.start + offset,
+      deposit,
+      withdraw: range.withdrawals[offset] ?? null,
+      sourceHeader: range.sourceHeader,
+      targetHeader: range.targetHeader,
+    }),
+  );
+  const end = range.start + transfers.length;
+  return {
+    source: trackerSummary(range.sourceHeader),
+    destination: trackerSummary(range.targetHeader),
+    from,
+    limit,
+    next: BigInt(end) < range.sourceHeader.entryCount && transfers.length > 0 ? end : null,
+    transfers,
+  };
+}
+
+export function trackerSummary(header: TrackerHeader): TrackerSummary {
+  return {
+    entry_count: header.entryCount.toString(),
+    settled_prefix: header.settledPrefix.toString(),
+    generation: header.generation.toString(),
+    threshold: header.threshold,
+    authorities: header.authorities.map((authority, slot) => ({
+      authority,
+      next_index: (header.votes[slot]?.nextIndex ?? 0n).toString(),
+      last_vote: header.votes[slot]?.lastVote ?? 'None',
+    })),
+  };
+}
+
+export function countPhases(transfers: readonly TransferView[]): Record<Phase, number> {
+  const counts = Object.fromEntries(PHASES.map((phase) => [phase, 0])) as Record<Phase, number>;
+  for (const transfer of transfers) counts[transfer.phase] += 1;
+  return counts;
+}
+
+/** Without runtime configuration there is no chain to read: the same refusal as POST /crank/once. */
+export function createDisabledTransferQueries(): TransferQueries {
+  return createTransferQueries(() => Promise.reject(crankDisabledError()));
+}
+
+function transferNotFound(index: number, header: TrackerHeader): BridgeError<'TRANSFER__NOT_FOUND'> {
+  const entryCount = Number(header.entryCount);
+  return new BridgeError(
+    'TRANSFER__NOT_FOUND',
+    { index, entryCount },
+    `transfer ${index} does not exist: the source DepositTracker has ${entryCount} entries` +
+      (entryCount > 0 ? ` (indices 0..${entryCount - 1})` : ''),
+  );
+}

@@ -1,0 +1,157 @@
+import { Command, CommanderError, Option } from 'commander';
+import { describeError, isBridgeError } from '../errors.js';
+import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../machines/transfers/transfer-queries.js';
+import { loadOpsContext, type OpsContext } from './context.js';
+import { escalationDocument, ESCALATE_SIGNATURES, HEALTH_TIMEOUT_MS, MAX_HEALTH_BYTES, type Part, type SignatureSummary } from './escalate.js';
+import { renderStatus, renderTransfer } from './render.js';
+import { MAX_STATUS_PAGES, statusReport } from './status.js';
+
+/**
+ * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
+ * (docs/operating.md). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * 3 no such transfer index.
+ */
+
+export const EXIT = { ok: 0, usage: 1, unreachable: 2, notFound: 3 } as const;
+
+/** Every chain read of one command together; a hung endpoint cannot keep the CLI waiting. */
+const COMMAND_TIMEOUT_MS = 60_000;
+
+interface Output {
+  json: boolean;
+  out(text: string): void;
+}
+
+async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Promise<void> {
+  const queries = createTransferQueries(ctx.reads.readRange);
+  const head = await queries.page({ limit: '0' }, signal);
+  const pages: TransferPage[] = [];
+  let from = Number(head.source.settled_prefix);
+  while (pages.length < MAX_STATUS_PAGES) {
+    const page = await queries.page({ from: String(from), limit: String(MAX_TRANSFER_PAGE) }, signal);
+    pages.push(page);
+    if (page.next === null) break;
+    from = page.next;
+  }
+  const truncated = pages.at(-1)?.next !== null;
+  const report = statusReport(pages, truncated);
+  output.out(output.json ? JSON.stringify({ authority: ctx.authority.toBase58(), ...report }) : renderStatus(report, ctx.authority.toBase58()));
+}
+
+async function transfer(ctx: OpsContext, rawIndex: string, output: Output, signal: AbortSignal): Promise<void> {
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
+  output.out(output.json ? JSON.stringify(view) : renderTransfer(view));
+}
+
+async function escalate(ctx: OpsContext, rawIndex: string, healthUrl: string | undefined, output: Output, signal: AbortSignal): Promise<void> {
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
+  const [health, signatures] = await Promise.all([fetchHealth(healthUrl), recentSignatures(ctx, signal)]);
+  const document = escalationDocument({
+    generatedAt: new Date(),
+    authority: ctx.authority.toBase58(),
+    sourceChainId: ctx.crank.sourceChainId,
+    targetChainId: ctx.crank.targetChainId,
+    transfer: view,
+    health,
+    signatures,
+  });
+  output.out(JSON.stringify(document, null, output.json ? undefined : 2));
+}
+
+/** Bounded in time and bytes; a failure is recorded in the document, not fatal. */
+async function fetchHealth(url: string | undefined): Promise<Part<unknown> & { origin: string | null }> {
+  if (url === undefined) return { origin: null, value: null, error: 'not fetched: pass --health http://host:port/health' };
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    return { origin: null, value: null, error: '--health is not a URL' };
+  }
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    const text = await response.text();
+    if (text.length > MAX_HEALTH_BYTES) return { origin, value: null, error: `the answer is over ${MAX_HEALTH_BYTES} bytes` };
+    if (!response.ok) return { origin, value: null, error: `HTTP ${response.status} from ${origin}` };
+    return { origin, value: JSON.parse(text) as unknown, error: null };
+  } catch (err) {
+    return { origin, value: null, error: `GET ${origin}/health failed within ${HEALTH_TIMEOUT_MS} ms: ${describeError(err)}` };
+  }
+}
+
+async function recentSignatures(ctx: OpsContext, signal: AbortSignal): Promise<Part<{ source: SignatureSummary[]; destination: SignatureSummary[] }>> {
+  try {
+    const { source, target } = await ctx.reads.recentSignatures(ctx.authority, ESCALATE_SIGNATURES, signal);
+    const summary = (infos: typeof source): SignatureSummary[] =>
+      infos.map((info) => ({ signature: info.signature, slot: info.slot, err: info.err, block_time: info.blockTime ?? null }));
+    return { value: { source: summary(source), destination: summary(target) }, error: null };
+  } catch (err) {
+    return { value: null, error: describeError(err) };
+  }
+}
+
+export function exitCodeOf(err: unknown): number {
+  if (isBridgeError(err, 'TRANSFER__NOT_FOUND')) return EXIT.notFound;
+  if (isBridgeError(err, 'CHAIN__RPC_FAILED')) return EXIT.unreachable;
+  return EXIT.usage;
+}
+
+function program(run: (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => Promise<void>): Command {
+  const jsonOption = () => new Option('--json', 'print JSON for machines');
+  const cli = new Command('ops')
+    .description('Read-only operator commands over the bridge server configuration (BRIDGE_* variables)')
+    .exitOverride()
+    .showHelpAfterError();
+  cli
+    .command('status')
+    .description('both trackers side by side, which side is ahead, unsettled transfers per phase')
+    .addOption(jsonOption())
+    .action((options: { json?: boolean }) => run((ctx, output, signal) => status(ctx, output, signal), options.json === true));
+  cli
+    .command('transfer')
+    .description('one transfer on both chains: result, rule 3.1, voters, the SPEC §7 row that applies')
+    .argument('<index>', 'transfer (deposit entry) index')
+    .addOption(jsonOption())
+    .action((index: string, options: { json?: boolean }) => run((ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true));
+  cli
+    .command('escalate')
+    .description('one JSON document with everything SPEC §7 says to collect when escalating')
+    .argument('<index>', 'transfer (deposit entry) index')
+    .option('--health <url>', 'the /health URL of this authority\'s server')
+    .addOption(jsonOption())
+    .action((index: string, options: { health?: string; json?: boolean }) =>
+      run((ctx, output, signal) => escalate(ctx, index, options.health, output, signal), options.json === true),
+    );
+  return cli;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const run = async (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => {
+    try {
+      const ctx = loadOpsContext(process.env);
+      await action(ctx, { json, out: (text) => process.stdout.write(`${text}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+    } catch (err) {
+      code = exitCodeOf(err);
+      const message = isBridgeError(err, 'CONFIG__INVALID') ? err.context.problems.join('\n') : describeError(err);
+      if (json) process.stdout.write(`${JSON.stringify({ error: isBridgeError(err) ? err.code : 'ERROR', message })}\n`);
+      process.stderr.write(`ops: ${message}\n`);
+    }
+  };
+  try {
+    await program(run).parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  return code;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`ops: ${describeError(err)}\n`);
+    process.exitCode = EXIT.usage;
+  },
+);

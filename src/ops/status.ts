@@ -1,0 +1,45 @@
+import type { TrackerSummary, TransferPage } from '../machines/transfers/transfer-queries.js';
+import { countPhases } from '../machines/transfers/transfer-queries.js';
+import type { Phase, TransferView } from '../machines/transfers/transfer-view.js';
+
+/**
+ * `ops status`: both trackers side by side, which side is ahead, and the unsettled transfers
+ * per phase. Pure: built from the pages the CLI read (docs/operating.md "Phases").
+ */
+
+/** Pages `ops status` reads at most: the phase counts cover at most this many times MAX_TRANSFER_PAGE entries. */
+export const MAX_STATUS_PAGES = 20;
+
+export interface StatusReport {
+  source: TrackerSummary;
+  destination: TrackerSummary;
+  /**
+   * `source`: deposits with no destination entry yet (source entry_count above the
+   * destination's); `even`: every deposit has its destination entry.
+   */
+  ahead: 'source' | 'even' | 'destination';
+  deposits_without_destination_entry: number;
+  /** Entries whose phases are counted: from the source settled_prefix on. */
+  counted: { from: number; to: number; truncated: boolean };
+  phases: Record<Phase, number>;
+  /** The oldest unsettled transfer of each phase (the one to look at first). */
+  oldest: Partial<Record<Phase, number>>;
+}
+
+export function statusReport(pages: readonly TransferPage[], truncated: boolean): StatusReport {
+  const first = pages[0]!;
+  const transfers: TransferView[] = pages.flatMap((page) => page.transfers);
+  const sourceCount = Number(first.source.entry_count);
+  const targetCount = Number(first.destination.entry_count);
+  const oldest: Partial<Record<Phase, number>> = {};
+  for (const transfer of transfers) oldest[transfer.phase] ??= transfer.index;
+  return {
+    source: first.source,
+    destination: first.destination,
+    ahead: sourceCount > targetCount ? 'source' : sourceCount === targetCount ? 'even' : 'destination',
+    deposits_without_destination_entry: Math.max(0, sourceCount - targetCount),
+    counted: { from: first.from, to: first.from + transfers.length, truncated },
+    phases: countPhases(transfers),
+    oldest,
+  };
+}

@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runRound, startBridgeCranks } from '../integration/support/cranks.js';
+import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
+import { deposit } from '../integration/support/transactions.js';
+import { startTestApp } from '../support/http-app.js';
+import { ensureBuilt } from '../support/server-process.js';
+
+/**
+ * `npm run ops` as operators run it: the built CLI (dist/ops/cli.js) spawned against a devnet
+ * with the server's variables; exit codes, --json parsed and checked, the human output's key
+ * facts, and never a byte of the keypair's secret.
+ */
+
+const CLI = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'ops', 'cli.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function ops(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+let bridge: DevnetBridge | undefined;
+
+beforeAll(ensureBuilt, 180_000);
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+function serverEnv(b: DevnetBridge, slot: number): Record<string, string> {
+  return {
+    BRIDGE_SOURCE_RPC_URL: b.pair.source.url,
+    BRIDGE_TARGET_RPC_URL: b.pair.target.url,
+    BRIDGE_SOURCE_CHAIN_ID: String(b.world.source.chainId),
+    BRIDGE_TARGET_CHAIN_ID: String(b.world.target.chainId),
+    BRIDGE_AUTHORITY_KEYPAIR: b.world.authorities[slot]!.keypairPath,
+  };
+}
+
+/** Every textual form of the keypair file's secret half an output could leak. */
+function secretForms(path: string): string[] {
+  const bytes = Uint8Array.from(JSON.parse(readFileSync(path, 'utf8')) as number[]);
+  const secret = bytes.slice(0, 32);
+  return [bs58.encode(bytes), bs58.encode(secret), Buffer.from(secret).toString('hex'), Buffer.from(bytes).toString('base64'), secret.join(',')];
+}
+
+describe('npm run ops', () => {
+  it('status, transfer and escalate against a devnet where one of two needed authorities runs', async () => {
+    bridge = await startDevnetBridge();
+    const [live] = await startBridgeCranks(bridge, [0]);
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    for (const amount of [100n, 200n]) await deposit(bridge, { amount, sourceMint: mint, recipient: Keypair.generate().publicKey.toBase58() });
+    await runRound([live!]);
+    await deposit(bridge, { amount: 300n, sourceMint: mint, recipient: Keypair.generate().publicKey.toBase58() });
+    const env = serverEnv(bridge, 0);
+    const authorities = bridge.authorities.map((key) => key.publicKey.toBase58());
+
+    const status = await ops(['status', '--json'], env);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as Record<string, any>;
+    expect(report).toMatchObject({
+      authority: authorities[0],
+      ahead: 'source',
+      deposits_without_destination_entry: 1,
+      phases: { deposit: 1, ack_deposit: 2, withdraw: 0, ack_withdraw: 0, cleanup_deposit: 0, done: 0 },
+      oldest: { deposit: 2, ack_deposit: 0 },
+      source: { entry_count: '3', settled_prefix: '0' },
+      destination: { entry_count: '2' },
+    });
+    expect(report.destination.authorities[0]).toEqual({ authority: authorities[0], next_index: '2', last_vote: 'Yes' });
+    const human = await ops(['status'], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`${authorities[0]} (this server)`);
+    expect(human.stdout).toMatch(/ack_deposit\s+│ 2\s+│ 0/);
+    expect(human.stdout).toContain('ahead: source (1 deposits have no destination entry yet)');
+
+    const one = await ops(['transfer', '1', '--json'], env);
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      index: 1,
+      phase: 'ack_deposit',
+      rule_3_1_holds: false,
+      destination: { status: 'Voting', voters: { yes: [authorities[0]], no: [] } },
+      recovery: { symptom: 'Deposit exists, nothing on destination' },
+    });
+    const oneHuman = await ops(['transfer', '1'], env);
+    expect(oneHuman.stdout).toContain('phase: ack_deposit');
+    expect(oneHuman.stdout).toContain('rule 3.1 (result relayable by ack_withdraw): does not hold');
+    expect(oneHuman.stdout).toContain('SPEC §7: Deposit exists, nothing on destination');
+
+    const server = await startTestApp();
+    try {
+      const escalation = await ops(['escalate', '1', '--health', `${server.url}/health`], env);
+      expect(escalation.code, escalation.stderr).toBe(0);
+      const document = JSON.parse(escalation.stdout) as Record<string, any>;
+      expect(document).toMatchObject({
+        source_chain_id: bridge.world.source.chainId,
+        target_chain_id: bridge.world.target.chainId,
+        authority: authorities[0],
+        source_deposit_entry_id: 1,
+        destination_withdraw_entry_id: 1,
+        deposit_status: 'Initialized',
+        withdraw_status: 'Voting',
+        cleanup_ran: false,
+        health: { origin: server.url, error: null, value: { status: 'ok', service: 'bridge-operator-server' } },
+      });
+      // This devnet has no getSignaturesForAddress: the part records why, the document still comes out.
+      expect(document.recent_signatures).toMatchObject({ value: null, error: expect.stringContaining('getSignaturesForAddress on the source chain RPC') });
+    } finally {
+      await server.close();
+    }
+    const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<string, any>;
+    expect(unreachableHealth.health).toMatchObject({ value: null, origin: 'http://127.0.0.1:9' });
+    expect(unreachableHealth.destination_withdraw_entry_id).toBeNull();
+
+    const outputs = [status, human, one, oneHuman].map((run) => run.stdout + run.stderr).join('\n');
+    for (const form of secretForms(env.BRIDGE_AUTHORITY_KEYPAIR!)) expect(outputs).not.toContain(form);
+  });
+
+  it('exit codes: 3 for an index past entry_count, 1 for bad usage or configuration, 2 for an unreachable chain', async () => {
+    bridge = await startDevnetBridge();
+    const env = serverEnv(bridge, 0);
+
+    const missing = await ops(['transfer', '5', '--json'], env);
+    expect(missing.code).toBe(3);
+    expect(JSON.parse(missing.stdout)).toEqual({
+      error: 'TRANSFER__NOT_FOUND',
+      message: 'transfer 5 does not exist: the source DepositTracker has 0 entries',
+    });
+    expect((await ops(['transfer', '-1'], env)).code).toBe(1);
+    const badIndex = await ops(['transfer', 'abc'], env);
+    expect(badIndex).toMatchObject({ code: 1, stderr: expect.stringContaining('index: expected a non-negative integer, got "abc"') });
+    expect((await ops(['nope'], env)).code).toBe(1);
+    expect((await ops(['status'], {})).stderr).toContain('BRIDGE_SOURCE_RPC_URL');
+    expect((await ops(['status'], { ...env, BRIDGE_SOURCE_CHAIN_ID: 'x' })).code).toBe(1);
+    expect((await ops(['status'], { ...env, BRIDGE_DRY_RUN: 'true' })).code).toBe(0);
+
+    const unreachable = await ops(['status'], { ...env, BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9/secret-path?api-key=k', BRIDGE_RPC_TIMEOUT_MS: '2000' });
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).not.toContain('secret-path');
+    expect(unreachable.stderr).not.toContain('api-key');
+  });
+});
