@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AdminCredentials } from './auth.js';
+import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
@@ -21,6 +22,9 @@ export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/crank/once': ['POST'],
   '/crank/poll': ['POST'],
   '/kill': ['POST'],
+  '/crank/ui': ['GET', 'HEAD'],
+  '/crank/machine': ['GET', 'HEAD'],
+  '/crank/activity': ['GET', 'HEAD'],
 };
 
 const PUBLIC_PATHS = new Set(['/health', '/metrics']);
@@ -119,7 +123,7 @@ function logResponses(app: FastifyInstance): void {
     const path = request.routeOptions.url ?? '';
     if (reply.statusCode >= 500) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
-    else if (PUBLIC_PATHS.has(path) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
+    else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');
   });
 }

@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
+import { registerCrankUi } from './crank-ui.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
-/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event). */
+/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
 
 export const SERVICE_NAME = 'bridge-operator-server';
 
@@ -37,6 +38,8 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, auth,
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
     reply.code(202).send({ status: crank.poll() }),
   );
+
+  await registerCrankUi(admin, crank);
 
   admin.post('/kill', {
     schema: { response: { 202: killSchema } },

@@ -1,6 +1,9 @@
+import type { CrankActivity } from './crank-activity.js';
+
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
- * on-demand cycle for POST /crank/once, and a bounded stop for shutdown. The machine's actor
+ * on-demand cycle for POST /crank/once, its current state and recent activity for
+ * GET /crank/ui, and a bounded stop for shutdown. The machine's actor
  * implements it; the HTTP layer never touches the actor directly.
  */
 
@@ -28,6 +31,8 @@ export interface CrankReport {
 export interface CrankService {
   readonly enabled: boolean;
   health(): CrankHealth;
+  /** The machine's current state and its recent cycles and actions (bounded), with change listeners. */
+  readonly activity: CrankActivity;
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
    * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and

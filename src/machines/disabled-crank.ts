@@ -1,4 +1,5 @@
 import { BridgeError } from '../errors.js';
+import { createCrankActivityLog } from './crank-activity.js';
 import { DISABLED_CRANK_HEALTH, type CrankService } from './crank-service.js';
 
 /**
@@ -9,6 +10,7 @@ export function createDisabledCrank(): CrankService {
   return {
     enabled: false,
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
+    activity: createCrankActivityLog(),
     runOnce: () => Promise.reject(crankDisabledError()),
     poll: () => {
       throw crankDisabledError();

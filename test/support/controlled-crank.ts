@@ -1,4 +1,5 @@
 import { EventEmitter, once } from 'node:events';
+import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 
 interface PendingCycle {
@@ -21,6 +22,7 @@ export class ControlledCrank implements CrankService {
     last_action: null,
     total_actions_submitted: 0,
   };
+  readonly activity = createCrankActivityLog();
   readonly stopDeadlines: number[] = [];
   private readonly pending: PendingCycle[] = [];
   private readonly events = new EventEmitter();
