@@ -1,38 +1,23 @@
 import type { StateValue } from 'xstate';
-import type { CrankAction } from '../metrics/metrics.js';
-import type { AttemptOutcome, CrankEmitted } from './crank-context.js';
-import type { CrankReport } from './crank-service.js';
+import type { CrankEmitted } from './crank-context.js';
 
 /**
  * What the crank is doing now and did last, for GET /crank/ui: the machine's current state
  * and the most recent cycles and action attempts, fed from the snapshots and the events the
  * machine emits. Bounded: CRANK_CYCLE_HISTORY cycles and CRANK_ACTION_HISTORY actions, oldest
- * dropped first. Listeners hear every change; a listener that throws is dropped, so that a
- * broken reader never reaches the crank.
+ * dropped first. Readers take snapshots (the page polls); nothing a reader does reaches the crank.
  */
 
 export const CRANK_CYCLE_HISTORY = 20;
 export const CRANK_ACTION_HISTORY = 50;
 
-export interface CycleActivity {
-  atMs: number;
-  outcome: 'ok' | 'error';
-  durationMs: number;
-  report: CrankReport;
-}
+type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
+type CycleFinishedEvent = Extract<CrankEmitted, { type: 'cycleFinished' }>;
 
-export interface ActionActivity {
-  atMs: number;
-  /** `read`: the tracker read of a cycle failed. */
-  action: CrankAction | 'read';
-  attempt: number;
-  outcome: AttemptOutcome;
-  indices: number[];
-  signatures: string[];
-  error: string | null;
-  willRetry: boolean;
-  durationMs: number;
-}
+export type CycleActivity = Omit<CycleFinishedEvent, 'type' | 'requests'>;
+
+/** An action attempt as emitted; `read` when the tracker read of a cycle failed. */
+export type ActionActivity = Omit<AttemptEvent, 'type' | 'action'> & { action: AttemptEvent['action'] | 'read' };
 
 export interface CrankActivitySnapshot {
   /** Active state ids, outermost first (`crank.ackDeposit`, `crank.ackDeposit.submitting`); empty while the crank is disabled. */
@@ -43,12 +28,8 @@ export interface CrankActivitySnapshot {
   actions: ActionActivity[];
 }
 
-export type CrankActivityListener = (snapshot: CrankActivitySnapshot) => void;
-
 export interface CrankActivity {
   snapshot(): CrankActivitySnapshot;
-  /** Returns the unsubscribe function. */
-  subscribe(listener: CrankActivityListener): () => void;
 }
 
 export interface CrankActivityLog extends CrankActivity {
@@ -60,35 +41,10 @@ export function createCrankActivityLog(machineId = 'crank'): CrankActivityLog {
   let state: string[] = [];
   let cycles: CycleActivity[] = [];
   let actions: ActionActivity[] = [];
-  const listeners = new Set<CrankActivityListener>();
-
-  function snapshot(): CrankActivitySnapshot {
-    return { state: [...state], cycles: [...cycles], actions: [...actions] };
-  }
-
-  function notify(): void {
-    if (listeners.size === 0) return;
-    const current = snapshot();
-    for (const listener of listeners) {
-      try {
-        listener(current);
-      } catch {
-        listeners.delete(listener);
-      }
-    }
-  }
-
   return {
-    snapshot,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    snapshot: () => ({ state: [...state], cycles: [...cycles], actions: [...actions] }),
     recordState(value) {
-      const next = activeStateIds(value, machineId);
-      if (next.join(' ') === state.join(' ')) return;
-      state = next;
-      notify();
+      state = activeStateIds(value, machineId);
     },
     record(emitted) {
       if (emitted.type === 'cycleFinished') {
@@ -96,10 +52,7 @@ export function createCrankActivityLog(machineId = 'crank'): CrankActivityLog {
         cycles = [{ atMs, outcome, durationMs, report }, ...cycles].slice(0, CRANK_CYCLE_HISTORY);
       } else if (emitted.type === 'attempt' || emitted.type === 'readFailed') {
         actions = [actionActivity(emitted), ...actions].slice(0, CRANK_ACTION_HISTORY);
-      } else {
-        return;
       }
-      notify();
     },
   };
 }

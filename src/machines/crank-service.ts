@@ -31,7 +31,7 @@ export interface CrankReport {
 export interface CrankService {
   readonly enabled: boolean;
   health(): CrankHealth;
-  /** The machine's current state and its recent cycles and actions (bounded), with change listeners. */
+  /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
   readonly activity: CrankActivity;
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
