@@ -72,11 +72,12 @@ describe('GET /crank/ui without a browser', () => {
     await crank.stop(1000);
   });
 
-  it('answers 405 for another method on the page', async () => {
+  it('answers 405 for another method on the page, and an empty activity while the crank is disabled', async () => {
     app = await startTestApp();
     const res = await fetch(`${app.url}/crank/ui`, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect(await (await fetch(`${app.url}/crank/activity`)).json()).toEqual({ state: [], cycles: [], actions: [] });
   });
 });
 
