@@ -104,7 +104,7 @@ function edgePath(from, to, lanes, size, siblingArcs) {
     const y1 = from.y + from.height;
     const x2 = Math.min(Math.max(x1, to.x + 20), to.x + to.width - 20);
     const y2 = to.y;
-    return { d: `M ${x1} ${y1} C ${x1} ${y1 + 30}, ${x2} ${y2 - 30}, ${x2} ${y2}`, label: { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 } };
+    return { d: `M ${x1} ${y1} C ${x1} ${y1 + 30}, ${x2} ${y2 - 30}, ${x2} ${y2}`, label: x2 === x1 ? { x: x2 + 4, y: y2 - 10 } : { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 + 4 } };
   }
   // Farther rows: up along a left lane, down along a right lane.
   const up = to.row < from.row;
