@@ -123,6 +123,10 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     page.on('request', (request) => requested.push(request.url()));
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
+    // Content-Security-Policy violations show up here.
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
 
     expect((await page.goto(`${app.url}/crank/ui`))?.status()).toBe(200);
     await page.waitForSelector('#chart[data-drawn="true"]', { timeout: PAGE_TIMEOUT_MS });
