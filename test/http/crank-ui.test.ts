@@ -160,4 +160,17 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     expect(await activeStates(page)).toEqual(['crank.idle']);
     await context.close();
   }, 60_000);
+
+  it('works when the credentials are in the URL: the page fetches from the origin and the browser adds them', async () => {
+    app = await startTestApp({ auth: CREDENTIALS });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const user = `${encodeURIComponent(CREDENTIALS.username)}:${encodeURIComponent(CREDENTIALS.password)}`;
+    expect((await page.goto(`http://${user}@127.0.0.1:${app.port}/crank/ui`))?.status()).toBe(200);
+    await page.waitForSelector('#chart[data-drawn="true"]', { timeout: PAGE_TIMEOUT_MS });
+    await expect.poll(() => page.locator('#status').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toMatch(/^updated /);
+    expect(await page.locator('#current-state').textContent()).toBe('crank disabled');
+    expect(await activeStates(page)).toEqual([]);
+    await context.close();
+  }, 30_000);
 });

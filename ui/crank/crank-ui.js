@@ -225,7 +225,9 @@ function setStatus(text, isError) {
 }
 
 async function getJson(path) {
-  const response = await fetch(path, { credentials: 'same-origin', cache: 'no-store' });
+  // From the origin, never from the page's URL: a page opened as http://user:pass@host/... has
+  // credentials in its URL, and fetch refuses to build a request from such a URL.
+  const response = await fetch(new URL(path, window.location.origin), { credentials: 'same-origin', cache: 'no-store' });
   if (!response.ok) throw new Error(`${path} answered ${response.status}`);
   return response.json();
 }
