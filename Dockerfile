@@ -23,6 +23,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: no build step (and no devDependencies such as tsc) in the runtime image.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=builder /app/dist ./dist
+# Static assets of GET /crank/ui (tsc copies no non-TS files); resolved from dist/ as ../ui.
+COPY ui ./ui
 
 # The authority keypair is mounted from the secret manager at /secrets/authority.json (SPEC §5)
 # and named by BRIDGE_AUTHORITY_KEYPAIR=/secrets/authority.json in the deployment (deploy/).

@@ -4,6 +4,7 @@ import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AdminCredentials } from './auth.js';
+import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
@@ -24,6 +25,9 @@ export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/kill': ['POST'],
   '/transfers': ['GET', 'HEAD'],
   '/transfers/:index': ['GET', 'HEAD'],
+  '/crank/ui': ['GET', 'HEAD'],
+  '/crank/machine': ['GET', 'HEAD'],
+  '/crank/activity': ['GET', 'HEAD'],
 };
 
 const PUBLIC_PATHS = new Set(['/health', '/metrics']);
@@ -123,7 +127,7 @@ function logResponses(app: FastifyInstance): void {
     const path = request.routeOptions.url ?? '';
     if (reply.statusCode >= 500) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
-    else if (PUBLIC_PATHS.has(path) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
+    else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');
   });
 }

@@ -3,9 +3,10 @@ import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
+import { registerCrankUi } from './crank-ui.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
-/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event). */
+/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
 
 export const SERVICE_NAME = 'bridge-operator-server';
 
@@ -49,6 +50,8 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
     reply.code(202).send({ status: crank.poll() }),
   );
+
+  await registerCrankUi(admin, crank);
 
   admin.post('/kill', {
     schema: { response: { 202: killSchema } },

@@ -1,8 +1,10 @@
 import type { HealthStatus } from './health-status.js';
+import type { CrankActivity } from './crank-activity.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
- * on-demand cycle for POST /crank/once, and a bounded stop for shutdown. The machine's actor
+ * on-demand cycle for POST /crank/once, its current state and recent activity for
+ * GET /crank/ui, and a bounded stop for shutdown. The machine's actor
  * implements it; the HTTP layer never touches the actor directly.
  */
 
@@ -34,6 +36,8 @@ export interface CrankService {
   health(): CrankHealth;
   /** /health's `status` (health-status.ts): `stalled` is the one a restart can fix. */
   status(): HealthStatus;
+  /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
+  readonly activity: CrankActivity;
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
    * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and

@@ -1,4 +1,5 @@
 import { BridgeError } from '../errors.js';
+import { createCrankActivityLog } from './crank-activity.js';
 import { DISABLED_CRANK_HEALTH, type CrankService } from './crank-service.js';
 
 /**
@@ -10,6 +11,7 @@ export function createDisabledCrank(): CrankService {
     enabled: false,
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
     status: () => 'ok',
+    activity: createCrankActivityLog(),
     runOnce: () => Promise.reject(crankDisabledError()),
     poll: () => {
       throw crankDisabledError();

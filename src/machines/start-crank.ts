@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
 import { CHAINS } from './authority-checks.js';
 import { crankActors } from './crank-actors.js';
+import { createCrankActivityLog, type CrankActivityLog } from './crank-activity.js';
 import { crankSettings, type CrankEmitted, type ForeignSignerPolicy, type HealthFacts } from './crank-context.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
@@ -52,15 +53,19 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const log = options.logger.child({ component: 'crank' });
   const requests = createCrankRequests();
   const inspection = createCrankInspection(log, options.inspectUrl);
+  const activity = createCrankActivityLog(crankMachine.id);
   const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains) }), {
     input: crankSettings(options),
     inspect: (event) => inspection.inspect(event),
   });
   let stopping: Promise<void> | undefined;
 
-  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests }));
+  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests, activity }));
   actor.subscribe({
-    next: (snapshot) => recordHealthGauges(snapshot.context.health, metrics),
+    next: (snapshot) => {
+      recordHealthGauges(snapshot.context.health, metrics);
+      activity.recordState(snapshot.value);
+    },
     // Without this handler xstate rethrows an actor error as an uncaught exception.
     error: (err) => {
       log.fatal({ err: describeError(err) }, 'the crank stopped on an internal error; /health reports it; restart the server');
@@ -155,14 +160,18 @@ export function startCrank(options: StartCrankOptions): CrankService {
     },
     health,
     status: () => verdict().status,
+    activity,
     runOnce,
     poll,
     stop,
   };
 }
 
-function handleEmitted(emitted: CrankEmitted, deps: { log: Logger; metrics: Metrics; requests: CrankRequests }): void {
-  const { log, metrics, requests } = deps;
+function handleEmitted(
+  emitted: CrankEmitted,
+  deps: { log: Logger; metrics: Metrics; requests: CrankRequests; activity: CrankActivityLog },
+): void {
+  const { log, metrics, requests, activity } = deps;
   if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
   if (emitted.type === 'requestsAbandoned') {
     requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
@@ -170,6 +179,7 @@ function handleEmitted(emitted: CrankEmitted, deps: { log: Logger; metrics: Metr
   // Telemetry must never take the crank down with it.
   try {
     recordCrankEvent(emitted, log, metrics);
+    activity.record(emitted);
   } catch (err) {
     log.error({ err: describeError(err), emitted: emitted.type }, 'crank: recording logs and metrics failed');
   }

@@ -1,4 +1,5 @@
 import { EventEmitter, once } from 'node:events';
+import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 import type { HealthStatus } from '../../src/machines/health-status.js';
 
@@ -22,6 +23,7 @@ export class ControlledCrank implements CrankService {
     last_action: null,
     total_actions_submitted: 0,
   };
+  readonly activity = createCrankActivityLog();
   readonly stopDeadlines: number[] = [];
   private readonly pending: PendingCycle[] = [];
   private readonly events = new EventEmitter();

@@ -1,0 +1,41 @@
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import type { CrankService } from '../machines/crank-service.js';
+import { crankMachineGraph } from '../machines/export.js';
+
+/**
+ * GET /crank/ui: a page that draws the crank machine from its definition (GET /crank/machine)
+ * and highlights the current state and lists recent cycles and actions (GET /crank/activity,
+ * polled by the page every second). Registered in the admin scope: the same Basic auth covers
+ * the page, its assets and its data. Every asset ships with the package (`ui/crank/`, next to
+ * `dist/`), and the page's Content-Security-Policy lets it load nothing from anywhere else.
+ *
+ * Polling, not a stream: Cloud Run serves one request at a time (containerConcurrency 1), and an
+ * open stream would hold that one slot away from probes and admin calls. Each poll is one small
+ * answer, bounded by CRANK_CYCLE_HISTORY and CRANK_ACTION_HISTORY (src/machines/crank-activity.ts).
+ */
+
+const UI_DIR = fileURLToPath(new URL('../../ui/crank/', import.meta.url));
+const ASSETS_PREFIX = '/crank/ui/assets/';
+const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/** What the page polls: logged at debug level like probes, not once a second at info. */
+export const CRANK_UI_POLLED_PATHS: ReadonlySet<string> = new Set(['/crank/activity', `${ASSETS_PREFIX}*`]);
+
+export async function registerCrankUi(admin: FastifyInstance, crank: CrankService): Promise<void> {
+  await admin.register(fastifyStatic, {
+    root: UI_DIR,
+    prefix: ASSETS_PREFIX,
+    index: false,
+    setHeaders: (res) => res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY),
+  });
+
+  admin.get('/crank/ui', (_request, reply) =>
+    reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('cache-control', 'no-store').sendFile('index.html'),
+  );
+
+  admin.get('/crank/machine', async () => crankMachineGraph());
+
+  admin.get('/crank/activity', async (_request, reply) => reply.header('cache-control', 'no-store').send(crank.activity.snapshot()));
+}

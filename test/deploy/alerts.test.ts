@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { metricNamesIn } from '../support/promql.js';
+
+/**
+ * deploy/prometheus/alerts.yml: promtool accepts the rules and passes their unit tests
+ * (alerts.test.yml), every alert carries what an on-call needs, every runbook link lands on a
+ * README heading, and every metric an alert reads is one the server declares.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RULES = `${ROOT}deploy/prometheus/alerts.yml`;
+const RULE_TESTS = `${ROOT}deploy/prometheus/alerts.test.yml`;
+const PROMTOOL_TIMEOUT_MS = 30_000;
+
+interface AlertRule {
+  name: string;
+  expr: string;
+  fields: Map<string, string>;
+}
+
+/** promtool validates the YAML; this reads the fields of each `- alert:` block of that one file. */
+function alertRules(text: string): AlertRule[] {
+  return text
+    .split(/^\s+- alert: /m)
+    .slice(1)
+    .map((block) => {
+      const [name = '', ...lines] = block.split('\n');
+      const exprEnd = lines.findIndex((line) => /^\s+for:/.test(line));
+      const exprLines = lines.slice(0, exprEnd).filter((line) => !/^\s*#/.test(line));
+      const fields = new Map<string, string>();
+      for (const line of lines.slice(exprEnd)) {
+        const field = /^\s+(\w+): "?(.*?)"?$/.exec(line);
+        if (field?.[1] !== undefined && field[2] !== undefined) fields.set(field[1], field[2]);
+      }
+      return { name: name.trim(), expr: exprLines.join('\n').replace(/^\s*expr: \|?/, ''), fields };
+    });
+}
+
+/** GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+function readmeAnchors(): Set<string> {
+  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+  const headings = readme.split('\n').filter((line) => /^#{1,6} /.test(line));
+  return new Set(
+    headings.map((line) =>
+      line
+        .replace(/^#+ /, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+}
+
+const rules = alertRules(readFileSync(RULES, 'utf8'));
+
+describe('deploy/prometheus/alerts.yml', () => {
+  it('holds the alerts the runbook documents, each with for, severity, summary, description and runbook link', () => {
+    expect(rules.map((rule) => rule.name).sort()).toEqual(
+      [
+        'BridgeBacklogGrowing',
+        'BridgeCrankFailing',
+        'BridgeCrankStalled',
+        'BridgeFeeBalanceLow',
+        'BridgeRpcAllEndpointsDown',
+        'BridgeRpcEndpointDown',
+        'BridgeSecondSigner',
+      ].sort(),
+    );
+    for (const rule of rules) {
+      expect(rule.fields.get('for'), rule.name).toMatch(/^\d+[smh]$/);
+      expect(['critical', 'warning'], rule.name).toContain(rule.fields.get('severity'));
+      expect(rule.fields.get('summary'), rule.name).toMatch(/\S/);
+      expect(rule.fields.get('description'), rule.name).toMatch(/\S/);
+      expect(rule.fields.get('runbook_url'), rule.name).toMatch(/^\$\{README_URL\}#[a-z0-9-]+$/);
+    }
+  });
+
+  it('links every alert to a README heading', () => {
+    const anchors = readmeAnchors();
+    for (const rule of rules) {
+      const anchor = rule.fields.get('runbook_url')?.split('#')[1] ?? '';
+      expect(anchors.has(anchor), `${rule.name}: README has no heading with anchor #${anchor}`).toBe(true);
+    }
+  });
+
+  it('reads only metrics the server declares', () => {
+    const declared = new Set(Object.values(createMetrics(new Registry())).flatMap((m) => ('name' in m && typeof m.name === 'string' ? [m.name] : [])));
+    for (const rule of rules) {
+      const names = metricNamesIn(rule.expr);
+      expect(names.length, rule.name).toBeGreaterThan(0);
+      for (const name of names) expect(declared.has(name), `${rule.name} reads ${name}, which src/metrics/metrics.ts does not declare`).toBe(true);
+    }
+  });
+});
+
+const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
+const promtoolInstalled = promtool.error === undefined && promtool.status === 0;
+
+describe('promtool on the shipped rules', () => {
+  it.runIf(process.env.CI !== undefined)('is installed in CI (.ci/run installs the prometheus package)', () => {
+    expect(promtoolInstalled, 'promtool is missing: CI must check the alert rules').toBe(true);
+  });
+
+  it.runIf(promtoolInstalled)('check rules: the file is valid', () => {
+    const check = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
+    expect(`${check.stdout}${check.stderr}`).toContain(`SUCCESS: ${rules.length} rules found`);
+    expect(check.status).toBe(0);
+  });
+
+  it.runIf(promtoolInstalled)('test rules: every alert fires on its firing series and stays quiet on the others', () => {
+    const test = spawnSync('promtool', ['test', 'rules', RULE_TESTS], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
+    expect(`${test.stdout}${test.stderr}`).toContain('SUCCESS');
+    expect(test.status).toBe(0);
+    const tested = readFileSync(RULE_TESTS, 'utf8').match(/alertname: (\w+)/g) ?? [];
+    for (const rule of rules) expect(tested, `${rule.name} has no promtool test`).toContain(`alertname: ${rule.name}`);
+  });
+});

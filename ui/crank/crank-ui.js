@@ -1,0 +1,259 @@
+// GET /crank/ui: draws the crank machine from GET /crank/machine (the server reads it from the
+// machine's own state nodes), then polls GET /crank/activity to highlight the current state and
+// list recent cycles and actions. Same origin only: the browser sends its cached Basic-auth
+// credentials with every request.
+'use strict';
+
+const POLL_INTERVAL_MS = 1000;
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const LAYOUT = {
+  margin: 130, // lanes for transitions that go up
+  rightMargin: 180, // lanes for transitions that go down more than one row
+  top: 20,
+  rowGap: 64,
+  atomic: { width: 170, height: 44 },
+  child: { width: 150, height: 44, gap: 40 },
+  header: 26,
+  padding: 16,
+  laneStep: 14,
+};
+
+const chart = document.getElementById('chart');
+const statusLine = document.getElementById('status');
+const currentState = document.getElementById('current-state');
+
+function svg(tag, attributes, parent) {
+  const element = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  parent.appendChild(element);
+  return element;
+}
+
+/** Top-level states one per row; a compound state's children side by side inside it. */
+function layout(root) {
+  const boxes = new Map();
+  let y = LAYOUT.top;
+  let width = 0;
+  root.states.forEach((state, row) => {
+    if (state.states.length === 0) {
+      boxes.set(state.id, { x: LAYOUT.margin, y, ...LAYOUT.atomic, row, state });
+      y += LAYOUT.atomic.height + LAYOUT.rowGap;
+      width = Math.max(width, LAYOUT.atomic.width);
+      return;
+    }
+    const { child, header, padding } = LAYOUT;
+    const inner = state.states.length * child.width + (state.states.length - 1) * child.gap;
+    const box = { x: LAYOUT.margin, y, width: inner + 2 * padding, height: header + child.height + padding, row, state };
+    boxes.set(state.id, box);
+    state.states.forEach((sub, n) => {
+      boxes.set(sub.id, { x: box.x + padding + n * (child.width + child.gap), y: y + header, width: child.width, height: child.height, row, state: sub, parent: state.id });
+    });
+    y += box.height + LAYOUT.rowGap;
+    width = Math.max(width, box.width);
+  });
+  return { boxes, contentRight: LAYOUT.margin + width, width: width + LAYOUT.margin + LAYOUT.rightMargin, height: y - LAYOUT.rowGap + LAYOUT.top };
+}
+
+function shortEvent(event) {
+  if (event === 'always') return '';
+  const done = /^xstate\.(done|error)\.actor\.(\w+)$/.exec(event);
+  if (done) return `${done[1]}: ${done[2]}`;
+  const after = /^xstate\.after\.(\w+)\./.exec(event);
+  if (after) return `after ${after[1]}`;
+  return event;
+}
+
+function transitionLabel(transition) {
+  const event = shortEvent(transition.event);
+  const guard = transition.guard ? `[${transition.guard}]` : '';
+  return [event, guard].filter(Boolean).join(' ') || 'always';
+}
+
+/** One path per (source, target) pair, labelled with every event that takes it. */
+function groupTransitions(transitions) {
+  const groups = new Map();
+  for (const transition of transitions) {
+    const key = `${transition.source}>${transition.target}`;
+    const group = groups.get(key) ?? { source: transition.source, target: transition.target, labels: [] };
+    group.labels.push(transitionLabel(transition));
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+function edgePath(from, to, lanes, size, siblingArcs) {
+  const fromRight = from.x + from.width;
+  if (from === to) {
+    const x = fromRight;
+    const y = from.y + from.height / 2;
+    return { d: `M ${x} ${y - 8} C ${x + 40} ${y - 30}, ${x + 40} ${y + 30}, ${x} ${y + 8}`, label: { x: x + 42, y } };
+  }
+  if (from.parent !== undefined && from.parent === to.parent) {
+    // Siblings: forward along the bottom, backward arched over the top.
+    const forward = to.x > from.x;
+    const y = forward ? from.y + from.height : from.y;
+    const x1 = from.x + from.width / 2;
+    const x2 = to.x + to.width / 2;
+    const bend = forward ? y + 22 : y - 16;
+    // Labels of neighbouring arcs alternate between two lines so that long guards stay legible.
+    const stagger = forward ? (siblingArcs.forward++ % 2) * 12 + 4 : -2;
+    return { d: `M ${x1} ${y} C ${x1} ${bend}, ${x2} ${bend}, ${x2} ${y}`, label: { x: (x1 + x2) / 2, y: bend + stagger, anchor: 'middle' } };
+  }
+  if (to.row === from.row + 1) {
+    const x1 = from.x + from.width / 2;
+    const y1 = from.y + from.height;
+    const x2 = Math.min(Math.max(x1, to.x + 20), to.x + to.width - 20);
+    const y2 = to.y;
+    return { d: `M ${x1} ${y1} C ${x1} ${y1 + 30}, ${x2} ${y2 - 30}, ${x2} ${y2}`, label: x2 === x1 ? { x: x2 + 4, y: y2 - 10 } : { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 + 4 } };
+  }
+  // Farther rows: up along a left lane, down along a right lane.
+  const up = to.row < from.row;
+  const lane = lanes[up ? 'left' : 'right']++;
+  const y1 = from.y + from.height / 2;
+  const y2 = to.y + (to.state.states.length > 0 ? LAYOUT.header / 2 : to.height / 2);
+  if (up) {
+    const x = LAYOUT.margin - 20 - lane * LAYOUT.laneStep;
+    return { d: `M ${from.x} ${y1} H ${x} V ${y2} H ${to.x}`, label: { x: x - 4, y: (y1 + y2) / 2, anchor: 'end' } };
+  }
+  // Many states lead down to the same target (STOP): their labels are written once, at the target.
+  const x = size.contentRight + 20 + lane * LAYOUT.laneStep;
+  return { d: `M ${fromRight} ${y1} H ${x} V ${y2} H ${to.x + to.width}`, atTarget: { x: to.x + to.width + 8, y: y2 - 5 } };
+}
+
+function drawChart(graph) {
+  const size = layout(graph.root);
+  chart.setAttribute('viewBox', `0 0 ${size.width} ${size.height}`);
+  chart.setAttribute('width', String(size.width));
+  const defs = svg('defs', {}, chart);
+  const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
+  svg('path', { d: 'M 0 0 L 10 5 L 0 10 z' }, marker);
+
+  for (const box of size.boxes.values()) {
+    const { state } = box;
+    const group = svg('g', { class: `state ${state.type}`, 'data-state-id': state.id }, chart);
+    svg('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 8 }, group);
+    const compound = state.states.length > 0;
+    const label = svg('text', { x: box.x + 10, y: box.y + (compound ? 18 : 19) }, group);
+    label.textContent = state.key;
+    const details = [...state.invokes.map((src) => `invokes ${src}`), ...state.tags];
+    if (details.length > 0) {
+      const detail = svg('text', { class: 'detail', x: box.x + (compound ? 120 : 10), y: box.y + (compound ? 18 : 36) }, group);
+      detail.textContent = details.join(' · ');
+    }
+  }
+
+  const lanes = { left: 0, right: 0 };
+  const siblingArcs = { forward: 0 };
+  const labelsAtTarget = new Map();
+  for (const group of groupTransitions(graph.transitions)) {
+    const from = size.boxes.get(group.source);
+    const to = size.boxes.get(group.target);
+    if (from === undefined || to === undefined) continue;
+    const path = edgePath(from, to, lanes, size, siblingArcs);
+    const edge = svg('g', { class: 'edge', 'data-source': group.source, 'data-target': group.target }, chart);
+    svg('path', { d: path.d, 'marker-end': 'url(#arrow)' }, edge);
+    if (path.atTarget !== undefined) {
+      const atTarget = labelsAtTarget.get(group.target) ?? { ...path.atTarget, labels: new Set() };
+      for (const label of group.labels) atTarget.labels.add(label);
+      labelsAtTarget.set(group.target, atTarget);
+      continue;
+    }
+    const text = svg('text', { x: path.label.x, y: path.label.y, 'text-anchor': path.label.anchor ?? 'start' }, edge);
+    text.textContent = group.labels.join(', ');
+  }
+  for (const label of labelsAtTarget.values()) {
+    const text = svg('text', { x: label.x, y: label.y }, svg('g', { class: 'edge' }, chart));
+    text.textContent = [...label.labels].join(', ');
+  }
+}
+
+function fillTransitionsTable(graph) {
+  const body = document.querySelector('#transitions tbody');
+  for (const transition of graph.transitions) {
+    row(body, [transition.source, shortEvent(transition.event) || 'always', transition.guard ?? '', transition.target]);
+  }
+}
+
+function row(body, cells, classes = []) {
+  const tr = document.createElement('tr');
+  cells.forEach((cell, n) => {
+    const td = document.createElement('td');
+    td.textContent = cell;
+    if (classes[n]) td.className = classes[n];
+    tr.appendChild(td);
+  });
+  body.appendChild(tr);
+}
+
+function time(ms) {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+function entries(indices) {
+  if (indices.length === 0) return '';
+  return indices.length === 1 ? String(indices[0]) : `${indices[0]}..${indices[indices.length - 1]} (${indices.length})`;
+}
+
+function showActivity(activity) {
+  const active = new Set(activity.state);
+  for (const element of chart.querySelectorAll('[data-state-id]')) {
+    element.classList.toggle('active', active.has(element.getAttribute('data-state-id')));
+  }
+  const leaf = activity.state[activity.state.length - 1];
+  for (const element of chart.querySelectorAll('.edge')) element.classList.toggle('live', element.getAttribute('data-source') === leaf);
+  currentState.textContent = activity.state.length === 0 ? 'crank disabled' : leaf.replace(/^[^.]+\./, '');
+
+  const cycles = document.querySelector('#cycles tbody');
+  cycles.replaceChildren();
+  for (const cycle of activity.cycles) {
+    const { report } = cycle;
+    const summary = `ack_deposit ${report.ack_deposit_attempted ? 'yes' : 'no'}, ack_withdraw ${report.ack_withdraw_attempted ? 'yes' : 'no'}, cleanup ${report.cleanup_completed}/${report.cleanup_attempted}`;
+    row(cycles, [time(cycle.atMs), cycle.outcome, `${cycle.durationMs} ms`, summary], ['', cycle.outcome]);
+  }
+  const actions = document.querySelector('#actions tbody');
+  actions.replaceChildren();
+  for (const action of activity.actions) {
+    const signatures = action.signatures.length === 0 ? '' : `${action.signatures.length}: ${action.signatures[0].slice(0, 12)}...`;
+    const outcome = action.outcome === 'failed' && action.willRetry ? 'failed, retrying' : action.outcome;
+    row(actions, [time(action.atMs), action.action, String(action.attempt), outcome, entries(action.indices), signatures, action.error ?? ''], ['', '', '', action.outcome, 'mono', 'mono']);
+  }
+}
+
+function setStatus(text, isError) {
+  statusLine.textContent = text;
+  statusLine.classList.toggle('error', isError);
+}
+
+async function getJson(path) {
+  // From the origin, never from the page's URL: a page opened as http://user:pass@host/... has
+  // credentials in its URL, and fetch refuses to build a request from such a URL.
+  const response = await fetch(new URL(path, window.location.origin), { credentials: 'same-origin', cache: 'no-store' });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}`);
+  return response.json();
+}
+
+async function poll() {
+  try {
+    showActivity(await getJson('/crank/activity'));
+    setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
+  } catch (err) {
+    setStatus(`cannot update: ${err.message}`, true);
+  } finally {
+    setTimeout(poll, POLL_INTERVAL_MS);
+  }
+}
+
+async function start() {
+  try {
+    const graph = await getJson('/crank/machine');
+    drawChart(graph);
+    fillTransitionsTable(graph);
+    chart.setAttribute('data-drawn', 'true');
+  } catch (err) {
+    setStatus(`cannot load the machine: ${err.message}`, true);
+    return;
+  }
+  await poll();
+}
+
+void start();
