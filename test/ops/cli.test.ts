@@ -119,8 +119,11 @@ describe('npm run ops', () => {
         cleanup_ran: false,
         health: { origin: server.url, error: null, value: { status: 'ok', service: 'bridge-operator-server' } },
       });
-      // This devnet has no getSignaturesForAddress: the part records why, the document still comes out.
-      expect(document.recent_signatures).toMatchObject({ value: null, error: expect.stringContaining('getSignaturesForAddress on the source chain RPC') });
+      // The authority's own transactions, newest first: on the destination its ack_deposit vote.
+      const landed = { signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/), slot: expect.any(Number), err: null, block_time: expect.any(Number) };
+      expect(document.recent_signatures).toMatchObject({ error: null, value: { source: expect.arrayContaining([landed]), destination: expect.arrayContaining([landed]) } });
+      const destinationSlots = (document.recent_signatures.value.destination as { slot: number }[]).map((one) => one.slot);
+      expect(destinationSlots).toEqual([...destinationSlots].sort((a, b) => b - a));
     } finally {
       await server.close();
     }
