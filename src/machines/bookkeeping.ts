@@ -1,4 +1,5 @@
 import { describeError } from '../errors.js';
+import { boundText } from '../text.js';
 import {
   cycleReport,
   landedSignaturesOf,
@@ -32,6 +33,17 @@ export interface Bookkeeping {
 
 type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
 
+/**
+ * Cap of an error as /health's last_error and the crank's log lines quote it. Our own messages
+ * (account, variable, what to do) stay well below it; foreign text inside them was already cut
+ * to 256 characters where it entered (src/chain/rpc/rpc-failure.ts). This is the second line.
+ */
+export const MAX_ERROR_CHARS = 1024;
+
+function errorText(error: unknown): string {
+  return boundText(describeError(error), MAX_ERROR_CHARS);
+}
+
 export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
   const requests = context.queuedRequests;
   return {
@@ -52,7 +64,7 @@ export function readRecorded(context: CrankContext, read: CycleRead, atMs: numbe
 }
 
 export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
-  const message = describeError(error);
+  const message = errorText(error);
   return {
     update: {
       cycle: context.cycle && { ...context.cycle, failed: true },
@@ -124,7 +136,7 @@ export function attemptFailed(context: CrankContext, error: unknown): Partial<Cr
   return {
     progress: {
       ...context.progress,
-      failure: { error: describeError(error), retryable: isRetryableFailure(error), landedSignatures },
+      failure: { error: errorText(error), retryable: isRetryableFailure(error), landedSignatures },
     },
     health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
   };

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { attemptStarted, cycleFinished, cycleStarted } from '../../src/machines/bookkeeping.js';
+import {
+  MAX_ERROR_CHARS,
+  actionFailed,
+  attemptFailed,
+  attemptStarted,
+  cycleFinished,
+  cycleStarted,
+  readFailed,
+} from '../../src/machines/bookkeeping.js';
 import { crankSettings, initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 
@@ -60,5 +68,21 @@ describe('cycle bookkeeping', () => {
     context = { ...context, ...attemptStarted(context, 'cleanup', 1200) };
     expect(context.cycle?.cleanupSubmitted).toEqual([3, 5, 8]);
     expect(context.cycle?.attempted).toEqual({ ackDeposit: false, ackWithdraw: false, cleanup: true });
+  });
+
+  it('bounds and cleans the error that becomes last_error and the log line, for a read and for an action', () => {
+    const huge = new Error(`node said\n${'e'.repeat(100_000)} https://rpc.example/KEY`);
+    const read = readFailed(inCycle(null), huge);
+    const lastError = read.update.health?.lastError ?? '';
+    expect(lastError).toMatch(/^reading the trackers failed: node said e+… \(\d+ more\)$/);
+    expect(lastError.length).toBeLessThanOrEqual('reading the trackers failed: '.length + MAX_ERROR_CHARS + 20);
+    expect(read.emit).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) }]);
+
+    const context = inCycle(backlogPlan);
+    const failed = { ...context, ...attemptFailed({ ...context, ...attemptStarted(context, 'ackDeposit', 1100) }, huge) };
+    expect(failed.progress.failure?.error).toMatch(/^node said e+… \(\d+ more\)$/);
+    const health = actionFailed(failed, 'ackDeposit').health;
+    expect(health?.lastError).not.toContain('\n');
+    expect(health?.lastError?.length).toBeLessThan(MAX_ERROR_CHARS + 100);
   });
 });

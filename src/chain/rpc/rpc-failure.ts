@@ -1,10 +1,16 @@
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError } from '../../errors.js';
 import type { ChainSide } from '../../metrics/metrics.js';
+import { boundText } from '../../text.js';
 
 /**
  * Classification of RPC failures into CHAIN__RPC_FAILED with `retryable`. Messages name the
  * chain by its setting, never by its URL: RPC URLs often carry an API key.
+ *
+ * This is where a node's text enters the server. Every reason is bounded and cleaned
+ * (src/text.ts: cut to 256 characters, control characters out, URLs cut to their origin), and
+ * the node's error is kept as `cause` only in a bounded copy: the logs serialize the cause
+ * chain, so a 1 MB error message must not ride along in it.
  */
 
 export type RpcErrorKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed';
@@ -77,9 +83,28 @@ export function rpcFailure(
       ...(rpcCode === undefined ? {} : { rpcCode }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     },
-    `${method} on the ${rpcName(chain)} failed: ${reason} (${advice})`,
-    { cause },
+    `${method} on the ${rpcName(chain)} failed: ${boundText(reason)} (${advice})`,
+    { cause: boundedCause(cause) },
   );
+}
+
+// A preflight refusal's data (err, logs) is what transaction-sender decodes; a real node's
+// logs stay far below this. Larger data is dropped rather than carried into logs.
+const MAX_CAUSE_DATA_CHARS = 64 * 1024;
+
+/** The node's error with its message (and stack) bounded; a JSON-RPC error keeps its code and bounded data. */
+function boundedCause(cause: unknown): unknown {
+  if (cause instanceof SolanaJSONRPCError) {
+    const { code } = cause;
+    const data: unknown = cause.data;
+    const json = data === undefined ? undefined : JSON.stringify(data);
+    const keptData = json !== undefined && json.length <= MAX_CAUSE_DATA_CHARS ? data : undefined;
+    return new SolanaJSONRPCError({ code, message: boundText(cause.message), data: keptData });
+  }
+  if (!(cause instanceof Error) || boundText(cause.message) === cause.message) return cause;
+  const bounded = new Error(boundText(cause.message), { cause: cause.cause });
+  bounded.name = cause.name;
+  return bounded;
 }
 
 /**

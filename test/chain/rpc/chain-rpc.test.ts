@@ -5,6 +5,7 @@ import { isBridgeError } from '../../../src/errors.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { isDefiniteSendRefusal, preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
+import { serializeError } from '../../../src/log/logger.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 
 let server: JsonRpcTestServer | undefined;
@@ -165,5 +166,49 @@ describe('createChainRpc sendTransaction (plain JSON-RPC)', () => {
     const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
     expect(isDefiniteSendRefusal(err)).toBe(false);
+  });
+});
+
+describe('createChainRpc bounds what the node writes', () => {
+  const MB = 1_048_576;
+
+  it('a -32005 with a 1 MB message: the error, its cause and its log form stay small', async () => {
+    const rpc = await setup(() => ({ error: { code: -32005, message: `Node is behind ${'z'.repeat(MB)}`, data: { blob: 'd'.repeat(MB) } } }));
+    const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', retryable: true, rpcCode: -32005 });
+    const { message, cause } = err as Error;
+    expect(message).toMatch(/^getBalance on the destination chain RPC \(BRIDGE_TARGET_RPC_URL\) failed: JSON-RPC error -32005: .*Node is behind z+… \(\d+ more\) \(transient; it is retried\)$/);
+    expect(message.length).toBeLessThan(500);
+    expect((cause as Error).message.length).toBeLessThan(300);
+    expect(JSON.stringify(serializeError(err)).length).toBeLessThan(4_000);
+  });
+
+  it('a provider echoing the request URL with its API key: only the origin is kept', async () => {
+    const rpc = await setup(() => ({ error: { code: -32603, message: 'upstream failed for https://rpc.provider.example/v1/API-KEY-123?token=T0K3N' } }));
+    const err = await rejection(rpc.getBlockHeight('confirmed', signal()));
+    expect((err as Error).message).toContain('https://rpc.provider.example');
+    expect(JSON.stringify(serializeError(err))).not.toMatch(/API-KEY-123|T0K3N/);
+  });
+
+  it('control characters in a node message cannot forge a log line', async () => {
+    const rpc = await setup(() => ({ error: { code: -32005, message: 'behind\n{"level":"fatal","msg":"forged"}\u001b[2J' } }));
+    const err = await rejection(rpc.getBlockHeight('confirmed', signal()));
+    expect((err as Error).message).not.toMatch(/[\u0000-\u001f]/);
+    expect((err as Error).message).toContain('behind {"level":"fatal","msg":"forged"} [2J');
+  });
+
+  it('a preflight refusal keeps its data for the transaction error; an oversized data is dropped', async () => {
+    const transactionError = { InstructionError: [0, { Custom: 6001 }] };
+    const replies = [
+      { error: { code: -32002, message: 'x'.repeat(MB), data: { err: transactionError, logs: ['Program log: ok'] } } },
+      { error: { code: -32002, message: 'simulation failed', data: { err: transactionError, logs: ['l'.repeat(MB)] } } },
+    ];
+    let next = 0;
+    const rpc = await setup(() => replies[next++]!);
+    const send = () => rpc.sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal());
+    expect(preflightFailure(await rejection(send()))).toEqual({ transactionError, logs: ['Program log: ok'] });
+    const oversized = await rejection(send());
+    expect(preflightFailure(oversized)).toBeUndefined();
+    expect(JSON.stringify(serializeError(oversized)).length).toBeLessThan(4_000);
   });
 });
