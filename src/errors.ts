@@ -31,7 +31,16 @@ export interface BridgeErrorContexts {
    * An RPC call failed or timed out. `retryable` is true for transient faults. `status` is the
    * HTTP status, `rpcCode` the JSON-RPC error code when the node answered with one.
    */
-  CHAIN__RPC_FAILED: { chain: string; method: string; retryable: boolean; status?: number; rpcCode?: number; retryAfterMs?: number };
+  /** `endpoint`: the origin (label) of the endpoint that failed, when the chain has a pool of them. */
+  CHAIN__RPC_FAILED: {
+    chain: string;
+    method: string;
+    retryable: boolean;
+    status?: number;
+    rpcCode?: number;
+    retryAfterMs?: number;
+    endpoint?: string;
+  };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
   /** The configured authority is not in a tracker's authority set. */

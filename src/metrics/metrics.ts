@@ -182,7 +182,7 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     transactionResigns: new Counter({
       name: 'bridge_transaction_resigns_total',
-      help: 'Transactions signed again with a new blockhash after the old one expired unlanded, by chain.',
+      help: 'Transactions whose blockhash expired before they landed (each ends its attempt; the next attempt signs anew), by chain.',
       labelNames: ['chain'] as const,
       registers,
     }),

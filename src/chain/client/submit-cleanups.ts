@@ -112,15 +112,12 @@ async function sendCleanups(
   signal: AbortSignal,
 ): Promise<void> {
   let queue = [...candidates];
-  let replacing = false;
   while (queue.length > 0) {
     const batch = queue.slice(0, leadingBatchSize(queue.map((candidate) => candidate.instruction), s.authority));
-    if (replacing) s.metrics.transactionResigns.inc({ chain: s.target.tracker.chain });
     const signed = await s.sender.sign(batch.map((candidate) => candidate.instruction), signal);
     const job: TransactionJob = { ...s.target, indices: batch.map((candidate) => candidate.index) };
-    let outcome;
     try {
-      outcome = await s.sender.sendAndConfirm(signed, job, signal);
+      await s.sender.sendAndConfirm(signed, job, signal);
     } catch (err) {
       const failed = failedEntry(err);
       if (failed === undefined || !job.indices.includes(failed.index)) throw err;
@@ -128,7 +125,6 @@ async function sendCleanups(
       // preflight): nothing was cleaned, but the transaction is on chain and its fee was paid.
       if (failed.signature !== undefined) out.report.transactions.push({ signature: failed.signature, indices: job.indices });
       queue = queue.filter((candidate) => candidate.index !== failed.index);
-      replacing = false;
       if (failed.programError !== 'CleanupAlreadyCompleted') {
         out.failures.push({ index: failed.index, reason: failed.reason });
         continue;
@@ -139,12 +135,9 @@ async function sendCleanups(
       queue = await candidatesOf(s, queue.map((candidate) => candidate.index), out, signal);
       continue;
     }
-    replacing = outcome === 'expired';
-    if (outcome === 'landed') {
-      out.report.transactions.push({ signature: signed.signature, indices: job.indices });
-      out.report.completed.push(...job.indices);
-      queue = queue.slice(batch.length);
-    }
+    out.report.transactions.push({ signature: signed.signature, indices: job.indices });
+    out.report.completed.push(...job.indices);
+    queue = queue.slice(batch.length);
   }
 }
 

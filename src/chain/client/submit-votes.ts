@@ -70,19 +70,14 @@ async function sendVotes<V extends { index: number }>(
   signal: AbortSignal,
 ): Promise<void> {
   let planned = [...votes];
-  let { mustVerify } = state;
-  let replacing = false;
   let deferred: unknown;
-  for (;;) {
-    if (mustVerify) planned = await verifyAgainstTracker(s, planned, state.landed, signal);
-    if (planned.length === 0) break;
+  if (state.mustVerify) planned = await verifyAgainstTracker(s, planned, state.landed, signal);
+  while (planned.length > 0) {
     const batch = planned.slice(0, leadingBatchSize(planned.map((vote) => vote.instruction), s.authority));
-    if (replacing) s.metrics.transactionResigns.inc({ chain: s.target.tracker.chain });
     const signed = await s.sender.sign(batch.map((vote) => vote.instruction), signal);
     const job: TransactionJob = { ...s.target, indices: batch.map((vote) => vote.index) };
-    let outcome;
     try {
-      outcome = await s.sender.sendAndConfirm(signed, job, signal);
+      await s.sender.sendAndConfirm(signed, job, signal);
     } catch (err) {
       // All or nothing: the votes before a rejected one did not land, but they were valid. Land
       // them, then report the rejection.
@@ -92,12 +87,8 @@ async function sendVotes<V extends { index: number }>(
       planned = batch.slice(0, failedAt);
       continue;
     }
-    replacing = outcome === 'expired';
-    mustVerify = replacing;
-    if (outcome === 'landed') {
-      state.landed.push({ signature: signed.signature, indices: job.indices });
-      planned = planned.slice(batch.length);
-    }
+    state.landed.push({ signature: signed.signature, indices: job.indices });
+    planned = planned.slice(batch.length);
   }
   if (deferred !== undefined) throw deferred;
 }

@@ -1,12 +1,13 @@
 import { Transaction, type Keypair, type SignatureStatus, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
-import { isBridgeError } from '../../errors.js';
-import type { CrankAction, Metrics } from '../../metrics/metrics.js';
+import { describeError, isBridgeError } from '../../errors.js';
+import type { ChainSide, CrankAction, Metrics } from '../../metrics/metrics.js';
+import { boundText } from '../../text.js';
 import { sleep } from '../../time.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
-import { isDefiniteSendRefusal, preflightFailure } from '../rpc/rpc-failure.js';
+import { isDefiniteSendRefusal, preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
 import { submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
@@ -15,8 +16,9 @@ import { classifyTransactionError, isAlreadyProcessed } from './transaction-fail
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
  * sign once; send with preflight and maxRetries 0; rebroadcast the same bytes while polling
  * getSignatureStatuses; the transaction can no longer land only when the block height has
- * passed its lastValidBlockHeight and a final status search finds nothing. Only then may the
- * caller sign a replacement.
+ * passed its lastValidBlockHeight and a final status search finds nothing. That ends the
+ * attempt with a retryable failure (an attempt is one signed transaction's life): the crank
+ * reads and plans again and its next attempt signs anew, up to BRIDGE_CRANK_MAX_ATTEMPTS.
  *
  * A transaction that leaves `sendAndConfirm` without a known outcome (the caller aborted, or
  * no confirmation within `confirmTimeoutMs`) stays pending: the next call for the same action
@@ -50,7 +52,7 @@ export interface TransactionJob extends ActionTarget {
   indices: number[];
 }
 
-export type ConfirmOutcome = 'landed' | 'expired';
+type ConfirmOutcome = 'landed' | 'expired';
 
 export interface SettledPending {
   /** Some transaction of this action was pending: the caller must re-check the chain. */
@@ -63,6 +65,14 @@ export interface SettledPending {
 interface Pending {
   signed: SignedTransaction;
   job: TransactionJob;
+  sends: SendRecord;
+}
+
+/** What became of the sends of one signed transaction: for the reason when it never lands. */
+interface SendRecord {
+  sent: number;
+  failed: number;
+  lastFailure: unknown;
 }
 
 type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent' } | { kind: 'unavailable' };
@@ -108,15 +118,18 @@ export class TransactionSender {
   }
 
   /**
-   * Sends `signed` and waits for its outcome. Resolves 'landed' (confirmed without error) or
-   * 'expired' (it can never land). Throws CHAIN__FAILED_TO_SUBMIT when the node refuses it in
-   * preflight or it lands with an error, and a retryable one when the outcome stays unknown.
+   * Sends `signed` and resolves once it landed (confirmed without error). Throws
+   * CHAIN__FAILED_TO_SUBMIT when the node refuses it in preflight or it lands with an error
+   * (not retryable), and a retryable one when it can never land (its blockhash expired: the
+   * reason says what became of its sends) or its outcome stays unknown.
    */
-  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<ConfirmOutcome> {
+  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    this.pending.set(signed.signature, { signed, job });
-    await this.sendFirst(signed, job, signal);
-    return this.confirm(signed, job, { resumed: false }, signal);
+    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined };
+    this.pending.set(signed.signature, { signed, job, sends });
+    await this.sendFirst(signed, job, sends, signal);
+    const outcome = await this.confirm(signed, job, sends, { resumed: false }, signal);
+    if (outcome === 'expired') throw this.notLanded(signed, job, sends);
   }
 
   /** Resolves the transactions of `action` that earlier calls left pending. */
@@ -124,9 +137,9 @@ export class TransactionSender {
     const mine = [...this.pending.values()].filter((entry) => entry.job.action === action);
     const landed: LandedTransaction[] = [];
     const landedWithError: LandedTransaction[] = [];
-    for (const { signed, job } of mine) {
+    for (const { signed, job, sends } of mine) {
       try {
-        const outcome = await this.confirm(signed, job, { resumed: true }, signal);
+        const outcome = await this.confirm(signed, job, sends, { resumed: true }, signal);
         if (outcome === 'landed') landed.push({ signature: signed.signature, indices: job.indices });
       } catch (err) {
         // It landed with an error: resolved, and the failure belonged to the earlier call.
@@ -139,7 +152,8 @@ export class TransactionSender {
     return { hadPending: mine.length > 0, landed, landedWithError };
   }
 
-  private async sendFirst(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
+  private async sendFirst(signed: SignedTransaction, job: TransactionJob, sends: SendRecord, signal: AbortSignal): Promise<void> {
+    sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
     } catch (err) {
@@ -156,6 +170,8 @@ export class TransactionSender {
         this.pending.delete(signed.signature);
         throw err;
       }
+      sends.failed++;
+      sends.lastFailure = err;
       const signature = signed.signature;
       this.logger.warn({ err, signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
     }
@@ -164,6 +180,7 @@ export class TransactionSender {
   private async confirm(
     signed: SignedTransaction,
     job: TransactionJob,
+    sends: SendRecord,
     { resumed }: { resumed: boolean },
     signal: AbortSignal,
   ): Promise<ConfirmOutcome> {
@@ -182,7 +199,7 @@ export class TransactionSender {
       }
       if (Date.now() - lastBroadcast >= rebroadcastIntervalMs) {
         lastBroadcast = Date.now();
-        await this.rebroadcast(signed, signal);
+        await this.rebroadcast(signed, sends, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) throw this.unresolved(signed, job);
       await sleep(pollIntervalMs, signal);
@@ -201,8 +218,12 @@ export class TransactionSender {
     const final = await this.poll(signed.signature, true, signal);
     if (final.kind === 'found') return this.outcomeOf(final.status, signed, job);
     if (final.kind === 'unavailable') return 'waiting';
-    const { signature } = signed;
-    this.logger.warn({ signature, action: job.action, indices: job.indices }, 'blockhash expired before the transaction landed');
+    const { signature, lastValidBlockHeight } = signed;
+    this.metrics.transactionResigns.inc({ chain: this.rpc.chain });
+    this.logger.warn(
+      { signature, action: job.action, indices: job.indices, lastValidBlockHeight },
+      'blockhash expired before the transaction landed; this attempt ends and the next one signs anew',
+    );
     return 'expired';
   }
 
@@ -243,12 +264,15 @@ export class TransactionSender {
     }
   }
 
-  private async rebroadcast(signed: SignedTransaction, signal: AbortSignal): Promise<void> {
+  private async rebroadcast(signed: SignedTransaction, sends: SendRecord, signal: AbortSignal): Promise<void> {
     this.metrics.transactionRebroadcasts.inc({ chain: this.rpc.chain });
+    sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      sends.failed++;
+      sends.lastFailure = err;
       this.logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
     }
   }
@@ -256,6 +280,11 @@ export class TransactionSender {
   private failingIndex(instructionIndex: number | undefined, job: TransactionJob): { index?: number } {
     const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex];
     return index === undefined ? {} : { index };
+  }
+
+  private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): Error {
+    const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
+    return submitFailure(job, { retryable: true, reason: `${expired}; ${describeSends(this.rpc.chain, sends)}` });
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): Error {
@@ -268,4 +297,20 @@ export class TransactionSender {
         'and the next attempt resolves it before signing anything new',
     });
   }
+}
+
+/**
+ * Why a transaction never landed, as far as this server can tell: every send failed (the
+ * last failure names the status and endpoint), or the node accepted it and it was dropped.
+ */
+function describeSends(chain: ChainSide, sends: SendRecord): string {
+  const side = chain === 'source' ? 'source' : 'destination';
+  const times = `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
+  if (sends.failed === sends.sent) return `sendTransaction on the ${side} chain failed every time (${times}; last: ${sendFailureSummary(sends.lastFailure)})`;
+  const accepted = sends.sent - sends.failed;
+  return `the ${side} chain's RPC accepted it ${accepted} of ${times} but it never landed (dropped before a leader included it)`;
+}
+
+function sendFailureSummary(err: unknown): string {
+  return boundText(isBridgeError(err, 'CHAIN__RPC_FAILED') ? shortRpcFailure(err) : describeError(err));
 }

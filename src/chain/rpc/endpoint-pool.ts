@@ -1,6 +1,6 @@
 import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
-import { isBridgeError } from '../../errors.js';
+import { BridgeError, isBridgeError } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { endpointLabels, probeDue, readOrder, sendTargets, demotionOf, type ChoiceSettings, type EndpointKnowledge } from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
@@ -119,15 +119,19 @@ export class EndpointPool {
       return await endpoint.breaker.execute(classified);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (err instanceof BrokenCircuitError) {
-        const reason = `endpoint ${endpoint.label} is taken out after ${BREAKER_FAILURES} consecutive failures; probed again within ${BREAKER_HALF_OPEN_MS / 1000} s`;
-        throw rpcFailure(this.options.chain, method, { retryable: true, reason });
-      }
-      if (isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode !== undefined) {
+      const failure = err instanceof BrokenCircuitError ? this.takenOut(endpoint, method) : err;
+      if (!isBridgeError(failure, 'CHAIN__RPC_FAILED')) throw failure;
+      if (failure.context.rpcCode !== undefined) {
         this.options.metrics.rpcEndpointErrors.inc({ chain: this.options.chain, endpoint: endpoint.label, kind: 'rpc' });
       }
-      throw err;
+      // Which endpoint failed, for messages that name it (origin only: the label).
+      throw new BridgeError('CHAIN__RPC_FAILED', { ...failure.context, endpoint: endpoint.label }, failure.message, { cause: failure.cause });
     }
+  }
+
+  private takenOut(endpoint: Endpoint, method: string): BridgeError<'CHAIN__RPC_FAILED'> {
+    const reason = `endpoint ${endpoint.label} is taken out after ${BREAKER_FAILURES} consecutive failures; probed again within ${BREAKER_HALF_OPEN_MS / 1000} s`;
+    return rpcFailure(this.options.chain, method, { retryable: true, reason });
   }
 
   /**

@@ -108,6 +108,21 @@ function boundedCause(cause: unknown): unknown {
 }
 
 /**
+ * A CHAIN__RPC_FAILED in a few words, for a summary of many failures: "HTTP 500 from
+ * https://rpc.example.com", "JSON-RPC error -32005", "timeout after 10000 ms".
+ */
+export function shortRpcFailure(err: BridgeError<'CHAIN__RPC_FAILED'>): string {
+  const { status, rpcCode, endpoint } = err.context;
+  const what =
+    status !== undefined
+      ? `HTTP ${status}`
+      : rpcCode !== undefined
+        ? `JSON-RPC error ${rpcCode}`
+        : err.message.replace(/^.*? failed: /, '').replace(/ \((?:not )?transient[^)]*\)$/, '');
+  return endpoint === undefined ? what : `${what} from ${endpoint}`;
+}
+
+/**
  * Any error out of an RPC call as CHAIN__RPC_FAILED. Transport failures arrive already
  * classified from the metered fetch; JSON-RPC errors carry their code; a response of the wrong
  * shape (web3.js's StructError) is treated like a malformed body.

@@ -94,7 +94,7 @@ describe('cleanupDeposits', () => {
     expect(cleaned(f)).toEqual([0, 1, 2, 4, 6]);
   });
 
-  it('re-sends the same entries with a new blockhash after the first one expired', async () => {
+  it('an expired first transaction ends the attempt retryably; the next attempt cleans the same entries anew', async () => {
     const f = await start();
     let first: string | undefined;
     f.source.onSend = (send) => {
@@ -102,11 +102,14 @@ describe('cleanupDeposits', () => {
       return send.signature === first ? 'ignore' : 'none';
     };
     f.source.blocksPerHeightCall = 40;
+    const failure = await submitFailure(f.chains.cleanupDeposits([6, 7], signal()));
+    expect(failure).toMatchObject({ retryable: true, context: { action: 'cleanup_deposit', landedSignatures: [] } });
+    expect(failure.message).toMatch(/not landed: its blockhash expired .*accepted it \d+ of \d+ sends but it never landed/);
+    expect(await counterValue(f.metrics, 'transactionResigns', 'source')).toBe(1);
     const report = await f.chains.cleanupDeposits([6, 7], signal());
     expect(report.completed).toEqual([6, 7]);
     expect(f.source.landed).toHaveLength(1);
     expect(f.source.landed[0]).not.toBe(first);
-    expect(await counterValue(f.metrics, 'transactionResigns', 'source')).toBe(1);
   });
 
   it('rejects an index that is not an entry index before reading anything', async () => {

@@ -90,32 +90,47 @@ describe('ackDeposits', () => {
     expect(f.target.landed).toHaveLength(1);
   });
 
-  it('signs again only after the block height passed lastValidBlockHeight and the final status check found nothing', async () => {
+  it('an expired, unlanded transaction ends the attempt as a retryable failure; the next attempt signs anew', async () => {
     const f = await start();
     let firstSignature: string | undefined;
     f.target.onSend = (send) => {
       firstSignature ??= send.signature;
-      return send.signature === firstSignature ? 'ignore-and-drop-response' : 'none';
+      // The node accepts it and no leader ever includes it.
+      return send.signature === firstSignature ? 'ignore' : 'none';
     };
     f.target.blocksPerHeightCall = 40;
-    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
-
-    const [first, second] = f.target.blockhashRequests;
-    expect(f.target.blockhashRequests).toHaveLength(2);
-    expect(second!.blockHeight).toBeGreaterThan(first!.lastValidBlockHeight);
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', retryable: true, context: { action: 'ack_deposit', landedSignatures: [] } });
+    expect(failure.message).toMatch(
+      new RegExp(`transaction ${firstSignature} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`),
+    );
+    // Signed once: the expiry was decided by the block height and a final status search.
+    expect(f.target.blockhashRequests).toHaveLength(1);
     const finalCheck = f.target.calls.findIndex(
       (call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}',
     );
-    const resign = f.target.calls.map((call) => call.method).lastIndexOf('getLatestBlockhash');
     expect(finalCheck).toBeGreaterThan(-1);
-    expect(finalCheck).toBeLessThan(resign);
-    // The tracker was read (next_index) between the expiry and the new signature.
-    expect(f.target.calls.slice(finalCheck, resign).some((call) => call.method === 'getAccountInfo')).toBe(true);
+    expect(await counterValue(f.metrics, 'transactionResigns', 'target')).toBe(1);
 
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    const [first, second] = f.target.blockhashRequests;
+    expect(f.target.blockhashRequests).toHaveLength(2);
+    expect(second!.blockHeight).toBeGreaterThan(first!.lastValidBlockHeight);
     expect(f.target.landed).toEqual([report.transactions[0]?.signature]);
     expect(report.transactions[0]?.signature).not.toBe(firstSignature);
     expect(ownTargetNext(f)).toBe(7n);
-    expect(await counterValue(f.metrics, 'transactionResigns', 'target')).toBe(1);
+  });
+
+  it('every send failing: the expiry names the failure and the endpoint', async () => {
+    const f = await start();
+    f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
+    f.target.blocksPerHeightCall = 40;
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', retryable: true });
+    expect(failure.message).toMatch(
+      /not landed: its blockhash expired \(block height past \d+\); sendTransaction on the destination chain failed every time \(\d+ sends; last: HTTP 500 from http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+    expect(f.target.landed).toEqual([]);
   });
 
   it('an HTTP 503 on send leaves the outcome unknown: it watches the signature instead of signing again', async () => {
@@ -230,10 +245,14 @@ describe('ackDeposits', () => {
     };
     f.target.blocksPerHeightCall = 40;
     const sendsBefore = () => f.target.sends.filter((send) => send.signature !== firstSignature).length;
-    const pending = f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    // The first attempt is cut off with its transaction's outcome unknown (it stays pending).
+    const controller = new AbortController();
+    const interrupted = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
     await waitFor(() => f.target.sends.length > 0);
+    controller.abort(new Error('shutdown'));
+    await expect(interrupted).rejects.toThrow('shutdown');
     f.target.tracker.header.votes[1]!.nextIndex = 7n; // another signer with this key voted 5 and 6
-    const err = await submitFailure(pending);
+    const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(/past votes at indices 5, 6 that no transaction known to this server carried; another process may be signing with this authority key/);
     expect(sendsBefore()).toBe(0);

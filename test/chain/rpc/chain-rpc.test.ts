@@ -92,7 +92,7 @@ describe('createChainRpc reads through web3.js', () => {
     const rpc = await setup(() => ({ error: { code, message: 'from the node' } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED')).toBe(true);
-    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', retryable, rpcCode: code });
+    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', retryable, rpcCode: code, endpoint: new URL(server!.url).origin });
     expect((err as Error).message).toContain(`JSON-RPC error ${code}`);
   });
 
@@ -175,7 +175,7 @@ describe('createChainRpc bounds what the node writes', () => {
   it('a -32005 with a 1 MB message: the error, its cause and its log form stay small', async () => {
     const rpc = await setup(() => ({ error: { code: -32005, message: `Node is behind ${'z'.repeat(MB)}`, data: { blob: 'd'.repeat(MB) } } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', retryable: true, rpcCode: -32005 });
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', retryable: true, rpcCode: -32005, endpoint: new URL(server!.url).origin });
     const { message, cause } = err as Error;
     expect(message).toMatch(/^getBalance on the destination chain RPC \(BRIDGE_TARGET_RPC_URL\) failed: JSON-RPC error -32005: .*Node is behind z+… \(\d+ more\) \(transient; it is retried\)$/);
     expect(message.length).toBeLessThan(500);
