@@ -5,6 +5,7 @@
  */
 import { Registry } from 'prom-client';
 import { trackerAccountSize } from '../src/chain/codec/layout.js';
+import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../src/machines/planning/cycle-plan.js';
 import { createLogger } from '../src/log/logger.js';
 import { createMetrics, type Metrics } from '../src/metrics/metrics.js';
 import { percentile, type Bench, type BenchResult } from './report.js';
@@ -48,7 +49,7 @@ export async function measureReadCost(capacity: number, options: ReadCostOptions
     const durations: number[] = [];
     for (let i = 0; i < reads; i++) {
       const begin = performance.now();
-      await chains.readState(signal);
+      await chains.readState(signal, readLimitsFor(MAX_PLANNED_PER_ACTION));
       durations.push(performance.now() - begin);
     }
     return {

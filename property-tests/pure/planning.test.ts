@@ -92,8 +92,8 @@ const views: fc.Arbitrary<{ view: BridgeView; limit: number }> = fc
     }),
   }));
 
-function entries<E>(window: { start: number; entries: E[] }): Map<number, E> {
-  return new Map(window.entries.map((entry, i) => [window.start + i, entry]));
+function entries<E>(window: { entries: ReadonlyMap<number, E> }): ReadonlyMap<number, E> {
+  return window.entries;
 }
 
 function ownNext(header: BridgeView['deposits']['header']): number {

@@ -9,8 +9,8 @@ import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry 
 export interface BridgeChains {
   /** The authority this server signs for (base58). */
   readonly authority: Base58;
-  /** Read both trackers: headers plus the window of entries that can still need work. */
-  readState(signal: AbortSignal): Promise<BridgeView>;
+  /** Read both trackers: headers plus, from each position a planner starts at, at most `limits.entriesPerPosition` entries. */
+  readState(signal: AbortSignal, limits: ReadLimits): Promise<BridgeView>;
   /** Submit ack_deposit votes on the destination, in order, batched into as few transactions as fit. */
   ackDeposits(votes: readonly AckDepositVote[], signal: AbortSignal): Promise<SubmitReport>;
   /** Submit ack_withdraw votes on the source, in order, batched. */
@@ -50,11 +50,23 @@ export interface PlannedWork {
   cleanups: readonly number[];
 }
 
-/** Entries `start .. start + entries.length - 1` of a tracker; the window always ends at entry_count. */
+/**
+ * How much of each tracker one read fetches: the planners say what they can act on, so that a
+ * cycle's read never grows with a number a header claims (docs/crank.md "What the planners read").
+ */
+export interface ReadLimits {
+  /** Entries read from each position a planner starts at (own next_index on both trackers, settled_prefix). */
+  entriesPerPosition: number;
+}
+
+/**
+ * A tracker's header and the entries one read fetched, by index in ascending order: runs of at
+ * most ReadLimits.entriesPerPosition entries from each planner position, below entry_count.
+ * Entries outside those runs were not read.
+ */
 export interface TrackerWindow<E> {
   header: TrackerHeader;
-  start: number;
-  entries: E[];
+  entries: ReadonlyMap<number, E>;
 }
 
 export interface BridgeView {

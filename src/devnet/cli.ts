@@ -1,7 +1,7 @@
 import { describeError } from '../errors.js';
 import { startChainPair } from './chain-pair.js';
 import { DEFAULT_FIRST_SERVER_PORT, DEVNET_USAGE, UsageError, parseDevnetFlags, shellQuote, shutdownSignal, type DevnetFlags } from './cli-args.js';
-import { maxCapacityOf } from './program/initialize.js';
+import { maxTrackerCapacity } from '../chain/codec/layout.js';
 import { serverEnv } from './server-env.js';
 import { startTraffic } from './traffic.js';
 import { bootstrapWorld, worldFilePath, type World } from './world/bootstrap.js';
@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
   let flags: DevnetFlags | 'help';
   try {
     // The DepositTracker's entries are the larger: its limit bounds both trackers.
-    flags = parseDevnetFlags(argv, maxCapacityOf('DepositTracker'));
+    flags = parseDevnetFlags(argv, maxTrackerCapacity('DepositTracker'));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`devnet: ${err.message}\nRun with --help for the options.\n`);

@@ -1,7 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
 import type { ActionReport, CycleRead, Submission } from './crank-context.js';
-import { planCycle, type CyclePlan } from './planning/cycle-plan.js';
+import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 
 /**
  * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
@@ -17,7 +17,7 @@ export interface ReadInput {
  * balances and the transactions its key signed, and price the plan in fees.
  */
 export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
-  const view = await chains.readState(signal);
+  const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
   signal.throwIfAborted();
   const plan = planCycle(view, input.batchLimit);
   const fees = chains.plannedFees(plannedWork(plan));

@@ -212,8 +212,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   return {
     authority: authorityKey.toBase58(),
 
-    readState: (signal) =>
-      readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, signal),
+    readState: (signal, limits) =>
+      readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
 
     ackDeposits: (votes, signal) =>
       submitVotes(

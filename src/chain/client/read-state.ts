@@ -1,16 +1,20 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
-import type { BridgeView, TrackerWindow } from '../bridge-chains.js';
-import type { Metrics } from '../../metrics/metrics.js';
+import type { BridgeView, ReadLimits, TrackerWindow } from '../bridge-chains.js';
+import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
-import { ReadMeter, readEntryBytes, readTrackerHeader, type HeaderRead, type TrackerRef } from './tracker-reader.js';
-import { authoritySlot, depositWindowStart, ownNextIndex, toEntryIndex, withdrawWindowStart } from './window.js';
+import { ReadMeter, readEntries, readTrackerHeader, type HeaderRead, type TrackerRef } from './tracker-reader.js';
+import { authoritySlot, ownNextIndex, positionRanges, toEntryIndex } from './window.js';
 
 /**
  * One consistent view of both trackers for the vote planner (docs/chain-client.md, "What
  * readState returns"). Three header reads, then the two entry windows; every step fetches
- * both chains concurrently. The authority's balances are read-authority.ts's.
+ * both chains concurrently; the authority's balances are read-authority.ts's. A window is
+ * `limits.entriesPerPosition` entries from each position a planner starts at: settled_prefix
+ * (cleanup) and this authority's two next_index (ack_withdraw from its source position,
+ * ack_deposit from its destination position), on the source; the two next_index on the
+ * destination. At most three runs of that length per tracker, whatever the header's counters say.
  *
  * Commitments: the source entries and the source header's counters (entry_count,
  * settled_prefix) come from one read at `sourceReadCommitment` (finalized by default), since
@@ -34,7 +38,7 @@ export interface ReadStateContext {
 
 const POSITION_COMMITMENT: Commitment = 'confirmed';
 
-export async function readBridgeView(ctx: ReadStateContext, signal: AbortSignal): Promise<BridgeView> {
+export async function readBridgeView(ctx: ReadStateContext, limits: ReadLimits, signal: AbortSignal): Promise<BridgeView> {
   const { source, target, authority, sourceReadCommitment, metrics } = ctx;
   const meter = new ReadMeter(metrics);
   const authorityKey = authority.toBase58();
@@ -54,9 +58,10 @@ export async function readBridgeView(ctx: ReadStateContext, signal: AbortSignal)
   const ownTargetNext = ownNextIndex(targetRead.header, authorityKey, target.tracker);
   authoritySlot(dataRead.header, authorityKey, source.tracker);
 
+  const own = { ownSourceNext, ownTargetNext, perPosition: limits.entriesPerPosition };
   const [deposits, withdrawals] = await Promise.all([
-    readDepositWindow(ctx, dataRead, positionRead.header, { ownSourceNext, ownTargetNext }, meter, signal),
-    readWithdrawWindow(ctx, targetRead, { ownSourceNext, ownTargetNext }, meter, signal),
+    readDepositWindow(ctx, dataRead, positionRead.header, own, meter, signal),
+    readWithdrawWindow(ctx, targetRead, own, meter, signal),
   ]);
 
   for (const chain of ['source', 'target'] as const) metrics.lastCycleAccountBytes.set({ chain }, meter.bytes[chain]);
@@ -66,6 +71,8 @@ export async function readBridgeView(ctx: ReadStateContext, signal: AbortSignal)
 interface OwnPositions {
   ownSourceNext: number;
   ownTargetNext: number;
+  /** Entries to read from each position. */
+  perPosition: number;
 }
 
 async function readDepositWindow(
@@ -79,18 +86,12 @@ async function readDepositWindow(
   const { rpc, tracker } = ctx.source;
   const entryCount = toEntryIndex(dataRead.header.entryCount, tracker.account, 'entry_count');
   const settledPrefix = toEntryIndex(dataRead.header.settledPrefix, tracker.account, 'settled_prefix');
-  const start = depositWindowStart({ settledPrefix, entryCount, ...own });
-  const bytes = await readEntryBytes(
-    rpc,
-    tracker,
-    { start, end: entryCount },
-    { commitment: ctx.sourceReadCommitment, minContextSlot: dataRead.slot },
-    meter,
-    signal,
-  );
+  const ranges = positionRanges([settledPrefix, own.ownSourceNext, own.ownTargetNext], entryCount, own.perPosition);
+  const options = { commitment: ctx.sourceReadCommitment, minContextSlot: dataRead.slot };
+  const entries = await readEntries(rpc, tracker, ranges, decodeDepositEntries, options, meter, signal);
   // Counters and entries from the deposit-data read; positions from the confirmed read.
   const header: TrackerHeader = { ...dataRead.header, votes: positionHeader.votes };
-  return { header, start, entries: decodeDepositEntries(bytes, tracker.account, start) };
+  return { header, entries };
 }
 
 async function readWithdrawWindow(
@@ -102,16 +103,10 @@ async function readWithdrawWindow(
 ): Promise<TrackerWindow<WithdrawEntry>> {
   const { rpc, tracker } = ctx.target;
   const entryCount = toEntryIndex(targetRead.header.entryCount, tracker.account, 'entry_count');
-  const start = withdrawWindowStart({ entryCount, ...own });
-  const bytes = await readEntryBytes(
-    rpc,
-    tracker,
-    { start, end: entryCount },
-    { commitment: POSITION_COMMITMENT, minContextSlot: targetRead.slot },
-    meter,
-    signal,
-  );
-  return truncateAtRemoved({ header: targetRead.header, start, entries: decodeWithdrawEntries(bytes, tracker.account, start) });
+  const ranges = positionRanges([own.ownTargetNext, own.ownSourceNext], entryCount, own.perPosition);
+  const options = { commitment: POSITION_COMMITMENT, minContextSlot: targetRead.slot };
+  const entries = await readEntries(rpc, tracker, ranges, decodeWithdrawEntries, options, meter, signal);
+  return truncateAtRemoved({ header: targetRead.header, entries });
 }
 
 /**
@@ -121,11 +116,10 @@ async function readWithdrawWindow(
  * so the window is cut at the first Empty entry and entry_count lowered to it.
  */
 export function truncateAtRemoved(window: TrackerWindow<WithdrawEntry>): TrackerWindow<WithdrawEntry> {
-  const removed = window.entries.findIndex((entry) => entry.status === 'Empty');
-  if (removed < 0) return window;
+  const removed = [...window.entries].find(([, entry]) => entry.status === 'Empty')?.[0];
+  if (removed === undefined) return window;
   return {
-    header: { ...window.header, entryCount: BigInt(window.start + removed) },
-    start: window.start,
-    entries: window.entries.slice(0, removed),
+    header: { ...window.header, entryCount: BigInt(removed) },
+    entries: new Map([...window.entries].filter(([index]) => index < removed)),
   };
 }

@@ -49,10 +49,10 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
     readEntryBytes(source.rpc, source.tracker, { start, end }, options(sourceRead.slot), meter, signal),
     readEntryBytes(target.rpc, target.tracker, { start, end: Math.max(start, targetEnd) }, options(targetRead.slot), meter, signal),
   ]);
+  const withdrawEntries = decodeWithdrawEntries(withdrawBytes, target.tracker.account, start);
   const window = truncateAtRemoved({
     header: targetRead.header,
-    start,
-    entries: decodeWithdrawEntries(withdrawBytes, target.tracker.account, start),
+    entries: new Map(withdrawEntries.map((entry, offset) => [start + offset, entry])),
   });
   const deposits = decodeDepositEntries(depositBytes, source.tracker.account, start);
   return {
@@ -60,6 +60,6 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
     targetHeader: window.header,
     start,
     deposits,
-    withdrawals: deposits.map((_, offset) => window.entries[offset] ?? null),
+    withdrawals: deposits.map((_, offset) => window.entries.get(start + offset) ?? null),
   };
 }

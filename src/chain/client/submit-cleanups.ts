@@ -7,10 +7,9 @@ import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry } from '../types.js';
 import { leadingBatchSize } from './batch.js';
-import { mapBounded } from './concurrency.js';
 import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
 import { entryIndexArg } from './submit-votes.js';
-import { MAX_SLICE_BYTES, ReadMeter, SLICE_CONCURRENCY, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
+import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader } from './tracker-reader.js';
 import type { TransactionJob, TransactionSender } from './transaction-sender.js';
 import { coveringRanges, toEntryIndex } from './window.js';
 
@@ -73,7 +72,7 @@ async function candidatesOf(
   signal: AbortSignal,
 ): Promise<Candidate[]> {
   if (indices.length === 0) return [];
-  const entries = await readEntries(s, indices, signal);
+  const entries = await readCandidates(s, indices, signal);
   const candidates: Candidate[] = [];
   for (const index of indices) {
     const entry = entries.get(index);
@@ -86,7 +85,7 @@ async function candidatesOf(
 }
 
 /** The entries at `indices` (below entry_count) at confirmed, by index. */
-async function readEntries(
+async function readCandidates(
   s: CleanupSubmitter,
   indices: readonly number[],
   signal: AbortSignal,
@@ -98,11 +97,8 @@ async function readEntries(
   const present = indices.filter((index) => index < entryCount);
   const wanted = new Set(present);
   const ranges = coveringRanges(present, DEPOSIT_ENTRY_SIZE, MAX_SLICE_BYTES);
-  const runs = await mapBounded(ranges, SLICE_CONCURRENCY, signal, async (range, rangeSignal) => {
-    const bytes = await readEntryBytes(s.rpc, tracker, range, { commitment: 'confirmed' }, meter, rangeSignal);
-    return decodeDepositEntries(bytes, tracker.account, range.start).map((entry, i) => [range.start + i, entry] as const);
-  });
-  return new Map(runs.flat().filter(([index]) => wanted.has(index)));
+  const read = await readEntries(s.rpc, tracker, ranges, decodeDepositEntries, { commitment: 'confirmed' }, meter, signal);
+  return new Map([...read].filter(([index]) => wanted.has(index)));
 }
 
 async function sendCleanups(

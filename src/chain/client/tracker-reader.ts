@@ -3,7 +3,7 @@ import { BridgeError } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
 import { malformedAccount } from '../codec/account-errors.js';
-import { TRACKER_HEADER_SIZE, entryOffset, entrySize } from '../codec/layout.js';
+import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
@@ -12,7 +12,10 @@ import { sliceRanges, type EntryRange } from './window.js';
 /**
  * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header, or runs
  * of entries in bounded slices. Every response is checked (account exists, owner is the
- * configured program, the slice is as long as asked) and its bytes are counted.
+ * configured program, the slice is as long as asked) and its bytes are counted. A header read
+ * also checks the account's length against its capacity (PROTOCOL.md: exactly
+ * 848 + capacity × entry size) from the `space` the node reports with the slice, at no extra
+ * request; a node that does not report it leaves that to the slice-length check of each entry read.
  */
 
 /** At most this many bytes of account data per request. */
@@ -58,8 +61,9 @@ export async function readTrackerHeader(
   signal: AbortSignal,
 ): Promise<HeaderRead> {
   const headerSlice = { offset: 0, length: TRACKER_HEADER_SIZE };
-  const { slot, data } = await readAccountSlice(rpc, tracker, headerSlice, { commitment }, meter, signal);
+  const { slot, data, space } = await readAccountSlice(rpc, tracker, headerSlice, { commitment }, meter, signal);
   const header = decodeTrackerHeader(data, tracker.kind, tracker.account);
+  checkAccountLength(header, space, tracker);
   checkChainIds(header, tracker);
   return { header, slot };
 }
@@ -82,6 +86,23 @@ export async function readEntryBytes(
   return concat(parts);
 }
 
+/** The entries of `ranges`, decoded, by index (in ascending order when the ranges are). */
+export async function readEntries<E>(
+  rpc: ChainRpc,
+  tracker: TrackerRef,
+  ranges: readonly EntryRange[],
+  decode: (bytes: Uint8Array, account: string, startIndex: number) => E[],
+  options: { commitment: Commitment; minContextSlot?: number },
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<Map<number, E>> {
+  const runs = await mapBounded(ranges, SLICE_CONCURRENCY, signal, async (range, rangeSignal) => {
+    const bytes = await readEntryBytes(rpc, tracker, range, options, meter, rangeSignal);
+    return decode(bytes, tracker.account, range.start).map((entry, i) => [range.start + i, entry] as const);
+  });
+  return new Map(runs.flat());
+}
+
 async function readAccountSlice(
   rpc: ChainRpc,
   tracker: TrackerRef,
@@ -89,7 +110,7 @@ async function readAccountSlice(
   options: { commitment: Commitment; minContextSlot?: number },
   meter: ReadMeter,
   signal: AbortSignal,
-): Promise<{ slot: number; data: Uint8Array }> {
+): Promise<{ slot: number; data: Uint8Array; space: number | undefined }> {
   const { slot, account } = await rpc.getAccountInfo(tracker.address, { ...options, dataSlice }, signal);
   if (account === null) throw trackerNotFound(tracker, options.commitment);
   meter.add(tracker.chain, account.data.length);
@@ -103,7 +124,20 @@ async function readAccountSlice(
         'the account is shorter than its header and entry_count entries',
     );
   }
-  return { slot, data: account.data };
+  return { slot, data: account.data, space: account.space };
+}
+
+// decodeTrackerHeader has bounded capacity, so the expected length is an exact small number.
+function checkAccountLength(header: TrackerHeader, space: number | undefined, tracker: TrackerRef): void {
+  if (space === undefined) return;
+  const expected = trackerAccountSize(tracker.kind, Number(header.capacity));
+  if (space === expected) return;
+  throw malformedAccount(
+    tracker.account,
+    'capacity',
+    `is ${header.capacity}, so the account must hold ${expected} bytes (848 + capacity × ${entrySize(tracker.kind)}), ` +
+      `but the node reports ${space}`,
+  );
 }
 
 function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {

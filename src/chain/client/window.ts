@@ -4,8 +4,9 @@ import type { ChainSide } from '../../metrics/metrics.js';
 import type { TrackerHeader } from '../types.js';
 
 /**
- * Which entries a read fetches: only those that can still need this authority's work, so that
- * the cost of a cycle grows with pending work, not with the size of the tracker.
+ * Which entries a read fetches: a bounded run from each position a planner starts at, so that
+ * the cost of a cycle depends on what it can act on, neither on the size of the tracker nor on
+ * any count a header claims.
  */
 
 /** A u64 counter or position from a header as an entry index (a JS number). */
@@ -36,44 +37,32 @@ export function ownNextIndex(header: TrackerHeader, authority: string, where: { 
   return toEntryIndex(vote.nextIndex, where.account, `votes[${slot}].next_index`);
 }
 
-export interface DepositWindowInputs {
-  /** Source DepositTracker: every entry below is cleaned up. */
-  settledPrefix: number;
-  entryCount: number;
-  /** This authority's next ack_withdraw position (source tracker). */
-  ownSourceNext: number;
-  /** This authority's next ack_deposit position (destination tracker). */
-  ownTargetNext: number;
-}
-
-/**
- * First source entry to read. Below settled_prefix nothing waits for cleanup; below both own
- * positions this authority has voted on everything: ack_deposit reads source entries from its
- * destination position, ack_withdraw from its source position.
- */
-export function depositWindowStart(p: DepositWindowInputs): number {
-  return Math.min(p.settledPrefix, p.ownSourceNext, p.ownTargetNext, p.entryCount);
-}
-
-export interface WithdrawWindowInputs {
-  entryCount: number;
-  ownSourceNext: number;
-  ownTargetNext: number;
-}
-
-/**
- * First destination entry to read: ack_deposit needs the destination entries from its own
- * destination position (proposals to compare), ack_withdraw from its source position (results).
- */
-export function withdrawWindowStart(p: WithdrawWindowInputs): number {
-  return Math.min(p.ownTargetNext, p.ownSourceNext, p.entryCount);
-}
-
 export interface EntryRange {
   /** First entry index. */
   start: number;
   /** One past the last entry index. */
   end: number;
+}
+
+/**
+ * The entries to read: `perPosition` entries from each position, cut at entry_count, sorted,
+ * overlapping and adjacent runs merged. At most positions × perPosition entries in total.
+ */
+export function positionRanges(positions: readonly number[], entryCount: number, perPosition: number): EntryRange[] {
+  if (!Number.isSafeInteger(perPosition) || perPosition < 1) {
+    throw new RangeError(`entriesPerPosition must be a positive integer, got ${perPosition}`);
+  }
+  const runs = positions
+    .filter((start) => start < entryCount)
+    .map((start) => ({ start, end: Math.min(entryCount, start + perPosition) }))
+    .sort((a, b) => a.start - b.start);
+  const merged: EntryRange[] = [];
+  for (const run of runs) {
+    const last = merged.at(-1);
+    if (last !== undefined && run.start <= last.end) last.end = Math.max(last.end, run.end);
+    else merged.push({ ...run });
+  }
+  return merged;
 }
 
 /**

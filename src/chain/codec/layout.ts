@@ -46,6 +46,14 @@ export function trackerAccountSize(kind: TrackerKind, capacity: number): number 
   return entryOffset(kind, capacity);
 }
 
+/** Solana's MAX_PERMITTED_DATA_LENGTH: no account holds more data. */
+export const MAX_ACCOUNT_DATA_BYTES = 10 * 1024 * 1024;
+
+/** The largest capacity a tracker can have: (10,485,760 − 848) / entry size (65,530 deposits, 72,811 withdrawals). */
+export function maxTrackerCapacity(kind: TrackerKind): number {
+  return Math.floor((MAX_ACCOUNT_DATA_BYTES - TRACKER_HEADER_SIZE) / entrySize(kind));
+}
+
 // Enum tags: the array position is the u8 written on chain.
 export const DEPOSIT_STATUSES: readonly DepositStatus[] = ['Initialized', 'Relaying', 'Finalized'];
 export const WITHDRAW_STATUSES: readonly WithdrawStatus[] = ['Empty', 'Voting', 'Finalized'];

@@ -8,6 +8,7 @@ import {
   LAST_VOTES,
   MAX_AUTHORITIES,
   TRACKER_HEADER_SIZE,
+  maxTrackerCapacity,
   tagOf,
 } from './layout.js';
 
@@ -33,7 +34,7 @@ export function decodeTrackerHeader(data: Uint8Array, kind: TrackerKind, account
   const entryCount = reader.u64();
   const capacity = reader.u64();
   const settledPrefix = reader.u64();
-  checkCounters({ entryCount, capacity, settledPrefix }, account);
+  checkCounters(kind, { entryCount, capacity, settledPrefix }, account);
   const generation = reader.u64();
   const governance = reader.base58();
   const authorities = readAuthorities(reader, authorityCount);
@@ -63,10 +64,20 @@ function checkAuthorities(authorityCount: number, threshold: number, account: st
   }
 }
 
-// The program keeps settled_prefix <= entry_count <= capacity; a reader computes its entry
-// window from these, so a violation must stop the read rather than produce a wrong window.
-function checkCounters(counters: { entryCount: bigint; capacity: bigint; settledPrefix: bigint }, account: string): void {
+// The program keeps settled_prefix <= entry_count <= capacity, and no account holds more than
+// 10 MiB. A reader computes its entry window from these, so a violation must stop the read
+// rather than produce a wrong window; and as every later check compares against capacity,
+// bounding it here bounds every number the header can make the server use.
+function checkCounters(
+  kind: TrackerKind,
+  counters: { entryCount: bigint; capacity: bigint; settledPrefix: bigint },
+  account: string,
+): void {
   const { entryCount, capacity, settledPrefix } = counters;
+  const maxCapacity = maxTrackerCapacity(kind);
+  if (capacity > BigInt(maxCapacity)) {
+    throw malformedAccount(account, 'capacity', `is ${capacity}, above the ${maxCapacity} entries a 10 MiB ${kind} can hold`);
+  }
   if (entryCount > capacity) {
     throw malformedAccount(account, 'entry_count', `is ${entryCount}, above capacity ${capacity}`);
   }

@@ -32,8 +32,11 @@ import type { RpcFetch } from './rpc-fetch.js';
 export interface AccountSnapshot {
   /** The slot at which the node answered. */
   slot: number;
-  /** null when the account does not exist. */
-  account: { owner: PublicKey; lamports: number; data: Uint8Array } | null;
+  /**
+   * null when the account does not exist. `space` is the whole account's data length, which
+   * nodes report next to a dataSlice (absent from nodes too old to send it).
+   */
+  account: { owner: PublicKey; lamports: number; data: Uint8Array; space?: number } | null;
 }
 
 export interface GetAccountOptions {
@@ -172,7 +175,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
           ...(dataSlice === undefined ? {} : { dataSlice }),
           ...(minContextSlot === undefined ? {} : { minContextSlot }),
         });
-        const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data };
+        const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
         return { slot: context.slot, account };
       }),
 
@@ -228,4 +231,10 @@ function signersOf(chain: ChainSide, result: unknown): string[] {
     throw rpcFailure(chain, 'getTransaction', { retryable: false, reason: `the transaction does not deserialize: ${String(err)}` });
   }
   return message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((key) => key.toBase58());
+}
+
+// web3.js v1 keeps the node's `space` field on the parsed value but does not declare it.
+function spaceOf(value: object): { space?: number } {
+  const space: unknown = (value as { space?: unknown }).space;
+  return typeof space === 'number' && Number.isSafeInteger(space) && space >= 0 ? { space } : {};
 }

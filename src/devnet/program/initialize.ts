@@ -1,7 +1,7 @@
 import { PublicKey } from '@solana/web3.js';
 import { encodeTrackerHeader } from '../../chain/codec/accounts.js';
 import type { InstructionOf } from '../../chain/codec/instructions.js';
-import { MAX_AUTHORITIES, trackerAccountSize } from '../../chain/codec/layout.js';
+import { MAX_ACCOUNT_DATA_BYTES, MAX_AUTHORITIES, maxTrackerCapacity, trackerAccountSize } from '../../chain/codec/layout.js';
 import type { TrackerHeader, TrackerKind } from '../../chain/types.js';
 import { signerAt, writableAt, type InstructionContext } from './context.js';
 import { ProgramError } from './errors.js';
@@ -12,9 +12,6 @@ import { trackerAddress } from './tracker.js';
  * initialize_deposit_tracker / initialize_withdraw_tracker. Checks run in Anchor's order: accounts
  * (signer, writable, PDA), then the account being new (0), then the parameters (2500).
  */
-
-// Solana's MAX_PERMITTED_DATA_LENGTH: no account can hold more.
-export const MAX_ACCOUNT_DATA_LENGTH = 10 * 1024 * 1024;
 
 interface TrackerParams {
   capacity: bigint;
@@ -72,16 +69,10 @@ function checkParams(kind: TrackerKind, { capacity, threshold, authorities }: Tr
   if (threshold < 1 || threshold > count) requireViolated(`threshold ${threshold} is outside 1 ..= ${count} (the authority count)`);
   if (new Set(authorities).size !== count) requireViolated('authorities lists the same key twice');
   if (authorities.includes(PublicKey.default.toBase58())) requireViolated('authorities contains the all-zero key');
-  const maxCapacity = maxCapacityOf(kind);
+  const maxCapacity = maxTrackerCapacity(kind);
   if (capacity < 1n || capacity > BigInt(maxCapacity)) {
-    requireViolated(`capacity ${capacity} is outside 1 ..= ${maxCapacity} (an account holds at most ${MAX_ACCOUNT_DATA_LENGTH} bytes)`);
+    requireViolated(`capacity ${capacity} is outside 1 ..= ${maxCapacity} (an account holds at most ${MAX_ACCOUNT_DATA_BYTES} bytes)`);
   }
-}
-
-/** The largest capacity whose tracker fits in one account. */
-export function maxCapacityOf(kind: TrackerKind): number {
-  const perEntry = trackerAccountSize(kind, 1) - trackerAccountSize(kind, 0);
-  return Math.floor((MAX_ACCOUNT_DATA_LENGTH - trackerAccountSize(kind, 0)) / perEntry);
 }
 
 function requireViolated(detail: string): never {

@@ -6,11 +6,10 @@ import {
   initializeWithdrawTrackerInstruction,
   setTokenPairInstruction,
 } from '../../chain/codec/builders.js';
-import { MAX_AUTHORITIES } from '../../chain/codec/layout.js';
+import { MAX_AUTHORITIES, maxTrackerCapacity } from '../../chain/codec/layout.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../chain/pda.js';
 import type { ChainPair } from '../chain-pair.js';
 import { checkInteger, invalidOption, type DevnetNode } from '../node.js';
-import { maxCapacityOf } from '../program/initialize.js';
 import { ensureKeypairFile } from './keypair-files.js';
 import { devnetConnection, submitTransaction } from './submit.js';
 
@@ -109,7 +108,7 @@ export function worldFilePath(dir: string): string {
 function checkWorldOptions(options: WorldOptions): void {
   checkInteger(options.authorities, 'authorities', 1, MAX_AUTHORITIES);
   checkInteger(options.threshold, 'threshold', 1, options.authorities);
-  checkInteger(options.capacity, 'capacity', 1, maxCapacityOf('DepositTracker'));
+  checkInteger(options.capacity, 'capacity', 1, maxTrackerCapacity('DepositTracker'));
   if (options.dir.length === 0) throw invalidOption('dir', 'must not be empty');
 }
 

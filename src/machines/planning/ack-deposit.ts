@@ -1,6 +1,6 @@
 import type { AckDepositVote, BridgeView } from '../../chain/bridge-chains.js';
 import type { DepositEntry, WithdrawEntry } from '../../chain/types.js';
-import { entryAt, entryIndex, ownVote } from './view-access.js';
+import { entryAt, entryIndex, ownVote, readRun } from './view-access.js';
 
 /**
  * ack_deposit votes of an honest authority (PROTOCOL.md "How an honest authority votes"),
@@ -25,8 +25,8 @@ export function planAckDeposits(view: BridgeView, limit: number): AckDepositPlan
   let entryCount = entryIndex(destination.header.entryCount);
   const votes: AckDepositVote[] = [];
 
-  for (let index = first; index < sourceCount && votes.length < limit; index++) {
-    const deposit = entryAt(source, index);
+  for (const [index, deposit] of readRun(source, first, sourceCount)) {
+    if (votes.length >= limit) break;
     if (index === entryCount) {
       votes.push(depositVote(index, true, deposit));
       entryCount++;

@@ -2,7 +2,7 @@ import type { AckWithdrawVote, BridgeView } from '../../chain/bridge-chains.js';
 import type { DepositEntry, DepositResult } from '../../chain/types.js';
 import { depositResultToWire } from '../../chain/result-wire.js';
 import { isRelayableWithdrawResult, type WithdrawReadiness } from '../guards.js';
-import { entryAt, entryIndex, ownVote } from './view-access.js';
+import { entryAt, entryIndex, ownVote, readRun } from './view-access.js';
 
 /**
  * ack_withdraw votes of an honest authority: relay each destination result to the source,
@@ -18,7 +18,7 @@ export interface PlannedAckWithdraw {
 
 export interface AckWithdrawPlan {
   votes: PlannedAckWithdraw[];
-  /** Results ready for this authority's vote, up to the first unready one, planned or not. */
+  /** Results ready for this authority's vote, up to the first unready one or the end of the read, planned or not. */
   pending: number;
 }
 
@@ -30,11 +30,11 @@ export function planAckWithdraws(view: BridgeView, limit: number): AckWithdrawPl
   const votes: PlannedAckWithdraw[] = [];
   let pending = 0;
 
-  for (let index = first; index < end; index++) {
-    const withdrawal = entryAt(destination, index);
+  for (const [index, withdrawal] of readRun(destination, first, end)) {
     if (!isRelayableWithdrawResult(withdrawal)) break;
-    const deposit = entryAt(source, index);
-    if (!isValidResultFor(deposit, withdrawal.result)) break;
+    // The source read may end before the destination's: the rest is the next cycle's work.
+    const deposit = index === first ? entryAt(source, index) : source.entries.get(index);
+    if (deposit === undefined || !isValidResultFor(deposit, withdrawal.result)) break;
     pending++;
     if (votes.length < limit) {
       votes.push({

@@ -3,23 +3,26 @@ import { entryAt, entryIndex } from './view-access.js';
 
 /**
  * cleanup_deposit candidates (rule 3.2, crank cycle step 5): source entries that are
- * Finalized and not cleaned up. Everything below settled_prefix is cleaned up already.
+ * Finalized and not cleaned up. Everything below settled_prefix is cleaned up already; the
+ * read holds a run from settled_prefix, and candidates in the other runs it holds count too.
  */
 
 export interface CleanupPlan {
   /** Candidate entries in index order, at most the batch limit. */
   indices: number[];
-  /** All candidates, planned or not. */
+  /** All candidates among the entries read, planned or not. */
   pending: number;
 }
 
 export function planCleanups(view: BridgeView, limit: number): CleanupPlan {
-  const { header } = view.deposits;
+  const { header, entries } = view.deposits;
+  const settled = entryIndex(header.settledPrefix);
+  const entryCount = entryIndex(header.entryCount);
+  if (settled < entryCount) entryAt(view.deposits, settled);
   const indices: number[] = [];
   let pending = 0;
-  for (let index = entryIndex(header.settledPrefix); index < entryIndex(header.entryCount); index++) {
-    const entry = entryAt(view.deposits, index);
-    if (entry.status !== 'Finalized' || entry.cleanupCompleted) continue;
+  for (const [index, entry] of entries) {
+    if (index < settled || index >= entryCount || entry.status !== 'Finalized' || entry.cleanupCompleted) continue;
     pending++;
     if (indices.length < limit) indices.push(index);
   }

@@ -1,4 +1,4 @@
-import type { BridgeView } from '../../chain/bridge-chains.js';
+import type { BridgeView, ReadLimits } from '../../chain/bridge-chains.js';
 import { planAckDeposits, type AckDepositPlan } from './ack-deposit.js';
 import { planAckWithdraws, type AckWithdrawPlan } from './ack-withdraw.js';
 import { planCleanups, type CleanupPlan } from './cleanup.js';
@@ -19,6 +19,14 @@ export interface CyclePlan {
  * backlog, which the next cycle takes at once (docs/crank.md "Backlog").
  */
 export const MAX_PLANNED_PER_ACTION = 64;
+
+/**
+ * What the planners need read for a batch limit: from each position they start at, the batch
+ * and one entry more, which tells a backlog from the end of the work.
+ */
+export function readLimitsFor(limit: number): ReadLimits {
+  return { entriesPerPosition: limit + 1 };
+}
 
 export function planCycle(view: BridgeView, limit: number = MAX_PLANNED_PER_ACTION): CyclePlan {
   return {

@@ -22,20 +22,41 @@ export function ownVote(header: TrackerHeader, authority: string): AuthorityVote
   return vote;
 }
 
-/** Entry `index` of a window; the planners only ask for entries below entry_count. */
+/**
+ * Entry `index` of a window, which the read must hold: a planner asks for the entry at each
+ * position it starts from, so a read that does not start there fails loudly instead of
+ * skipping votes silently.
+ */
 export function entryAt<E>(window: TrackerWindow<E>, index: number): E {
-  const entry = index >= window.start ? window.entries[index - window.start] : undefined;
+  const entry = window.entries.get(index);
   if (entry === undefined) {
-    const windowEnd = window.start + window.entries.length;
+    const indices = [...window.entries.keys()];
+    const windowStart = indices[0] ?? 0;
+    const windowEnd = (indices.at(-1) ?? -1) + 1;
     throw new BridgeError(
       'CRANK__ENTRY_NOT_FOUND',
-      { tracker: window.header.kind, index, windowStart: window.start, windowEnd },
-      `${window.header.kind} entry ${index} is not in the entries BridgeChains.readState read ` +
-        `(${window.start}..${windowEnd}); the read window must start at or below every position ` +
+      { tracker: window.header.kind, index, windowStart, windowEnd },
+      `${window.header.kind} entry ${index} is not among the ${indices.length} entries BridgeChains.readState read ` +
+        `(between ${windowStart} and ${windowEnd}); the read must hold entries from every position ` +
         'the crank votes or cleans from (docs/crank.md "What the planners read")',
     );
   }
   return entry;
+}
+
+/**
+ * The entries of a window from `first` on while they are consecutive and below `end`: a
+ * bounded read ends a run before entry_count, and the planners stop there (the rest is the
+ * next cycle's work). The entry at `first` itself must have been read (see entryAt).
+ */
+export function* readRun<E>(window: TrackerWindow<E>, first: number, end: number): Generator<[number, E]> {
+  if (first >= end) return;
+  yield [first, entryAt(window, first)];
+  for (let index = first + 1; index < end; index++) {
+    const entry = window.entries.get(index);
+    if (entry === undefined) return;
+    yield [index, entry];
+  }
 }
 
 /**

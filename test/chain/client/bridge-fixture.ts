@@ -7,6 +7,7 @@ import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import type { DepositEntry, TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
 import { BridgeError, isBridgeError } from '../../../src/errors.js';
+import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../../src/machines/planning/cycle-plan.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { FakeChain, type TrackerState } from './fake-chain.js';
@@ -20,6 +21,9 @@ export const authority = Keypair.fromSeed(new Uint8Array(32).fill(21));
 export const otherAuthorities = [Keypair.fromSeed(new Uint8Array(32).fill(22)), Keypair.fromSeed(new Uint8Array(32).fill(23))];
 export const depositTracker = depositTrackerAddress(programId, TARGET_CHAIN_ID);
 export const withdrawTracker = withdrawTrackerAddress(programId, SOURCE_CHAIN_ID);
+
+/** What the crank asks readState for: its batch limit plus one entry from each position. */
+export const READ_LIMITS = readLimitsFor(MAX_PLANNED_PER_ACTION);
 
 export const FAST_TIMING: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
 

@@ -15,7 +15,7 @@ import { readKeypairFile } from '../../../src/devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../src/devnet/world/submit.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
-import { counterValue, gaugeValue } from './bridge-fixture.js';
+import { READ_LIMITS, counterValue, gaugeValue } from './bridge-fixture.js';
 
 /** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
 
@@ -86,15 +86,15 @@ async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
 /** ack_deposit votes that copy the source entries from this authority's destination position. */
 function ackDepositVotes(view: BridgeView): AckDepositVote[] {
   const next = Number(view.withdrawals.header.votes[view.withdrawals.header.authorities.indexOf(view.authority)]!.nextIndex);
-  return view.deposits.entries
-    .map((entry, i) => ({ entry, index: view.deposits.start + i }))
+  return [...view.deposits.entries]
+    .map(([index, entry]) => ({ entry, index }))
     .filter(({ index }) => index >= next)
     .map(({ entry, index }) => ({ index, approve: true, amount: entry.amount.toString(), recipient: entry.recipient, sourceMint: entry.sourceMint }));
 }
 
 function ackWithdrawVotes(view: BridgeView): AckWithdrawVote[] {
-  return view.withdrawals.entries
-    .map((entry, i) => ({ entry, index: view.withdrawals.start + i }))
+  return [...view.withdrawals.entries]
+    .map(([index, entry]) => ({ entry, index }))
     .filter(({ entry }) => entry.status === 'Finalized')
     .map(({ entry, index }) => ({ index, approve: true, result: depositResultToWire(entry.result) }));
 }
@@ -108,44 +108,44 @@ describe('createBridgeChains against the devnet', () => {
     const first = chainsFor(b, b.authorities[0]!);
     const second = chainsFor(b, b.authorities[1]!);
 
-    const view = await first.chains.readState(signal());
-    expect(view.deposits.entries.map((e) => e.status)).toEqual(['Initialized', 'Initialized', 'Initialized']);
-    expect(view.withdrawals.entries).toEqual([]);
+    const view = await first.chains.readState(signal(), READ_LIMITS);
+    expect([...view.deposits.entries.values()].map((e) => e.status)).toEqual(['Initialized', 'Initialized', 'Initialized']);
+    expect(view.withdrawals.entries.size).toBe(0);
     const proposals = ackDepositVotes(view);
     expect((await first.chains.ackDeposits(proposals, signal())).transactions.flatMap((t) => t.indices)).toEqual([0, 1, 2]);
-    await second.chains.ackDeposits(ackDepositVotes(await second.chains.readState(signal())), signal());
+    await second.chains.ackDeposits(ackDepositVotes(await second.chains.readState(signal(), READ_LIMITS)), signal());
 
-    const afterVotes = await first.chains.readState(signal());
-    expect(afterVotes.withdrawals.entries.map((e) => [e.status, e.result])).toEqual(
+    const afterVotes = await first.chains.readState(signal(), READ_LIMITS);
+    expect([...afterVotes.withdrawals.entries.values()].map((e) => [e.status, e.result])).toEqual(
       Array.from({ length: 3 }, () => ['Finalized', { kind: 'Rejected', reason: 'TokenPairFrozen' }]),
     );
     for (const { chains } of [first, second]) {
-      const votes = ackWithdrawVotes(await chains.readState(signal()));
+      const votes = ackWithdrawVotes(await chains.readState(signal(), READ_LIMITS));
       expect(votes).toHaveLength(3);
       await chains.ackWithdraws(votes, signal());
     }
 
-    const finalized = await first.chains.readState(signal());
-    expect(finalized.deposits.entries.map((e) => e.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
+    const finalized = await first.chains.readState(signal(), READ_LIMITS);
+    expect([...finalized.deposits.entries.values()].map((e) => e.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
     const cleanup = await second.chains.cleanupDeposits([0, 1, 2], signal());
     expect(cleanup.completed).toEqual([0, 1, 2]);
     expect(await first.chains.cleanupDeposits([0, 1, 2], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1, 2] });
 
-    const settled = await first.chains.readState(signal());
+    const settled = await first.chains.readState(signal(), READ_LIMITS);
     expect(settled.deposits.header.settledPrefix).toBe(3n);
-    expect(settled.deposits).toMatchObject({ start: 3, entries: [] });
-    expect(settled.withdrawals).toMatchObject({ start: 3, entries: [] });
+    expect(settled.deposits.entries.size).toBe(0);
+    expect(settled.withdrawals.entries.size).toBe(0);
   });
 
   it('a lost sendTransaction response lands the votes once', async () => {
     const b = await bridge({ capacity: 50 });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!);
-    const votes = ackDepositVotes(await chains.readState(signal()));
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     b.pair.target.faults.set({ loseResponses: 1, loseResponseMode: 'destroy' });
     const report = await chains.ackDeposits(votes, signal());
     expect(report.transactions).toHaveLength(1);
-    const after = await chains.readState(signal());
+    const after = await chains.readState(signal(), READ_LIMITS);
     expect(after.withdrawals.header.entryCount).toBe(2n);
     expect(after.withdrawals.header.votes[0]!.nextIndex).toBe(2n);
     // Sending the same votes again is refused by the program, not landed a second time.
@@ -156,7 +156,7 @@ describe('createBridgeChains against the devnet', () => {
     const b = await bridge({ capacity: 50, slotIntervalMs: 2 });
     await deposit(b, 1, b.world.tokenPairs.normal.sourceMint);
     const { chains, metrics } = chainsFor(b, b.authorities[0]!);
-    const votes = ackDepositVotes(await chains.readState(signal()));
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     b.pair.target.faults.set({ dropTransactions: 100_000 });
     await expect(chains.ackDeposits(votes, signal())).rejects.toMatchObject({
       code: 'CHAIN__FAILED_TO_SUBMIT',
@@ -168,7 +168,7 @@ describe('createBridgeChains against the devnet', () => {
     b.pair.target.faults.set({ dropTransactions: 0 });
     const report = await chains.ackDeposits(votes, signal());
     expect(report.transactions).toHaveLength(1);
-    const after = await chains.readState(signal());
+    const after = await chains.readState(signal(), READ_LIMITS);
     expect(after.withdrawals.header.entryCount).toBe(1n);
     expect(after.withdrawals.header.votes[0]!.nextIndex).toBe(1n);
   });
@@ -177,7 +177,7 @@ describe('createBridgeChains against the devnet', () => {
     const b = await bridge({ capacity: 50 });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!);
-    const votes = ackDepositVotes(await chains.readState(signal()));
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     await expect(chains.ackDeposits(votes.slice(1), signal())).rejects.toMatchObject({
       code: 'CHAIN__FAILED_TO_SUBMIT',
       retryable: false,
@@ -190,7 +190,7 @@ describe('createBridgeChains against the devnet', () => {
     const { chains, metrics } = chainsFor(b, b.authorities[0]!);
     b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1, retryAfterSecs: 0 } } });
     b.pair.target.faults.set({ methods: { getAccountInfo: { http500: 1 } } });
-    await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
+    expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);
     const retries = (await metrics.rpcRetries.get()).values.map(({ labels, value }) => ({ ...labels, value }));
     expect(retries).toEqual(
       expect.arrayContaining([
@@ -199,12 +199,12 @@ describe('createBridgeChains against the devnet', () => {
       ]),
     );
     b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
-    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
     b.pair.source.faults.clear();
     b.pair.target.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
-    await expect(chains.readState(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
     b.pair.target.faults.clear();
-    await expect(chains.readState(signal())).resolves.toMatchObject({ deposits: { entries: [] } });
+    expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);
   });
 
   it('read cost: kilobytes for 10 pending entries on a 50,000-entry tracker, as on a small one', async () => {
@@ -213,9 +213,8 @@ describe('createBridgeChains against the devnet', () => {
       b.pair.seedSettledDeposits(settled);
       await deposit(b, 10, b.world.tokenPairs.normal.sourceMint);
       const { chains, metrics } = chainsFor(b, b.authorities[0]!);
-      const view = await chains.readState(signal());
-      expect(view.deposits).toMatchObject({ start: settled });
-      expect(view.deposits.entries).toHaveLength(10);
+      const view = await chains.readState(signal(), READ_LIMITS);
+      expect([...view.deposits.entries.keys()]).toEqual(Array.from({ length: 10 }, (_, i) => settled + i));
       return { source: await gaugeValue(metrics, 'lastCycleAccountBytes', 'source'), target: await gaugeValue(metrics, 'lastCycleAccountBytes', 'target') };
     };
     const large = await bytesRead(50_000, 49_980);
@@ -252,7 +251,7 @@ describe('readAuthority and plannedFees against the devnet', () => {
     await elsewhere.chains.readAuthority(signal());
 
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
-    const votes = ackDepositVotes(await elsewhere.chains.readState(signal()));
+    const votes = ackDepositVotes(await elsewhere.chains.readState(signal(), READ_LIMITS));
     const foreign = (await elsewhere.chains.ackDeposits(votes.slice(0, 1), signal())).transactions.map((t) => t.signature);
     const own = (await here.chains.ackDeposits(votes.slice(1), signal())).transactions.map((t) => t.signature);
     // A transaction that lists the key without its signature (as a transfer funding it does) is not the key's use.
@@ -288,7 +287,7 @@ describe('readAuthority and plannedFees against the devnet', () => {
     const b = await bridge({ capacity: 200 });
     await deposit(b, 40, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!);
-    const votes = ackDepositVotes(await chains.readState(signal()));
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     const fees = chains.plannedFees({ ackDeposits: votes, ackWithdraws: [], cleanups: [] });
     const balance = () => Number(b.pair.target.getAccount(b.authorities[0]!.publicKey)!.lamports);
     const start = balance();

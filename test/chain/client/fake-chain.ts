@@ -49,6 +49,8 @@ export class FakeChain {
   /** When set, reads at commitment 'finalized' see this state instead of `tracker`. */
   finalized: TrackerState | undefined;
   onSend: (send: SendRecord) => SendFault = () => 'none';
+  /** When set, the tracker account holds exactly these bytes (forged or damaged data) instead of `tracker` rendered. */
+  rawAccount: Uint8Array | undefined;
   /** Replaces the answer to a method, e.g. to fail getSignatureStatuses. */
   override: ((call: RpcCall) => Reply | undefined) | undefined;
 
@@ -132,12 +134,14 @@ export class FakeChain {
     }
     if (address !== this.trackerAddress.toBase58()) return { result: { context: { slot: this.slot }, value: null } };
     const state = config.commitment === 'finalized' && this.finalized !== undefined ? this.finalized : this.tracker;
-    const { offset, length } = config.dataSlice ?? { offset: 0, length: this.accountSize(state) };
-    const data = renderSlice(state, offset, length);
+    const space = this.rawAccount?.length ?? this.accountSize(state);
+    const { offset, length } = config.dataSlice ?? { offset: 0, length: space };
+    // A node clamps a dataSlice to the account's data, as the devnet does.
+    const data = this.rawAccount?.subarray(offset, offset + length) ?? renderSlice(state, offset, length);
     return {
       result: {
         context: { slot: this.slot },
-        value: { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space: this.accountSize(state) },
+        value: { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space },
       },
     };
   }

@@ -4,11 +4,10 @@ import { truncateAtRemoved } from '../../../src/chain/client/read-state.js';
 import {
   authoritySlot,
   coveringRanges,
-  depositWindowStart,
   ownNextIndex,
+  positionRanges,
   sliceRanges,
   toEntryIndex,
-  withdrawWindowStart,
 } from '../../../src/chain/client/window.js';
 import type { TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
 
@@ -36,29 +35,35 @@ function header(overrides: Partial<TrackerHeader> = {}): TrackerHeader {
   };
 }
 
-describe('depositWindowStart', () => {
+describe('positionRanges', () => {
   it.each([
-    // settled, count, ownSource, ownTarget -> start
-    { settledPrefix: 0, entryCount: 0, ownSourceNext: 0, ownTargetNext: 0, start: 0, why: 'empty tracker' },
-    { settledPrefix: 50_000, entryCount: 50_010, ownSourceNext: 50_003, ownTargetNext: 50_010, start: 50_000, why: 'settled prefix is lowest' },
-    { settledPrefix: 40, entryCount: 60, ownSourceNext: 30, ownTargetNext: 55, start: 30, why: 'own source position behind' },
-    { settledPrefix: 40, entryCount: 60, ownSourceNext: 50, ownTargetNext: 12, start: 12, why: 'own destination position behind' },
-    { settledPrefix: 60, entryCount: 60, ownSourceNext: 60, ownTargetNext: 60, start: 60, why: 'nothing pending: empty window' },
-    { settledPrefix: 5, entryCount: 8, ownSourceNext: 11, ownTargetNext: 9, start: 5, why: 'positions beyond entry_count' },
-    { settledPrefix: 8, entryCount: 8, ownSourceNext: 11, ownTargetNext: 9, start: 8, why: 'clamped to entry_count' },
-  ])('$why', ({ start, why: _why, ...inputs }) => {
-    expect(depositWindowStart(inputs)).toBe(start);
+    { positions: [0, 0, 0], entryCount: 0, ranges: [], why: 'empty tracker' },
+    { positions: [60, 60, 60], entryCount: 60, ranges: [], why: 'nothing pending: nothing read' },
+    { positions: [50_000, 50_003, 50_010], entryCount: 50_010, ranges: [{ start: 50_000, end: 50_010 }], why: 'close positions: one run to entry_count' },
+    {
+      positions: [100, 100, 40_000],
+      entryCount: 50_000,
+      ranges: [
+        { start: 100, end: 165 },
+        { start: 40_000, end: 40_065 },
+      ],
+      why: 'an unclaimed transfer holds settled_prefix far behind: two runs, never the 40,000 between',
+    },
+    { positions: [12, 30, 40], entryCount: 60, ranges: [{ start: 12, end: 60 }], why: 'overlapping runs merge, cut at entry_count' },
+    { positions: [0, 65, 200], entryCount: 1_000, ranges: [{ start: 0, end: 130 }, { start: 200, end: 265 }], why: 'adjacent runs merge' },
+    { positions: [5, 11, 9], entryCount: 8, ranges: [{ start: 5, end: 8 }], why: 'positions beyond entry_count read nothing' },
+  ])('$why', ({ positions, entryCount, ranges }) => {
+    expect(positionRanges(positions, entryCount, 65)).toEqual(ranges);
   });
-});
 
-describe('withdrawWindowStart', () => {
-  it.each([
-    { entryCount: 0, ownSourceNext: 0, ownTargetNext: 0, start: 0 },
-    { entryCount: 20, ownSourceNext: 14, ownTargetNext: 18, start: 14 },
-    { entryCount: 20, ownSourceNext: 19, ownTargetNext: 3, start: 3 },
-    { entryCount: 20, ownSourceNext: 25, ownTargetNext: 30, start: 20 },
-  ])('entry_count $entryCount, own source $ownSourceNext, own destination $ownTargetNext -> $start', ({ start, ...inputs }) => {
-    expect(withdrawWindowStart(inputs)).toBe(start);
+  it('reads at most positions x perPosition entries whatever the counters', () => {
+    const ranges = positionRanges([0, 1_000_000, 4_503_599_627_370_000], 4_503_599_627_370_496, 65);
+    expect(ranges.reduce((sum, range) => sum + range.end - range.start, 0)).toBe(195);
+  });
+
+  it('refuses a per-position count that is not a positive integer', () => {
+    expect(() => positionRanges([0], 10, 0)).toThrow(RangeError);
+    expect(() => positionRanges([0], 10, 1.5)).toThrow(RangeError);
   });
 });
 
@@ -152,16 +157,22 @@ describe('truncateAtRemoved', () => {
   const empty: WithdrawEntry = { ...voting(0n), status: 'Empty', yesVotes: 0 };
 
   it('keeps a window without removed entries as it is', () => {
-    const window = { header: header(), start: 8, entries: [voting(1n), voting(2n)] };
+    const window = { header: header(), entries: new Map([[8, voting(1n)], [9, voting(2n)]]) };
     expect(truncateAtRemoved(window)).toBe(window);
   });
 
   it('cuts at the first removed entry and lowers entry_count to it', () => {
-    const window = { header: header(), start: 7, entries: [voting(1n), empty, empty] };
+    const window = { header: header(), entries: new Map([[7, voting(1n)], [8, empty], [9, empty]]) };
     const truncated = truncateAtRemoved(window);
-    expect(truncated.start).toBe(7);
-    expect(truncated.entries).toEqual([voting(1n)]);
+    expect([...truncated.entries]).toEqual([[7, voting(1n)]]);
     expect(truncated.header.entryCount).toBe(8n);
     expect(truncated.header.votes).toBe(window.header.votes);
+  });
+
+  it('cuts across runs: a removed entry in an earlier run drops the later runs', () => {
+    const window = { header: header(), entries: new Map([[2, voting(1n)], [3, empty], [7, voting(2n)]]) };
+    const truncated = truncateAtRemoved(window);
+    expect([...truncated.entries.keys()]).toEqual([2]);
+    expect(truncated.header.entryCount).toBe(3n);
   });
 });

@@ -1,6 +1,7 @@
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import type { BridgeInstruction, DepositResultArg } from '../../../src/chain/codec/instructions.js';
+import { maxTrackerCapacity } from '../../../src/chain/codec/layout.js';
 import type {
   AuthorityVote,
   DepositEntry,
@@ -71,18 +72,23 @@ export const tokenPair: fc.Arbitrary<TokenPair> = fc.record({
 
 const vote: fc.Arbitrary<AuthorityVote> = fc.record({ nextIndex: u64, lastVote: fc.constantFrom('None', 'Yes', 'No') });
 
-/** A header the program could hold: 1..16 authorities, 1 <= threshold <= count, settled <= entries <= capacity. */
+/**
+ * A header the program could hold: 1..16 authorities, 1 <= threshold <= count,
+ * settled <= entries <= capacity <= what a 10 MiB account holds.
+ */
 export const trackerHeader: fc.Arbitrary<TrackerHeader> = fc
   .record({
+    kind: fc.constantFrom('DepositTracker' as const, 'WithdrawTracker' as const),
     authorityCount: fc.integer({ min: 1, max: 16 }),
-    capacity: u64,
+    capacityPart: fc.double({ min: 0, max: 1, noNaN: true }),
     entryPart: fc.double({ min: 0, max: 1, noNaN: true }),
     settledPart: fc.double({ min: 0, max: 1, noNaN: true }),
   })
-  .chain(({ authorityCount, capacity, entryPart, settledPart }) => {
+  .chain(({ kind, authorityCount, capacityPart, entryPart, settledPart }) => {
+    const capacity = scale(BigInt(maxTrackerCapacity(kind)), capacityPart);
     const entryCount = scale(capacity, entryPart);
     return fc.record({
-      kind: fc.constantFrom('DepositTracker', 'WithdrawTracker'),
+      kind: fc.constant(kind),
       sourceChainId: u16,
       targetChainId: u16,
       threshold: fc.integer({ min: 1, max: authorityCount }),

@@ -142,6 +142,21 @@ describe('tracker header validation', () => {
     expectMalformedAccount(() => decodeTrackerHeader(bytes, 'DepositTracker', ACCOUNT), ACCOUNT, 'entry_count');
   });
 
+  it.each([
+    { kind: 'DepositTracker' as const, discriminator: DEPOSIT_TRACKER_DISCRIMINATOR, max: 65_530n },
+    { kind: 'WithdrawTracker' as const, discriminator: WITHDRAW_TRACKER_DISCRIMINATOR, max: 72_811n },
+  ])('bounds capacity by what a 10 MiB account holds: $kind up to $max entries', ({ kind, discriminator, max }) => {
+    const at = (capacity: bigint) => handHeader(discriminator).u64(24, capacity).bytes;
+    expect(decodeTrackerHeader(at(max), kind, ACCOUNT).capacity).toBe(max);
+    expectMalformedAccount(() => decodeTrackerHeader(at(max + 1n), kind, ACCOUNT), ACCOUNT, 'capacity');
+  });
+
+  it('rejects the forged header entry_count = capacity = 2^52 before anything is sized by it', () => {
+    const bytes = handHeader().u64(16, 2n ** 52n).u64(24, 2n ** 52n).u64(32, 0n).bytes;
+    const err = expectMalformedAccount(() => decodeTrackerHeader(bytes, 'DepositTracker', ACCOUNT), ACCOUNT, 'capacity');
+    expect(err.message).toContain(`account ${ACCOUNT}: field capacity is 4503599627370496, above the 65530 entries a 10 MiB DepositTracker can hold`);
+  });
+
   it('rejects settled_prefix above entry_count', () => {
     const bytes = handHeader().u64(32, 6n).bytes;
     expectMalformedAccount(() => decodeTrackerHeader(bytes, 'DepositTracker', ACCOUNT), ACCOUNT, 'settled_prefix');

@@ -48,6 +48,7 @@ describe('createChainRpc reads through web3.js', () => {
     expect(snapshot.slot).toBe(77);
     expect(snapshot.account?.owner.equals(owner)).toBe(true);
     expect([...(snapshot.account?.data ?? [])]).toEqual([1, 2, 3, 4]);
+    expect(snapshot.account?.space).toBe(4);
     expect(server?.calls[0]).toEqual({
       method: 'getAccountInfo',
       params: [address.toBase58(), { commitment: 'finalized', encoding: 'base64', dataSlice: { offset: 848, length: 4 }, minContextSlot: 70 }],

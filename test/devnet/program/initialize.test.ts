@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeInstructionData } from '../../../src/chain/codec/instructions.js';
 import { ACCOUNT_DISCRIMINATORS, trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
-import { maxCapacityOf } from '../../../src/devnet/program/initialize.js';
+import { maxTrackerCapacity } from '../../../src/chain/codec/layout.js';
 import { SYSTEM_PROGRAM_ID, rentExemptMinimum } from '../../../src/devnet/program/store.js';
 import {
   BridgeFixture,
@@ -118,7 +118,7 @@ describe('initialize_deposit_tracker / initialize_withdraw_tracker', () => {
       { authorities: [key, key], threshold: 1 },
       { authorities: ['11111111111111111111111111111111'] },
       { capacity: 0n },
-      { capacity: BigInt(maxCapacityOf('DepositTracker') + 1) },
+      { capacity: BigInt(maxTrackerCapacity('DepositTracker') + 1) },
     ];
     for (const params of invalid) {
       const error = expectProgramError(chain, 'RequireViolated', () => initDeposit(chain, params));
@@ -129,7 +129,7 @@ describe('initialize_deposit_tracker / initialize_withdraw_tracker', () => {
   it('accepts 16 authorities and the largest capacity that fits in one account', () => {
     const chain = new ProgramChain(SOURCE_CHAIN_ID);
     const authorities = Array.from({ length: 16 }, () => newKey().toBase58());
-    initDeposit(chain, { authorities, threshold: 16, capacity: BigInt(maxCapacityOf('DepositTracker')) });
+    initDeposit(chain, { authorities, threshold: 16, capacity: BigInt(maxTrackerCapacity('DepositTracker')) });
     expect(chain.data(depositTracker).length).toBeLessThanOrEqual(10 * 1024 * 1024);
   });
 });

@@ -36,4 +36,10 @@ describe('planCleanups', () => {
     const view = bridgeView({ deposits: [finalized(0), finalized(1)], withdrawals: [], depositWindowStart: 1, ownSourceNext: 2, ownTargetNext: 2 });
     expect(() => planCleanups(view, 64)).toThrow(expect.objectContaining({ code: 'CRANK__ENTRY_NOT_FOUND', context: expect.objectContaining({ index: 0 }) }));
   });
+
+  it('finds candidates in every run the bounded read holds, and none between them', () => {
+    const view = bridgeView({ deposits: Array.from({ length: 10 }, (_, n) => finalized(n)), withdrawals: [], ownSourceNext: 10, ownTargetNext: 10 });
+    view.deposits.entries = new Map([...view.deposits.entries].filter(([index]) => index < 2 || index >= 8));
+    expect(planCleanups(view, 64)).toEqual({ indices: [0, 1, 8, 9], pending: 4 });
+  });
 });

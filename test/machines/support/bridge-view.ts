@@ -122,8 +122,7 @@ export function bridgeView(options: ViewOptions): BridgeView {
     authority: AUTHORITY,
     deposits: {
       header: trackerHeader('DepositTracker', { entryCount: sourceCount, settledPrefix: sourceSettled, ownNext: ownSourceNext }),
-      start: depositStart,
-      entries: options.deposits.slice(depositStart),
+      entries: entriesFrom(options.deposits, depositStart),
     },
     withdrawals: {
       header: trackerHeader('WithdrawTracker', {
@@ -131,10 +130,14 @@ export function bridgeView(options: ViewOptions): BridgeView {
         settledPrefix: options.targetSettled ?? 0,
         ownNext: ownTargetNext,
       }),
-      start: withdrawStart,
-      entries: options.withdrawals.slice(withdrawStart),
+      entries: entriesFrom(options.withdrawals, withdrawStart),
     },
   };
+}
+
+/** `entries` from index `start` on, by index, as readState returns them. */
+function entriesFrom<E>(entries: readonly E[], start: number): Map<number, E> {
+  return new Map(entries.slice(start).map((entry, i) => [start + i, entry]));
 }
 
 export function deposits(count: number, overrides: Partial<DepositEntry> = {}): DepositEntry[] {
