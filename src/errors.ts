@@ -80,6 +80,11 @@ export interface BridgeErrorContexts {
   CRANK__STOPPED: Record<string, never>;
   /** The signing key is not among a tracker's authorities: this server cannot vote there. */
   CRANK__AUTHORITY_NOT_FOUND: { tracker: string; authority: string };
+  /**
+   * An attempt of a crank action ran past its deadline (one transaction's life, cycle-bound.ts):
+   * cut, retryable; a transaction it left without an outcome is resolved by the next attempt.
+   */
+  CRANK__ATTEMPT_DEADLINE_EXCEEDED: { action: string; deadlineMs: number; retryable: true };
   /** The planner needs an entry that BridgeChains.readState did not read (outside its window). */
   CRANK__ENTRY_NOT_FOUND: { tracker: string; index: number; windowStart: number; windowEnd: number };
 

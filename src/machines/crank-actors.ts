@@ -1,6 +1,8 @@
 import { fromPromise } from 'xstate';
 import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
-import type { ActionReport, CycleRead, Submission } from './crank-context.js';
+import { BridgeError } from '../errors.js';
+import { setLongTimeout } from '../time.js';
+import { STEP_ACTIONS, type ActionReport, type CycleRead, type Submission } from './crank-context.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 
 /**
@@ -52,9 +54,40 @@ export async function submitAction(chains: BridgeChains, submission: Submission,
   }
 }
 
-export function crankActors(chains: BridgeChains) {
+/**
+ * Runs one attempt of an action, cut at `deadlineMs` (cycle-bound.ts: one transaction's life) as
+ * a retryable failure. The chain client leaves a transaction whose outcome the cut left unknown
+ * pending, and the next attempt resolves it before signing anything new.
+ */
+export async function withAttemptDeadline<T>(
+  submission: Submission,
+  deadlineMs: number,
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setLongTimeout(() => deadline.abort(new Error('attempt deadline')), deadlineMs);
+  try {
+    return await run(AbortSignal.any([signal, deadline.signal]));
+  } catch (err) {
+    if (!deadline.signal.aborted || signal.aborted) throw err;
+    const action = STEP_ACTIONS[submission.step];
+    throw new BridgeError(
+      'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
+      { action, deadlineMs, retryable: true },
+      `${action} attempt cut after ${Math.round(deadlineMs / 1000)} s (one transaction's life, docs/crank.md "Bounds"): ` +
+        'the chain is not confirming or the RPC is not answering; a transaction left without an outcome is resolved by the next attempt',
+    );
+  } finally {
+    timer.clear();
+  }
+}
+
+export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }) {
   return {
     readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
-    submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) => submitAction(chains, input, signal)),
+    submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) =>
+      withAttemptDeadline(input, limits.attemptDeadlineMs, signal, (attemptSignal) => submitAction(chains, input, attemptSignal)),
+    ),
   };
 }

@@ -12,7 +12,7 @@ import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from './crank-service.js';
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
-import { worstCaseCycleMs } from './cycle-bound.js';
+import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
 import { createCrankInspection } from './inspection.js';
 
@@ -54,7 +54,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const requests = createCrankRequests();
   const inspection = createCrankInspection(log, options.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
-  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains) }), {
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options) }) }), {
     input: crankSettings(options),
     inspect: (event) => inspection.inspect(event),
   });

@@ -1,19 +1,85 @@
 import { describe, expect, it } from 'vitest';
-import { worstCaseActionMs, worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
+import { HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES } from '../../src/chain/client/authority-history.js';
+import { STATE_READ_ROUNDS } from '../../src/chain/client/read-state.js';
+import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/tracker-reader.js';
+import { DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
+import { withAttemptDeadline } from '../../src/machines/crank-actors.js';
+import {
+  CYCLE_READ_ROUNDS,
+  attemptDeadlineMs,
+  cycleReadMs,
+  transactionLifeMs,
+  worstCaseActionMs,
+  worstCaseCycleMs,
+} from '../../src/machines/cycle-bound.js';
+import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../src/machines/planning/cycle-plan.js';
+import { sleep } from '../../src/time.js';
 
-describe('cycle bound (provisional)', () => {
-  it('with the defaults: 3 attempts of 210 s and two backoffs per action, three actions after an 80 s read', () => {
-    const defaults = { maxAttempts: 3, retryBackoffMs: 1000, rpcTimeoutMs: 10_000 };
-    expect(worstCaseActionMs(defaults)).toBe(3 * 210_000 + 1000 + 2000);
-    expect(worstCaseCycleMs(defaults)).toBe(80_000 + 3 * 633_000);
+const DEFAULTS = { maxAttempts: 3, retryBackoffMs: 1000, rpcTimeoutMs: 10_000 };
+/** One read call with its three tries: 3 × 10 s + 2 s. */
+const READ = 32_000;
+
+describe('cycle bound', () => {
+  it("one transaction's life with the defaults: blockhash read, first send, the 120 s confirm cap, one last wait round", () => {
+    expect(transactionLifeMs(DEFAULTS)).toBe(READ + 10_000 + 120_000 + (3 * READ + 10_000 + 450));
+    expect(attemptDeadlineMs(DEFAULTS)).toBe(transactionLifeMs(DEFAULTS));
+  });
+
+  it("a known blockhash lifetime shortens the wait to it plus one height check, never past the confirm cap", () => {
+    const mainnet = { ...DEFAULTS, blockhashLifetimeMs: 151 * 400 };
+    expect(transactionLifeMs(mainnet)).toBe(READ + 10_000 + (60_400 + 2_000) + (3 * READ + 10_000 + 450));
+    expect(transactionLifeMs({ ...DEFAULTS, blockhashLifetimeMs: 600_000 })).toBe(transactionLifeMs(DEFAULTS));
+  });
+
+  it('with the defaults: a nine-round read; three attempts, two backoffs and two re-reads per action; three actions', () => {
+    expect(CYCLE_READ_ROUNDS).toBe(9);
+    expect(cycleReadMs(DEFAULTS)).toBe(9 * READ);
+    const life = transactionLifeMs(DEFAULTS);
+    expect(worstCaseActionMs(DEFAULTS)).toBe(3 * life + (1000 + 2000) + 2 * 9 * READ);
+    expect(worstCaseCycleMs(DEFAULTS)).toBe(9 * READ + 3 * worstCaseActionMs(DEFAULTS));
+    // About 74 minutes: the bound /health's `stalled` waits for, plus the poll interval.
+    expect(Math.round(worstCaseCycleMs(DEFAULTS) / 60_000)).toBe(74);
   });
 
   it('backoffs stop growing at the 60 s cap, and a huge attempt count stays finite', () => {
-    const one = { maxAttempts: 1, retryBackoffMs: 1000, rpcTimeoutMs: 1000 };
-    expect(worstCaseActionMs(one)).toBe(9_000 + 120_000);
     const many = { maxAttempts: 10, retryBackoffMs: 30_000, rpcTimeoutMs: 1000 };
+    const life = transactionLifeMs(many);
     // 30 s, then the 60 s cap eight times.
-    expect(worstCaseActionMs(many)).toBe(10 * 129_000 + 30_000 + 8 * 60_000);
+    expect(worstCaseActionMs(many)).toBe(10 * life + 30_000 + 8 * 60_000 + 9 * cycleReadMs(many));
     expect(Number.isFinite(worstCaseCycleMs({ maxAttempts: 4_294_967_295, retryBackoffMs: 1000, rpcTimeoutMs: 1000 }))).toBe(true);
+  });
+
+  it('the read rounds hold for the code: each window run fits one slice, three runs fit one round, history pages then lookups', () => {
+    const { entriesPerPosition } = readLimitsFor(MAX_PLANNED_PER_ACTION);
+    expect(entriesPerPosition * Math.max(DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE)).toBeLessThanOrEqual(MAX_SLICE_BYTES);
+    // Source: settled_prefix and both own positions; destination: both own positions.
+    expect(3).toBeLessThanOrEqual(SLICE_CONCURRENCY);
+    expect(STATE_READ_ROUNDS).toBe(2);
+    expect(CYCLE_READ_ROUNDS).toBe(STATE_READ_ROUNDS + HISTORY_MAX_PAGES + Math.ceil(HISTORY_MAX_LOOKUPS / HISTORY_LOOKUP_CONCURRENCY));
+  });
+});
+
+describe('withAttemptDeadline', () => {
+  const submission = { step: 'ackDeposit' as const, votes: [] };
+
+  it('cuts an attempt that outlives its deadline as a retryable failure naming the action', async () => {
+    const started = Date.now();
+    const attempt = withAttemptDeadline(submission, 50, new AbortController().signal, (signal) => sleep(60_000, signal));
+    await expect(attempt).rejects.toMatchObject({
+      code: 'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
+      retryable: true,
+      context: { action: 'ack_deposit', deadlineMs: 50 },
+      message: expect.stringMatching(/^ack_deposit attempt cut after 0 s/),
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("passes the caller's own abort through unchanged, and a result or failure before the deadline", async () => {
+    const caller = new AbortController();
+    const attempt = withAttemptDeadline(submission, 60_000, caller.signal, (signal) => sleep(60_000, signal));
+    caller.abort(new Error('shutdown'));
+    await expect(attempt).rejects.toThrow('shutdown');
+    await expect(withAttemptDeadline(submission, 60_000, new AbortController().signal, async () => 'landed')).resolves.toBe('landed');
+    await expect(withAttemptDeadline(submission, 60_000, new AbortController().signal, () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
   });
 });

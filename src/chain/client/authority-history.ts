@@ -2,6 +2,7 @@ import type { PublicKey } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { AuthorityTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { mapBounded } from './concurrency.js';
 
 /**
  * Which transactions signed by the authority key landed on one chain since the previous read,
@@ -16,11 +17,19 @@ import type { ChainRpc } from '../rpc/chain-rpc.js';
  * Cost per read and chain: one getSignaturesForAddress of at most HISTORY_PAGE_LIMIT entries
  * when nothing new landed; at most HISTORY_MAX_PAGES pages when much did, plus one
  * getTransaction per new entry this process did not sign (a transaction that lists the
- * authority without its signature, such as a transfer that funds it, is not the key's use).
+ * authority without its signature, such as a transfer that funds it, is not the key's use),
+ * for the newest HISTORY_MAX_LOOKUPS of them, HISTORY_LOOKUP_CONCURRENCY at a time. Anyone can
+ * list the authority in a transaction (send it lamports): the cap keeps such traffic from
+ * making every cycle's read long; what is left unchecked is logged.
  */
 
 export const HISTORY_PAGE_LIMIT = 20;
 export const HISTORY_MAX_PAGES = 5;
+export const HISTORY_MAX_LOOKUPS = 8;
+export const HISTORY_LOOKUP_CONCURRENCY = 4;
+
+/** Sequential rounds of read calls in one read: the pages, then the lookups. */
+export const HISTORY_READ_ROUNDS = HISTORY_MAX_PAGES + Math.ceil(HISTORY_MAX_LOOKUPS / HISTORY_LOOKUP_CONCURRENCY);
 
 /**
  * Signatures this process signed, per chain: the most recent MAX_SIGNED_KEPT. A transaction
@@ -65,11 +74,21 @@ export class AuthorityHistory {
       return [];
     }
     const listed = await this.#listedSince(this.#newest, signal);
-    const transactions: AuthorityTransaction[] = [];
-    for (const { signature, slot } of listed) {
-      if (this.#signed.has(signature)) transactions.push({ signature, slot, signedHere: true });
-      else if (await this.#signedByAuthority(signature, signal)) transactions.push({ signature, slot, signedHere: false });
+    const unknown = listed.filter(({ signature }) => !this.#signed.has(signature));
+    const checked = unknown.slice(0, HISTORY_MAX_LOOKUPS);
+    if (unknown.length > checked.length) {
+      this.#logger.warn(
+        { chain: this.#rpc.chain, checked: checked.length, unchecked: unknown.length - checked.length },
+        `${unknown.length} new transactions list the authority without being signed here; only the newest ${checked.length} are checked for a second signer`,
+      );
     }
+    const foreign = await mapBounded(checked, HISTORY_LOOKUP_CONCURRENCY, signal, (one, lookupSignal) =>
+      this.#signedByAuthority(one.signature, lookupSignal),
+    );
+    const foreignSignatures = new Set(checked.filter((_, i) => foreign[i]).map((one) => one.signature));
+    const transactions: AuthorityTransaction[] = listed
+      .filter(({ signature }) => this.#signed.has(signature) || foreignSignatures.has(signature))
+      .map(({ signature, slot }) => ({ signature, slot, signedHere: this.#signed.has(signature) }));
     // Only once every entry is accounted for: a failed read is read again in full.
     if (listed.length > 0) this.#newest = listed[0]!.signature;
     return transactions;

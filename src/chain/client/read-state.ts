@@ -38,6 +38,12 @@ export interface ReadStateContext {
 
 const POSITION_COMMITMENT: Commitment = 'confirmed';
 
+/**
+ * Sequential rounds of read calls in readBridgeView: the headers, then the entry windows (at
+ * most three runs per tracker, each within one slice, so one round of SLICE_CONCURRENCY).
+ */
+export const STATE_READ_ROUNDS = 2;
+
 export async function readBridgeView(ctx: ReadStateContext, limits: ReadLimits, signal: AbortSignal): Promise<BridgeView> {
   const { source, target, authority, sourceReadCommitment, metrics } = ctx;
   const meter = new ReadMeter(metrics);

@@ -3,7 +3,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, Transaction } from '@solana/w
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorityHistory, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../src/chain/client/authority-history.js';
+import { AuthorityHistory, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../src/chain/client/authority-history.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
@@ -126,6 +126,21 @@ describe('AuthorityHistory', () => {
     expect(calls().filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(1 + HISTORY_MAX_PAGES);
     expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', checked: 100, msg: expect.stringContaining('not checked for a second signer') }));
     expect(await history.readNew(signal())).toEqual([]);
+  });
+
+  it(`looks up at most the newest ${HISTORY_MAX_LOOKUPS} transactions it did not sign, and warns about the rest`, async () => {
+    const { chain, history, logs, calls } = await start();
+    await history.readNew(signal());
+    const [foreign] = chain.land(1);
+    const spam = chain.land(HISTORY_MAX_LOOKUPS + 5, 'funder');
+    // The foreign vote is older than the newest lookups: not reached this read.
+    expect(await history.readNew(signal())).toEqual([]);
+    const looked = calls().filter((c) => c.method === 'getTransaction').map((c) => c.params[0] as string);
+    expect(looked.sort()).toEqual([...spam].reverse().slice(0, HISTORY_MAX_LOOKUPS).map((one) => one.signature).sort());
+    expect(looked).not.toContain(foreign!.signature);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', checked: HISTORY_MAX_LOOKUPS, unchecked: 6 }));
+    const [next] = chain.land(1);
+    expect(await history.readNew(signal())).toEqual([{ signature: next!.signature, slot: next!.slot, signedHere: false }]);
   });
 
   it('a failed lookup fails the read and leaves the cursor: the next read reports the same transactions', async () => {
