@@ -29,11 +29,14 @@ export function boundText(text: string, maxChars: number = MAX_FOREIGN_TEXT_CHAR
   return `${kept}… (${clean.length - kept.length + left} more)`;
 }
 
-function urlOrigin(url: string): string {
-  if (!URL.canParse(url)) return '[url]';
+function urlOrigin(match: string): string {
+  // Punctuation that closes the sentence around a URL, as in "(from https://host:8899)".
+  const trailing = /[).,;:\]]+$/.exec(match)?.[0] ?? '';
+  const url = match.slice(0, match.length - trailing.length);
+  if (!URL.canParse(url)) return `[url]${trailing}`;
   const { origin, protocol, host } = new URL(url);
   // Non-special schemes (ws is special, but e.g. "postgres:") report origin "null".
-  return origin === 'null' ? `${protocol}//${host}` : origin;
+  return `${origin === 'null' ? `${protocol}//${host}` : origin}${trailing}`;
 }
 
 /** The first `maxChars` characters, never splitting a surrogate pair. */

@@ -33,6 +33,12 @@ describe('boundText', () => {
     expect(bounded).not.toMatch(/SECRET|user|pw/);
   });
 
+  it('keeps the punctuation that closes a sentence around a URL', () => {
+    expect(boundText('(last: HTTP 500 from http://127.0.0.1:8899/KEY), then https://rpc.example.com.')).toBe(
+      '(last: HTTP 500 from http://127.0.0.1:8899), then https://rpc.example.com.',
+    );
+  });
+
   it('redacts a URL that straddles the cut before cutting, so no part of its path is kept', () => {
     const text = `${'a'.repeat(250)} https://rpc.example.com/${'k'.repeat(2_000)}`;
     const bounded = boundText(text);

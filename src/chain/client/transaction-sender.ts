@@ -311,6 +311,7 @@ function describeSends(chain: ChainSide, sends: SendRecord): string {
   return `the ${side} chain's RPC accepted it ${accepted} of ${times} but it never landed (dropped before a leader included it)`;
 }
 
+// An RPC failure's text is already bounded where it was made (rpcFailure); anything else is not.
 function sendFailureSummary(err: unknown): string {
-  return boundText(isBridgeError(err, 'CHAIN__RPC_FAILED') ? shortRpcFailure(err) : describeError(err));
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') ? shortRpcFailure(err) : boundText(describeError(err));
 }

@@ -40,6 +40,11 @@ export interface CrankTuning {
   targetRpcUrls?: readonly string[];
   /** BRIDGE_DRY_RUN. */
   dryRun?: boolean;
+  /**
+   * The production confirmation timing (450 ms polls, 2 s rebroadcasts, 120 s cap) instead of
+   * the fast one, so that blockhash expiry, not a short timeout, ends an unlanded transaction.
+   */
+  productionTiming?: boolean;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -66,7 +71,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       logger: logs.logger,
     },
     {
-      submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs },
+      ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
       ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
     },
   );

@@ -33,9 +33,10 @@ export const AUTHORITY_COUNT = 3;
 export const THRESHOLD = 2;
 const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
 
-export async function startDevnetBridge(options: { capacity?: number } = {}): Promise<DevnetBridge> {
-  // Slots also pass with every landed transaction; the timer only keeps blockhashes ageing.
-  const pair = await startChainPair({ slotIntervalMs: 50 });
+export async function startDevnetBridge(options: { capacity?: number; slotIntervalMs?: number } = {}): Promise<DevnetBridge> {
+  // Slots also pass with every landed transaction; the timer only keeps blockhashes ageing
+  // (a blockhash lives 151 slots: 7.5 s at the default 50 ms).
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 50 });
   const dir = await mkdtemp(join(tmpdir(), 'bridge-integration-'));
   const cleanups: Array<() => Promise<void>> = [];
   const closeAll = async () => {
