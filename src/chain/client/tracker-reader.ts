@@ -5,6 +5,7 @@ import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
 import { malformedAccount } from '../codec/account-errors.js';
 import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
 import { sliceRanges, type EntryRange } from './window.js';
@@ -18,8 +19,8 @@ import { sliceRanges, type EntryRange } from './window.js';
  * request; a node that does not report it leaves that to the slice-length check of each entry read.
  */
 
-/** At most this many bytes of account data per request. */
-export const MAX_SLICE_BYTES = 64 * 1024;
+/** At most this many bytes of account data per request (the response limit of ../rpc/bounded-body.ts follows from it). */
+export const MAX_SLICE_BYTES = MAX_ACCOUNT_SLICE_BYTES;
 /** Slice requests in flight per tracker read. */
 export const SLICE_CONCURRENCY = 4;
 

@@ -13,7 +13,7 @@ import { boundText } from '../../text.js';
  * chain, so a 1 MB error message must not ride along in it.
  */
 
-export type RpcErrorKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed';
+export type RpcErrorKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large';
 
 const RPC_SETTING: Record<ChainSide, string> = {
   source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',

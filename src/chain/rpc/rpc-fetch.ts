@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BridgeError } from '../../errors.js';
 import { isBridgeError } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import { MAX_RESPONSE_BYTES, readBoundedBody } from './bounded-body.js';
 import { isRetryableHttpStatus, parseRetryAfterMs, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
 
 /**
@@ -10,7 +11,7 @@ import { isRetryableHttpStatus, parseRetryAfterMs, rpcFailure, type RpcErrorKind
  * - a timeout per request (BRIDGE_RPC_TIMEOUT_MS) combined with the caller's AbortSignal;
  * - per-chain, per-method metrics: requests, errors by kind, latency;
  * - classification of transport faults into CHAIN__RPC_FAILED (HTTP status, timeout, network,
- *   a body that is not a JSON-RPC response).
+ *   a body that is not a JSON-RPC response, a body above MAX_RESPONSE_BYTES: ./bounded-body.ts).
  *
  * web3.js v1's Connection methods take no AbortSignal. The caller's signal reaches this fetch
  * through `withCallSignal`, an AsyncLocalStorage scope around the Connection call, so that
@@ -34,10 +35,13 @@ export interface RpcFetchOptions {
   fetch?: RpcFetch;
   /** Told the kind of each transport failure, for per-endpoint metrics. */
   onFailure?: (kind: RpcErrorKind) => void;
+  /** MAX_RESPONSE_BYTES unless a test sets another. */
+  maxResponseBytes?: number;
 }
 
 export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
   const { chain, timeoutMs, metrics } = options;
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const baseFetch = options.fetch ?? globalThis.fetch;
 
   function fail(method: string, kind: RpcErrorKind, error: BridgeError): BridgeError {
@@ -49,7 +53,13 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
   async function send(input: Parameters<RpcFetch>[0], init: RequestInit, method: string, signal: AbortSignal): Promise<Response> {
     const response = await baseFetch(input, { ...init, signal });
     // The body is read under the same timeout: a node that stalls mid-body times out too.
-    const body = await response.text();
+    const read = await readBoundedBody(response, maxResponseBytes);
+    if (read.kind === 'too_large') {
+      const from = new URL(input instanceof Request ? input.url : String(input)).origin;
+      const reason = `the response from ${from} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
+      throw fail(method, 'too_large', rpcFailure(chain, method, { retryable: true, reason }));
+    }
+    const body = read.text;
     if (!response.ok) {
       const status = response.status;
       const retryAfter = response.headers.get('retry-after');
