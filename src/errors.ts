@@ -78,6 +78,8 @@ export interface BridgeErrorContexts {
   CRANK__DISABLED: Record<string, never>;
   /** The crank is shutting down and takes no more cycles. */
   CRANK__STOPPED: Record<string, never>;
+  /** Too many POST /crank/once requests already wait for the next cycle. */
+  CRANK__BUSY: { waiting: number; limit: number };
   /** The signing key is not among a tracker's authorities: this server cannot vote there. */
   CRANK__AUTHORITY_NOT_FOUND: { tracker: string; authority: string };
   /**

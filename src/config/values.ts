@@ -91,7 +91,9 @@ export const websocketUrlValue = () =>
   z.string().transform((raw, ctx) => {
     const url = parseUrl(raw);
     if (url === undefined || (url.protocol !== 'ws:' && url.protocol !== 'wss:')) {
-      ctx.addIssue(`expected a ws:// or wss:// URL, got ${quote(raw)}`);
+      // Only the scheme is echoed: an inspector URL may carry a token in its path or query.
+      const scheme = url === undefined ? 'a value that does not parse as a URL' : `one with scheme "${url.protocol}"`;
+      ctx.addIssue(`expected a ws:// or wss:// URL, got ${scheme}`);
       return z.NEVER;
     }
     return url.href;

@@ -16,6 +16,18 @@ import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 /** No endpoint takes a body (SPEC §4); a small one is read and ignored, a larger one refused. */
 export const MAX_BODY_BYTES = 1024;
 
+/**
+ * Limits of the HTTP server (README, "HTTP limits"). A request must arrive whole (headers and
+ * body) within REQUEST_TIMEOUT_MS; Node checks every 30 s, so a trickling client is cut within
+ * 30 to 60 s. This bounds receiving only: a POST /crank/once that waits for its cycle is not
+ * affected, which is also why there is no socket idle timeout. An idle keep-alive connection
+ * closes after KEEP_ALIVE_TIMEOUT_MS (above the 60 s of common load balancers, so they close
+ * first); beyond MAX_CONNECTIONS open connections a new one is closed at once.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+export const MAX_CONNECTIONS = 256;
+
 /** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
 export const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/health': ['GET', 'HEAD'],
@@ -51,7 +63,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // One line per request comes from logResponses below, at a level that depends on the route.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
   });
+  app.server.maxConnections = MAX_CONNECTIONS;
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
   handleErrors(app);
@@ -60,7 +75,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Its own plugin scope, so that the auth hook covers the admin routes only.
   void app.register(async (admin) => registerAdminRoutes(admin, deps));
   if (deps.auth === undefined) {
-    deps.logger.warn('admin endpoints (POST /crank/once, POST /crank/poll, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)');
+    deps.logger.warn(
+      'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill, GET /transfers, GET /crank/ui) have no authentication: they rely on ingress restriction (SPEC §5)',
+    );
   }
   return app;
 }

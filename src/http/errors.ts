@@ -19,6 +19,9 @@ export interface ErrorResponse {
   headers?: Record<string, string>;
 }
 
+/** A cycle usually takes a second or two; the waiting requests are answered by the next one. */
+const BUSY_RETRY_AFTER_SECS = 5;
+
 /** Shown for every authentication failure alike: missing header, wrong user, wrong password. */
 export const UNAUTHORIZED: ErrorBody = {
   error: 'unauthorized',
@@ -28,6 +31,9 @@ export const UNAUTHORIZED: ErrorBody = {
 export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
   if (isBridgeError(err, 'CRANK__DISABLED')) return { statusCode: 409, body: { error: 'crank_disabled', message: err.message } };
   if (isBridgeError(err, 'CRANK__STOPPED')) return { statusCode: 503, body: { error: 'shutting_down', message: err.message } };
+  if (isBridgeError(err, 'CRANK__BUSY')) {
+    return { statusCode: 503, headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) }, body: { error: 'crank_busy', message: err.message } };
+  }
   if (isBridgeError(err, 'TRANSFER__INVALID_PARAMETER')) return { statusCode: 400, body: { error: 'invalid_parameter', message: err.message } };
   if (isBridgeError(err, 'TRANSFER__NOT_FOUND')) return { statusCode: 404, body: { error: 'transfer_not_found', message: err.message } };
   const statusCode = errorStatusCode(err);

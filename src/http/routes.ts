@@ -4,6 +4,7 @@ import type { TransferQueries } from '../machines/transfers/transfer-queries.js'
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
+import { refuseCrossSite } from './cross-site.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
@@ -30,6 +31,7 @@ export interface AdminRouteDependencies {
 }
 
 export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, onKill }: AdminRouteDependencies): Promise<void> {
+  refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
 
   // Read-only, paginated: one bounded chain read per request (docs/operating.md).

@@ -16,6 +16,8 @@ export interface CrankRequests {
   answer(requestIds: readonly string[], report: CrankReport): void;
   reject(requestIds: readonly string[], error: unknown): void;
   rejectAll(error: unknown): void;
+  /** Requests still waiting for their answer. */
+  size(): number;
 }
 
 export function createCrankRequests(): CrankRequests {
@@ -52,6 +54,7 @@ export function createCrankRequests(): CrankRequests {
       });
       return { requestId, report };
     },
+    size: () => waiting.size,
     answer(requestIds, report) {
       for (const requestId of requestIds) settle(requestId, (waiter) => waiter.resolve({ ...report }));
     },

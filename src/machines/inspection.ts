@@ -29,7 +29,8 @@ export function createCrankInspection(log: Logger, inspectUrl: string | undefine
           // Covers what the two hooks above do not see, e.g. the input and error of child actors.
           serialize: (event) => sanitizeInspected(event) as typeof event,
         });
-  if (inspectUrl !== undefined) log.info({ inspectUrl }, 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT');
+  // The origin only: an inspector URL may carry a session token in its path or query.
+  if (inspectUrl !== undefined) log.info({ inspector: new URL(inspectUrl).origin }, 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT');
 
   return {
     inspect(event) {

@@ -111,6 +111,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
 
   function runOnce(signal?: AbortSignal): Promise<CrankReport> {
     if (!acceptsCycles()) return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
+    if (requests.size() >= MAX_WAITING_CRANK_REQUESTS) return Promise.reject(busyError(requests.size()));
     const { requestId, report } = requests.open(signal);
     actor.send({ type: 'CRANK_ONCE', requestId });
     return report;
@@ -203,4 +204,18 @@ function toUnixSeconds(ms: number | null): number | null {
 
 function stoppedError(message: string): BridgeError<'CRANK__STOPPED'> {
   return new BridgeError('CRANK__STOPPED', {}, message);
+}
+
+/**
+ * Requests that may wait for a cycle at once. Every waiting request is answered by the same next
+ * cycle, so more waiting adds nothing but memory: beyond this a request is refused (HTTP 503).
+ */
+export const MAX_WAITING_CRANK_REQUESTS = 64;
+
+function busyError(waiting: number): BridgeError<'CRANK__BUSY'> {
+  return new BridgeError(
+    'CRANK__BUSY',
+    { waiting, limit: MAX_WAITING_CRANK_REQUESTS },
+    `${waiting} crank requests already wait for the next cycle (at most ${MAX_WAITING_CRANK_REQUESTS}); try again after it, or read /health`,
+  );
 }

@@ -195,7 +195,7 @@ describe('admin auth', () => {
     const warnings = app.logs.records().filter((r) => r.level === 'warn');
     expect(warnings).toEqual([
       expect.objectContaining({
-        msg: 'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)',
+        msg: 'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill, GET /transfers, GET /crank/ui) have no authentication: they rely on ingress restriction (SPEC §5)',
       }),
     ]);
     expect((await post('/kill')).status).toBe(202);

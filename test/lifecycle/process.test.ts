@@ -85,7 +85,7 @@ describe('startup', () => {
     const warnings = server.logs().filter((r) => r.level === 'warn');
     expect(warnings.map((r) => r.msg)).toEqual([
       'BRIDGE_POLL_INTERVAL_SEC: not a variable this server reads (misspelt?); it is ignored',
-      'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill) have no authentication: they rely on ingress restriction (SPEC §5)',
+      'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill, GET /transfers, GET /crank/ui) have no authentication: they rely on ingress restriction (SPEC §5)',
     ]);
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
       host: '127.0.0.1',

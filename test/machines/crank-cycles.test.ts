@@ -3,6 +3,7 @@ import type { BridgeView } from '../../src/chain/bridge-chains.js';
 import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
+import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/start-crank.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';
 import { fails, programError, retryableSubmitError, rpcError, type ChainsCall } from './support/scripted-chains.js';
 import { attemptLines, metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
@@ -237,6 +238,24 @@ describe('crank cycles', () => {
     expect(await a).toEqual({ ...NO_WORK_REPORT, ack_deposit_attempted: true });
     expect(await b).toEqual(NO_WORK_REPORT);
     expect(chains.calls.map((call) => call.method)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'readState']);
+    await crank.stop(0);
+  });
+
+  it(`refuses a request beyond ${MAX_WAITING_CRANK_REQUESTS} waiting ones with CRANK__BUSY, and takes requests again once they are answered`, async () => {
+    const { chains, crank } = startTestCrank(ackDepositWork(1));
+    const held = chains.hold();
+    chains.script('ackDeposits', held.reply);
+    await settle();
+    await held.started;
+    const waiting = Array.from({ length: MAX_WAITING_CRANK_REQUESTS }, () => crank.runOnce());
+    await expect(crank.runOnce()).rejects.toMatchObject({ code: 'CRANK__BUSY', context: { waiting: 64, limit: 64 } });
+    chains.view = NOTHING_TO_DO;
+    held.release();
+    await settle();
+    expect(await Promise.all(waiting)).toHaveLength(MAX_WAITING_CRANK_REQUESTS);
+    const after = crank.runOnce();
+    await settle();
+    await expect(after).resolves.toEqual(NO_WORK_REPORT);
     await crank.stop(0);
   });
 

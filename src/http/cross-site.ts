@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendError } from './errors.js';
+
+/**
+ * Admin endpoints refuse requests a browser makes on behalf of another site. A page on
+ * evil.example can make the operator's browser POST to this server (a "simple" request needs no
+ * preflight), and a browser that has cached the Basic-auth credentials sends them along, so auth
+ * alone does not stop it. Browsers say where a request comes from: `Sec-Fetch-Site` (anything
+ * but `same-origin`, or `none` for a typed URL or bookmark, is another site) and `Origin` (its
+ * host must be the Host the request was sent to). curl, the ops CLI and probes send neither
+ * header and pass.
+ */
+
+const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
+
+/** Why a request is cross-site, or undefined when it is not. */
+export function crossSiteReason(headers: FastifyRequest['headers']): string | undefined {
+  const fetchSite = headers['sec-fetch-site'];
+  if (typeof fetchSite === 'string' && !ALLOWED_FETCH_SITES.has(fetchSite)) {
+    return `Sec-Fetch-Site is ${JSON.stringify(fetchSite.slice(0, 40))}, not same-origin`;
+  }
+  const origin = headers.origin;
+  if (origin === undefined) return undefined;
+  const host = headers.host;
+  if (!URL.canParse(origin)) return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a URL (a sandboxed or opaque page)`;
+  const originHost = new URL(origin).host;
+  if (host === undefined || originHost !== host.toLowerCase()) {
+    return `Origin ${new URL(origin).origin} is not this server (Host ${JSON.stringify((host ?? '').slice(0, 100))})`;
+  }
+  return undefined;
+}
+
+/** Registers the check as the first onRequest hook of `scope` (the admin routes' plugin), before auth. */
+export function refuseCrossSite(scope: FastifyInstance): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    const reason = crossSiteReason(request.headers);
+    if (reason === undefined) return;
+    request.log.warn({ method: request.method, url: request.url, reason }, 'admin request refused: cross-site');
+    await sendError(reply, {
+      statusCode: 403,
+      body: { error: 'cross_site_request', message: `admin endpoints refuse cross-site requests: ${reason}` },
+    });
+  });
+}
