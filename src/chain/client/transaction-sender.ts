@@ -73,6 +73,8 @@ interface SendRecord {
   sent: number;
   failed: number;
   lastFailure: unknown;
+  /** The latest send failed. */
+  lastFailed: boolean;
 }
 
 type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent' } | { kind: 'unavailable' };
@@ -125,7 +127,7 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined };
+    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined, lastFailed: false };
     this.pending.set(signed.signature, { signed, job, sends });
     await this.sendFirst(signed, job, sends, signal);
     const outcome = await this.confirm(signed, job, sends, { resumed: false }, signal);
@@ -156,6 +158,7 @@ export class TransactionSender {
     sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
+      sends.lastFailed = false;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       const preflight = preflightFailure(err);
@@ -172,6 +175,7 @@ export class TransactionSender {
       }
       sends.failed++;
       sends.lastFailure = err;
+      sends.lastFailed = true;
       const signature = signed.signature;
       this.logger.warn({ err, signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
     }
@@ -197,7 +201,10 @@ export class TransactionSender {
         this.pending.delete(signed.signature);
         return outcome;
       }
-      if (Date.now() - lastBroadcast >= rebroadcastIntervalMs) {
+      // After a failed send the bytes may have reached no node: send again at the next poll
+      // rather than a whole rebroadcast interval later (a flaky RPC costs a poll, not 2 s).
+      const sendDue = sends.lastFailed ? pollIntervalMs : rebroadcastIntervalMs;
+      if (Date.now() - lastBroadcast >= sendDue) {
         lastBroadcast = Date.now();
         await this.rebroadcast(signed, sends, signal);
       }
@@ -269,10 +276,12 @@ export class TransactionSender {
     sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
+      sends.lastFailed = false;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       sends.failed++;
       sends.lastFailure = err;
+      sends.lastFailed = true;
       this.logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
     }
   }

@@ -133,6 +133,21 @@ describe('ackDeposits', () => {
     expect(f.target.landed).toEqual([]);
   });
 
+  it('after a failed send it sends the same bytes again at the next poll, not a rebroadcast interval later', async () => {
+    const f = await start({ timing: { pollIntervalMs: 20, rebroadcastIntervalMs: 60_000, confirmTimeoutMs: 30_000 } });
+    let failed = false;
+    f.target.override = (call) => {
+      if (call.method !== 'sendTransaction' || failed) return undefined;
+      failed = true;
+      return { http: 500 };
+    };
+    const started = Date.now();
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(f.target.sends.map((send) => send.signature)).toEqual([report.transactions[0]?.signature]);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+  });
+
   it('an HTTP 503 on send leaves the outcome unknown: it watches the signature instead of signing again', async () => {
     const f = await start();
     let failed = false;
