@@ -33,6 +33,8 @@ export interface TrafficStats {
 
 export interface Traffic {
   stats(): TrafficStats;
+  /** No more deposits; claims go on, so that every transfer can finish (a soak's drain). */
+  stopDeposits(): void;
   /** Stops and waits for the step in flight. */
   stop(): Promise<void>;
 }
@@ -98,9 +100,10 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
     }
   }
 
+  let depositing = true;
   const running = (async () => {
     while (!stopping.signal.aborted) {
-      await step(depositOnce);
+      if (depositing) await step(depositOnce);
       await step(claimDue);
       await sleep(1_000 / depositsPerSecond, stopping.signal).catch(() => undefined);
     }
@@ -108,6 +111,9 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
 
   return {
     stats: () => ({ ...stats }),
+    stopDeposits: () => {
+      depositing = false;
+    },
     stop: async () => {
       stopping.abort(new Error('traffic stopped'));
       await running;

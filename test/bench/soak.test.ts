@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { explainingFault } from '../../bench/soak/fault-schedule.js';
+import { runSoak } from '../../bench/soak/run-soak.js';
+import { slope, sumOf } from '../../bench/soak/server-samples.js';
+
+/**
+ * The soak's 30-second profile: the same harness as `npm run soak` (devnet with seeded
+ * trackers, three dist/index.js processes, traffic, faults switching, autocannon on /health),
+ * short and small. It checks the end-of-run invariants the soak exists for, not a timing.
+ */
+
+describe('soak, 30-second profile', () => {
+  it('every transfer completes, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
+    const result = await runSoak({
+      minutes: 0.5,
+      authorities: 3,
+      threshold: 2,
+      seededEntries: 2_000,
+      healthRate: 100,
+      healthSeconds: 5,
+      depositsPerSecond: 2,
+      faultPhaseMs: 5_000,
+      signal: AbortSignal.timeout(230_000),
+    });
+    expect(result.failures).toEqual([]);
+    const [, perServer, health] = result.tables;
+    expect(perServer!.rows).toHaveLength(3);
+    for (const row of perServer!.rows) {
+      expect(row.landed as number).toBeGreaterThan(0);
+      expect(row.feesPaid).toBe(row.landed);
+      expect(row.errorLinesUnexplained).toBe(0);
+      expect(row.samples as number).toBeGreaterThan(5);
+      expect(row.idleRpcPerCycle as number).toBeGreaterThan(0);
+    }
+    for (const row of health!.rows) {
+      expect(row.requests as number).toBeGreaterThan(0);
+      expect(row.errors).toBe(0);
+    }
+  });
+});
+
+describe('soak helpers', () => {
+  it('sumOf adds every series of one metric and nothing of a longer-named one', () => {
+    const text = ['# HELP x', 'bridge_rpc_requests_total{chain="source"} 3', 'bridge_rpc_requests_total{chain="target"} 4', 'bridge_rpc_requests_totalx 100', 'process_resident_memory_bytes 2048'].join('\n');
+    expect(sumOf(text, 'bridge_rpc_requests_total')).toBe(7);
+    expect(sumOf(text, 'process_resident_memory_bytes')).toBe(2048);
+  });
+
+  it('slope is the least-squares growth per unit', () => {
+    expect(slope([{ x: 0, y: 100 }, { x: 1, y: 110 }, { x: 2, y: 120 }])).toBe(10);
+    expect(slope([{ x: 0, y: 100 }])).toBe(0);
+  });
+
+  it('error lines are explained by the fault their text names, or not at all', () => {
+    expect(explainingFault('... failed: HTTP 500 Internal Server Error ...')).toBe('http500');
+    expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
+    expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
+  });
+});
