@@ -1,0 +1,34 @@
+import { decodeDepositEntries, decodeTrackerHeader } from '../../src/chain/codec/accounts.js';
+import { entryOffset } from '../../src/chain/codec/layout.js';
+import type { ChainPair } from '../../src/devnet/chain-pair.js';
+import type { World } from '../../src/devnet/world/bootstrap.js';
+
+/** What the soak checks on the devnet's ledger directly: no RPC call, no injected fault. */
+
+export function authorityLamports(pair: ChainPair, world: World): bigint[] {
+  return world.authorities.map(
+    ({ publicKey }) => (pair.source.bank.account(publicKey)?.lamports ?? 0n) + (pair.target.bank.account(publicKey)?.lamports ?? 0n),
+  );
+}
+
+/** Transactions that landed listing the authority on both chains: in a soak only its own. */
+export function landedBy(pair: ChainPair, key: string): { landed: number; failed: number } {
+  let landed = 0;
+  let failed = 0;
+  for (const node of [pair.source, pair.target]) {
+    for (const entry of node.bank.signaturesForAddress(key, { limit: 1_000_000 })) {
+      landed += 1;
+      if (entry.err !== null) failed += 1;
+    }
+  }
+  return { landed, failed };
+}
+
+export function completedTransfers(pair: ChainPair, world: World): { total: number; completed: number } {
+  const data = pair.source.bank.account(world.source.depositTracker)?.data;
+  if (data === undefined) return { total: 0, completed: 0 };
+  const header = decodeTrackerHeader(data, 'DepositTracker', world.source.depositTracker);
+  const count = Number(header.entryCount);
+  const entries = decodeDepositEntries(data.subarray(entryOffset('DepositTracker', 0), entryOffset('DepositTracker', count)), world.source.depositTracker, 0);
+  return { total: count, completed: entries.filter((entry) => entry.status === 'Finalized' && entry.cleanupCompleted).length };
+}

@@ -1,0 +1,175 @@
+import { readFileSync } from 'node:fs';
+import type { ChainPair } from '../../src/devnet/chain-pair.js';
+import { summarizeTransfers } from '../../src/devnet/summary.js';
+import type { World } from '../../src/devnet/world/bootstrap.js';
+import { percentile, type BenchResult, type Row } from '../report.js';
+import { authorityLamports, completedTransfers, landedBy } from './chain-checks.js';
+import { explainingFault } from './fault-schedule.js';
+import type { HealthLatency } from './health-load.js';
+import type { SoakOptions } from './run-soak.js';
+import { slope, type ServerSample } from './server-samples.js';
+
+/** The soak's end-of-run checks and its report: the targets beside the measurements. */
+
+const MIB = 1_048_576;
+const TARGETS = { steadyRssMiB: 150, busyOverIdleP99: 1.5, idleHealthP99Ms: 5 };
+
+/** What the report needs of one bridge server. */
+export interface SoakServerRecord {
+  index: number;
+  logPath: string;
+  samples: ServerSample[];
+}
+
+export interface Baseline {
+  lamports: bigint[];
+  /** What the world's bootstrap landed with each authority's key before the servers started. */
+  landed: Array<{ landed: number; failed: number }>;
+}
+
+export interface ReportInput {
+  pair: ChainPair;
+  world: World;
+  servers: SoakServerRecord[];
+  before: Baseline;
+  options: SoakOptions;
+  injected: Record<string, number>;
+  traffic: { deposits: number; claims: number; errors: number };
+  trafficErrors: string[];
+  drained: { settled: boolean; drainMs: number };
+  busyHealth: HealthLatency | undefined;
+  idleHealth: HealthLatency;
+  idle: Array<{ requestsPerCycle: number }>;
+  startedMs: number;
+}
+
+export function soakReport(input: ReportInput): BenchResult {
+  const { pair, world, servers, options, drained, busyHealth, idleHealth } = input;
+  const failures: string[] = [];
+  const transfers = completedTransfers(pair, world);
+  if (!drained.settled || transfers.completed !== transfers.total) {
+    failures.push(`${transfers.total - transfers.completed} of ${transfers.total} transfers not completed after a ${(drained.drainMs / 1000).toFixed(0)} s drain`);
+  }
+  const lamportsAfter = authorityLamports(pair, world);
+  const serverRows: Row[] = servers.map((server, k) => {
+    const key = world.authorities[k]!.publicKey;
+    const total = landedBy(pair, key);
+    const landed = total.landed - input.before.landed[k]!.landed;
+    const failed = total.failed - input.before.landed[k]!.failed;
+    const feesPaid = Number((input.before.lamports[k]! - lamportsAfter[k]!) / 5_000n);
+    if (feesPaid !== landed) failures.push(`authority ${k}: fees paid for ${feesPaid} transactions, ${landed} landed`);
+    const lines = errorLines(server.logPath);
+    if (lines.unexplained.length > 0) failures.push(`server ${k}: ${lines.unexplained.length} error lines no fault explains, first: ${lines.unexplained[0]}`);
+    const memory = memoryFigures(server.samples);
+    return {
+      server: k,
+      steadyRssMiB: memory.steadyMiB,
+      peakRssMiB: memory.peakMiB,
+      rssSlopeMiBPerHour: memory.slopeMiBPerHour,
+      eventLoopP99Ms: percentile(server.samples.map((sample) => sample.eventLoopP99Ms), 99),
+      landed,
+      landedWithError: failed,
+      feesPaid,
+      idleRpcPerCycle: input.idle[k]?.requestsPerCycle ?? Number.NaN,
+      errorLinesExplained: Object.values(lines.explained).reduce((sum, count) => sum + count, 0),
+      errorLinesUnexplained: lines.unexplained.length,
+      samples: server.samples.length,
+    };
+  });
+  const summary = summarizeTransfers(pair, world);
+  const healthRow = (load: string, latency: HealthLatency | undefined): Row => ({
+    load,
+    requests: latency?.requests ?? null,
+    errors: latency?.errors ?? null,
+    p50Ms: latency?.p50Ms ?? null,
+    p99Ms: latency?.p99Ms ?? null,
+    maxMs: latency?.maxMs ?? null,
+  });
+  const steadyWorst = Math.max(...serverRows.map((row) => Number(row.steadyRssMiB)));
+  const busyOverIdle = busyHealth === undefined ? Number.NaN : busyHealth.p99Ms / Math.max(idleHealth.p99Ms, 1);
+  return {
+    name: 'soak',
+    parameters: { ...options, signal: undefined, seeded: options.seededEntries },
+    failures,
+    tables: [
+      {
+        title: `Soak: ${options.minutes} min, ${options.authorities} servers (threshold ${options.threshold}), ${options.seededEntries} seeded transfers`,
+        columns: [
+          { key: 'what', header: 'what' },
+          { key: 'value', header: 'measured' },
+          { key: 'target', header: 'target' },
+        ],
+        rows: [
+          { what: 'transfers during the run (deposits; completed after the drain)', value: `${input.traffic.deposits}; ${transfers.completed - options.seededEntries} of ${transfers.total - options.seededEntries}`, target: 'all' },
+          { what: 'drain after traffic stopped', value: `${(drained.drainMs / 1000).toFixed(1)} s`, target: '-' },
+          { what: 'claims, traffic errors', value: `${input.traffic.claims}, ${input.traffic.errors}`, target: '-' },
+          { what: 'confirmed / rejected / relayed / cleaned up', value: `${summary.confirmed} / ${summary.rejected} / ${summary.relayed} / ${summary.cleanedUp}`, target: '-' },
+          { what: 'fault phases injected (both chains)', value: Object.entries(input.injected).map(([kind, count]) => `${kind} ×${count}`).join('; '), target: '-' },
+          { what: 'steady RSS, worst server', value: `${steadyWorst.toFixed(1)} MiB`, target: `< ${TARGETS.steadyRssMiB} MiB, flat over the second half` },
+          { what: '/health p99 busy / idle', value: `${busyHealth?.p99Ms ?? '-'} ms / ${idleHealth.p99Ms} ms (${busyOverIdle.toFixed(2)}x)`, target: `<= ${TARGETS.busyOverIdleP99}x; idle < ${TARGETS.idleHealthP99Ms} ms` },
+        ],
+      },
+      {
+        title: 'Per server',
+        columns: [
+          { key: 'server', header: 'server' },
+          { key: 'steadyRssMiB', header: 'steady RSS (MiB)', digits: 1 },
+          { key: 'peakRssMiB', header: 'peak RSS (MiB)', digits: 1 },
+          { key: 'rssSlopeMiBPerHour', header: 'RSS slope, 2nd half (MiB/h)', digits: 1 },
+          { key: 'eventLoopP99Ms', header: 'event-loop delay p99 (ms)', digits: 1 },
+          { key: 'landed', header: 'landed tx' },
+          { key: 'landedWithError', header: 'with error' },
+          { key: 'feesPaid', header: 'fees paid (tx)' },
+          { key: 'idleRpcPerCycle', header: 'RPC calls per idle cycle', digits: 1 },
+          { key: 'errorLinesExplained', header: 'error lines (by a fault)' },
+          { key: 'errorLinesUnexplained', header: 'unexplained' },
+          { key: 'samples', header: 'samples' },
+        ],
+        rows: serverRows,
+        notes: [
+          'steady RSS: median of the second half of the samples; slope: least squares over the second half, per hour.',
+          'event-loop delay p99: the 99th percentile of the per-scrape p99 (prom-client monitorEventLoopDelay, reset at each scrape every 2 s).',
+          'fees paid: lamports spent / 5000; must equal the landed transactions (with or without an error).',
+          'idle cycle: RPC requests over crank cycles in 10 s with nothing pending (headers, windows, balances, history).',
+        ],
+      },
+      {
+        title: `/health at ${options.healthRate} requests/s for ${options.healthSeconds} s (autocannon, a separate process)`,
+        columns: [
+          { key: 'load', header: 'server state' },
+          { key: 'requests', header: 'requests' },
+          { key: 'errors', header: 'errors' },
+          { key: 'p50Ms', header: 'p50 (ms)' },
+          { key: 'p99Ms', header: 'p99 (ms)' },
+          { key: 'maxMs', header: 'max (ms)' },
+        ],
+        rows: [healthRow('busy: traffic and faults, mid-run', busyHealth), healthRow('idle: after the drain', idleHealth)],
+      },
+    ],
+    data: { servers: servers.map((server) => ({ index: server.index, samples: server.samples })), trafficErrors: input.trafficErrors.slice(0, 50) },
+  };
+}
+
+function memoryFigures(samples: readonly ServerSample[]): { steadyMiB: number; peakMiB: number; slopeMiBPerHour: number } {
+  const secondHalf = samples.slice(Math.floor(samples.length / 2));
+  return {
+    steadyMiB: percentile(secondHalf.map((sample) => sample.rssBytes / MIB), 50),
+    peakMiB: Math.max(...samples.map((sample) => sample.rssBytes / MIB)),
+    slopeMiBPerHour: slope(secondHalf.map((sample) => ({ x: sample.atMs / 3_600_000, y: sample.rssBytes / MIB }))),
+  };
+}
+
+/** Every error or fatal line of a server's log, with the fault that explains it (if any). */
+function errorLines(logPath: string): { explained: Record<string, number>; unexplained: string[] } {
+  const explained: Record<string, number> = {};
+  const unexplained: string[] = [];
+  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const record = JSON.parse(line) as { level?: string };
+    if (record.level !== 'error' && record.level !== 'fatal') continue;
+    const kind = explainingFault(line);
+    if (kind === undefined) unexplained.push(line.slice(0, 400));
+    else explained[kind] = (explained[kind] ?? 0) + 1;
+  }
+  return { explained, unexplained };
+}
