@@ -16,7 +16,7 @@ import { authorityLamports, landedBy } from './chain-checks.js';
 import { startFaultSchedule } from './fault-schedule.js';
 import { measureHealth, type HealthLatency } from './health-load.js';
 import { sampleServer, type ServerSample } from './server-samples.js';
-import { soakReport, type Baseline } from './soak-report.js';
+import { soakReport, type Baseline, type IdleCycleCost } from './soak-report.js';
 
 /**
  * The soak (`npm run soak`): a devnet with pre-seeded trackers, bridge servers as separate
@@ -180,15 +180,15 @@ async function drain(pair: ChainPair, world: World, signal: AbortSignal): Promis
   return { settled: false, drainMs: Date.now() - started };
 }
 
-/** RPC requests per cycle while nothing is pending: the cost of an idle authority. */
-async function idleCycleCost(servers: SoakServer[], signal: AbortSignal): Promise<Array<{ requestsPerCycle: number }>> {
+/** RPC requests and account bytes per cycle while nothing is pending: the cost of an idle authority. */
+async function idleCycleCost(servers: SoakServer[], signal: AbortSignal): Promise<IdleCycleCost[]> {
   const before = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   await sleep(IDLE_CYCLES_MS, signal);
   const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);
     const requests = (after[k]?.rpcRequests ?? 0) - (before[k]?.rpcRequests ?? 0);
-    return { requestsPerCycle: cycles > 0 ? requests / cycles : Number.NaN };
+    return { requestsPerCycle: cycles > 0 ? requests / cycles : Number.NaN, accountBytesPerCycle: after[k]?.lastReadAccountBytes ?? Number.NaN };
   });
 }
 

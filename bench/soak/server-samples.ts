@@ -1,7 +1,7 @@
 /**
  * What a bridge server's own /metrics says about it, sampled while a soak runs: resident memory,
  * event-loop delay p99 (prom-client's monitorEventLoopDelay histogram, reset at each scrape), RPC
- * requests and crank cycles so far.
+ * requests and crank cycles so far, and the account bytes of the latest tracker read.
  */
 
 export interface ServerSample {
@@ -10,6 +10,8 @@ export interface ServerSample {
   eventLoopP99Ms: number;
   rpcRequests: number;
   cycles: number;
+  /** Account data bytes the latest tracker read fetched, both chains. */
+  lastReadAccountBytes: number;
 }
 
 const SCRAPE_TIMEOUT_MS = 5_000;
@@ -23,6 +25,7 @@ export async function sampleServer(metricsUrl: string, atMs: number): Promise<Se
       eventLoopP99Ms: sumOf(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
       rpcRequests: sumOf(text, 'bridge_rpc_requests_total'),
       cycles: sumOf(text, 'bridge_crank_cycles_total'),
+      lastReadAccountBytes: sumOf(text, 'bridge_chain_last_read_account_bytes'),
     };
   } catch {
     // A scrape that fails (the server busy past the timeout) is a gap in the samples, reported as such.

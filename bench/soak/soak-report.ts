@@ -21,6 +21,11 @@ export interface SoakServerRecord {
   samples: ServerSample[];
 }
 
+export interface IdleCycleCost {
+  requestsPerCycle: number;
+  accountBytesPerCycle: number;
+}
+
 export interface Baseline {
   lamports: bigint[];
   /** What the world's bootstrap landed with each authority's key before the servers started. */
@@ -39,7 +44,7 @@ export interface ReportInput {
   drained: { settled: boolean; drainMs: number };
   busyHealth: HealthLatency | undefined;
   idleHealth: HealthLatency;
-  idle: Array<{ requestsPerCycle: number }>;
+  idle: IdleCycleCost[];
   startedMs: number;
 }
 
@@ -71,6 +76,8 @@ export function soakReport(input: ReportInput): BenchResult {
       landedWithError: failed,
       feesPaid,
       idleRpcPerCycle: input.idle[k]?.requestsPerCycle ?? Number.NaN,
+      idleAccountBytes: input.idle[k]?.accountBytesPerCycle ?? Number.NaN,
+      rpcPerTransfer: rpcPerTransfer(server.samples, input.traffic.deposits),
       errorLinesExplained: Object.values(lines.explained).reduce((sum, count) => sum + count, 0),
       errorLinesUnexplained: lines.unexplained.length,
       samples: server.samples.length,
@@ -121,6 +128,8 @@ export function soakReport(input: ReportInput): BenchResult {
           { key: 'landedWithError', header: 'with error' },
           { key: 'feesPaid', header: 'fees paid (tx)' },
           { key: 'idleRpcPerCycle', header: 'RPC calls per idle cycle', digits: 1 },
+          { key: 'idleAccountBytes', header: 'account bytes per idle read' },
+          { key: 'rpcPerTransfer', header: 'RPC calls per transfer', digits: 1 },
           { key: 'errorLinesExplained', header: 'error lines (by a fault)' },
           { key: 'errorLinesUnexplained', header: 'unexplained' },
           { key: 'samples', header: 'samples' },
@@ -130,7 +139,8 @@ export function soakReport(input: ReportInput): BenchResult {
           'steady RSS: median of the second half of the samples; slope: least squares over the second half, per hour.',
           'event-loop delay p99: the 99th percentile of the per-scrape p99 (prom-client monitorEventLoopDelay, reset at each scrape every 2 s).',
           'fees paid: lamports spent / 5000; must equal the landed transactions (with or without an error).',
-          'idle cycle: RPC requests over crank cycles in 10 s with nothing pending (headers, windows, balances, history).',
+          'idle cycle: RPC requests over crank cycles in 10 s with nothing pending (headers, windows, balances, history); account bytes: the latest tracker read then.',
+          'RPC calls per transfer: every request the server made during the run (idle cycles and faults included) over the deposits made.',
         ],
       },
       {
@@ -172,4 +182,9 @@ function errorLines(logPath: string): { explained: Record<string, number>; unexp
     else explained[kind] = (explained[kind] ?? 0) + 1;
   }
   return { explained, unexplained };
+}
+
+function rpcPerTransfer(samples: readonly ServerSample[], deposits: number): number {
+  const last = samples.at(-1);
+  return last === undefined || deposits === 0 ? Number.NaN : last.rpcRequests / deposits;
 }
