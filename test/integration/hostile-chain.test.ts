@@ -1,8 +1,6 @@
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
-import { createDisabledTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
-import { NOTHING_ATTEMPTED, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { NOTHING_ATTEMPTED, startBridgeCranks } from './support/cranks.js';
+import { startCrankServer } from './support/crank-server.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
 
@@ -16,21 +14,11 @@ import { deposit } from './support/transactions.js';
 
 const MIB = 1024 * 1024;
 let bridge: DevnetBridge | undefined;
-let closeServer: (() => Promise<void>) | undefined;
 
 afterEach(async () => {
-  await closeServer?.();
-  closeServer = undefined;
   await bridge?.close();
   bridge = undefined;
 });
-
-async function startServer(crank: BridgeCrank): Promise<string> {
-  const app = buildApp({ crank: crank.service, transfers: createDisabledTransferQueries(), metrics: crank.metrics, logger: crank.logs.logger, auth: undefined, onKill: () => undefined });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  closeServer = () => app.close();
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-}
 
 /** Writes a u64 into the live account data of the devnet (the forging node's view). */
 function writeU64(data: Uint8Array, offset: number, value: bigint): void {
@@ -45,7 +33,7 @@ describe('a forged tracker header', () => {
   it('is refused by name; /health answers within 100 ms during the bad cycle; RSS stays flat; the next honest cycle works', async () => {
     bridge = await startDevnetBridge();
     const [crank] = await startBridgeCranks(bridge, [0]);
-    const url = await startServer(crank!);
+    const url = await startCrankServer(bridge, crank!);
     await deposit(bridge, { amount: 100n, sourceMint: bridge.world.tokenPairs.normal.sourceMint });
 
     const account = bridge.pair.source.bank.account(bridge.depositTracker.toBase58())!;

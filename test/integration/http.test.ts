@@ -1,10 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
-import { createDisabledTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
 import { basicAuth } from '../support/http-app.js';
 import { NOTHING_ATTEMPTED, runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { startCrankServer } from './support/crank-server.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { deposit } from './support/transactions.js';
@@ -25,14 +23,6 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-async function startServer(b: DevnetBridge, crank: BridgeCrank): Promise<string> {
-  const app = buildApp({ crank: crank.service, transfers: createDisabledTransferQueries(), metrics: crank.metrics, logger: crank.logs.logger, auth: CREDENTIALS, onKill: () => undefined });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  // Registered after the crank, so it closes before the crank stops, as the process shuts down.
-  b.onClose(() => app.close());
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-}
-
 async function crankOnce(url: string): Promise<CrankReport> {
   const response = await fetch(`${url}/crank/once`, { method: 'POST', headers: ADMIN, signal: AbortSignal.timeout(10_000) });
   expect(response.status).toBe(200);
@@ -51,7 +41,7 @@ describe('a bridge server over HTTP', () => {
     bridge = await startDevnetBridge();
     const cranks = await startBridgeCranks(bridge, [0, 1, 2]);
     const [a, b, c] = cranks;
-    const url = await startServer(bridge, a!);
+    const url = await startCrankServer(bridge, a!, CREDENTIALS);
 
     expect(await health(url)).toEqual({
       status: 'ok',

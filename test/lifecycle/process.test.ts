@@ -179,6 +179,28 @@ describe('graceful shutdown', () => {
     expectCleanOutput(server);
   });
 
+  it('a cross-site POST /kill carrying valid credentials gets 403 and the process lives on', async () => {
+    const server = startServer({ BRIDGE_AUTH_USERNAME: 'ops', BRIDGE_AUTH_PASSWORD: 's3cret-pw' });
+    const url = await server.listening();
+    const forged = await fetch(`${url}/kill`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuth('ops', 's3cret-pw'),
+        origin: 'http://evil.example',
+        'sec-fetch-site': 'cross-site',
+        'content-type': 'text/plain',
+      },
+      body: 'x',
+    });
+    expect(forged.status).toBe(403);
+    expect(((await forged.json()) as { error: string }).error).toBe('cross_site_request');
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+    const accepted = await fetch(`${url}/kill`, { method: 'POST', headers: { authorization: basicAuth('ops', 's3cret-pw') } });
+    expect(accepted.status).toBe(202);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('POST /kill with wrong credentials is refused and the server keeps serving', async () => {
     const server = startServer({ BRIDGE_AUTH_USERNAME: 'ops', BRIDGE_AUTH_PASSWORD: 's3cret-pw' });
     const url = await server.listening();
