@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
+import { LAMPORTS_PER_SIGNATURE } from '../../src/devnet/bank/bank.js';
 import type { ChainPair } from '../../src/devnet/chain-pair.js';
 import { summarizeTransfers } from '../../src/devnet/summary.js';
 import type { World } from '../../src/devnet/world/bootstrap.js';
 import { percentile, type BenchResult, type Row } from '../report.js';
-import { authorityLamports, completedTransfers, landedBy } from './chain-checks.js';
+import { authorityLamports, completedTransfers } from './chain-checks.js';
 import { explainingFault } from './fault-schedule.js';
 import type { HealthLatency } from './health-load.js';
 import type { SoakOptions } from './run-soak.js';
 import { slope, type ServerSample } from './server-samples.js';
+import type { AuthorityLandings } from './vote-watch.js';
 
 /** The soak's end-of-run checks and its report: the targets beside the measurements. */
 
@@ -26,17 +28,14 @@ export interface IdleCycleCost {
   accountBytesPerCycle: number;
 }
 
-export interface Baseline {
-  lamports: bigint[];
-  /** What the world's bootstrap landed with each authority's key before the servers started. */
-  landed: Array<{ landed: number; failed: number }>;
-}
-
 export interface ReportInput {
   pair: ChainPair;
   world: World;
   servers: SoakServerRecord[];
-  before: Baseline;
+  /** Each authority's lamports on both chains before its server started. */
+  lamportsBefore: bigint[];
+  /** What each authority landed while its server ran. */
+  landings: AuthorityLandings[];
   options: SoakOptions;
   injected: Record<string, number>;
   traffic: { deposits: number; claims: number; errors: number };
@@ -57,12 +56,11 @@ export function soakReport(input: ReportInput): BenchResult {
   }
   const lamportsAfter = authorityLamports(pair, world);
   const serverRows: Row[] = servers.map((server, k) => {
-    const key = world.authorities[k]!.publicKey;
-    const total = landedBy(pair, key);
-    const landed = total.landed - input.before.landed[k]!.landed;
-    const failed = total.failed - input.before.landed[k]!.failed;
-    const feesPaid = Number((input.before.lamports[k]! - lamportsAfter[k]!) / 5_000n);
+    const { landed, landedWithError, duplicateVotes, uninspected } = input.landings[k]!;
+    const feesPaid = Number((input.lamportsBefore[k]! - lamportsAfter[k]!) / BigInt(LAMPORTS_PER_SIGNATURE));
     if (feesPaid !== landed) failures.push(`authority ${k}: fees paid for ${feesPaid} transactions, ${landed} landed`);
+    if (duplicateVotes > 0) failures.push(`authority ${k}: ${duplicateVotes} vote(s) landed in more than one transaction`);
+    if (uninspected > 0) failures.push(`authority ${k}: ${uninspected} landed transactions left the devnet's history before the duplicate-vote check read them`);
     const lines = errorLines(server.logPath);
     if (lines.unexplained.length > 0) failures.push(`server ${k}: ${lines.unexplained.length} error lines no fault explains, first: ${lines.unexplained[0]}`);
     const memory = memoryFigures(server.samples);
@@ -73,7 +71,8 @@ export function soakReport(input: ReportInput): BenchResult {
       rssSlopeMiBPerHour: memory.slopeMiBPerHour,
       eventLoopP99Ms: percentile(server.samples.map((sample) => sample.eventLoopP99Ms), 99),
       landed,
-      landedWithError: failed,
+      landedWithError,
+      duplicateVotes,
       feesPaid,
       idleRpcPerCycle: input.idle[k]?.requestsPerCycle ?? Number.NaN,
       idleAccountBytes: input.idle[k]?.accountBytesPerCycle ?? Number.NaN,
@@ -126,6 +125,7 @@ export function soakReport(input: ReportInput): BenchResult {
           { key: 'eventLoopP99Ms', header: 'event-loop delay p99 (ms)', digits: 1 },
           { key: 'landed', header: 'landed tx' },
           { key: 'landedWithError', header: 'with error' },
+          { key: 'duplicateVotes', header: 'votes landed twice' },
           { key: 'feesPaid', header: 'fees paid (tx)' },
           { key: 'idleRpcPerCycle', header: 'RPC calls per idle cycle', digits: 1 },
           { key: 'idleAccountBytes', header: 'account bytes per idle read' },

@@ -10,7 +10,7 @@ import { slope, sumOf } from '../../bench/soak/server-samples.js';
  */
 
 describe('soak, 30-second profile', () => {
-  it('every transfer completes, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
+  it('every transfer completes, no vote lands twice, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
     const result = await runSoak({
       minutes: 0.5,
       authorities: 3,
@@ -28,6 +28,7 @@ describe('soak, 30-second profile', () => {
     for (const row of perServer!.rows) {
       expect(row.landed as number).toBeGreaterThan(0);
       expect(row.feesPaid).toBe(row.landed);
+      expect(row.duplicateVotes).toBe(0);
       expect(row.errorLinesUnexplained).toBe(0);
       expect(row.samples as number).toBeGreaterThan(5);
       expect(row.idleRpcPerCycle as number).toBeGreaterThan(0);
@@ -54,6 +55,7 @@ describe('soak helpers', () => {
   it('error lines are explained by the fault their text names, or not at all', () => {
     expect(explainingFault('... failed: HTTP 500 Internal Server Error ...')).toBe('http500');
     expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
+    expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe('every endpoint taken out by request faults');
     expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
   });
 });
