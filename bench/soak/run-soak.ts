@@ -10,6 +10,7 @@ import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
 import { serverEnv } from '../../src/devnet/server-env.js';
 import { startTraffic } from '../../src/devnet/traffic.js';
 import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
+import type { ChainSide } from '../../src/metrics/metrics.js';
 import { sleep } from '../../src/time.js';
 import type { BenchResult } from '../report.js';
 import { authorityLamports } from './chain-checks.js';
@@ -200,8 +201,11 @@ async function idleCycleCost(servers: SoakServer[], signal: AbortSignal): Promis
   const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);
-    const requests = (after[k]?.rpcRequests ?? 0) - (before[k]?.rpcRequests ?? 0);
-    return { requestsPerCycle: cycles > 0 ? requests / cycles : Number.NaN, accountBytesPerCycle: after[k]?.lastReadAccountBytes ?? Number.NaN };
+    const perCycle = (chain: ChainSide) => (cycles > 0 ? ((after[k]?.rpcRequests[chain] ?? 0) - (before[k]?.rpcRequests[chain] ?? 0)) / cycles : Number.NaN);
+    return {
+      requestsPerCycle: { source: perCycle('source'), target: perCycle('target') },
+      accountBytesPerRead: after[k]?.lastReadAccountBytes ?? { source: Number.NaN, target: Number.NaN },
+    };
   });
 }
 

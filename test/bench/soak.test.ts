@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainingFault } from '../../bench/soak/fault-schedule.js';
 import { runSoak } from '../../bench/soak/run-soak.js';
+import { IDLE_LOWER_BOUND } from '../../bench/soak/soak-report.js';
 import { slope, sumOf } from '../../bench/soak/server-samples.js';
 
 /**
@@ -31,7 +32,8 @@ describe('soak, 30-second profile', () => {
       expect(row.duplicateVotes).toBe(0);
       expect(row.errorLinesUnexplained).toBe(0);
       expect(row.samples as number).toBeGreaterThan(5);
-      expect(row.idleRpcPerCycle as number).toBeGreaterThan(0);
+      expect(row.idleRpcSource as number).toBeGreaterThanOrEqual(IDLE_LOWER_BOUND.requests.source);
+      expect(row.idleRpcTarget as number).toBeGreaterThanOrEqual(IDLE_LOWER_BOUND.requests.target);
     }
     for (const row of health!.rows) {
       expect(row.requests as number).toBeGreaterThan(0);
@@ -45,6 +47,7 @@ describe('soak helpers', () => {
     const text = ['# HELP x', 'bridge_rpc_requests_total{chain="source"} 3', 'bridge_rpc_requests_total{chain="target"} 4', 'bridge_rpc_requests_totalx 100', 'process_resident_memory_bytes 2048'].join('\n');
     expect(sumOf(text, 'bridge_rpc_requests_total')).toBe(7);
     expect(sumOf(text, 'process_resident_memory_bytes')).toBe(2048);
+    expect(sumOf(text, 'bridge_rpc_requests_total', 'chain="target"')).toBe(4);
   });
 
   it('slope is the least-squares growth per unit', () => {
