@@ -34,7 +34,8 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     publicKey,
     votes: new Map<string, number>(),
     counts: { landed: 0, landedWithError: 0, uninspected: 0 },
-    untilSlot: { source: pair.source.slot, target: pair.target.slot },
+    // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
+    untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 },
   }));
   const poll = () => {
     for (const authority of authorities) {
