@@ -22,8 +22,8 @@ import { watchVotes, type VoteWatch } from './vote-watch.js';
 
 /**
  * The soak (`npm run soak`): a devnet with pre-seeded trackers, bridge servers as separate
- * processes (the real dist/index.js), continuous traffic, RPC faults switching on and off; then
- * a drain, the end-of-run checks and a report with the targets beside the measurements.
+ * processes (the real dist/index.js) with a primary and a fallback endpoint per chain,
+ * continuous traffic, RPC faults switching on and off; then a drain, the end-of-run checks and a report with the targets beside the measurements.
  */
 
 export interface SoakOptions {
