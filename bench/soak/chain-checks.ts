@@ -11,19 +11,6 @@ export function authorityLamports(pair: ChainPair, world: World): bigint[] {
   );
 }
 
-/** Transactions that landed listing the authority on both chains: in a soak only its own. */
-export function landedBy(pair: ChainPair, key: string): { landed: number; failed: number } {
-  let landed = 0;
-  let failed = 0;
-  for (const node of [pair.source, pair.target]) {
-    for (const entry of node.bank.signaturesForAddress(key, { limit: 1_000_000 })) {
-      landed += 1;
-      if (entry.err !== null) failed += 1;
-    }
-  }
-  return { landed, failed };
-}
-
 export function completedTransfers(pair: ChainPair, world: World): { total: number; completed: number } {
   const data = pair.source.bank.account(world.source.depositTracker)?.data;
   if (data === undefined) return { total: 0, completed: 0 };

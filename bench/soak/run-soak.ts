@@ -10,18 +10,20 @@ import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
 import { serverEnv } from '../../src/devnet/server-env.js';
 import { startTraffic } from '../../src/devnet/traffic.js';
 import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
+import type { ChainSide } from '../../src/metrics/metrics.js';
 import { sleep } from '../../src/time.js';
 import type { BenchResult } from '../report.js';
-import { authorityLamports, landedBy } from './chain-checks.js';
-import { startFaultSchedule } from './fault-schedule.js';
+import { authorityLamports } from './chain-checks.js';
+import { startFaultSchedule, type SoakEndpoints } from './fault-schedule.js';
 import { measureHealth, type HealthLatency } from './health-load.js';
 import { sampleServer, type ServerSample } from './server-samples.js';
-import { soakReport, type Baseline, type IdleCycleCost } from './soak-report.js';
+import { soakReport, type IdleCycleCost } from './soak-report.js';
+import { watchVotes, type VoteWatch } from './vote-watch.js';
 
 /**
  * The soak (`npm run soak`): a devnet with pre-seeded trackers, bridge servers as separate
- * processes (the real dist/index.js), continuous traffic, RPC faults switching on and off; then
- * a drain, the end-of-run checks and a report with the targets beside the measurements.
+ * processes (the real dist/index.js) with a primary and a fallback endpoint per chain,
+ * continuous traffic, RPC faults switching on and off; then a drain, the end-of-run checks and a report with the targets beside the measurements.
  */
 
 export interface SoakOptions {
@@ -80,11 +82,15 @@ export async function runSoak(options: SoakOptions): Promise<BenchResult> {
       dir,
     });
     pair.seedSettledDeposits(options.seededEntries);
-    const before = { lamports: authorityLamports(pair, world), landed: world.authorities.map(({ publicKey }) => landedBy(pair, publicKey)) };
+    const lamportsBefore = authorityLamports(pair, world);
+    const votes = watchVotes(pair, world);
+    const fallbacks = { source: await pair.source.addEndpoint(), target: await pair.target.addEndpoint() };
+    const endpoints = { primaries: [pair.source.faults, pair.target.faults], fallbacks: [fallbacks.source.faults, fallbacks.target.faults] };
+    const fallbackEnv = { BRIDGE_SOURCE_RPC_FALLBACK_URLS: fallbacks.source.url, BRIDGE_TARGET_RPC_FALLBACK_URLS: fallbacks.target.url };
     const ports = await freePorts(options.authorities);
-    for (const [k, port] of ports.entries()) servers.push(spawnServer(world, k, port, dir));
+    for (const [k, port] of ports.entries()) servers.push(spawnServer({ ...serverEnv(world, k, port), ...fallbackEnv }, k, port, dir));
     await Promise.all(servers.map((server) => waitForHealth(server, options.signal)));
-    return await soak(pair, world, servers, before, options);
+    return await soak(pair, world, servers, { lamportsBefore, votes, endpoints }, options);
   } finally {
     await Promise.all(servers.map((server) => stopServer(server)));
     await pair.close();
@@ -92,13 +98,19 @@ export async function runSoak(options: SoakOptions): Promise<BenchResult> {
   }
 }
 
-async function soak(pair: ChainPair, world: World, servers: SoakServer[], before: Baseline, options: SoakOptions): Promise<BenchResult> {
+interface SoakSetup {
+  lamportsBefore: bigint[];
+  votes: VoteWatch;
+  endpoints: SoakEndpoints;
+}
+
+async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup: SoakSetup, options: SoakOptions): Promise<BenchResult> {
   const startedMs = Date.now();
   const durationMs = options.minutes * 60_000;
   const trafficErrors: string[] = [];
   const traffic = startTraffic(pair, world, { depositsPerSecond: options.depositsPerSecond, seed: 7, onError: (err) => trafficErrors.push(String(err)) });
-  const faults = startFaultSchedule(pair, options.faultPhaseMs);
-  const sampler = startSampling(servers);
+  const faults = startFaultSchedule(setup.endpoints, options.faultPhaseMs);
+  const sampler = startSampling(servers, setup.votes);
   let busyHealth: HealthLatency | undefined;
   let drained: { settled: boolean; drainMs: number };
   try {
@@ -117,16 +129,17 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], before
   try {
     const idleHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
     const idle = await idleCycleCost(servers, options.signal);
-    return soakReport({ pair, world, servers, before, options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, busyHealth, idleHealth, idle, startedMs });
+    setup.votes.poll();
+    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, busyHealth, idleHealth, idle, startedMs });
   } finally {
     sampler.stop();
   }
 }
 
-function spawnServer(world: World, k: number, port: number, dir: string): SoakServer {
+function spawnServer(env: Record<string, string>, k: number, port: number, dir: string): SoakServer {
   const logPath = join(dir, `server-${k}.log`);
   const log = openSync(logPath, 'a', 0o600);
-  const child = spawn(process.execPath, [SERVER_ENTRY], { env: { ...process.env, ...serverEnv(world, k, port) }, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [SERVER_ENTRY], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { index: k, origin: `http://127.0.0.1:${port}`, logPath, child, exited, samples: [] };
@@ -156,9 +169,10 @@ async function stopServer(server: SoakServer): Promise<void> {
   }
 }
 
-function startSampling(servers: SoakServer[]): { stop(): void } {
+function startSampling(servers: SoakServer[], votes: VoteWatch): { stop(): void } {
   const startedMs = Date.now();
   const timer = setInterval(() => {
+    votes.poll();
     for (const server of servers) {
       void sampleServer(`${server.origin}/metrics`, Date.now() - startedMs).then((sample) => {
         if (sample !== undefined) server.samples.push(sample);
@@ -187,8 +201,11 @@ async function idleCycleCost(servers: SoakServer[], signal: AbortSignal): Promis
   const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);
-    const requests = (after[k]?.rpcRequests ?? 0) - (before[k]?.rpcRequests ?? 0);
-    return { requestsPerCycle: cycles > 0 ? requests / cycles : Number.NaN, accountBytesPerCycle: after[k]?.lastReadAccountBytes ?? Number.NaN };
+    const perCycle = (chain: ChainSide) => (cycles > 0 ? ((after[k]?.rpcRequests[chain] ?? 0) - (before[k]?.rpcRequests[chain] ?? 0)) / cycles : Number.NaN);
+    return {
+      requestsPerCycle: { source: perCycle('source'), target: perCycle('target') },
+      accountBytesPerRead: after[k]?.lastReadAccountBytes ?? { source: Number.NaN, target: Number.NaN },
+    };
   });
 }
 

@@ -1,17 +1,21 @@
+import type { ChainSide } from '../../src/metrics/metrics.js';
+
 /**
  * What a bridge server's own /metrics says about it, sampled while a soak runs: resident memory,
  * event-loop delay p99 (prom-client's monitorEventLoopDelay histogram, reset at each scrape), RPC
  * requests and crank cycles so far, and the account bytes of the latest tracker read.
  */
 
+export type PerChain = Record<ChainSide, number>;
+
 export interface ServerSample {
   atMs: number;
   rssBytes: number;
   eventLoopP99Ms: number;
-  rpcRequests: number;
+  rpcRequests: PerChain;
   cycles: number;
-  /** Account data bytes the latest tracker read fetched, both chains. */
-  lastReadAccountBytes: number;
+  /** Account data bytes the latest tracker read fetched, per chain. */
+  lastReadAccountBytes: PerChain;
 }
 
 const SCRAPE_TIMEOUT_MS = 5_000;
@@ -23,9 +27,9 @@ export async function sampleServer(metricsUrl: string, atMs: number): Promise<Se
       atMs,
       rssBytes: sumOf(text, 'process_resident_memory_bytes'),
       eventLoopP99Ms: sumOf(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
-      rpcRequests: sumOf(text, 'bridge_rpc_requests_total'),
+      rpcRequests: perChain(text, 'bridge_rpc_requests_total'),
       cycles: sumOf(text, 'bridge_crank_cycles_total'),
-      lastReadAccountBytes: sumOf(text, 'bridge_chain_last_read_account_bytes'),
+      lastReadAccountBytes: perChain(text, 'bridge_chain_last_read_account_bytes'),
     };
   } catch {
     // A scrape that fails (the server busy past the timeout) is a gap in the samples, reported as such.
@@ -33,11 +37,16 @@ export async function sampleServer(metricsUrl: string, atMs: number): Promise<Se
   }
 }
 
-/** The sum of every series of `name` in a Prometheus text exposition. */
-export function sumOf(text: string, name: string): number {
+function perChain(text: string, name: string): PerChain {
+  return { source: sumOf(text, name, 'chain="source"'), target: sumOf(text, name, 'chain="target"') };
+}
+
+/** The sum of every series of `name` in a Prometheus text exposition (those whose labels include `label`, if given). */
+export function sumOf(text: string, name: string, label?: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name) || (line[name.length] !== ' ' && line[name.length] !== '{')) continue;
+    if (label !== undefined && !line.slice(name.length, line.lastIndexOf(' ')).includes(label)) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (Number.isFinite(value)) sum += value;
   }

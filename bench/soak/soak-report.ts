@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { TRACKER_HEADER_SIZE } from '../../src/chain/codec/layout.js';
+import { LAMPORTS_PER_SIGNATURE } from '../../src/devnet/bank/bank.js';
 import type { ChainPair } from '../../src/devnet/chain-pair.js';
 import { summarizeTransfers } from '../../src/devnet/summary.js';
 import type { World } from '../../src/devnet/world/bootstrap.js';
 import { percentile, type BenchResult, type Row } from '../report.js';
-import { authorityLamports, completedTransfers, landedBy } from './chain-checks.js';
+import { authorityLamports, completedTransfers } from './chain-checks.js';
 import { explainingFault } from './fault-schedule.js';
 import type { HealthLatency } from './health-load.js';
 import type { SoakOptions } from './run-soak.js';
-import { slope, type ServerSample } from './server-samples.js';
+import { slope, type PerChain, type ServerSample } from './server-samples.js';
+import type { AuthorityLandings } from './vote-watch.js';
 
 /** The soak's end-of-run checks and its report: the targets beside the measurements. */
 
@@ -22,21 +25,33 @@ export interface SoakServerRecord {
 }
 
 export interface IdleCycleCost {
-  requestsPerCycle: number;
-  accountBytesPerCycle: number;
+  requestsPerCycle: PerChain;
+  accountBytesPerRead: PerChain;
 }
 
-export interface Baseline {
-  lamports: bigint[];
-  /** What the world's bootstrap landed with each authority's key before the servers started. */
-  landed: Array<{ landed: number; failed: number }>;
-}
+/** A primary and a fallback per chain (run-soak.ts). */
+const ENDPOINTS_PER_CHAIN = 2;
+
+/**
+ * The least an idle cycle can cost, per chain: the source tracker's header at finalized and at
+ * confirmed, the destination tracker's header, each chain's authority balance and one page of its
+ * history; no entry window, since nothing is pending (entry_count = settled_prefix). With more
+ * than one endpoint, one getSlot per endpoint every SLOT_PROBE_INTERVAL_MS (2 s), which is once per
+ * cycle at the soak's 2-s poll interval.
+ */
+export const IDLE_LOWER_BOUND = {
+  requests: { source: 4 + ENDPOINTS_PER_CHAIN, target: 3 + ENDPOINTS_PER_CHAIN },
+  accountBytes: { source: 2 * TRACKER_HEADER_SIZE, target: TRACKER_HEADER_SIZE },
+};
 
 export interface ReportInput {
   pair: ChainPair;
   world: World;
   servers: SoakServerRecord[];
-  before: Baseline;
+  /** Each authority's lamports on both chains before its server started. */
+  lamportsBefore: bigint[];
+  /** What each authority landed while its server ran. */
+  landings: AuthorityLandings[];
   options: SoakOptions;
   injected: Record<string, number>;
   traffic: { deposits: number; claims: number; errors: number };
@@ -57,12 +72,11 @@ export function soakReport(input: ReportInput): BenchResult {
   }
   const lamportsAfter = authorityLamports(pair, world);
   const serverRows: Row[] = servers.map((server, k) => {
-    const key = world.authorities[k]!.publicKey;
-    const total = landedBy(pair, key);
-    const landed = total.landed - input.before.landed[k]!.landed;
-    const failed = total.failed - input.before.landed[k]!.failed;
-    const feesPaid = Number((input.before.lamports[k]! - lamportsAfter[k]!) / 5_000n);
+    const { landed, landedWithError, duplicateVotes, uninspected } = input.landings[k]!;
+    const feesPaid = Number((input.lamportsBefore[k]! - lamportsAfter[k]!) / BigInt(LAMPORTS_PER_SIGNATURE));
     if (feesPaid !== landed) failures.push(`authority ${k}: fees paid for ${feesPaid} transactions, ${landed} landed`);
+    if (duplicateVotes > 0) failures.push(`authority ${k}: ${duplicateVotes} vote(s) landed in more than one transaction`);
+    if (uninspected > 0) failures.push(`authority ${k}: ${uninspected} landed transactions left the devnet's history before the duplicate-vote check read them`);
     const lines = errorLines(server.logPath);
     if (lines.unexplained.length > 0) failures.push(`server ${k}: ${lines.unexplained.length} error lines no fault explains, first: ${lines.unexplained[0]}`);
     const memory = memoryFigures(server.samples);
@@ -71,12 +85,16 @@ export function soakReport(input: ReportInput): BenchResult {
       steadyRssMiB: memory.steadyMiB,
       peakRssMiB: memory.peakMiB,
       rssSlopeMiBPerHour: memory.slopeMiBPerHour,
-      eventLoopP99Ms: percentile(server.samples.map((sample) => sample.eventLoopP99Ms), 99),
+      // The first scrape's histogram covers the process's start (module loading, first compilations), not its work.
+      eventLoopP99Ms: percentile(server.samples.slice(1).map((sample) => sample.eventLoopP99Ms), 99),
       landed,
-      landedWithError: failed,
+      landedWithError,
+      duplicateVotes,
       feesPaid,
-      idleRpcPerCycle: input.idle[k]?.requestsPerCycle ?? Number.NaN,
-      idleAccountBytes: input.idle[k]?.accountBytesPerCycle ?? Number.NaN,
+      idleRpcSource: input.idle[k]?.requestsPerCycle.source ?? Number.NaN,
+      idleRpcTarget: input.idle[k]?.requestsPerCycle.target ?? Number.NaN,
+      idleBytesSource: input.idle[k]?.accountBytesPerRead.source ?? Number.NaN,
+      idleBytesTarget: input.idle[k]?.accountBytesPerRead.target ?? Number.NaN,
       rpcPerTransfer: rpcPerTransfer(server.samples, input.traffic.deposits),
       errorLinesExplained: Object.values(lines.explained).reduce((sum, count) => sum + count, 0),
       errorLinesUnexplained: lines.unexplained.length,
@@ -113,6 +131,11 @@ export function soakReport(input: ReportInput): BenchResult {
           { what: 'confirmed / rejected / relayed / cleaned up', value: `${summary.confirmed} / ${summary.rejected} / ${summary.relayed} / ${summary.cleanedUp}`, target: '-' },
           { what: 'fault phases injected (both chains)', value: Object.entries(input.injected).map(([kind, count]) => `${kind} ×${count}`).join('; '), target: '-' },
           { what: 'steady RSS, worst server', value: `${steadyWorst.toFixed(1)} MiB`, target: `< ${TARGETS.steadyRssMiB} MiB, flat over the second half` },
+          {
+            what: 'idle cycle: RPC calls, account bytes read (source / destination, worst server)',
+            value: `${worst(input.idle, (cost) => cost.requestsPerCycle.source).toFixed(1)} / ${worst(input.idle, (cost) => cost.requestsPerCycle.target).toFixed(1)} calls; ${worst(input.idle, (cost) => cost.accountBytesPerRead.source)} / ${worst(input.idle, (cost) => cost.accountBytesPerRead.target)} B`,
+            target: `lower bound ${IDLE_LOWER_BOUND.requests.source} / ${IDLE_LOWER_BOUND.requests.target} calls; ${IDLE_LOWER_BOUND.accountBytes.source} / ${IDLE_LOWER_BOUND.accountBytes.target} B`,
+          },
           { what: '/health p99 busy / idle', value: `${busyHealth?.p99Ms ?? '-'} ms / ${idleHealth.p99Ms} ms (${busyOverIdle.toFixed(2)}x)`, target: `<= ${TARGETS.busyOverIdleP99}x; idle < ${TARGETS.idleHealthP99Ms} ms` },
         ],
       },
@@ -126,9 +149,12 @@ export function soakReport(input: ReportInput): BenchResult {
           { key: 'eventLoopP99Ms', header: 'event-loop delay p99 (ms)', digits: 1 },
           { key: 'landed', header: 'landed tx' },
           { key: 'landedWithError', header: 'with error' },
+          { key: 'duplicateVotes', header: 'votes landed twice' },
           { key: 'feesPaid', header: 'fees paid (tx)' },
-          { key: 'idleRpcPerCycle', header: 'RPC calls per idle cycle', digits: 1 },
-          { key: 'idleAccountBytes', header: 'account bytes per idle read' },
+          { key: 'idleRpcSource', header: `idle cycle RPC calls, source (bound ${IDLE_LOWER_BOUND.requests.source})`, digits: 1 },
+          { key: 'idleRpcTarget', header: `idle cycle RPC calls, destination (bound ${IDLE_LOWER_BOUND.requests.target})`, digits: 1 },
+          { key: 'idleBytesSource', header: `idle read bytes, source (bound ${IDLE_LOWER_BOUND.accountBytes.source})` },
+          { key: 'idleBytesTarget', header: `idle read bytes, destination (bound ${IDLE_LOWER_BOUND.accountBytes.target})` },
           { key: 'rpcPerTransfer', header: 'RPC calls per transfer', digits: 1 },
           { key: 'errorLinesExplained', header: 'error lines (by a fault)' },
           { key: 'errorLinesUnexplained', header: 'unexplained' },
@@ -137,9 +163,9 @@ export function soakReport(input: ReportInput): BenchResult {
         rows: serverRows,
         notes: [
           'steady RSS: median of the second half of the samples; slope: least squares over the second half, per hour.',
-          'event-loop delay p99: the 99th percentile of the per-scrape p99 (prom-client monitorEventLoopDelay, reset at each scrape every 2 s).',
+          'event-loop delay p99: the 99th percentile of the per-scrape p99 (prom-client monitorEventLoopDelay, reset at each scrape every 2 s; its resolution is 10 ms), the first scrape (the process starting) left out.',
           'fees paid: lamports spent / 5000; must equal the landed transactions (with or without an error).',
-          'idle cycle: RPC requests over crank cycles in 10 s with nothing pending (headers, windows, balances, history); account bytes: the latest tracker read then.',
+          'idle cycle: RPC requests per chain over crank cycles in 10 s with nothing pending; account bytes: the latest tracker read then. The bound: each tracker header (the source one at finalized and at confirmed), the balance and one history page per chain, no entry window, plus one getSlot probe per endpoint (2 per chain).',
           'RPC calls per transfer: every request the server made during the run (idle cycles and faults included) over the deposits made.',
         ],
       },
@@ -158,6 +184,10 @@ export function soakReport(input: ReportInput): BenchResult {
     ],
     data: { servers: servers.map((server) => ({ index: server.index, samples: server.samples })), trafficErrors: input.trafficErrors.slice(0, 50) },
   };
+}
+
+function worst(costs: readonly IdleCycleCost[], figure: (cost: IdleCycleCost) => number): number {
+  return Math.max(...costs.map(figure));
 }
 
 function memoryFigures(samples: readonly ServerSample[]): { steadyMiB: number; peakMiB: number; slopeMiBPerHour: number } {
@@ -186,5 +216,5 @@ function errorLines(logPath: string): { explained: Record<string, number>; unexp
 
 function rpcPerTransfer(samples: readonly ServerSample[], deposits: number): number {
   const last = samples.at(-1);
-  return last === undefined || deposits === 0 ? Number.NaN : last.rpcRequests / deposits;
+  return last === undefined || deposits === 0 ? Number.NaN : (last.rpcRequests.source + last.rpcRequests.target) / deposits;
 }

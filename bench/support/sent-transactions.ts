@@ -54,11 +54,22 @@ export function recordSentTransactions(bench: BenchWorld, beforeSend: (chain: Ch
   return { fetch, transactions };
 }
 
-function decodeSend(body: string, programId: PublicKey): { signature: string; action: SentAction; indices: number[] } | undefined {
+function decodeSend(body: string, programId: PublicKey): BridgeTransaction | undefined {
   const request = JSON.parse(body) as { method?: string; params?: unknown[] };
   const wire = request.method === 'sendTransaction' ? request.params?.[0] : undefined;
-  if (typeof wire !== 'string') return undefined;
-  const transaction = Transaction.from(Buffer.from(wire, 'base64'));
+  return typeof wire === 'string' ? decodeBridgeTransaction(Buffer.from(wire, 'base64'), programId) : undefined;
+}
+
+export interface BridgeTransaction {
+  signature: string;
+  action: SentAction;
+  /** The tracker index each of its bridge instructions names. */
+  indices: number[];
+}
+
+/** What a transaction's wire bytes carry for the bridge program, or undefined when it carries no crank action. */
+export function decodeBridgeTransaction(wire: Uint8Array, programId: PublicKey): BridgeTransaction | undefined {
+  const transaction = Transaction.from(wire);
   const signature = transaction.signature;
   const decoded = transaction.instructions
     .filter((instruction) => instruction.programId.equals(programId))

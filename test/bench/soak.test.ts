@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainingFault } from '../../bench/soak/fault-schedule.js';
 import { runSoak } from '../../bench/soak/run-soak.js';
+import { IDLE_LOWER_BOUND } from '../../bench/soak/soak-report.js';
 import { slope, sumOf } from '../../bench/soak/server-samples.js';
 
 /**
@@ -10,7 +11,7 @@ import { slope, sumOf } from '../../bench/soak/server-samples.js';
  */
 
 describe('soak, 30-second profile', () => {
-  it('every transfer completes, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
+  it('every transfer completes, no vote lands twice, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
     const result = await runSoak({
       minutes: 0.5,
       authorities: 3,
@@ -28,9 +29,11 @@ describe('soak, 30-second profile', () => {
     for (const row of perServer!.rows) {
       expect(row.landed as number).toBeGreaterThan(0);
       expect(row.feesPaid).toBe(row.landed);
+      expect(row.duplicateVotes).toBe(0);
       expect(row.errorLinesUnexplained).toBe(0);
       expect(row.samples as number).toBeGreaterThan(5);
-      expect(row.idleRpcPerCycle as number).toBeGreaterThan(0);
+      expect(row.idleRpcSource as number).toBeGreaterThanOrEqual(IDLE_LOWER_BOUND.requests.source);
+      expect(row.idleRpcTarget as number).toBeGreaterThanOrEqual(IDLE_LOWER_BOUND.requests.target);
     }
     for (const row of health!.rows) {
       expect(row.requests as number).toBeGreaterThan(0);
@@ -44,6 +47,7 @@ describe('soak helpers', () => {
     const text = ['# HELP x', 'bridge_rpc_requests_total{chain="source"} 3', 'bridge_rpc_requests_total{chain="target"} 4', 'bridge_rpc_requests_totalx 100', 'process_resident_memory_bytes 2048'].join('\n');
     expect(sumOf(text, 'bridge_rpc_requests_total')).toBe(7);
     expect(sumOf(text, 'process_resident_memory_bytes')).toBe(2048);
+    expect(sumOf(text, 'bridge_rpc_requests_total', 'chain="target"')).toBe(4);
   });
 
   it('slope is the least-squares growth per unit', () => {
@@ -54,6 +58,7 @@ describe('soak helpers', () => {
   it('error lines are explained by the fault their text names, or not at all', () => {
     expect(explainingFault('... failed: HTTP 500 Internal Server Error ...')).toBe('http500');
     expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
+    expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe('every endpoint taken out by request faults');
     expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
   });
 });

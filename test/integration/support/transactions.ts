@@ -23,10 +23,10 @@ import type { DevnetBridge } from './devnet-bridge.js';
 
 type Chain = 'source' | 'target';
 
-async function send(bridge: DevnetBridge, chain: Chain, instruction: TransactionInstruction, signer: Keypair, step: string): Promise<string> {
+async function send(bridge: DevnetBridge, chain: Chain, instruction: TransactionInstruction, signer: Keypair, step: string, skipPreflight = false): Promise<string> {
   const signal = AbortSignal.timeout(10_000);
   const connection = devnetConnection(bridge.pair[chain].url, signal);
-  return submitTransaction(connection, [instruction], [signer], { chain, step, signal });
+  return submitTransaction(connection, [instruction], [signer], { chain, step, signal, skipPreflight });
 }
 
 export interface DepositArgs {
@@ -110,8 +110,11 @@ export async function resetPending(bridge: DevnetBridge): Promise<void> {
   await send(bridge, 'source', instruction, bridge.governance, 'reset_pending');
 }
 
-/** Authority k votes ack_deposit with whatever data it likes (a dishonest authority). */
-export async function rawAckDeposit(bridge: DevnetBridge, k: number, vote: InstructionArgs<'ack_deposit'>): Promise<void> {
+/**
+ * Authority k votes ack_deposit with whatever data it likes (a dishonest authority); with
+ * `skipPreflight` a vote the program refuses still lands, with an error.
+ */
+export async function rawAckDeposit(bridge: DevnetBridge, k: number, vote: InstructionArgs<'ack_deposit'>, skipPreflight = false): Promise<void> {
   const authority = bridge.authorities[k]!;
   const instruction = ackDepositInstruction({
     programId: bridge.programId,
@@ -120,7 +123,7 @@ export async function rawAckDeposit(bridge: DevnetBridge, k: number, vote: Instr
     tokenPair: tokenPairAddress(bridge.programId, bridge.world.source.chainId, new PublicKey(vote.sourceMint)),
     ...vote,
   });
-  await send(bridge, 'target', instruction, authority, `ack_deposit ${vote.index} by authority ${k}`);
+  await send(bridge, 'target', instruction, authority, `ack_deposit ${vote.index} by authority ${k}`, skipPreflight);
 }
 
 /** Authority k votes ack_withdraw with whatever result it likes (a dishonest authority). */

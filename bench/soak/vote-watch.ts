@@ -1,0 +1,72 @@
+import type { ChainPair } from '../../src/devnet/chain-pair.js';
+import type { World } from '../../src/devnet/world/bootstrap.js';
+import { decodeBridgeTransaction } from '../support/sent-transactions.js';
+
+/**
+ * What each authority landed, read from the ledger while the soak runs: every transaction it
+ * landed on either chain is counted (with or without an error) and decoded, and a vote
+ * (authority, action, index) carried by two landed transactions landed twice. The servers are
+ * separate processes, so what they sent is only seen on chain. The devnet keeps the history of
+ * the last 10,000 transactions per chain, so the watch reads new landings every few seconds
+ * (an end-of-run count would miss the evicted ones); a landing it could no longer decode is
+ * counted as uninspected, never as clean.
+ */
+
+export interface AuthorityLandings {
+  landed: number;
+  landedWithError: number;
+  /** Votes landed more than once, counted once per extra landing. */
+  duplicateVotes: number;
+  uninspected: number;
+}
+
+export interface VoteWatch {
+  /** Reads what landed since the previous poll. */
+  poll(): void;
+  totals(): AuthorityLandings[];
+}
+
+const CHAINS = ['source', 'target'] as const;
+
+/** Counts from the current slots on: what landed before the call is not the servers'. */
+export function watchVotes(pair: ChainPair, world: World): VoteWatch {
+  const authorities = world.authorities.map(({ publicKey }) => ({
+    publicKey,
+    votes: new Map<string, number>(),
+    counts: { landed: 0, landedWithError: 0, uninspected: 0 },
+    // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
+    untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 },
+  }));
+  const poll = () => {
+    for (const authority of authorities) {
+      for (const chain of CHAINS) {
+        const { bank, programId } = pair[chain];
+        const landed = bank.signaturesForAddress(authority.publicKey, { untilSlot: authority.untilSlot[chain], limit: Number.MAX_SAFE_INTEGER });
+        for (const { signature, slot, err } of landed) {
+          authority.untilSlot[chain] = Math.max(authority.untilSlot[chain], slot);
+          authority.counts.landed += 1;
+          if (err !== null) authority.counts.landedWithError += 1;
+          const transaction = bank.transaction(signature);
+          if (transaction === undefined) {
+            authority.counts.uninspected += 1;
+            continue;
+          }
+          const carried = decodeBridgeTransaction(transaction.wire, programId);
+          if (carried === undefined || carried.action === 'cleanup_deposit') continue;
+          for (const index of carried.indices) {
+            const vote = `${carried.action}:${index}`;
+            authority.votes.set(vote, (authority.votes.get(vote) ?? 0) + 1);
+          }
+        }
+      }
+    }
+  };
+  return {
+    poll,
+    totals: () =>
+      authorities.map(({ votes, counts }) => ({
+        ...counts,
+        duplicateVotes: [...votes.values()].reduce((sum, times) => sum + times - 1, 0),
+      })),
+  };
+}

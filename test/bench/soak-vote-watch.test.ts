@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchVotes } from '../../bench/soak/vote-watch.js';
+import { depositTracker } from '../integration/support/chain-state.js';
+import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
+import { deposit, rawAckDeposit } from '../integration/support/transactions.js';
+
+/** The soak's duplicate-vote check on a real devnet: a vote signed and landed twice is counted. */
+
+let bridge: DevnetBridge | undefined;
+
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+describe('the soak vote watch', () => {
+  it('counts each authority landing, and a vote carried by a second landed transaction as landed twice', { timeout: 60_000 }, async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    await deposit(bridge, { amount: 800n, sourceMint: mint });
+    const { recipient, amount } = depositTracker(bridge).entries[0]!;
+    const watch = watchVotes(bridge.pair, bridge.world);
+    const vote = { index: 0n, approve: true, amount, recipient, sourceMint: mint };
+
+    await rawAckDeposit(bridge, 0, vote);
+    watch.poll();
+    expect(watch.totals()[0]).toEqual({ landed: 1, landedWithError: 0, duplicateVotes: 0, uninspected: 0 });
+    expect(watch.totals()[1]!.landed).toBe(0);
+
+    // The program refuses a second vote: without preflight it lands with an error, its fee paid.
+    await expect(rawAckDeposit(bridge, 0, vote, true)).rejects.toThrow(/landed with error/);
+    watch.poll();
+    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 1, duplicateVotes: 1, uninspected: 0 });
+  });
+});
