@@ -1,4 +1,4 @@
-import type { ChainSide } from '../metrics/metrics.js';
+import { chainName } from '../chain/chain-name.js';
 import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './authority-checks.js';
 import type { CrankSettings, HealthFacts } from './crank-context.js';
 
@@ -39,8 +39,6 @@ export interface HealthVerdict {
   problems: string[];
 }
 
-const CHAIN_NAMES: Readonly<Record<ChainSide, string>> = { source: 'source', target: 'destination' };
-
 export function healthVerdict(input: HealthStatusInput, nowMs: number): HealthVerdict {
   if (!input.enabled && input.internalError === null) return { status: 'ok', problems: [] };
   const stall = stallProblem(input, nowMs);
@@ -63,20 +61,20 @@ function degradations({ facts, settings, foreignSignerHoldMs }: HealthStatusInpu
   for (const chain of chainsShortOfFees(facts.fees)) {
     const { balance, need } = facts.fees![chain];
     problems.push(
-      `the authority holds ${balance} lamports on the ${CHAIN_NAMES[chain]} chain, less than the ${need} lamports this cycle's transactions there need in fees: nothing is sent there until it is funded`,
+      `the authority holds ${balance} lamports on the ${chainName(chain)} chain, less than the ${need} lamports this cycle's transactions there need in fees: nothing is sent there until it is funded`,
     );
   }
   for (const chain of chainsBelowMinimum(facts.fees, settings.minBalanceLamports)) {
     if (chainsShortOfFees(facts.fees).includes(chain)) continue;
     problems.push(
-      `the authority holds ${facts.fees![chain].balance} lamports on the ${CHAIN_NAMES[chain]} chain, below BRIDGE_MIN_BALANCE_LAMPORTS (${settings.minBalanceLamports}): fund it before its fees run out`,
+      `the authority holds ${facts.fees![chain].balance} lamports on the ${chainName(chain)} chain, below BRIDGE_MIN_BALANCE_LAMPORTS (${settings.minBalanceLamports}): fund it before its fees run out`,
     );
   }
   const foreign = facts.foreignSigner;
   const halted = isHalted(settings.onForeignSigner, foreign);
   if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
     problems.push(
-      `transaction ${foreign.signature} on the ${CHAIN_NAMES[foreign.chain]} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
+      `transaction ${foreign.signature} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
         'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
         (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
     );

@@ -2,7 +2,7 @@ import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { truncateAtRemoved, type ChainEndpoint } from './read-state.js';
-import { ReadMeter, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
+import { ReadMeter, readEntries, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
 import { toEntryIndex } from './window.js';
 
 /**
@@ -45,15 +45,19 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
   const end = Math.min(from + limit, sourceCount);
   const targetEnd = Math.min(end, targetCount);
   const options = (slot: number) => ({ commitment: 'confirmed' as const, minContextSlot: slot });
-  const [depositBytes, withdrawBytes] = await Promise.all([
+  const [depositBytes, withdrawEntries] = await Promise.all([
     readEntryBytes(source.rpc, source.tracker, { start, end }, options(sourceRead.slot), meter, signal),
-    readEntryBytes(target.rpc, target.tracker, { start, end: Math.max(start, targetEnd) }, options(targetRead.slot), meter, signal),
+    readEntries(
+      target.rpc,
+      target.tracker,
+      [{ start, end: Math.max(start, targetEnd) }],
+      decodeWithdrawEntries,
+      options(targetRead.slot),
+      meter,
+      signal,
+    ),
   ]);
-  const withdrawEntries = decodeWithdrawEntries(withdrawBytes, target.tracker.account, start);
-  const window = truncateAtRemoved({
-    header: targetRead.header,
-    entries: new Map(withdrawEntries.map((entry, offset) => [start + offset, entry])),
-  });
+  const window = truncateAtRemoved({ header: targetRead.header, entries: withdrawEntries });
   const deposits = decodeDepositEntries(depositBytes, source.tracker.account, start);
   return {
     sourceHeader: sourceRead.header,

@@ -3,6 +3,7 @@ import type { CrankAction } from '../../metrics/metrics.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { DecodedProgramError } from '../program-errors.js';
 import type { TrackerRef } from './tracker-reader.js';
+import { chainName } from '../chain-name.js';
 
 /**
  * CHAIN__FAILED_TO_SUBMIT for a crank action. Messages read like
@@ -28,7 +29,7 @@ export interface SubmitFailureDetail {
 }
 
 export function trackerName(tracker: TrackerRef): string {
-  return `${tracker.chain === 'source' ? 'source' : 'destination'} tracker ${tracker.account}`;
+  return `${chainName(tracker.chain)} tracker ${tracker.account}`;
 }
 
 export function submitFailure(

@@ -9,6 +9,7 @@ import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
 import { sliceRanges, type EntryRange } from './window.js';
+import { chainName } from '../chain-name.js';
 
 /**
  * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header, or runs
@@ -161,12 +162,11 @@ function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {
 // (chain ids, program id, RPC URL of the wrong cluster). A node that lags behind a fresh
 // deployment heals by itself: every cycle reads again.
 function trackerNotFound(tracker: TrackerRef, commitment: Commitment): BridgeError<'CHAIN__ACCOUNT_NOT_FOUND'> {
-  const chainName = tracker.chain === 'source' ? 'source' : 'destination';
   return new BridgeError(
     'CHAIN__ACCOUNT_NOT_FOUND',
     { account: tracker.account, chain: tracker.chain },
-    `${tracker.kind} ${tracker.account} does not exist on the ${chainName} chain (commitment ${commitment}); ` +
-      `check BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, the program id and that the ${chainName} RPC URL ` +
+    `${tracker.kind} ${tracker.account} does not exist on the ${chainName(tracker.chain)} chain (commitment ${commitment}); ` +
+      `check BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, the program id and that the ${chainName(tracker.chain)} RPC URL ` +
       'points at the right cluster',
   );
 }

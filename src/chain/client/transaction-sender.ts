@@ -11,6 +11,7 @@ import { isDefiniteSendRefusal, preflightFailure, shortRpcFailure } from '../rpc
 import { submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
+import { chainName } from '../chain-name.js';
 
 /**
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
@@ -313,7 +314,7 @@ export class TransactionSender {
  * last failure names the status and endpoint), or the node accepted it and it was dropped.
  */
 function describeSends(chain: ChainSide, sends: SendRecord): string {
-  const side = chain === 'source' ? 'source' : 'destination';
+  const side = chainName(chain);
   const times = `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
   if (sends.failed === sends.sent) return `sendTransaction on the ${side} chain failed every time (${times}; last: ${sendFailureSummary(sends.lastFailure)})`;
   const accepted = sends.sent - sends.failed;

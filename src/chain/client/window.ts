@@ -2,6 +2,7 @@ import { BridgeError } from '../../errors.js';
 import { malformedAccount } from '../codec/account-errors.js';
 import type { ChainSide } from '../../metrics/metrics.js';
 import type { TrackerHeader } from '../types.js';
+import { chainName } from '../chain-name.js';
 
 /**
  * Which entries a read fetches: a bounded run from each position a planner starts at, so that
@@ -24,7 +25,7 @@ export function authoritySlot(header: TrackerHeader, authority: string, where: {
     'CHAIN__AUTHORITY_NOT_FOUND',
     { account: where.account, chain: where.chain, authority },
     `authority ${authority} (BRIDGE_AUTHORITY_KEYPAIR) is not one of the ${header.authorityCount} authorities ` +
-      `of ${header.kind} ${where.account} on the ${where.chain === 'source' ? 'source' : 'destination'} chain; ` +
+      `of ${header.kind} ${where.account} on the ${chainName(where.chain)} chain; ` +
       'check the keypair file and the chain ids',
   );
 }
