@@ -1,4 +1,4 @@
-import { Transaction, type Keypair, type SignatureStatus, type TransactionInstruction } from '@solana/web3.js';
+import type { Keypair, SignatureStatus, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
 import { describeError, isBridgeError } from '../../errors.js';
@@ -12,6 +12,7 @@ import { submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
 import { chainName } from '../chain-name.js';
+import { NativeSigner } from './native-signer.js';
 
 /**
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
@@ -93,7 +94,7 @@ export interface TransactionSenderOptions {
 export class TransactionSender {
   private readonly pending = new Map<string, Pending>();
   private readonly rpc: ChainRpc;
-  private readonly authority: Keypair;
+  private readonly signer: NativeSigner;
   private readonly metrics: Metrics;
   private readonly logger: Logger;
   private readonly timing: SubmitTiming;
@@ -101,7 +102,7 @@ export class TransactionSender {
 
   constructor(options: TransactionSenderOptions) {
     this.rpc = options.rpc;
-    this.authority = options.authority;
+    this.signer = new NativeSigner(options.authority);
     this.metrics = options.metrics;
     this.logger = options.logger;
     this.timing = options.timing ?? DEFAULT_SUBMIT_TIMING;
@@ -110,14 +111,10 @@ export class TransactionSender {
 
   async sign(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.rpc.getLatestBlockhash('confirmed', signal);
-    const transaction = new Transaction({ feePayer: this.authority.publicKey, blockhash, lastValidBlockHeight });
-    transaction.add(...instructions);
-    transaction.sign(this.authority);
-    const signature = transaction.signature;
-    if (signature === null) throw new Error('web3.js left the fee payer signature empty after sign()');
+    const { wire, signature } = this.signer.signTransaction(instructions, blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.signed.add(encoded);
-    return { wire: transaction.serialize(), signature: encoded, lastValidBlockHeight };
+    return { wire, signature: encoded, lastValidBlockHeight };
   }
 
   /**

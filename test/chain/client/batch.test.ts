@@ -67,9 +67,19 @@ describe('transactionSize', () => {
     expect(transactionSize(instructions, authority.publicKey)).toBe(signedSize(instructions));
   });
 
-  it('is infinite where web3.js cannot even serialize the message', () => {
+  it('counts sizes far above the limit exactly, where web3.js cannot even serialize the message', () => {
+    const small = new TransactionInstruction({ programId, keys: [], data: Buffer.alloc(100) });
     const huge = new TransactionInstruction({ programId, keys: [], data: Buffer.alloc(PACKET_DATA_SIZE + 10) });
-    expect(transactionSize([huge], authority.publicKey)).toBe(Number.POSITIVE_INFINITY);
+    // 1,242 data bytes take a 2-byte length prefix where 100 take 1.
+    expect(transactionSize([huge], authority.publicKey)).toBe(signedSize([small]) + (PACKET_DATA_SIZE + 10 - 100) + 1);
+  });
+
+  it('counts a second signer among the instructions\' accounts', () => {
+    const cosigner = Keypair.fromSeed(new Uint8Array(32).fill(9));
+    const instruction = new TransactionInstruction({ programId, keys: [{ pubkey: cosigner.publicKey, isSigner: true, isWritable: false }], data: Buffer.alloc(4) });
+    const transaction = new Transaction({ feePayer: authority.publicKey, blockhash: mints[0]!.toBase58(), lastValidBlockHeight: 1 }).add(instruction);
+    transaction.sign(authority, cosigner);
+    expect(transactionSize([instruction], authority.publicKey)).toBe(transaction.serialize().length);
   });
 });
 

@@ -1,0 +1,35 @@
+import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import { NativeSigner } from '../../../src/chain/client/native-signer.js';
+import { ackWithdrawInstruction } from '../../../src/chain/codec/builders.js';
+import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
+import { depositTrackerAddress } from '../../../src/chain/pda.js';
+
+const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+const authority = Keypair.fromSeed(new Uint8Array(32).fill(3));
+const blockhash = Keypair.fromSeed(new Uint8Array(32).fill(4)).publicKey.toBase58();
+const instructions = Array.from({ length: 5 }, (_, i) =>
+  ackWithdrawInstruction({ programId, authority: authority.publicKey, depositTracker: depositTrackerAddress(programId, 2), index: BigInt(i), approve: true, result: { tag: 1, reason: 0, amount: 9n } }),
+);
+
+describe('NativeSigner', () => {
+  it('makes the same bytes as web3.js Transaction.sign (ed25519 signatures are deterministic)', () => {
+    const reference = new Transaction({ feePayer: authority.publicKey, blockhash, lastValidBlockHeight: 7 }).add(...instructions);
+    reference.sign(authority);
+    const signed = new NativeSigner(authority).signTransaction(instructions, blockhash, 7);
+    expect(Buffer.from(signed.wire).equals(reference.serialize())).toBe(true);
+    expect(Buffer.from(signed.signature).equals(reference.signature!)).toBe(true);
+  });
+
+  it('refuses a keypair whose halves do not belong together', () => {
+    const other = Keypair.generate();
+    const mismatched = { publicKey: other.publicKey, secretKey: authority.secretKey } as Keypair;
+    expect(() => new NativeSigner(mismatched).signTransaction(instructions, blockhash, 7)).toThrow(/does not verify against the authority public key/);
+  });
+
+  it('shows no key material when serialized', () => {
+    const text = JSON.stringify({ signer: new NativeSigner(authority) });
+    expect(text).toContain(authority.publicKey.toBase58());
+    expect(text).not.toContain(Buffer.from(authority.secretKey.subarray(0, 32)).toString('hex'));
+  });
+});
