@@ -10,11 +10,13 @@ import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
 import { serverEnv } from '../../src/devnet/server-env.js';
 import { startTraffic } from '../../src/devnet/traffic.js';
 import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
 import type { ChainSide } from '../../src/metrics/metrics.js';
 import { sleep } from '../../src/time.js';
 import type { BenchResult } from '../report.js';
 import { authorityLamports } from './chain-checks.js';
 import { startFaultSchedule, type SoakEndpoints } from './fault-schedule.js';
+import { startGovernanceChanges } from './governance.js';
 import { measureHealth, type HealthLatency } from './health-load.js';
 import { sampleServer, type ServerSample } from './server-samples.js';
 import { soakReport, type IdleCycleCost } from './soak-report.js';
@@ -38,6 +40,8 @@ export interface SoakOptions {
   depositsPerSecond: number;
   /** How long each fault phase (and each quiet phase between them) lasts. */
   faultPhaseMs: number;
+  /** Time between governance changes (reset_pending and set_token_pair, alternately). */
+  governanceEveryMs: number;
   signal: AbortSignal;
 }
 
@@ -49,6 +53,7 @@ export const SOAK_DEFAULTS = {
   healthSeconds: 20,
   depositsPerSecond: 2,
   faultPhaseMs: 15_000,
+  governanceEveryMs: 120_000,
 };
 
 const SERVER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'index.js');
@@ -94,7 +99,8 @@ export async function runSoak(options: SoakOptions): Promise<BenchResult> {
   } finally {
     await Promise.all(servers.map((server) => stopServer(server)));
     await pair.close();
-    await rm(dir, { recursive: true, force: true });
+    if (process.env['SOAK_KEEP_LOGS'] === undefined) await rm(dir, { recursive: true, force: true });
+    else console.log(`server logs kept in ${dir}`);
   }
 }
 
@@ -110,6 +116,9 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
   const trafficErrors: string[] = [];
   const traffic = startTraffic(pair, world, { depositsPerSecond: options.depositsPerSecond, seed: 7, onError: (err) => trafficErrors.push(String(err)) });
   const faults = startFaultSchedule(setup.endpoints, options.faultPhaseMs);
+  const governanceKey = await readKeypairFile(world.governance.keypairPath);
+  if (governanceKey === undefined) throw new Error(`no governance keypair at ${world.governance.keypairPath}`);
+  const governance = startGovernanceChanges(pair, world, governanceKey, options.governanceEveryMs, (err) => trafficErrors.push(`governance: ${String(err)}`));
   const sampler = startSampling(servers, setup.votes);
   let busyHealth: HealthLatency | undefined;
   let drained: { settled: boolean; drainMs: number };
@@ -119,18 +128,26 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
     busyHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
     await sleep(Math.max(0, startedMs + durationMs - Date.now()), options.signal);
     faults.stop();
+    await governance.stop();
     // Users keep claiming during the drain: a Confirmed transfer completes only once claimed.
     traffic.stopDeposits();
     drained = await drain(pair, world, options.signal);
   } finally {
     faults.stop();
+    await governance.stop();
     await traffic.stop();
   }
   try {
     const idleHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
     const idle = await idleCycleCost(servers, options.signal);
     setup.votes.poll();
-    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, busyHealth, idleHealth, idle, startedMs });
+    sampler.stop();
+    // The machine otherwise idle: no scrapes, the other servers stopped, only server 0's own idle cycles on the devnet.
+    await Promise.all(servers.slice(1).map((server) => stopServer(server)));
+    const aloneHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
+    setup.votes.poll();
+    const health = { busy: busyHealth, idle: idleHealth, alone: aloneHealth };
+    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), governance: setup.votes.governance(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, health, idle, startedMs });
   } finally {
     sampler.stop();
   }
@@ -139,7 +156,9 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
 function spawnServer(env: Record<string, string>, k: number, port: number, dir: string): SoakServer {
   const logPath = join(dir, `server-${k}.log`);
   const log = openSync(logPath, 'a', 0o600);
-  const child = spawn(process.execPath, [SERVER_ENTRY], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+  // e.g. SOAK_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to see what a busy server spends its time on.
+  const nodeArgs = process.env['SOAK_SERVER_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, SERVER_ENTRY], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { index: k, origin: `http://127.0.0.1:${port}`, logPath, child, exited, samples: [] };

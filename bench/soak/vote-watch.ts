@@ -1,11 +1,16 @@
 import type { ChainPair } from '../../src/devnet/chain-pair.js';
 import type { World } from '../../src/devnet/world/bootstrap.js';
+import type { ChainSide } from '../../src/metrics/metrics.js';
 import { decodeBridgeTransaction } from '../support/sent-transactions.js';
 
 /**
  * What each authority landed, read from the ledger while the soak runs: every transaction it
  * landed on either chain is counted (with or without an error) and decoded, and a vote
- * (authority, action, index) carried by two landed transactions landed twice. The servers are
+ * (authority, action, generation, index) carried by two landed transactions landed twice. A
+ * governance change (set_token_pair on the destination, reset_pending on the source) adds 1 to its
+ * tracker's generation and rewinds every authority, so the same index is then rightly voted on
+ * again: a vote's generation is the number of governance changes that landed on its chain before
+ * it (every landed transaction has a slot of its own on the devnet, so the order is exact). The servers are
  * separate processes, so what they sent is only seen on chain. The devnet keeps the history of
  * the last 10,000 transactions per chain, so the watch reads new landings every few seconds
  * (an end-of-run count would miss the evicted ones); a landing it could no longer decode is
@@ -20,10 +25,19 @@ export interface AuthorityLandings {
   uninspected: number;
 }
 
+export interface GovernanceLanding {
+  chain: ChainSide;
+  slot: number;
+  /** When the watch first saw it (within one poll of its landing). */
+  seenAtMs: number;
+}
+
 export interface VoteWatch {
   /** Reads what landed since the previous poll. */
   poll(): void;
   totals(): AuthorityLandings[];
+  /** Governance changes that landed without an error, oldest first. */
+  governance(): readonly GovernanceLanding[];
 }
 
 const CHAINS = ['source', 'target'] as const;
@@ -37,7 +51,21 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
     untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 },
   }));
+  const governance = { publicKey: world.governance.publicKey, untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 } };
+  const governanceLandings: GovernanceLanding[] = [];
+  const generationAt = (chain: ChainSide, slot: number) => governanceLandings.filter((landing) => landing.chain === chain && landing.slot < slot).length;
+  const pollGovernance = () => {
+    for (const chain of CHAINS) {
+      const landed = pair[chain].bank.signaturesForAddress(governance.publicKey, { untilSlot: governance.untilSlot[chain], limit: Number.MAX_SAFE_INTEGER });
+      for (const { slot, err } of landed.reverse()) {
+        governance.untilSlot[chain] = Math.max(governance.untilSlot[chain], slot);
+        if (err === null) governanceLandings.push({ chain, slot, seenAtMs: Date.now() });
+      }
+    }
+  };
   const poll = () => {
+    // Governance first: a vote read in this poll may have landed after a change read in it.
+    pollGovernance();
     for (const authority of authorities) {
       for (const chain of CHAINS) {
         const { bank, programId } = pair[chain];
@@ -54,7 +82,7 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
           const carried = decodeBridgeTransaction(transaction.wire, programId);
           if (carried === undefined || carried.action === 'cleanup_deposit') continue;
           for (const index of carried.indices) {
-            const vote = `${carried.action}:${index}`;
+            const vote = `${carried.action}:${generationAt(chain, slot)}:${index}`;
             authority.votes.set(vote, (authority.votes.get(vote) ?? 0) + 1);
           }
         }
@@ -68,5 +96,6 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
         ...counts,
         duplicateVotes: [...votes.values()].reduce((sum, times) => sum + times - 1, 0),
       })),
+    governance: () => [...governanceLandings],
   };
 }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { watchVotes } from '../../bench/soak/vote-watch.js';
 import { depositTracker } from '../integration/support/chain-state.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
-import { deposit, rawAckDeposit } from '../integration/support/transactions.js';
+import { deposit, rawAckDeposit, setTokenPair } from '../integration/support/transactions.js';
 
 /** The soak's duplicate-vote check on a real devnet: a vote signed and landed twice is counted. */
 
@@ -31,5 +31,26 @@ describe('the soak vote watch', () => {
     await expect(rawAckDeposit(bridge, 0, vote, true)).rejects.toThrow(/landed with error/);
     watch.poll();
     expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 1, duplicateVotes: 1, uninspected: 0 });
+  });
+
+  it('keys votes by generation: a re-vote after a governance change is no duplicate, a second one in the same generation is', { timeout: 60_000 }, async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    await deposit(bridge, { amount: 800n, sourceMint: mint });
+    const { recipient, amount } = depositTracker(bridge).entries[0]!;
+    const watch = watchVotes(bridge.pair, bridge.world);
+    const vote = { index: 0n, approve: true, amount, recipient, sourceMint: mint };
+
+    await rawAckDeposit(bridge, 0, vote);
+    // One vote of two: the entry is still Voting, so set_token_pair removes it and rewinds authority 0.
+    await setTokenPair(bridge, mint, { frozen: false, limitRemaining: 1_000_000n, vaultBalance: 1_000_000n });
+    await rawAckDeposit(bridge, 0, vote);
+    watch.poll();
+    expect(watch.governance().map(({ chain }) => chain)).toEqual(['target']);
+    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 0, duplicateVotes: 0, uninspected: 0 });
+
+    await expect(rawAckDeposit(bridge, 0, vote, true)).rejects.toThrow(/landed with error/);
+    watch.poll();
+    expect(watch.totals()[0]).toEqual({ landed: 3, landedWithError: 1, duplicateVotes: 1, uninspected: 0 });
   });
 });

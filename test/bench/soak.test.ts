@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainingFault } from '../../bench/soak/fault-schedule.js';
 import { runSoak } from '../../bench/soak/run-soak.js';
-import { IDLE_LOWER_BOUND } from '../../bench/soak/soak-report.js';
+import { explainingGovernance, IDLE_LOWER_BOUND } from '../../bench/soak/soak-report.js';
 import { slope, sumOf } from '../../bench/soak/server-samples.js';
 
 /**
@@ -21,10 +21,13 @@ describe('soak, 30-second profile', () => {
       healthSeconds: 5,
       depositsPerSecond: 2,
       faultPhaseMs: 5_000,
+      governanceEveryMs: 8_000,
       signal: AbortSignal.timeout(230_000),
     });
     expect(result.failures).toEqual([]);
-    const [, perServer, health] = result.tables;
+    const [overview, perServer, health] = result.tables;
+    const governance = overview!.rows.find((row) => String(row.what).startsWith('governance changes landed'));
+    expect(governance?.value).toMatch(/^[1-9]\d* \/ [1-9]\d*$/);
     expect(perServer!.rows).toHaveLength(3);
     for (const row of perServer!.rows) {
       expect(row.landed as number).toBeGreaterThan(0);
@@ -60,5 +63,14 @@ describe('soak helpers', () => {
     expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
     expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe('every endpoint taken out by request faults');
     expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
+  });
+
+  it('a vote refused after a governance change is explained by it only within the change\'s window', () => {
+    const changes = [{ chain: 'target' as const, slot: 10, seenAtMs: 1_000_000 }];
+    const refused = 'crank: ack_deposit failed ... VoteOutOfOrder ...';
+    expect(explainingGovernance(refused, 1_030_000, changes)).toBe('governance change');
+    expect(explainingGovernance(refused, 1_000_000 + 121_000, changes)).toBeUndefined();
+    expect(explainingGovernance(refused, 990_000, changes)).toBeUndefined();
+    expect(explainingGovernance('crank: ack_deposit failed ... HTTP 503', 1_030_000, changes)).toBeUndefined();
   });
 });
