@@ -8,7 +8,7 @@ import { join } from 'node:path';
  * Checks (a duplicate vote, an incomplete run) are cells in the table, never exceptions.
  */
 
-export type Cell = number | string | boolean | null;
+type Cell = number | string | boolean | null;
 export type Row = Record<string, Cell>;
 
 export interface Column {
@@ -82,7 +82,7 @@ function formatCell(value: Cell, column: Column): string {
   return String(value);
 }
 
-export interface ResultFile {
+interface ResultFile {
   bench: string;
   measuredAt: string;
   durationMs: number;

@@ -63,16 +63,6 @@ export interface BridgeErrorContexts {
     landedSignatures: string[];
   };
 
-  // --- devnet -------------------------------------------------------------------------------
-  /** A devnet option, CLI flag or fault setting is out of range; `option` names it. */
-  DEVNET__INVALID_OPTION: { option: string; reason: string };
-  /** The devnet could not listen on its port (in use, not permitted). */
-  DEVNET__FAILED_TO_LISTEN: { chain: string; port: number; reason: string };
-  /** A bootstrap, traffic or demo transaction did not land, or landed with an error. */
-  DEVNET__FAILED_TO_SUBMIT: { chain: string; step: string; signature?: string; err?: string };
-  /** Devnet state does not allow the requested test affordance (e.g. seeding an unsettled tracker). */
-  DEVNET__INVALID_STATE: { account: string; reason: string };
-
   // --- crank --------------------------------------------------------------------------------
   /** POST /crank/once or another crank request while no runtime configuration is present. */
   CRANK__DISABLED: Record<string, never>;

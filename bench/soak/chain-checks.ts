@@ -1,7 +1,7 @@
 import { decodeDepositEntries, decodeTrackerHeader } from '../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
-import type { ChainPair } from '../../src/devnet/chain-pair.js';
-import type { World } from '../../src/devnet/world/bootstrap.js';
+import type { ChainPair } from '../../devnet/chain-pair.js';
+import type { World } from '../../devnet/world/bootstrap.js';
 
 /** What the soak checks on the devnet's ledger directly: no RPC call, no injected fault. */
 

@@ -1,5 +1,5 @@
-import type { Faults } from '../../src/devnet/faults/faults.js';
-import type { FaultSettings } from '../../src/devnet/faults/settings.js';
+import type { Faults } from '../../devnet/faults/faults.js';
+import type { FaultSettings } from '../../devnet/faults/settings.js';
 
 /**
  * RPC faults switching on and off on both chains: each phase holds one kind of fault for
@@ -9,7 +9,7 @@ import type { FaultSettings } from '../../src/devnet/faults/settings.js';
  * fallback is for).
  */
 
-export interface FaultPhase {
+interface FaultPhase {
   kind: string;
   settings: FaultSettings;
   /** Only the primary endpoints, not the fallbacks. */
@@ -22,7 +22,7 @@ export interface SoakEndpoints {
   fallbacks: readonly Faults[];
 }
 
-export const SOAK_FAULT_PHASES: readonly FaultPhase[] = [
+const SOAK_FAULT_PHASES: readonly FaultPhase[] = [
   { kind: 'http500 (10 % of calls)', settings: { methods: { '*': { errorRate: 0.1, errorKind: 'http500' } } } },
   { kind: 'http429 storm on reads', settings: { methods: { getAccountInfo: { http429: 20, retryAfterSecs: 0 } } } },
   { kind: 'node behind (-32005, 5 %)', settings: { methods: { '*': { errorRate: 0.05, errorKind: 'rpc' } } } },

@@ -1,8 +1,8 @@
 import { PublicKey, type Keypair } from '@solana/web3.js';
-import { resetPendingInstruction, setTokenPairInstruction } from '../../src/chain/codec/builders.js';
-import type { ChainPair } from '../../src/devnet/chain-pair.js';
-import type { World } from '../../src/devnet/world/bootstrap.js';
-import { devnetConnection, submitTransaction } from '../../src/devnet/world/submit.js';
+import { resetPendingInstruction, setTokenPairInstruction } from '../../devnet/instructions.js';
+import type { ChainPair } from '../../devnet/chain-pair.js';
+import type { World } from '../../devnet/world/bootstrap.js';
+import { devnetConnection, submitTransaction } from '../../devnet/world/submit.js';
 import { sleep } from '../../src/time.js';
 
 /**

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { TRACKER_HEADER_SIZE } from '../../src/chain/codec/layout.js';
-import { LAMPORTS_PER_SIGNATURE } from '../../src/devnet/bank/bank.js';
-import type { ChainPair } from '../../src/devnet/chain-pair.js';
-import { summarizeTransfers } from '../../src/devnet/summary.js';
-import type { World } from '../../src/devnet/world/bootstrap.js';
+import { LAMPORTS_PER_SIGNATURE } from '../../devnet/bank/bank.js';
+import type { ChainPair } from '../../devnet/chain-pair.js';
+import { summarizeTransfers } from '../../devnet/summary.js';
+import type { World } from '../../devnet/world/bootstrap.js';
 import { percentile, type BenchResult, type Row } from '../report.js';
 import { authorityLamports, completedTransfers } from './chain-checks.js';
 import { explainingFault } from './fault-schedule.js';
@@ -18,7 +18,7 @@ const MIB = 1_048_576;
 const TARGETS = { steadyRssMiB: 150, busyOverIdleP99: 1.5, idleHealthP99Ms: 5 };
 
 /** What the report needs of one bridge server. */
-export interface SoakServerRecord {
+interface SoakServerRecord {
   index: number;
   logPath: string;
   samples: ServerSample[];

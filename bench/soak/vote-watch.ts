@@ -1,5 +1,5 @@
-import type { ChainPair } from '../../src/devnet/chain-pair.js';
-import type { World } from '../../src/devnet/world/bootstrap.js';
+import type { ChainPair } from '../../devnet/chain-pair.js';
+import type { World } from '../../devnet/world/bootstrap.js';
 import type { ChainSide } from '../../src/metrics/metrics.js';
 import { decodeBridgeTransaction } from '../support/sent-transactions.js';
 

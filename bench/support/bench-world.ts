@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains, type BridgeChainsTuning } from '../../src/chain/client/index.js';
-import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
-import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
+import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../devnet/world/keypair-files.js';
 import type { Logger } from '../../src/log/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 
@@ -16,8 +16,8 @@ import type { Metrics } from '../../src/metrics/metrics.js';
  * keypairs, and one close() that stops the chains and removes the keypair directory.
  */
 
-export const AUTHORITIES = 3;
-export const THRESHOLD = 2;
+const AUTHORITIES = 3;
+const THRESHOLD = 2;
 /** The production default RPC timeout (BRIDGE_RPC_TIMEOUT_MS). */
 export const RPC_TIMEOUT_MS = 10_000;
 

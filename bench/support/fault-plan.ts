@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../src/devnet/faults/faults.js';
+import { mulberry32 } from '../../devnet/faults/faults.js';
 import type { ChainSide } from '../../src/metrics/metrics.js';
 import type { BenchWorld } from './bench-world.js';
 

@@ -1,7 +1,7 @@
 import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
 import type { DepositEntry, TrackerHeader, TrackerKind, WithdrawEntry } from '../../src/chain/types.js';
-import type { DevnetNode } from '../../src/devnet/node.js';
+import type { DevnetNode } from '../../devnet/node.js';
 import type { BenchWorld } from './bench-world.js';
 
 /**

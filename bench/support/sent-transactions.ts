@@ -3,7 +3,7 @@ import bs58 from 'bs58';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { decodeInstructionData } from '../../src/chain/codec/instructions.js';
 import type { ChainSide } from '../../src/metrics/metrics.js';
-import { LAMPORTS_PER_SIGNATURE } from '../../src/devnet/bank/bank.js';
+import { LAMPORTS_PER_SIGNATURE } from '../../devnet/bank/bank.js';
 import type { BenchWorld } from './bench-world.js';
 import { lamportsOf, nextIndexOf, readTrackers, votesRecordedBy } from './ledger.js';
 
@@ -80,7 +80,7 @@ export function decodeBridgeTransaction(wire: Uint8Array, programId: PublicKey):
   return { signature: bs58.encode(signature), action: first.name as SentAction, indices };
 }
 
-export interface ActionCount {
+interface ActionCount {
   /** Transactions that landed without an error. */
   landed: number;
   /** Transactions that landed with an error: fee paid, nothing changed. */

@@ -3,7 +3,7 @@ import { sleep } from '../../src/time.js';
 import { percentile } from '../report.js';
 import { startBenchWorld, type BenchWorld } from './bench-world.js';
 import { counterTotal, startBenchCranks, stopBenchCranks, type BenchCrank, type CounterName, type TimingProfile } from './cranks.js';
-import { closedPortUrl } from '../../src/devnet/rpc/silent-endpoints.js';
+import { closedPortUrl } from '../../devnet/rpc/silent-endpoints.js';
 import { armFaults, type FaultPlan, type InjectedFaults } from './fault-plan.js';
 import { TransferProgress } from './progress.js';
 import { accountAuthority, type AuthorityAccount, type SentAction } from './sent-transactions.js';
@@ -39,13 +39,13 @@ export interface TransferRunOptions {
   signal: AbortSignal;
 }
 
-export interface BatchStats {
+interface BatchStats {
   transactions: number;
   instructions: number;
 }
 
 /** Summed over the three cranks' metrics. */
-export interface CrankCounters {
+interface CrankCounters {
   cycles: number;
   /** Cycles whose read failed or with an action that failed after every attempt. */
   failedCycles: number;

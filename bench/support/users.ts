@@ -1,6 +1,6 @@
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import { depositInstruction, withdrawInstruction } from '../../src/chain/codec/builders.js';
-import { devnetConnection, submitTransaction } from '../../src/devnet/world/submit.js';
+import { depositInstruction, withdrawInstruction } from '../../devnet/instructions.js';
+import { devnetConnection, submitTransaction } from '../../devnet/world/submit.js';
 import { sleep } from '../../src/time.js';
 import type { BenchWorld } from './bench-world.js';
 import { readTrackers } from './ledger.js';

@@ -18,7 +18,7 @@ import { unsettledDeposits } from './state-checks.js';
  * their action. 3 + 1 + 1 = 5; one round of slack makes 6, and the run records how many rounds
  * each sequence needed (docs in property-tests/README.md).
  */
-export const LIVENESS_ROUNDS = 6;
+const LIVENESS_ROUNDS = 6;
 
 /** Faults off, then rounds until every deposit is settled; throws an InvariantViolation after LIVENESS_ROUNDS. */
 export async function drainToCompletion(run: PropertyRun): Promise<number> {

@@ -1,4 +1,4 @@
-import type { DepositEntry, DepositResult, WithdrawEntry } from '../../src/chain/types.js';
+import type { DepositResult, WithdrawEntry } from '../../src/chain/types.js';
 import type { BridgeState } from '../system/snapshot.js';
 
 /**

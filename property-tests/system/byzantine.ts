@@ -2,7 +2,7 @@ import type { Keypair } from '@solana/web3.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../../src/chain/bridge-chains.js';
 import { depositResultToWire } from '../../src/chain/result-wire.js';
 import type { DepositEntry, DepositResult, WithdrawEntry } from '../../src/chain/types.js';
-import type { World } from '../../src/devnet/index.js';
+import type { World } from '../../devnet/index.js';
 import { describeError } from '../../src/errors.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { sameResult, sameTransfer, type Transfer } from '../invariants/state-checks.js';

@@ -2,7 +2,7 @@ import { Connection, PublicKey, type Keypair } from '@solana/web3.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../src/chain/client/index.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
-import type { World } from '../../src/devnet/index.js';
+import type { World } from '../../devnet/index.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 
@@ -15,7 +15,7 @@ import type { Metrics } from '../../src/metrics/metrics.js';
 /** Per request. Far above the devnet's answer time, so only an injected latency makes a call time out. */
 export const RPC_TIMEOUT_MS = 1_000;
 
-export const SUBMIT_TIMING: SubmitTiming = { pollIntervalMs: 3, rebroadcastIntervalMs: 15, confirmTimeoutMs: 300 };
+const SUBMIT_TIMING: SubmitTiming = { pollIntervalMs: 3, rebroadcastIntervalMs: 15, confirmTimeoutMs: 300 };
 
 export function authorityChains(world: World, authority: Keypair, metrics: Metrics, logger: Logger = silentLogger()): BridgeChains {
   const programId = new PublicKey(world.programId);
@@ -42,6 +42,6 @@ export function userConnection(url: string): Connection {
   return new Connection(url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
 }
 
-export function silentLogger(): Logger {
+function silentLogger(): Logger {
   return createLogger({ level: 'silent' });
 }

@@ -1,4 +1,4 @@
-import type { FaultSettings } from '../../src/devnet/index.js';
+import type { FaultSettings } from '../../devnet/index.js';
 
 /**
  * The faults a FaultOn command injects into one node, through the devnet's typed fault API
@@ -8,7 +8,7 @@ import type { FaultSettings } from '../../src/devnet/index.js';
  */
 
 export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getBlockHeight'] as const;
-export type FaultMethod = (typeof FAULT_METHODS)[number];
+type FaultMethod = (typeof FAULT_METHODS)[number];
 
 export type FaultSpec =
   | { kind: 'http500' | 'http429' | 'rpcErrors'; method: FaultMethod; count: number }

@@ -1,5 +1,5 @@
 import type { Keypair } from '@solana/web3.js';
-import type { World } from '../../src/devnet/index.js';
+import type { World } from '../../devnet/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
 import { startCrank } from '../../src/machines/start-crank.js';

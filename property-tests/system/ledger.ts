@@ -1,6 +1,6 @@
 import type { PublicKey } from '@solana/web3.js';
 import { decodeInstructionData, type BridgeInstruction } from '../../src/chain/codec/instructions.js';
-import type { ChainPair, DevnetNode } from '../../src/devnet/index.js';
+import type { ChainPair, DevnetNode } from '../../devnet/index.js';
 import { readBridgeState, type BridgeState, type TrackerAddresses } from './snapshot.js';
 
 /**

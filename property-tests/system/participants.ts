@@ -1,7 +1,7 @@
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import { depositInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../src/chain/codec/builders.js';
+import { depositInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../devnet/instructions.js';
 import { tokenPairAddress } from '../../src/chain/pda.js';
-import { submitTransaction, type ChainPair, type TokenPairKind, type World } from '../../src/devnet/index.js';
+import { submitTransaction, type ChainPair, type TokenPairKind, type World } from '../../devnet/index.js';
 import { describeError } from '../../src/errors.js';
 import { userConnection } from './clients.js';
 import type { ChainSide } from './ledger.js';

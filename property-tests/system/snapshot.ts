@@ -2,7 +2,7 @@ import type { PublicKey } from '@solana/web3.js';
 import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
 import { DEPOSIT_ENTRY_SIZE, TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
-import type { DevnetNode } from '../../src/devnet/index.js';
+import type { DevnetNode } from '../../devnet/index.js';
 
 /**
  * Both trackers as the chains hold them right now, decoded with the project's codecs straight
@@ -10,7 +10,7 @@ import type { DevnetNode } from '../../src/devnet/index.js';
  * 0 .. entry_count: the property tests use small trackers.
  */
 
-export interface TrackerState<E> {
+interface TrackerState<E> {
   header: TrackerHeader;
   entries: E[];
 }
@@ -32,14 +32,14 @@ export function readBridgeState(source: DevnetNode, target: DevnetNode, trackers
   };
 }
 
-export function readDepositTracker(node: DevnetNode, address: PublicKey): TrackerState<DepositEntry> {
+function readDepositTracker(node: DevnetNode, address: PublicKey): TrackerState<DepositEntry> {
   const { account, data } = accountData(node, address);
   const header = decodeTrackerHeader(data, 'DepositTracker', account);
   const end = TRACKER_HEADER_SIZE + Number(header.entryCount) * DEPOSIT_ENTRY_SIZE;
   return { header, entries: decodeDepositEntries(data.subarray(TRACKER_HEADER_SIZE, end), account, 0) };
 }
 
-export function readWithdrawTracker(node: DevnetNode, address: PublicKey): TrackerState<WithdrawEntry> {
+function readWithdrawTracker(node: DevnetNode, address: PublicKey): TrackerState<WithdrawEntry> {
   const { account, data } = accountData(node, address);
   const header = decodeTrackerHeader(data, 'WithdrawTracker', account);
   const end = TRACKER_HEADER_SIZE + Number(header.entryCount) * WITHDRAW_ENTRY_SIZE;

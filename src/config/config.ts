@@ -23,12 +23,12 @@ import {
  */
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const READ_COMMITMENTS = ['finalized', 'confirmed'] as const;
-export type ReadCommitment = (typeof READ_COMMITMENTS)[number];
+type ReadCommitment = (typeof READ_COMMITMENTS)[number];
 
-export const FOREIGN_SIGNER_POLICIES = ['continue', 'halt'] as const;
+const FOREIGN_SIGNER_POLICIES = ['continue', 'halt'] as const;
 export type ForeignSignerPolicy = (typeof FOREIGN_SIGNER_POLICIES)[number];
 
 /** The five variables that switch the crank on; all or none (SPEC §2.1). */
@@ -72,8 +72,8 @@ export function defaultMinBalanceLamports(pollIntervalMs: number): number {
   return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * LAMPORTS_PER_SIGNATURE;
 }
 
-export const DEFAULT_BIND_HOST = '0.0.0.0';
-export const DEFAULT_PORT = 8080;
+const DEFAULT_BIND_HOST = '0.0.0.0';
+const DEFAULT_PORT = 8080;
 
 /** RFC 7617: the user-id cannot contain a colon; neither part may contain control characters. */
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;

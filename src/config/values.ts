@@ -14,7 +14,7 @@ const U64_MAX = 2n ** 64n - 1n;
 const MAX_ECHO_LENGTH = 80;
 
 /** A raw value as it appears in a problem line: quoted, shortened when long. */
-export function quote(raw: string): string {
+function quote(raw: string): string {
   const shown = raw.length > MAX_ECHO_LENGTH ? `${raw.slice(0, MAX_ECHO_LENGTH)}...` : raw;
   return JSON.stringify(shown);
 }

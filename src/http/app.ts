@@ -29,7 +29,7 @@ export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 export const MAX_CONNECTIONS = 256;
 
 /** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
-export const ROUTES: Readonly<Record<string, readonly string[]>> = {
+const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/health': ['GET', 'HEAD'],
   '/metrics': ['GET', 'HEAD'],
   '/crank/once': ['POST'],

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
  * name was right, shows in the response time. Every failure gets the same 401.
  */
 
-export const AUTH_REALM = 'bridge-admin';
+const AUTH_REALM = 'bridge-admin';
 
 export interface AdminCredentials {
   username: string;

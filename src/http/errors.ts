@@ -8,7 +8,7 @@ import { describeError, isBridgeError } from '../errors.js';
  * so that no response leaves in fastify's default shape.
  */
 
-export interface ErrorBody {
+interface ErrorBody {
   error: string;
   message: string;
 }
@@ -23,7 +23,7 @@ export interface ErrorResponse {
 const BUSY_RETRY_AFTER_SECS = 5;
 
 /** Shown for every authentication failure alike: missing header, wrong user, wrong password. */
-export const UNAUTHORIZED: ErrorBody = {
+const UNAUTHORIZED: ErrorBody = {
   error: 'unauthorized',
   message: 'admin endpoints require HTTP Basic credentials (realm "bridge-admin")',
 };

@@ -9,7 +9,7 @@ import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schem
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
 
-export const SERVICE_NAME = 'bridge-operator-server';
+const SERVICE_NAME = 'bridge-operator-server';
 
 export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: { crank: CrankService; metrics: Metrics }): void {
   // A snapshot: never waits for a running cycle. 503 only for `stalled`, the state a restart

@@ -6,7 +6,7 @@
 const nullableInteger = { type: ['integer', 'null'] } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 
-export const crankHealthSchema = {
+const crankHealthSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['enabled', 'last_run_at', 'last_success_at', 'last_error', 'last_action', 'total_actions_submitted'],

@@ -10,7 +10,7 @@ import { MAX_TIMER_DELAY_MS } from '../time.js';
  */
 
 /** Granted after the crank's deadline to answer in-flight requests and close connections. */
-export const CLOSE_MARGIN_MS = 1500;
+const CLOSE_MARGIN_MS = 1500;
 
 export interface ShutdownOptions {
   logger: Logger;

@@ -12,7 +12,7 @@ export type Logger = PinoLogger;
 export type LogLevel = pino.LevelWithSilent;
 
 /** Censored wherever they appear at these paths, whatever their value. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',

@@ -8,7 +8,7 @@ import type { ChainFees, CrankStep, ForeignSignerPolicy, ForeignTransaction } fr
  */
 
 /** Where each step's transactions land, and so who pays their fees. */
-export const STEP_CHAINS: Readonly<Record<CrankStep, ChainSide>> = {
+const STEP_CHAINS: Readonly<Record<CrankStep, ChainSide>> = {
   ackDeposit: 'target',
   ackWithdraw: 'source',
   cleanup: 'source',

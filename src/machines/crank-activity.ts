@@ -14,12 +14,12 @@ export const CRANK_ACTION_HISTORY = 50;
 type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
 type CycleFinishedEvent = Extract<CrankEmitted, { type: 'cycleFinished' }>;
 
-export type CycleActivity = Omit<CycleFinishedEvent, 'type' | 'requests'>;
+type CycleActivity = Omit<CycleFinishedEvent, 'type' | 'requests'>;
 
 /** An action attempt as emitted; `read` when the tracker read of a cycle failed. */
-export type ActionActivity = Omit<AttemptEvent, 'type' | 'action'> & { action: AttemptEvent['action'] | 'read' };
+type ActionActivity = Omit<AttemptEvent, 'type' | 'action'> & { action: AttemptEvent['action'] | 'read' };
 
-export interface CrankActivitySnapshot {
+interface CrankActivitySnapshot {
   /** Active state ids, outermost first (`crank.ackDeposit`, `crank.ackDeposit.submitting`); empty while the crank is disabled. */
   state: string[];
   /** Newest first. */

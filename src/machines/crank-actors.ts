@@ -18,7 +18,7 @@ export interface ReadInput {
  * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
  * balances and the transactions its key signed, and price the plan in fees.
  */
-export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
+async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
   const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
   signal.throwIfAborted();
   const plan = planCycle(view, input.batchLimit);
@@ -37,7 +37,7 @@ function plannedWork(plan: CyclePlan): PlannedWork {
 }
 
 /** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
-export async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
+async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
   switch (submission.step) {
     case 'ackDeposit': {
       const { transactions } = await chains.ackDeposits(submission.votes, signal);

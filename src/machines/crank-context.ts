@@ -89,7 +89,7 @@ export interface HealthFacts {
   foreignSigner: ForeignTransaction | null;
 }
 
-export interface FeeFacts {
+interface FeeFacts {
   balance: number;
   need: number;
 }
@@ -135,7 +135,7 @@ export interface ActionProgress {
   failure: AttemptFailure | null;
 }
 
-export interface AttemptFailure {
+interface AttemptFailure {
   error: string;
   retryable: boolean;
   /** Transactions of the attempt that landed before it failed. */
@@ -165,7 +165,7 @@ export type CrankEvent =
   /** Take no more cycles; the running one ends at its next safe point. */
   | { type: 'STOP' };
 
-export type AttemptOutcome = 'landed' | 'failed' | 'already_done';
+type AttemptOutcome = 'landed' | 'failed' | 'already_done';
 
 /** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
 export type CrankEmitted =

@@ -32,7 +32,6 @@ export interface CrankReport {
 }
 
 export interface CrankService {
-  readonly enabled: boolean;
   health(): CrankHealth;
   /** /health's `status` (health-status.ts): `stalled` is the one a restart can fix. */
   status(): HealthStatus;

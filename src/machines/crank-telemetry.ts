@@ -92,7 +92,7 @@ export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void 
 }
 
 /** bridge_health_status: 1 for the current status, 0 for the others. */
-export function recordHealthStatus(status: HealthStatus, metrics: Metrics): void {
+function recordHealthStatus(status: HealthStatus, metrics: Metrics): void {
   for (const value of HEALTH_STATUSES) metrics.healthStatus.set({ status: value }, value === status ? 1 : 0);
 }
 

@@ -57,7 +57,7 @@ export function cycleReadMs(settings: CycleBoundSettings): number {
 }
 
 /** The longest backoff before each retry, summed: the full, unjittered delay of backoff.ts. */
-export function backoffsMs(settings: Pick<CycleBoundSettings, 'maxAttempts' | 'retryBackoffMs'>): number {
+function backoffsMs(settings: Pick<CycleBoundSettings, 'maxAttempts' | 'retryBackoffMs'>): number {
   const { maxAttempts, retryBackoffMs } = settings;
   const capMs = Math.max(RETRY_BACKOFF_CAP_MS, retryBackoffMs);
   let totalMs = 0;

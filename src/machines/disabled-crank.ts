@@ -8,7 +8,6 @@ import { DISABLED_CRANK_HEALTH, type CrankService } from './crank-service.js';
  */
 export function createDisabledCrank(): CrankService {
   return {
-    enabled: false,
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
     status: () => 'ok',
     activity: createCrankActivityLog(),

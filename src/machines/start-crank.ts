@@ -156,9 +156,6 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   return {
-    get enabled() {
-      return actor.getSnapshot().status === 'active';
-    },
     health,
     status: () => verdict().status,
     activity,

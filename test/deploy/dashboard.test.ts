@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverEnv } from '../../src/devnet/server-env.js';
+import { serverEnv } from '../../devnet/server-env.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
 import { waitFor } from '../integration/support/wait-for.js';
 import { familyOf, metricNamesIn } from '../support/promql.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError, parseDemoFlags, parseDevnetFlags, shellQuote } from '../../src/devnet/cli-args.js';
+import { UsageError, parseDemoFlags, parseDevnetFlags, shellQuote } from '../../devnet/cli-args.js';
 
 const MAX_CAPACITY = 72_000;
 

@@ -1,32 +1,22 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO, DEVNET_CLI as CLI, ensureBuilt, ensureDevnetBuilt } from '../support/server-process.js';
 
 /**
- * The commands as processes, from the compiled output (dist/, rebuilt here when older than the
- * sources it runs): strict flag errors, and a clean exit 0 on SIGINT.
+ * The commands as processes, from the compiled output (dist-devnet/ and dist/, rebuilt here when
+ * older than the sources they run): strict flag errors, and a clean exit 0 on SIGINT.
  */
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'devnet', 'cli.js');
-const DEMO = join(ROOT, 'dist', 'devnet', 'demo.js');
 let dir: string;
 
-function newestSource(path: string): number {
-  const stats = statSync(path);
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return Math.max(0, ...readdirSync(path).map((name) => newestSource(join(path, name))));
-}
-
 beforeAll(async () => {
-  const sources = ['src/devnet', 'src/chain', 'src/errors.ts', 'src/time.ts'].map((p) => newestSource(join(ROOT, p)));
-  if (!existsSync(CLI) || statSync(CLI).mtimeMs < Math.max(...sources)) {
-    // Type errors elsewhere in the tree do not stop tsc from emitting; only the output matters here.
-    spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'ignore' });
-  }
+  // The demo starts real servers: it needs dist/ as much as dist-devnet/.
+  ensureBuilt();
+  ensureDevnetBuilt();
   expect(existsSync(CLI)).toBe(true);
   dir = await mkdtemp(join(tmpdir(), 'devnet-cli-'));
 }, 120_000);

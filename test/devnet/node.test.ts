@@ -1,8 +1,8 @@
 import { Connection, Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isBridgeError } from '../../src/errors.js';
-import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
-import { startDevnetNode } from '../../src/devnet/node.js';
+import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
+import { startDevnetNode } from '../../devnet/node.js';
+import { isDevnetError } from '../../devnet/devnet-error.js';
 
 const pairs: ChainPair[] = [];
 
@@ -35,10 +35,10 @@ describe('startChainPair', () => {
 
   it('rejects equal chain ids and reports a port in use naming the chain and port', async () => {
     const error = await rejection(startChainPair({ sourceChainId: 5, targetChainId: 5 }));
-    expect(isBridgeError(error, 'DEVNET__INVALID_OPTION')).toBe(true);
+    expect(isDevnetError(error, 'DEVNET__INVALID_OPTION')).toBe(true);
     const { source } = await pair();
     const busy = await rejection(startChainPair({ targetPort: source.port, slotIntervalMs: 0 }));
-    expect(isBridgeError(busy, 'DEVNET__FAILED_TO_LISTEN')).toBe(true);
+    expect(isDevnetError(busy, 'DEVNET__FAILED_TO_LISTEN')).toBe(true);
     expect((busy as Error).message).toContain(`target chain cannot listen on 127.0.0.1:${source.port}`);
   });
 

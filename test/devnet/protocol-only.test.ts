@@ -5,7 +5,7 @@
  */
 import { Connection, Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
+import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 
 const PROGRAM_ID = new PublicKey('BridgeProgram111111111111111111111111111111');
 const S = 1;

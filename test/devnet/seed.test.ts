@@ -4,14 +4,15 @@ import { join } from 'node:path';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeDepositEntry, decodeTrackerHeader, decodeWithdrawEntry } from '../../src/chain/codec/accounts.js';
-import { ackDepositInstruction, depositInstruction } from '../../src/chain/codec/builders.js';
+import { ackDepositInstruction } from '../../src/chain/codec/builders.js';
+import { depositInstruction } from '../../devnet/instructions.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
 import { tokenPairAddress } from '../../src/chain/pda.js';
-import { isBridgeError } from '../../src/errors.js';
-import { parseTransaction } from '../../src/devnet/bank/transaction.js';
-import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
-import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
+import { parseTransaction } from '../../devnet/bank/transaction.js';
+import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../devnet/world/keypair-files.js';
+import { isDevnetError } from '../../devnet/devnet-error.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -140,7 +141,7 @@ describe('seedSettledDeposits', () => {
       }
       return undefined;
     })();
-    expect(isBridgeError(missing, 'DEVNET__INVALID_STATE')).toBe(true);
+    expect(isDevnetError(missing, 'DEVNET__INVALID_STATE')).toBe(true);
 
     const { pair: seeded, world: w } = await bootstrapped(16);
     const depositor = Keypair.generate();

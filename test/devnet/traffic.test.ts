@@ -8,12 +8,12 @@ import { ackDepositInstruction } from '../../src/chain/codec/builders.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
 import { tokenPairAddress } from '../../src/chain/pda.js';
 import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
-import { startChainPair, type ChainPair } from '../../src/devnet/chain-pair.js';
-import { formatSummary, summarizeTransfers } from '../../src/devnet/summary.js';
-import { startTraffic } from '../../src/devnet/traffic.js';
-import { bootstrapWorld, type World } from '../../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../src/devnet/world/keypair-files.js';
-import { devnetConnection, submitTransaction } from '../../src/devnet/world/submit.js';
+import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
+import { formatSummary, summarizeTransfers } from '../../devnet/summary.js';
+import { startTraffic } from '../../devnet/traffic.js';
+import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../devnet/world/keypair-files.js';
+import { devnetConnection, submitTransaction } from '../../devnet/world/submit.js';
 
 let pair: ChainPair;
 let world: World;

@@ -3,7 +3,7 @@ import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
-import { closedPortUrl, startStalledEndpoint, type StalledEndpoint } from '../../src/devnet/rpc/silent-endpoints.js';
+import { closedPortUrl, startStalledEndpoint, type StalledEndpoint } from '../../devnet/rpc/silent-endpoints.js';
 import { deposit } from './support/transactions.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
-import type { FaultSettings } from '../../src/devnet/faults/settings.js';
+import type { FaultSettings } from '../../devnet/faults/settings.js';
 import { depositTracker, landedStatus, landedTransactionsPaidBy, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
 import {
   counterValue,

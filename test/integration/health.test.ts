@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CrankReport } from '../../src/machines/crank-service.js';
-import { serverEnv } from '../../src/devnet/server-env.js';
+import { serverEnv } from '../../devnet/server-env.js';
 import { ServerProcess, ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { NOTHING_ATTEMPTED, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';

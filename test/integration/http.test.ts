@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrankReport } from '../../src/machines/crank-service.js';
 import { basicAuth } from '../support/http-app.js';
-import { NOTHING_ATTEMPTED, runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
 import { startCrankServer } from './support/crank-server.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';

@@ -14,7 +14,6 @@ interface PendingCycle {
  * shutdown asks of the crank. The crank's own run lock is tested with the machine.
  */
 export class ControlledCrank implements CrankService {
-  readonly enabled = true;
   snapshot: CrankHealth = {
     enabled: true,
     last_run_at: null,

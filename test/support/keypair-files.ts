@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The committed throwaway test keypair (see test/fixtures/README.md). */
-export const FIXTURE_KEYPAIR_PATH = fileURLToPath(new URL('../fixtures/authority-keypair.json', import.meta.url));
+const FIXTURE_KEYPAIR_PATH = fileURLToPath(new URL('../fixtures/authority-keypair.json', import.meta.url));
 export const FIXTURE_PUBLIC_KEY = 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6';
 
 export function fixtureKeypairBytes(): number[] {

@@ -12,21 +12,41 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SRC = join(ROOT, 'src');
 const DIST = join(ROOT, 'dist');
-export const SERVER_ENTRY = join(DIST, 'index.js');
+const DEVNET = join(ROOT, 'devnet');
+const DIST_DEVNET = join(ROOT, 'dist-devnet');
+const SERVER_ENTRY = join(DIST, 'index.js');
+export const DEVNET_CLI = join(DIST_DEVNET, 'devnet', 'cli.js');
+export const DEMO = join(DIST_DEVNET, 'devnet', 'demo.js');
 
-/** Builds dist/ with the project's build config unless every source file is older than its output. */
+/** Builds dist/ (`npm run build`) unless every source file is older than its output. */
 export function ensureBuilt(): void {
-  if (distIsCurrent()) return;
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  if (build.status !== 0) throw new Error(`the build failed (tsc -p tsconfig.build.json):\n${build.stdout}${build.stderr}`);
+  const current = sourceFiles(SRC).every((source) => isNewer(join(DIST, relative(SRC, source)), source));
+  if (!current) build('tsconfig.build.json');
 }
 
-function distIsCurrent(): boolean {
-  return sourceFiles(SRC).every((source) => {
-    const output = join(DIST, relative(SRC, source)).replace(/\.ts$/, '.js');
-    return existsSync(output) && statSync(output).mtimeMs >= statSync(source).mtimeMs;
+/**
+ * Builds dist-devnet/ (`npm run build:devnet`: devnet/ and the server code it imports, under
+ * their own paths) unless every output is newer than its source.
+ */
+export function ensureDevnetBuilt(): void {
+  const devnetCurrent = sourceFiles(DEVNET).every((source) => isNewer(join(DIST_DEVNET, relative(ROOT, source)), source));
+  const importedCurrent = sourceFiles(SRC).every((source) => {
+    const output = join(DIST_DEVNET, relative(ROOT, source)).replace(/\.ts$/, '.js');
+    return !existsSync(output) || statSync(output).mtimeMs >= statSync(source).mtimeMs;
   });
+  if (!devnetCurrent || !importedCurrent) build(join('devnet', 'tsconfig.json'));
+}
+
+function build(project: string): void {
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) throw new Error(`the build failed (tsc -p ${project}):\n${result.stdout}${result.stderr}`);
+}
+
+/** Whether the compiled output of `source` (at `outputPath`, .ts or .js) exists and is newer. */
+function isNewer(outputPath: string, source: string): boolean {
+  const output = outputPath.replace(/\.ts$/, '.js');
+  return existsSync(output) && statSync(output).mtimeMs >= statSync(source).mtimeMs;
 }
 
 function sourceFiles(dir: string): string[] {

@@ -91,7 +91,7 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
 }
 
 /** The RPC client and tracker of each chain. */
-export function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
+function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
   const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
   const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
     createChainRpc({
@@ -125,7 +125,7 @@ export function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch)
 }
 
 /** Most signatures `npm run ops escalate` asks each chain for. */
-export const MAX_RECENT_SIGNATURES = 100;
+const MAX_RECENT_SIGNATURES = 100;
 
 /** Read-only reads for operators (GET /transfers, `npm run ops`): no key involved. */
 export interface OperatorReads {

@@ -1,6 +1,6 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
 import type { BridgeView, ReadLimits, TrackerWindow } from '../bridge-chains.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';

@@ -28,7 +28,7 @@ export interface SubmitFailureDetail {
   signature?: string;
 }
 
-export function trackerName(tracker: TrackerRef): string {
+function trackerName(tracker: TrackerRef): string {
   return `${chainName(tracker.chain)} tracker ${tracker.account}`;
 }
 

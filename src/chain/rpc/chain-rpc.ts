@@ -29,7 +29,7 @@ import type { RpcFetch } from './rpc-fetch.js';
  * counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
  */
 
-export interface AccountSnapshot {
+interface AccountSnapshot {
   /** The slot at which the node answered. */
   slot: number;
   /**
@@ -39,14 +39,14 @@ export interface AccountSnapshot {
   account: { owner: PublicKey; lamports: number; data: Uint8Array; space?: number } | null;
 }
 
-export interface GetAccountOptions {
+interface GetAccountOptions {
   commitment: Commitment;
   dataSlice?: { offset: number; length: number };
   /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
   minContextSlot?: number;
 }
 
-export interface SendOptions {
+interface SendOptions {
   skipPreflight: boolean;
   preflightCommitment: Commitment;
 }
@@ -61,7 +61,7 @@ export interface AddressSignature {
   blockTime: number | null;
 }
 
-export interface AddressSignatureOptions {
+interface AddressSignatureOptions {
   /** 1..1000. */
   limit: number;
   /** Only older than this signature. */

@@ -17,9 +17,9 @@ export const BREAKER_FAILURES = 3;
 /** How long an endpoint stays out before one request probes it again (half-open). */
 export const BREAKER_HALF_OPEN_MS = 10_000;
 /** Slot probes (one getSlot per endpoint) at most this often, and only while reads happen. */
-export const SLOT_PROBE_INTERVAL_MS = 2_000;
+const SLOT_PROBE_INTERVAL_MS = 2_000;
 /** A slot that has not advanced for this long, while another endpoint's has, is frozen. */
-export const SLOT_FROZEN_AFTER_MS = 10_000;
+const SLOT_FROZEN_AFTER_MS = 10_000;
 
 export interface Endpoint {
   readonly index: number;

@@ -15,7 +15,7 @@ import { isBridgeError } from '../../errors.js';
 /** Attempts of one read, the first included. */
 export const READ_ATTEMPTS = 3;
 /** First backoff before jitter; doubles per retry. */
-export const READ_BACKOFF_INITIAL_MS = 100;
+const READ_BACKOFF_INITIAL_MS = 100;
 /** Largest wait between two attempts, also the cap on a node's Retry-After. */
 export const READ_BACKOFF_MAX_MS = 1_000;
 

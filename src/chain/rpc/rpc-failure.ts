@@ -21,7 +21,7 @@ const RPC_SETTING: Record<ChainSide, string> = {
 };
 
 /** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
-export function rpcName(chain: ChainSide): string {
+function rpcName(chain: ChainSide): string {
   return RPC_SETTING[chain];
 }
 
@@ -44,7 +44,7 @@ const PERMANENT_RPC_CODES = new Set([
   -32015, // unsupported transaction version
 ]);
 
-export function isRetryableRpcCode(code: number): boolean {
+function isRetryableRpcCode(code: number): boolean {
   return !PERMANENT_RPC_CODES.has(code);
 }
 

@@ -10,7 +10,7 @@ import { entryAt, entryIndex, ownVote, readRun } from './view-access.js';
  * destination entry that rule 3.1 does not allow to relay yet.
  */
 
-export interface PlannedAckWithdraw {
+interface PlannedAckWithdraw {
   vote: AckWithdrawVote;
   /** What rule 3.1 was checked on, kept so the machine's guard can check it again. */
   destination: WithdrawReadiness;

@@ -12,12 +12,12 @@ import { PHASES, transferView, type Phase, type TransferView } from './transfer-
  */
 
 /** Default and largest page of GET /transfers and `ops` (one range read per page). */
-export const DEFAULT_TRANSFER_PAGE = 50;
+const DEFAULT_TRANSFER_PAGE = 50;
 export const MAX_TRANSFER_PAGE = MAX_TRANSFERS_PER_READ;
 
 export type ReadTransferRange = (from: number, limit: number, signal: AbortSignal) => Promise<TransferRange>;
 
-export interface AuthorityPosition {
+interface AuthorityPosition {
   authority: string;
   next_index: string;
   last_vote: string;
@@ -90,7 +90,7 @@ export function transferPage(range: TransferRange, from: number, limit: number):
   };
 }
 
-export function trackerSummary(header: TrackerHeader): TrackerSummary {
+function trackerSummary(header: TrackerHeader): TrackerSummary {
   return {
     entry_count: header.entryCount.toString(),
     settled_prefix: header.settledPrefix.toString(),

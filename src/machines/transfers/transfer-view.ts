@@ -27,7 +27,7 @@ export interface Voters {
   no: string[];
 }
 
-export interface DepositView {
+interface DepositView {
   status: DepositEntry['status'];
   amount: string;
   depositor: string;
@@ -40,7 +40,7 @@ export interface DepositView {
   voters: Voters;
 }
 
-export interface WithdrawView {
+interface WithdrawView {
   status: WithdrawEntry['status'];
   created_token_account: WithdrawEntry['createdTokenAccount'];
   amount: string;
@@ -120,7 +120,7 @@ export function votersOf(header: TrackerHeader, yesMask: number, noMask: number)
   return { yes: inMask(yesMask), no: inMask(noMask) };
 }
 
-export function resultView(result: DepositResult): ResultView {
+function resultView(result: DepositResult): ResultView {
   switch (result.kind) {
     case 'None':
       return { kind: 'None' };

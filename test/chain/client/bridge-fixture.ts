@@ -14,18 +14,18 @@ import { FakeChain, type TrackerState } from './fake-chain.js';
 
 /** Two FakeChains (source DepositTracker, destination WithdrawTracker) behind createBridgeChains. */
 
-export const SOURCE_CHAIN_ID = 11;
+const SOURCE_CHAIN_ID = 11;
 export const TARGET_CHAIN_ID = 22;
-export const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 export const authority = Keypair.fromSeed(new Uint8Array(32).fill(21));
-export const otherAuthorities = [Keypair.fromSeed(new Uint8Array(32).fill(22)), Keypair.fromSeed(new Uint8Array(32).fill(23))];
+const otherAuthorities = [Keypair.fromSeed(new Uint8Array(32).fill(22)), Keypair.fromSeed(new Uint8Array(32).fill(23))];
 export const depositTracker = depositTrackerAddress(programId, TARGET_CHAIN_ID);
 export const withdrawTracker = withdrawTrackerAddress(programId, SOURCE_CHAIN_ID);
 
 /** What the crank asks readState for: its batch limit plus one entry from each position. */
 export const READ_LIMITS = readLimitsFor(MAX_PLANNED_PER_ACTION);
 
-export const FAST_TIMING: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
+const FAST_TIMING: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
 
 const keys = new Map<number, string>();
 

@@ -6,13 +6,13 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
-import { depositInstruction } from '../../../src/chain/codec/builders.js';
+import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { depositResultToWire } from '../../../src/chain/result-wire.js';
-import { startChainPair, type ChainPair } from '../../../src/devnet/chain-pair.js';
-import { bootstrapWorld, type World } from '../../../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../../src/devnet/world/keypair-files.js';
-import { devnetConnection, submitTransaction } from '../../../src/devnet/world/submit.js';
+import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
+import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
 import { READ_LIMITS, counterValue, gaugeValue } from './bridge-fixture.js';
@@ -223,14 +223,6 @@ describe('createBridgeChains against the devnet', () => {
     expect(small).toEqual(large);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('readAuthority and plannedFees against the devnet', () => {
   const requests = async (metrics: Metrics, chain: string, method: string): Promise<number> =>

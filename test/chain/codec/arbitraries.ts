@@ -14,10 +14,10 @@ import type {
 
 /** fast-check arbitraries for every decoded record and instruction (test-only). */
 
-export const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
-export const u16 = fc.integer({ min: 0, max: 0xffff });
-export const u8 = fc.integer({ min: 0, max: 0xff });
-export const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => bs58.encode(bytes));
+const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
+const u16 = fc.integer({ min: 0, max: 0xffff });
+const u8 = fc.integer({ min: 0, max: 0xff });
+const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => bs58.encode(bytes));
 
 const reason = fc.constantFrom<RejectionReason>(
   'InternalError',
@@ -107,7 +107,7 @@ function scale(max: bigint, part: number): bigint {
   return (max * BigInt(Math.floor(part * 1_000_000))) / 1_000_000n;
 }
 
-export const depositResultArg: fc.Arbitrary<DepositResultArg> = fc.record({ tag: u8, reason: u8, amount: u64 });
+const depositResultArg: fc.Arbitrary<DepositResultArg> = fc.record({ tag: u8, reason: u8, amount: u64 });
 
 const authorities = fc.array(key, { maxLength: 20 });
 

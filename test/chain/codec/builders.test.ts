@@ -1,16 +1,7 @@
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import {
-  ackDepositInstruction,
-  ackWithdrawInstruction,
-  cleanupDepositInstruction,
-  depositInstruction,
-  initializeDepositTrackerInstruction,
-  initializeWithdrawTrackerInstruction,
-  resetPendingInstruction,
-  setTokenPairInstruction,
-  withdrawInstruction,
-} from '../../../src/chain/codec/builders.js';
+import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../../../src/chain/codec/builders.js';
+import { depositInstruction, initializeDepositTrackerInstruction, initializeWithdrawTrackerInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../../devnet/instructions.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
 import { key } from './hand-bytes.js';

@@ -5,7 +5,7 @@ import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS } from '../../../src/chain/rpc/endpoint-pool.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
-import { closedPortUrl } from '../../../src/devnet/rpc/silent-endpoints.js';
+import { closedPortUrl } from '../../../devnet/rpc/silent-endpoints.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 
 const servers: JsonRpcTestServer[] = [];

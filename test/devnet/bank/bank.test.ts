@@ -11,11 +11,11 @@ import {
 } from '@solana/web3.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
-import { depositInstruction, initializeDepositTrackerInstruction } from '../../../src/chain/codec/builders.js';
+import { depositInstruction, initializeDepositTrackerInstruction } from '../../../devnet/instructions.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
-import { Bank, LAMPORTS_PER_SIGNATURE } from '../../../src/devnet/bank/bank.js';
-import { InvalidTransactionError, parseTransaction, verifySignatures } from '../../../src/devnet/bank/transaction.js';
+import { Bank, LAMPORTS_PER_SIGNATURE } from '../../../devnet/bank/bank.js';
+import { InvalidTransactionError, parseTransaction, verifySignatures } from '../../../devnet/bank/transaction.js';
 
 const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 const TARGET = 2;

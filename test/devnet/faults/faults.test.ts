@@ -1,10 +1,10 @@
 import { Connection } from '@solana/web3.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
-import { isBridgeError } from '../../../src/errors.js';
-import { mulberry32 } from '../../../src/devnet/faults/faults.js';
-import { startDevnetNode, type DevnetNode } from '../../../src/devnet/node.js';
+import { mulberry32 } from '../../../devnet/faults/faults.js';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { depositSetup, rpc, signedWire } from '../rpc/helpers.js';
+import { isDevnetError } from '../../../devnet/devnet-error.js';
 
 let node: DevnetNode;
 let connection: Connection;
@@ -156,7 +156,7 @@ describe('fault settings', () => {
         }
         return undefined;
       })();
-      expect(isBridgeError(thrown, 'DEVNET__INVALID_OPTION')).toBe(true);
+      expect(isDevnetError(thrown, 'DEVNET__INVALID_OPTION')).toBe(true);
     }
     expect(node.faults.snapshot()).toMatchObject({ methods: {}, loseResponses: 0 });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgramError } from '../../../src/devnet/program/errors.js';
+import { ProgramError } from '../../../devnet/program/errors.js';
 
 // PROTOCOL.md "Errors", copied by hand: the program must report exactly these numbers.
 const PROTOCOL_CODES = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SYSTEM_PROGRAM_ID } from '../../../src/devnet/program/store.js';
+import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
 import { BridgeFixture, PROGRAM_ID, confirmed, expectProgramError, newKey, readonly, rejected, signer, writable } from './harness.js';
 
 describe('set_token_pair', () => {

@@ -11,10 +11,10 @@ import { DEFAULT_PROGRAM_ID, entryOffset, entrySize } from '../../../src/chain/c
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import type { FrameworkErrorName, ProgramErrorName } from '../../../src/chain/program-errors.js';
 import type { DepositEntry, TokenPair, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
-import type { InstructionAccount } from '../../../src/devnet/program/context.js';
-import { ProgramError } from '../../../src/devnet/program/errors.js';
-import { executeBridgeInstruction } from '../../../src/devnet/program/program.js';
-import { AccountJournal, type Account } from '../../../src/devnet/program/store.js';
+import type { InstructionAccount } from '../../../devnet/program/context.js';
+import { ProgramError } from '../../../devnet/program/errors.js';
+import { executeBridgeInstruction } from '../../../devnet/program/program.js';
+import { AccountJournal, type Account } from '../../../devnet/program/store.js';
 
 /**
  * The bridge program over an in-memory account store, one per chain, with no bank and no HTTP.

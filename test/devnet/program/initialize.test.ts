@@ -3,7 +3,7 @@ import { encodeInstructionData } from '../../../src/chain/codec/instructions.js'
 import { ACCOUNT_DISCRIMINATORS, trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import { maxTrackerCapacity } from '../../../src/chain/codec/layout.js';
-import { SYSTEM_PROGRAM_ID, rentExemptMinimum } from '../../../src/devnet/program/store.js';
+import { SYSTEM_PROGRAM_ID, rentExemptMinimum } from '../../../devnet/program/store.js';
 import {
   BridgeFixture,
   PROGRAM_ID,

@@ -1,7 +1,7 @@
 import { Keypair, PublicKey, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
-import { depositInstruction, initializeDepositTrackerInstruction } from '../../../src/chain/codec/builders.js';
+import { depositInstruction, initializeDepositTrackerInstruction } from '../../../devnet/instructions.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
-import type { DevnetNode } from '../../../src/devnet/node.js';
+import type { DevnetNode } from '../../../devnet/node.js';
 
 /** Raw JSON-RPC over fetch, to check exact wire shapes. */
 export async function rpc(url: string, method: string, params?: unknown[]): Promise<{ status: number; body: any; headers: Headers }> {

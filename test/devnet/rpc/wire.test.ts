@@ -3,8 +3,8 @@ import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
 import { ACCOUNT_DISCRIMINATORS, DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
-import { Bank } from '../../../src/devnet/bank/bank.js';
-import { startDevnetNode, type DevnetNode } from '../../../src/devnet/node.js';
+import { Bank } from '../../../devnet/bank/bank.js';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { depositSetup, randomKey, rpc, signedWire } from './helpers.js';
 
 let node: DevnetNode;

@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeTokenPair, decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
-import { isBridgeError } from '../../../src/errors.js';
-import { startChainPair, type ChainPair } from '../../../src/devnet/chain-pair.js';
-import { TOKEN_PAIR_KINDS, bootstrapWorld, type World } from '../../../src/devnet/world/bootstrap.js';
+import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
+import { TOKEN_PAIR_KINDS, bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
+import { isDevnetError } from '../../../devnet/devnet-error.js';
 
 let dir: string;
 let pair: ChainPair;
@@ -105,7 +105,7 @@ describe('bootstrapWorld', () => {
 
   it('rejects a threshold above the authority count, naming the option', async () => {
     const error = await bootstrapWorld(pair, { authorities: 2, threshold: 3, capacity: 8, dir }).catch((err: unknown) => err);
-    expect(isBridgeError(error, 'DEVNET__INVALID_OPTION')).toBe(true);
+    expect(isDevnetError(error, 'DEVNET__INVALID_OPTION')).toBe(true);
     expect((error as Error).message).toContain('threshold');
   });
 });

@@ -3,8 +3,8 @@ import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithd
 import { entryOffset } from '../../../src/chain/codec/layout.js';
 import { tokenPairAddress } from '../../../src/chain/pda.js';
 import type { DepositEntry, TokenPair, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
-import { LAMPORTS_PER_SIGNATURE } from '../../../src/devnet/bank/bank.js';
-import type { DevnetNode } from '../../../src/devnet/node.js';
+import { LAMPORTS_PER_SIGNATURE } from '../../../devnet/bank/bank.js';
+import type { DevnetNode } from '../../../devnet/node.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 
 /**

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import { startChainPair, type ChainPair } from '../../../src/devnet/chain-pair.js';
-import { bootstrapWorld, type World } from '../../../src/devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../../src/devnet/world/keypair-files.js';
+import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
+import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
+import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 
 /**
  * A bridge on the devnet as an integration test needs it: a chain pair on free ports, a world
@@ -29,8 +29,8 @@ export interface DevnetBridge {
   close(): Promise<void>;
 }
 
-export const AUTHORITY_COUNT = 3;
-export const THRESHOLD = 2;
+const AUTHORITY_COUNT = 3;
+const THRESHOLD = 2;
 const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
 
 export async function startDevnetBridge(options: { capacity?: number; slotIntervalMs?: number } = {}): Promise<DevnetBridge> {

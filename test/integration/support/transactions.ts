@@ -1,17 +1,10 @@
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import {
-  ackDepositInstruction,
-  ackWithdrawInstruction,
-  cleanupDepositInstruction,
-  depositInstruction,
-  resetPendingInstruction,
-  setTokenPairInstruction,
-  withdrawInstruction,
-} from '../../../src/chain/codec/builders.js';
+import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../../../src/chain/codec/builders.js';
+import { depositInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../../devnet/instructions.js';
 import { depositResultToArg, type InstructionArgs } from '../../../src/chain/codec/instructions.js';
 import { tokenPairAddress } from '../../../src/chain/pda.js';
 import type { DepositResult } from '../../../src/chain/types.js';
-import { devnetConnection, submitTransaction } from '../../../src/devnet/world/submit.js';
+import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
 import { depositTracker, withdrawTracker } from './chain-state.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 

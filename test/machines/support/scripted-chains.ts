@@ -42,8 +42,8 @@ export interface HeldReply {
   release(error?: unknown): void;
 }
 
-export const VOTES_PER_TRANSACTION = 8;
-export const FEE_PER_TRANSACTION = 5_000;
+const VOTES_PER_TRANSACTION = 8;
+const FEE_PER_TRANSACTION = 5_000;
 
 export class ScriptedChains implements BridgeChains {
   readonly authority = AUTHORITY;

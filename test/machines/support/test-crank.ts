@@ -9,7 +9,7 @@ import { ScriptedChains } from './scripted-chains.js';
 
 /** The crank as the process runs it (startCrank), over a ScriptedChains, with captured logs and metrics. */
 
-export const START = new Date('2026-11-22T12:00:00Z');
+const START = new Date('2026-11-22T12:00:00Z');
 export const START_SECONDS = START.getTime() / 1000;
 
 /** The health settings of a crank whose test is not about them: no fee warning, keep submitting. */

@@ -1,0 +1,151 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/**
+ * Strict flag parsing for `npm run devnet` and `npm run demo`: unknown flags, missing values
+ * and out-of-range numbers are usage errors that name the flag.
+ */
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+function parseFlags<O extends Options>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    // node:util's messages already name the flag ("Unknown option '--prot'").
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function integerFlag(value: string | undefined, flag: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** Quotes a value for a POSIX shell only when it needs it. */
+export function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Resolves on the first SIGINT or SIGTERM; the returned signal aborts at that moment. */
+export function shutdownSignal(): { signal: AbortSignal; received: Promise<NodeJS.Signals> } {
+  const controller = new AbortController();
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (name: NodeJS.Signals) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      controller.abort(new Error(`${name} received`));
+      resolve(name);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  return { signal: controller.signal, received };
+}
+
+const DEFAULT_SOURCE_PORT = 8899;
+const DEFAULT_TARGET_PORT = 8999;
+export const DEFAULT_FIRST_SERVER_PORT = 8081;
+const DEFAULT_DIR = '.devnet';
+
+export interface DevnetFlags {
+  sourcePort: number;
+  targetPort: number;
+  authorities: number;
+  threshold: number;
+  capacity: number;
+  dir: string;
+  traffic: boolean;
+  slotIntervalMs: number;
+}
+
+export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
+
+Starts a local source and target chain running the bridge program, creates the authorities and
+the bridge on them, prints how to start a bridge server per authority, and runs until Ctrl-C.
+
+  --source-port N       source chain JSON-RPC port (default ${DEFAULT_SOURCE_PORT}; 0 picks a free port)
+  --target-port N       target chain JSON-RPC port (default ${DEFAULT_TARGET_PORT}; 0 picks a free port)
+  --authorities N       number of authorities, 1 to 16 (default 3)
+  --threshold N         votes needed, 1 to authorities (default: a majority)
+  --capacity N          tracker capacity in entries (default 10000)
+  --dir DIR             keypair files and world.json (default ${DEFAULT_DIR})
+  --traffic             generate deposits and user claims
+  --slot-interval-ms N  milliseconds per slot (default 400)
+  -h, --help            show this help
+`;
+
+export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFlags | 'help' {
+  const values = parseFlags(argv, {
+    'source-port': { type: 'string' },
+    'target-port': { type: 'string' },
+    authorities: { type: 'string' },
+    threshold: { type: 'string' },
+    capacity: { type: 'string' },
+    dir: { type: 'string' },
+    traffic: { type: 'boolean' },
+    'slot-interval-ms': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return 'help';
+  const authorities = integerFlag(values.authorities, 'authorities', 3, 1, 16);
+  const flags: DevnetFlags = {
+    sourcePort: integerFlag(values['source-port'], 'source-port', DEFAULT_SOURCE_PORT, 0, 65_535),
+    targetPort: integerFlag(values['target-port'], 'target-port', DEFAULT_TARGET_PORT, 0, 65_535),
+    authorities,
+    threshold: integerFlag(values.threshold, 'threshold', Math.floor(authorities / 2) + 1, 1, authorities),
+    capacity: integerFlag(values.capacity, 'capacity', 10_000, 1, maxCapacity),
+    dir: values.dir ?? DEFAULT_DIR,
+    traffic: values.traffic === true,
+    slotIntervalMs: integerFlag(values['slot-interval-ms'], 'slot-interval-ms', 400, 0, 60_000),
+  };
+  if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
+  if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {
+    throw new UsageError(`--source-port and --target-port must differ (both ${flags.sourcePort})`);
+  }
+  return flags;
+}
+
+export interface DemoFlags {
+  sourcePort: number;
+  targetPort: number;
+  serverPort: number;
+  dir: string;
+}
+
+export const DEMO_USAGE = `Usage: npm run demo -- [options]
+
+A whole local bridge: the devnet with traffic and three bridge servers (threshold 2) as child
+processes. Prints their /health URLs and a status line of transfers by phase; Ctrl-C stops all.
+
+  --server-port N   port of the first bridge server; the others use the next two (default ${DEFAULT_FIRST_SERVER_PORT})
+  --source-port N   source chain JSON-RPC port (default ${DEFAULT_SOURCE_PORT})
+  --target-port N   target chain JSON-RPC port (default ${DEFAULT_TARGET_PORT})
+  --dir DIR         keypairs, world.json and server logs (default ${DEFAULT_DIR}/demo)
+  -h, --help        show this help
+`;
+
+export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
+  const values = parseFlags(argv, {
+    'server-port': { type: 'string' },
+    'source-port': { type: 'string' },
+    'target-port': { type: 'string' },
+    dir: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return 'help';
+  const flags: DemoFlags = {
+    serverPort: integerFlag(values['server-port'], 'server-port', DEFAULT_FIRST_SERVER_PORT, 1, 65_533),
+    sourcePort: integerFlag(values['source-port'], 'source-port', DEFAULT_SOURCE_PORT, 0, 65_535),
+    targetPort: integerFlag(values['target-port'], 'target-port', DEFAULT_TARGET_PORT, 0, 65_535),
+    dir: values.dir ?? `${DEFAULT_DIR}/demo`,
+  };
+  if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
+  return flags;
+}

@@ -1,0 +1,78 @@
+import { Connection, Transaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
+import { describeError } from '../../src/errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DevnetError } from '../devnet-error.js';
+
+/**
+ * Sends one transaction through the node's JSON-RPC (preflight on) with an unmodified web3.js
+ * Connection, and waits for its status by polling getSignatureStatuses. Used by the world
+ * bootstrap, the traffic generator and tests: the devnet is exercised the way clients use it.
+ */
+
+const POLL_INTERVAL_MS = 100;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** A Connection whose every request honours `signal`; 429s are not retried behind the caller's back. */
+export function devnetConnection(url: string, signal: AbortSignal): Connection {
+  return new Connection(url, {
+    commitment: 'confirmed',
+    disableRetryOnRateLimit: true,
+    fetch: (input, init) => fetch(input, { ...init, signal }),
+  });
+}
+
+export interface SubmitOptions {
+  chain: string;
+  step: string;
+  signal: AbortSignal;
+  timeoutMs?: number;
+  /** Lands a transaction the program refuses (with an error, its fee paid) instead of stopping it in preflight. */
+  skipPreflight?: boolean;
+}
+
+export async function submitTransaction(
+  connection: Connection,
+  instructions: TransactionInstruction[],
+  signers: [Keypair, ...Keypair[]],
+  options: SubmitOptions,
+): Promise<string> {
+  const { blockhash, lastValidBlockHeight } = await rpcStep(options, () => connection.getLatestBlockhash());
+  const tx = new Transaction({ feePayer: signers[0].publicKey, blockhash, lastValidBlockHeight }).add(...instructions);
+  tx.sign(...signers);
+  const signature = await rpcStep(options, () => connection.sendRawTransaction(tx.serialize(), { skipPreflight: options.skipPreflight === true }));
+  await awaitStatus(connection, signature, options);
+  return signature;
+}
+
+async function awaitStatus(connection: Connection, signature: string, options: SubmitOptions): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  for (;;) {
+    const { value } = await rpcStep(options, () => connection.getSignatureStatuses([signature]));
+    const status = value[0];
+    if (status !== null && status !== undefined) {
+      if (status.err === null) return;
+      throw failedToSubmit(options, `landed with error ${JSON.stringify(status.err)}`, signature, JSON.stringify(status.err));
+    }
+    if (Date.now() >= deadline) throw failedToSubmit(options, 'has no status before the timeout', signature);
+    await sleep(POLL_INTERVAL_MS, undefined, { signal: options.signal });
+  }
+}
+
+async function rpcStep<T>(options: SubmitOptions, call: () => Promise<T>): Promise<T> {
+  options.signal.throwIfAborted();
+  try {
+    return await call();
+  } catch (err) {
+    if (options.signal.aborted) throw options.signal.reason;
+    throw failedToSubmit(options, `failed: ${describeError(err)}`);
+  }
+}
+
+function failedToSubmit(options: SubmitOptions, problem: string, signature?: string, err?: string): DevnetError<'DEVNET__FAILED_TO_SUBMIT'> {
+  const transaction = signature === undefined ? 'transaction' : `transaction ${signature}`;
+  return new DevnetError(
+    'DEVNET__FAILED_TO_SUBMIT',
+    { chain: options.chain, step: options.step, ...(signature === undefined ? {} : { signature }), ...(err === undefined ? {} : { err }) },
+    `devnet ${options.chain} chain: ${options.step} ${transaction} ${problem}`,
+  );
+}

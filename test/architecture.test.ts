@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The import rules of docs/architecture.md, checked on the source text: the devnet is a product
+ * beside the server (it may use the server's chain codecs; the server never uses the devnet),
+ * dependencies point inward, and the server's production dependencies are exactly the packages
+ * its own code imports, so `npm ci --omit=dev` and the image carry nothing only the devnet,
+ * the tests or the benches need.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+interface SourceImport {
+  file: string;
+  /** Repository-relative path of a relative import's target, or the package name of a bare one. */
+  target: string;
+  bare: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(dir: string): SourceImport[] {
+  return sourceFiles(dir).flatMap((file) => {
+    // TypeScript's own scanner: static, dynamic and re-export imports, none from comments or strings.
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
+    return importedFiles.map(({ fileName: specifier }) => {
+      const bare = !specifier.startsWith('.');
+      const target = bare ? packageName(specifier) : relative(ROOT, resolve(ROOT, dirname(file), specifier)).replace(/\.js$/, '.ts');
+      return { file, target, bare };
+    });
+  });
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+const under = (prefix: string) => (path: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+describe('architecture: who may import what', () => {
+  const server = importsOf('src');
+  const devnet = importsOf('devnet');
+
+  it('nothing in src/ imports the devnet, and src/ imports nothing outside itself', () => {
+    expect(server.filter(({ bare, target }) => !bare && !under('src')(target))).toEqual([]);
+  });
+
+  it('the devnet imports of the server only the chain codecs and the error type they throw', () => {
+    const allowed = [under('src/chain/codec'), under('src/chain/pda.ts'), under('src/chain/types.ts'), under('src/chain/program-errors.ts'), under('src/errors.ts')];
+    const fromServer = devnet.filter(({ bare, target }) => !bare && under('src')(target));
+    expect(fromServer.length).toBeGreaterThan(0);
+    expect(fromServer.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
+  });
+
+  it('dependencies point inward: nothing imports src/http but src/index.ts; src/chain imports neither machines nor http', () => {
+    expect(server.filter(({ file, target }) => under('src/http')(target) && !under('src/http')(file) && file !== 'src/index.ts')).toEqual([]);
+    expect(server.filter(({ file, target }) => under('src/chain')(file) && (under('src/machines')(target) || under('src/http')(target)))).toEqual([]);
+  });
+
+  it('the production dependencies are exactly the packages the server imports', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const imported = new Set(server.filter(({ bare, target }) => bare && !target.startsWith('node:')).map(({ target }) => target));
+    expect(Object.keys(manifest.dependencies).sort()).toEqual([...imported].sort());
+  });
+
+  it('the server build compiles src/ alone; the devnet has a build of its own', () => {
+    const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    const devnetBuild = JSON.parse(readFileSync(join(ROOT, 'devnet', 'tsconfig.json'), 'utf8')) as { compilerOptions: { outDir: string } };
+    expect(build.include).toEqual(['src']);
+    expect(devnetBuild.compilerOptions.outDir).toBe('../dist-devnet');
+  });
+});
