@@ -3,7 +3,9 @@
 # Build:  docker build -t bridge-operator-server .
 # Run:    docker run -p 8080:8080 -v /path/to/authority.json:/secrets/authority.json:ro \
 #           -e BRIDGE_SOURCE_RPC_URL=... -e BRIDGE_TARGET_RPC_URL=... \
-#           -e BRIDGE_SOURCE_CHAIN_ID=... -e BRIDGE_TARGET_CHAIN_ID=... bridge-operator-server
+#           -e BRIDGE_SOURCE_CHAIN_ID=... -e BRIDGE_TARGET_CHAIN_ID=... \
+#           -e BRIDGE_AUTHORITY_KEYPAIR=/secrets/authority.json bridge-operator-server
+# (all five runtime variables or none: with none the server starts with the crank disabled).
 
 # --- builder: all dependencies, TypeScript compiled to dist/ ----------------------------------
 FROM node:24-bookworm-slim AS builder
