@@ -43,8 +43,12 @@ export interface BridgeErrorContexts {
   };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
-  /** The configured authority is not in a tracker's authority set. */
-  CHAIN__AUTHORITY_NOT_FOUND: { account: string; chain: string; authority: string };
+  /**
+   * The configured authority is not in a tracker's authority set (the chain client's read and
+   * the planners look it up in one place, src/chain/authority-position.ts). `account`: the
+   * tracker's address when the caller knows it.
+   */
+  CHAIN__AUTHORITY_NOT_FOUND: { account?: string; chain: string; authority: string };
   /**
    * A transaction for a crank action failed. `programError` is the PROTOCOL.md name when the
    * program rejected it. `landedSignatures` lists earlier batches of the same action that did land.
@@ -70,8 +74,6 @@ export interface BridgeErrorContexts {
   CRANK__STOPPED: Record<string, never>;
   /** Too many POST /crank/once requests already wait for the next cycle. */
   CRANK__BUSY: { waiting: number; limit: number };
-  /** The signing key is not among a tracker's authorities: this server cannot vote there. */
-  CRANK__AUTHORITY_NOT_FOUND: { tracker: string; authority: string };
   /**
    * An attempt of a crank action ran past its deadline (one transaction's life, cycle-bound.ts):
    * cut, retryable; a transaction it left without an outcome is resolved by the next attempt.

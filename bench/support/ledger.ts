@@ -1,3 +1,5 @@
+import { authoritySlot, ownNextIndex } from '../../src/chain/authority-position.js';
+import type { ChainSide } from '../../src/metrics/metrics.js';
 import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
 import type { DepositEntry, TrackerHeader, TrackerKind, WithdrawEntry } from '../../src/chain/types.js';
@@ -31,20 +33,21 @@ export function readTrackers(bench: BenchWorld): Trackers {
 
 /** Authority `key`'s own next_index on a tracker. */
 export function nextIndexOf(tracker: Tracker<unknown>, key: string): number {
-  const slot = tracker.header.authorities.indexOf(key);
-  const vote = tracker.header.votes[slot];
-  if (vote === undefined) throw new Error(`authority ${key} is not in the tracker header`);
-  return Number(vote.nextIndex);
+  return ownNextIndex(tracker.header, key, { chain: chainOf(tracker) });
 }
 
 /** Entries on which authority `key` has a vote recorded (yes or no). */
 export function votesRecordedBy(tracker: Tracker<{ yesVotes: number; noVotes: number }>, key: string): number {
-  const bit = 1 << tracker.header.authorities.indexOf(key);
+  const bit = 1 << authoritySlot(tracker.header, key, { chain: chainOf(tracker) });
   return tracker.entries.filter((entry) => ((entry.yesVotes | entry.noVotes) & bit) !== 0).length;
 }
 
 export function lamportsOf(node: DevnetNode, key: string): bigint {
   return node.bank.account(key)?.lamports ?? 0n;
+}
+
+function chainOf(tracker: Tracker<unknown>): ChainSide {
+  return tracker.header.kind === 'DepositTracker' ? 'source' : 'target';
 }
 
 function readTracker<E>(

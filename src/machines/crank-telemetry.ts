@@ -14,7 +14,7 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
       log.debug({ requests: emitted.requests.length }, 'crank cycle started');
       return;
     case 'planned':
-      for (const [phase, pending] of Object.entries(emitted.pending)) metrics.crankPending.set({ phase }, pending);
+      for (const [action, pending] of Object.entries(emitted.pending)) metrics.crankPending.set({ action }, pending);
       log.debug({ pending: emitted.pending }, 'crank planned');
       return;
     case 'foreignSigner':

@@ -59,8 +59,8 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     crankPending: new Gauge({
       name: 'bridge_crank_pending_entries',
-      help: 'Entries waiting for this authority at the latest read, by phase (ack_deposit, ack_withdraw, cleanup_deposit).',
-      labelNames: ['phase'] as const,
+      help: 'Entries waiting for this authority at the latest read, by action (ack_deposit, ack_withdraw, cleanup_deposit).',
+      labelNames: ['action'] as const,
       registers,
     }),
     crankLastRun: new Gauge({

@@ -23,7 +23,7 @@ function recordSomeCrankActivity(app: TestApp): void {
   metrics.crankSubmissions.inc({ action: 'ack_deposit', outcome: 'landed' });
   metrics.crankActionDuration.observe({ action: 'cleanup_deposit' }, 31);
   metrics.crankRetries.inc({ action: 'ack_withdraw' });
-  metrics.crankPending.set({ phase: 'ack_withdraw' }, 2);
+  metrics.crankPending.set({ action: 'ack_withdraw' }, 2);
   metrics.rpcDuration.observe({ chain: 'source', method: 'getMultipleAccounts' }, 0.04);
   metrics.rpcErrors.inc({ chain: 'target', method: 'sendTransaction', kind: 'timeout' });
 }

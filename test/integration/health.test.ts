@@ -121,7 +121,7 @@ describe('second signer: two servers with one key', () => {
     const runsBefore = await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}');
     expect(await crankOnce(halting)).toEqual(NOTHING_ATTEMPTED);
     expect(await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}')).toBe(runsBefore! + 1);
-    expect(await metric(halting, 'bridge_crank_pending_entries{phase="ack_deposit"}')).toBe(1);
+    expect(await metric(halting, 'bridge_crank_pending_entries{action="ack_deposit"}')).toBe(1);
     expect(landedAckDeposits(halting)).toEqual([]);
     const halted = await health(halting);
     expect(halted).toMatchObject({ code: 200, status: 'degraded' });

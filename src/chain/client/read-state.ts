@@ -5,7 +5,8 @@ import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.j
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
 import { ReadMeter, readEntries, readTrackerHeader, type HeaderRead, type TrackerRef } from './tracker-reader.js';
-import { authoritySlot, ownNextIndex, positionRanges, toEntryIndex } from './window.js';
+import { positionRanges } from './window.js';
+import { authoritySlot, ownNextIndex, toEntryIndex } from '../authority-position.js';
 
 /**
  * One consistent view of both trackers for the vote planner (docs/chain-client.md, "What

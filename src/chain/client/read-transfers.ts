@@ -3,7 +3,7 @@ import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.j
 import type { Metrics } from '../../metrics/metrics.js';
 import { truncateAtRemoved, type ChainEndpoint } from './read-state.js';
 import { ReadMeter, readEntries, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
-import { toEntryIndex } from './window.js';
+import { toEntryIndex } from '../authority-position.js';
 
 /**
  * Read-only reads of arbitrary transfer ranges for operators (`npm run ops`, GET /transfers):

@@ -11,7 +11,8 @@ import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-fail
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader } from './tracker-reader.js';
 import type { TransactionJob, TransactionSender } from './transaction-sender.js';
-import { coveringRanges, toEntryIndex } from './window.js';
+import { coveringRanges } from './window.js';
+import { toEntryIndex } from '../authority-position.js';
 
 /**
  * cleanup_deposit for the given source entries, batched. The instruction needs each entry's

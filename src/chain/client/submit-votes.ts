@@ -8,7 +8,7 @@ import { reconcileVotes } from './reconcile-votes.js';
 import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
 import { ReadMeter, readTrackerHeader } from './tracker-reader.js';
 import type { TransactionJob, TransactionSender } from './transaction-sender.js';
-import { ownNextIndex } from './window.js';
+import { ownNextIndex } from '../authority-position.js';
 
 /**
  * ack_deposit / ack_withdraw: votes in index order, consecutive votes batched into as few

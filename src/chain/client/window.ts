@@ -1,42 +1,9 @@
-import { BridgeError } from '../../errors.js';
-import { malformedAccount } from '../codec/account-errors.js';
-import type { ChainSide } from '../../metrics/metrics.js';
-import type { TrackerHeader } from '../types.js';
-import { chainName } from '../chain-name.js';
 
 /**
  * Which entries a read fetches: a bounded run from each position a planner starts at, so that
  * the cost of a cycle depends on what it can act on, neither on the size of the tracker nor on
  * any count a header claims.
  */
-
-/** A u64 counter or position from a header as an entry index (a JS number). */
-export function toEntryIndex(value: bigint, account: string, field: string): number {
-  if (value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value);
-  const reason = `is ${value}, above the largest entry index this server handles (${Number.MAX_SAFE_INTEGER})`;
-  throw malformedAccount(account, field, reason);
-}
-
-/** This authority's position in a tracker's authority set (the bit it owns in vote masks). */
-export function authoritySlot(header: TrackerHeader, authority: string, where: { account: string; chain: ChainSide }): number {
-  const slot = header.authorities.indexOf(authority);
-  if (slot >= 0) return slot;
-  throw new BridgeError(
-    'CHAIN__AUTHORITY_NOT_FOUND',
-    { account: where.account, chain: where.chain, authority },
-    `authority ${authority} (BRIDGE_AUTHORITY_KEYPAIR) is not one of the ${header.authorityCount} authorities ` +
-      `of ${header.kind} ${where.account} on the ${chainName(where.chain)} chain; ` +
-      'check the keypair file and the chain ids',
-  );
-}
-
-/** This authority's `next_index` in a tracker (the next entry it must vote on, rule 3.4). */
-export function ownNextIndex(header: TrackerHeader, authority: string, where: { account: string; chain: ChainSide }): number {
-  const slot = authoritySlot(header, authority, where);
-  const vote = header.votes[slot];
-  if (vote === undefined) throw malformedAccount(where.account, `votes[${slot}]`, 'is missing for a listed authority');
-  return toEntryIndex(vote.nextIndex, where.account, `votes[${slot}].next_index`);
-}
 
 export interface EntryRange {
   /** First entry index. */

@@ -1,6 +1,7 @@
 import type { AckDepositVote, BridgeView } from '../../chain/bridge-chains.js';
 import type { DepositEntry, WithdrawEntry } from '../../chain/types.js';
-import { entryAt, entryIndex, ownVote, readRun } from './view-access.js';
+import { ownNextIndex } from '../../chain/authority-position.js';
+import { entryAt, entryIndex, readRun } from './view-access.js';
 
 /**
  * ack_deposit votes of an honest authority (PROTOCOL.md "How an honest authority votes"),
@@ -18,7 +19,7 @@ export interface AckDepositPlan {
 export function planAckDeposits(view: BridgeView, limit: number): AckDepositPlan {
   const source = view.deposits;
   const destination = view.withdrawals;
-  const first = entryIndex(ownVote(destination.header, view.authority).nextIndex);
+  const first = ownNextIndex(destination.header, view.authority, { chain: 'target' });
   const sourceCount = entryIndex(source.header.entryCount);
   // Each proposal appends an entry, so proposals planned in one pass are consecutive from
   // entry_count: every one is "the next proposal" once the previous one lands.

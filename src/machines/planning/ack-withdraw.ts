@@ -2,7 +2,8 @@ import type { AckWithdrawVote, BridgeView } from '../../chain/bridge-chains.js';
 import type { DepositEntry, DepositResult } from '../../chain/types.js';
 import { depositResultToWire } from '../../chain/result-wire.js';
 import { isRelayableWithdrawResult, type WithdrawReadiness } from '../guards.js';
-import { entryAt, entryIndex, ownVote, readRun } from './view-access.js';
+import { ownNextIndex } from '../../chain/authority-position.js';
+import { entryAt, entryIndex, readRun } from './view-access.js';
 
 /**
  * ack_withdraw votes of an honest authority: relay each destination result to the source,
@@ -25,7 +26,7 @@ export interface AckWithdrawPlan {
 export function planAckWithdraws(view: BridgeView, limit: number): AckWithdrawPlan {
   const source = view.deposits;
   const destination = view.withdrawals;
-  const first = entryIndex(ownVote(source.header, view.authority).nextIndex);
+  const first = ownNextIndex(source.header, view.authority, { chain: 'source' });
   const end = Math.min(entryIndex(source.header.entryCount), entryIndex(destination.header.entryCount));
   const votes: PlannedAckWithdraw[] = [];
   let pending = 0;

@@ -1,26 +1,11 @@
-import type { AuthorityVote, TrackerHeader } from '../../chain/types.js';
 import type { TrackerWindow } from '../../chain/bridge-chains.js';
 import { BridgeError } from '../../errors.js';
 
 /**
- * Reading a BridgeView the way the planners need it: this authority's vote slot and single
- * entries by index, failing loudly when the read does not cover what voting needs.
+ * Reading a BridgeView the way the planners need it: single entries by index, failing loudly
+ * when the read does not cover what voting needs (this authority's position:
+ * src/chain/authority-position.ts).
  */
-
-/** This authority's AuthorityVote in a tracker header (rule 3.4: its own next position). */
-export function ownVote(header: TrackerHeader, authority: string): AuthorityVote {
-  const slot = header.authorities.indexOf(authority);
-  const vote = header.votes[slot];
-  if (slot < 0 || vote === undefined) {
-    throw new BridgeError(
-      'CRANK__AUTHORITY_NOT_FOUND',
-      { tracker: header.kind, authority },
-      `${authority} is not an authority of the ${header.kind} (it lists ${header.authorities.length}); ` +
-        'check BRIDGE_AUTHORITY_KEYPAIR and the chain ids: this server cannot vote on this tracker',
-    );
-  }
-  return vote;
-}
 
 /**
  * Entry `index` of a window, which the read must hold: a planner asks for the entry at each

@@ -1,3 +1,4 @@
+import { ownNextIndex } from '../../../src/chain/authority-position.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +86,7 @@ async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
 
 /** ack_deposit votes that copy the source entries from this authority's destination position. */
 function ackDepositVotes(view: BridgeView): AckDepositVote[] {
-  const next = Number(view.withdrawals.header.votes[view.withdrawals.header.authorities.indexOf(view.authority)]!.nextIndex);
+  const next = ownNextIndex(view.withdrawals.header, view.authority, { chain: 'target' });
   return [...view.deposits.entries]
     .map(([index, entry]) => ({ entry, index }))
     .filter(({ index }) => index >= next)

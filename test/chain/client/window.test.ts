@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isBridgeError } from '../../../src/errors.js';
 import { truncateAtRemoved } from '../../../src/chain/client/read-state.js';
-import {
-  authoritySlot,
-  coveringRanges,
-  ownNextIndex,
-  positionRanges,
-  sliceRanges,
-  toEntryIndex,
-} from '../../../src/chain/client/window.js';
+import { coveringRanges, positionRanges, sliceRanges } from '../../../src/chain/client/window.js';
+import { authoritySlot, ownNextIndex, toEntryIndex } from '../../../src/chain/authority-position.js';
 import type { TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
 
 const ACCOUNT = 'Tracker1111111111111111111111111111111111111';
@@ -138,6 +132,12 @@ describe('authoritySlot and ownNextIndex', () => {
     }
     expect(isBridgeError(caught, 'CHAIN__AUTHORITY_NOT_FOUND')).toBe(true);
     expect((caught as Error).message).toContain(`authority Z (BRIDGE_AUTHORITY_KEYPAIR) is not one of the 3 authorities of WithdrawTracker ${ACCOUNT} on the destination chain`);
+  });
+
+  it('names the tracker by kind and chain where the caller (a planner) has no address', () => {
+    expect(() => ownNextIndex(header(), 'Z', { chain: 'target' })).toThrow(
+      expect.objectContaining({ code: 'CHAIN__AUTHORITY_NOT_FOUND', context: { chain: 'target', authority: 'Z' }, message: expect.stringContaining('authorities of WithdrawTracker on the destination chain') }),
+    );
   });
 });
 

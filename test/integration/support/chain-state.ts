@@ -1,3 +1,4 @@
+import { ownNextIndex } from '../../../src/chain/authority-position.js';
 import { PublicKey } from '@solana/web3.js';
 import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithdrawEntries } from '../../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../../src/chain/codec/layout.js';
@@ -40,8 +41,7 @@ export function tokenPair(bridge: DevnetBridge, sourceMint: string): TokenPair {
 
 /** Authority k's own position on a tracker (rule 3.4). */
 export function nextIndexOf(tracker: Tracker<unknown>, bridge: DevnetBridge, k: number): number {
-  const slot = tracker.header.authorities.indexOf(bridge.authorities[k]!.publicKey.toBase58());
-  return Number(tracker.header.votes[slot]!.nextIndex);
+  return ownNextIndex(tracker.header, bridge.authorities[k]!.publicKey.toBase58(), { chain: tracker.header.kind === 'DepositTracker' ? 'source' : 'target' });
 }
 
 /** The vote-mask bits of the given authority slots. */

@@ -96,11 +96,11 @@ describe('planAckDeposits', () => {
     );
   });
 
-  it('fails with CRANK__AUTHORITY_NOT_FOUND when the key is not an authority of the destination', () => {
+  it('fails with CHAIN__AUTHORITY_NOT_FOUND when the key is not an authority of the destination', () => {
     const view = bridgeView({ deposits: deposits(1), withdrawals: [] });
     view.withdrawals.header = trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0, authorities: OTHER_AUTHORITIES });
     expect(() => planAckDeposits(view, 64)).toThrow(
-      expect.objectContaining({ code: 'CRANK__AUTHORITY_NOT_FOUND', context: { tracker: 'WithdrawTracker', authority: AUTHORITY } }),
+      expect.objectContaining({ code: 'CHAIN__AUTHORITY_NOT_FOUND', context: { chain: 'target', authority: AUTHORITY } }),
     );
   });
 });
