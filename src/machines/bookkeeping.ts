@@ -23,7 +23,8 @@ import { hasBacklog } from './planning/cycle-plan.js';
 
 /**
  * What each step of the machine records: pure functions from the context (and the time) to a
- * context update and the events to emit. The machine's actions (crank-machine.ts) apply them.
+ * context update and the events to emit, every one of the same `{ update, emit }` shape. The
+ * machine's actions (crank-machine.ts) apply them all the same way.
  */
 
 export interface Bookkeeping {
@@ -75,19 +76,20 @@ export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
 }
 
 /** Submitting starts: the cycle has now attempted this action. */
-export function attemptStarted(context: CrankContext, step: CrankStep, atMs: number): Partial<CrankContext> {
+export function attemptStarted(context: CrankContext, step: CrankStep, atMs: number): Bookkeeping {
   const submitted = submittedIndices(submissionFor(step, context.plan));
   const cycle = context.cycle && {
     ...context.cycle,
     attempted: { ...context.cycle.attempted, [step]: true },
     cleanupSubmitted: step === 'cleanup' ? unionIndices(context.cycle.cleanupSubmitted, submitted) : context.cycle.cleanupSubmitted,
   };
-  return { cycle, progress: { ...context.progress, attemptStartedAtMs: atMs, submitted, failure: null } };
+  return { update: { cycle, progress: { ...context.progress, attemptStartedAtMs: atMs, submitted, failure: null } }, emit: [] };
 }
 
 /** A retry starts with a fresh read. */
-export function rereadStarted(context: CrankContext, atMs: number): Partial<CrankContext> {
-  return { progress: { ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: atMs, submitted: [], failure: null } };
+export function rereadStarted(context: CrankContext, atMs: number): Bookkeeping {
+  const progress = { ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: atMs, submitted: [], failure: null };
+  return { update: { progress }, emit: [] };
 }
 
 export function attemptLanded(context: CrankContext, step: CrankStep, report: ActionReport, atMs: number): Bookkeeping {
@@ -131,20 +133,24 @@ export function dryRunRecorded(context: CrankContext, step: CrankStep): Bookkeep
 }
 
 /** The failure as data; transactions that landed before it count as submitted. */
-export function attemptFailed(context: CrankContext, error: unknown): Partial<CrankContext> {
+export function attemptFailed(context: CrankContext, error: unknown): Bookkeeping {
   const landedSignatures = landedSignaturesOf(error);
   return {
-    progress: {
-      ...context.progress,
-      failure: { error: errorText(error), retryable: isRetryableFailure(error), landedSignatures },
+    update: {
+      progress: {
+        ...context.progress,
+        failure: { error: errorText(error), retryable: isRetryableFailure(error), landedSignatures },
+      },
+      health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
     },
-    health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
+    emit: [],
   };
 }
 
-export function failedAttemptEvent(context: CrankContext, step: CrankStep, willRetry: boolean, atMs: number): CrankEmitted {
+/** The failed attempt's log line and metrics, once the machine knows whether it will retry. */
+export function failedAttemptReported(context: CrankContext, step: CrankStep, willRetry: boolean, atMs: number): Bookkeeping {
   const { attempt, attemptStartedAtMs, submitted, failure } = context.progress;
-  return attemptEvent(step, attempt, 'failed', {
+  const event = attemptEvent(step, attempt, 'failed', {
     indices: submitted,
     signatures: failure?.landedSignatures ?? [],
     error: failure?.error ?? null,
@@ -152,23 +158,27 @@ export function failedAttemptEvent(context: CrankContext, step: CrankStep, willR
     atMs,
     durationMs: atMs - attemptStartedAtMs,
   });
+  return { update: {}, emit: [event] };
 }
 
 /** All attempts used (or the failure cannot be retried): the cycle has failed, SPEC §3. */
-export function actionFailed(context: CrankContext, step: CrankStep): Partial<CrankContext> {
+export function actionFailed(context: CrankContext, step: CrankStep): Bookkeeping {
   const { attempt, submitted, failure } = context.progress;
   const failed = describeFailed(step, submitted, attempt);
   return {
-    cycle: context.cycle && { ...context.cycle, failed: true },
-    health: { ...context.health, lastAction: failed, lastError: `${failed}: ${failure?.error ?? 'unknown error'}` },
+    update: {
+      cycle: context.cycle && { ...context.cycle, failed: true },
+      health: { ...context.health, lastAction: failed, lastError: `${failed}: ${failure?.error ?? 'unknown error'}` },
+    },
+    emit: [],
   };
 }
 
 /** A retry's re-read found nothing left to submit: the earlier attempt's work got done after all. */
-export function actionResolved(context: CrankContext, step: CrankStep, atMs: number): CrankEmitted[] {
+export function actionResolved(context: CrankContext, step: CrankStep, atMs: number): Bookkeeping {
   const { attempt, attemptStartedAtMs } = context.progress;
-  if (attempt === 1) return [];
-  return [attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs })];
+  if (attempt === 1) return { update: {}, emit: [] };
+  return { update: {}, emit: [attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs })] };
 }
 
 export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping {

@@ -23,7 +23,7 @@ import {
   cycleFinished,
   cycleStarted,
   dryRunRecorded,
-  failedAttemptEvent,
+  failedAttemptReported,
   readFailed,
   readRecorded,
   rereadStarted,
@@ -120,19 +120,17 @@ const crankSetup = setup({
     recordDryRun: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) =>
       apply(enqueue, dryRunRecorded(context, params.step)),
     ),
-    beginAttempt: assign(({ context }, params: { step: CrankStep }) => attemptStarted(context, params.step, now())),
-    beginReread: assign(({ context }) => rereadStarted(context, now())),
+    beginAttempt: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, attemptStarted(context, params.step, now()))),
+    beginReread: enqueueActions(({ context, enqueue }) => apply(enqueue, rereadStarted(context, now()))),
     recordLanded: enqueueActions(({ context, enqueue }, params: { step: CrankStep; report: ActionReport }) =>
       apply(enqueue, attemptLanded(context, params.step, params.report, now())),
     ),
-    recordFailure: assign(({ context }, params: { error: unknown }) => attemptFailed(context, params.error)),
-    reportFailedAttempt: emit(({ context }, params: { step: CrankStep; willRetry: boolean }) =>
-      failedAttemptEvent(context, params.step, params.willRetry, now()),
+    recordFailure: enqueueActions(({ context, enqueue }, params: { error: unknown }) => apply(enqueue, attemptFailed(context, params.error))),
+    reportFailedAttempt: enqueueActions(({ context, enqueue }, params: { step: CrankStep; willRetry: boolean }) =>
+      apply(enqueue, failedAttemptReported(context, params.step, params.willRetry, now())),
     ),
-    recordActionFailed: assign(({ context }, params: { step: CrankStep }) => actionFailed(context, params.step)),
-    resolveAction: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => {
-      for (const event of actionResolved(context, params.step, now())) enqueue.emit(event);
-    }),
+    recordActionFailed: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, actionFailed(context, params.step))),
+    resolveAction: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, actionResolved(context, params.step, now()))),
     finishCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleFinished(context, now()))),
     abandonCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleAbandoned(context))),
   },

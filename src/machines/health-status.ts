@@ -8,7 +8,8 @@ import type { CrankSettings, HealthFacts } from './crank-context.js';
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
  *   start before the first. The one state a restart can fix.
- * - `degraded` (HTTP 200): the loop runs but something needs an operator: the latest cycle
+ * - `degraded` (HTTP 200): the loop runs but something needs an operator: an action is backing
+ *   off after a failed attempt right now (the machine's `degraded` tag), the latest cycle
  *   failed (last_error is set), the authority cannot pay a plan's fees or is below
  *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
  *   crank halted on that.
@@ -31,6 +32,8 @@ export interface HealthStatusInput {
   stalledAfterMs: number;
   /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
   foreignSignerHoldMs: number;
+  /** The failed attempt an action is backing off from right now (the machine is in a `degraded`-tagged state); null otherwise. */
+  retrying: string | null;
 }
 
 export interface HealthVerdict {
@@ -55,8 +58,9 @@ function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: Hea
   return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
 }
 
-function degradations({ facts, settings, foreignSignerHoldMs }: HealthStatusInput, nowMs: number): string[] {
+function degradations({ facts, settings, foreignSignerHoldMs, retrying }: HealthStatusInput, nowMs: number): string[] {
   const problems: string[] = [];
+  if (retrying !== null) problems.push(`retrying after a failed attempt: ${retrying}`);
   if (facts.lastError !== null) problems.push(facts.lastError);
   for (const chain of chainsShortOfFees(facts.fees)) {
     const { balance, need } = facts.fees![chain];

@@ -94,9 +94,10 @@ export function startCrank(options: StartCrankOptions): CrankService {
   function verdict(): HealthVerdict {
     const snapshot = actor.getSnapshot();
     const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
-    const { health: facts, settings } = snapshot.context;
+    const { health: facts, settings, progress } = snapshot.context;
     const enabled = snapshot.status === 'active' || internalError !== null;
-    return healthVerdict({ enabled, internalError, startedAtMs, facts, settings, stalledAfterMs, foreignSignerHoldMs }, Date.now());
+    const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
+    return healthVerdict({ enabled, internalError, startedAtMs, facts, settings, stalledAfterMs, foreignSignerHoldMs, retrying }, Date.now());
   }
 
   function health(): CrankHealth {
@@ -119,7 +120,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
 
   function poll(): CrankPollOutcome {
     if (!acceptsCycles()) throw stoppedError('the crank is stopping or stopped and runs no more cycles');
-    const outcome = actor.getSnapshot().matches('idle') ? 'started' : 'coalesced';
+    // A `busy` state is a cycle running: the machine coalesces the POLL into it.
+    const outcome = actor.getSnapshot().hasTag('busy') ? 'coalesced' : 'started';
     actor.send({ type: 'POLL' });
     return outcome;
   }
@@ -215,4 +217,9 @@ function busyError(waiting: number): BridgeError<'CRANK__BUSY'> {
     { waiting, limit: MAX_WAITING_CRANK_REQUESTS },
     `${waiting} crank requests already wait for the next cycle (at most ${MAX_WAITING_CRANK_REQUESTS}); try again after it, or read /health`,
   );
+}
+
+/** "attempt 1 of 3 failed: <error>", for /health while the action backs off. */
+function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
+  return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
 }

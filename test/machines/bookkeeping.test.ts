@@ -63,9 +63,9 @@ describe('cycle bookkeeping', () => {
   it('counts distinct cleanup entries across attempts', () => {
     const plan = (indices: number[]): CyclePlan => ({ ...backlogPlan, cleanup: { indices, pending: indices.length } });
     let context = inCycle(plan([3, 5]));
-    context = { ...context, ...attemptStarted(context, 'cleanup', 1100) };
+    context = { ...context, ...attemptStarted(context, 'cleanup', 1100).update };
     context = { ...context, plan: plan([5, 8]) };
-    context = { ...context, ...attemptStarted(context, 'cleanup', 1200) };
+    context = { ...context, ...attemptStarted(context, 'cleanup', 1200).update };
     expect(context.cycle?.cleanupSubmitted).toEqual([3, 5, 8]);
     expect(context.cycle?.attempted).toEqual({ ackDeposit: false, ackWithdraw: false, cleanup: true });
   });
@@ -79,9 +79,9 @@ describe('cycle bookkeeping', () => {
     expect(read.emit).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) }]);
 
     const context = inCycle(backlogPlan);
-    const failed = { ...context, ...attemptFailed({ ...context, ...attemptStarted(context, 'ackDeposit', 1100) }, huge) };
+    const failed = { ...context, ...attemptFailed({ ...context, ...attemptStarted(context, 'ackDeposit', 1100).update }, huge).update };
     expect(failed.progress.failure?.error).toMatch(/^node said e+… \(\d+ more\)$/);
-    const health = actionFailed(failed, 'ackDeposit').health;
+    const health = actionFailed(failed, 'ackDeposit').update.health;
     expect(health?.lastError).not.toContain('\n');
     expect(health?.lastError?.length).toBeLessThan(MAX_ERROR_CHARS + 100);
   });

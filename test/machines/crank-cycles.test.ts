@@ -144,7 +144,7 @@ describe('crank cycles', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(501);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
-    expect(crank.health().last_error).toBeNull();
+    expect(crank.health().last_error).toBe('retrying after a failed attempt: attempt 2 of 3 failed: ack_deposit: transaction expired before it landed');
     await vi.advanceTimersByTimeAsync(2000);
     expect(chains.calls.map((call) => call.method)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'readState', 'ackDeposits']);
     expect(attemptLines(logs).map((line) => [line['attempt'], line['outcome'], line['level']])).toEqual([

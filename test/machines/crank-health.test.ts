@@ -4,7 +4,7 @@ import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.
 import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/start-crank.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
-import { fails, rpcError, type ScriptedChains } from './support/scripted-chains.js';
+import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';
 import { metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
 
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
@@ -56,6 +56,24 @@ describe('fee balance', () => {
     expect(crank.status()).toBe('degraded');
     expect(crank.health().last_error).toMatch(/^the authority holds 1000000000 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(2000000000\)/);
     for (const chain of ['source', 'target']) expect(await metricValue(metrics.authorityMinBalance, { chain })).toBe(2_000_000_000);
+    await crank.stop(0);
+  });
+});
+
+describe('retrying', () => {
+  it('while an action backs off after a failed attempt: degraded, and /health says which attempt failed and why; ok once it lands', async () => {
+    const { chains, crank } = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
+      before: (c) => {
+        c.script('ackDeposits', fails(retryableSubmitError('ack_deposit')));
+      },
+    });
+    await settle();
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit: transaction expired before it landed");
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(2);
+    expect(crank.status()).toBe('ok');
+    expect(crank.health().last_error).toBeNull();
     await crank.stop(0);
   });
 });

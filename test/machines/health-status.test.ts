@@ -28,6 +28,7 @@ function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatus
     settings: { onForeignSigner: 'continue', minBalanceLamports: 1_000_000 },
     stalledAfterMs: STALLED_AFTER_MS,
     foreignSignerHoldMs: HOLD_MS,
+    retrying: null,
     ...overrides,
   };
 }
@@ -43,6 +44,7 @@ describe('healthVerdict', () => {
     ['latest cycle finished exactly at the bound', input(), START + 2000 + STALLED_AFTER_MS, 'ok', null],
     ['latest cycle finished past the bound', input(), START + 2000 + STALLED_AFTER_MS + 1, 'stalled', /no crank cycle has finished 60 s ago.*restart the server/],
     ['internal error', input({}, { enabled: false, internalError: 'the crank stopped on an internal error: boom' }), AT, 'stalled', /^the crank stopped on an internal error: boom; restart the server$/],
+    ['an action backing off after a failed attempt', input({}, { retrying: 'attempt 1 of 3 failed: HTTP 500' }), AT, 'degraded', /^retrying after a failed attempt: attempt 1 of 3 failed: HTTP 500$/],
     ['failed action (last_error set)', input({ lastError: 'ack_deposit 1..2 (2 votes) failed after 3 attempts: timeout' }), AT, 'degraded', /^ack_deposit 1\.\.2/],
     ['cannot pay the plan on the destination', input({ fees: { source: FACTS.fees!.source, target: { balance: 4_999, need: 10_000 } } }), AT, 'degraded', /^the authority holds 4999 lamports on the destination chain, less than the 10000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded$/],
     ['below BRIDGE_MIN_BALANCE_LAMPORTS on the source', input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }), AT, 'degraded', /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/],
