@@ -26,16 +26,20 @@ export interface BridgeErrorContexts {
   /** A JSON-safe vote field that has no on-chain form (a u64 string that is not canonical, a None result). */
   CHAIN__INVALID_VOTE: { field: string; value: string; reason: string };
 
-  // --- chain: rpc and submission ----------------------------------------------------------
+  // --- chain: rpc and submission ---------------------------------------------------------
+  // Facts only: whether a failure is tried again is src/failure-policy.ts's decision.
   /**
-   * An RPC call failed or timed out. `retryable` is true for transient faults. `status` is the
-   * HTTP status, `rpcCode` the JSON-RPC error code when the node answered with one.
+   * An RPC call failed or timed out. `kind` says how (the `kind` label of
+   * bridge_rpc_errors_total where the transport saw it; `unavailable`: every endpoint of the
+   * chain is taken out; `invalid_result`: an answer of the right shape that means nothing;
+   * `unexpected`: any other failure). `status` is the HTTP status, `rpcCode` the JSON-RPC error
+   * code when the node answered with one, `endpoint` the origin of the endpoint that failed when
+   * the chain has a pool of them.
    */
-  /** `endpoint`: the origin (label) of the endpoint that failed, when the chain has a pool of them. */
   CHAIN__RPC_FAILED: {
     chain: string;
     method: string;
-    retryable: boolean;
+    kind: RpcFailureKind;
     status?: number;
     rpcCode?: number;
     retryAfterMs?: number;
@@ -50,17 +54,24 @@ export interface BridgeErrorContexts {
    */
   CHAIN__AUTHORITY_NOT_FOUND: { account?: string; chain: string; authority: string };
   /**
-   * A transaction for a crank action failed. `programError` is the PROTOCOL.md name when the
-   * program rejected it. `landedSignatures` lists earlier batches of the same action that did land.
-   * `signature`: when not retryable, the transaction that landed with this error (its fee was
-   * paid, so it counts as landed); when retryable, a transaction whose outcome is still unknown.
+   * A crank action failed. `outcome` says what became of it: `refused` (preflight refused it:
+   * nothing landed), `landed_with_error` (it landed with an error; its fee was paid;
+   * `signature` names it), `not_landed` (its blockhash expired and it never landed), `unknown`
+   * (not confirmed in time: it may still land; `signature` names it and the next attempt
+   * resolves it first), `stale_plan` (the tracker moved past the plan), `foreign_vote` (the
+   * authority's position moved past votes no transaction of this server carried),
+   * `entries_refused` (the program refused some entries of a cleanup), `failed` (another failure
+   * inside the action: `cause`). `programError` is the PROTOCOL.md name when the program
+   * refused it, `transactionError` the runtime error's name otherwise. `landedSignatures` lists
+   * earlier batches of the same action that did land.
    */
   CHAIN__FAILED_TO_SUBMIT: {
     chain: string;
     action: string;
-    retryable: boolean;
+    outcome: SubmitOutcome;
     programError?: string;
     customCode?: number;
+    transactionError?: string;
     /** The entry index whose instruction failed, when the failure names one. */
     index?: number;
     signature?: string;
@@ -76,9 +87,9 @@ export interface BridgeErrorContexts {
   CRANK__BUSY: { waiting: number; limit: number };
   /**
    * An attempt of a crank action ran past its deadline (one transaction's life, cycle-bound.ts):
-   * cut, retryable; a transaction it left without an outcome is resolved by the next attempt.
+   * cut, and tried again; a transaction it left without an outcome is resolved by the next attempt.
    */
-  CRANK__ATTEMPT_DEADLINE_EXCEEDED: { action: string; deadlineMs: number; retryable: true };
+  CRANK__ATTEMPT_DEADLINE_EXCEEDED: { action: string; deadlineMs: number };
   /** The planner needs an entry that BridgeChains.readState did not read (outside its window). */
   CRANK__ENTRY_NOT_FOUND: { tracker: string; index: number; windowStart: number; windowEnd: number };
 
@@ -91,6 +102,10 @@ export interface BridgeErrorContexts {
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;
 
+export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
+
+export type SubmitOutcome = 'refused' | 'landed_with_error' | 'not_landed' | 'unknown' | 'stale_plan' | 'foreign_vote' | 'entries_refused' | 'failed';
+
 export class BridgeError<C extends BridgeErrorCode = BridgeErrorCode> extends Error {
   override readonly name = 'BridgeError';
   readonly code: C;
@@ -100,12 +115,6 @@ export class BridgeError<C extends BridgeErrorCode = BridgeErrorCode> extends Er
     super(message, options);
     this.code = code;
     this.context = context;
-  }
-
-  /** True when the failure is transient and the same action may succeed if tried again. */
-  get retryable(): boolean {
-    const context = this.context as { retryable?: unknown };
-    return context.retryable === true;
   }
 }
 

@@ -6,7 +6,7 @@ import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains, type BridgeChainsTuning } from '../../src/chain/client/index.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../devnet/world/keypair-files.js';
+import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
 import type { Logger } from '../../src/log/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 
@@ -45,7 +45,7 @@ export async function startBenchWorld(options: BenchWorldOptions): Promise<Bench
   };
   try {
     const world = await bootstrapWorld(pair, { authorities: AUTHORITIES, threshold: THRESHOLD, capacity: options.capacity, dir, signal: options.signal });
-    const authorities = await Promise.all(world.authorities.map((authority) => loadKeypair(authority.keypairPath)));
+    const authorities = await Promise.all(world.authorities.map((authority) => loadKeypairFile(authority.keypairPath)));
     return { pair, world, programId: new PublicKey(world.programId), authorities, close };
   } catch (err) {
     await close();
@@ -85,10 +85,4 @@ export function bridgeChainsFor(
     },
     tuning,
   );
-}
-
-async function loadKeypair(path: string): Promise<Keypair> {
-  const keypair = await readKeypairFile(path);
-  if (keypair === undefined) throw new Error(`bootstrapWorld wrote no keypair file at ${path}`);
-  return keypair;
 }

@@ -46,6 +46,13 @@ export async function readKeypairFile(path: string): Promise<Keypair | undefined
   }
 }
 
+/** A keypair the world wrote (world.json names it): a missing file is an error naming it. */
+export async function loadKeypairFile(path: string): Promise<Keypair> {
+  const keypair = await readKeypairFile(path);
+  if (keypair === undefined) throw invalidKeypairFile(path, 'is missing: bootstrap the world again');
+  return keypair;
+}
+
 function invalidKeypairFile(path: string, problem: string): DevnetError<'DEVNET__INVALID_OPTION'> {
   const reason = `keypair file ${path} ${problem}; delete it to let the devnet create a new one`;
   return new DevnetError('DEVNET__INVALID_OPTION', { option: 'dir', reason }, reason);

@@ -18,7 +18,7 @@ import {
 } from './crank-context.js';
 import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './authority-checks.js';
 import { describeFailed, describeLanded, describePlanned } from './describe.js';
-import { isRetryableFailure } from './guards.js';
+import { retriesAction } from '../failure-policy.js';
 import { hasBacklog } from './planning/cycle-plan.js';
 
 /**
@@ -139,7 +139,7 @@ export function attemptFailed(context: CrankContext, error: unknown): Bookkeepin
     update: {
       progress: {
         ...context.progress,
-        failure: { error: errorText(error), retryable: isRetryableFailure(error), landedSignatures },
+        failure: { error: errorText(error), retryable: retriesAction(error), landedSignatures },
       },
       health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
     },

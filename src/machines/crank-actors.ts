@@ -74,7 +74,7 @@ export async function withAttemptDeadline<T>(
     const action = STEP_ACTIONS[submission.step];
     throw new BridgeError(
       'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
-      { action, deadlineMs, retryable: true },
+      { action, deadlineMs },
       `${action} attempt cut after ${Math.round(deadlineMs / 1000)} s (one transaction's life, docs/crank.md "Bounds"): ` +
         'the chain is not confirming or the RPC is not answering; a transaction left without an outcome is resolved by the next attempt',
     );

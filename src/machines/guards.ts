@@ -1,5 +1,4 @@
 import type { CreatedTokenAccount, DepositResult, WithdrawStatus } from '../chain/types.js';
-import { isBridgeError } from '../errors.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 
 /**
@@ -49,32 +48,4 @@ export function hasAckWithdrawWork(plan: CyclePlan | null): boolean {
 /** Crank cycle step 5: finalized deposit entries not cleaned up yet. */
 export function hasCleanupWork(plan: CyclePlan | null): boolean {
   return plan !== null && plan.cleanup.indices.length > 0;
-}
-
-/**
- * Program errors that only mean "the view this attempt was planned from is out of date": a
- * threshold no rewound positions, another authority proposed first, our own earlier batch
- * landed. The retry re-reads both trackers and plans again, which resolves them.
- */
-const STALE_VIEW_PROGRAM_ERRORS: ReadonlySet<string> = new Set([
-  'VoteOutOfOrder',
-  'VoteMismatch',
-  'InvalidVote',
-  'EntryNotFound',
-  'EntryNotFinalized',
-]);
-
-/**
- * Whether another attempt can succeed where this one failed: transient RPC and submission
- * faults, and stale-view program errors. Configuration and contract errors (not an
- * authority, wrong accounts, malformed data) fail the action at once. Anything that is not a
- * BridgeError is unexpected, and retried within the attempt limit.
- */
-export function isRetryableFailure(error: unknown): boolean {
-  if (isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT')) {
-    const { programError } = error.context;
-    return error.retryable || (programError !== undefined && STALE_VIEW_PROGRAM_ERRORS.has(programError));
-  }
-  if (isBridgeError(error)) return error.retryable;
-  return true;
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
-import { waitFor } from '../integration/support/wait-for.js';
+import { waitFor } from '../support/wait-for.js';
 import { familyOf, metricNamesIn } from '../support/promql.js';
 import { ServerProcess, ensureBuilt } from '../support/server-process.js';
 

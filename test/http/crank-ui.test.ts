@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateNode } from 'xstate';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
-import { waitFor } from '../integration/support/wait-for.js';
+import { waitFor } from '../support/wait-for.js';
 import { bridgeView, deposits } from '../machines/support/bridge-view.js';
 import { startTestCrank } from '../machines/support/test-crank.js';
 import { basicAuth, startTestApp, type TestApp } from '../support/http-app.js';

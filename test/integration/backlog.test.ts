@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_PLANNED_PER_ACTION } from '../../src/machines/planning/cycle-plan.js';
 import { depositTracker, nextIndexOf, withdrawTracker } from './support/chain-state.js';
-import { counterValue, NOTHING_ATTEMPTED, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { NOTHING_ATTEMPTED, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { deposit } from './support/transactions.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from '../support/wait-for.js';
+import { metricValue } from '../support/metric-value.js';
 
 /**
  * More transfers than one batch: a cycle plans at most 64 votes (or cleanups) per action, and
@@ -24,7 +25,7 @@ afterEach(async () => {
 });
 
 async function completedCycles(crank: BridgeCrank): Promise<number> {
-  return counterValue(crank.metrics, 'crankCycles', {});
+  return metricValue(crank.metrics.crankCycles, {});
 }
 
 /** One requested cycle, then the follow-up the backlog starts on its own; returns the requested cycle's report. */
@@ -48,7 +49,7 @@ describe('a backlog bigger than one batch', () => {
 
     expect(await cycleWithBacklog(a!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     expect(nextIndexOf(withdrawTracker(bridge), bridge, 0)).toBe(TRANSFERS);
-    expect(await counterValue(a!.metrics, 'crankSubmissions', { action: 'ack_deposit', outcome: 'landed' })).toBe(2);
+    expect(await metricValue(a!.metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'landed' })).toBe(2);
 
     // Authority 1 finalizes all of them; its follow-up cycle, reading them Finalized, relays the first batch.
     expect(await cycleWithBacklog(b!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });

@@ -3,7 +3,6 @@ import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
 import type { FaultSettings } from '../../devnet/faults/settings.js';
 import { depositTracker, landedStatus, landedTransactionsPaidBy, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
 import {
-  counterValue,
   failedAttemptErrors,
   loggedSignatures,
   NOTHING_ATTEMPTED,
@@ -16,6 +15,7 @@ import { createRequestGate } from './support/request-gate.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { cleanupDeposit, deposit } from './support/transactions.js';
+import { metricValue } from '../support/metric-value.js';
 
 /**
  * RPC faults injected by the devnet: HTTP 500 and 429, node-unhealthy errors, lost
@@ -109,14 +109,14 @@ describe('RPC faults', () => {
     target.faults.set({ methods: { getLatestBlockhash: { http429: 1, retryAfterSecs: 0 } } });
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     expect(failedAttemptErrors(a!)).toEqual([]);
-    expect(await counterValue(a!.metrics, 'rpcRetries', { chain: 'target', method: 'getLatestBlockhash' })).toBe(1);
+    expect(await metricValue(a!.metrics.rpcRetries, { chain: 'target', method: 'getLatestBlockhash' })).toBe(1);
     expect(a!.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..2 (3 votes)' });
 
     // The node refuses the transaction (-32005, unhealthy): nothing was broadcast; the retry lands it.
     target.faults.set({ methods: { getLatestBlockhash: {}, sendTransaction: { rpcErrors: 1 } } });
     expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     expect(failedAttemptErrors(b!)).toEqual([expect.stringContaining('-32005')]);
-    expect(await counterValue(b!.metrics, 'crankRetries', { action: 'ack_deposit' })).toBe(1);
+    expect(await metricValue(b!.metrics.crankRetries, { action: 'ack_deposit' })).toBe(1);
     expect(withdrawTracker(bridge).entries.map((entry) => entry.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
 
     // Every attempt fails (each of its 3 reads of a blockhash too): the error is recorded and the cycle goes on to ack_withdraw, which lands.
@@ -126,7 +126,7 @@ describe('RPC faults', () => {
     expect(failed.last_error).toMatch(/^ack_deposit 0\.\.2 \(3 votes\) failed after 3 attempts: .*HTTP 500/);
     expect(failed).toMatchObject({ last_action: 'ack_withdraw 0..2 (3 votes)', total_actions_submitted: 1 });
     expect(failed.last_success_at).not.toBeNull();
-    expect(await counterValue(c!.metrics, 'crankCycles', { outcome: 'error' })).toBe(1);
+    expect(await metricValue(c!.metrics.crankCycles, { outcome: 'error' })).toBe(1);
     expect(depositTracker(bridge).entries.map((entry) => entry.status)).toEqual(['Relaying', 'Relaying', 'Relaying']);
 
     // The next cycle runs without a failure and clears last_error.
@@ -174,7 +174,7 @@ describe('RPC faults', () => {
     await settleWithin(bridge, cranks, 3);
 
     expectSettled(bridge, 3);
-    const retried = await Promise.all(cranks.map((crank) => counterValue(crank.metrics, 'rpcRetries', { chain: 'source', method: 'getAccountInfo' })));
+    const retried = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.rpcRetries, { chain: 'source', method: 'getAccountInfo' })));
     expect(retried.every((count) => count >= 2 * 3)).toBe(true);
     for (const crank of cranks) expect(failedAttemptErrors(crank)).toEqual([]);
     await expectTransactionsAccounted(bridge, cranks);
@@ -205,7 +205,7 @@ describe('RPC faults', () => {
     // Not processed at all (HTTP 500 before the node looked at it): the same bytes are sent again.
     source.faults.set({ methods: { sendTransaction: { http500: 1 } } });
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
-    expect(await counterValue(a!.metrics, 'transactionRebroadcasts', { chain: 'source' })).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(a!.metrics.transactionRebroadcasts, { chain: 'source' })).toBeGreaterThanOrEqual(1);
     expect(a!.service.health()).toMatchObject({ last_error: null, total_actions_submitted: 2 });
 
     source.faults.clear();

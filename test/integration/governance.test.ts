@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  counterValue,
   failedAttemptErrors,
   loggedSignatures,
   NOTHING_ATTEMPTED,
@@ -14,6 +13,7 @@ import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { createRequestGate } from './support/request-gate.js';
 import { claimAll, deposit, rawAckDeposit, resetPending, setTokenPair, type TokenPairSettings } from './support/transactions.js';
+import { metricValue } from '../support/metric-value.js';
 
 /**
  * Governance resets pending work while transfers are in flight (set_token_pair on the
@@ -129,7 +129,7 @@ describe('governance resets mid-flight', () => {
 
     expect(await cycle).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     expect(failedAttemptErrors(a)).toEqual([expect.stringMatching(/^ack_deposit on destination tracker .* failed: VoteOutOfOrder \(6001\)/)]);
-    expect(await counterValue(a.metrics, 'crankRetries', { action: 'ack_deposit' })).toBe(1);
+    expect(await metricValue(a.metrics.crankRetries, { action: 'ack_deposit' })).toBe(1);
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..2 (3 votes)' });
     expect(withdrawTracker(bridge).entries).toMatchObject([100n, 200n, 300n].map((amount) => ({ status: 'Voting', amount, yesVotes: votersMask(0) })));
 
@@ -170,7 +170,7 @@ describe('governance resets mid-flight', () => {
 
     expect(await cycle).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
     expect(failedAttemptErrors(a)).toEqual([expect.stringMatching(/^ack_withdraw on source tracker .* failed: VoteOutOfOrder \(6001\)/)]);
-    expect(await counterValue(a.metrics, 'crankRetries', { action: 'ack_withdraw' })).toBe(1);
+    expect(await metricValue(a.metrics.crankRetries, { action: 'ack_withdraw' })).toBe(1);
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0..1 (2 votes)' });
     expect(depositTracker(bridge).entries).toMatchObject([0, 1].map(() => ({ status: 'Relaying', yesVotes: votersMask(0) })));
 

@@ -1,11 +1,12 @@
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { depositTracker, withdrawTracker } from './support/chain-state.js';
-import { counterValue, startBridgeCrank } from './support/cranks.js';
+import { startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { claimAll, deposit, setTokenPair } from './support/transactions.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from '../support/wait-for.js';
+import { metricValue } from '../support/metric-value.js';
 
 /**
  * No cycle is requested here: three cranks run on their own poll timers, concurrently, as
@@ -61,7 +62,7 @@ describe('cranks on their own poll timers', () => {
     expectSettled(bridge, transfers.length);
     expect(depositTracker(bridge).entries.map((entry) => entry.refundedAmount)).toEqual([0n, 500n, 50n, 900n, 70n, 0n]);
     for (const crank of cranks) {
-      expect(await counterValue(crank.metrics, 'crankCycles', {})).toBeGreaterThan(3);
+      expect(await metricValue(crank.metrics.crankCycles, {})).toBeGreaterThan(3);
       expect(crank.service.health().enabled).toBe(false);
     }
     await expectTransactionsAccounted(bridge, cranks);

@@ -60,7 +60,7 @@ describe('createLogger', () => {
   it('serializes errors with code, context, stack and cause, without a keypair attached anywhere', () => {
     const keypair = Keypair.generate();
     const cause = Object.assign(new Error('socket hang up'), { signer: keypair });
-    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', retryable: true }, 'source getAccountInfo failed', {
+    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'network' }, 'source getAccountInfo failed', {
       cause,
     });
     const logs = captureLogs();
@@ -72,7 +72,7 @@ describe('createLogger', () => {
     expect(first?.err).toMatchObject({
       type: 'BridgeError',
       code: 'CHAIN__RPC_FAILED',
-      context: { chain: 'source', method: 'getAccountInfo', retryable: true },
+      context: { chain: 'source', method: 'getAccountInfo', kind: 'network' },
       message: expect.stringContaining('source getAccountInfo failed'),
       stack: expect.stringContaining('BridgeError'),
     });

@@ -6,7 +6,8 @@ import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/start-crank.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';
 import { fails, programError, retryableSubmitError, rpcError, type ChainsCall } from './support/scripted-chains.js';
-import { attemptLines, metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { attemptLines, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { metricValue } from '../support/metric-value.js';
 
 const NOTHING_TO_DO = bridgeView({ deposits: [], withdrawals: [] });
 const NO_WORK_REPORT: CrankReport = { ack_deposit_attempted: false, ack_withdraw_attempted: false, cleanup_attempted: 0, cleanup_completed: 0 };

@@ -5,7 +5,8 @@ import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/start-crank.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
 import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';
-import { metricValue, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { metricValue } from '../support/metric-value.js';
 
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
 

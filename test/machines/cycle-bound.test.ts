@@ -67,7 +67,6 @@ describe('withAttemptDeadline', () => {
     const attempt = withAttemptDeadline(submission, 50, new AbortController().signal, (signal) => sleep(60_000, signal));
     await expect(attempt).rejects.toMatchObject({
       code: 'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
-      retryable: true,
       context: { action: 'ack_deposit', deadlineMs: 50 },
       message: expect.stringMatching(/^ack_deposit attempt cut after 0 s/),
     });

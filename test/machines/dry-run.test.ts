@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';
-import { metricValue, settle, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
+import { metricValue } from '../support/metric-value.js';
 
 /** BRIDGE_DRY_RUN: the machine reads and plans every cycle and submits nothing (docs/crank.md "Dry run"). */
 

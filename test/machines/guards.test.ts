@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { CreatedTokenAccount, DepositResult, WithdrawStatus } from '../../src/chain/types.js';
-import { BridgeError } from '../../src/errors.js';
 import {
   hasAckDepositWork,
   hasAckWithdrawWork,
   hasAttemptsLeft,
   hasCleanupWork,
   isRelayableWithdrawResult,
-  isRetryableFailure,
 } from '../../src/machines/guards.js';
 import { planCycle, type CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, CONFIRMED_FULL, deposit, finalizedWithdrawal } from './support/bridge-view.js';
-import { programError, retryableSubmitError, rpcError } from './support/scripted-chains.js';
 
 const EMPTY_PLAN: CyclePlan = {
   ackDeposit: { votes: [], pending: 0 },
@@ -74,22 +71,3 @@ describe('work guards', () => {
   });
 });
 
-describe('isRetryableFailure', () => {
-  it.each<[string, unknown, boolean]>([
-    ['a retryable submission failure', retryableSubmitError(), true],
-    ['a transient RPC failure', rpcError(true), true],
-    ['a permanent RPC failure', rpcError(false), false],
-    ['VoteOutOfOrder (positions rewound, or our batch landed)', programError('VoteOutOfOrder'), true],
-    ['VoteMismatch (another proposal came first)', programError('VoteMismatch'), true],
-    ['InvalidVote (the entry we voted no on was removed)', programError('InvalidVote'), true],
-    ['EntryNotFound', programError('EntryNotFound', 'ack_withdraw'), true],
-    ['EntryNotFinalized', programError('EntryNotFinalized', 'cleanup_deposit'), true],
-    ['NotAnAuthority (configuration)', programError('NotAnAuthority'), false],
-    ['InvalidAccount (configuration)', programError('InvalidAccount'), false],
-    ['TrackerFull', programError('TrackerFull'), false],
-    ['a planner contract error', new BridgeError('CRANK__ENTRY_NOT_FOUND', { tracker: 'DepositTracker', index: 1, windowStart: 2, windowEnd: 3 }, 'x'), false],
-    ['an unexpected error', new TypeError('fetch failed'), true],
-  ])('%s -> %s', (_case, error, retryable) => {
-    expect(isRetryableFailure(error)).toBe(retryable);
-  });
-});

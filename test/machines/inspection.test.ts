@@ -17,7 +17,7 @@ const SECRET_TEXT = [...SECRET].join(',');
 
 /** An error dragging a keypair-shaped object along, as a careless layer might. */
 function errorWithSecret(): BridgeError<'CHAIN__RPC_FAILED'> {
-  const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', retryable: true }, 'sendTransaction timed out');
+  const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', kind: 'timeout' }, 'sendTransaction timed out');
   Object.assign(error, { signer: { publicKey: 'Authority1111', secretKey: SECRET } });
   return error;
 }

@@ -139,11 +139,11 @@ async function sendCleanups(
 }
 
 /**
- * The entry a non-retryable program error names, with the error's name, and the signature of
- * the transaction when it landed with that error (a preflight refusal has none).
+ * The entry a program error names, with the error's name, and the signature of the
+ * transaction when it landed with that error (a preflight refusal has none).
  */
 function failedEntry(err: unknown): { index: number; programError: string; reason: string; signature?: string } | undefined {
-  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) return undefined;
+  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return undefined;
   const { index, programError, customCode } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const { signature } = err.context;
@@ -157,7 +157,7 @@ function failedEntries(target: ActionTarget, failures: readonly Failure[]) {
   const more = failures.length > listed.length ? `; and ${failures.length - listed.length} more` : '';
   const first = failures[0];
   return submitFailure(target, {
-    retryable: false,
+    outcome: 'entries_refused',
     reason: `${failures.length} entr${failures.length === 1 ? 'y' : 'ies'} could not be cleaned up (${listed.join('; ')}${more})`,
     ...(first === undefined ? {} : { index: first.index }),
   });

@@ -1,4 +1,4 @@
-import { BridgeError, isBridgeError } from '../../errors.js';
+import { BridgeError, isBridgeError, type SubmitOutcome } from '../../errors.js';
 import type { CrankAction } from '../../metrics/metrics.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { DecodedProgramError } from '../program-errors.js';
@@ -16,13 +16,14 @@ export interface ActionTarget {
 }
 
 export interface SubmitFailureDetail {
-  retryable: boolean;
+  outcome: SubmitOutcome;
   reason: string;
   programError?: DecodedProgramError;
+  transactionError?: string;
   /** The entry index of the failing instruction. */
   index?: number;
   /**
-   * Non-retryable: the transaction landed with an error (its fee was paid). Retryable: the
+   * `landed_with_error`: the transaction that landed (its fee was paid). `unknown`: the
    * transaction whose outcome is still unknown (it may land later).
    */
   signature?: string;
@@ -38,15 +39,16 @@ export function submitFailure(
   landed: readonly LandedTransaction[] = [],
   cause?: unknown,
 ): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
-  const { retryable, reason, programError, index, signature } = detail;
+  const { outcome, reason, programError, transactionError, index, signature } = detail;
   const where = index === undefined ? '' : ` at index ${index}`;
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
     {
       chain: target.tracker.chain,
       action: target.action,
-      retryable,
+      outcome,
       ...(programError === undefined ? {} : { programError: programError.name, customCode: programError.code }),
+      ...(transactionError === undefined ? {} : { transactionError }),
       ...(index === undefined ? {} : { index }),
       ...(signature === undefined ? {} : { signature }),
       landedSignatures: landed.map((transaction) => transaction.signature),
@@ -76,9 +78,8 @@ export function asSubmitFailure(
       { cause: err.cause },
     );
   }
-  const retryable = isBridgeError(err) && err.retryable;
   const reason = err instanceof Error ? err.message : String(err);
-  return submitFailure(target, { retryable, reason }, landed, err);
+  return submitFailure(target, { outcome: 'failed', reason }, landed, err);
 }
 
 function landedNote(landed: readonly LandedTransaction[]): string {

@@ -93,9 +93,9 @@ async function sendVotes<V extends { index: number }>(
   if (deferred !== undefined) throw deferred;
 }
 
-/** Position in the batch of the instruction a non-retryable program error names. */
+/** Position in the batch of the instruction a program error names (refused, or landed with it). */
 function failedPosition(err: unknown, job: TransactionJob): number | undefined {
-  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) return undefined;
+  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return undefined;
   const { index, programError } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const position = job.indices.indexOf(index);
@@ -117,16 +117,16 @@ async function verifyAgainstTracker<V extends { index: number }>(
       return decision.votes;
     case 'unexplained':
       throw submitFailure(s.target, {
-        retryable: false,
+        outcome: 'foreign_vote',
         reason:
           `this authority's next_index is ${decision.nextIndex}, past votes at indices ${decision.indices.join(', ')} ` +
           'that no transaction known to this server carried; another process may be signing with this authority key ' +
           '(run one instance per signer); the next cycle reads the tracker again',
       });
     case 'stale':
-      // Retryable: an attempt planned from a fresh read starts at the new position.
+      // An attempt planned from a fresh read starts at the new position.
       throw submitFailure(s.target, {
-        retryable: true,
+        outcome: 'stale_plan',
         reason:
           `the planned votes start at index ${decision.firstIndex} but this authority's next_index is ${decision.nextIndex} ` +
           '(the tracker was rewound, or the plan is stale); plan again from a fresh read',

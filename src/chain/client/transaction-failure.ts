@@ -2,31 +2,19 @@ import { decodeProgramError, programErrorName, type DecodedProgramError } from '
 
 /**
  * What a transaction error (a preflight refusal's `data.err`, or a landed transaction's
- * status `err`) means for the action: a program error by its PROTOCOL.md name, never
- * retryable within the action (the next cycle plans from fresh state); or a runtime error,
- * retryable only when it describes a passing condition of the cluster.
+ * status `err`) says, as facts: a program error by its PROTOCOL.md name, or a runtime error by
+ * its name. Whether the action tries again is src/failure-policy.ts's decision.
  */
 
 export interface TransactionFailure {
-  retryable: boolean;
   /** e.g. "VoteOutOfOrder (6001)", "BlockhashNotFound". */
   reason: string;
   programError?: DecodedProgramError;
+  /** The runtime error's name (e.g. "BlockhashNotFound") when it is not a program error. */
+  transactionError?: string;
 }
 
-// Runtime errors after which the same instructions may succeed in a new transaction.
-const TRANSIENT_TRANSACTION_ERRORS = new Set([
-  'BlockhashNotFound',
-  'AccountInUse',
-  'ClusterMaintenance',
-  'WouldExceedMaxBlockCostLimit',
-  'WouldExceedMaxAccountCostLimit',
-  'WouldExceedMaxVoteCostLimit',
-  'WouldExceedAccountDataBlockLimit',
-  'TooManyAccountLocks',
-]);
-
-// The fee payer cannot pay: retrying spends nothing but time until someone funds it.
+// The fee payer cannot pay: the reason says what to do.
 const UNFUNDED_FEE_PAYER = new Set(['InsufficientFundsForFee', 'AccountNotFound']);
 
 export function classifyTransactionError(transactionError: unknown): TransactionFailure {
@@ -35,15 +23,15 @@ export function classifyTransactionError(transactionError: unknown): Transaction
     const { code } = programError;
     const known = programErrorName(code) !== undefined;
     const reason = known ? `${programError.name} (${code})` : `custom program error ${code}, not listed in PROTOCOL.md`;
-    return { retryable: false, reason, programError };
+    return { reason, programError };
   }
   if (typeof transactionError === 'string') {
     if (UNFUNDED_FEE_PAYER.has(transactionError)) {
-      return { retryable: false, reason: `${transactionError}: the authority cannot pay the fee; fund it on this chain` };
+      return { reason: `${transactionError}: the authority cannot pay the fee; fund it on this chain`, transactionError };
     }
-    return { retryable: TRANSIENT_TRANSACTION_ERRORS.has(transactionError), reason: transactionError };
+    return { reason: transactionError, transactionError };
   }
-  return { retryable: false, reason: JSON.stringify(transactionError) ?? String(transactionError) };
+  return { reason: JSON.stringify(transactionError) ?? String(transactionError) };
 }
 
 /** The transaction was processed before: the same bytes already landed. */

@@ -119,9 +119,9 @@ export class TransactionSender {
 
   /**
    * Sends `signed` and resolves once it landed (confirmed without error). Throws
-   * CHAIN__FAILED_TO_SUBMIT when the node refuses it in preflight or it lands with an error
-   * (not retryable), and a retryable one when it can never land (its blockhash expired: the
-   * reason says what became of its sends) or its outcome stays unknown.
+   * CHAIN__FAILED_TO_SUBMIT saying what became of it: `refused` in preflight, `landed_with_error`,
+   * `not_landed` (its blockhash expired: the reason says what became of its sends) or
+   * `unknown` (not confirmed in time).
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
@@ -143,7 +143,7 @@ export class TransactionSender {
         if (outcome === 'landed') landed.push({ signature: signed.signature, indices: job.indices });
       } catch (err) {
         // It landed with an error: resolved, and the failure belonged to the earlier call.
-        if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.retryable) throw err;
+        if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.context.outcome !== 'landed_with_error') throw err;
         const signature = signed.signature;
         this.logger.warn({ err, signature, action }, 'an earlier transaction of this action landed with an error');
         landedWithError.push({ signature, indices: job.indices });
@@ -165,7 +165,7 @@ export class TransactionSender {
         this.pending.delete(signed.signature);
         const failure = classifyTransactionError(preflight.transactionError);
         const index = this.failingIndex(failure.programError?.instructionIndex, job);
-        throw submitFailure(job, { ...failure, ...index, reason: `${failure.reason}, refused in preflight` }, [], err);
+        throw submitFailure(job, { ...failure, ...index, outcome: 'refused', reason: `${failure.reason}, refused in preflight` }, [], err);
       }
       if (isDefiniteSendRefusal(err)) {
         this.pending.delete(signed.signature);
@@ -241,7 +241,7 @@ export class TransactionSender {
       const failure = classifyTransactionError(status.err);
       const index = this.failingIndex(failure.programError?.instructionIndex, job);
       const reason = `${failure.reason}, landed in transaction ${signed.signature}`;
-      throw submitFailure(job, { ...failure, ...index, signature: signed.signature, reason });
+      throw submitFailure(job, { ...failure, ...index, outcome: 'landed_with_error', signature: signed.signature, reason });
     }
     const { signature } = signed;
     this.logger.info({ signature, action: job.action, indices: job.indices, chain: this.rpc.chain }, 'transaction landed');
@@ -291,13 +291,13 @@ export class TransactionSender {
 
   private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): Error {
     const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
-    return submitFailure(job, { retryable: true, reason: `${expired}; ${describeSends(this.rpc.chain, sends)}` });
+    return submitFailure(job, { outcome: 'not_landed', reason: `${expired}; ${describeSends(this.rpc.chain, sends)}` });
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): Error {
     const seconds = Math.ceil(this.timing.confirmTimeoutMs / 1000);
     return submitFailure(job, {
-      retryable: true,
+      outcome: 'unknown',
       signature: signed.signature,
       reason:
         `transaction ${signed.signature} not confirmed within ${seconds} s; it may still land, ` +

@@ -152,7 +152,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'sendTransaction', params, signal);
         if (typeof result !== 'string') {
           const reason = `the result is not a signature string: ${JSON.stringify(result)}`;
-          throw rpcFailure(chain, 'sendTransaction', { retryable: true, reason });
+          throw rpcFailure(chain, 'sendTransaction', { kind: 'malformed', reason });
         }
         return result;
       });
@@ -222,13 +222,13 @@ function sendFailureOf(err: unknown): unknown {
 function signersOf(chain: ChainSide, result: unknown): string[] {
   const encoded = (result as { transaction?: unknown } | undefined)?.transaction;
   if (!Array.isArray(encoded) || typeof encoded[0] !== 'string') {
-    throw rpcFailure(chain, 'getTransaction', { retryable: false, reason: 'the result has no base64 `transaction`' });
+    throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: 'the result has no base64 `transaction`' });
   }
   let message: VersionedTransaction['message'];
   try {
     message = VersionedTransaction.deserialize(Buffer.from(encoded[0], 'base64')).message;
   } catch (err) {
-    throw rpcFailure(chain, 'getTransaction', { retryable: false, reason: `the transaction does not deserialize: ${String(err)}` });
+    throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `the transaction does not deserialize: ${String(err)}` });
   }
   return message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((key) => key.toBase58());
 }

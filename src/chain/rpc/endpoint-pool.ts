@@ -1,10 +1,10 @@
 import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
-import { BridgeError, isBridgeError } from '../../errors.js';
+import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { endpointLabels, probeDue, readOrder, sendTargets, demotionOf, type ChoiceSettings, type EndpointKnowledge } from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
-import { classifyRpcError, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
+import { classifyRpcError, rpcFailure } from './rpc-failure.js';
 import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
 
 /**
@@ -58,7 +58,7 @@ export class EndpointPool {
     this.knowledge = urls.map((_, index) => ({ index, open: false, slot: undefined, advancedAt: undefined }));
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
-      const onFailure = (kind: RpcErrorKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
+      const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
       const rpcFetch = createRpcFetch({ chain, timeoutMs: options.timeoutMs, metrics, onFailure, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
       const connection = new Connection(url, {
         commitment: 'confirmed',
@@ -131,7 +131,7 @@ export class EndpointPool {
 
   private takenOut(endpoint: Endpoint, method: string): BridgeError<'CHAIN__RPC_FAILED'> {
     const reason = `endpoint ${endpoint.label} is taken out after ${BREAKER_FAILURES} consecutive failures; probed again within ${BREAKER_HALF_OPEN_MS / 1000} s`;
-    return rpcFailure(this.options.chain, method, { retryable: true, reason });
+    return rpcFailure(this.options.chain, method, { kind: 'unavailable', reason });
   }
 
   /**

@@ -1,11 +1,12 @@
 import { ExponentialBackoff, handleWhen, retry, type IBackoff, type IBackoffFactory, type IRetryBackoffContext } from 'cockatiel';
 import { isBridgeError } from '../../errors.js';
+import { isTransientRpcFailure } from '../../failure-policy.js';
 
 /**
  * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getBlockHeight,
  * getSignatureStatuses) after a transient failure: HTTP 408/429/5xx, timeout, network error,
- * malformed body, and the "node behind" JSON-RPC codes (-32005, -32016). Classification is
- * rpc-failure.ts's `retryable`. sendTransaction never goes through here: the sender
+ * malformed body, and the "node behind" JSON-RPC codes (-32005, -32016). The decision is the
+ * failure policy's (src/failure-policy.ts, `isTransientRpcFailure`). sendTransaction never goes through here: the sender
  * rebroadcasts the same signed bytes itself.
  *
  * Every read ends within `readCallBudgetMs(BRIDGE_RPC_TIMEOUT_MS)`: each attempt is bounded by
@@ -30,7 +31,7 @@ export function readCallBudgetMs(rpcTimeoutMs: number): number {
 
 /** True for a CHAIN__RPC_FAILED that another attempt may cure. */
 export function isRetryableReadFailure(err: unknown): boolean {
-  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.retryable;
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && isTransientRpcFailure(err.context);
 }
 
 /** The wait a node asked for (Retry-After), in ms, when the failure carries one. */

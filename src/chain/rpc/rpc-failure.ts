@@ -1,19 +1,19 @@
 import { SolanaJSONRPCError } from '@solana/web3.js';
-import { BridgeError, isBridgeError } from '../../errors.js';
+import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
+import { isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../metrics/metrics.js';
 import { boundText } from '../../text.js';
 
 /**
- * Classification of RPC failures into CHAIN__RPC_FAILED with `retryable`. Messages name the
- * chain by its setting, never by its URL: RPC URLs often carry an API key.
+ * RPC failures as CHAIN__RPC_FAILED with the facts of what happened (`kind`, HTTP status,
+ * JSON-RPC code); whether one is tried again is src/failure-policy.ts's decision. Messages name
+ * the chain by its setting, never by its URL: RPC URLs often carry an API key.
  *
  * This is where a node's text enters the server. Every reason is bounded and cleaned
  * (src/text.ts: cut to 256 characters, control characters out, URLs cut to their origin), and
  * the node's error is kept as `cause` only in a bounded copy: the logs serialize the cause
  * chain, so a 1 MB error message must not ride along in it.
  */
-
-export type RpcErrorKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large';
 
 const RPC_SETTING: Record<ChainSide, string> = {
   source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',
@@ -23,34 +23,6 @@ const RPC_SETTING: Record<ChainSide, string> = {
 /** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
 function rpcName(chain: ChainSide): string {
   return RPC_SETTING[chain];
-}
-
-// JSON-RPC codes that say the request itself is wrong or asks for something this node will
-// never have: asking again cannot help. Every other code (-32603 internal, -32004 block not
-// available, -32005 node unhealthy or behind, -32014, -32016 minContextSlot not reached, ...)
-// describes a node state that passes.
-const PERMANENT_RPC_CODES = new Set([
-  -32700, // parse error
-  -32600, // invalid request
-  -32601, // method not found
-  -32602, // invalid params
-  -32001, // block cleaned up
-  -32002, // transaction simulation failed (preflight): decided by the transaction error
-  -32003, // transaction signature verification failure
-  -32006, // transaction precompile verification failure
-  -32010, // key excluded from secondary index
-  -32011, // transaction history not available
-  -32013, // transaction signature length mismatch
-  -32015, // unsupported transaction version
-]);
-
-function isRetryableRpcCode(code: number): boolean {
-  return !PERMANENT_RPC_CODES.has(code);
-}
-
-/** HTTP statuses after which the same request may succeed: overload, rate limit, gateway trouble. */
-export function isRetryableHttpStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
 }
 
 /**
@@ -68,17 +40,17 @@ export function parseRetryAfterMs(header: string | null, now: number = Date.now(
 export function rpcFailure(
   chain: ChainSide,
   method: string,
-  detail: { retryable: boolean; status?: number; rpcCode?: number; retryAfterMs?: number; reason: string },
+  detail: { kind: RpcFailureKind; status?: number; rpcCode?: number; retryAfterMs?: number; reason: string },
   cause?: unknown,
 ): BridgeError<'CHAIN__RPC_FAILED'> {
-  const { retryable, status, rpcCode, retryAfterMs, reason } = detail;
-  const advice = retryable ? 'transient; it is retried' : 'not transient: check the RPC endpoint and its version';
+  const { kind, status, rpcCode, retryAfterMs, reason } = detail;
+  const advice = isTransientRpcFailure(detail) ? 'transient; it is retried' : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(
     'CHAIN__RPC_FAILED',
     {
       chain,
       method,
-      retryable,
+      kind,
       ...(status === undefined ? {} : { status }),
       ...(rpcCode === undefined ? {} : { rpcCode }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -132,13 +104,13 @@ export function classifyRpcError(chain: ChainSide, method: string, err: unknown)
   if (err instanceof SolanaJSONRPCError && typeof err.code === 'number') {
     const rpcCode = err.code;
     const reason = `JSON-RPC error ${rpcCode}: ${err.message}`;
-    return rpcFailure(chain, method, { retryable: isRetryableRpcCode(rpcCode), rpcCode, reason }, err);
+    return rpcFailure(chain, method, { kind: 'rpc', rpcCode, reason }, err);
   }
   if (err instanceof Error && err.name === 'StructError') {
-    return rpcFailure(chain, method, { retryable: true, reason: `response of an unexpected shape: ${err.message}` }, err);
+    return rpcFailure(chain, method, { kind: 'malformed', reason: `response of an unexpected shape: ${err.message}` }, err);
   }
   const reason = err instanceof Error ? err.message : String(err);
-  return rpcFailure(chain, method, { retryable: true, reason: `unexpected failure: ${reason}` }, err);
+  return rpcFailure(chain, method, { kind: 'unexpected', reason: `unexpected failure: ${reason}` }, err);
 }
 
 export interface PreflightFailure {

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { BridgeError } from '../../errors.js';
+import type { BridgeError, RpcFailureKind } from '../../errors.js';
 import { isBridgeError } from '../../errors.js';
 import type { ChainSide, Metrics } from '../../metrics/metrics.js';
 import { MAX_RESPONSE_BYTES, readBoundedBody } from './bounded-body.js';
-import { isRetryableHttpStatus, parseRetryAfterMs, rpcFailure, type RpcErrorKind } from './rpc-failure.js';
+import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
 
 /**
  * The one HTTP path of every JSON-RPC request to a chain: web3.js's Connection and our own
@@ -34,7 +34,7 @@ export interface RpcFetchOptions {
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
   /** Told the kind of each transport failure, for per-endpoint metrics. */
-  onFailure?: (kind: RpcErrorKind) => void;
+  onFailure?: (kind: RpcFailureKind) => void;
   /** MAX_RESPONSE_BYTES unless a test sets another. */
   maxResponseBytes?: number;
 }
@@ -44,7 +44,8 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const baseFetch = options.fetch ?? globalThis.fetch;
 
-  function fail(method: string, kind: RpcErrorKind, error: BridgeError): BridgeError {
+  function fail(method: string, error: BridgeError<'CHAIN__RPC_FAILED'>): BridgeError {
+    const { kind } = error.context;
     metrics.rpcErrors.inc({ chain, method, kind });
     options.onFailure?.(kind);
     return error;
@@ -57,7 +58,7 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
     if (read.kind === 'too_large') {
       const from = new URL(input instanceof Request ? input.url : String(input)).origin;
       const reason = `the response from ${from} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
-      throw fail(method, 'too_large', rpcFailure(chain, method, { retryable: true, reason }));
+      throw fail(method, rpcFailure(chain, method, { kind: 'too_large', reason }));
     }
     const body = read.text;
     if (!response.ok) {
@@ -65,14 +66,14 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
       const retryAfter = response.headers.get('retry-after');
       const reason = `HTTP ${status} ${response.statusText}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`;
       const retryAfterMs = parseRetryAfterMs(retryAfter);
-      const detail = { retryable: isRetryableHttpStatus(status), status, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-      throw fail(method, 'http', rpcFailure(chain, method, detail));
+      const detail = { kind: 'http' as const, status, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      throw fail(method, rpcFailure(chain, method, detail));
     }
     const kind = jsonRpcBodyKind(body);
     if (kind === 'malformed') {
       const start = JSON.stringify(body.slice(0, 40));
       const reason = `the response is not a JSON-RPC response (${body.length} bytes starting ${start})`;
-      throw fail(method, 'malformed', rpcFailure(chain, method, { retryable: true, reason }));
+      throw fail(method, rpcFailure(chain, method, { kind: 'malformed', reason }));
     }
     if (kind === 'error') metrics.rpcErrors.inc({ chain, method, kind: 'rpc' });
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -94,10 +95,10 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
       if (isBridgeError(err)) throw err;
       if (timeout.aborted) {
         const reason = `no response within ${timeoutMs} ms (BRIDGE_RPC_TIMEOUT_MS)`;
-        throw fail(method, 'timeout', rpcFailure(chain, method, { retryable: true, reason }, err));
+        throw fail(method, rpcFailure(chain, method, { kind: 'timeout', reason }, err));
       }
       const reason = `network error: ${describeCause(err)}`;
-      throw fail(method, 'network', rpcFailure(chain, method, { retryable: true, reason }, err));
+      throw fail(method, rpcFailure(chain, method, { kind: 'network', reason }, err));
     } finally {
       endTimer();
     }

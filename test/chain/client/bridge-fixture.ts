@@ -2,10 +2,11 @@ import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { BridgeChains } from '../../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { key } from '../../support/deposit-entry.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
-import type { DepositEntry, TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
+import type { TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
 import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../../src/machines/planning/cycle-plan.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
@@ -26,18 +27,6 @@ export const withdrawTracker = withdrawTrackerAddress(programId, SOURCE_CHAIN_ID
 export const READ_LIMITS = readLimitsFor(MAX_PLANNED_PER_ACTION);
 
 const FAST_TIMING: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
-
-const keys = new Map<number, string>();
-
-/** A fixed address per seed (memoized: deriving a keypair costs a fraction of a millisecond). */
-export function key(seed: number): string {
-  let address = keys.get(seed);
-  if (address === undefined) {
-    address = Keypair.fromSeed(new Uint8Array(32).fill(seed)).publicKey.toBase58();
-    keys.set(seed, address);
-  }
-  return address;
-}
 
 export function trackerHeader(
   kind: TrackerKind,
@@ -60,24 +49,6 @@ export function trackerHeader(
       { nextIndex: BigInt(p.ownNext), lastVote: 'Yes' },
       { nextIndex: BigInt(p.othersNext ?? p.entryCount), lastVote: 'Yes' },
     ],
-  };
-}
-
-export function depositEntry(index: number, overrides: Partial<DepositEntry> = {}): DepositEntry {
-  return {
-    amount: 1_000n + BigInt(index),
-    depositor: key(40 + (index % 50)),
-    recipient: key(100 + (index % 50)),
-    sourceMint: key(200),
-    status: 'Initialized',
-    cleanupCompleted: false,
-    yesVotes: 0,
-    noVotes: 0,
-    proposed: { kind: 'None' },
-    result: { kind: 'None' },
-    refundedAmount: 0n,
-    depositSlot: BigInt(index),
-    ...overrides,
   };
 }
 
@@ -132,15 +103,6 @@ export async function startBridge(options: {
 export async function gaugeValue(metrics: Metrics, name: 'lastCycleAccountBytes' | 'authorityBalance', chain: string): Promise<number | undefined> {
   const { values } = await metrics[name].get();
   return values.find((v) => v.labels.chain === chain)?.value;
-}
-
-export async function counterValue(
-  metrics: Metrics,
-  name: 'accountBytesRead' | 'transactionRebroadcasts' | 'transactionResigns',
-  chain: string,
-): Promise<number> {
-  const { values } = await metrics[name].get();
-  return values.find((v) => v.labels.chain === chain)?.value ?? 0;
 }
 
 /** The CHAIN__FAILED_TO_SUBMIT an action rejects with (any other outcome fails the test). */

@@ -16,7 +16,8 @@ import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
-import { READ_LIMITS, counterValue, gaugeValue } from './bridge-fixture.js';
+import { READ_LIMITS, gaugeValue } from './bridge-fixture.js';
+import { metricValue } from '../../support/metric-value.js';
 
 /** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
 
@@ -161,11 +162,11 @@ describe('createBridgeChains against the devnet', () => {
     b.pair.target.faults.set({ dropTransactions: 100_000 });
     await expect(chains.ackDeposits(votes, signal())).rejects.toMatchObject({
       code: 'CHAIN__FAILED_TO_SUBMIT',
-      retryable: true,
+      context: { outcome: 'not_landed' },
       message: expect.stringMatching(/not landed: its blockhash expired .*accepted it \d+ of \d+ sends but it never landed/),
     });
-    expect(await counterValue(metrics, 'transactionRebroadcasts', 'target')).toBeGreaterThan(0);
-    expect(await counterValue(metrics, 'transactionResigns', 'target')).toBe(1);
+    expect(await metricValue(metrics.transactionRebroadcasts, { chain: 'target' })).toBeGreaterThan(0);
+    expect(await metricValue(metrics.transactionResigns, { chain: 'target' })).toBe(1);
     b.pair.target.faults.set({ dropTransactions: 0 });
     const report = await chains.ackDeposits(votes, signal());
     expect(report.transactions).toHaveLength(1);
@@ -181,8 +182,7 @@ describe('createBridgeChains against the devnet', () => {
     const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     await expect(chains.ackDeposits(votes.slice(1), signal())).rejects.toMatchObject({
       code: 'CHAIN__FAILED_TO_SUBMIT',
-      retryable: false,
-      context: { programError: 'VoteOutOfOrder', customCode: 6001, index: 1, landedSignatures: [] },
+      context: { outcome: 'refused', programError: 'VoteOutOfOrder', customCode: 6001, index: 1, landedSignatures: [] },
     });
   });
 
@@ -200,10 +200,10 @@ describe('createBridgeChains against the devnet', () => {
       ]),
     );
     b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
-    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 429 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 429 } });
     b.pair.source.faults.clear();
     b.pair.target.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
-    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', retryable: true, context: { status: 500 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 500 } });
     b.pair.target.faults.clear();
     expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);
   });

@@ -4,20 +4,11 @@ import { encodeDepositEntry, encodeTrackerHeader } from '../../../src/chain/code
 import { TRACKER_HEADER_SIZE, trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import type { WithdrawEntry } from '../../../src/chain/types.js';
 import { isBridgeError } from '../../../src/errors.js';
-import {
-  READ_LIMITS,
-  TARGET_CHAIN_ID,
-  authority,
-  counterValue,
-  depositEntry,
-  depositTracker,
-  gaugeValue,
-  startBridge,
-  trackerHeader,
-  withdrawTracker,
-  type BridgeFixture,
-} from './bridge-fixture.js';
+import { READ_LIMITS, TARGET_CHAIN_ID, authority, depositTracker, gaugeValue, startBridge, trackerHeader, withdrawTracker, type BridgeFixture } from './bridge-fixture.js';
+import { depositEntry } from '../../support/deposit-entry.js';
 import { renderSlice, votingEntry, type TrackerState } from './fake-chain.js';
+import { retriesAction } from '../../../src/failure-policy.js';
+import { metricValue } from '../../support/metric-value.js';
 
 let fixture: BridgeFixture | undefined;
 
@@ -91,7 +82,7 @@ describe('readState', () => {
         return {
           source: await gaugeValue(f.metrics, 'lastCycleAccountBytes', 'source'),
           target: await gaugeValue(f.metrics, 'lastCycleAccountBytes', 'target'),
-          sourceTotal: await counterValue(f.metrics, 'accountBytesRead', 'source'),
+          sourceTotal: await metricValue(f.metrics.accountBytesRead, { chain: 'source' }),
         };
       } finally {
         await f.close();
@@ -184,7 +175,7 @@ describe('readState', () => {
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
       expect(isBridgeError(err, 'CHAIN__INVALID_CHAIN_ID') && err.context).toEqual({ account: depositTracker.toBase58(), variable: 'BRIDGE_SOURCE_CHAIN_ID', expected: 11, actual: 5 });
       expect((err as Error).message).toBe(`DepositTracker ${depositTracker.toBase58()} stores source_chain_id 5, but BRIDGE_SOURCE_CHAIN_ID is 11; set BRIDGE_SOURCE_CHAIN_ID to the chain id the bridge was deployed with`);
-      expect((err as { retryable: boolean }).retryable).toBe(false);
+      expect(retriesAction(err)).toBe(false);
     });
 
     it('a target chain id mismatch names BRIDGE_TARGET_CHAIN_ID', async () => {
@@ -220,7 +211,7 @@ describe('readState', () => {
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
       expect(isBridgeError(err, 'CHAIN__ACCOUNT_NOT_FOUND') && err.context).toEqual({ account: withdrawTracker.toBase58(), chain: 'target' });
       expect((err as Error).message).toMatch(/WithdrawTracker \S+ does not exist on the destination chain \(commitment confirmed\)/);
-      expect((err as { retryable: boolean }).retryable).toBe(false);
+      expect(retriesAction(err)).toBe(false);
     });
 
     it('an account shorter than its entries', async () => {
@@ -237,11 +228,12 @@ describe('readState', () => {
       expect((err as Error).message).toMatch(/has 464 bytes, expected 480: the account is shorter than its header and entry_count entries/);
     });
 
-    it('an RPC failure on either chain is a retryable CHAIN__RPC_FAILED', async () => {
+    it('an RPC failure on either chain is a CHAIN__RPC_FAILED the policy retries', async () => {
       fixture = await startBridge({ source: sourceState({ settled: 1, pending: 1, capacity: 10 }), target: targetState({ entries: 2, ownNext: 2 }) });
       fixture.source.override = (call) => (call.method === 'getAccountInfo' ? { http: 502 } : undefined);
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
-      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ chain: 'source', method: 'getAccountInfo', retryable: true, status: 502 });
+      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ chain: 'source', method: 'getAccountInfo', kind: 'http', status: 502 });
+      expect(retriesAction(err)).toBe(true);
     });
   });
 
@@ -268,7 +260,7 @@ describe('readState', () => {
       expect(isBridgeError(err, 'CHAIN__MALFORMED_ACCOUNT') && err.context).toMatchObject({ account, field });
       expect((err as Error).message).toContain(`account ${account}: field ${field}`);
       expect((err as Error).message).toMatch(reason);
-      expect((err as { retryable: boolean }).retryable).toBe(false);
+      expect(retriesAction(err)).toBe(false);
       // Nothing past the header was read: no window was sized from the bad header.
       expect(entrySlices(fixture!, 'source')).toEqual([]);
     }

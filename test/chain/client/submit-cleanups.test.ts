@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DepositEntry } from '../../../src/chain/types.js';
-import { counterValue, depositEntry, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { depositEntry } from '../../support/deposit-entry.js';
 import type { TrackerState } from './fake-chain.js';
+import { retriesAction } from '../../../src/failure-policy.js';
+import { metricValue } from '../../support/metric-value.js';
 
 let fixture: BridgeFixture | undefined;
 
@@ -88,7 +91,7 @@ describe('cleanupDeposits', () => {
       return 'none';
     };
     const err = await submitFailure(f.chains.cleanupDeposits([2, 3, 6, 8, 42], signal()));
-    expect(err.retryable).toBe(false);
+    expect(retriesAction(err)).toBe(false);
     expect(err.context.landedSignatures).toEqual(f.source.landed);
     expect(err.message).toMatch(/3 entries could not be cleaned up \(index 8: EntryNotFinalized: status is Initialized; index 42: EntryNotFound: at or past entry_count; index 3: InvalidAccount \(6008\)\)/);
     expect(cleaned(f)).toEqual([0, 1, 2, 4, 6]);
@@ -103,9 +106,9 @@ describe('cleanupDeposits', () => {
     };
     f.source.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.cleanupDeposits([6, 7], signal()));
-    expect(failure).toMatchObject({ retryable: true, context: { action: 'cleanup_deposit', landedSignatures: [] } });
+    expect(failure).toMatchObject({ context: { action: 'cleanup_deposit', outcome: 'not_landed', landedSignatures: [] } });
     expect(failure.message).toMatch(/not landed: its blockhash expired .*accepted it \d+ of \d+ sends but it never landed/);
-    expect(await counterValue(f.metrics, 'transactionResigns', 'source')).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'source' })).toBe(1);
     const report = await f.chains.cleanupDeposits([6, 7], signal());
     expect(report.completed).toEqual([6, 7]);
     expect(f.source.landed).toHaveLength(1);

@@ -1,20 +1,12 @@
 import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
-import {
-  authority,
-  counterValue,
-  depositEntry,
-  depositTracker,
-  key,
-  signal,
-  startBridge,
-  submitFailure,
-  trackerHeader,
-  withdrawTracker,
-  type BridgeFixture,
-} from './bridge-fixture.js';
+import { authority, depositTracker, signal, startBridge, submitFailure, trackerHeader, withdrawTracker, type BridgeFixture } from './bridge-fixture.js';
+import { depositEntry, key } from '../../support/deposit-entry.js';
 import type { TrackerState } from './fake-chain.js';
+import { retriesAction } from '../../../src/failure-policy.js';
+import { waitFor } from '../../support/wait-for.js';
+import { metricValue } from '../../support/metric-value.js';
 
 let fixture: BridgeFixture | undefined;
 
@@ -86,7 +78,7 @@ describe('ackDeposits', () => {
     expect(sends.length).toBeGreaterThanOrEqual(3);
     expect(new Set(sends.map((send) => send.wire)).size).toBe(1);
     expect(sends.map((send) => send.skipPreflight)).toEqual([false, ...sends.slice(1).map(() => true)]);
-    expect(await counterValue(f.metrics, 'transactionRebroadcasts', 'target')).toBe(sends.length - 1);
+    expect(await metricValue(f.metrics.transactionRebroadcasts, { chain: 'target' })).toBe(sends.length - 1);
     expect(f.target.landed).toHaveLength(1);
   });
 
@@ -100,7 +92,7 @@ describe('ackDeposits', () => {
     };
     f.target.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
-    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', retryable: true, context: { action: 'ack_deposit', landedSignatures: [] } });
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { action: 'ack_deposit', outcome: 'not_landed', landedSignatures: [] } });
     expect(failure.message).toMatch(
       new RegExp(`transaction ${firstSignature} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`),
     );
@@ -110,7 +102,7 @@ describe('ackDeposits', () => {
       (call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}',
     );
     expect(finalCheck).toBeGreaterThan(-1);
-    expect(await counterValue(f.metrics, 'transactionResigns', 'target')).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
 
     const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
     const [first, second] = f.target.blockhashRequests;
@@ -126,7 +118,7 @@ describe('ackDeposits', () => {
     f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
     f.target.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
-    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', retryable: true });
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
     expect(failure.message).toMatch(
       /not landed: its blockhash expired \(block height past \d+\); sendTransaction on the destination chain failed every time \(\d+ sends; last: HTTP 500 from http:\/\/127\.0\.0\.1:\d+\)$/,
     );
@@ -167,7 +159,7 @@ describe('ackDeposits', () => {
     expect(err.context).toEqual({
       chain: 'target',
       action: 'ack_deposit',
-      retryable: false,
+      outcome: 'refused',
       programError: 'VoteOutOfOrder',
       customCode: 6001,
       index: 6,
@@ -180,7 +172,7 @@ describe('ackDeposits', () => {
   it('lands the votes before a rejected one, then reports the rejection with their signature', async () => {
     const f = await start();
     const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6), proposal(8)], signal()));
-    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 8, retryable: false });
+    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 8, outcome: 'refused' });
     expect(err.context.landedSignatures).toEqual(f.target.landed);
     expect(f.target.landed).toHaveLength(1);
     expect(ownTargetNext(f)).toBe(7n);
@@ -197,7 +189,7 @@ describe('ackDeposits', () => {
     };
     const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     const landedWithError = [...f.target.statuses].find(([, status]) => status.err !== null)?.[0];
-    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 5, retryable: false, signature: landedWithError });
+    expect(err.context).toMatchObject({ programError: 'VoteOutOfOrder', index: 5, outcome: 'landed_with_error', signature: landedWithError });
     expect(err.message).toContain(`landed in transaction ${landedWithError}`);
   });
 
@@ -205,7 +197,7 @@ describe('ackDeposits', () => {
     const f = await start();
     f.target.override = (call) => (call.method === 'sendTransaction' ? { error: { code: -32005, message: 'Node is unhealthy' } } : undefined);
     const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/JSON-RPC error -32005/);
     f.target.override = undefined;
     const report = await f.chains.ackDeposits([proposal(5)], signal());
@@ -220,7 +212,7 @@ describe('ackDeposits', () => {
     const controller = new AbortController();
     const reason = new Error('shutdown');
     const pending = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
-    await waitFor(() => f.target.sends.length > 0);
+    await waitFor(() => f.target.sends.length > 0, { timeoutMs: 2_000, what: 'the first send', intervalMs: 5 });
     const abortedAt = Date.now();
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -239,7 +231,7 @@ describe('ackDeposits', () => {
     const f = await start({ timing: { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 300 } });
     f.target.onSend = () => 'ignore';
     const err = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/not confirmed within 1 s; it may still land/);
     const unresolved = err.context.signature;
 
@@ -263,12 +255,12 @@ describe('ackDeposits', () => {
     // The first attempt is cut off with its transaction's outcome unknown (it stays pending).
     const controller = new AbortController();
     const interrupted = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
-    await waitFor(() => f.target.sends.length > 0);
+    await waitFor(() => f.target.sends.length > 0, { timeoutMs: 2_000, what: 'the first send', intervalMs: 5 });
     controller.abort(new Error('shutdown'));
     await expect(interrupted).rejects.toThrow('shutdown');
     f.target.tracker.header.votes[1]!.nextIndex = 7n; // another signer with this key voted 5 and 6
     const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
-    expect(err.retryable).toBe(false);
+    expect(retriesAction(err)).toBe(false);
     expect(err.message).toMatch(/past votes at indices 5, 6 that no transaction known to this server carried; another process may be signing with this authority key/);
     expect(sendsBefore()).toBe(0);
     expect(f.target.blockhashRequests).toHaveLength(1);
@@ -279,7 +271,7 @@ describe('ackDeposits', () => {
     f.target.onSend = () => 'ignore';
     const controller = new AbortController();
     const pending = f.chains.ackDeposits([proposal(5), proposal(6)], controller.signal);
-    await waitFor(() => f.target.sends.length > 0);
+    await waitFor(() => f.target.sends.length > 0, { timeoutMs: 2_000, what: 'the first send', intervalMs: 5 });
     controller.abort(new Error('shutdown'));
     await expect(pending).rejects.toThrow('shutdown');
 
@@ -287,7 +279,7 @@ describe('ackDeposits', () => {
     f.target.tracker.header.votes[1]!.nextIndex = 3n;
     f.target.onSend = () => 'none';
     const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/the planned votes start at index 5 but this authority's next_index is 3/);
     expect(f.target.blockhashRequests).toHaveLength(1);
     expect(f.target.landed).toHaveLength(0);
@@ -298,7 +290,7 @@ describe('ackDeposits', () => {
   it('rejects a vote that has no on-chain form before sending anything', async () => {
     const f = await start();
     const err = await submitFailure(f.chains.ackDeposits([proposal(5), { ...proposal(6), amount: '-1' }], signal()));
-    expect(err.retryable).toBe(false);
+    expect(retriesAction(err)).toBe(false);
     expect(err.message).toContain('votes[1].amount is "-1"');
     expect(f.target.sends).toHaveLength(0);
   });
@@ -336,11 +328,3 @@ describe('ackWithdraws', () => {
     expect(err.context.chain).toBe('source');
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

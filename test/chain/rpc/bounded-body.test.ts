@@ -82,7 +82,7 @@ describe('bounded JSON-RPC responses', () => {
       /^getAccountInfo on the source chain RPC \(BRIDGE_SOURCE_RPC_URL\) failed: the response from http:\/\/127\.0\.0\.1:\d+ was too large: \d+ bytes received, above the 207536-byte limit of one answer/,
     );
     expect(message).not.toContain('SECRET-KEY');
-    expect(context).toMatchObject({ chain: 'source', method: 'getAccountInfo', retryable: true });
+    expect(context).toMatchObject({ chain: 'source', method: 'getAccountInfo', kind: 'too_large' });
     // The node wrote a small multiple of the limit (socket buffers), never the whole body.
     expect(node.sent()).toBeLessThan(40 * MIB);
     expect(rssGrowth).toBeLessThan(64 * MIB);

@@ -7,6 +7,7 @@ import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { isDefiniteSendRefusal, preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { serializeError } from '../../../src/log/logger.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+import { retriesAction } from '../../../src/failure-policy.js';
 
 let server: JsonRpcTestServer | undefined;
 
@@ -83,24 +84,25 @@ describe('createChainRpc reads through web3.js', () => {
   });
 
   it.each([
-    { code: -32005, retryable: true, why: 'node unhealthy or behind' },
-    { code: -32004, retryable: true, why: 'block not available' },
-    { code: -32016, retryable: true, why: 'minContextSlot not reached' },
-    { code: -32603, retryable: true, why: 'internal error' },
-    { code: -32602, retryable: false, why: 'invalid params' },
-    { code: -32601, retryable: false, why: 'method not found' },
-  ])('JSON-RPC error $code ($why) -> retryable $retryable', async ({ code, retryable }) => {
+    { code: -32005, transient: true, why: 'node unhealthy or behind' },
+    { code: -32004, transient: true, why: 'block not available' },
+    { code: -32016, transient: true, why: 'minContextSlot not reached' },
+    { code: -32603, transient: true, why: 'internal error' },
+    { code: -32602, transient: false, why: 'invalid params' },
+    { code: -32601, transient: false, why: 'method not found' },
+  ])('JSON-RPC error $code ($why) -> transient $transient', async ({ code, transient }) => {
     const rpc = await setup(() => ({ error: { code, message: 'from the node' } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED')).toBe(true);
-    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', retryable, rpcCode: code, endpoint: new URL(server!.url).origin });
+    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', kind: 'rpc', rpcCode: code, endpoint: new URL(server!.url).origin });
+    expect(retriesAction(err)).toBe(transient);
     expect((err as Error).message).toContain(`JSON-RPC error ${code}`);
   });
 
   it('a result of the wrong shape -> retryable CHAIN__RPC_FAILED', async () => {
     const rpc = await setup(() => ({ result: { context: { slot: 1 }, value: 'lots' } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && retriesAction(err)).toBe(true);
     expect((err as Error).message).toMatch(/response of an unexpected shape/);
   });
 
@@ -145,7 +147,7 @@ describe('createChainRpc sendTransaction (plain JSON-RPC)', () => {
       error: { code: -32002, message: 'Transaction simulation failed: Error processing Instruction 2', data: { err: transactionError, logs: ['Program log: VoteOutOfOrder'] } },
     }));
     const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'sendTransaction', rpcCode: -32002, retryable: false });
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'sendTransaction', rpcCode: -32002, kind: 'rpc' });
     expect(preflightFailure(err)).toEqual({ transactionError, logs: ['Program log: VoteOutOfOrder'] });
     expect(isDefiniteSendRefusal(err)).toBe(true);
   });
@@ -165,7 +167,7 @@ describe('createChainRpc sendTransaction (plain JSON-RPC)', () => {
   it('a result that is not a signature string -> retryable failure', async () => {
     const rpc = await setup(() => ({ result: 12 }));
     const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && retriesAction(err)).toBe(true);
     expect(isDefiniteSendRefusal(err)).toBe(false);
   });
 });
@@ -177,7 +179,7 @@ describe('createChainRpc bounds what the node writes', () => {
   it('a -32005 with a 90 KiB message and data: the error, its cause and its log form stay small', async () => {
     const rpc = await setup(() => ({ error: { code: -32005, message: `Node is behind ${'z'.repeat(MB)}`, data: { blob: 'd'.repeat(MB) } } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', retryable: true, rpcCode: -32005, endpoint: new URL(server!.url).origin });
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', kind: 'rpc', rpcCode: -32005, endpoint: new URL(server!.url).origin });
     const { message, cause } = err as Error;
     expect(message).toMatch(/^getBalance on the destination chain RPC \(BRIDGE_TARGET_RPC_URL\) failed: JSON-RPC error -32005: .*Node is behind z+… \(\d+ more\) \(transient; it is retried\)$/);
     expect(message.length).toBeLessThan(500);

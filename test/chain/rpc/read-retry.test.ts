@@ -13,6 +13,7 @@ import {
 } from '../../../src/chain/rpc/read-retry.js';
 import { parseRetryAfterMs, rpcFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer, type Reply } from './json-rpc-test-server.js';
+import { retriesAction } from '../../../src/failure-policy.js';
 
 let server: JsonRpcTestServer | undefined;
 let metrics: Metrics;
@@ -68,7 +69,7 @@ describe('idempotent reads are retried', () => {
     const started = performance.now();
     const err = await rpc.getBlockHeight('confirmed', signal()).catch((error: unknown) => error);
     const elapsed = performance.now() - started;
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.retryable).toBe(true);
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && retriesAction(err)).toBe(true);
     expect((err as Error).message).toMatch(/no response within 150 ms/);
     expect(server?.calls).toHaveLength(READ_ATTEMPTS);
     expect(await retries('getBlockHeight')).toBe(READ_ATTEMPTS - 1);
@@ -131,7 +132,7 @@ describe('read retry arithmetic', () => {
   });
 
   const contextWith = (retryAfterMs?: number): IRetryBackoffContext<unknown> => {
-    const detail = { retryable: true, status: 429, reason: 'HTTP 429', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    const detail = { kind: 'http' as const, status: 429, reason: 'HTTP 429', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
     return { attempt: 1, signal: signal(), result: { error: rpcFailure('source', 'getBalance', detail) } };
   };
 

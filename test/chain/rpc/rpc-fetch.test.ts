@@ -4,6 +4,9 @@ import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createRpcFetch, rpcMethodOf, withCallSignal } from '../../../src/chain/rpc/rpc-fetch.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+import { retriesAction } from '../../../src/failure-policy.js';
+import { waitFor } from '../../support/wait-for.js';
+import { metricValue } from '../../support/metric-value.js';
 
 let server: JsonRpcTestServer | undefined;
 
@@ -20,12 +23,6 @@ async function setup(handler: Handler, timeoutMs = 2_000) {
   const post = (method: string, init: RequestInit = {}) =>
     rpcFetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }), ...init });
   return { metrics, post };
-}
-
-async function count(metrics: Metrics, name: 'rpcRequests' | 'rpcErrors', labels: Record<string, string>): Promise<number> {
-  const { values } = await metrics[name].get();
-  const matches = (v: { labels: Record<string, string | number | undefined> }) => Object.entries(labels).every(([k, l]) => v.labels[k] === l);
-  return values.filter(matches).reduce((sum, v) => sum + v.value, 0);
 }
 
 async function durationCount(metrics: Metrics, method: string): Promise<number> {
@@ -48,8 +45,8 @@ describe('createRpcFetch', () => {
     const { metrics, post } = await setup(() => ({ result: 42 }));
     const response = await post('getSlot');
     expect(await response.json()).toMatchObject({ result: 42 });
-    expect(await count(metrics, 'rpcRequests', { chain: 'source', method: 'getSlot' })).toBe(1);
-    expect(await count(metrics, 'rpcErrors', {})).toBe(0);
+    expect(await metricValue(metrics.rpcRequests, { chain: 'source', method: 'getSlot' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, {})).toBe(0);
     expect(await durationCount(metrics, 'getSlot')).toBe(1);
   });
 
@@ -57,25 +54,25 @@ describe('createRpcFetch', () => {
     const { metrics, post } = await setup(() => ({ error: { code: -32005, message: 'Node is behind' } }));
     const response = await post('getBalance');
     expect(await response.json()).toMatchObject({ error: { code: -32005 } });
-    expect(await count(metrics, 'rpcErrors', { method: 'getBalance', kind: 'rpc' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { method: 'getBalance', kind: 'rpc' })).toBe(1);
   });
 
-  it.each<{ status: number; retryable: boolean; headers: Record<string, string>; text: RegExp; retryAfterMs?: number }>([
-    { status: 429, retryable: true, headers: { 'retry-after': '3' }, text: /HTTP 429 Too Many Requests \(Retry-After: 3\)/, retryAfterMs: 3_000 },
-    { status: 503, retryable: true, headers: {}, text: /HTTP 503/ },
-    { status: 500, retryable: true, headers: {}, text: /HTTP 500/ },
-    { status: 400, retryable: false, headers: {}, text: /HTTP 400/ },
-    { status: 401, retryable: false, headers: {}, text: /HTTP 401/ },
-  ])('HTTP $status -> CHAIN__RPC_FAILED, retryable $retryable', async ({ status, retryable, headers, text, retryAfterMs }) => {
+  it.each<{ status: number; transient: boolean; headers: Record<string, string>; text: RegExp; retryAfterMs?: number }>([
+    { status: 429, transient: true, headers: { 'retry-after': '3' }, text: /HTTP 429 Too Many Requests \(Retry-After: 3\)/, retryAfterMs: 3_000 },
+    { status: 503, transient: true, headers: {}, text: /HTTP 503/ },
+    { status: 500, transient: true, headers: {}, text: /HTTP 500/ },
+    { status: 400, transient: false, headers: {}, text: /HTTP 400/ },
+    { status: 401, transient: false, headers: {}, text: /HTTP 401/ },
+  ])('HTTP $status -> CHAIN__RPC_FAILED, transient $transient', async ({ status, transient, headers, text, retryAfterMs }) => {
     const { metrics, post } = await setup(() => ({ http: status, headers, body: 'nope' }));
     const err = await failureOf(post('getAccountInfo'));
     const retryAfter = retryAfterMs === undefined ? {} : { retryAfterMs };
-    expect(err.context).toEqual({ chain: 'source', method: 'getAccountInfo', retryable, status, ...retryAfter });
-    expect(err.retryable).toBe(retryable);
+    expect(err.context).toEqual({ chain: 'source', method: 'getAccountInfo', kind: 'http', status, ...retryAfter });
+    expect(retriesAction(err)).toBe(transient);
     expect(err.message).toMatch(text);
     expect(err.message).toContain('getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL) failed');
     expect(err.message).not.toContain('SECRET-KEY');
-    expect(await count(metrics, 'rpcErrors', { method: 'getAccountInfo', kind: 'http' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { method: 'getAccountInfo', kind: 'http' })).toBe(1);
   });
 
   it.each([
@@ -85,9 +82,9 @@ describe('createRpcFetch', () => {
   ])('a body that is %s -> retryable, kind malformed', async (_name, raw) => {
     const { metrics, post } = await setup(() => ({ raw }));
     const err = await failureOf(post('getLatestBlockhash'));
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/the response is not a JSON-RPC response/);
-    expect(await count(metrics, 'rpcErrors', { method: 'getLatestBlockhash', kind: 'malformed' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { method: 'getLatestBlockhash', kind: 'malformed' })).toBe(1);
   });
 
   it('times out a node that does not answer -> retryable, kind timeout', async () => {
@@ -95,18 +92,18 @@ describe('createRpcFetch', () => {
     const started = Date.now();
     const err = await failureOf(post('getSignatureStatuses'));
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/no response within 150 ms \(BRIDGE_RPC_TIMEOUT_MS\)/);
-    expect(await count(metrics, 'rpcErrors', { method: 'getSignatureStatuses', kind: 'timeout' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { method: 'getSignatureStatuses', kind: 'timeout' })).toBe(1);
     expect(await durationCount(metrics, 'getSignatureStatuses')).toBe(1);
   });
 
   it('a dropped connection -> retryable, kind network', async () => {
     const { metrics, post } = await setup(() => ({ drop: true }));
     const err = await failureOf(post('sendTransaction'));
-    expect(err.retryable).toBe(true);
+    expect(retriesAction(err)).toBe(true);
     expect(err.message).toMatch(/network error/);
-    expect(await count(metrics, 'rpcErrors', { method: 'sendTransaction', kind: 'network' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { method: 'sendTransaction', kind: 'network' })).toBe(1);
   });
 
   it('a refused connection -> retryable, kind network', async () => {
@@ -115,9 +112,9 @@ describe('createRpcFetch', () => {
     const metrics = createMetrics(new Registry());
     const rpcFetch = createRpcFetch({ chain: 'target', timeoutMs: 1_000, metrics });
     const err = await failureOf(rpcFetch(closed.url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' }));
-    expect(err.context).toMatchObject({ chain: 'target', method: 'getHealth', retryable: true });
+    expect(err.context).toMatchObject({ chain: 'target', method: 'getHealth', kind: 'network' });
     expect(err.message).toContain('destination chain RPC (BRIDGE_TARGET_RPC_URL)');
-    expect(await count(metrics, 'rpcErrors', { chain: 'target', kind: 'network' })).toBe(1);
+    expect(await metricValue(metrics.rpcErrors, { chain: 'target', kind: 'network' })).toBe(1);
   });
 
   it('an abort by the caller (withCallSignal) cancels the request promptly and is not a node error', async () => {
@@ -125,13 +122,13 @@ describe('createRpcFetch', () => {
     const controller = new AbortController();
     const reason = new Error('shutting down');
     const pending = withCallSignal(controller.signal, () => post('getAccountInfo'));
-    await waitFor(() => server?.hanging === 1);
+    await waitFor(() => server?.hanging === 1, { timeoutMs: 2_000, what: 'the request to reach the hanging server', intervalMs: 10 });
     const started = Date.now();
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     expect(Date.now() - started).toBeLessThan(1_000);
-    await waitFor(() => server?.hanging === 0);
-    expect(await count(metrics, 'rpcErrors', {})).toBe(0);
+    await waitFor(() => server?.hanging === 0, { timeoutMs: 2_000, what: 'the hanging request to be released', intervalMs: 10 });
+    expect(await metricValue(metrics.rpcErrors, {})).toBe(0);
   });
 
   it('an init.signal also aborts, and an already aborted signal sends nothing', async () => {
@@ -139,7 +136,7 @@ describe('createRpcFetch', () => {
     const reason = new Error('already gone');
     await expect(post('getSlot', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
     expect(server?.calls).toHaveLength(0);
-    expect(await count(metrics, 'rpcRequests', {})).toBe(0);
+    expect(await metricValue(metrics.rpcRequests, {})).toBe(0);
   });
 });
 
@@ -154,11 +151,3 @@ describe('rpcMethodOf', () => {
     expect(rpcMethodOf(body)).toBe(method);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -132,13 +132,3 @@ export function failedAttemptErrors(crank: BridgeCrank): string[] {
     .map((record) => String(record.err));
 }
 
-/** A counter's value for one label set (0 when never incremented). */
-export async function counterValue(
-  metrics: Metrics,
-  name: 'crankCycles' | 'crankSubmissions' | 'crankRetries' | 'crankTransactionsLanded' | 'transactionRebroadcasts' | 'rpcRetries',
-  labels: Record<string, string>,
-): Promise<number> {
-  const { values } = await metrics[name].get();
-  const matches = (valueLabels: Record<string, unknown>) => Object.entries(labels).every(([key, value]) => valueLabels[key] === value);
-  return values.filter((value) => matches(value.labels)).reduce((sum, value) => sum + value.value, 0);
-}

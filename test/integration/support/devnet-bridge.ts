@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
-import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
+import { loadKeypairFile } from '../../../devnet/world/keypair-files.js';
 
 /**
  * A bridge on the devnet as an integration test needs it: a chain pair on free ports, a world
@@ -46,8 +46,8 @@ export async function startDevnetBridge(options: { capacity?: number; slotInterv
   };
   try {
     const world = await bootstrapWorld(pair, { authorities: AUTHORITY_COUNT, threshold: THRESHOLD, capacity: options.capacity ?? 256, dir });
-    const authorities = await Promise.all(world.authorities.map((authority) => loadKeypair(authority.keypairPath)));
-    const governance = await loadKeypair(world.governance.keypairPath);
+    const authorities = await Promise.all(world.authorities.map((authority) => loadKeypairFile(authority.keypairPath)));
+    const governance = await loadKeypairFile(world.governance.keypairPath);
     const user = Keypair.generate();
     pair.source.airdrop(user.publicKey, USER_LAMPORTS);
     pair.target.airdrop(user.publicKey, USER_LAMPORTS);
@@ -67,10 +67,4 @@ export async function startDevnetBridge(options: { capacity?: number; slotInterv
     await closeAll();
     throw err;
   }
-}
-
-async function loadKeypair(path: string): Promise<Keypair> {
-  const keypair = await readKeypairFile(path);
-  if (keypair === undefined) throw new Error(`bootstrapWorld wrote no keypair file at ${path}`);
-  return keypair;
 }

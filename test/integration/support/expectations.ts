@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { depositTracker, landedStatus, landedTransactionsPaidBy, nextIndexOf, withdrawTracker } from './chain-state.js';
-import { counterValue, loggedSignatures, type BridgeCrank } from './cranks.js';
+import { loggedSignatures, type BridgeCrank } from './cranks.js';
 import type { DevnetBridge } from './devnet-bridge.js';
+import { metricValue } from '../../support/metric-value.js';
 
 /** Assertions every scenario ends with, on the chains and on what each crank reports. */
 
@@ -54,7 +55,7 @@ export async function expectTransactionsAccounted(
     expect(statuses.filter((status) => status === undefined), `${what}: logged as landed, not on any chain`).toEqual([]);
     expect(statuses.filter((status) => status?.err !== null).length, `${what}: landed with an error`).toBe(failedLanded[crank.slot] ?? 0);
     expect(crank.service.health().total_actions_submitted, `${what}: total_actions_submitted`).toBe(signatures.length);
-    expect(await counterValue(crank.metrics, 'crankTransactionsLanded', {}), `${what}: landed counter`).toBe(signatures.length);
+    expect(await metricValue(crank.metrics.crankTransactionsLanded, {}), `${what}: landed counter`).toBe(signatures.length);
     expect(landedTransactionsPaidBy(bridge, crank.slot, crank.startBalances), `${what}: fees paid`).toBe(signatures.length);
   }
 }

@@ -6,6 +6,7 @@ import type {
   TrackerKind,
   WithdrawEntry,
 } from '../../../src/chain/types.js';
+import { depositEntry } from '../../support/deposit-entry.js';
 
 /**
  * Hand-built BridgeViews for planner and machine tests. Windows start where the chain client
@@ -15,8 +16,6 @@ import type {
 export const AUTHORITY = 'Authority1111111111111111111111111111111111';
 export const OTHER_AUTHORITIES = ['Bthority2222222222222222222222222222222222', 'Cthority3333333333333333333333333333333333'];
 const GOVERNANCE = 'Governance111111111111111111111111111111111';
-const MINT = 'Mint111111111111111111111111111111111111111';
-const DEPOSITOR = 'Depositor11111111111111111111111111111111111';
 
 export interface HeaderOptions {
   entryCount: number;
@@ -48,24 +47,8 @@ export function trackerHeader(kind: TrackerKind, options: HeaderOptions): Tracke
   };
 }
 
-/** The deposit of transfer `n`: amounts and recipients differ per transfer. */
-export function deposit(n: number, overrides: Partial<DepositEntry> = {}): DepositEntry {
-  return {
-    amount: BigInt(1000 + n),
-    depositor: DEPOSITOR,
-    recipient: `Recipient${n}`.padEnd(44, '1'),
-    sourceMint: MINT,
-    status: 'Initialized',
-    cleanupCompleted: false,
-    yesVotes: 0,
-    noVotes: 0,
-    proposed: { kind: 'None' },
-    result: { kind: 'None' },
-    refundedAmount: 0n,
-    depositSlot: BigInt(100 + n),
-    ...overrides,
-  };
-}
+/** The deposit of transfer `n` (the tests' one DepositEntry fixture). */
+export { depositEntry as deposit };
 
 /** The destination entry proposing exactly `source`'s transfer. */
 export function withdrawal(source: DepositEntry, overrides: Partial<WithdrawEntry> = {}): WithdrawEntry {
@@ -141,5 +124,5 @@ function entriesFrom<E>(entries: readonly E[], start: number): Map<number, E> {
 }
 
 export function deposits(count: number, overrides: Partial<DepositEntry> = {}): DepositEntry[] {
-  return Array.from({ length: count }, (_, n) => deposit(n, overrides));
+  return Array.from({ length: count }, (_, n) => depositEntry(n, overrides));
 }

@@ -151,7 +151,7 @@ export function fails(error: unknown): Reply {
 export function retryableSubmitError(action = 'ack_deposit', landedSignatures: string[] = []): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
-    { chain: 'target', action, retryable: true, landedSignatures },
+    { chain: 'target', action, outcome: 'not_landed', landedSignatures },
     `${action}: transaction expired before it landed`,
   );
 }
@@ -159,16 +159,17 @@ export function retryableSubmitError(action = 'ack_deposit', landedSignatures: s
 export function programError(programErrorName: string, action = 'ack_deposit'): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
-    { chain: 'target', action, retryable: false, programError: programErrorName, landedSignatures: [] },
+    { chain: 'target', action, outcome: 'refused', programError: programErrorName, landedSignatures: [] },
     `${action}: the program rejected the transaction with ${programErrorName}`,
   );
 }
 
-export function rpcError(retryable: boolean): BridgeError<'CHAIN__RPC_FAILED'> {
+/** A transient RPC failure (a timeout) or a permanent one (HTTP 401). */
+export function rpcError(transient: boolean): BridgeError<'CHAIN__RPC_FAILED'> {
   return new BridgeError(
     'CHAIN__RPC_FAILED',
-    { chain: 'source', method: 'getAccountInfo', retryable },
-    `getAccountInfo on the source chain failed${retryable ? ' (timeout)' : ' (HTTP 401)'}`,
+    { chain: 'source', method: 'getAccountInfo', ...(transient ? { kind: 'timeout' as const } : { kind: 'http' as const, status: 401 }) },
+    `getAccountInfo on the source chain failed${transient ? ' (timeout)' : ' (HTTP 401)'}`,
   );
 }
 

@@ -56,17 +56,6 @@ export function settle(): Promise<void> {
   return vi.advanceTimersByTimeAsync(0).then(() => undefined);
 }
 
-interface MetricLike {
-  get(): Promise<{ values: Array<{ value: number; labels: Record<string, string | number | undefined>; metricName?: string }> }>;
-}
-
-/** A counter's or gauge's value for the given labels (0 when never set). */
-export async function metricValue(metric: MetricLike, labels: Record<string, string> = {}): Promise<number> {
-  const { values } = await metric.get();
-  const match = values.find((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected));
-  return match?.value ?? 0;
-}
-
 /** The log records the crank wrote for action attempts. */
 export function attemptLines(logs: CapturedLogs): Array<Record<string, unknown>> {
   return logs.records().filter((record) => typeof record['outcome'] === 'string' && typeof record['action'] === 'string');

@@ -1,0 +1,111 @@
+import { isBridgeError, type BridgeErrorContexts } from './errors.js';
+
+/**
+ * The one failure policy: whether a failure is tried again. The chain layer reports facts in
+ * its errors (what happened, on which chain, endpoint and entry: an HTTP status, a JSON-RPC
+ * code, a transaction's outcome, a program error); every decision to try again is made here
+ * from those facts, at the two levels where the server retries:
+ *
+ * - a read within one RPC call (src/chain/rpc/read-retry.ts): `isTransientRpcFailure`;
+ * - an action within a cycle (`retriesAction`, recorded with the failed attempt; the machine's
+ *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts).
+ *
+ * docs/failure-policy.md is the table an operator reads; a test checks it row by row.
+ */
+
+type RpcFacts = Pick<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'kind' | 'status' | 'rpcCode'>;
+type SubmitFacts = BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT'];
+
+// JSON-RPC codes that say the request itself is wrong or asks for something this node will
+// never have: asking again cannot help. Every other code (-32603 internal, -32004 block not
+// available, -32005 node unhealthy or behind, -32014, -32016 minContextSlot not reached, ...)
+// describes a node state that passes.
+const PERMANENT_RPC_CODES: ReadonlySet<number> = new Set([
+  -32700, // parse error
+  -32600, // invalid request
+  -32601, // method not found
+  -32602, // invalid params
+  -32001, // block cleaned up
+  -32002, // transaction simulation failed (preflight): decided by the transaction error
+  -32003, // transaction signature verification failure
+  -32006, // transaction precompile verification failure
+  -32010, // key excluded from secondary index
+  -32011, // transaction history not available
+  -32013, // transaction signature length mismatch
+  -32015, // unsupported transaction version
+]);
+
+/** HTTP statuses after which the same request may succeed: overload, rate limit, gateway trouble. */
+function isTransientHttpStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** Whether the same RPC request may succeed if asked again (of this endpoint or another). */
+export function isTransientRpcFailure(facts: RpcFacts): boolean {
+  switch (facts.kind) {
+    case 'http':
+      return facts.status !== undefined && isTransientHttpStatus(facts.status);
+    case 'rpc':
+      return facts.rpcCode !== undefined && !PERMANENT_RPC_CODES.has(facts.rpcCode);
+    case 'invalid_result':
+      return false;
+    case 'timeout':
+    case 'network':
+    case 'malformed':
+    case 'too_large':
+    case 'unavailable':
+    case 'unexpected':
+      return true;
+  }
+}
+
+// Runtime transaction errors after which the same instructions may succeed in a new transaction.
+const TRANSIENT_TRANSACTION_ERRORS: ReadonlySet<string> = new Set([
+  'BlockhashNotFound',
+  'AccountInUse',
+  'ClusterMaintenance',
+  'WouldExceedMaxBlockCostLimit',
+  'WouldExceedMaxAccountCostLimit',
+  'WouldExceedMaxVoteCostLimit',
+  'WouldExceedAccountDataBlockLimit',
+  'TooManyAccountLocks',
+]);
+
+/**
+ * Program errors that only mean "the view this attempt was planned from is out of date": a
+ * threshold no rewound positions, another authority proposed first, our own earlier batch
+ * landed, a governance change rewound everyone. The retry re-reads both trackers and plans
+ * again, which resolves them.
+ */
+const STALE_VIEW_PROGRAM_ERRORS: ReadonlySet<string> = new Set(['VoteOutOfOrder', 'VoteMismatch', 'InvalidVote', 'EntryNotFound', 'EntryNotFinalized']);
+
+/**
+ * Whether another attempt of a crank action (a fresh read, a fresh plan, a new transaction) can
+ * succeed where this one failed. Configuration and contract errors (not an authority, a missing
+ * or malformed tracker, wrong accounts) fail the action at once: no attempt can fix them.
+ * Anything that is not a BridgeError is unexpected, and tried again within the attempt limit.
+ */
+export function retriesAction(error: unknown): boolean {
+  if (isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT')) return retriesSubmission(error.context, error.cause);
+  if (isBridgeError(error, 'CHAIN__RPC_FAILED')) return isTransientRpcFailure(error.context);
+  if (isBridgeError(error, 'CRANK__ATTEMPT_DEADLINE_EXCEEDED')) return true;
+  return !isBridgeError(error);
+}
+
+function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {
+  switch (facts.outcome) {
+    case 'not_landed':
+    case 'unknown':
+    case 'stale_plan':
+      return true;
+    case 'foreign_vote':
+    case 'entries_refused':
+      return false;
+    case 'refused':
+    case 'landed_with_error':
+      if (facts.programError !== undefined) return STALE_VIEW_PROGRAM_ERRORS.has(facts.programError);
+      return facts.transactionError !== undefined && TRANSIENT_TRANSACTION_ERRORS.has(facts.transactionError);
+    case 'failed':
+      return retriesAction(cause);
+  }
+}

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BridgeError, type BridgeErrorContexts, type SubmitOutcome } from '../src/errors.js';
+import { isTransientRpcFailure, retriesAction } from '../src/failure-policy.js';
+
+/**
+ * docs/failure-policy.md, row by row, against src/failure-policy.ts: each row's facts as the
+ * chain layer reports them, and the decision the table states.
+ */
+
+type RpcFacts = Omit<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'chain' | 'method'>;
+
+const rpc = (facts: RpcFacts) => new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', ...facts }, 'rpc failed');
+const submit = (outcome: SubmitOutcome, facts: Partial<BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT']> = {}, cause?: unknown) =>
+  new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome, landedSignatures: [], ...facts }, 'submit failed', { cause });
+const refusedWith = (programError: string) => submit('refused', { programError });
+const landedWith = (transactionError: string) => submit('landed_with_error', { transactionError, signature: 'sig' });
+
+/** The doc's rows (first cell) with the failures they describe. */
+const ROWS: Record<string, unknown[]> = {
+  'RPC: timeout': [rpc({ kind: 'timeout' })],
+  'RPC: network error (refused, reset)': [rpc({ kind: 'network' })],
+  'RPC: HTTP 429, 408 or 5xx': [429, 408, 500, 502, 503].map((status) => rpc({ kind: 'http', status })),
+  'RPC: HTTP 401, 403, 404 or another 4xx': [400, 401, 403, 404].map((status) => rpc({ kind: 'http', status })),
+  'RPC: JSON-RPC -32005 (node behind), -32016 (min context slot), -32603 (internal)': [-32005, -32016, -32603].map((rpcCode) => rpc({ kind: 'rpc', rpcCode })),
+  'RPC: JSON-RPC -32601 (method not found), -32602 (invalid params) and the other request errors': [-32700, -32600, -32601, -32602, -32003, -32015].map((rpcCode) =>
+    rpc({ kind: 'rpc', rpcCode }),
+  ),
+  'RPC: malformed or oversized body': [rpc({ kind: 'malformed' }), rpc({ kind: 'too_large' })],
+  'RPC: every endpoint of the chain taken out': [rpc({ kind: 'unavailable' })],
+  'RPC: an answer of the right shape that means nothing (a transaction that does not deserialize)': [rpc({ kind: 'invalid_result' })],
+  'Action: the transaction expired without landing (dropped, or every send failed)': [submit('not_landed')],
+  'Action: not confirmed in time, may still land': [submit('unknown', { signature: 'sig' })],
+  'Action: the tracker moved past the plan': [submit('stale_plan')],
+  'Action: program error VoteOutOfOrder, VoteMismatch, InvalidVote, EntryNotFound or EntryNotFinalized': [
+    ...['VoteOutOfOrder', 'VoteMismatch', 'InvalidVote', 'EntryNotFound', 'EntryNotFinalized'].map(refusedWith),
+    submit('landed_with_error', { programError: 'VoteOutOfOrder', signature: 'sig' }),
+  ],
+  'Action: program error NotAnAuthority, InvalidAccount, TrackerFull, InvalidResult or another': ['NotAnAuthority', 'InvalidAccount', 'TrackerFull', 'InvalidResult', 'CleanupAlreadyCompleted'].map(
+    refusedWith,
+  ),
+  'Action: runtime error BlockhashNotFound, AccountInUse, ClusterMaintenance or a block cost limit': ['BlockhashNotFound', 'AccountInUse', 'ClusterMaintenance', 'WouldExceedMaxBlockCostLimit'].map(
+    (name) => submit('refused', { transactionError: name }),
+  ),
+  'Action: InsufficientFundsForFee or AccountNotFound (the fee payer)': [landedWith('InsufficientFundsForFee'), submit('refused', { transactionError: 'AccountNotFound' })],
+  'Action: votes this server never sent moved its position (another signer)': [submit('foreign_vote')],
+  'Action: some entries of a cleanup refused by the program': [submit('entries_refused')],
+  'Action: the attempt ran past its deadline (one transaction\'s life)': [new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action: 'ack_deposit', deadlineMs: 60_000 }, 'cut')],
+  'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [
+    new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, 'missing'),
+    new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }, 'malformed'),
+    new BridgeError('CHAIN__AUTHORITY_NOT_FOUND', { chain: 'target', authority: 'A' }, 'not an authority'),
+    new BridgeError('CRANK__ENTRY_NOT_FOUND', { tracker: 'DepositTracker', index: 1, windowStart: 2, windowEnd: 3 }, 'x'),
+  ],
+  'Anything unexpected (not a BridgeError)': [new TypeError('fetch failed'), 'a thrown string'],
+};
+
+function documentedRows(): Map<string, string> {
+  const rows = new Map<string, string>();
+  for (const line of readFileSync(new URL('../docs/failure-policy.md', import.meta.url), 'utf8').split('\n')) {
+    const cells = line.split('|').map((cell) => cell.trim());
+    if (cells.length < 4 || cells[1] === 'Failure (the facts)' || cells[1]!.startsWith('---')) continue;
+    rows.set(cells[1]!, cells[2]!);
+  }
+  return rows;
+}
+
+describe('docs/failure-policy.md against src/failure-policy.ts', () => {
+  const documented = documentedRows();
+
+  it('every row of the table has cases here, and every case a row', () => {
+    const testedRows = [...Object.keys(ROWS), 'Action: an RPC failure inside the action'];
+    expect([...documented.keys()].sort()).toEqual(testedRows.sort());
+  });
+
+  it.each(Object.entries(ROWS))('%s', (row, failures) => {
+    const expected = documented.get(row) === 'yes';
+    expect(['yes', 'no']).toContain(documented.get(row));
+    for (const failure of failures) expect({ failure: String(failure), tried: retriesAction(failure) }).toEqual({ failure: String(failure), tried: expected });
+  });
+
+  it('an RPC failure inside an action decides as its RPC row says', () => {
+    expect(documented.get('Action: an RPC failure inside the action')).toBe('as the RPC row says');
+    expect(retriesAction(submit('failed', {}, rpc({ kind: 'rpc', rpcCode: -32005 })))).toBe(true);
+    expect(retriesAction(submit('failed', {}, rpc({ kind: 'http', status: 401 })))).toBe(false);
+    expect(retriesAction(submit('failed', {}, new TypeError('boom')))).toBe(true);
+  });
+
+  it('reads retry on exactly the RPC rows the table says yes to', () => {
+    for (const [row, failures] of Object.entries(ROWS).filter(([row]) => row.startsWith('RPC: '))) {
+      for (const failure of failures) expect(isTransientRpcFailure((failure as BridgeError<'CHAIN__RPC_FAILED'>).context)).toBe(documented.get(row) === 'yes');
+    }
+  });
+});
