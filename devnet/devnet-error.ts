@@ -1,6 +1,8 @@
+import { CodedError } from '../src/errors.js';
+
 /**
- * The devnet's own errors, apart from the server's BridgeError (same shape: a code per
- * failure, a typed context, a message that names the option, chain or account involved).
+ * The devnet's own errors, apart from the server's BridgeError (the same CodedError: a code
+ * per failure, a typed context, a message that names the option, chain or account involved).
  */
 export interface DevnetErrorContexts {
   /** A devnet option, CLI flag or fault setting is out of range; `option` names it. */
@@ -15,16 +17,8 @@ export interface DevnetErrorContexts {
 
 export type DevnetErrorCode = keyof DevnetErrorContexts;
 
-export class DevnetError<C extends DevnetErrorCode = DevnetErrorCode> extends Error {
+export class DevnetError<C extends DevnetErrorCode = DevnetErrorCode> extends CodedError<DevnetErrorContexts, C> {
   override readonly name = 'DevnetError';
-  readonly code: C;
-  readonly context: DevnetErrorContexts[C];
-
-  constructor(code: C, context: DevnetErrorContexts[C], message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.context = context;
-  }
 }
 
 export function isDevnetError<C extends DevnetErrorCode>(err: unknown, code?: C): err is DevnetError<C> {

@@ -106,16 +106,20 @@ export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed
 
 export type SubmitOutcome = 'refused' | 'landed_with_error' | 'not_landed' | 'unknown' | 'stale_plan' | 'foreign_vote' | 'entries_refused' | 'failed';
 
-export class BridgeError<C extends BridgeErrorCode = BridgeErrorCode> extends Error {
-  override readonly name = 'BridgeError';
+/** An error with a code and the typed context of that code: the server's BridgeError, the devnet's DevnetError. */
+export class CodedError<Contexts, C extends keyof Contexts> extends Error {
   readonly code: C;
-  readonly context: BridgeErrorContexts[C];
+  readonly context: Contexts[C];
 
-  constructor(code: C, context: BridgeErrorContexts[C], message: string, options?: { cause?: unknown }) {
+  constructor(code: C, context: Contexts[C], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.context = context;
   }
+}
+
+export class BridgeError<C extends BridgeErrorCode = BridgeErrorCode> extends CodedError<BridgeErrorContexts, C> {
+  override readonly name = 'BridgeError';
 }
 
 export function isBridgeError<C extends BridgeErrorCode>(err: unknown, code?: C): err is BridgeError<C> {

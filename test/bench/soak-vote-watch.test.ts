@@ -13,14 +13,20 @@ afterEach(async () => {
   bridge = undefined;
 });
 
+/** A devnet with one deposit, the watch started, and authority 0's honest vote on it. */
+async function oneDeposit() {
+  const started = await startDevnetBridge();
+  bridge = started;
+  const mint = started.world.tokenPairs.normal.sourceMint;
+  await deposit(started, { amount: 800n, sourceMint: mint });
+  const { recipient, amount } = depositTracker(started).entries[0]!;
+  const watch = watchVotes(started.pair, started.world);
+  return { bridge: started, watch, mint, vote: { index: 0n, approve: true, amount, recipient, sourceMint: mint } };
+}
+
 describe('the soak vote watch', () => {
   it('counts each authority landing, and a vote carried by a second landed transaction as landed twice', { timeout: 60_000 }, async () => {
-    bridge = await startDevnetBridge();
-    const mint = bridge.world.tokenPairs.normal.sourceMint;
-    await deposit(bridge, { amount: 800n, sourceMint: mint });
-    const { recipient, amount } = depositTracker(bridge).entries[0]!;
-    const watch = watchVotes(bridge.pair, bridge.world);
-    const vote = { index: 0n, approve: true, amount, recipient, sourceMint: mint };
+    const { bridge, watch, vote } = await oneDeposit();
 
     await rawAckDeposit(bridge, 0, vote);
     watch.poll();
@@ -34,12 +40,7 @@ describe('the soak vote watch', () => {
   });
 
   it('keys votes by generation: a re-vote after a governance change is no duplicate, a second one in the same generation is', { timeout: 60_000 }, async () => {
-    bridge = await startDevnetBridge();
-    const mint = bridge.world.tokenPairs.normal.sourceMint;
-    await deposit(bridge, { amount: 800n, sourceMint: mint });
-    const { recipient, amount } = depositTracker(bridge).entries[0]!;
-    const watch = watchVotes(bridge.pair, bridge.world);
-    const vote = { index: 0n, approve: true, amount, recipient, sourceMint: mint };
+    const { bridge, watch, vote, mint } = await oneDeposit();
 
     await rawAckDeposit(bridge, 0, vote);
     // One vote of two: the entry is still Voting, so set_token_pair removes it and rewinds authority 0.
