@@ -9,8 +9,8 @@ import type { ChainFees, CrankStep, ForeignSignerPolicy, ForeignTransaction } fr
 
 /** Where each step's transactions land, and so who pays their fees. */
 const STEP_CHAINS: Readonly<Record<CrankStep, ChainSide>> = {
-  ackDeposit: 'target',
-  ackWithdraw: 'source',
+  ack_deposit: 'target',
+  ack_withdraw: 'source',
   cleanup: 'source',
 };
 

@@ -20,7 +20,7 @@ type CycleActivity = Omit<CycleFinishedEvent, 'type' | 'requests'>;
 type ActionActivity = Omit<AttemptEvent, 'type' | 'action'> & { action: AttemptEvent['action'] | 'read' };
 
 interface CrankActivitySnapshot {
-  /** Active state ids, outermost first (`crank.ackDeposit`, `crank.ackDeposit.submitting`); empty while the crank is disabled. */
+  /** Active state ids, outermost first (`crank.ack_deposit`, `crank.ack_deposit.submitting`); empty while the crank is disabled. */
   state: string[];
   /** Newest first. */
   cycles: CycleActivity[];
@@ -65,7 +65,7 @@ function actionActivity(emitted: Extract<CrankEmitted, { type: 'attempt' | 'read
   return { atMs, action, attempt, outcome, indices, signatures, error, willRetry, durationMs };
 }
 
-/** `{ ackDeposit: 'submitting' }` -> `['crank.ackDeposit', 'crank.ackDeposit.submitting']`. */
+/** `{ ack_deposit: 'submitting' }` -> `['crank.ack_deposit', 'crank.ack_deposit.submitting']`. */
 export function activeStateIds(value: StateValue, prefix: string): string[] {
   if (typeof value === 'string') return [`${prefix}.${value}`];
   return Object.entries(value).flatMap(([key, child]) => {

@@ -39,11 +39,11 @@ function plannedWork(plan: CyclePlan): PlannedWork {
 /** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
 async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
   switch (submission.step) {
-    case 'ackDeposit': {
+    case 'ack_deposit': {
       const { transactions } = await chains.ackDeposits(submission.votes, signal);
       return { transactions, completed: [], alreadyDone: [] };
     }
-    case 'ackWithdraw': {
+    case 'ack_withdraw': {
       const { transactions } = await chains.ackWithdraws(submission.votes, signal);
       return { transactions, completed: [], alreadyDone: [] };
     }

@@ -19,12 +19,12 @@ import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js
  */
 
 /** The action steps of a cycle, in SPEC §3 order; each is a state of the machine. */
-export type CrankStep = 'ackDeposit' | 'ackWithdraw' | 'cleanup';
+export type CrankStep = 'ack_deposit' | 'ack_withdraw' | 'cleanup';
 
 /** The protocol name of each step, as logs and metric labels use it. */
 export const STEP_ACTIONS: Readonly<Record<CrankStep, CrankAction>> = {
-  ackDeposit: 'ack_deposit',
-  ackWithdraw: 'ack_withdraw',
+  ack_deposit: 'ack_deposit',
+  ack_withdraw: 'ack_withdraw',
   cleanup: 'cleanup_deposit',
 };
 
@@ -203,8 +203,8 @@ export interface PlannedVote {
 
 /** What the submit actor sends, per step. */
 export type Submission =
-  | { step: 'ackDeposit'; votes: AckDepositVote[] }
-  | { step: 'ackWithdraw'; votes: AckWithdrawVote[] }
+  | { step: 'ack_deposit'; votes: AckDepositVote[] }
+  | { step: 'ack_withdraw'; votes: AckWithdrawVote[] }
   | { step: 'cleanup'; indices: number[] };
 
 /** What the submit actor reports, the same shape for every step. */
@@ -250,7 +250,7 @@ export function newCycle(startedAtMs: number, requests: string[]): CycleState {
     startedAtMs,
     requests,
     failed: false,
-    attempted: { ackDeposit: false, ackWithdraw: false, cleanup: false },
+    attempted: { ack_deposit: false, ack_withdraw: false, cleanup: false },
     cleanupSubmitted: [],
     cleanupResolved: [],
   };
@@ -259,9 +259,9 @@ export function newCycle(startedAtMs: number, requests: string[]): CycleState {
 /** The step's work in the plan, as the submit actor takes it. */
 export function submissionFor(step: CrankStep, plan: CyclePlan | null): Submission {
   switch (step) {
-    case 'ackDeposit':
+    case 'ack_deposit':
       return { step, votes: plan?.ackDeposit.votes ?? [] };
-    case 'ackWithdraw':
+    case 'ack_withdraw':
       return { step, votes: plan?.ackWithdraw.votes.map((planned) => planned.vote) ?? [] };
     case 'cleanup':
       return { step, indices: plan?.cleanup.indices ?? [] };
@@ -286,8 +286,8 @@ export function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
 
 export function cycleReport(cycle: CycleState): CrankReport {
   return {
-    ack_deposit_attempted: cycle.attempted.ackDeposit,
-    ack_withdraw_attempted: cycle.attempted.ackWithdraw,
+    ack_deposit_attempted: cycle.attempted.ack_deposit,
+    ack_withdraw_attempted: cycle.attempted.ack_withdraw,
     cleanup_attempted: cycle.cleanupSubmitted.length,
     cleanup_completed: cycle.cleanupResolved.length,
   };

@@ -142,12 +142,12 @@ const crankSetup = setup({
 });
 
 const WORK_GUARDS = {
-  ackDeposit: 'hasAckDepositWork',
-  ackWithdraw: 'hasAckWithdrawWork',
+  ack_deposit: 'hasAckDepositWork',
+  ack_withdraw: 'hasAckWithdrawWork',
   cleanup: 'hasCleanupWork',
 } as const;
 
-type NextStep = '#crank.ackWithdraw' | '#crank.cleanup' | '#crank.finishing';
+type NextStep = '#crank.ack_withdraw' | '#crank.cleanup' | '#crank.finishing';
 
 /**
  * One action of the cycle: check for work, submit, and on failure back off, re-read, re-plan
@@ -186,7 +186,7 @@ function actionState(step: CrankStep, next: NextStep) {
         always: [
           {
             guard: and(['isRetryableFailure', 'hasAttemptsLeft']),
-            target: 'retryBackoff',
+            target: 'retry-backoff',
             actions: { type: 'reportFailedAttempt', params: { step, willRetry: true } },
           },
           {
@@ -198,7 +198,7 @@ function actionState(step: CrankStep, next: NextStep) {
           },
         ],
       },
-      retryBackoff: {
+      'retry-backoff': {
         tags: ['degraded'],
         always: [
           { guard: 'isStopRequested', target: '#crank.stopped' },
@@ -261,15 +261,15 @@ export const crankMachine = crankSetup.createMachine({
         id: 'read',
         src: 'readAndPlan',
         input: readInput,
-        onDone: { target: 'ackDeposit', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
+        onDone: { target: 'ack_deposit', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
         onError: {
           target: 'finishing',
           actions: { type: 'recordReadFailure', params: ({ event }) => ({ error: event.error }) },
         },
       },
     },
-    ackDeposit: actionState('ackDeposit', '#crank.ackWithdraw'),
-    ackWithdraw: actionState('ackWithdraw', '#crank.cleanup'),
+    ack_deposit: actionState('ack_deposit', '#crank.ack_withdraw'),
+    ack_withdraw: actionState('ack_withdraw', '#crank.cleanup'),
     cleanup: actionState('cleanup', '#crank.finishing'),
     finishing: {
       entry: 'finishCycle',

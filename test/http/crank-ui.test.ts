@@ -140,8 +140,8 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     const authorization = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
     const report = fetch(`${app.url}/crank/once`, { method: 'POST', headers: { authorization } });
     await held.started;
-    await waitForActive(page, ['crank.ackDeposit', 'crank.ackDeposit.submitting']);
-    expect(await page.locator('#current-state').textContent()).toBe('ackDeposit.submitting');
+    await waitForActive(page, ['crank.ack_deposit', 'crank.ack_deposit.submitting']);
+    expect(await page.locator('#current-state').textContent()).toBe('ack_deposit.submitting');
     if (process.env.CRANK_UI_SCREENSHOT !== undefined) await page.screenshot({ path: process.env.CRANK_UI_SCREENSHOT, fullPage: true });
 
     held.release();

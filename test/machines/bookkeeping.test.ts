@@ -67,7 +67,7 @@ describe('cycle bookkeeping', () => {
     context = { ...context, plan: plan([5, 8]) };
     context = { ...context, ...attemptStarted(context, 'cleanup', 1200).update };
     expect(context.cycle?.cleanupSubmitted).toEqual([3, 5, 8]);
-    expect(context.cycle?.attempted).toEqual({ ackDeposit: false, ackWithdraw: false, cleanup: true });
+    expect(context.cycle?.attempted).toEqual({ ack_deposit: false, ack_withdraw: false, cleanup: true });
   });
 
   it('bounds and cleans the error that becomes last_error and the log line, for a read and for an action', () => {
@@ -79,9 +79,9 @@ describe('cycle bookkeeping', () => {
     expect(read.emit).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) }]);
 
     const context = inCycle(backlogPlan);
-    const failed = { ...context, ...attemptFailed({ ...context, ...attemptStarted(context, 'ackDeposit', 1100).update }, huge).update };
+    const failed = { ...context, ...attemptFailed({ ...context, ...attemptStarted(context, 'ack_deposit', 1100).update }, huge).update };
     expect(failed.progress.failure?.error).toMatch(/^node said e+… \(\d+ more\)$/);
-    const health = actionFailed(failed, 'ackDeposit').update.health;
+    const health = actionFailed(failed, 'ack_deposit').update.health;
     expect(health?.lastError).not.toContain('\n');
     expect(health?.lastError?.length).toBeLessThan(MAX_ERROR_CHARS + 100);
   });

@@ -27,7 +27,7 @@ function attempt(n: number): CrankEmitted {
 describe('crank activity log', () => {
   it('turns a state value into the active state ids, outermost first', () => {
     expect(activeStateIds('idle', 'crank')).toEqual(['crank.idle']);
-    expect(activeStateIds({ ackDeposit: 'submitting' }, 'crank')).toEqual(['crank.ackDeposit', 'crank.ackDeposit.submitting']);
+    expect(activeStateIds({ ack_deposit: 'submitting' }, 'crank')).toEqual(['crank.ack_deposit', 'crank.ack_deposit.submitting']);
   });
 
   it('keeps the newest CRANK_CYCLE_HISTORY cycles and CRANK_ACTION_HISTORY actions, newest first', () => {
@@ -46,7 +46,7 @@ describe('crank activity log', () => {
   it('holds the latest state only', () => {
     const log = createCrankActivityLog();
     expect(log.snapshot().state).toEqual([]);
-    log.recordState({ ackDeposit: 'checking' });
+    log.recordState({ ack_deposit: 'checking' });
     log.recordState('idle');
     log.record({ type: 'pollCoalesced' });
     expect(log.snapshot()).toEqual({ state: ['crank.idle'], cycles: [], actions: [] });
@@ -57,8 +57,8 @@ describe('crankMachineGraph', () => {
   it('includes the eventless transitions that toJSON() leaves out, with their guards', () => {
     const { transitions } = crankMachineGraph();
     expect(transitions).toContainEqual({
-      source: 'crank.ackDeposit.failed',
-      target: 'crank.ackDeposit.retryBackoff',
+      source: 'crank.ack_deposit.failed',
+      target: 'crank.ack_deposit.retry-backoff',
       event: 'always',
       guard: 'and(isRetryableFailure, hasAttemptsLeft)',
     });

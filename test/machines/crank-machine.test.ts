@@ -65,7 +65,7 @@ describe('crank machine', () => {
     check();
     expect(seen).toEqual([
       { value: 'polling', busy: true, degraded: false },
-      { value: { ackDeposit: 'retryBackoff' }, busy: true, degraded: true },
+      { value: { ack_deposit: 'retry-backoff' }, busy: true, degraded: true },
       { value: 'idle', busy: false, degraded: false },
     ]);
     expect(actor.getSnapshot().context.health.transactionsLanded).toBe(2);
@@ -93,8 +93,8 @@ describe('machine:export', () => {
     const definition = JSON.parse(crankMachineDefinition()) as { id: string; states: Record<string, { states?: Record<string, unknown> }> };
     expect(definition.id).toBe('crank');
     expect(Object.keys(definition.states).sort()).toEqual(
-      ['ackDeposit', 'ackWithdraw', 'cleanup', 'finishing', 'idle', 'polling', 'stopped'].sort(),
+      ['ack_deposit', 'ack_withdraw', 'cleanup', 'finishing', 'idle', 'polling', 'stopped'].sort(),
     );
-    expect(Object.keys(definition.states['ackDeposit']!.states!).sort()).toEqual(['checking', 'failed', 'replanning', 'retryBackoff', 'submitting']);
+    expect(Object.keys(definition.states['ack_deposit']!.states!).sort()).toEqual(['checking', 'failed', 'replanning', 'retry-backoff', 'submitting']);
   });
 });

@@ -93,7 +93,7 @@ function abstractState(snapshot: Snapshot): string {
   const { context, value } = snapshot;
   const inCycle = context.cycle !== null;
   const inAction = typeof value === 'object';
-  const failing = /failed|retryBackoff/.test(JSON.stringify(value));
+  const failing = /failed|retry-backoff/.test(JSON.stringify(value));
   const idle = value === 'idle';
   const planKind =
     context.plan === null ? null : `${context.plan.ackDeposit.votes.length}/${context.plan.ackDeposit.pending}`;

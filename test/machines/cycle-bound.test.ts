@@ -60,7 +60,7 @@ describe('cycle bound', () => {
 });
 
 describe('withAttemptDeadline', () => {
-  const submission = { step: 'ackDeposit' as const, votes: [] };
+  const submission = { step: 'ack_deposit' as const, votes: [] };
 
   it('cuts an attempt that outlives its deadline as a retryable failure naming the action', async () => {
     const started = Date.now();
