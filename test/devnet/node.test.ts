@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { startDevnetNode } from '../../devnet/node.js';
 import { isDevnetError } from '../../devnet/devnet-error.js';
+import { rejection } from '../support/rejection.js';
 
 const pairs: ChainPair[] = [];
 
@@ -14,13 +15,6 @@ async function pair(options: Parameters<typeof startChainPair>[0] = {}): Promise
   const started = await startChainPair({ slotIntervalMs: 0, ...options });
   pairs.push(started);
   return started;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
 }
 
 describe('startChainPair', () => {

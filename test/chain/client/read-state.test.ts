@@ -9,6 +9,7 @@ import { depositEntry } from '../../support/deposit-entry.js';
 import { renderSlice, votingEntry, type TrackerState } from './fake-chain.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { metricValue } from '../../support/metric-value.js';
+import { rejection } from '../../support/rejection.js';
 
 let fixture: BridgeFixture | undefined;
 
@@ -37,15 +38,6 @@ function sourceState(p: { settled: number; pending: number; capacity: number; ow
 function targetState(p: { entries: number; ownNext: number; capacity?: number }): TrackerState {
   const entries = Array.from({ length: p.entries }, (_, i) => votingEntry(1_000n + BigInt(i), depositEntry(i).recipient, depositEntry(i).sourceMint));
   return { header: trackerHeader('WithdrawTracker', { entryCount: p.entries, ownNext: p.ownNext, capacity: p.capacity ?? 50_000 }), entries };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
 }
 
 function entrySlices(f: BridgeFixture, chain: 'source' | 'target') {

@@ -8,6 +8,7 @@ import { isDefiniteSendRefusal, preflightFailure } from '../../../src/chain/rpc/
 import { serializeError } from '../../../src/log/logger.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 import { retriesAction } from '../../../src/failure-policy.js';
+import { rejection } from '../../support/rejection.js';
 
 let server: JsonRpcTestServer | undefined;
 
@@ -23,15 +24,6 @@ const address = Keypair.fromSeed(new Uint8Array(32).fill(2)).publicKey;
 async function setup(handler: Handler, timeoutMs = 2_000) {
   server = await startJsonRpcServer(handler);
   return createChainRpc({ chain: 'target', url: server.url, timeoutMs, metrics: createMetrics(new Registry()) });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
 }
 
 const signal = () => new AbortController().signal;
