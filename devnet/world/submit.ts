@@ -17,7 +17,10 @@ export function devnetConnection(url: string, signal: AbortSignal): Connection {
   return new Connection(url, {
     commitment: 'confirmed',
     disableRetryOnRateLimit: true,
-    fetch: (input, init) => fetch(input, { ...init, signal }),
+    // A signal of its own per request: fetch (undici) keeps an abort listener on the signal it is
+    // given until the request is garbage collected, so one long-lived signal passed to thousands
+    // of requests piles up listeners (Node's MaxListenersExceededWarning past 1,500).
+    fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.any([signal]) }),
   });
 }
 
