@@ -11,7 +11,7 @@ import { serverEnv } from '../../devnet/server-env.js';
 import { startTraffic } from '../../devnet/traffic.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import { sleep } from '../../src/time.js';
 import type { BenchResult } from '../report.js';
 import { authorityLamports } from './chain-checks.js';

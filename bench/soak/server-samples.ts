@@ -1,4 +1,4 @@
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 
 /**
  * What a bridge server's own /metrics says about it, sampled while a soak runs: resident memory,

@@ -1,6 +1,6 @@
 import type { ChainPair } from '../../devnet/chain-pair.js';
 import type { World } from '../../devnet/world/bootstrap.js';
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import { decodeBridgeTransaction } from '../support/sent-transactions.js';
 
 /**

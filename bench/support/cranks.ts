@@ -3,7 +3,8 @@ import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js'
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { startCrank } from '../../src/machines/start-crank.js';
-import { createMetrics, type ChainSide, type Metrics } from '../../src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import { RPC_TIMEOUT_MS, bridgeChainsFor, type BenchWorld } from './bench-world.js';
 import { authorityLamports, recordSentTransactions, type Lamports, type SentRecord } from './sent-transactions.js';
 

@@ -1,5 +1,5 @@
 import { mulberry32 } from '../../devnet/faults/faults.js';
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import type { BenchWorld } from './bench-world.js';
 
 /**

@@ -1,5 +1,5 @@
 import { authoritySlot, ownNextIndex } from '../../src/chain/authority-position.js';
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
 import type { DepositEntry, TrackerHeader, TrackerKind, WithdrawEntry } from '../../src/chain/types.js';

@@ -2,7 +2,7 @@ import { Transaction, type PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { decodeInstructionData } from '../../src/chain/codec/instructions.js';
-import type { ChainSide } from '../../src/metrics/metrics.js';
+import type { ChainSide } from '../../src/domain.js';
 import { LAMPORTS_PER_SIGNATURE } from '../../devnet/bank/bank.js';
 import type { BenchWorld } from './bench-world.js';
 import { lamportsOf, nextIndexOf, readTrackers, votesRecordedBy } from './ledger.js';

@@ -1,5 +1,5 @@
 import { BridgeError } from '../errors.js';
-import type { ChainSide } from '../metrics/metrics.js';
+import type { ChainSide } from '../domain.js';
 import { malformedAccount } from './codec/account-errors.js';
 import { chainName } from './chain-name.js';
 import type { TrackerHeader } from './types.js';

@@ -1,4 +1,4 @@
-import type { ChainSide } from '../metrics/metrics.js';
+import type { ChainSide } from '../domain.js';
 import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from './types.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ChainSide } from '../metrics/metrics.js';
+import type { ChainSide } from '../domain.js';
 
 /** How messages name a chain: "source" or "destination" (metric labels say "target"). */
 export function chainName(chain: ChainSide): 'source' | 'destination' {

@@ -1,5 +1,5 @@
 import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
-import type { ChainSide } from '../metrics/metrics.js';
+import type { ChainSide } from '../domain.js';
 import type { ChainFees, CrankStep, ForeignSignerPolicy, ForeignTransaction } from './crank-context.js';
 
 /**

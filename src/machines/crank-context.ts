@@ -7,7 +7,7 @@ import type {
 } from '../chain/bridge-chains.js';
 import type { ForeignSignerPolicy } from '../config/config.js';
 import { isBridgeError } from '../errors.js';
-import type { ChainSide, CrankAction } from '../metrics/metrics.js';
+import type { ChainSide, CrankAction } from '../domain.js';
 import type { CrankReport } from './crank-service.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
 

@@ -10,9 +10,6 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 const ACTION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export type CrankAction = 'ack_deposit' | 'ack_withdraw' | 'cleanup_deposit';
-export type ChainSide = 'source' | 'target';
-
 export function createMetrics(registry: Registry = new Registry()) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry });

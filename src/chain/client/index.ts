@@ -1,6 +1,7 @@
 import { PublicKey, type Commitment, type Keypair } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';

@@ -1,5 +1,6 @@
 import type { PublicKey } from '@solana/web3.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import type { AuthorityChainView, AuthorityView } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { AuthorityHistory } from './authority-history.js';

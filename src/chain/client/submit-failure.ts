@@ -1,5 +1,5 @@
 import { BridgeError, isBridgeError, type SubmitOutcome } from '../../errors.js';
-import type { CrankAction } from '../../metrics/metrics.js';
+import type { CrankAction } from '../../domain.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { DecodedProgramError } from '../program-errors.js';
 import type { TrackerRef } from './tracker-reader.js';

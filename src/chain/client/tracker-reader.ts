@@ -1,6 +1,7 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
 import { malformedAccount } from '../codec/account-errors.js';
 import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';

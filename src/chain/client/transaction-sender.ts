@@ -2,7 +2,8 @@ import type { Keypair, SignatureStatus, TransactionInstruction } from '@solana/w
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
 import { describeError, isBridgeError } from '../../errors.js';
-import type { ChainSide, CrankAction, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide, CrankAction } from '../../domain.js';
 import { boundText } from '../../text.js';
 import { sleep } from '../../time.js';
 import type { LandedTransaction } from '../bridge-chains.js';

@@ -6,7 +6,8 @@ import {
   type PublicKey,
   type SignatureStatus,
 } from '@solana/web3.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { jsonRpcCall } from './json-rpc.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry } from './read-retry.js';

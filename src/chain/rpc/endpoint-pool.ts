@@ -1,7 +1,8 @@
 import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { endpointLabels, probeDue, readOrder, sendTargets, demotionOf, type ChoiceSettings, type EndpointKnowledge } from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, rpcFailure } from './rpc-failure.js';

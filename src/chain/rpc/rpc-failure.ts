@@ -1,7 +1,7 @@
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
 import { isTransientRpcFailure } from '../../failure-policy.js';
-import type { ChainSide } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 
 /**

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BridgeError, RpcFailureKind } from '../../errors.js';
 import { isBridgeError } from '../../errors.js';
-import type { ChainSide, Metrics } from '../../metrics/metrics.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { MAX_RESPONSE_BYTES, readBoundedBody } from './bounded-body.js';
 import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
 
