@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { formatTable, writeResult } from './report.js';
-import { runSoak, SOAK_DEFAULTS, type SoakOptions } from './soak/run-soak.js';
+import { defaultSeededEntries, runSoak, soakCapacity, SOAK_DEFAULTS, type SoakOptions } from './soak/run-soak.js';
 
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = 'usage: npm run soak -- --minutes N [--authorities 3] [--threshold 2] [--seeded 60000] [--rate 500]\n';
@@ -37,15 +37,19 @@ function parseOptions(argv: string[], signal: AbortSignal): SoakOptions {
   if (values.minutes === undefined) throw new Error('--minutes is required');
   const authorities = positiveNumber(values.authorities, 'authorities', SOAK_DEFAULTS.authorities, 16, true);
   const threshold = positiveNumber(values.threshold, 'threshold', SOAK_DEFAULTS.threshold, authorities, true);
-  return {
+  const minutes = positiveNumber(values.minutes, 'minutes', 0, 24 * 60, false);
+  const run = { minutes, depositsPerSecond: SOAK_DEFAULTS.depositsPerSecond };
+  const options: SoakOptions = {
     ...SOAK_DEFAULTS,
-    minutes: positiveNumber(values.minutes, 'minutes', 0, 24 * 60, false),
+    minutes,
     authorities,
     threshold,
-    seededEntries: positiveNumber(values.seeded, 'seeded', SOAK_DEFAULTS.seededEntries, 61_000, true),
+    seededEntries: positiveNumber(values.seeded, 'seeded', defaultSeededEntries(run), 65_530, true),
     healthRate: positiveNumber(values.rate, 'rate', SOAK_DEFAULTS.healthRate, 10_000, true),
     signal,
   };
+  soakCapacity(options);
+  return options;
 }
 
 async function main(): Promise<number> {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeTrackerHeader } from '../../src/chain/codec/accounts.js';
+import { maxTrackerCapacity } from '../../src/chain/codec/layout.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { serverEnv } from '../../devnet/server-env.js';
 import { startTraffic } from '../../devnet/traffic.js';
@@ -57,13 +58,46 @@ export const SOAK_DEFAULTS = {
 };
 
 const SERVER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'index.js');
-/** Room for the run's own transfers above the seeded ones; a DepositTracker holds 65,530 at most. */
-const TRAFFIC_CAPACITY = 4_096;
 const SAMPLE_INTERVAL_MS = 2_000;
 const STARTUP_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 180_000;
 const IDLE_CYCLES_MS = 10_000;
 const STOP_DEADLINE_MS = 10_000;
+
+/**
+ * Tracker entries the run needs: the seeded transfers plus every deposit its traffic can make
+ * (the rate over the whole run, 10 % and 64 entries to spare). A tracker that fills mid-run
+ * refuses deposits (TrackerFull) and leaves the rest of the run without new transfers, so a
+ * run that cannot fit one DepositTracker (65,530 entries) is refused before it starts.
+ */
+export function soakCapacity(options: Pick<SoakOptions, 'seededEntries' | 'minutes' | 'depositsPerSecond'>): number {
+  const traffic = trafficEntries(options);
+  const needed = options.seededEntries + traffic;
+  const max = maxTrackerCapacity('DepositTracker');
+  if (traffic > max) {
+    const longest = Math.floor(((max - 64) / 1.1 / options.depositsPerSecond / 60) * 10) / 10;
+    throw new RangeError(
+      `${options.minutes} min of deposits at ${options.depositsPerSecond}/s need room for ${traffic} tracker entries, above the ${max} a DepositTracker holds: ` +
+        `run at most ${longest} min`,
+    );
+  }
+  if (needed > max) {
+    throw new RangeError(
+      `--seeded ${options.seededEntries} plus ${options.minutes} min of deposits at ${options.depositsPerSecond}/s (room for ${traffic}) ` +
+        `need ${needed} tracker entries, above the ${max} a DepositTracker holds: pass --seeded ${max - traffic} or less`,
+    );
+  }
+  return needed;
+}
+
+/** The default seeded count: 60,000, or less when a long run needs the room for its own deposits. */
+export function defaultSeededEntries(options: Pick<SoakOptions, 'minutes' | 'depositsPerSecond'>): number {
+  return Math.max(0, Math.min(SOAK_DEFAULTS.seededEntries, maxTrackerCapacity('DepositTracker') - trafficEntries(options)));
+}
+
+function trafficEntries({ minutes, depositsPerSecond }: Pick<SoakOptions, 'minutes' | 'depositsPerSecond'>): number {
+  return Math.ceil((depositsPerSecond * minutes * 60 * 11) / 10) + 64;
+}
 
 interface SoakServer {
   index: number;
@@ -83,7 +117,7 @@ export async function runSoak(options: SoakOptions): Promise<BenchResult> {
     const world = await bootstrapWorld(pair, {
       authorities: options.authorities,
       threshold: options.threshold,
-      capacity: options.seededEntries + TRAFFIC_CAPACITY,
+      capacity: soakCapacity(options),
       dir,
     });
     pair.seedSettledDeposits(options.seededEntries);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { explainingFault } from '../../bench/soak/fault-schedule.js';
 import { runSoak } from '../../bench/soak/run-soak.js';
 import { explainingGovernance, IDLE_LOWER_BOUND } from '../../bench/soak/soak-report.js';
+import { defaultSeededEntries, soakCapacity } from '../../bench/soak/run-soak.js';
 import { slope, sumOf } from '../../bench/soak/server-samples.js';
 
 /**
@@ -63,6 +64,16 @@ describe('soak helpers', () => {
     expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
     expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe('every endpoint taken out by request faults');
     expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
+  });
+
+  it('sizes the trackers for the seeded entries and every deposit the run can make, and refuses a run that cannot fit', () => {
+    expect(soakCapacity({ seededEntries: 60_000, minutes: 30, depositsPerSecond: 2 })).toBe(60_000 + 3_960 + 64);
+    expect(defaultSeededEntries({ minutes: 30, depositsPerSecond: 2 })).toBe(60_000);
+    expect(defaultSeededEntries({ minutes: 60, depositsPerSecond: 2 })).toBe(65_530 - 7_984);
+    expect(() => soakCapacity({ seededEntries: 60_000, minutes: 60, depositsPerSecond: 2 })).toThrow(
+      '--seeded 60000 plus 60 min of deposits at 2/s (room for 7984) need 67984 tracker entries, above the 65530 a DepositTracker holds: pass --seeded 57546 or less',
+    );
+    expect(() => soakCapacity({ seededEntries: 1, minutes: 600, depositsPerSecond: 2 })).toThrow(/^600 min of deposits at 2\/s need room for 79264 tracker entries, .*: run at most 495\.9 min$/);
   });
 
   it('a vote refused after a governance change is explained by it only within the change\'s window', () => {
