@@ -6,7 +6,8 @@ import type { TrackerHeader } from './types.js';
 
 /**
  * This authority's place in a tracker header, looked up in one place for the chain client and
- * the planners: its slot (the bit it owns in vote masks) and its own `next_index` (rule 3.4).
+ * the planners: its slot (the bit it owns in vote masks) and its own `next_index` (rule 3.4),
+ * with the checked u64-to-index conversion both use.
  */
 
 /** Which tracker a header came from, for messages; the planners know the chain, not the address. */

@@ -1,3 +1,2 @@
-/** The crank (docs/crank.md): startCrank runs it, the rest is for tests and tools. */
-export { startCrank,  } from './start-crank.js';
-;
+/** The crank (docs/crank.md), loaded by src/index.ts only when the runtime configuration is present. */
+export { startCrank } from './start-crank.js';

@@ -10,4 +10,4 @@ export {
   encodeWithdrawEntry,
 } from './entries.js';
 export { decodeTokenPair, encodeTokenPair } from './token-pair.js';
-export { decodeDepositResult, encodeDepositResult,  } from './deposit-result.js';
+export { decodeDepositResult, encodeDepositResult } from './deposit-result.js';

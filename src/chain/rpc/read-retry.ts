@@ -6,8 +6,8 @@ import { isTransientRpcFailure } from '../../failure-policy.js';
  * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getBlockHeight,
  * getSignatureStatuses) after a transient failure: HTTP 408/429/5xx, timeout, network error,
  * malformed body, and the "node behind" JSON-RPC codes (-32005, -32016). The decision is the
- * failure policy's (src/failure-policy.ts, `isTransientRpcFailure`). sendTransaction never goes through here: the sender
- * rebroadcasts the same signed bytes itself.
+ * failure policy's (src/failure-policy.ts, `isTransientRpcFailure`). sendTransaction never goes
+ * through here: the sender rebroadcasts the same signed bytes itself.
  *
  * Every read ends within `readCallBudgetMs(BRIDGE_RPC_TIMEOUT_MS)`: each attempt is bounded by
  * the transport's timeout, each wait by READ_BACKOFF_MAX_MS (Retry-After included).
