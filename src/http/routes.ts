@@ -13,7 +13,7 @@ const SERVICE_NAME = 'bridge-operator-server';
 
 export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: { crank: CrankService; metrics: Metrics }): void {
   // A snapshot: never waits for a running cycle. 503 only for `stalled`, the state a restart
-  // fixes, so that a liveness probe restarts exactly then (README, "Status").
+  // fixes, so that a liveness probe restarts exactly then (README "GET /health").
   app.get('/health', { schema: { response: { 200: healthSchema, 503: healthSchema } } }, async (_request, reply) => {
     const status = crank.status();
     return reply.code(status === 'stalled' ? 503 : 200).send({ status, service: SERVICE_NAME, crank: crank.health() });
@@ -34,7 +34,7 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
 
-  // Read-only, paginated: one bounded chain read per request (docs/operating.md).
+  // Read-only, paginated: one bounded chain read per request (README "Operating").
   admin.get('/transfers', (request, reply) => {
     const query = request.query as Record<string, unknown>;
     return transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply));

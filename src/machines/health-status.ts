@@ -3,7 +3,7 @@ import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './authority-che
 import type { CrankSettings, HealthFacts } from './crank-context.js';
 
 /**
- * /health's `status`, decided from the crank's health facts and the time (README, "Status").
+ * /health's `status`, decided from the crank's health facts and the time (README "GET /health").
  *
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the

@@ -8,7 +8,7 @@ import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
  * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
- * (docs/operating.md). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * (README "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
  * 3 no such transfer index.
  */
 

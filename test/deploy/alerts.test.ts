@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { alertRules } from '../support/alert-rules.js';
 import { metricNamesIn } from '../support/promql.js';
 
 /**
@@ -16,30 +17,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RULES = `${ROOT}deploy/prometheus/alerts.yml`;
 const RULE_TESTS = `${ROOT}deploy/prometheus/alerts.test.yml`;
 const PROMTOOL_TIMEOUT_MS = 30_000;
-
-interface AlertRule {
-  name: string;
-  expr: string;
-  fields: Map<string, string>;
-}
-
-/** promtool validates the YAML; this reads the fields of each `- alert:` block of that one file. */
-function alertRules(text: string): AlertRule[] {
-  return text
-    .split(/^\s+- alert: /m)
-    .slice(1)
-    .map((block) => {
-      const [name = '', ...lines] = block.split('\n');
-      const exprEnd = lines.findIndex((line) => /^\s+for:/.test(line));
-      const exprLines = lines.slice(0, exprEnd).filter((line) => !/^\s*#/.test(line));
-      const fields = new Map<string, string>();
-      for (const line of lines.slice(exprEnd)) {
-        const field = /^\s+(\w+): "?(.*?)"?$/.exec(line);
-        if (field?.[1] !== undefined && field[2] !== undefined) fields.set(field[1], field[2]);
-      }
-      return { name: name.trim(), expr: exprLines.join('\n').replace(/^\s*expr: \|?/, ''), fields };
-    });
-}
 
 /** GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
 function readmeAnchors(): Set<string> {

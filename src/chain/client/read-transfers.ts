@@ -11,7 +11,7 @@ import { toEntryIndex } from '../authority-position.js';
  * readers and codecs as the crank. At confirmed: an operator wants the latest state.
  */
 
-/** Entries per read and tracker; bounds one request's RPC traffic (docs/operating.md). */
+/** Entries per read and tracker; bounds one request's RPC traffic (README "Operating"). */
 export const MAX_TRANSFERS_PER_READ = 500;
 
 export interface TransferRangeContext {

@@ -16,7 +16,7 @@ export interface CyclePlan {
 /**
  * Votes (or cleanups) per action per cycle. Keeps one cycle's submissions, and the time the
  * run lock is held, bounded; 64 votes fit in a handful of transactions. Work beyond it is the
- * backlog, which the next cycle takes at once (docs/crank.md "Backlog").
+ * backlog, which the next cycle takes at once (docs/crank.md "Timing").
  */
 export const MAX_PLANNED_PER_ACTION = 64;
 

@@ -7,7 +7,7 @@ import { ACCOUNT, HandBytes } from './hand-bytes.js';
 
 const where = { account: ACCOUNT, field: 'entries[3].result' };
 
-/** PROTOCOL.md "DepositResult (16 bytes)": tag u8, reason u8, 6 reserved, amount u64. */
+/** PROTOCOL.md "DepositResult (16 bytes inside accounts)": tag u8, reason u8, 6 reserved, amount u64. */
 function handResult(tag: number, reason: number, amount: bigint): HandBytes {
   return new HandBytes(16).u8(0, tag).u8(1, reason).u64(8, amount);
 }

@@ -13,7 +13,7 @@ import { ACCOUNT, HandBytes, atOffset, key, keyBytes } from './hand-bytes.js';
 
 const BIG = 0x0102_0304_0506_0708n; // byte order shows in the vector
 
-/** PROTOCOL.md "DepositEntry (160 bytes)", at its offsets. */
+/** PROTOCOL.md "DepositEntry (160 bytes, source)", at its offsets. */
 function handDepositEntry(): HandBytes {
   return new HandBytes(160)
     .u64(0, BIG) // amount
@@ -47,7 +47,7 @@ const depositEntry: DepositEntry = {
   depositSlot: 77n,
 };
 
-/** PROTOCOL.md "WithdrawEntry (144 bytes)", at its offsets. */
+/** PROTOCOL.md "WithdrawEntry (144 bytes, destination)", at its offsets. */
 function handWithdrawEntry(): HandBytes {
   return new HandBytes(144)
     .u8(0, 2) // status Finalized

@@ -4,7 +4,7 @@ import type { TokenPair } from '../../../src/chain/types.js';
 import { expectMalformedAccount, thrownBridgeError } from './expect-error.js';
 import { ACCOUNT, HandBytes, atOffset, key, keyBytes } from './hand-bytes.js';
 
-/** PROTOCOL.md "TokenPair (104 bytes)": disc 8 · u16 · 6 reserved · mint · mint · u8 · 7 reserved · u64 · u64. */
+/** PROTOCOL.md "TokenPair (104 bytes, destination)": disc 8 · u16 · 6 reserved · mint · mint · u8 · 7 reserved · u64 · u64. */
 function handTokenPair(): HandBytes {
   return new HandBytes(104)
     .hex(0, '11d62db0e595c547')
