@@ -26,15 +26,15 @@ export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
  * by a slot or two. The margin also covers a rollout's overlap on an idle bridge (see
  * `initialRole`).
  */
-export const QUIET_POLL_INTERVALS = 3;
-export const QUIET_MARGIN_MS = 10_000;
+const QUIET_POLL_INTERVALS = 3;
+const QUIET_MARGIN_MS = 10_000;
 
 export function quietWindowMs(pollIntervalMs: number): number {
   return QUIET_POLL_INTERVALS * pollIntervalMs + QUIET_MARGIN_MS;
 }
 
 /** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
-export interface OtherSigner {
+interface OtherSigner {
   chain: ChainSide;
   signature: string;
   slot: number;
