@@ -44,6 +44,8 @@ async function startServer(b: DevnetBridge, env: Record<string, string> = {}): P
     BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS),
     BRIDGE_RPC_TIMEOUT_MS: '5000',
     BRIDGE_LOG_LEVEL: 'info',
+    // The production default (serverEnv turns the handoff off for the devnet's one server per authority).
+    BRIDGE_HANDOFF_SECS: '300',
     ...env,
   });
   b.onClose(() => process.stop());
