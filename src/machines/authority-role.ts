@@ -59,7 +59,10 @@ export interface RoleFacts {
   otherSigner: OtherSigner | null;
 }
 
-/** A transaction signed with the key but not by this process, as a read reports it (newest first). */
+/**
+ * A transaction signed with the key but not by this process, as a read reports it: the
+ * destination chain's first, each chain's newest first (slots of two chains do not compare).
+ */
 export interface KeyUse {
   chain: ChainSide;
   signature: string;
@@ -94,7 +97,7 @@ export interface RoleDecision<T extends KeyUse> {
 
 /**
  * The role after one read that reported `seen` (the key's new transactions this process did
- * not sign, newest first), at `atMs`. Active: each is a second signer (counted and reported),
+ * not sign, in KeyUse order), at `atMs`. Active: each is a second signer (counted and reported),
  * and the instance stands by. Standby: they are the other instance's, and restart the quiet
  * window; a read after the window has passed without any takes over.
  *
