@@ -186,6 +186,11 @@ describe('handoff between two instances of one signer', () => {
     expect(seen.at(-1)).toMatchObject({ status: 'ok', role: 'active' });
     expect(tookOverMs).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
     expect(takeOvers(second)).toHaveLength(1);
+    // After SIGTERM, A submitted nothing new: at most the submission that was running lands.
+    const logsOfA = a.process.logs();
+    const shutdownAt = logsOfA.findIndex((record) => record['msg'] === 'shutting down');
+    expect(shutdownAt).toBeGreaterThan(0);
+    expect(logsOfA.slice(shutdownAt).filter((record) => record['attempt'] !== undefined).length).toBeLessThanOrEqual(1);
     for (const server of [a, second]) {
       expect(errorLines(server)).toEqual([]);
       expect(failedAttempts(server)).toEqual([]);
