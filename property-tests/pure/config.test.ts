@@ -135,6 +135,7 @@ const validCases: fc.Arbitrary<Case> = fc
         inspectUrl: runtime.inspectUrl,
         minBalanceLamports: defaultMinBalanceLamports((runtime.pollSecs?.value ?? 15) * 1000),
         onForeignSigner: 'continue',
+        handoffMs: 300_000,
         dryRun: false,
       },
     };

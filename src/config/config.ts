@@ -57,6 +57,8 @@ export const DEFAULTS = {
   // Cloud Run and `docker stop` kill the container 10 s after SIGTERM: finish inside that.
   BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
   BRIDGE_ON_FOREIGN_SIGNER: 'continue',
+  // Longer than a rollout's overlap, shorter than an incident (docs/crank.md, "Role").
+  BRIDGE_HANDOFF_SECS: '300',
   BRIDGE_DRY_RUN: 'false',
 } as const;
 
@@ -115,6 +117,7 @@ const envSchema = z.object({
   // Balances travel as JS numbers: lamports up to 2^53-1 (about 9 million SOL).
   BRIDGE_MIN_BALANCE_LAMPORTS: integerValue(0n, 9007199254740991n).transform(Number).optional(),
   BRIDGE_ON_FOREIGN_SIGNER: enumValue(FOREIGN_SIGNER_POLICIES).prefault(DEFAULTS.BRIDGE_ON_FOREIGN_SIGNER),
+  BRIDGE_HANDOFF_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_HANDOFF_SECS),
   BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
 });
 
@@ -146,6 +149,8 @@ export interface CrankConfig {
   inspectUrl: string | undefined;
   minBalanceLamports: number;
   onForeignSigner: ForeignSignerPolicy;
+  /** BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer; 0: no handoff, sign from the start. */
+  handoffMs: number;
   /** BRIDGE_DRY_RUN: read and plan every cycle, log what would be submitted, submit nothing. */
   dryRun: boolean;
 }
@@ -269,6 +274,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
     minBalanceLamports: values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS),
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
+    handoffMs: values.BRIDGE_HANDOFF_SECS,
     dryRun: values.BRIDGE_DRY_RUN,
   };
 }

@@ -19,6 +19,9 @@ const crankHealthSchema = {
     total_actions_submitted: { type: 'integer' },
     // BRIDGE_DRY_RUN only; absent otherwise, so the SPEC §2.2 shape is unchanged.
     dry_run: { type: 'boolean' },
+    // An enabled crank only: which instance of the signer submits (docs/crank.md, "Role").
+    role: { type: 'string', enum: ['active', 'standby'] },
+    role_since: nullableInteger,
   },
 } as const;
 

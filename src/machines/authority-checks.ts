@@ -1,6 +1,7 @@
 import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
 import type { ChainSide } from '../domain.js';
 import type { ChainFees, CrankStep, ForeignSignerPolicy, ForeignTransaction } from './crank-context.js';
+import { isStandby, type RoleFacts } from './authority-role.js';
 
 /**
  * The rules about the authority's own accounts, as pure functions: can it pay this cycle's
@@ -52,7 +53,11 @@ export function isHalted(policy: ForeignSignerPolicy, foreignSigner: ForeignTran
   return policy === 'halt' && foreignSigner !== null;
 }
 
-/** A step submits only while not halted and while the authority can pay its chain's fees. */
-export function maySubmit(step: CrankStep, facts: { fees: ChainFees | null; foreignSigner: ForeignTransaction | null }, policy: ForeignSignerPolicy): boolean {
-  return !isHalted(policy, facts.foreignSigner) && !chainsShortOfFees(facts.fees).includes(STEP_CHAINS[step]);
+/** A step submits only while active, not halted, and while the authority can pay its chain's fees. */
+export function maySubmit(
+  step: CrankStep,
+  facts: { fees: ChainFees | null; foreignSigner: ForeignTransaction | null; role: RoleFacts },
+  policy: ForeignSignerPolicy,
+): boolean {
+  return !isStandby(facts.role) && !isHalted(policy, facts.foreignSigner) && !chainsShortOfFees(facts.fees).includes(STEP_CHAINS[step]);
 }

@@ -17,6 +17,7 @@ import {
   type CycleRead,
 } from './crank-context.js';
 import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './authority-checks.js';
+import { quietWindowMs, roleAfterRead } from './authority-role.js';
 import { describeFailed, describeLanded, describePlanned } from './describe.js';
 import { retriesAction } from '../failure-policy.js';
 import { hasBacklog } from './planning/cycle-plan.js';
@@ -53,15 +54,22 @@ export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
   };
 }
 
-/** The plan, the fee balances, and any transaction another process signed with this key. */
+/**
+ * The plan, the fee balances, and any transaction another process signed with this key: a
+ * second signer while this instance is active, the instance it stands by for while it is a
+ * standby (authority-role.ts).
+ */
 export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): Bookkeeping {
-  const foreign = foreignTransactions(read.authority, atMs);
+  const { settings } = context;
+  const decision = roleAfterRead(context.health.role, foreignTransactions(read.authority, atMs), settings, atMs);
+  const { foreign, change } = decision;
   const fees = feeFacts(read.authority, read.fees);
   const foreignSigner = foreign[0] ?? context.health.foreignSigner;
   const emit: CrankEmitted[] = [{ type: 'planned', pending: pendingCounts(read.plan) }];
-  if (foreign.length > 0) emit.push({ type: 'foreignSigner', transactions: foreign, halted: isHalted(context.settings.onForeignSigner, foreignSigner) });
+  if (foreign.length > 0) emit.push({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
+  if (change !== null) emit.push({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
   for (const chain of chainsShortOfFees(fees)) emit.push({ type: 'feesShort', chain, ...fees[chain] });
-  return { update: { plan: read.plan, health: { ...context.health, fees, foreignSigner } }, emit };
+  return { update: { plan: read.plan, health: { ...context.health, fees, foreignSigner, role: decision.facts } }, emit };
 }
 
 export function readFailed(context: CrankContext, error: unknown): Bookkeeping {

@@ -10,6 +10,7 @@ import { isBridgeError } from '../errors.js';
 import type { ChainSide, CrankAction } from '../domain.js';
 import type { CrankReport } from './crank-service.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { initialRole, type KeyUse, type RoleChange, type RoleFacts } from './authority-role.js';
 
 /**
  * The crank machine's data: settings, the current cycle's plan and bookkeeping, and the
@@ -48,6 +49,8 @@ export interface CrankSettings {
   minBalanceLamports: number;
   /** BRIDGE_DRY_RUN: each action state records its plan instead of submitting it. */
   dryRun: boolean;
+  /** BRIDGE_HANDOFF_SECS in ms: how long a standby tolerates another active signer; 0: no handoff. */
+  handoffMs: number;
 }
 
 export type { ForeignSignerPolicy };
@@ -59,6 +62,8 @@ export interface CrankSettingsOptions {
   onForeignSigner: ForeignSignerPolicy;
   minBalanceLamports: number;
   dryRun?: boolean;
+  /** Absent: 0, no handoff (every instance signs from the start). */
+  handoffMs?: number;
 }
 
 export function crankSettings(options: CrankSettingsOptions): CrankSettings {
@@ -71,6 +76,7 @@ export function crankSettings(options: CrankSettingsOptions): CrankSettings {
     onForeignSigner: options.onForeignSigner,
     minBalanceLamports: options.minBalanceLamports,
     dryRun: options.dryRun ?? false,
+    handoffMs: options.handoffMs ?? 0,
   };
 }
 
@@ -85,8 +91,10 @@ export interface HealthFacts {
   lastCycleFinishedAtMs: number | null;
   /** Per chain at the latest read: the authority's balance and the fees the plan needed. */
   fees: ChainFees | null;
-  /** The latest transaction signed by this authority's key that this process did not sign. */
+  /** The latest transaction signed by this authority's key that this process did not sign, while it was active. */
   foreignSigner: ForeignTransaction | null;
+  /** Active or standby, and the other signer a standby watches (authority-role.ts). */
+  role: RoleFacts;
 }
 
 interface FeeFacts {
@@ -96,10 +104,7 @@ interface FeeFacts {
 
 export type ChainFees = Record<ChainSide, FeeFacts>;
 
-export interface ForeignTransaction {
-  chain: ChainSide;
-  signature: string;
-  slot: number;
+export interface ForeignTransaction extends KeyUse {
   seenAtMs: number;
 }
 
@@ -175,6 +180,8 @@ export type CrankEmitted =
   | { type: 'foreignSigner'; transactions: ForeignTransaction[]; halted: boolean }
   /** The authority cannot pay this plan's fees on `chain`: its actions there are skipped. */
   | { type: 'feesShort'; chain: ChainSide; balance: number; need: number }
+  /** This instance stood by (another one signs) or took over (the other one went quiet for the window). */
+  | { type: 'roleChanged'; change: RoleChange; quietWindowMs: number }
   | { type: 'readFailed'; error: string }
   | {
       type: 'attempt';
@@ -236,6 +243,7 @@ export function initialCrankContext(settings: CrankSettings): CrankContext {
       lastCycleFinishedAtMs: null,
       fees: null,
       foreignSigner: null,
+      role: initialRole(settings),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
+import type { CrankRole } from './authority-role.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -18,6 +19,10 @@ export interface CrankHealth {
   total_actions_submitted: number;
   /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
   dry_run?: true;
+  /** An enabled crank only: `standby` submits nothing while another instance signs (docs/crank.md, "Role"). */
+  role?: CrankRole;
+  /** Unix seconds at which the role began; null before the first read. */
+  role_since?: number | null;
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

@@ -2,6 +2,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CrankEmitted, HealthFacts } from './crank-context.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
+import { CRANK_ROLES, otherSignerActiveMs } from './authority-role.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
@@ -33,6 +34,9 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
         { chain: emitted.chain, balance: emitted.balance, need: emitted.need },
         'crank: the authority cannot pay this cycle\'s fees on this chain; its actions there are skipped until it is funded',
       );
+      return;
+    case 'roleChanged':
+      recordRoleChange(emitted, log);
       return;
     case 'readFailed':
       log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
@@ -84,8 +88,27 @@ function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log:
   else log.error(line, `crank: ${action} failed, moving on to the next action`);
 }
 
-/** Timestamps from the snapshot's health facts, so /metrics and /health never disagree. */
+/** Once per change, at info: a handoff is routine; a second signer seen while active was logged at error already. */
+function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { type: 'roleChanged' }>, log: Logger): void {
+  const windowSecs = quietWindowMs / 1000;
+  if (change.kind === 'taking_over') {
+    log.info(
+      { quietMs: change.quietMs, quietWindowMs },
+      `crank: taking over: no other instance has signed with this key for ${windowSecs} s (the quiet window); this server submits from now on`,
+    );
+    return;
+  }
+  const { chain, signature, slot } = change.other;
+  log.info(
+    { chain, signature, slot, quietWindowMs },
+    `crank: standing by: another instance signs with this key; this server submits nothing until that one has been quiet for ${windowSecs} s`,
+  );
+}
+
+/** Timestamps and the role from the snapshot's health facts, so /metrics and /health never disagree. */
 export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
+  for (const role of CRANK_ROLES) metrics.crankRole.set({ role }, role === health.role.role ? 1 : 0);
+  metrics.crankOtherSignerActive.set(otherSignerActiveMs(health.role) / 1000);
   if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
   if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
   if (health.lastCycleFinishedAtMs !== null) metrics.crankLastCycleFinished.set(health.lastCycleFinishedAtMs / 1000);

@@ -1,5 +1,6 @@
 import { chainName } from '../chain/chain-name.js';
 import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './authority-checks.js';
+import { twinProblem } from './authority-role.js';
 import type { CrankSettings, HealthFacts } from './crank-context.js';
 
 /**
@@ -12,7 +13,8 @@ import type { CrankSettings, HealthFacts } from './crank-context.js';
  *   off after a failed attempt right now (the machine's `degraded` tag), the latest cycle
  *   failed (last_error is set), the authority cannot pay a plan's fees or is below
  *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
- *   crank halted on that.
+ *   crank halted on that, or it stands by for another instance that has kept signing for
+ *   longer than BRIDGE_HANDOFF_SECS (a twin that stays).
  * - `ok`: the crank is disabled, or none of the above.
  */
 
@@ -27,7 +29,7 @@ export interface HealthStatusInput {
   internalError: string | null;
   startedAtMs: number;
   facts: HealthFacts;
-  settings: Pick<CrankSettings, 'onForeignSigner' | 'minBalanceLamports'>;
+  settings: Pick<CrankSettings, 'onForeignSigner' | 'minBalanceLamports' | 'handoffMs'>;
   /** Poll interval + worst-case cycle (cycle-bound.ts). */
   stalledAfterMs: number;
   /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
@@ -83,6 +85,8 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying }: Health
         (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
     );
   }
+  const twin = twinProblem(facts.role, settings.handoffMs);
+  if (twin !== null) problems.push(twin);
   return problems;
 }
 

@@ -14,6 +14,7 @@ import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '.
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
+import { quietWindowMs } from './authority-role.js';
 import { createCrankInspection } from './inspection.js';
 
 /**
@@ -29,6 +30,8 @@ export interface StartCrankOptions {
   /** BRIDGE_RPC_TIMEOUT_MS: part of the worst-case cycle, and so of the `stalled` bound. */
   rpcTimeoutMs: number;
   onForeignSigner: ForeignSignerPolicy;
+  /** BRIDGE_HANDOFF_SECS in ms; absent: 0, no handoff. */
+  handoffMs?: number;
   minBalanceLamports: number;
   logger: Logger;
   metrics: Metrics;
@@ -77,6 +80,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   metrics.crankEnabled.set(1);
   for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, options.minBalanceLamports);
   metrics.crankDryRun.set(dryRun ? 1 : 0);
+  metrics.crankHandoff.set((options.handoffMs ?? 0) / 1000);
   actor.start();
   log.info(
     {
@@ -87,6 +91,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
       onForeignSigner: options.onForeignSigner,
       minBalanceLamports: options.minBalanceLamports,
       dryRun,
+      handoffMs: options.handoffMs ?? 0,
+      role: actor.getSnapshot().context.health.role.role,
+      quietWindowMs: quietWindowMs(options.pollIntervalMs),
     },
     dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
@@ -194,6 +201,8 @@ function healthFromFacts(facts: HealthFacts, active: boolean, problems: string[]
     last_error: problems.length > 0 ? problems.join('; ') : null,
     last_action: facts.lastAction,
     total_actions_submitted: facts.transactionsLanded,
+    role: facts.role.role,
+    role_since: toUnixSeconds(facts.role.sinceMs),
   };
 }
 

@@ -183,6 +183,22 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    crankRole: new Gauge({
+      name: 'bridge_crank_role',
+      help: 'The crank\'s role, by role (active, standby): 1 for the current one. A standby reads and plans but submits nothing.',
+      labelNames: ['role'] as const,
+      registers,
+    }),
+    crankOtherSignerActive: new Gauge({
+      name: 'bridge_crank_other_signer_active_seconds',
+      help: 'While standing by: how long the other instance signing with this key has been seen signing (0 otherwise). Above bridge_crank_handoff_seconds it is a twin that stays.',
+      registers,
+    }),
+    crankHandoff: new Gauge({
+      name: 'bridge_crank_handoff_seconds',
+      help: 'BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer (0: no handoff).',
+      registers,
+    }),
   };
 }
 

@@ -54,6 +54,7 @@ describe('parseConfig: defaults', () => {
       inspectUrl: undefined,
       minBalanceLamports: 28_800_000,
       onForeignSigner: 'continue',
+      handoffMs: 300_000,
       dryRun: false,
     });
   });
@@ -73,6 +74,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_XSTATE_INSPECT: 'wss://inspect.example.org/session',
       BRIDGE_MIN_BALANCE_LAMPORTS: '9007199254740991',
       BRIDGE_ON_FOREIGN_SIGNER: 'halt',
+      BRIDGE_HANDOFF_SECS: '31536000',
       BRIDGE_DRY_RUN: 'true',
     });
     expect(config.logLevel).toBe('debug');
@@ -88,6 +90,7 @@ describe('parseConfig: defaults', () => {
       inspectUrl: 'wss://inspect.example.org/session',
       minBalanceLamports: 9007199254740991,
       onForeignSigner: 'halt',
+      handoffMs: 31_536_000_000,
       dryRun: true,
     });
   });

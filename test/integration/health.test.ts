@@ -28,11 +28,16 @@ interface Server {
   url: string;
 }
 
-/** A server for authority 0; its cycles run on POST /crank/once only (the poll interval is an hour). */
+/**
+ * A server for authority 0; its cycles run on POST /crank/once only (the poll interval is an
+ * hour). No handoff (BRIDGE_HANDOFF_SECS=0): both servers sign from the start, as two instances
+ * did before handoffs existed; test/integration/handoff.test.ts covers the handoff.
+ */
 async function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
   const process = new ServerProcess({
     ...serverEnv(b.world, 0, 0),
     BRIDGE_POLL_INTERVAL_SECS: '3600',
+    BRIDGE_HANDOFF_SECS: '0',
     BRIDGE_RPC_TIMEOUT_MS: '5000',
     BRIDGE_LOG_LEVEL: 'info',
     ...env,

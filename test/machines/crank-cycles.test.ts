@@ -70,6 +70,8 @@ describe('crank cycles', () => {
       last_error: null,
       last_action: null,
       total_actions_submitted: 0,
+      role: 'active',
+      role_since: START_SECONDS,
     });
     await vi.advanceTimersByTimeAsync(14_999);
     expect(chains.callsOf('readState')).toHaveLength(1);

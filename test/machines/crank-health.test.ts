@@ -187,3 +187,50 @@ describe('stalled', () => {
     await crank.stop(0);
   });
 });
+
+describe('handoff (BRIDGE_HANDOFF_SECS)', () => {
+  const OTHER = { signature: '5OtherInstance', slot: 90, signedHere: false };
+  const HANDOFF_MS = 60_000;
+
+  it('a standby reads, plans and reports ok, submits nothing, watches the other instance without counting it, and takes over once it is quiet for the window', async () => {
+    const { chains, crank, logs, metrics } = startTestCrank(bothChainsWork(), { handoffMs: HANDOFF_MS });
+    await settle();
+    expect(crank.health()).toMatchObject({ role: 'standby', role_since: START_SECONDS, last_error: null });
+    expect(crank.status()).toBe('ok');
+    expect(await metricValue(metrics.crankRole, { role: 'standby' })).toBe(1);
+    chains.authorityView.target.transactions = [OTHER];
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(chains.callsOf('readState')).toHaveLength(2);
+    expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(0);
+    expect(logs.records().filter((record) => record['level'] === 'error')).toEqual([]);
+    // The window (55 s) runs from the read that saw the other instance (at 15 s): the reads at
+    // 30, 45 and 60 s stand by, the one at 75 s takes over and submits its own plan.
+    await vi.advanceTimersByTimeAsync(3 * POLL_MS);
+    expect(chains.callsOf('readState')).toHaveLength(5);
+    expect(chains.callsOf('ackDeposits')).toEqual([]);
+    expect(crank.health().role).toBe('standby');
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(1);
+    expect(crank.health()).toMatchObject({ role: 'active', role_since: START_SECONDS + (5 * POLL_MS) / 1000 });
+    expect(await metricValue(metrics.crankRole, { role: 'active' })).toBe(1);
+    expect(logs.records().filter((record) => String(record['msg']).startsWith('crank: taking over'))).toHaveLength(1);
+    expect(crank.status()).toBe('ok');
+    await crank.stop(0);
+  });
+
+  it('a standby whose other instance keeps signing past BRIDGE_HANDOFF_SECS is degraded and says so', async () => {
+    const { chains, crank, metrics } = startTestCrank(NOTHING_TO_DO, { handoffMs: HANDOFF_MS });
+    await settle();
+    for (let read = 0; read <= HANDOFF_MS / POLL_MS + 1; read++) {
+      chains.authorityView.target.transactions = [{ ...OTHER, slot: 90 + read }];
+      await vi.advanceTimersByTimeAsync(POLL_MS);
+    }
+    expect(crank.health().role).toBe('standby');
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toMatch(/^another instance has been signing with this authority's key for 75 s, longer than BRIDGE_HANDOFF_SECS \(60 s\); its latest transaction is 5OtherInstance on the destination chain \(slot 95\)/);
+    expect(await metricValue(metrics.crankOtherSignerActive)).toBe(75);
+    expect(await metricValue(metrics.crankHandoff)).toBe(60);
+    expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(0);
+    await crank.stop(0);
+  });
+});

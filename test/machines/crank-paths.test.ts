@@ -43,6 +43,7 @@ const SETTINGS: CrankSettings = {
   onForeignSigner: 'continue',
   minBalanceLamports: 0,
   dryRun: false,
+  handoffMs: 0,
 };
 
 function plan(items: number, pending: number): CyclePlan {

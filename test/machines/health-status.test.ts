@@ -15,6 +15,7 @@ const FACTS: HealthFacts = {
   lastCycleFinishedAtMs: START + 2000,
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
+  role: { role: 'active', sinceMs: START, quietSinceMs: START, extraQuietMs: 0, otherSigner: null },
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
@@ -25,7 +26,7 @@ function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatus
     internalError: null,
     startedAtMs: START,
     facts: { ...FACTS, ...facts },
-    settings: { onForeignSigner: 'continue', minBalanceLamports: 1_000_000 },
+    settings: { onForeignSigner: 'continue', minBalanceLamports: 1_000_000, handoffMs: 300_000 },
     stalledAfterMs: STALLED_AFTER_MS,
     foreignSignerHoldMs: HOLD_MS,
     retrying: null,
@@ -50,7 +51,7 @@ describe('healthVerdict', () => {
     ['below BRIDGE_MIN_BALANCE_LAMPORTS on the source', input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }), AT, 'degraded', /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/],
     ['foreign signature, within the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS, 'degraded', /^transaction 5Foreign on the destination chain \(slot 77\) was signed with this authority's key but not by this server: .*SPEC §8.*stop the other one$/],
     ['foreign signature, after the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS + 1, 'ok', null],
-    ['halted on a foreign signature, long after', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS }, { settings: { onForeignSigner: 'halt', minBalanceLamports: 0 } }), START + 10 * HOLD_MS, 'degraded', /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/],
+    ['halted on a foreign signature, long after', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS }, { settings: { onForeignSigner: 'halt', minBalanceLamports: 0, handoffMs: 300_000 } }), START + 10 * HOLD_MS, 'degraded', /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/],
   ])('%s', (_name, status, now, expected, problem) => {
     const verdict = healthVerdict(status, now);
     expect(verdict.status).toBe(expected);
@@ -80,7 +81,7 @@ describe('healthVerdict', () => {
   });
 
   it('a minimum of 0 never warns', () => {
-    const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0 } }), AT);
+    const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0, handoffMs: 300_000 } }), AT);
     expect(verdict).toEqual({ status: 'ok', problems: [] });
   });
 });

@@ -22,6 +22,8 @@ export interface TestCrankOptions {
   onForeignSigner?: ForeignSignerPolicy;
   minBalanceLamports?: number;
   dryRun?: boolean;
+  /** BRIDGE_HANDOFF_SECS in ms; absent: 0, no handoff. */
+  handoffMs?: number;
   /** Script the chains before the crank starts (its startup cycle reads at once). */
   before?: (chains: ScriptedChains) => void;
 }
@@ -42,6 +44,7 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
     logger: logs.logger,
     metrics,
     dryRun: options.dryRun,
+    ...(options.handoffMs === undefined ? {} : { handoffMs: options.handoffMs }),
   });
   return { chains, logs, metrics, crank };
 }

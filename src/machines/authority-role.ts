@@ -1,0 +1,167 @@
+import { chainName } from '../chain/chain-name.js';
+import type { ChainSide } from '../domain.js';
+
+/**
+ * Which instance of a signer submits: the role decision as pure functions (docs/crank.md,
+ * "Role"). The chain is the only shared state: an instance learns that another one signs with
+ * its key only from the key's landed transactions, which each cycle's read reports (those this
+ * process did not sign). A standby reads, plans and reports but submits nothing; it takes over
+ * once no such transaction has landed for the quiet window.
+ *
+ * Why the window is measured on this process's clock between its own reads, not by slots: each
+ * read of the key's history is complete up to the slot it was served at, so "no transaction of
+ * the other signer in any read since read k" is a fact about the ledger; only the length of that
+ * stretch is timed, by one clock, so no clock of another host is compared and no slot duration
+ * is assumed.
+ */
+
+export type CrankRole = 'active' | 'standby';
+
+export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
+
+/**
+ * The quiet window is QUIET_POLL_INTERVALS poll intervals plus QUIET_MARGIN_MS: an active
+ * instance with work lands a transaction at least once per poll interval plus its cycle (its
+ * read, a send and its confirmation), and the history reads at confirmed can trail the landing
+ * by a slot or two. The margin also covers a rollout's overlap on an idle bridge (see
+ * `initialRole`).
+ */
+const QUIET_POLL_INTERVALS = 3;
+const QUIET_MARGIN_MS = 10_000;
+
+export function quietWindowMs(pollIntervalMs: number): number {
+  return QUIET_POLL_INTERVALS * pollIntervalMs + QUIET_MARGIN_MS;
+}
+
+/** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
+interface OtherSigner {
+  chain: ChainSide;
+  signature: string;
+  slot: number;
+  /** The read that first saw it signing in this standby stretch. */
+  activeSinceMs: number;
+  /** The latest read that saw a new transaction of it. */
+  lastSeenAtMs: number;
+}
+
+export interface RoleFacts {
+  role: CrankRole;
+  /** When this role began; null before the first read. */
+  sinceMs: number | null;
+  /** The latest read that saw another signer, or the first read: the quiet window runs from here. */
+  quietSinceMs: number | null;
+  /**
+   * Added to the quiet window after this instance stood by on seeing another signer while it was
+   * active: uniform in [0, window), so that two instances that stood by on each other's
+   * transactions do not take over in the same instant again. 0 otherwise.
+   */
+  extraQuietMs: number;
+  otherSigner: OtherSigner | null;
+}
+
+/**
+ * A transaction signed with the key but not by this process, as a read reports it: the
+ * destination chain's first, each chain's newest first (slots of two chains do not compare).
+ */
+export interface KeyUse {
+  chain: ChainSide;
+  signature: string;
+  slot: number;
+}
+
+export interface RoleSettings {
+  /** BRIDGE_HANDOFF_SECS in ms; 0: no handoff, every instance signs from the start. */
+  handoffMs: number;
+  pollIntervalMs: number;
+}
+
+/**
+ * Every instance starts as a standby (unless the handoff is off): an active instance with
+ * nothing to do leaves no trace on the chain, so only waiting out the quiet window tells a
+ * new instance that no other one is about to sign.
+ */
+export function initialRole(settings: RoleSettings): RoleFacts {
+  return { role: settings.handoffMs === 0 ? 'active' : 'standby', sinceMs: null, quietSinceMs: null, extraQuietMs: 0, otherSigner: null };
+}
+
+export type RoleChange =
+  | { kind: 'standing_by'; other: KeyUse }
+  | { kind: 'taking_over'; quietMs: number };
+
+export interface RoleDecision<T extends KeyUse> {
+  facts: RoleFacts;
+  /** Transactions counted and reported as a second signer: those that landed while this instance was active. */
+  foreign: T[];
+  change: RoleChange | null;
+}
+
+/**
+ * The role after one read that reported `seen` (the key's new transactions this process did
+ * not sign, in KeyUse order), at `atMs`. Active: each is a second signer (counted and reported),
+ * and the instance stands by. Standby: they are the other instance's, and restart the quiet
+ * window; a read after the window has passed without any takes over.
+ *
+ * @param random uniform in [0, 1), Math.random in production: draws `extraQuietMs`
+ */
+export function roleAfterRead<T extends KeyUse>(
+  current: RoleFacts,
+  seen: readonly T[],
+  settings: RoleSettings,
+  atMs: number,
+  random: () => number = Math.random,
+): RoleDecision<T> {
+  const facts: RoleFacts = { ...current, sinceMs: current.sinceMs ?? atMs, quietSinceMs: current.quietSinceMs ?? atMs };
+  if (settings.handoffMs === 0) return { facts, foreign: [...seen], change: null };
+  const windowMs = quietWindowMs(settings.pollIntervalMs);
+  const latest = seen[0];
+  if (latest !== undefined) {
+    const wasStandby = facts.role === 'standby';
+    const standby: RoleFacts = {
+      role: 'standby',
+      sinceMs: wasStandby ? facts.sinceMs : atMs,
+      quietSinceMs: atMs,
+      extraQuietMs: wasStandby ? facts.extraQuietMs : Math.floor(random() * windowMs),
+      otherSigner: watch(wasStandby ? facts.otherSigner : null, latest, atMs),
+    };
+    if (wasStandby) return { facts: standby, foreign: [], change: null };
+    return { facts: standby, foreign: [...seen], change: { kind: 'standing_by', other: latest } };
+  }
+  const quietMs = atMs - facts.quietSinceMs!;
+  if (facts.role === 'standby' && quietMs >= windowMs + facts.extraQuietMs) {
+    const active: RoleFacts = { role: 'active', sinceMs: atMs, quietSinceMs: facts.quietSinceMs, extraQuietMs: 0, otherSigner: null };
+    return { facts: active, foreign: [], change: { kind: 'taking_over', quietMs } };
+  }
+  return { facts, foreign: [], change: null };
+}
+
+function watch(previous: OtherSigner | null, latest: KeyUse, atMs: number): OtherSigner {
+  return { ...latest, activeSinceMs: previous?.activeSinceMs ?? atMs, lastSeenAtMs: atMs };
+}
+
+/** A standby submits nothing. */
+export function isStandby(facts: RoleFacts): boolean {
+  return facts.role === 'standby';
+}
+
+/** How long the other signer a standby watches has been seen signing: from its first to its latest sighting; 0 when none. */
+export function otherSignerActiveMs(facts: RoleFacts): number {
+  const other = facts.otherSigner;
+  return facts.role === 'standby' && other !== null ? other.lastSeenAtMs - other.activeSinceMs : 0;
+}
+
+/**
+ * A twin that stays: this instance stands by while another one has kept signing for longer than
+ * BRIDGE_HANDOFF_SECS (a rollout ends sooner). Measured between this process's own reads that
+ * saw it, so it says exactly what the ledger showed. Null while that is not so.
+ */
+export function twinProblem(facts: RoleFacts, handoffMs: number): string | null {
+  const activeMs = otherSignerActiveMs(facts);
+  const other = facts.otherSigner;
+  if (other === null || handoffMs === 0 || activeMs <= handoffMs) return null;
+  return (
+    `another instance has been signing with this authority's key for ${Math.round(activeMs / 1000)} s, longer than ` +
+    `BRIDGE_HANDOFF_SECS (${Math.round(handoffMs / 1000)} s); its latest transaction is ${other.signature} on the ` +
+    `${chainName(other.chain)} chain (slot ${other.slot}); this server stands by. A rollout would have ended by now: ` +
+    'find and stop the other instance (SPEC §8), or raise BRIDGE_HANDOFF_SECS if the pair is an intended hot standby'
+  );
+}

@@ -1,0 +1,283 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { serverEnv } from '../../devnet/server-env.js';
+import { quietWindowMs } from '../../src/machines/authority-role.js';
+import { ServerProcess, ensureBuilt, type LogRecord } from '../support/server-process.js';
+import { waitFor } from '../support/wait-for.js';
+import { authorityBalances, depositTracker, landedStatus, landedTransactionsPaidBy } from './support/chain-state.js';
+import { startBridgeCranks } from './support/cranks.js';
+import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { expectSettled } from './support/expectations.js';
+import { claimAll, deposit } from './support/transactions.js';
+
+/**
+ * Handing the authority over between two real servers (`node dist/index.js`) with one key,
+ * on their own 1 s poll timers, production timing (docs/crank.md, "Role"): a rolling deploy
+ * under steady traffic, a twin that stays, kill -9 of the active one of a pair, and two started
+ * at the same instant. Authorities 1 and 2 are in-process cranks on their own timers.
+ */
+
+const POLL_SECS = 1;
+const WINDOW_MS = quietWindowMs(POLL_SECS * 1000);
+/** After the other signer's last transaction: the window, then at most one poll interval and one cycle until the read that sees it. */
+const TAKEOVER_BOUND_MS = WINDOW_MS + 10_000;
+const SETTLE_TIMEOUT_MS = 60_000;
+
+let bridge: DevnetBridge | undefined;
+
+beforeAll(() => {
+  ensureBuilt();
+}, 120_000);
+
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+interface Server {
+  process: ServerProcess;
+  url: string;
+}
+
+async function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
+  const process = new ServerProcess({
+    ...serverEnv(b.world, 0, 0),
+    BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS),
+    BRIDGE_RPC_TIMEOUT_MS: '5000',
+    BRIDGE_LOG_LEVEL: 'info',
+    // The production default (serverEnv turns the handoff off for the devnet's one server per authority).
+    BRIDGE_HANDOFF_SECS: '300',
+    ...env,
+  });
+  b.onClose(() => process.stop());
+  return { process, url: await process.listening() };
+}
+
+interface Health {
+  code: number;
+  status: string;
+  role: string;
+  roleSince: number | null;
+  lastError: string | null;
+}
+
+async function health(server: Server): Promise<Health> {
+  const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(10_000) });
+  const body = (await response.json()) as { status: string; crank: { role: string; role_since: number | null; last_error: string | null } };
+  return { code: response.status, status: body.status, role: body.crank.role, roleSince: body.crank.role_since, lastError: body.crank.last_error };
+}
+
+async function metric(server: Server, series: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+async function waitForRole(server: Server, role: string, timeoutMs: number): Promise<void> {
+  await waitFor(async () => (await health(server)).role === role, { timeoutMs, intervalMs: 200, what: `the server's role ${role}` });
+}
+
+const errorLines = (server: Server): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
+const failedAttempts = (server: Server): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
+const takeOvers = (server: Server): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
+
+/** Signatures of the transactions the server logged as landed. */
+function landedSignatures(server: Server): string[] {
+  return server.process
+    .logs()
+    .filter((record) => record['outcome'] === 'landed')
+    .flatMap((record) => record['signatures'] as string[]);
+}
+
+/**
+ * Deposits every `everyMs` and claims what is claimable, until stopped; returns how many
+ * deposits it made. The user's own transactions, as real traffic would.
+ */
+function steadyTraffic(b: DevnetBridge, everyMs: number): { stop(): Promise<number> } {
+  let running = true;
+  let count = 0;
+  const loop = (async () => {
+    while (running) {
+      await deposit(b, { amount: 100n + BigInt(count), sourceMint: b.world.tokenPairs.normal.sourceMint });
+      count += 1;
+      await claimAll(b);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return count;
+    },
+  };
+}
+
+async function settleAll(b: DevnetBridge, count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      await claimAll(b);
+      const { header } = depositTracker(b);
+      return header.entryCount === BigInt(count) && header.settledPrefix === BigInt(count);
+    },
+    { timeoutMs: SETTLE_TIMEOUT_MS, intervalMs: 200, what: `all ${count} transfers settled` },
+  );
+  expectSettled(b, count);
+}
+
+/** Polls /health every 250 ms until stopped, keeping every answer. */
+function watchHealth(server: Server): { stop(): Promise<Health[]> } {
+  const seen: Health[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      seen.push(await health(server));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return seen;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A bridge whose authorities 1 and 2 crank in-process on 1 s timers, and server A for authority 0, active. */
+async function bridgeWithActiveServer(env: Record<string, string> = {}) {
+  const b = (bridge = await startDevnetBridge());
+  const startBalances = authorityBalances(b, 0);
+  const others = await startBridgeCranks(b, [1, 2], { pollIntervalMs: POLL_SECS * 1000 });
+  b.onClose(async () => {
+    await Promise.all(others.map((crank) => crank.service.stop(2_000)));
+  });
+  const a = await startServer(b, env);
+  expect(await health(a)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
+  await waitForRole(a, 'active', TAKEOVER_BOUND_MS);
+  return { b, a, startBalances };
+}
+
+describe('handoff between two instances of one signer', () => {
+  it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async () => {
+    const { b, a, startBalances } = await bridgeWithActiveServer();
+    const traffic = steadyTraffic(b, 500);
+    await sleep(3_000);
+
+    const second = await startServer(b);
+    const watch = watchHealth(second);
+    await sleep(10_000);
+    expect(await health(second)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
+    expect(landedSignatures(second)).toEqual([]);
+
+    const stoppedAt = Date.now();
+    a.process.child.kill('SIGTERM');
+    expect(await a.process.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => takeOvers(second).length > 0, { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 100, what: 'B taking over' });
+    const tookOverMs = Date.now() - stoppedAt;
+    await sleep(3_000);
+    const count = await traffic.stop();
+    await settleAll(b, count);
+    const seen = await watch.stop();
+
+    // B answered ok all along, as standby and then as the active one.
+    expect(seen.filter((h) => h.status !== 'ok')).toEqual([]);
+    expect(seen.at(-1)).toMatchObject({ status: 'ok', role: 'active' });
+    expect(tookOverMs).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    expect(takeOvers(second)).toHaveLength(1);
+    // After SIGTERM, A submitted nothing new: at most the submission that was running lands.
+    const logsOfA = a.process.logs();
+    const shutdownAt = logsOfA.findIndex((record) => record['msg'] === 'shutting down');
+    expect(shutdownAt).toBeGreaterThan(0);
+    expect(logsOfA.slice(shutdownAt).filter((record) => record['attempt'] !== undefined).length).toBeLessThanOrEqual(1);
+    for (const server of [a, second]) {
+      expect(errorLines(server)).toEqual([]);
+      expect(failedAttempts(server)).toEqual([]);
+    }
+    expect(await metric(second, 'bridge_foreign_signatures_total{chain="target"}')).toBe(0);
+    expect(await metric(second, 'bridge_foreign_signatures_total{chain="source"}')).toBe(0);
+    // Every transaction of the key landed once and cleanly: B's started after A's last.
+    const signatures = [...landedSignatures(a), ...landedSignatures(second)];
+    expect(landedSignatures(second).length).toBeGreaterThan(0);
+    expect(new Set(signatures).size).toBe(signatures.length);
+    expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
+    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length);
+    console.info(`rollout: ${count} transfers, B took over ${tookOverMs} ms after SIGTERM to A (window ${WINDOW_MS} ms)`);
+  }, 180_000);
+
+  it('a twin that stays past BRIDGE_HANDOFF_SECS makes the standby one degraded, naming the other signer\'s latest transaction', async () => {
+    const handoffSecs = 10;
+    const { b, a } = await bridgeWithActiveServer({ BRIDGE_HANDOFF_SECS: String(handoffSecs) });
+    const traffic = steadyTraffic(b, 500);
+    const twin = await startServer(b, { BRIDGE_HANDOFF_SECS: String(handoffSecs) });
+    const startedAt = Date.now();
+    await waitFor(async () => (await health(twin)).status === 'degraded', {
+      timeoutMs: (handoffSecs + 30) * 1000,
+      intervalMs: 250,
+      what: 'the twin degraded',
+    });
+    const degradedAfterMs = Date.now() - startedAt;
+    const twinHealth = await health(twin);
+    await traffic.stop();
+
+    expect(twinHealth).toMatchObject({ code: 200, status: 'degraded', role: 'standby' });
+    const named = /its latest transaction is (\w+) on the (source|destination) chain/.exec(twinHealth.lastError ?? '');
+    expect(twinHealth.lastError).toMatch(/^another instance has been signing with this authority's key for \d+ s, longer than BRIDGE_HANDOFF_SECS \(10 s\)/);
+    expect(landedSignatures(a)).toContain(named?.[1]);
+    expect(await metric(twin, 'bridge_crank_other_signer_active_seconds')).toBeGreaterThan(handoffSecs);
+    expect(await metric(twin, 'bridge_crank_handoff_seconds')).toBe(handoffSecs);
+    expect(await metric(twin, 'bridge_crank_role{role="standby"}')).toBe(1);
+    expect(await health(a)).toMatchObject({ status: 'ok', role: 'active' });
+    expect(landedSignatures(twin)).toEqual([]);
+    console.info(`twin: degraded ${degradedAfterMs} ms after it started (BRIDGE_HANDOFF_SECS ${handoffSecs})`);
+  }, 120_000);
+
+  it('hot standby: kill -9 of the active one, and the standby takes over and completes every transfer', async () => {
+    const pair = { BRIDGE_HANDOFF_SECS: '86400' };
+    const { b, a } = await bridgeWithActiveServer(pair);
+    const traffic = steadyTraffic(b, 500);
+    const standby = await startServer(b, pair);
+    await sleep(5_000);
+    expect(await health(standby)).toMatchObject({ status: 'ok', role: 'standby' });
+
+    const killedAt = Date.now();
+    a.process.child.kill('SIGKILL');
+    await a.process.exited;
+    await waitFor(() => takeOvers(standby).length > 0, { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 100, what: 'the standby taking over' });
+    const tookOverMs = Date.now() - killedAt;
+    await sleep(2_000);
+    const count = await traffic.stop();
+    await settleAll(b, count);
+
+    expect(await health(standby)).toMatchObject({ role: 'active' });
+    expect(landedSignatures(standby).length).toBeGreaterThan(0);
+    console.info(`hot standby: took over ${tookOverMs} ms after kill -9 (window ${WINDOW_MS} ms), ${count} transfers`);
+  }, 180_000);
+
+  it('two started at the same instant on an idle bridge never land a vote twice', async () => {
+    const b = (bridge = await startDevnetBridge());
+    const startBalances = authorityBalances(b, 0);
+    const others = await startBridgeCranks(b, [1, 2], { pollIntervalMs: POLL_SECS * 1000 });
+    b.onClose(async () => {
+      await Promise.all(others.map((crank) => crank.service.stop(2_000)));
+    });
+    const [first, second] = await Promise.all([startServer(b), startServer(b)]);
+    await Promise.all([waitForRole(first, 'active', TAKEOVER_BOUND_MS), waitForRole(second, 'active', TAKEOVER_BOUND_MS)]);
+
+    const traffic = steadyTraffic(b, 500);
+    await sleep(5_000);
+    const count = await traffic.stop();
+    await settleAll(b, count);
+
+    const roles = (await Promise.all([health(first), health(second)])).map((h) => h.role);
+    // The ledger: every transaction the key paid for is one a server logged as landed, once, without an error.
+    const signatures = [...landedSignatures(first), ...landedSignatures(second)];
+    expect(new Set(signatures).size).toBe(signatures.length);
+    expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
+    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length);
+    const foreign = (await metric(first, 'bridge_foreign_signatures_total{chain="target"}')) + (await metric(second, 'bridge_foreign_signatures_total{chain="target"}'));
+    const refused = [...failedAttempts(first), ...failedAttempts(second)].length;
+    console.info(`same instant: ${count} transfers, ${signatures.length} transactions of the key, ${foreign} counted as foreign on the destination chain, ${refused} failed attempts, roles at the end ${roles.join('/')}`);
+  }, 180_000);
+});
