@@ -70,7 +70,7 @@ function headingsOf(path: string): string[] {
     .map((line) => line.replace(/^#+ /, '').toLowerCase());
 }
 
-/** `docs/x.md "Section"` and `README "Section"`: the quoted section must be a heading there. */
+/** A document's name followed by a quoted section (as the README's or a doc's): the quoted text must be one of its headings. */
 function citedSections(): Array<Citation & { section: string }> {
   const texts = [...MARKDOWN.map((from) => ({ from, text: read(from) })), ...SOURCES.map((from) => ({ from, text: commentsOf(read(from)) }))];
   return texts.flatMap(({ from, text }) =>
