@@ -91,6 +91,7 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     metrics,
     inspectUrl: crank.inspectUrl,
     dryRun: crank.dryRun,
+    transferWaitAlertMs: crank.transferWaitAlertMs,
   });
 }
 
@@ -135,6 +136,7 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               minBalanceLamports: crank.minBalanceLamports,
               onForeignSigner: crank.onForeignSigner,
               dryRun: crank.dryRun,
+              transferWaitAlertMs: crank.transferWaitAlertMs,
             },
     },
     'bridge server listening',

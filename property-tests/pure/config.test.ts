@@ -136,6 +136,7 @@ const validCases: fc.Arbitrary<Case> = fc
         minBalanceLamports: defaultMinBalanceLamports((runtime.pollSecs?.value ?? 15) * 1000),
         onForeignSigner: 'continue',
         dryRun: false,
+        transferWaitAlertMs: 600_000,
       },
     };
     return { env, config };

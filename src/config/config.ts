@@ -58,6 +58,7 @@ export const DEFAULTS = {
   BRIDGE_SHUTDOWN_TIMEOUT_MS: '8000',
   BRIDGE_ON_FOREIGN_SIGNER: 'continue',
   BRIDGE_DRY_RUN: 'false',
+  BRIDGE_TRANSFER_WAIT_ALERT_SECS: '600',
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -116,6 +117,7 @@ const envSchema = z.object({
   BRIDGE_MIN_BALANCE_LAMPORTS: integerValue(0n, 9007199254740991n).transform(Number).optional(),
   BRIDGE_ON_FOREIGN_SIGNER: enumValue(FOREIGN_SIGNER_POLICIES).prefault(DEFAULTS.BRIDGE_ON_FOREIGN_SIGNER),
   BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
+  BRIDGE_TRANSFER_WAIT_ALERT_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_TRANSFER_WAIT_ALERT_SECS),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -148,6 +150,8 @@ export interface CrankConfig {
   onForeignSigner: ForeignSignerPolicy;
   /** BRIDGE_DRY_RUN: read and plan every cycle, log what would be submitted, submit nothing. */
   dryRun: boolean;
+  /** BRIDGE_TRANSFER_WAIT_ALERT_SECS: published for BridgeTransfersWaiting. */
+  transferWaitAlertMs: number;
 }
 
 export interface Config {
@@ -270,6 +274,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     minBalanceLamports: values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS),
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
     dryRun: values.BRIDGE_DRY_RUN,
+    transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
   };
 }
 

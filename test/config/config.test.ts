@@ -55,6 +55,7 @@ describe('parseConfig: defaults', () => {
       minBalanceLamports: 28_800_000,
       onForeignSigner: 'continue',
       dryRun: false,
+      transferWaitAlertMs: 600_000,
     });
   });
 
@@ -74,6 +75,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_MIN_BALANCE_LAMPORTS: '9007199254740991',
       BRIDGE_ON_FOREIGN_SIGNER: 'halt',
       BRIDGE_DRY_RUN: 'true',
+      BRIDGE_TRANSFER_WAIT_ALERT_SECS: '1800',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -89,6 +91,7 @@ describe('parseConfig: defaults', () => {
       minBalanceLamports: 9007199254740991,
       onForeignSigner: 'halt',
       dryRun: true,
+      transferWaitAlertMs: 1_800_000,
     });
   });
 
@@ -323,6 +326,7 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_DRY_RUN', 'yes', 'expected one of true, false, got "yes"'],
     ['BRIDGE_DRY_RUN', '1', 'expected one of true, false, got "1"'],
     ['BRIDGE_DRY_RUN', 'TRUE', 'expected one of true, false, got "TRUE"'],
+    ['BRIDGE_TRANSFER_WAIT_ALERT_SECS', '10m', 'expected an unsigned 64-bit integer, got "10m"'],
   ])('%s=%s: %s', (name, value, message) => {
     expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
   });
