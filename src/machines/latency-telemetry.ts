@@ -14,7 +14,7 @@ import { measuredSlotMs, withSlotSample, type SlotSample } from './slot-clock.js
  * MAX_UNMEASURED, the oldest dropped beyond).
  */
 
-export const MAX_UNMEASURED = 1024;
+const MAX_UNMEASURED = 1024;
 
 interface Observation {
   chain: ChainSide;

@@ -23,7 +23,7 @@ function read(n: number, overrides: Partial<WaitingRead> = {}): Extract<CrankEmi
   };
 }
 
-function landed(action: 'ack_deposit' | 'ack_withdraw', indices: number[]): CrankEmitted {
+function landed(action: 'ack_deposit' | 'ack_withdraw', indices: number[]): Extract<CrankEmitted, { type: 'attempt' }> {
   return { type: 'attempt', action, attempt: 1, outcome: 'landed', indices, signatures: ['sig'], error: null, willRetry: false, atMs: 0, durationMs: 0 };
 }
 

@@ -24,14 +24,14 @@ import { entryIndex } from './view-access.js';
 
 export type VoteAction = Exclude<CrankAction, 'cleanup_deposit'>;
 
-export interface WaitingEntry {
+interface WaitingEntry {
   index: number;
   /** Slots between the entry's own slot and the read's slot on its chain. */
   ageSlots: number;
 }
 
 /** A planned vote and the age of the entry it votes on, in slots at the read. */
-export interface VoteAge {
+interface VoteAge {
   index: number;
   ageSlots: number;
 }
@@ -103,7 +103,7 @@ function ageOf(readSlot: number, entrySlot: bigint | undefined): number {
 }
 
 /** The stages of a transfer the server sees finishing on the source, named by what finished them. */
-export type TransferStage = 'ack_withdraw' | 'cleanup';
+type TransferStage = 'ack_withdraw' | 'cleanup';
 
 export interface FinishedStage {
   stage: TransferStage;
