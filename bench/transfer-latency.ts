@@ -1,11 +1,10 @@
 import type { Keypair } from '@solana/web3.js';
-import { DEFAULT_SUBMIT_TIMING } from '../src/chain/client/transaction-sender.js';
 import { sleep } from '../src/time.js';
-import type { Bench, BenchResult, Row, Table } from './report.js';
+import type { Bench, BenchResult, Table } from './report.js';
 import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { startBenchCranks, stopBenchCranks } from './support/cranks.js';
 import { TransferProgress } from './support/progress.js';
-import { StageClock, STAGE_PHASES, STAGES, type Stage, type StageLatency } from './support/stage-latency.js';
+import { CONFIRMATION_MS, StageClock, STAGE_COLUMNS, STAGE_NOTES, stageRows, type Stage, type StageLatency } from './support/stage-latency.js';
 import { claimLoop } from './support/transfer-run.js';
 import { deposit, fundUsers, type Deposit } from './support/users.js';
 
@@ -31,7 +30,6 @@ const USERS = 4;
 const SAMPLE_INTERVAL_MS = 10;
 const DRAIN_BUDGET_MS = 90_000;
 const CAPACITY_MARGIN = 16;
-const CONFIRMATION_MS = DEFAULT_SUBMIT_TIMING.pollIntervalMs;
 
 interface LatencyRun {
   config: Config;
@@ -92,24 +90,8 @@ async function depositSteadily(bench: BenchWorld, users: Keypair[], config: Conf
   );
 }
 
-const seconds = (ms: number) => ms / 1000;
-
-function latencyRows(run: LatencyRun): Row[] {
-  const { config } = run;
-  const label = `poll ${seconds(config.pollIntervalMs)} s · ${config.depositsPerSecond}/s for ${seconds(config.trafficMs)} s`;
-  return STAGES.map((stage) => {
-    const latency = run.stages[stage];
-    return {
-      run: label,
-      stage,
-      transfers: latency.transfers,
-      p50: seconds(latency.p50),
-      p95: seconds(latency.p95),
-      p99: seconds(latency.p99),
-      max: seconds(latency.max),
-      floor: seconds(STAGE_PHASES[stage] * (config.pollIntervalMs + CONFIRMATION_MS)),
-    };
-  });
+function label(config: Config): string {
+  return `poll ${config.pollIntervalMs / 1000} s · ${config.depositsPerSecond}/s for ${config.trafficMs / 1000} s`;
 }
 
 async function run(signal: AbortSignal): Promise<BenchResult> {
@@ -117,21 +99,11 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
   for (const config of CONFIGS) runs.push(await runLatency(config, signal));
   const table: Table = {
     title: 'Transfer latency per stage under steady deposits (three cranks on their own poll timers, threshold 2, production timing)',
-    columns: [
-      { key: 'run', header: 'poll interval · deposits' },
-      { key: 'stage', header: 'deposit → stage' },
-      { key: 'transfers', header: 'transfers' },
-      { key: 'p50', header: 'p50 (s)', digits: 2 },
-      { key: 'p95', header: 'p95 (s)', digits: 2 },
-      { key: 'p99', header: 'p99 (s)', digits: 2 },
-      { key: 'max', header: 'max (s)', digits: 2 },
-      { key: 'floor', header: 'floor (s)', digits: 2 },
-    ],
-    rows: runs.flatMap(latencyRows),
+    columns: STAGE_COLUMNS,
+    rows: runs.flatMap((latencyRun) => stageRows(label(latencyRun.config), latencyRun.stages, latencyRun.config.pollIntervalMs)),
     notes: [
-      'From the deposit landing (first seen on the source ledger) to: ack_deposit, threshold yes votes on the destination entry; claimable, the destination entry Finalized (finalization is in order, so it can wait for earlier entries), a Confirmed withdrawal claimable by its user; ack_withdraw, the source entry Finalized; cleanup, cleaned up. Sampled every 10 ms from the ledger.',
-      `floor: the phases the stage needs × (poll interval + one confirmation): ${CONFIRMATION_MS} ms, the chain client's status poll, finds a devnet transaction that landed when sent. A deposit waits from 0 to a whole poll interval for the next cycle of an authority (half on average, less when the second of three independent timers is what threshold 2 waits for), so p50 can sit below the floor; the claim of a Confirmed transfer (the bench's user claims within 10 ms plus its own confirmation) is inside ack_withdraw and cleanup.`,
-      'Three in four deposits on the normal pair (Confirmed, claimed), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms).',
+      ...STAGE_NOTES,
+      'Sampled every 10 ms. Three in four deposits on the normal pair (Confirmed, claimed by the bench\'s user within 10 ms), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms).',
     ],
   };
   return {

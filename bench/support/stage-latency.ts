@@ -1,5 +1,6 @@
 import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
-import { percentile } from '../report.js';
+import { DEFAULT_SUBMIT_TIMING } from '../../src/chain/client/transaction-sender.js';
+import { percentile, type Column, type Row } from '../report.js';
 import type { BenchWorld } from './bench-world.js';
 import { readTrackers } from './ledger.js';
 
@@ -21,7 +22,41 @@ export const STAGES = ['ack_deposit', 'claimable', 'ack_withdraw', 'cleanup'] as
 export type Stage = (typeof STAGES)[number];
 
 /** Phases a transfer has gone through once a stage is done: the floor is that many × (poll interval + one confirmation). */
-export const STAGE_PHASES: Readonly<Record<Stage, number>> = { ack_deposit: 1, claimable: 1, ack_withdraw: 2, cleanup: 3 };
+const STAGE_PHASES: Readonly<Record<Stage, number>> = { ack_deposit: 1, claimable: 1, ack_withdraw: 2, cleanup: 3 };
+
+/** One confirmation: the chain client's status poll finds a devnet transaction that landed when sent. */
+export const CONFIRMATION_MS = DEFAULT_SUBMIT_TIMING.pollIntervalMs;
+
+export const STAGE_COLUMNS: Column[] = [
+  { key: 'run', header: 'run' },
+  { key: 'stage', header: 'deposit → stage' },
+  { key: 'transfers', header: 'transfers' },
+  { key: 'p50', header: 'p50 (s)', digits: 2 },
+  { key: 'p95', header: 'p95 (s)', digits: 2 },
+  { key: 'p99', header: 'p99 (s)', digits: 2 },
+  { key: 'max', header: 'max (s)', digits: 2 },
+  { key: 'floor', header: 'floor (s)', digits: 2 },
+];
+
+export const STAGE_NOTES: readonly string[] = [
+  'From the deposit landing (first seen on the source ledger) to: ack_deposit, threshold yes votes on the destination entry; claimable, the destination entry Finalized (finalization is in order, so it can wait for earlier entries), a Confirmed withdrawal claimable by its user; ack_withdraw, the source entry Finalized; cleanup, cleaned up. Seen on the ledger by a sampler, so late by at most its interval.',
+  `floor: the phases the stage needs × (poll interval + one confirmation, ${CONFIRMATION_MS} ms: the chain client's status poll finds a devnet transaction that landed when sent). A deposit waits from 0 to a whole poll interval for the next cycle of an authority (half on average, less when the second of three independent timers is what threshold 2 waits for), so p50 can sit below the floor; the user's claim of a Confirmed transfer is inside ack_withdraw and cleanup.`,
+];
+
+/** One row per stage: the latencies in seconds beside the floor of a setup polling every `pollIntervalMs`. */
+export function stageRows(run: string, latencies: Record<Stage, StageLatency>, pollIntervalMs: number): Row[] {
+  const seconds = (ms: number) => ms / 1000;
+  return STAGES.map((stage) => ({
+    run,
+    stage,
+    transfers: latencies[stage].transfers,
+    p50: seconds(latencies[stage].p50),
+    p95: seconds(latencies[stage].p95),
+    p99: seconds(latencies[stage].p99),
+    max: seconds(latencies[stage].max),
+    floor: seconds(STAGE_PHASES[stage] * (pollIntervalMs + CONFIRMATION_MS)),
+  }));
+}
 
 type Stamps = { deposit: number } & Partial<Record<Stage, number>>;
 
