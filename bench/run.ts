@@ -10,9 +10,10 @@ import { faultRecoveryBench } from './fault-recovery.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
 import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
+import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, faultRecoveryBench, httpBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

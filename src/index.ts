@@ -92,6 +92,7 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     metrics,
     inspectUrl: crank.inspectUrl,
     dryRun: crank.dryRun,
+    transferWaitAlertMs: crank.transferWaitAlertMs,
   });
 }
 
@@ -137,6 +138,7 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,
+              transferWaitAlertMs: crank.transferWaitAlertMs,
             },
     },
     'bridge server listening',

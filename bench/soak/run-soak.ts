@@ -22,6 +22,7 @@ import { measureHealth, type HealthLatency } from './health-load.js';
 import { sampleServer, type ServerSample } from './server-samples.js';
 import { soakReport, type IdleCycleCost } from './soak-report.js';
 import { watchVotes, type VoteWatch } from './vote-watch.js';
+import { StageClock } from '../support/stage-latency.js';
 
 /**
  * The soak (`npm run soak`): a devnet with pre-seeded trackers, bridge servers as separate
@@ -62,6 +63,8 @@ const SAMPLE_INTERVAL_MS = 2_000;
 const STARTUP_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 180_000;
 const IDLE_CYCLES_MS = 10_000;
+/** The stage clock's sampling: each stage is seen at most this late (reads only the unsettled entries). */
+const STAGE_SAMPLE_MS = 100;
 const STOP_DEADLINE_MS = 10_000;
 
 /**
@@ -152,6 +155,8 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
   const faults = startFaultSchedule(setup.endpoints, options.faultPhaseMs);
   const governance = startGovernanceChanges(pair, world, await loadKeypairFile(world.governance.keypairPath), options.governanceEveryMs, (err) => trafficErrors.push(`governance: ${String(err)}`));
   const sampler = startSampling(servers, setup.votes);
+  const stages = new StageClock({ pair, world });
+  const stageTimer = setInterval(() => stages.sample(), STAGE_SAMPLE_MS);
   let busyHealth: HealthLatency | undefined;
   let drained: { settled: boolean; drainMs: number };
   try {
@@ -164,7 +169,9 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
     // Users keep claiming during the drain: a Confirmed transfer completes only once claimed.
     traffic.stopDeposits();
     drained = await drain(pair, world, options.signal);
+    stages.sample();
   } finally {
+    clearInterval(stageTimer);
     faults.stop();
     await governance.stop();
     await traffic.stop();
@@ -179,7 +186,7 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
     const aloneHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
     setup.votes.poll();
     const health = { busy: busyHealth, idle: idleHealth, alone: aloneHealth };
-    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), governance: setup.votes.governance(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, health, idle, startedMs });
+    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), governance: setup.votes.governance(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, health, idle, startedMs, latency: stages.latencies() });
   } finally {
     sampler.stop();
   }

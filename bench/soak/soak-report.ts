@@ -10,6 +10,7 @@ import { explainingFault } from './fault-schedule.js';
 import type { HealthLatency } from './health-load.js';
 import type { SoakOptions } from './run-soak.js';
 import { slope, type PerChain, type ServerSample } from './server-samples.js';
+import { STAGE_COLUMNS, STAGE_NOTES, stageRows, type Stage, type StageLatency } from '../support/stage-latency.js';
 import type { AuthorityLandings, GovernanceLanding } from './vote-watch.js';
 
 /** The soak's end-of-run checks and its report: the targets beside the measurements. */
@@ -63,7 +64,12 @@ export interface ReportInput {
   health: { busy: HealthLatency | undefined; idle: HealthLatency; alone: HealthLatency };
   idle: IdleCycleCost[];
   startedMs: number;
+  /** Per stage, from each deposit made during the run (bench/support/stage-latency.ts). */
+  latency: Record<Stage, StageLatency>;
 }
+
+/** The servers' BRIDGE_POLL_INTERVAL_SECS (devnet/server-env.ts). */
+const SOAK_POLL_INTERVAL_MS = 2_000;
 
 export function soakReport(input: ReportInput): BenchResult {
   const { pair, world, servers, options, drained } = input;
@@ -188,6 +194,15 @@ export function soakReport(input: ReportInput): BenchResult {
           healthRow('busy: traffic and faults, mid-run', busyHealth),
           healthRow('idle: after the drain', idleHealth),
           healthRow('alone: the other servers stopped, no scrapes', aloneHealth),
+        ],
+      },
+      {
+        title: 'Transfer latency per stage (every deposit of the run, faults and governance changes included)',
+        columns: STAGE_COLUMNS,
+        rows: stageRows(`poll ${SOAK_POLL_INTERVAL_MS / 1000} s, soak`, input.latency, SOAK_POLL_INTERVAL_MS),
+        notes: [
+          ...STAGE_NOTES,
+          'Sampled every 100 ms. The soak\'s faults (dropped and lost sends, 500s, lagging endpoints) and governance changes (each rewinds every authority; a rewound transfer keeps the stamps of the stages it had reached) are in these figures: they are what users wait under those faults, not on a healthy cluster.',
         ],
       },
     ],

@@ -14,7 +14,7 @@ import type { BenchWorld } from './bench-world.js';
 
 export interface Tracker<E> {
   header: TrackerHeader;
-  /** Entries 0 .. entry_count. */
+  /** Entries `from` .. entry_count (0 .. entry_count unless a reader asked for fewer): `entries[i]` is entry `from + i`. */
   entries: E[];
 }
 
@@ -23,11 +23,11 @@ export interface Trackers {
   withdrawals: Tracker<WithdrawEntry>;
 }
 
-export function readTrackers(bench: BenchWorld): Trackers {
+export function readTrackers(bench: Pick<BenchWorld, 'world' | 'pair'>, from = 0): Trackers {
   const { world, pair } = bench;
   return {
-    deposits: readTracker(pair.source, 'DepositTracker', world.source.depositTracker, decodeDepositEntries),
-    withdrawals: readTracker(pair.target, 'WithdrawTracker', world.target.withdrawTracker, decodeWithdrawEntries),
+    deposits: readTracker(pair.source, 'DepositTracker', world.source.depositTracker, decodeDepositEntries, from),
+    withdrawals: readTracker(pair.target, 'WithdrawTracker', world.target.withdrawTracker, decodeWithdrawEntries, from),
   };
 }
 
@@ -55,10 +55,12 @@ function readTracker<E>(
   kind: TrackerKind,
   address: string,
   decode: (data: Uint8Array, account: string, firstIndex: number) => E[],
+  from: number,
 ): Tracker<E> {
   const data = node.bank.account(address)?.data;
   if (data === undefined) throw new Error(`no ${kind} at ${address} on the ${node.name} chain`);
   const header = decodeTrackerHeader(data, kind, address);
-  const used = data.subarray(entryOffset(kind, 0), entryOffset(kind, Number(header.entryCount)));
-  return { header, entries: decode(used, address, 0) };
+  const start = Math.min(from, Number(header.entryCount));
+  const used = data.subarray(entryOffset(kind, start), entryOffset(kind, Number(header.entryCount)));
+  return { header, entries: decode(used, address, start) };
 }

@@ -160,7 +160,7 @@ async function watch(progress: TransferProgress, signal: AbortSignal, onSettled:
 }
 
 /** The users claim every Confirmed withdrawal as soon as it is claimable (rule 3.1 waits for it). */
-async function claimLoop(bench: BenchWorld, users: Keypair[], progress: TransferProgress, signal: AbortSignal): Promise<void> {
+export async function claimLoop(bench: BenchWorld, users: Keypair[], progress: TransferProgress, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     for (const index of progress.sample().claimable) {
       if (signal.aborted) return;

@@ -137,6 +137,7 @@ const validCases: fc.Arbitrary<Case> = fc
         onForeignSigner: 'continue',
         handoffMs: 300_000,
         dryRun: false,
+        transferWaitAlertMs: 600_000,
       },
     };
     return { env, config };

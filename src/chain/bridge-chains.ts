@@ -75,6 +75,11 @@ export interface BridgeView {
   deposits: TrackerWindow<DepositEntry>;
   /** Destination chain WithdrawTracker. */
   withdrawals: TrackerWindow<WithdrawEntry>;
+  /**
+   * The slot each chain's node answered this view's header reads at (the newest of them): the
+   * "now" that entry slots (deposit_slot, finalized_slot) are aged against.
+   */
+  slots: Record<ChainSide, number>;
 }
 
 /** u64 amounts travel as decimal strings to keep votes JSON-safe. */

@@ -60,6 +60,7 @@ export const DEFAULTS = {
   // Longer than a rollout's overlap, shorter than an incident (docs/crank.md, "Role").
   BRIDGE_HANDOFF_SECS: '300',
   BRIDGE_DRY_RUN: 'false',
+  BRIDGE_TRANSFER_WAIT_ALERT_SECS: '600',
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -119,6 +120,7 @@ const envSchema = z.object({
   BRIDGE_ON_FOREIGN_SIGNER: enumValue(FOREIGN_SIGNER_POLICIES).prefault(DEFAULTS.BRIDGE_ON_FOREIGN_SIGNER),
   BRIDGE_HANDOFF_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_HANDOFF_SECS),
   BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
+  BRIDGE_TRANSFER_WAIT_ALERT_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_TRANSFER_WAIT_ALERT_SECS),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -153,6 +155,8 @@ export interface CrankConfig {
   handoffMs: number;
   /** BRIDGE_DRY_RUN: read and plan every cycle, log what would be submitted, submit nothing. */
   dryRun: boolean;
+  /** BRIDGE_TRANSFER_WAIT_ALERT_SECS: published for BridgeTransfersWaiting. */
+  transferWaitAlertMs: number;
 }
 
 export interface Config {
@@ -276,6 +280,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
     handoffMs: values.BRIDGE_HANDOFF_SECS,
     dryRun: values.BRIDGE_DRY_RUN,
+    transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
   };
 }
 

@@ -65,7 +65,7 @@ export function readRecorded(context: CrankContext, read: CycleRead, atMs: numbe
   const { foreign, change } = decision;
   const fees = feeFacts(read.authority, read.fees);
   const foreignSigner = foreign[0] ?? context.health.foreignSigner;
-  const emit: CrankEmitted[] = [{ type: 'planned', pending: pendingCounts(read.plan) }];
+  const emit: CrankEmitted[] = [{ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs }];
   if (foreign.length > 0) emit.push({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
   if (change !== null) emit.push({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
   for (const chain of chainsShortOfFees(fees)) emit.push({ type: 'feesShort', chain, ...fees[chain] });

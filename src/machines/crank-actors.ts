@@ -4,6 +4,7 @@ import { BridgeError } from '../errors.js';
 import { setLongTimeout } from '../time.js';
 import { STEP_ACTIONS, type ActionReport, type CycleRead, type Submission } from './crank-context.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
+import { waitingRead } from './planning/waiting.js';
 
 /**
  * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
@@ -20,12 +21,14 @@ export interface ReadInput {
  */
 async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
   const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
+  const readAtMs = performance.now();
   signal.throwIfAborted();
   const plan = planCycle(view, input.batchLimit);
+  const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));
   // Last: it reports each new transaction once, so nothing may fail after it and drop them.
   const authority = await chains.readAuthority(signal);
-  return { plan, authority, fees };
+  return { plan, authority, fees, waiting, readAtMs };
 }
 
 function plannedWork(plan: CyclePlan): PlannedWork {

@@ -11,6 +11,7 @@ import type { ChainSide, CrankAction } from '../domain.js';
 import type { CrankReport } from './crank-service.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
 import { initialRole, type KeyUse, type RoleChange, type RoleFacts } from './authority-role.js';
+import type { WaitingRead } from './planning/waiting.js';
 
 /**
  * The crank machine's data: settings, the current cycle's plan and bookkeeping, and the
@@ -114,6 +115,10 @@ export interface CycleRead {
   authority: AuthorityView;
   /** Lamports the plan's transactions would pay, per chain. */
   fees: ChainAmounts;
+  /** How long the plan's work has waited, in slots at the read. */
+  waiting: WaitingRead;
+  /** Monotonic milliseconds (performance.now()) when the trackers' read returned. */
+  readAtMs: number;
 }
 
 export interface CycleState {
@@ -175,7 +180,7 @@ type AttemptOutcome = 'landed' | 'failed' | 'already_done';
 /** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
 export type CrankEmitted =
   | { type: 'cycleStarted'; atMs: number; requests: string[] }
-  | { type: 'planned'; pending: Record<CrankAction, number> }
+  | { type: 'planned'; pending: Record<CrankAction, number>; waiting: WaitingRead; readAtMs: number }
   /** Transactions signed by this authority's key that this process did not sign, new at this read. */
   | { type: 'foreignSigner'; transactions: ForeignTransaction[]; halted: boolean }
   /** The authority cannot pay this plan's fees on `chain`: its actions there are skipped. */

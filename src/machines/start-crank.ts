@@ -16,6 +16,7 @@ import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
 import { quietWindowMs } from './authority-role.js';
 import { createCrankInspection } from './inspection.js';
+import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 
 /**
  * Runs the crank machine as the process's one crank actor and presents it as the
@@ -39,6 +40,8 @@ export interface StartCrankOptions {
   inspectUrl?: string;
   /** BRIDGE_DRY_RUN: plan every cycle, submit nothing. */
   dryRun?: boolean;
+  /** BRIDGE_TRANSFER_WAIT_ALERT_SECS, published as bridge_transfer_wait_alert_seconds (the server always sets it). */
+  transferWaitAlertMs?: number;
 }
 
 /**
@@ -57,13 +60,14 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const requests = createCrankRequests();
   const inspection = createCrankInspection(log, options.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
+  const latency = createLatencyTelemetry(metrics);
   const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options) }) }), {
     input: crankSettings(options),
     inspect: (event) => inspection.inspect(event),
   });
   let stopping: Promise<void> | undefined;
 
-  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests, activity }));
+  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests, activity, latency }));
   actor.subscribe({
     next: (snapshot) => {
       recordHealthGauges(snapshot.context.health, metrics);
@@ -81,6 +85,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, options.minBalanceLamports);
   metrics.crankDryRun.set(dryRun ? 1 : 0);
   metrics.crankHandoff.set((options.handoffMs ?? 0) / 1000);
+  if (options.transferWaitAlertMs !== undefined) metrics.transferWaitAlert.set(options.transferWaitAlertMs / 1000);
   actor.start();
   log.info(
     {
@@ -176,9 +181,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
 
 function handleEmitted(
   emitted: CrankEmitted,
-  deps: { log: Logger; metrics: Metrics; requests: CrankRequests; activity: CrankActivityLog },
+  deps: { log: Logger; metrics: Metrics; requests: CrankRequests; activity: CrankActivityLog; latency: LatencyTelemetry },
 ): void {
-  const { log, metrics, requests, activity } = deps;
+  const { log, metrics, requests, activity, latency } = deps;
   if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
   if (emitted.type === 'requestsAbandoned') {
     requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
@@ -186,6 +191,7 @@ function handleEmitted(
   // Telemetry must never take the crank down with it.
   try {
     recordCrankEvent(emitted, log, metrics);
+    latency.record(emitted, performance.now());
     activity.record(emitted);
   } catch (err) {
     log.error({ err: describeError(err), emitted: emitted.type }, 'crank: recording logs and metrics failed');

@@ -9,6 +9,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 // include retries with backoff on top.
 const ACTION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// What users wait: from a poll interval plus a confirmation (seconds) to a stuck transfer (a day).
+const WAIT_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600];
 
 export function createMetrics(registry: Registry = new Registry()) {
   const registers = [registry];
@@ -197,6 +199,43 @@ export function createMetrics(registry: Registry = new Registry()) {
     crankHandoff: new Gauge({
       name: 'bridge_crank_handoff_seconds',
       help: 'BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer (0: no handoff).',
+      registers,
+    }),
+    oldestPendingAgeSeconds: new Gauge({
+      name: 'bridge_oldest_pending_age_seconds',
+      help: 'Age of the oldest entry waiting for this authority at the latest read, by action (0 when none waits); slots times the measured slot time, absent until it is measured (docs/crank.md "Waiting and latency").',
+      labelNames: ['action'] as const,
+      registers,
+    }),
+    oldestPendingAgeSlots: new Gauge({
+      name: 'bridge_oldest_pending_age_slots',
+      help: 'Age of the oldest entry waiting for this authority at the latest read, by action, in slots of its chain (ack_deposit, cleanup_deposit: source since deposit_slot; ack_withdraw: destination since finalized_slot).',
+      labelNames: ['action'] as const,
+      registers,
+    }),
+    voteLatency: new Histogram({
+      name: 'bridge_vote_latency_seconds',
+      help: 'Age of the entry when this authority\'s vote on it landed, by action (ack_deposit: since deposit_slot; ack_withdraw: since the destination finalized_slot).',
+      labelNames: ['action'] as const,
+      buckets: WAIT_BUCKETS,
+      registers,
+    }),
+    transferLatency: new Histogram({
+      name: 'bridge_transfer_latency_seconds',
+      help: 'Transfers seen finishing on the source, from deposit_slot, by stage (ack_withdraw: the source entry finalized; cleanup: cleaned up); late by at most the time between two reads.',
+      labelNames: ['stage'] as const,
+      buckets: WAIT_BUCKETS,
+      registers,
+    }),
+    slotDuration: new Gauge({
+      name: 'bridge_chain_slot_duration_seconds',
+      help: 'Slot time measured from the context slots of the crank\'s reads over the monotonic clock, by chain (absent until two reads differ in slot).',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    transferWaitAlert: new Gauge({
+      name: 'bridge_transfer_wait_alert_seconds',
+      help: 'BRIDGE_TRANSFER_WAIT_ALERT_SECS: an entry waiting longer for this authority fires BridgeTransfersWaiting.',
       registers,
     }),
   };

@@ -1,6 +1,8 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, isBridgeError } from '../errors.js';
-import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../machines/transfers/transfer-queries.js';
+import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
+import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage, type TransferQueries } from '../machines/transfers/transfer-queries.js';
 import { loadOpsContext, type OpsContext } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, HEALTH_TIMEOUT_MS, MAX_HEALTH_BYTES, type Part, type SignatureSummary } from './escalate.js';
 import { renderStatus, renderTransfer } from './render.js';
@@ -22,9 +24,31 @@ interface Output {
   out(text: string): void;
 }
 
+/**
+ * `ops status` measures the source slot time over its own reads (one more header read per
+ * SLOT_TIME_POLL_MS after the pages) until they span SLOT_TIME_MIN_SLOTS slots: off by less
+ * than (read duration + one slot) / 16, under 7 % with 400 ms slots. It waits at most
+ * SLOT_TIME_MAX_WAIT_MS from its first read (about 6.4 s at 400 ms a slot); slower slots leave
+ * the ages in slots.
+ */
+const SLOT_TIME_MIN_SLOTS = 16;
+const SLOT_TIME_MAX_WAIT_MS = 10_000;
+const SLOT_TIME_POLL_MS = 250;
+
+async function sourceSlotMs(queries: TransferQueries, first: SlotSample, signal: AbortSignal): Promise<number | null> {
+  for (;;) {
+    const sample = { slot: (await queries.page({ limit: '0' }, signal)).slots.source, atMs: performance.now() };
+    if (sample.slot - first.slot >= SLOT_TIME_MIN_SLOTS) return measuredSlotMs([first, sample]);
+    if (sample.atMs - first.atMs >= SLOT_TIME_MAX_WAIT_MS) return null;
+    // A timer that holds the process open (src/time.ts's are unref'd): the CLI has nothing else pending.
+    await delay(SLOT_TIME_POLL_MS, undefined, { signal });
+  }
+}
+
 async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Promise<void> {
   const queries = createTransferQueries(ctx.reads.readRange);
   const head = await queries.page({ limit: '0' }, signal);
+  const first = { slot: head.slots.source, atMs: performance.now() };
   const pages: TransferPage[] = [];
   let from = Number(head.source.settled_prefix);
   while (pages.length < MAX_STATUS_PAGES) {
@@ -34,7 +58,7 @@ async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Pro
     from = page.next;
   }
   const truncated = pages.at(-1)?.next !== null;
-  const report = statusReport(pages, truncated);
+  const report = statusReport(pages, truncated, await sourceSlotMs(queries, first, signal));
   output.out(output.json ? JSON.stringify({ authority: ctx.authority.toBase58(), ...report }) : renderStatus(report, ctx.authority.toBase58()));
 }
 

@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import type { TrackerSummary } from '../machines/transfers/transfer-queries.js';
 import { PHASES, type ResultView, type TransferView, type Voters } from '../machines/transfers/transfer-view.js';
-import type { StatusReport } from './status.js';
+import type { StatusReport, TransferAge } from './status.js';
 
 /** Human output of `npm run ops` (tables); `--json` prints the same data unrendered. */
 
@@ -28,16 +28,24 @@ export function renderStatus(report: StatusReport, authority: string): string {
       destination === undefined ? '-' : `${destination.next_index} / ${destination.last_vote}`,
     ]);
   }
-  const phases = table(['phase', 'transfers', 'oldest']);
-  for (const phase of PHASES) phases.push([phase, String(report.phases[phase]), report.oldest[phase] === undefined ? '-' : String(report.oldest[phase])]);
+  const phases = table(['phase', 'transfers', 'oldest', 'oldest waited']);
+  for (const phase of PHASES) {
+    phases.push([phase, String(report.phases[phase]), report.oldest[phase] === undefined ? '-' : String(report.oldest[phase]), describeAge(report.oldest_age[phase])]);
+  }
   const { counted } = report;
   return [
     trackers.toString(),
     authorities.toString(),
     `ahead: ${describeAhead(report)}`,
-    `transfers ${counted.from}..${counted.to - 1} (from the source settled_prefix)${counted.truncated ? ', truncated: more entries than ops status reads' : ''}:`,
+    `transfers ${counted.from}..${counted.to - 1} (from the source settled_prefix)${counted.truncated ? ', truncated: more entries than ops status reads' : ''}; waited: since the deposit (deposit_slot)${report.source_slot_ms === null ? ', in slots (the slot time could not be measured)' : `, at ${Math.round(report.source_slot_ms)} ms per source slot as measured`}:`,
     phases.toString(),
   ].join('\n');
+}
+
+/** "42 s (105 slots)"; slots alone while the slot time is unmeasured. */
+function describeAge(age: TransferAge | undefined): string {
+  if (age === undefined) return '-';
+  return age.seconds === null ? `${age.slots} slots` : `${age.seconds} s (${age.slots} slots)`;
 }
 
 function describeAhead(report: StatusReport): string {

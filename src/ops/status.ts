@@ -24,15 +24,33 @@ export interface StatusReport {
   phases: Record<Phase, number>;
   /** The oldest unsettled transfer of each phase (the one to look at first). */
   oldest: Partial<Record<Phase, number>>;
+  /** How long the oldest transfer of each phase has waited since its deposit (deposit_slot). */
+  oldest_age: Partial<Record<Phase, TransferAge>>;
+  /** The source chain's slot time as `ops status` measured it; null when its reads spanned too few slots. */
+  source_slot_ms: number | null;
 }
 
-export function statusReport(pages: readonly TransferPage[], truncated: boolean): StatusReport {
+export interface TransferAge {
+  /** Source slots from deposit_slot to the slot the last page was read at. */
+  slots: number;
+  /** `slots` times the measured slot time, rounded to a second; null when unmeasured. */
+  seconds: number | null;
+}
+
+export function statusReport(pages: readonly TransferPage[], truncated: boolean, sourceSlotMs: number | null): StatusReport {
   const first = pages[0]!;
+  const readSlot = pages.at(-1)!.slots.source;
   const transfers: TransferView[] = pages.flatMap((page) => page.transfers);
   const sourceCount = Number(first.source.entry_count);
   const targetCount = Number(first.destination.entry_count);
   const oldest: Partial<Record<Phase, number>> = {};
-  for (const transfer of transfers) oldest[transfer.phase] ??= transfer.index;
+  const oldestAge: Partial<Record<Phase, TransferAge>> = {};
+  for (const transfer of transfers) {
+    if (oldest[transfer.phase] !== undefined) continue;
+    oldest[transfer.phase] = transfer.index;
+    const slots = Math.max(0, readSlot - Number(transfer.source.deposit_slot));
+    oldestAge[transfer.phase] = { slots, seconds: sourceSlotMs === null ? null : Math.round((slots * sourceSlotMs) / 1000) };
+  }
   return {
     source: first.source,
     destination: first.destination,
@@ -41,5 +59,7 @@ export function statusReport(pages: readonly TransferPage[], truncated: boolean)
     counted: { from: first.from, to: first.from + transfers.length, truncated },
     phases: countPhases(transfers),
     oldest,
+    oldest_age: oldestAge,
+    source_slot_ms: sourceSlotMs,
   };
 }

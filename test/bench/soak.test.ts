@@ -26,7 +26,12 @@ describe('soak, 30-second profile', () => {
       signal: AbortSignal.timeout(230_000),
     });
     expect(result.failures).toEqual([]);
-    const [overview, perServer, health] = result.tables;
+    const [overview, perServer, health, latency] = result.tables;
+    // Every stage of every transfer the run deposited was timed, each at least as late as the one before.
+    expect(latency!.rows.map((row) => row.stage)).toEqual(['ack_deposit', 'claimable', 'ack_withdraw', 'cleanup']);
+    for (const row of latency!.rows) expect(row.transfers as number, String(row.stage)).toBeGreaterThan(0);
+    const p50s = latency!.rows.map((row) => row.p50 as number);
+    expect([...p50s].sort((a, b) => a - b)).toEqual(p50s);
     const governance = overview!.rows.find((row) => String(row.what).startsWith('governance changes landed'));
     expect(governance?.value).toMatch(/^[1-9]\d* \/ [1-9]\d*$/);
     expect(perServer!.rows).toHaveLength(3);

@@ -56,6 +56,7 @@ describe('parseConfig: defaults', () => {
       onForeignSigner: 'continue',
       handoffMs: 300_000,
       dryRun: false,
+      transferWaitAlertMs: 600_000,
     });
   });
 
@@ -76,6 +77,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_ON_FOREIGN_SIGNER: 'halt',
       BRIDGE_HANDOFF_SECS: '31536000',
       BRIDGE_DRY_RUN: 'true',
+      BRIDGE_TRANSFER_WAIT_ALERT_SECS: '1800',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -92,6 +94,7 @@ describe('parseConfig: defaults', () => {
       onForeignSigner: 'halt',
       handoffMs: 31_536_000_000,
       dryRun: true,
+      transferWaitAlertMs: 1_800_000,
     });
   });
 
@@ -326,6 +329,7 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_DRY_RUN', 'yes', 'expected one of true, false, got "yes"'],
     ['BRIDGE_DRY_RUN', '1', 'expected one of true, false, got "1"'],
     ['BRIDGE_DRY_RUN', 'TRUE', 'expected one of true, false, got "TRUE"'],
+    ['BRIDGE_TRANSFER_WAIT_ALERT_SECS', '10m', 'expected an unsigned 64-bit integer, got "10m"'],
   ])('%s=%s: %s', (name, value, message) => {
     expect(problemsOf({ ...RUNTIME, [name]: value })).toEqual([`${name}: ${message}`]);
   });

@@ -47,6 +47,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeRpcAllEndpointsDown',
         'BridgeRpcEndpointDown',
         'BridgeSecondSigner',
+        'BridgeTransfersWaiting',
       ].sort(),
     );
     for (const rule of rules) {

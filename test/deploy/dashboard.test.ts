@@ -37,7 +37,7 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('shows what an operator needs: cycles, pending work, actions, health, balances, RPC endpoints, second signers', () => {
+  it('shows what an operator needs: cycles, pending work, how long it waits, actions, health, balances, RPC endpoints, second signers', () => {
     const queried = new Set(expressions.flatMap(({ expr }) => metricNamesIn(expr)));
     for (const name of [
       'bridge_crank_cycles_total',
@@ -51,6 +51,10 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
       'bridge_rpc_endpoint_up',
       'bridge_rpc_endpoint_slot',
       'bridge_foreign_signatures_total',
+      'bridge_oldest_pending_age_seconds',
+      'bridge_transfer_wait_alert_seconds',
+      'bridge_vote_latency_seconds_bucket',
+      'bridge_transfer_latency_seconds_bucket',
     ]) {
       expect(queried.has(name), `no panel queries ${name}`).toBe(true);
     }

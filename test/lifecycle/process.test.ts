@@ -358,6 +358,13 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     rpc.releaseAll();
   });
 
+  it('BRIDGE_TRANSFER_WAIT_ALERT_SECS: in the startup line and published for BridgeTransfersWaiting', async () => {
+    const { rpc, server, url } = await startCrankServer({ BRIDGE_TRANSFER_WAIT_ALERT_SECS: '1800' });
+    expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({ crank: { transferWaitAlertMs: 1_800_000 } });
+    expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^bridge_transfer_wait_alert_seconds 1800$/m);
+    rpc.releaseAll();
+  });
+
   it('SIGTERM lets the running cycle finish, then exits 0', async () => {
     const { rpc, server } = await startCrankServer({ BRIDGE_SHUTDOWN_TIMEOUT_MS: '20000' });
     await rpc.requested();

@@ -17,6 +17,7 @@ import type { ReadInput } from '../../src/machines/crank-actors.js';
 import type { AuthorityView } from '../../src/chain/bridge-chains.js';
 import { chainsShortOfFees } from '../../src/machines/authority-checks.js';
 import type { ActionReport, CrankEvent, CrankSettings, CycleRead, Submission } from '../../src/machines/crank-context.js';
+import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
@@ -66,9 +67,16 @@ const FUNDED: AuthorityView = { source: { balance: 1_000_000, transactions: [] }
 const BROKE: AuthorityView = { source: { balance: 0, transactions: [] }, target: { balance: 0, transactions: [] } };
 const FEES = { source: 5_000, target: 5_000 };
 /** What the read actor answers: each plan with the fees paid, and work that cannot be paid for. */
+const NOT_WAITING: WaitingRead = {
+  slots: { source: 100, target: 100 },
+  oldest: { ack_deposit: null, ack_withdraw: null, cleanup_deposit: null },
+  votes: { ack_deposit: [], ack_withdraw: [] },
+  settledPrefix: 0,
+  deposits: [],
+};
 const READS: CycleRead[] = [
-  ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES })),
-  { plan: PLANS.work, authority: BROKE, fees: FEES },
+  ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 })),
+  { plan: PLANS.work, authority: BROKE, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 },
 ];
 const LANDED: ActionReport = { transactions: [{ signature: 'sig', indices: [0] }], completed: [0], alreadyDone: [] };
 const FAILURES = [retryableSubmitError(), programError('NotAnAuthority')];

@@ -83,10 +83,18 @@ describe('npm run ops', () => {
       destination: { entry_count: '2' },
     });
     expect(report.destination.authorities[0]).toEqual({ authority: authorities[0], next_index: '2', last_vote: 'Yes' });
+    // Ages from deposit_slot to the read, in source slots, and in seconds at the slot time status measured (50 ms timer slots, slower under load).
+    expect(report.source_slot_ms).toBeGreaterThan(5);
+    expect(report.source_slot_ms).toBeLessThan(1_000);
+    const { deposit: newest, ack_deposit: oldest } = report.oldest_age as Record<string, { slots: number; seconds: number }>;
+    expect(newest!.slots).toBeGreaterThan(0);
+    expect(oldest!.slots).toBeGreaterThan(newest!.slots);
+    expect(oldest!.seconds).toBe(Math.round((oldest!.slots * report.source_slot_ms) / 1000));
     const human = await ops(['status'], env);
     expect(human.code).toBe(0);
     expect(human.stdout).toContain(`${authorities[0]} (this server)`);
-    expect(human.stdout).toMatch(/ack_deposit\s+│ 2\s+│ 0/);
+    expect(human.stdout).toMatch(/ack_deposit\s+│ 2\s+│ 0\s+│ \d+ s \(\d+ slots\)/);
+    expect(human.stdout).toMatch(/waited: since the deposit \(deposit_slot\), at \d+ ms per source slot as measured/);
     expect(human.stdout).toContain('ahead: source (1 deposits have no destination entry yet)');
 
     const one = await ops(['transfer', '1', '--json'], env);

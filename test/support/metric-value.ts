@@ -12,3 +12,10 @@ export async function metricValue(metric: MetricLike, labels: Record<string, str
   const matches = (valueLabels: Record<string, unknown>) => Object.entries(labels).every(([key, expected]) => valueLabels[key] === expected);
   return values.filter((value) => matches(value.labels)).reduce((sum, value) => sum + value.value, 0);
 }
+
+/** A histogram's observation count (or their sum) over the series whose labels include `labels`. */
+export async function histogramValue(metric: MetricLike, field: 'count' | 'sum', labels: Record<string, string> = {}): Promise<number> {
+  const { values } = await metric.get();
+  const series = values.filter((value) => value.metricName?.endsWith(`_${field}`) === true);
+  return metricValue({ get: async () => ({ values: series }) }, labels);
+}

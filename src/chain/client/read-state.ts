@@ -72,7 +72,8 @@ export async function readBridgeView(ctx: ReadStateContext, limits: ReadLimits, 
   ]);
 
   for (const chain of ['source', 'target'] as const) metrics.lastCycleAccountBytes.set({ chain }, meter.bytes[chain]);
-  return { authority: authorityKey, deposits, withdrawals };
+  const slots = { source: Math.max(dataRead.slot, positionRead.slot), target: targetRead.slot };
+  return { authority: authorityKey, deposits, withdrawals, slots };
 }
 
 interface OwnPositions {

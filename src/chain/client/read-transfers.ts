@@ -1,6 +1,7 @@
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
 import { truncateAtRemoved, type ChainEndpoint } from './read-state.js';
 import { ReadMeter, readEntries, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
 import { toEntryIndex } from '../authority-position.js';
@@ -27,6 +28,8 @@ export interface TransferRange {
   start: number;
   deposits: DepositEntry[];
   withdrawals: Array<WithdrawEntry | null>;
+  /** The slot each chain's node answered the header read at. */
+  slots: Record<ChainSide, number>;
 }
 
 export async function readTransferRange(ctx: TransferRangeContext, from: number, limit: number, signal: AbortSignal): Promise<TransferRange> {
@@ -65,5 +68,6 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
     start,
     deposits,
     withdrawals: deposits.map((_, offset) => window.entries.get(start + offset) ?? null),
+    slots: { source: sourceRead.slot, target: targetRead.slot },
   };
 }

@@ -39,6 +39,8 @@ export interface TransferPage {
   /** `from` of the next page; null when this page reaches the source entry_count. */
   next: number | null;
   transfers: TransferView[];
+  /** The slot each chain's node answered this page's read at: entry slots age against it. */
+  slots: { source: number; destination: number };
 }
 
 /**
@@ -87,6 +89,7 @@ export function transferPage(range: TransferRange, from: number, limit: number):
     limit,
     next: BigInt(end) < range.sourceHeader.entryCount && transfers.length > 0 ? end : null,
     transfers,
+    slots: { source: range.slots.source, destination: range.slots.target },
   };
 }
 

@@ -37,6 +37,7 @@ interface DepositView {
   result: ResultView;
   refunded_amount: string;
   cleanup_completed: boolean;
+  deposit_slot: string;
   voters: Voters;
 }
 
@@ -155,6 +156,7 @@ export function transferView({ index, deposit, withdraw, sourceHeader, targetHea
       result: resultView(deposit.result),
       refunded_amount: deposit.refundedAmount.toString(),
       cleanup_completed: deposit.cleanupCompleted,
+      deposit_slot: deposit.depositSlot.toString(),
       voters: votersOf(sourceHeader, deposit.yesVotes, deposit.noVotes),
     },
     destination:

@@ -61,6 +61,8 @@ describe('readState', () => {
     // Destination: from own destination 43 and own source 45, cut at entry_count 48.
     expect(view.withdrawals.entries).toEqual(byIndex(f.target.tracker.entries, 43, 48));
     expect(view.withdrawals.header).toEqual(f.target.tracker.header);
+    // The slots the nodes answered at: what entry slots are aged against.
+    expect(view.slots).toEqual({ source: f.source.slot, target: f.target.slot });
   });
 
   it('reads kilobytes for 10 pending entries whatever the tracker size, and reports them as metrics', async () => {

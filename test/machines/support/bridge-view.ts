@@ -87,6 +87,8 @@ export interface ViewOptions {
   ownTargetNext?: number;
   sourceSettled?: number;
   targetSettled?: number;
+  /** The slots the view was read at (default 1000 on both chains). */
+  slots?: { source: number; target: number };
   /** Override the window starts (default: as the chain client computes them). */
   depositWindowStart?: number;
   withdrawWindowStart?: number;
@@ -115,6 +117,7 @@ export function bridgeView(options: ViewOptions): BridgeView {
       }),
       entries: entriesFrom(options.withdrawals, withdrawStart),
     },
+    slots: options.slots ?? { source: 1000, target: 1000 },
   };
 }
 

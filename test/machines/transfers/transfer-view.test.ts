@@ -70,11 +70,14 @@ describe('transfer phases, rule 3.1 and the SPEC §7 row', () => {
         start: 0,
         deposits,
         withdrawals: [finalizedWithdrawal(deposits[0]!, REJECTED), withdrawal(deposits[1]!), null],
+        slots: { source: 700, target: 900 },
       },
       0,
       3,
     );
     expect(page.next).toBe(3);
+    expect(page.slots).toEqual({ source: 700, destination: 900 });
+    expect(page.transfers[1]?.source.deposit_slot).toBe('1');
     expect(page.source).toMatchObject({ entry_count: '5', settled_prefix: '1' });
     expect(page.source.authorities[0]).toEqual({ authority: AUTHORITY, next_index: '1', last_vote: 'None' });
     expect(page.transfers.map((transfer) => transfer.index)).toEqual([0, 1, 2]);
