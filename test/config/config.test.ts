@@ -308,6 +308,22 @@ describe('parseConfig: other values', () => {
     expect(problems.join('\n')).not.toMatch(/secret-key/);
   });
 
+  it('refuses RPC URLs with user:password@ at start, naming the variable and entry, never the secret', () => {
+    const problems = problemsOf({
+      ...RUNTIME,
+      BRIDGE_SOURCE_RPC_URL: 'https://user:secret-pass-1@rpc.example.org/',
+      BRIDGE_TARGET_RPC_URL: 'https://secret-token-2@rpc.example.org/',
+      BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:8901,https://user:secret-pass-3@rpc.example.org/',
+    });
+    const why = 'the URL carries credentials (user:password@host), which the RPC client cannot send; use the key in the path or query as your provider documents, or an authenticating proxy';
+    expect(problems).toEqual([
+      `BRIDGE_SOURCE_RPC_URL: ${why}`,
+      `BRIDGE_TARGET_RPC_URL: ${why}`,
+      `BRIDGE_SOURCE_RPC_FALLBACK_URLS: entry 2: ${why}`,
+    ]);
+    expect(problems.join('\n')).not.toMatch(/secret-/);
+  });
+
   it.each([
     ['BRIDGE_SOURCE_PROGRAM_ID', 'BridgeProgram', 'expected a base58 32-byte public key, got "BridgeProgram"'],
     ['BRIDGE_TARGET_PROGRAM_ID', '0OIl', 'expected a base58 32-byte public key, got "0OIl"'],
