@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
@@ -65,8 +65,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // A path that is not valid percent-encoding never reaches the router: answered here in our shape.
+    // Its reply skips the onSend hooks, so it sets the security headers itself.
+    frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
   });
   app.server.maxConnections = MAX_CONNECTIONS;
+  securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
   handleErrors(app);
@@ -114,6 +118,25 @@ function handleErrors(app: FastifyInstance): void {
     return sendError(reply, response);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
+}
+
+function frameworkError(err: FastifyError, request: FastifyRequest): ErrorResponse {
+  if (err.code !== 'FST_ERR_BAD_URL') return errorResponse(err, request.id, MAX_BODY_BYTES);
+  const path = request.raw.url ?? '';
+  return { statusCode: 400, body: { error: 'bad_url', message: `the request path ${JSON.stringify(shorten(path))} is not valid percent-encoding` } };
+}
+
+/**
+ * On every answer, errors and static assets included: browsers must not guess a content type
+ * (an answer that quotes input cannot become a script) nor send this server's URLs, which may
+ * carry tokens, to other sites.
+ */
+const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
+
+function securityHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
 }
 
 function routeNotFound(request: FastifyRequest): ErrorResponse {

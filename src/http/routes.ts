@@ -33,6 +33,7 @@ export interface AdminRouteDependencies {
 export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, onKill }: AdminRouteDependencies): Promise<void> {
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
+  neverCached(admin);
 
   // Read-only, paginated: one bounded chain read per request (docs/operating.md).
   admin.get('/transfers', (request, reply) => {
@@ -65,6 +66,16 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
       onKill();
     },
     handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
+  });
+}
+
+/**
+ * Admin answers (the crank page and its assets included) carry operator data: no cache may keep
+ * them. Set in onSend, after @fastify/static has set its own `public, max-age=0`.
+ */
+function neverCached(admin: FastifyInstance): void {
+  admin.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
   });
 }
 
