@@ -40,7 +40,15 @@ async function main(): Promise<void> {
   const crank = configured ? await startConfiguredCrank(configured.crank, configured.authority, logger, metrics) : createDisabledCrank();
   publishHealthStatusAtScrape(() => crank.status(), metrics);
   const transfers = configured ? await configuredTransferQueries(configured.crank, metrics) : createDisabledTransferQueries();
-  const app = buildApp({ crank, transfers, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
+  const app = buildApp({
+    crank,
+    transfers,
+    metrics,
+    logger,
+    auth: config.adminAuth,
+    hosts: { bindHost: config.bind.host, allowedHosts: config.allowedHosts },
+    onKill: () => shutdown.begin(),
+  });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
   try {
     await app.listen({ host: config.bind.host, port: config.bind.port });

@@ -167,3 +167,16 @@ export const bindAddressValue = () =>
     }
     return { host, port };
   });
+
+/**
+ * BRIDGE_ALLOWED_HOSTS: comma-separated host names (no port, no scheme), lower-cased; empty
+ * means none. A problem names the entry's position and quotes it (a host name is no secret).
+ */
+export const hostNameListValue = () =>
+  z.string().transform((raw, ctx) => {
+    const entries = raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim());
+    entries.forEach((entry, index) => {
+      if (!HOSTNAME.test(entry)) ctx.addIssue(`entry ${index + 1}: expected a host name such as bridge.example.com (no scheme, no port), got ${quote(entry)}`);
+    });
+    return entries.map((entry) => entry.toLowerCase());
+  });

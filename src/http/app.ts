@@ -1,8 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { MAX_CONNECTIONS } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
@@ -26,7 +28,6 @@ export const MAX_BODY_BYTES = 1024;
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-export const MAX_CONNECTIONS = 256;
 
 /** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
 const ROUTES: Readonly<Record<string, readonly string[]>> = {
@@ -51,6 +52,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Undefined: admin endpoints are open and the ingress must keep them private (SPEC §5). */
   auth: AdminCredentials | undefined;
+  /** Which Host names admin requests may carry (./allowed-hosts.ts). */
+  hosts: HostPolicy;
   /** Called once the 202 answer of POST /kill has been sent. */
   onKill: () => void;
 }

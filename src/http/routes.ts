@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
@@ -27,10 +28,13 @@ export interface AdminRouteDependencies {
   /** Read-only transfer views (GET /transfers); refuses with CRANK__DISABLED without runtime configuration. */
   transfers: TransferQueries;
   auth: AdminCredentials | undefined;
+  /** Which Host names admin requests may carry (DNS rebinding). */
+  hosts: HostPolicy;
   onKill: () => void;
 }
 
-export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, onKill }: AdminRouteDependencies): Promise<void> {
+export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill }: AdminRouteDependencies): Promise<void> {
+  refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
   neverCached(admin);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
+import { MAX_CONNECTIONS } from '../../src/config/config.js';
+import { buildApp, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
 import { crossSiteReason } from '../../src/http/cross-site.js';
 import { errorResponse } from '../../src/http/errors.js';
 import { BridgeError } from '../../src/errors.js';
@@ -75,7 +76,7 @@ describe('cross-site requests to admin endpoints', () => {
   it('crossSiteReason compares the Origin host with the Host header, port included', () => {
     expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:8080' })).toBeUndefined();
     expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:9090' })).toBe('Origin http://127.0.0.1:9090 is not this server (Host "127.0.0.1:8080")');
-    expect(crossSiteReason({ host: 'bridge.internal', origin: 'https://bridge.internal' })).toBeUndefined();
+    expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal' })).toBeUndefined();
     expect(crossSiteReason({ host: 'bridge.internal' })).toBeUndefined();
   });
 });
@@ -88,6 +89,7 @@ describe('HTTP server limits', () => {
       metrics: createMetrics(new Registry()),
       logger: captureLogs('info').logger,
       auth: undefined,
+      hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
       onKill: () => undefined,
     }).server;
     expect([REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS]).toEqual([30_000, 72_000, 256]);

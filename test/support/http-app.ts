@@ -22,6 +22,8 @@ export interface TestAppOptions {
   crank?: CrankService;
   transfers?: TransferQueries;
   auth?: { username: string; password: string };
+  /** BRIDGE_ALLOWED_HOSTS; none by default (the app listens on 127.0.0.1). */
+  allowedHosts?: string[];
 }
 
 /** The real app from buildApp, listening on 127.0.0.1 on a free port, with captured logs. */
@@ -35,6 +37,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     metrics,
     logger: logs.logger,
     auth: options.auth,
+    hosts: { bindHost: '127.0.0.1', allowedHosts: options.allowedHosts ?? [] },
     onKill: () => {
       kills += 1;
     },
