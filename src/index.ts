@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     logger,
     auth: config.adminAuth,
     hosts: { bindHost: config.bind.host, allowedHosts: config.allowedHosts },
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     onKill: () => shutdown.begin(),
   });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });

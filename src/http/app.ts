@@ -6,6 +6,7 @@ import type { TransferQueries } from '../machines/transfers/transfer-queries.js'
 import type { Metrics } from '../metrics/metrics.js';
 import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
+import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
@@ -24,7 +25,8 @@ export const MAX_BODY_BYTES = 1024;
  * 30 to 60 s. This bounds receiving only: a POST /crank/once that waits for its cycle is not
  * affected, which is also why there is no socket idle timeout. An idle keep-alive connection
  * closes after KEEP_ALIVE_TIMEOUT_MS (above the 60 s of common load balancers, so they close
- * first); beyond MAX_CONNECTIONS open connections a new one is closed at once.
+ * first); beyond MAX_CONNECTIONS open connections a new one is closed at once. Headers and
+ * per-address bounds: ./connections.ts.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -54,6 +56,8 @@ export interface AppDependencies {
   auth: AdminCredentials | undefined;
   /** Which Host names admin requests may carry (./allowed-hosts.ts). */
   hosts: HostPolicy;
+  /** BRIDGE_MAX_CONNECTIONS_PER_ADDRESS (./connections.ts). */
+  maxConnectionsPerAddress: number;
   /** Called once the 202 answer of POST /kill has been sent. */
   onKill: () => void;
 }
@@ -68,11 +72,13 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS },
     // A path that is not valid percent-encoding never reaches the router: answered here in our shape.
     // Its reply skips the onSend hooks, so it sets the security headers itself.
     frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
   });
   app.server.maxConnections = MAX_CONNECTIONS;
+  limitConnectionsPerAddress(app.server, deps.maxConnectionsPerAddress, deps.logger);
   securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);

@@ -38,7 +38,7 @@ interface Answer {
 function fetchFromPage(page: Page, method: string, path: string): Promise<Answer> {
   return page.evaluate(
     async ([method, path]) => {
-      const res = await fetch(path, { method, cache: 'no-store' });
+      const res = await fetch(path, { method });
       return { status: res.status, body: await res.text() };
     },
     [method, path] as const,

@@ -49,6 +49,7 @@ async function startServer(b: DevnetBridge): Promise<string> {
     logger: captureLogs('info').logger,
     auth: CREDENTIALS,
     hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
+    maxConnectionsPerAddress: 32,
     onKill: () => undefined,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
