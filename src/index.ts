@@ -103,13 +103,14 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
   });
 }
 
-/** GET /transfers: read-only reads of both trackers, without the key. */
+/** GET /transfers: read-only reads of both trackers, without the key, shared between requests. */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
-  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
+  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }, { shareTransferReads }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/transfers/transfer-queries.js'),
+    import('./machines/transfers/shared-reads.js'),
   ]);
-  return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
+  return createTransferQueries(shareTransferReads(createOperatorReads(endpointsOptions(crank, metrics)).readRange));
 }
 
 /**

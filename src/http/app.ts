@@ -174,7 +174,7 @@ function logResponses(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
     const path = request.routeOptions.url ?? '';
-    if (reply.statusCode >= 500) request.log.error(fields, 'request failed');
+    if (reply.statusCode >= 500 && reply.statusCode !== 503) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
     else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');

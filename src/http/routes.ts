@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isBridgeError } from '../errors.js';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -6,6 +7,7 @@ import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
+import { createRpcOutageLog } from './rpc-outage.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
@@ -39,13 +41,25 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   if (auth !== undefined) await requireAdminAuth(admin, auth);
   neverCached(admin);
 
-  // Read-only, paginated: one bounded chain read per request (docs/operating.md).
+  // Read-only, paginated: one bounded chain read per request at most, shared between requests
+  // (src/machines/transfers/shared-reads.ts).
+  const outage = createRpcOutageLog();
+  const reportingOutage = async <T>(request: FastifyRequest, read: Promise<T>): Promise<T> => {
+    try {
+      const answer = await read;
+      outage.answered(request.log);
+      return answer;
+    } catch (err) {
+      if (isBridgeError(err, 'CHAIN__RPC_FAILED')) outage.failed(err, request.log);
+      throw err;
+    }
+  };
   admin.get('/transfers', (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    return transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply));
+    return reportingOutage(request, transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)));
   });
   admin.get('/transfers/:index', (request, reply) =>
-    transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)),
+    reportingOutage(request, transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply))),
   );
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.

@@ -1,0 +1,31 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { BridgeError } from '../errors.js';
+
+/**
+ * GET /transfers while a chain's RPC fails: every request answers 503 `rpc_unavailable`, and
+ * the log says so once per change, not once per request: a `warn` when a chain's reads start
+ * failing or fail differently (another kind), an `info` when a read succeeds again.
+ */
+
+export interface RpcOutageLog {
+  failed(err: BridgeError<'CHAIN__RPC_FAILED'>, log: FastifyBaseLogger): void;
+  answered(log: FastifyBaseLogger): void;
+}
+
+export function createRpcOutageLog(): RpcOutageLog {
+  // The failure kind of each chain seen failing since the last successful read: at most two entries.
+  const failing = new Map<string, string>();
+  return {
+    failed(err, log) {
+      const { chain, kind, method } = err.context;
+      if (failing.get(chain) === kind) return;
+      failing.set(chain, kind);
+      log.warn({ chain, kind, method, reason: err.message }, 'GET /transfers: chain RPC unavailable; answering 503 rpc_unavailable until a read succeeds');
+    },
+    answered(log) {
+      if (failing.size === 0) return;
+      failing.clear();
+      log.info('GET /transfers: chain RPC answers again');
+    },
+  };
+}
