@@ -45,6 +45,12 @@ function fetchFromPage(page: Page, method: string, path: string): Promise<Answer
   );
 }
 
+describe.runIf(process.env.CI !== undefined)('Chromium in CI', () => {
+  it('is installed (.ci/run installs the chromium package)', () => {
+    expect(chromiumInstalled, `${CHROMIUM} is missing: CI must drive the rebinding and CSRF attacks in a browser`).toBe(true);
+  });
+});
+
 describe.runIf(chromiumInstalled)('in Chromium', () => {
   let browser: Browser;
   let app: TestApp | undefined;
