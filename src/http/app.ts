@@ -31,6 +31,13 @@ export const MAX_BODY_BYTES = 1024;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
+/**
+ * On every answer, errors and static assets included: browsers must not guess a content type
+ * (an answer that quotes input cannot become a script) nor send this server's URLs, which may
+ * carry tokens, to other sites.
+ */
+const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
+
 /** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
 const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/health': ['GET', 'HEAD'],
@@ -134,13 +141,6 @@ function frameworkError(err: FastifyError, request: FastifyRequest): ErrorRespon
   const path = request.raw.url ?? '';
   return { statusCode: 400, body: { error: 'bad_url', message: `the request path ${JSON.stringify(shorten(path))} is not valid percent-encoding` } };
 }
-
-/**
- * On every answer, errors and static assets included: browsers must not guess a content type
- * (an answer that quotes input cannot become a script) nor send this server's URLs, which may
- * carry tokens, to other sites.
- */
-const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
 
 function securityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply) => {

@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isBridgeError } from '../errors.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -44,22 +43,12 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   // Read-only, paginated: one bounded chain read per request at most, shared between requests
   // (src/machines/transfers/shared-reads.ts).
   const outage = createRpcOutageLog();
-  const reportingOutage = async <T>(request: FastifyRequest, read: Promise<T>): Promise<T> => {
-    try {
-      const answer = await read;
-      outage.answered(request.log);
-      return answer;
-    } catch (err) {
-      if (isBridgeError(err, 'CHAIN__RPC_FAILED')) outage.failed(err, request.log);
-      throw err;
-    }
-  };
   admin.get('/transfers', (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    return reportingOutage(request, transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)));
+    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
   });
   admin.get('/transfers/:index', (request, reply) =>
-    reportingOutage(request, transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply))),
+    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
   );
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
