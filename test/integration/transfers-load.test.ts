@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Keypair, type PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
@@ -6,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOperatorReads } from '../../src/chain/client/index.js';
 import { buildApp } from '../../src/http/app.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
-import { shareTransferReads, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
 import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
@@ -17,8 +18,9 @@ import { deposit } from './support/transactions.js';
 /**
  * GET /transfers as the server wires it (reads shared between requests) against a real devnet
  * and a real dead endpoint: 200 concurrent identical requests cost the RPC calls of one read per
- * TRANSFER_CACHE_MS, and an RPC that refuses connections is 503 rpc_unavailable with one
- * warning per chain, not 500s with two error lines each.
+ * TRANSFER_CACHE_MS; an RPC that refuses connections is 503 rpc_unavailable with one warning
+ * per chain, not 500s with two error lines each; a stalled RPC holds the sockets of at most
+ * MAX_TRANSFER_READS_IN_FLIGHT reads, and none once their clients have left.
  */
 
 let bridge: DevnetBridge | undefined;
@@ -34,7 +36,11 @@ interface Server {
   close(): Promise<void>;
 }
 
-async function startServer(rpc: { source: string; target: string }, chain: { sourceChainId: number; targetChainId: number; programId: PublicKey }): Promise<Server> {
+async function startServer(
+  rpc: { source: string; target: string },
+  chain: { sourceChainId: number; targetChainId: number; programId: PublicKey },
+  rpcTimeoutMs = 5_000,
+): Promise<Server> {
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('debug');
   const reads = createOperatorReads({
@@ -44,7 +50,7 @@ async function startServer(rpc: { source: string; target: string }, chain: { sou
     targetChainId: chain.targetChainId,
     sourceProgramId: chain.programId,
     targetProgramId: chain.programId,
-    rpcTimeoutMs: 5_000,
+    rpcTimeoutMs,
     metrics,
   });
   const app = buildApp({
@@ -124,6 +130,45 @@ describe('GET /transfers under load', () => {
       expect(new Set(warnings.map((record) => record['chain'])).size).toBe(warnings.length);
     } finally {
       await server.close();
+    }
+  }, 60_000);
+
+  it('with a stalled RPC, 100 requests hold the upstream sockets of at most 4 reads, and none once their clients leave', async () => {
+    const open = new Set<Socket>();
+    let most = 0;
+    const stalled = createHttpServer(() => undefined);
+    stalled.on('connection', (socket: Socket) => {
+      open.add(socket);
+      most = Math.max(most, open.size);
+      socket.on('close', () => open.delete(socket));
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const rpc = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+    // An RPC timeout far beyond the test: only the clients leaving can free the sockets.
+    const server = await startServer({ source: rpc, target: rpc }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey }, 120_000);
+    try {
+      const leave = new AbortController();
+      const requests = Array.from({ length: 100 }, (_, i) =>
+        fetch(`${server.url}/transfers?from=${i % 10}&limit=500`, { signal: leave.signal }).then(
+          async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }),
+          () => undefined,
+        ),
+      );
+      // Each read starts with the two header reads, one socket per chain.
+      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(most).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      leave.abort();
+      const answers = await Promise.all(requests);
+      // Requests for the 6 ranges beyond the cap were refused at once; the others left.
+      const refused = answers.filter((answer) => answer !== undefined);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) expect(answer).toMatchObject({ status: 503, body: { error: 'transfers_busy' } });
+      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(0);
+    } finally {
+      await server.close();
+      stalled.closeAllConnections();
+      await new Promise((resolve) => stalled.close(resolve));
     }
   }, 60_000);
 });
