@@ -124,6 +124,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
       host: address.address,
       port: address.port,
       adminAuth: config.adminAuth === undefined ? 'none (ingress restriction)' : 'basic',
+      allowedHosts: config.allowedHosts,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
       crank:
         crank === undefined
           ? { enabled: false }
