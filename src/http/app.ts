@@ -6,6 +6,7 @@ import type { TransferQueries } from '../machines/transfers/transfer-queries.js'
 import type { Metrics } from '../metrics/metrics.js';
 import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
+import { answerClientError } from './client-errors.js';
 import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
@@ -83,6 +84,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // A path that is not valid percent-encoding never reaches the router: answered here in our shape.
     // Its reply skips the onSend hooks, so it sets the security headers itself.
     frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
+    clientErrorHandler: answerClientError(SECURITY_HEADERS, HEADERS_TIMEOUT_MS),
   });
   app.server.maxConnections = MAX_CONNECTIONS;
   limitConnectionsPerAddress(app.server, deps.maxConnectionsPerAddress, deps.logger);
