@@ -22,9 +22,10 @@ export const MAX_BODY_BYTES = 1024;
 
 /**
  * Limits of the HTTP server (README, "HTTP limits"). A request must arrive whole (headers and
- * body) within REQUEST_TIMEOUT_MS; Node checks every 30 s, so a trickling client is cut within
- * 30 to 60 s. This bounds receiving only: a POST /crank/once that waits for its cycle is not
- * affected, which is also why there is no socket idle timeout. An idle keep-alive connection
+ * body) within REQUEST_TIMEOUT_MS; Node checks every CONNECTIONS_CHECK_INTERVAL_MS (1 s), so a
+ * trickling client is cut within 30 to 31 s. This bounds receiving only: a POST /crank/once
+ * that waits for its cycle is not affected, which is also why there is no socket idle timeout.
+ * An idle keep-alive connection
  * closes after KEEP_ALIVE_TIMEOUT_MS (above the 60 s of common load balancers, so they close
  * first); beyond MAX_CONNECTIONS open connections a new one is closed at once. Headers and
  * per-address bounds: ./connections.ts.
