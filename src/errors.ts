@@ -98,6 +98,8 @@ export interface BridgeErrorContexts {
   TRANSFER__NOT_FOUND: { index: number; entryCount: number };
   /** A query or path parameter out of range; `parameter` names it. */
   TRANSFER__INVALID_PARAMETER: { parameter: string; value: string; reason: string };
+  /** GET /transfers would start a read while MAX_TRANSFER_READS_IN_FLIGHT others run. */
+  TRANSFER__BUSY: { inFlight: number; limit: number };
 }
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;

@@ -40,7 +40,16 @@ async function main(): Promise<void> {
   const crank = configured ? await startConfiguredCrank(configured.crank, configured.authority, logger, metrics) : createDisabledCrank();
   publishHealthStatusAtScrape(() => crank.status(), metrics);
   const transfers = configured ? await configuredTransferQueries(configured.crank, metrics) : createDisabledTransferQueries();
-  const app = buildApp({ crank, transfers, metrics, logger, auth: config.adminAuth, onKill: () => shutdown.begin() });
+  const app = buildApp({
+    crank,
+    transfers,
+    metrics,
+    logger,
+    auth: config.adminAuth,
+    hosts: { bindHost: config.bind.host, allowedHosts: config.allowedHosts },
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    onKill: () => shutdown.begin(),
+  });
   const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
   try {
     await app.listen({ host: config.bind.host, port: config.bind.port });
@@ -96,13 +105,14 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
   });
 }
 
-/** GET /transfers: read-only reads of both trackers, without the key. */
+/** GET /transfers: read-only reads of both trackers, without the key, shared between requests. */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
-  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
+  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }, { shareTransferReads }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/transfers/transfer-queries.js'),
+    import('./machines/transfers/shared-reads.js'),
   ]);
-  return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
+  return createTransferQueries(shareTransferReads(createOperatorReads(endpointsOptions(crank, metrics)).readRange));
 }
 
 /**
@@ -116,6 +126,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
       host: address.address,
       port: address.port,
       adminAuth: config.adminAuth === undefined ? 'none (ingress restriction)' : 'basic',
+      allowedHosts: config.allowedHosts,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
       crank:
         crank === undefined
           ? { enabled: false }

@@ -39,6 +39,17 @@ function urlOrigin(match: string): string {
   return `${origin === 'null' ? `${protocol}//${host}` : origin}${trailing}`;
 }
 
+/**
+ * `text` safe to write to a terminal, nothing cut: every character of UNSAFE_CHARACTERS but the
+ * line feed becomes its `\uXXXX` escape, visible and, inside a JSON string, the same value. For
+ * output whose layout (tables, indented JSON) needs line feeds.
+ */
+export function escapeUnsafeCharacters(text: string): string {
+  return text.replace(UNSAFE_CHARACTERS, (run) =>
+    [...run].map((character) => (character === '\n' ? character : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)).join(''),
+  );
+}
+
 /** The first `maxChars` characters, never splitting a surrogate pair. */
 function cutAt(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;

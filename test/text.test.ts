@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_FOREIGN_TEXT_CHARS, boundText } from '../src/text.js';
+import { MAX_FOREIGN_TEXT_CHARS, boundText, escapeUnsafeCharacters } from '../src/text.js';
 
 describe('boundText', () => {
   it('keeps short clean text as it is', () => {
@@ -49,5 +49,16 @@ describe('boundText', () => {
   it('never splits a surrogate pair at the cut', () => {
     const text = `${'a'.repeat(255)}😀tail`;
     expect(boundText(text)).toBe(`${'a'.repeat(255)}… (6 more)`);
+  });
+});
+
+describe('escapeUnsafeCharacters', () => {
+  it('escapes C0 (but the line feed), C1, DEL, line separators and bidi controls as \\uXXXX, keeping everything else', () => {
+    expect(escapeUnsafeCharacters('a\u001b[2Jb\u009b31m\u202e\u2066c\u2028d\u007f\ne\tf é ✓')).toBe('a\\u001b[2Jb\\u009b31m\\u202e\\u2066c\\u2028d\\u007f\ne\\u0009f é ✓');
+  });
+
+  it('keeps JSON valid and its value unchanged', () => {
+    const value = { text: 'x\u0085\u202d\u2029y' };
+    expect(JSON.parse(escapeUnsafeCharacters(JSON.stringify(value)))).toEqual(value);
   });
 });

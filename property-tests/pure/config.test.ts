@@ -113,6 +113,8 @@ const validCases: fc.Arbitrary<Case> = fc
     }
     const config: Config = {
       bind: where.bind,
+      allowedHosts: [],
+      maxConnectionsPerAddress: 32,
       adminAuth: credentials,
       logLevel: logLevel ?? 'info',
       shutdownTimeoutMs: shutdown?.value ?? 8000,

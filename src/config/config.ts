@@ -6,6 +6,7 @@ import {
   bindAddressValue,
   booleanValue,
   enumValue,
+  hostNameListValue,
   integerValue,
   publicKeyValue,
   rpcUrlListValue,
@@ -61,6 +62,7 @@ export const DEFAULTS = {
   BRIDGE_HANDOFF_SECS: '300',
   BRIDGE_DRY_RUN: 'false',
   BRIDGE_TRANSFER_WAIT_ALERT_SECS: '600',
+  BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '32',
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -74,6 +76,12 @@ const MIN_CYCLE_MS = 1_000;
 export function defaultMinBalanceLamports(pollIntervalMs: number): number {
   return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * LAMPORTS_PER_SIGNATURE;
 }
+
+/**
+ * Open connections the HTTP server holds in all (src/http/app.ts); beyond it a new one is closed
+ * at once. Here because BRIDGE_MAX_CONNECTIONS_PER_ADDRESS is checked against it.
+ */
+export const MAX_CONNECTIONS = 256;
 
 const DEFAULT_BIND_HOST = '0.0.0.0';
 const DEFAULT_PORT = 8080;
@@ -93,6 +101,10 @@ const passwordValue = () =>
 const envSchema = z.object({
   BRIDGE_BIND_ADDRESS: bindAddressValue().optional(),
   PORT: u16Value().optional(),
+  BRIDGE_ALLOWED_HOSTS: hostNameListValue().prefault(''),
+  BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: integerValue(1n, BigInt(MAX_CONNECTIONS))
+    .transform(Number)
+    .prefault(DEFAULTS.BRIDGE_MAX_CONNECTIONS_PER_ADDRESS),
   BRIDGE_AUTH_USERNAME: usernameValue().optional(),
   BRIDGE_AUTH_PASSWORD: passwordValue().optional(),
   BRIDGE_SOURCE_RPC_URL: rpcUrlValue().optional(),
@@ -161,6 +173,10 @@ export interface CrankConfig {
 
 export interface Config {
   bind: BindAddress;
+  /** Host names besides the bind address and loopback that admin requests may name (an ingress's). */
+  allowedHosts: string[];
+  /** Open connections one remote address may hold; MAX_CONNECTIONS in all. */
+  maxConnectionsPerAddress: number;
   /** Undefined when admin endpoints rely on ingress restriction (SPEC §5). */
   adminAuth: { username: string; password: string } | undefined;
   logLevel: LogLevel;
@@ -238,6 +254,8 @@ type EnvValues = z.output<typeof envSchema>;
 function toConfig(values: EnvValues): Config {
   return {
     bind: values.BRIDGE_BIND_ADDRESS ?? { host: DEFAULT_BIND_HOST, port: values.PORT ?? DEFAULT_PORT },
+    allowedHosts: values.BRIDGE_ALLOWED_HOSTS,
+    maxConnectionsPerAddress: values.BRIDGE_MAX_CONNECTIONS_PER_ADDRESS,
     adminAuth:
       values.BRIDGE_AUTH_USERNAME !== undefined && values.BRIDGE_AUTH_PASSWORD !== undefined
         ? { username: values.BRIDGE_AUTH_USERNAME, password: values.BRIDGE_AUTH_PASSWORD }

@@ -64,8 +64,23 @@ export const rpcUrlValue = () =>
       ctx.addIssue(`expected an http:// or https:// URL, got one with scheme "${url.protocol}"`);
       return z.NEVER;
     }
+    if (hasCredentials(url)) {
+      ctx.addIssue(CREDENTIALS_PROBLEM);
+      return z.NEVER;
+    }
     return url.href;
   });
+
+/**
+ * fetch refuses to build a request from a URL with `user:password@`: every request would fail
+ * as a network error and the endpoint would look merely down. Refused at start instead.
+ */
+const CREDENTIALS_PROBLEM =
+  'the URL carries credentials (user:password@host), which the RPC client cannot send; use the key in the path or query as your provider documents, or an authenticating proxy';
+
+function hasCredentials(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
+}
 
 /**
  * A comma-separated list of http(s) URLs, each validated like `rpcUrlValue`; empty means none.
@@ -80,6 +95,10 @@ export const rpcUrlListValue = () =>
       if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
         const got = url === undefined ? 'a value that does not parse as a URL' : `one with scheme "${url.protocol}"`;
         ctx.addIssue(`entry ${index + 1}: expected an http:// or https:// URL, got ${got}`);
+        return;
+      }
+      if (hasCredentials(url)) {
+        ctx.addIssue(`entry ${index + 1}: ${CREDENTIALS_PROBLEM}`);
         return;
       }
       urls.push(url.href);
@@ -147,4 +166,17 @@ export const bindAddressValue = () =>
       return z.NEVER;
     }
     return { host, port };
+  });
+
+/**
+ * BRIDGE_ALLOWED_HOSTS: comma-separated host names (no port, no scheme), lower-cased; empty
+ * means none. A problem names the entry's position and quotes it (a host name is no secret).
+ */
+export const hostNameListValue = () =>
+  z.string().transform((raw, ctx) => {
+    const entries = raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim());
+    entries.forEach((entry, index) => {
+      if (!HOSTNAME.test(entry)) ctx.addIssue(`entry ${index + 1}: expected a host name such as bridge.example.com (no scheme, no port), got ${quote(entry)}`);
+    });
+    return entries.map((entry) => entry.toLowerCase());
   });

@@ -1,9 +1,13 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { MAX_CONNECTIONS } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
+import { answerClientError } from './client-errors.js';
+import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
@@ -18,15 +22,23 @@ export const MAX_BODY_BYTES = 1024;
 
 /**
  * Limits of the HTTP server (README, "HTTP limits"). A request must arrive whole (headers and
- * body) within REQUEST_TIMEOUT_MS; Node checks every 30 s, so a trickling client is cut within
- * 30 to 60 s. This bounds receiving only: a POST /crank/once that waits for its cycle is not
- * affected, which is also why there is no socket idle timeout. An idle keep-alive connection
+ * body) within REQUEST_TIMEOUT_MS; Node checks every CONNECTIONS_CHECK_INTERVAL_MS (1 s), so a
+ * trickling client is cut within 30 to 31 s. This bounds receiving only: a POST /crank/once
+ * that waits for its cycle is not affected, which is also why there is no socket idle timeout.
+ * An idle keep-alive connection
  * closes after KEEP_ALIVE_TIMEOUT_MS (above the 60 s of common load balancers, so they close
- * first); beyond MAX_CONNECTIONS open connections a new one is closed at once.
+ * first); beyond MAX_CONNECTIONS open connections a new one is closed at once. Headers and
+ * per-address bounds: ./connections.ts.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-export const MAX_CONNECTIONS = 256;
+
+/**
+ * On every answer, errors and static assets included: browsers must not guess a content type
+ * (an answer that quotes input cannot become a script) nor send this server's URLs, which may
+ * carry tokens, to other sites.
+ */
+const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
 
 /** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
 const ROUTES: Readonly<Record<string, readonly string[]>> = {
@@ -51,6 +63,10 @@ export interface AppDependencies {
   logger: Logger;
   /** Undefined: admin endpoints are open and the ingress must keep them private (SPEC §5). */
   auth: AdminCredentials | undefined;
+  /** Which Host names admin requests may carry (./allowed-hosts.ts). */
+  hosts: HostPolicy;
+  /** BRIDGE_MAX_CONNECTIONS_PER_ADDRESS (./connections.ts). */
+  maxConnectionsPerAddress: number;
   /** Called once the 202 answer of POST /kill has been sent. */
   onKill: () => void;
 }
@@ -65,8 +81,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS },
+    // A path that is not valid percent-encoding never reaches the router: answered here in our shape.
+    // Its reply skips the onSend hooks, so it sets the security headers itself.
+    frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
+    clientErrorHandler: answerClientError(SECURITY_HEADERS, HEADERS_TIMEOUT_MS),
   });
   app.server.maxConnections = MAX_CONNECTIONS;
+  limitConnectionsPerAddress(app.server, deps.maxConnectionsPerAddress, deps.logger);
+  securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
   handleErrors(app);
@@ -116,6 +139,18 @@ function handleErrors(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
 }
 
+function frameworkError(err: FastifyError, request: FastifyRequest): ErrorResponse {
+  if (err.code !== 'FST_ERR_BAD_URL') return errorResponse(err, request.id, MAX_BODY_BYTES);
+  const path = request.raw.url ?? '';
+  return { statusCode: 400, body: { error: 'bad_url', message: `the request path ${JSON.stringify(shorten(path))} is not valid percent-encoding` } };
+}
+
+function securityHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
+}
+
 function routeNotFound(request: FastifyRequest): ErrorResponse {
   const path = request.url.split('?', 1)[0] ?? request.url;
   const allowed = ROUTES[path];
@@ -142,7 +177,7 @@ function logResponses(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
     const path = request.routeOptions.url ?? '';
-    if (reply.statusCode >= 500) request.log.error(fields, 'request failed');
+    if (reply.statusCode >= 500 && reply.statusCode !== 503) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
     else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');

@@ -31,11 +31,9 @@ export async function registerCrankUi(admin: FastifyInstance, crank: CrankServic
     setHeaders: (res) => res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY),
   });
 
-  admin.get('/crank/ui', (_request, reply) =>
-    reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('cache-control', 'no-store').sendFile('index.html'),
-  );
+  admin.get('/crank/ui', (_request, reply) => reply.header('content-security-policy', CONTENT_SECURITY_POLICY).sendFile('index.html'));
 
   admin.get('/crank/machine', async () => crankMachineGraph());
 
-  admin.get('/crank/activity', async (_request, reply) => reply.header('cache-control', 'no-store').send(crank.activity.snapshot()));
+  admin.get('/crank/activity', async () => crank.activity.snapshot());
 }

@@ -7,7 +7,8 @@ import { sendError } from './errors.js';
  * preflight), and a browser that has cached the Basic-auth credentials sends them along, so auth
  * alone does not stop it. Browsers say where a request comes from: `Sec-Fetch-Site` (anything
  * but `same-origin`, or `none` for a typed URL or bookmark, is another site) and `Origin` (its
- * host must be the Host the request was sent to). curl, the ops CLI and probes send neither
+ * host must be the Host the request was sent to, its scheme the one the request came over: an
+ * http page on the operator's host name is not the https one). curl, the ops CLI and probes send neither
  * header and pass.
  */
 
@@ -23,11 +24,24 @@ export function crossSiteReason(headers: FastifyRequest['headers']): string | un
   if (origin === undefined) return undefined;
   const host = headers.host;
   if (!URL.canParse(origin)) return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a URL (a sandboxed or opaque page)`;
-  const originHost = new URL(origin).host;
-  if (host === undefined || originHost !== host.toLowerCase()) {
-    return `Origin ${new URL(origin).origin} is not this server (Host ${JSON.stringify((host ?? '').slice(0, 100))})`;
+  const parsed = new URL(origin);
+  if (host === undefined || parsed.host !== host.toLowerCase()) {
+    return `Origin ${parsed.origin} is not this server (Host ${JSON.stringify((host ?? '').slice(0, 100))})`;
   }
+  const scheme = requestScheme(headers);
+  if (parsed.protocol !== `${scheme}:`) return `Origin ${parsed.origin} is not this server (the request came over ${scheme})`;
   return undefined;
+}
+
+/**
+ * The scheme the browser used: plain http, unless a TLS-terminating ingress says https in
+ * X-Forwarded-Proto. A page cannot add that header to a cross-site request without a CORS
+ * preflight, which this server never grants.
+ */
+function requestScheme(headers: FastifyRequest['headers']): string {
+  const forwarded = headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0]?.trim().toLowerCase();
+  return first === 'https' ? 'https' : 'http';
 }
 
 /** Registers the check as the first onRequest hook of `scope` (the admin routes' plugin), before auth. */

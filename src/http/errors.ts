@@ -21,6 +21,10 @@ export interface ErrorResponse {
 
 /** A cycle usually takes a second or two; the waiting requests are answered by the next one. */
 const BUSY_RETRY_AFTER_SECS = 5;
+/** A transfer read takes a few RPC round trips; by then a slot is free or the answer cached. */
+const TRANSFERS_BUSY_RETRY_AFTER_SECS = 1;
+/** A failing RPC is tried again by the next request; sooner would only add load to a struggling node. */
+const RPC_UNAVAILABLE_RETRY_AFTER_SECS = 5;
 
 /** Shown for every authentication failure alike: missing header, wrong user, wrong password. */
 const UNAUTHORIZED: ErrorBody = {
@@ -33,6 +37,16 @@ export function errorResponse(err: unknown, requestId: string, bodyLimit: number
   if (isBridgeError(err, 'CRANK__STOPPED')) return { statusCode: 503, body: { error: 'shutting_down', message: err.message } };
   if (isBridgeError(err, 'CRANK__BUSY')) {
     return { statusCode: 503, headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) }, body: { error: 'crank_busy', message: err.message } };
+  }
+  if (isBridgeError(err, 'TRANSFER__BUSY')) {
+    return { statusCode: 503, headers: { 'retry-after': String(TRANSFERS_BUSY_RETRY_AFTER_SECS) }, body: { error: 'transfers_busy', message: err.message } };
+  }
+  if (isBridgeError(err, 'CHAIN__RPC_FAILED')) {
+    return {
+      statusCode: 503,
+      headers: { 'retry-after': String(RPC_UNAVAILABLE_RETRY_AFTER_SECS) },
+      body: { error: 'rpc_unavailable', message: `the chain could not be read: ${err.message}` },
+    };
   }
   if (isBridgeError(err, 'TRANSFER__INVALID_PARAMETER')) return { statusCode: 400, body: { error: 'invalid_parameter', message: err.message } };
   if (isBridgeError(err, 'TRANSFER__NOT_FOUND')) return { statusCode: 404, body: { error: 'transfer_not_found', message: err.message } };
@@ -63,7 +77,11 @@ export function sendError(reply: FastifyReply, { statusCode, body, headers = {} 
   return reply.code(statusCode).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * 503 is a condition the server names in its answer (busy, shutting down, RPC unavailable) and
+ * reports elsewhere once: not an error line per request. Other 5xx are bugs: logged with the error.
+ */
 export function logRequestError(request: FastifyRequest, err: unknown, statusCode: number): void {
-  if (statusCode >= 500) request.log.error({ err }, 'request failed');
+  if (statusCode >= 500 && statusCode !== 503) request.log.error({ err }, 'request failed');
   else request.log.debug({ reason: describeError(err) }, 'request refused');
 }

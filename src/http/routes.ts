@@ -2,9 +2,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
 import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
+import { createRpcOutageLog } from './rpc-outage.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
@@ -27,20 +29,26 @@ export interface AdminRouteDependencies {
   /** Read-only transfer views (GET /transfers); refuses with CRANK__DISABLED without runtime configuration. */
   transfers: TransferQueries;
   auth: AdminCredentials | undefined;
+  /** Which Host names admin requests may carry (DNS rebinding). */
+  hosts: HostPolicy;
   onKill: () => void;
 }
 
-export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, onKill }: AdminRouteDependencies): Promise<void> {
+export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill }: AdminRouteDependencies): Promise<void> {
+  refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
+  neverCached(admin);
 
-  // Read-only, paginated: one bounded chain read per request (README "Operating").
+  // Read-only, paginated: one bounded chain read per request at most, shared between requests
+  // (src/machines/transfers/shared-reads.ts).
+  const outage = createRpcOutageLog();
   admin.get('/transfers', (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    return transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply));
+    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
   });
   admin.get('/transfers/:index', (request, reply) =>
-    transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)),
+    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
   );
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
@@ -65,6 +73,16 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
       onKill();
     },
     handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
+  });
+}
+
+/**
+ * Admin answers (the crank page and its assets included) carry operator data: no cache may keep
+ * them. Set in onSend, after @fastify/static has set its own `public, max-age=0`.
+ */
+function neverCached(admin: FastifyInstance): void {
+  admin.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
   });
 }
 

@@ -15,6 +15,7 @@ const WAIT_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4
 export function createMetrics(registry: Registry = new Registry()) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
+  renameTotalGauges(registry);
 
   return {
     registry,
@@ -242,3 +243,28 @@ export function createMetrics(registry: Registry = new Registry()) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * prom-client's default metrics include three gauges named `*_total`, a suffix Prometheus
+ * reserves for counters (`promtool check metrics` reports each). Each is re-exposed as
+ * `*_all` with the same value and help, and the original removed, so the exposition lints clean.
+ */
+const TOTAL_GAUGES = ['handles', 'requests', 'resources'] as const;
+
+function renameTotalGauges(registry: Registry): void {
+  for (const kind of TOTAL_GAUGES) {
+    const name = `nodejs_active_${kind}_total`;
+    const original = registry.getSingleMetric(name);
+    if (original === undefined) continue;
+    registry.removeSingleMetric(name);
+    new Gauge({
+      name: `nodejs_active_${kind}_all`,
+      help: `Total number of active ${kind} (prom-client's ${name}, renamed: only counters end in _total).`,
+      registers: [registry],
+      async collect() {
+        const { values } = await original.get();
+        this.set(values[0]?.value ?? 0);
+      },
+    });
+  }
+}

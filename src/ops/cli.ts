@@ -1,17 +1,20 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, isBridgeError } from '../errors.js';
+import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
 import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage, type TransferQueries } from '../machines/transfers/transfer-queries.js';
 import { loadOpsContext, type OpsContext } from './context.js';
-import { escalationDocument, ESCALATE_SIGNATURES, HEALTH_TIMEOUT_MS, MAX_HEALTH_BYTES, type Part, type SignatureSummary } from './escalate.js';
+import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
+import { fetchHealth } from './health.js';
 import { renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
  * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
  * (README "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
- * 3 no such transfer index.
+ * 3 no such transfer index. Everything written goes through escapeUnsafeCharacters: chain data
+ * and a /health answer cannot move the cursor, recolour or reorder the terminal.
  */
 
 export const EXIT = { ok: 0, usage: 1, unreachable: 2, notFound: 3 } as const;
@@ -82,26 +85,6 @@ async function escalate(ctx: OpsContext, rawIndex: string, healthUrl: string | u
   output.out(JSON.stringify(document, null, output.json ? undefined : 2));
 }
 
-/** Bounded in time and bytes; a failure is recorded in the document, not fatal. */
-async function fetchHealth(url: string | undefined): Promise<Part<unknown> & { origin: string | null }> {
-  if (url === undefined) return { origin: null, value: null, error: 'not fetched: pass --health http://host:port/health' };
-  let origin: string;
-  try {
-    origin = new URL(url).origin;
-  } catch {
-    return { origin: null, value: null, error: '--health is not a URL' };
-  }
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    const text = await response.text();
-    if (text.length > MAX_HEALTH_BYTES) return { origin, value: null, error: `the answer is over ${MAX_HEALTH_BYTES} bytes` };
-    if (!response.ok) return { origin, value: null, error: `HTTP ${response.status} from ${origin}` };
-    return { origin, value: JSON.parse(text) as unknown, error: null };
-  } catch (err) {
-    return { origin, value: null, error: `GET ${origin}/health failed within ${HEALTH_TIMEOUT_MS} ms: ${describeError(err)}` };
-  }
-}
-
 async function recentSignatures(ctx: OpsContext, signal: AbortSignal): Promise<Part<{ source: SignatureSummary[]; destination: SignatureSummary[] }>> {
   try {
     const { source, target } = await ctx.reads.recentSignatures(ctx.authority, ESCALATE_SIGNATURES, signal);
@@ -153,12 +136,12 @@ async function main(argv: string[]): Promise<number> {
   const run = async (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => {
     try {
       const ctx = loadOpsContext(process.env);
-      await action(ctx, { json, out: (text) => process.stdout.write(`${text}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+      await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
     } catch (err) {
       code = exitCodeOf(err);
       const message = isBridgeError(err, 'CONFIG__INVALID') ? err.context.problems.join('\n') : describeError(err);
-      if (json) process.stdout.write(`${JSON.stringify({ error: isBridgeError(err) ? err.code : 'ERROR', message })}\n`);
-      process.stderr.write(`ops: ${message}\n`);
+      if (json) process.stdout.write(`${escapeUnsafeCharacters(JSON.stringify({ error: isBridgeError(err) ? err.code : 'ERROR', message }))}\n`);
+      process.stderr.write(`ops: ${escapeUnsafeCharacters(message)}\n`);
     }
   };
   try {

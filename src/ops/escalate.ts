@@ -5,12 +5,8 @@ import type { TransferView } from '../machines/transfers/transfer-view.js';
  * the CLI gathers the parts (each may have failed: then its `error` says why) and this names them.
  */
 
-/** How long `--health` may take: the whole fetch, body included. */
-export const HEALTH_TIMEOUT_MS = 5_000;
 /** Recent signatures per chain in the document. */
 export const ESCALATE_SIGNATURES = 20;
-/** The /health body is read up to this many bytes. */
-export const MAX_HEALTH_BYTES = 64 * 1024;
 
 export interface SignatureSummary {
   signature: string;

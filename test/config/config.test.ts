@@ -25,6 +25,8 @@ describe('parseConfig: defaults', () => {
     const { config, warnings } = parseConfig({});
     expect(config).toEqual({
       bind: { host: '0.0.0.0', port: 8080 },
+      allowedHosts: [],
+      maxConnectionsPerAddress: 32,
       adminAuth: undefined,
       logLevel: 'info',
       shutdownTimeoutMs: 8000,
@@ -312,6 +314,32 @@ describe('parseConfig: other values', () => {
       'BRIDGE_TARGET_RPC_URL: expected an http:// or https:// URL, got one with scheme "ftp:"',
     ]);
     expect(problems.join('\n')).not.toMatch(/secret-key/);
+  });
+
+  it('reads BRIDGE_ALLOWED_HOSTS lower-cased and bounds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS by the 256 connections in all', () => {
+    const { config } = parseConfig({ BRIDGE_ALLOWED_HOSTS: 'Bridge.Example.com, ops.internal', BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '256' });
+    expect(config).toMatchObject({ allowedHosts: ['bridge.example.com', 'ops.internal'], maxConnectionsPerAddress: 256 });
+    expect(problemsOf({ BRIDGE_ALLOWED_HOSTS: 'ok.example,https://bridge.example.com,host:8080', BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '257' })).toEqual([
+      'BRIDGE_ALLOWED_HOSTS: entry 2: expected a host name such as bridge.example.com (no scheme, no port), got "https://bridge.example.com"',
+      'BRIDGE_ALLOWED_HOSTS: entry 3: expected a host name such as bridge.example.com (no scheme, no port), got "host:8080"',
+      'BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: expected an integer 1..256, got "257"',
+    ]);
+  });
+
+  it('refuses RPC URLs with user:password@ at start, naming the variable and entry, never the secret', () => {
+    const problems = problemsOf({
+      ...RUNTIME,
+      BRIDGE_SOURCE_RPC_URL: 'https://user:secret-pass-1@rpc.example.org/',
+      BRIDGE_TARGET_RPC_URL: 'https://secret-token-2@rpc.example.org/',
+      BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:8901,https://user:secret-pass-3@rpc.example.org/',
+    });
+    const why = 'the URL carries credentials (user:password@host), which the RPC client cannot send; use the key in the path or query as your provider documents, or an authenticating proxy';
+    expect(problems).toEqual([
+      `BRIDGE_SOURCE_RPC_URL: ${why}`,
+      `BRIDGE_TARGET_RPC_URL: ${why}`,
+      `BRIDGE_SOURCE_RPC_FALLBACK_URLS: entry 2: ${why}`,
+    ]);
+    expect(problems.join('\n')).not.toMatch(/secret-/);
   });
 
   it.each([

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
+import { MAX_CONNECTIONS } from '../../src/config/config.js';
+import { buildApp, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
+import { HEADERS_TIMEOUT_MS } from '../../src/http/connections.js';
 import { crossSiteReason } from '../../src/http/cross-site.js';
 import { errorResponse } from '../../src/http/errors.js';
 import { BridgeError } from '../../src/errors.js';
@@ -75,7 +77,7 @@ describe('cross-site requests to admin endpoints', () => {
   it('crossSiteReason compares the Origin host with the Host header, port included', () => {
     expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:8080' })).toBeUndefined();
     expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:9090' })).toBe('Origin http://127.0.0.1:9090 is not this server (Host "127.0.0.1:8080")');
-    expect(crossSiteReason({ host: 'bridge.internal', origin: 'https://bridge.internal' })).toBeUndefined();
+    expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal' })).toBeUndefined();
     expect(crossSiteReason({ host: 'bridge.internal' })).toBeUndefined();
   });
 });
@@ -88,12 +90,15 @@ describe('HTTP server limits', () => {
       metrics: createMetrics(new Registry()),
       logger: captureLogs('info').logger,
       auth: undefined,
+      hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
+      maxConnectionsPerAddress: 32,
       onKill: () => undefined,
     }).server;
     expect([REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS]).toEqual([30_000, 72_000, 256]);
     expect(server.requestTimeout).toBe(REQUEST_TIMEOUT_MS);
     expect(server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
     expect(server.maxConnections).toBe(MAX_CONNECTIONS);
+    expect(server.headersTimeout).toBe(HEADERS_TIMEOUT_MS);
     // No socket idle timeout: a POST /crank/once may wait for a long cycle.
     expect(server.timeout).toBe(0);
   });

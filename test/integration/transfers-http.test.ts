@@ -48,6 +48,8 @@ async function startServer(b: DevnetBridge): Promise<string> {
     metrics,
     logger: captureLogs('info').logger,
     auth: CREDENTIALS,
+    hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
+    maxConnectionsPerAddress: 32,
     onKill: () => undefined,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -90,6 +90,8 @@ describe('startup', () => {
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
       host: '127.0.0.1',
       adminAuth: 'none (ingress restriction)',
+      allowedHosts: [],
+      maxConnectionsPerAddress: 32,
       crank: { enabled: false },
     });
   });

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Keypair } from '@solana/web3.js';
@@ -138,6 +140,22 @@ describe('npm run ops', () => {
     const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<string, any>;
     expect(unreachableHealth.health).toMatchObject({ value: null, origin: 'http://127.0.0.1:9' });
     expect(unreachableHealth.destination_withdraw_entry_id).toBeNull();
+
+    // A /health that answers with terminal controls: the human output carries them escaped.
+    const hostile = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok\u009b2J\u202eexe.txt\u2028forged' }));
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const hostileOrigin = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+      const shown = await ops(['escalate', '1', '--health', `http://user:secret-pass@${hostileOrigin.slice(7)}/health?token=secret-token`], env);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028\u2029]/);
+      expect(shown.stdout).not.toMatch(/secret/);
+      expect((JSON.parse(shown.stdout) as Record<string, any>).health).toEqual({ origin: hostileOrigin, error: null, value: { status: 'ok\u009b2J\u202eexe.txt\u2028forged' } });
+    } finally {
+      await new Promise((resolve) => hostile.close(resolve));
+    }
 
     const outputs = [status, human, one, oneHuman].map((run) => run.stdout + run.stderr).join('\n');
     for (const form of secretForms(env.BRIDGE_AUTHORITY_KEYPAIR!)) expect(outputs).not.toContain(form);

@@ -22,6 +22,10 @@ export interface TestAppOptions {
   crank?: CrankService;
   transfers?: TransferQueries;
   auth?: { username: string; password: string };
+  /** BRIDGE_ALLOWED_HOSTS; none by default (the app listens on 127.0.0.1). */
+  allowedHosts?: string[];
+  /** BRIDGE_MAX_CONNECTIONS_PER_ADDRESS; its default, 32, unless set. */
+  maxConnectionsPerAddress?: number;
 }
 
 /** The real app from buildApp, listening on 127.0.0.1 on a free port, with captured logs. */
@@ -35,6 +39,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     metrics,
     logger: logs.logger,
     auth: options.auth,
+    hosts: { bindHost: '127.0.0.1', allowedHosts: options.allowedHosts ?? [] },
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 32,
     onKill: () => {
       kills += 1;
     },

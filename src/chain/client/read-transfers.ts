@@ -15,6 +15,9 @@ import { toEntryIndex } from '../authority-position.js';
 /** Entries per read and tracker; bounds one request's RPC traffic (README "Operating"). */
 export const MAX_TRANSFERS_PER_READ = 500;
 
+/** Every read of a transfer range is at this commitment (shared reads key their cache by it). */
+export const TRANSFER_READ_COMMITMENT = 'confirmed' as const;
+
 export interface TransferRangeContext {
   source: ChainEndpoint;
   target: ChainEndpoint;
@@ -39,15 +42,15 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
   const meter = new ReadMeter(ctx.metrics);
   const { source, target } = ctx;
   const [sourceRead, targetRead] = await Promise.all([
-    readTrackerHeader(source.rpc, source.tracker, 'confirmed', meter, signal),
-    readTrackerHeader(target.rpc, target.tracker, 'confirmed', meter, signal),
+    readTrackerHeader(source.rpc, source.tracker, TRANSFER_READ_COMMITMENT, meter, signal),
+    readTrackerHeader(target.rpc, target.tracker, TRANSFER_READ_COMMITMENT, meter, signal),
   ]);
   const sourceCount = toEntryIndex(sourceRead.header.entryCount, source.tracker.account, 'entry_count');
   const targetCount = toEntryIndex(targetRead.header.entryCount, target.tracker.account, 'entry_count');
   const start = Math.min(from, sourceCount);
   const end = Math.min(from + limit, sourceCount);
   const targetEnd = Math.min(end, targetCount);
-  const options = (slot: number) => ({ commitment: 'confirmed' as const, minContextSlot: slot });
+  const options = (slot: number) => ({ commitment: TRANSFER_READ_COMMITMENT, minContextSlot: slot });
   const [depositBytes, withdrawEntries] = await Promise.all([
     readEntryBytes(source.rpc, source.tracker, { start, end }, options(sourceRead.slot), meter, signal),
     readEntries(

@@ -13,6 +13,8 @@ export async function startCrankServer(bridge: DevnetBridge, crank: BridgeCrank,
     metrics: crank.metrics,
     logger: crank.logs.logger,
     auth,
+    hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
+    maxConnectionsPerAddress: 32,
     onKill: () => undefined,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

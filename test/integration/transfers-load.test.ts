@@ -1,0 +1,174 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Keypair, type PublicKey } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOperatorReads } from '../../src/chain/client/index.js';
+import { buildApp } from '../../src/http/app.js';
+import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
+import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
+import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
+import { metricValue } from '../support/metric-value.js';
+import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { deposit } from './support/transactions.js';
+
+/**
+ * GET /transfers as the server wires it (reads shared between requests) against a real devnet
+ * and a real dead endpoint: 200 concurrent identical requests cost the RPC calls of one read per
+ * TRANSFER_CACHE_MS; an RPC that refuses connections is 503 rpc_unavailable with one warning
+ * per chain, not 500s with two error lines each; a stalled RPC holds the sockets of at most
+ * MAX_TRANSFER_READS_IN_FLIGHT reads, and none once their clients have left.
+ */
+
+let bridge: DevnetBridge | undefined;
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+interface Server {
+  url: string;
+  metrics: Metrics;
+  logs: CapturedLogs;
+  close(): Promise<void>;
+}
+
+async function startServer(
+  rpc: { source: string; target: string },
+  chain: { sourceChainId: number; targetChainId: number; programId: PublicKey },
+  rpcTimeoutMs = 5_000,
+): Promise<Server> {
+  const metrics = createMetrics(new Registry());
+  const logs = captureLogs('debug');
+  const reads = createOperatorReads({
+    sourceRpcUrl: rpc.source,
+    targetRpcUrl: rpc.target,
+    sourceChainId: chain.sourceChainId,
+    targetChainId: chain.targetChainId,
+    sourceProgramId: chain.programId,
+    targetProgramId: chain.programId,
+    rpcTimeoutMs,
+    metrics,
+  });
+  const app = buildApp({
+    crank: createDisabledCrank(),
+    transfers: createTransferQueries(shareTransferReads(reads.readRange)),
+    metrics,
+    logger: logs.logger,
+    auth: undefined,
+    hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
+    // fetch opens one connection per concurrent request, all from 127.0.0.1.
+    maxConnectionsPerAddress: 256,
+    onKill: () => undefined,
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, metrics, logs, close: () => app.close() };
+}
+
+async function get(url: string): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as Record<string, unknown> };
+}
+
+/** A loopback port nothing listens on: connections are refused at once. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('GET /transfers under load', () => {
+  it('200 concurrent identical requests cost the RPC calls of one read per TRANSFER_CACHE_MS, not one read each', async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    for (const amount of [100n, 200n, 300n]) await deposit(bridge, { amount, sourceMint: mint, recipient: Keypair.generate().publicKey.toBase58() });
+    const server = await startServer(
+      { source: bridge.pair.source.url, target: bridge.pair.target.url },
+      { sourceChainId: bridge.world.source.chainId, targetChainId: bridge.world.target.chainId, programId: bridge.programId },
+    );
+    bridge.onClose(() => server.close());
+    const calls = () => metricValue(server.metrics.rpcRequests);
+
+    const before = await calls();
+    expect((await get(`${server.url}/transfers?limit=500`)).status).toBe(200);
+    const oneRead = (await calls()) - before;
+    expect(oneRead).toBeGreaterThan(0);
+
+    await new Promise((resolve) => setTimeout(resolve, TRANSFER_CACHE_MS));
+    const start = await calls();
+    const startedAt = Date.now();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => get(`${server.url}/transfers?limit=500`)));
+    const elapsedMs = Date.now() - startedAt;
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 200 }, () => 200));
+    // One read in flight, then its answer for TRANSFER_CACHE_MS: at most one read per started TRANSFER_CACHE_MS.
+    const reads = ((await calls()) - start) / oneRead;
+    expect(reads).toBeLessThanOrEqual(Math.ceil(elapsedMs / TRANSFER_CACHE_MS));
+  });
+
+  it('an RPC that refuses connections answers 503 rpc_unavailable with Retry-After and one warning per chain for all requests', async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const server = await startServer({ source: dead, target: dead }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey });
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const answer = await get(`${server.url}/transfers?from=${i}`);
+        expect(answer.status).toBe(503);
+        expect(answer.retryAfter).toBe('5');
+        expect(answer.body['error']).toBe('rpc_unavailable');
+        expect(String(answer.body['message'])).toMatch(/^the chain could not be read: /);
+        expect(String(answer.body['message'])).not.toContain(dead);
+      }
+      const records = server.logs.records();
+      expect(records.filter((record) => record['level'] === 'error')).toEqual([]);
+      // One warning per chain (both are dead; whichever fails first ends a read), not one per request.
+      const warnings = records.filter((record) => String(record['msg']).startsWith('GET /transfers: chain RPC unavailable'));
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(warnings.map((record) => record['chain'])).size).toBe(warnings.length);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('with a stalled RPC, 100 requests hold the upstream sockets of at most 4 reads, and none once their clients leave', async () => {
+    const open = new Set<Socket>();
+    let most = 0;
+    const stalled = createHttpServer(() => undefined);
+    stalled.on('connection', (socket: Socket) => {
+      open.add(socket);
+      most = Math.max(most, open.size);
+      socket.on('close', () => open.delete(socket));
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const rpc = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+    // An RPC timeout far beyond the test: only the clients leaving can free the sockets.
+    const server = await startServer({ source: rpc, target: rpc }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey }, 120_000);
+    try {
+      const leave = new AbortController();
+      const requests = Array.from({ length: 100 }, (_, i) =>
+        fetch(`${server.url}/transfers?from=${i % 10}&limit=500`, { signal: leave.signal }).then(
+          async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }),
+          () => undefined,
+        ),
+      );
+      // Each read starts with the two header reads, one socket per chain.
+      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(most).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      leave.abort();
+      const answers = await Promise.all(requests);
+      // Requests for the 6 ranges beyond the cap were refused at once; the others left.
+      const refused = answers.filter((answer) => answer !== undefined);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) expect(answer).toMatchObject({ status: 503, body: { error: 'transfers_busy' } });
+      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(0);
+    } finally {
+      await server.close();
+      stalled.closeAllConnections();
+      await new Promise((resolve) => stalled.close(resolve));
+    }
+  }, 60_000);
+});
