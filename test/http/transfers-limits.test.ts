@@ -18,6 +18,7 @@ const EMPTY: TransferRange = {
   start: 0,
   deposits: [],
   withdrawals: [],
+  slots: { source: 0, target: 0 },
 };
 
 let app: TestApp | undefined;

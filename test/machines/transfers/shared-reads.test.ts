@@ -17,6 +17,7 @@ function range(start: number): TransferRange {
     start,
     deposits: [],
     withdrawals: [],
+    slots: { source: 0, target: 0 },
   };
 }
 
