@@ -19,6 +19,13 @@ const crankHealthSchema = {
     total_actions_submitted: { type: 'integer' },
     // BRIDGE_DRY_RUN only; absent otherwise, so the SPEC §2.2 shape is unchanged.
     dry_run: { type: 'boolean' },
+    // With runtime configuration: `file`, or `pkcs11` with the token's label and its session.
+    signer: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { type: 'string', enum: ['file', 'pkcs11'] }, token: { type: 'string' }, session: { type: 'string', enum: ['open', 'lost'] } },
+    },
   },
 } as const;
 

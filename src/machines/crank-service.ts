@@ -1,3 +1,4 @@
+import type { SignerDescription } from '../chain/authority-signer.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
 
@@ -18,6 +19,8 @@ export interface CrankHealth {
   total_actions_submitted: number;
   /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
   dry_run?: true;
+  /** With runtime configuration: which key signs (never a PIN); an extension beside SPEC §2.2's fields. */
+  signer?: SignerDescription;
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
@@ -64,7 +65,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       targetChainId: bridge.world.target.chainId,
       sourceProgramId: bridge.programId,
       targetProgramId: bridge.programId,
-      authority: bridge.authorities[slot]!,
+      signer: new FileKeySigner(bridge.authorities[slot]!),
       rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
       sourceReadCommitment: 'finalized',
       metrics,
