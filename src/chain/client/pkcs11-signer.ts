@@ -231,8 +231,14 @@ function findOne(module: Module, session: Buffer, objectClass: number, options: 
 
 function checkEd25519(module: Module, session: Buffer, privateKey: Buffer): void {
   const [keyType] = module.C_GetAttributeValue(session, privateKey, [{ type: pkcs11js.CKA_KEY_TYPE }]);
-  const type = keyType?.value instanceof Buffer ? keyType.value.readUIntLE(0, keyType.value.length) : undefined;
+  const type = keyType?.value instanceof Buffer ? ulong(keyType.value) : undefined;
   if (type !== CKK_EC_EDWARDS) throw failure('not_ed25519', `the key is not an Ed25519 key (CKA_KEY_TYPE 0x${type?.toString(16) ?? '?'}); Solana signs with Ed25519 (CKK_EC_EDWARDS)`);
+}
+
+/** A CK_ULONG attribute: 8 bytes on 64-bit Linux, 4 on Windows and 32-bit platforms. */
+function ulong(value: Buffer): number | undefined {
+  if (value.length === 8) return Number(value.readBigUInt64LE());
+  return value.length === 4 ? value.readUInt32LE() : undefined;
 }
 
 /** The public key object beside the private one (same CKA_ID, or the same label when it has none). */
