@@ -27,13 +27,15 @@ export interface SoftHsm {
   importKeypair(token: string, label: string, id: string, keypair: Keypair): void;
   /** pkcs11-tool --keypairgen inside the token: CKA_EC_POINT as a DER OCTET STRING. */
   generateKey(token: string, label: string, id: string, keyType: 'EC:edwards25519' | 'rsa:1024'): void;
+  /** The public key of `label` as pkcs11-tool --list-objects shows it (CKA_EC_POINT, DER unwrapped). */
+  listedPublicKey(token: string, label: string): Uint8Array;
   /** A file holding the PIN, as a secret volume would mount it (with a trailing newline). */
   pinFile(pin?: string): string;
   uri(path: string, query?: string): string;
   remove(): void;
 }
 
-export function softHsmModulePath(): string {
+function softHsmModulePath(): string {
   const found = MODULE_CANDIDATES.find((path) => existsSync(path));
   if (found === undefined) throw new Error(`softhsm2 is not installed (no libsofthsm2.so in ${MODULE_CANDIDATES.join(', ')}): run apt-get install softhsm2 opensc, as .ci/run does`);
   return found;
@@ -47,13 +49,13 @@ export function createSoftHsm(): SoftHsm {
   const conf = join(dir, 'softhsm2.conf');
   writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\n`);
   const env = { SOFTHSM2_CONF: conf };
-  const run = (tool: string, args: string[]) => {
+  const run = (tool: string, args: string[]): string => {
     try {
-      execFileSync(tool, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: TOOL_TIMEOUT_MS });
+      return execFileSync(tool, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: TOOL_TIMEOUT_MS, encoding: 'utf8' });
     } catch (err) {
-      const { stderr, code } = err as { stderr?: Buffer; code?: string };
+      const { stderr, code } = err as { stderr?: string; code?: string };
       if (code === 'ENOENT') throw new Error(`${tool} is not installed: run apt-get install softhsm2 opensc, as .ci/run does`);
-      throw new Error(`${tool} ${args[0]} failed: ${stderr?.toString() ?? String(err)}`);
+      throw new Error(`${tool} ${args[0]} failed: ${stderr ?? String(err)}`);
     }
   };
   let pinFiles = 0;
@@ -76,6 +78,13 @@ export function createSoftHsm(): SoftHsm {
     },
     generateKey(token, label, id, keyType) {
       run('pkcs11-tool', ['--module', modulePath, '--token-label', token, '--login', '--pin', TOKEN_PIN, '--keypairgen', '--key-type', keyType, '--label', label, '--id', id]);
+    },
+    listedPublicKey(token, label) {
+      const listing = run('pkcs11-tool', ['--module', modulePath, '--token-label', token, '--list-objects', '--type', 'pubkey']);
+      const block = listing.split('Public Key Object').find((text) => new RegExp(`label:\\s+${label}\\n`).test(text));
+      const point = /EC_POINT:\s+([0-9a-f]+)/.exec(block ?? '')?.[1];
+      if (point === undefined) throw new Error(`pkcs11-tool lists no public key ${label}:\n${listing}`);
+      return Buffer.from(point.length === 68 && point.startsWith('0420') ? point.slice(4) : point, 'hex');
     },
     pinFile(pin = TOKEN_PIN) {
       const path = join(dir, `pin-${pinFiles++}`);
