@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
@@ -18,6 +21,9 @@ import { claim, deposit } from './support/transactions.js';
 
 // Nothing answers here: the refusals happen before any RPC call.
 const UNREACHABLE_RPC = { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2' };
+
+const execFileAsync = promisify(execFile);
+const OPS_CLI = fileURLToPath(new URL('../../dist/ops/cli.js', import.meta.url));
 
 let hsm: SoftHsm;
 let bridge: DevnetBridge | undefined;
@@ -41,6 +47,11 @@ afterAll(() => {
   hsm.remove();
 });
 
+/** Authority 0's server variables, its key named by a URI with the PIN in it: the worst case for leaks. */
+function serverEnvFor(b: DevnetBridge): Record<string, string> {
+  return { ...serverEnv(b.world, 0, 0), BRIDGE_AUTHORITY_KEYPAIR: hsm.uri('token=bridge;object=authority', `pin-value=${TOKEN_PIN}`) };
+}
+
 function startServer(env: Record<string, string>): ServerProcess {
   const server = new ServerProcess({ ...env, ...hsm.env, BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_RPC_TIMEOUT_MS: '5000', BRIDGE_LOG_LEVEL: 'debug' });
   servers.push(server);
@@ -62,10 +73,7 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
     const b = (bridge = await startDevnetBridge());
     // Imported as an operator would with softhsm2-util: CKA_EC_POINT as 32 raw bytes.
     hsm.importKeypair('bridge', 'authority', '01', b.authorities[0]!);
-    const server = startServer({
-      ...serverEnv(b.world, 0, 0),
-      BRIDGE_AUTHORITY_KEYPAIR: hsm.uri('token=bridge;object=authority', `pin-value=${TOKEN_PIN}`),
-    });
+    const server = startServer(serverEnvFor(b));
     const url = await server.listening();
     const [other] = await startBridgeCranks(b, [1]);
     await crankOnce(url);
@@ -89,6 +97,12 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
     const everything = [server.stdout(), server.stderr(), JSON.stringify(health), await text(`${url}/metrics`)].join('\n');
     expect(server.logs().filter((record) => record['msg'] === 'transaction landed').length).toBeGreaterThanOrEqual(3);
     expect(everything).not.toContain(TOKEN_PIN);
+
+    // The ops CLI opens the signer as the server does, and names the token, never the PIN.
+    // Asynchronously: the devnet answers from this process's event loop.
+    const ops = await execFileAsync(process.execPath, [OPS_CLI, 'status', '--json'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...serverEnvFor(b), ...hsm.env }, timeout: 30_000 });
+    expect(JSON.parse(ops.stdout)).toMatchObject({ authority: b.authorities[0]!.publicKey.toBase58(), signer: { kind: 'pkcs11', token: 'bridge', session: 'open' } });
+    expect(ops.stdout + ops.stderr).not.toContain(TOKEN_PIN);
   }, 120_000);
 
   it('starts with a key generated inside the token (pkcs11-tool: CKA_EC_POINT as a DER OCTET STRING), selected by id', async () => {
