@@ -6,9 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
 import { ServerProcess, ensureBuilt } from '../support/server-process.js';
-import { createSoftHsm, TOKEN_PIN, type SoftHsm } from '../support/softhsm.js';
+import { loadAuthoritySigner } from '../../src/config/keypair.js';
+import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../support/softhsm.js';
+import { waitFor } from '../support/wait-for.js';
 import { depositTracker, votersMask, withdrawTracker } from './support/chain-state.js';
-import { startBridgeCranks } from './support/cranks.js';
+import { failedAttemptErrors, startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled } from './support/expectations.js';
 import { claim, deposit } from './support/transactions.js';
@@ -113,6 +115,33 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
     // The server proved the pair with one signature before it listened, and signs as the key the token lists.
     const listed = new PublicKey(hsm.listedPublicKey('bridge', 'generated')).toBase58();
     expect(crank).toEqual({ ...crank, authority: listed, signer: { kind: 'pkcs11', token: 'bridge', session: 'open' } });
+  }, 60_000);
+});
+
+describe('a lost PKCS#11 session (a token removed, an HSM restarted)', () => {
+  it('fails one attempt as retryable and /health says so; the next attempt re-opens, logs in and lands the vote', async () => {
+    const b = (bridge = await startDevnetBridge());
+    hsm.importKeypair('bridge', 'authority-restarted', '11', b.authorities[0]!);
+    // In this process: the test reaches the module's sessions as an HSM restart would.
+    process.env['SOFTHSM2_CONF'] = hsm.env.SOFTHSM2_CONF;
+    const { signer } = await loadAuthoritySigner(hsm.uri('token=bridge;object=authority-restarted', `pin-source=file:${hsm.pinFile()}`));
+    const [crank] = await startBridgeCranks(b, [0], { signer, maxAttempts: 3, retryBackoffMs: 1_000 });
+    await deposit(b, { amount: 500n, sourceMint: b.world.tokenPairs.normal.sourceMint });
+
+    closeAllSessions(hsm.modulePath);
+    const cycle = crank!.service.runOnce();
+    const lost = () => {
+      const described = crank!.service.health().signer;
+      return described?.kind === 'pkcs11' && described.session === 'lost';
+    };
+    await waitFor(lost, { timeoutMs: 10_000, what: 'the signer to report its session lost' });
+    expect(crank!.service.status()).toBe('degraded');
+    expect(crank!.service.health().last_error).toMatch(/attempt 1 of 3 failed: .*PKCS#11: the token refused to sign \(CKR_SESSION_HANDLE_INVALID\)/);
+
+    expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
+    expect(withdrawTracker(b).entries[0]).toMatchObject({ status: 'Voting', yesVotes: votersMask(0) });
+    expect(failedAttemptErrors(crank!)).toEqual([expect.stringContaining('CKR_SESSION_HANDLE_INVALID')]);
+    expect(crank!.service.health()).toMatchObject({ last_error: null, signer: { kind: 'pkcs11', token: 'bridge', session: 'open' } });
   }, 60_000);
 });
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
+import pkcs11js from 'pkcs11js';
 
 /**
  * A SoftHSM token store of the test's own, in a temporary directory named by SOFTHSM2_CONF:
@@ -98,4 +99,19 @@ export function createSoftHsm(): SoftHsm {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * What an HSM restart does to this process's sessions: every handle invalid, logged out. The
+ * module is one per process (dlopen), so a second binding reaches the signer's sessions.
+ */
+export function closeAllSessions(modulePath: string): void {
+  const module = new pkcs11js.PKCS11();
+  module.load(modulePath);
+  try {
+    module.C_Initialize();
+  } catch (err) {
+    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
+  }
+  for (const slot of module.C_GetSlotList(true)) module.C_CloseAllSessions(slot);
 }

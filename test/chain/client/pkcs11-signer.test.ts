@@ -1,5 +1,4 @@
 import { Keypair } from '@solana/web3.js';
-import pkcs11js from 'pkcs11js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
 import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
@@ -7,7 +6,7 @@ import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/chain/ed25
 import { loadAuthoritySigner } from '../../../src/config/keypair.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { retriesAction } from '../../../src/failure-policy.js';
-import { createSoftHsm, TOKEN_PIN, type SoftHsm } from '../../support/softhsm.js';
+import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../../support/softhsm.js';
 
 /**
  * The PKCS#11 signer against a real SoftHSM token of this file's own (SOFTHSM2_CONF names a
@@ -116,15 +115,3 @@ describe('the PKCS#11 signer on a SoftHSM token', () => {
     expect(signer.describe()).toEqual({ kind: 'pkcs11', token: 'bridge', session: 'open' });
   });
 });
-
-/** What an HSM restart does to this process's sessions: every handle invalid, logged out. */
-function closeAllSessions(modulePath: string): void {
-  const module = new pkcs11js.PKCS11();
-  module.load(modulePath);
-  try {
-    module.C_Initialize();
-  } catch (err) {
-    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
-  }
-  for (const slot of module.C_GetSlotList(true)) module.C_CloseAllSessions(slot);
-}
