@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import pkcs11js from 'pkcs11js';
-import { BridgeError, type SignerFailure } from '../../errors.js';
+import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 
@@ -171,7 +171,8 @@ function openSession(module: Module, options: Pkcs11Options): OpenSession {
     } catch {
       // Reporting the first failure matters more than a session that closes itself.
     }
-    throw err;
+    if (isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
+    throw failure('session_lost', `cannot read the key's objects in the token (${resultCode(err) ?? firstLine(err)})`, err);
   }
 }
 
