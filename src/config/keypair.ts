@@ -44,7 +44,9 @@ export async function loadAuthoritySigner(source: string): Promise<LoadedSigner>
     return { signer: await openPkcs11Signer({ modulePath, ...selection, pin: readPin(pin) }), warnings: [] };
   } catch (err) {
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
-    throw pkcs11UriProblem(err.message.replace(/^PKCS#11: /, ''));
+    // The signer's message starts with "PKCS#11: " and never holds the PIN.
+    const line = `${VARIABLE}: ${err.message}`;
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
   }
 }
 

@@ -160,7 +160,7 @@ describe('a token problem stops the server before it listens: exit 1, one line n
     expect(await server.exited).toEqual({ code: 1, signal: null });
     const lines = server.stderr().split('\n').filter((line) => line !== '');
     expect(lines).toHaveLength(1);
-    expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: ')).toBe(true);
+    expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: ')).toBe(true);
     expect(lines[0]).toContain(problem);
     expect(server.stdout()).toBe('');
     expect(server.stderr()).not.toContain(TOKEN_PIN);

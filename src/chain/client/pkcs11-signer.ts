@@ -60,7 +60,13 @@ export async function openPkcs11Signer(options: Pkcs11Options): Promise<Pkcs11Si
   const open = openSession(module, options);
   const signer = new Pkcs11Signer(module, options, open);
   const challenge = randomBytes(32);
-  const signature = await signer.sign(challenge);
+  let signature: Uint8Array;
+  try {
+    signature = await signer.sign(challenge);
+  } catch (err) {
+    const code = resultCode((err as Error).cause) ?? firstLine(err);
+    throw failure('sign_failed', `the key does not sign (${code}); it needs CKA_SIGN and a token that supports CKM_EDDSA`, err);
+  }
   if (!verifiesEd25519(ed25519PublicKeyObject(open.publicKey), challenge, signature)) {
     throw failure('key_mismatch', 'the private key does not sign for the public key found beside it (same label/id); the token holds a mismatched pair');
   }

@@ -53,7 +53,7 @@ async function problemOf(uri: string): Promise<string> {
 // First: PKCS#11 login state belongs to the process, so once a signer below holds a logged-in
 // session, a new session is logged in already and a wrong PIN is never asked about.
 describe('the PKCS#11 signer refuses to start with one line naming BRIDGE_AUTHORITY_KEYPAIR', () => {
-  const prefix = 'BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: ';
+  const prefix = 'BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: ';
   it.each([
     ['a wrong PIN', 'token=bridge;object=authority', 'pin-value=wrong-pin', 'the token refused the PIN (CKR_PIN_INCORRECT)'],
     ['an unknown key label', 'token=bridge;object=nope', undefined, 'no private key matches object="nope" in the token'],
@@ -74,7 +74,7 @@ describe('the PKCS#11 signer refuses to start with one line naming BRIDGE_AUTHOR
   });
 
   it('a PIN file that is missing or empty', async () => {
-    expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.dir}/absent`))).toContain('cannot be read (ENOENT)');
+    expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.dir}/absent`))).toMatch(/^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file .* cannot be read \(ENOENT\)/);
     expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.pinFile('')}`))).toContain('is empty');
   });
 });
