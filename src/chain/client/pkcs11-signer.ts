@@ -151,7 +151,8 @@ function loadModule(modulePath: string): Module {
     throw failure('module_not_loaded', `module-path ${JSON.stringify(modulePath)} cannot be loaded (${firstLine(err)}); install the vendor's PKCS#11 module or fix the path`, err);
   }
   try {
-    module.C_Initialize();
+    // C_Sign runs on libuv's thread pool, other calls on the main thread: the module must lock.
+    module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
   } catch (err) {
     if (resultCode(err) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw failure('module_not_loaded', `module ${JSON.stringify(modulePath)} failed to initialize (${resultCode(err) ?? firstLine(err)})`, err);
   }
