@@ -47,6 +47,8 @@ export interface Pkcs11Options {
 }
 
 interface OpenSession {
+  /** The token's label as the module reports it, for /health and the ops CLI. */
+  token: string;
   session: Buffer;
   privateKey: Buffer;
   publicKey: PublicKey;
@@ -86,7 +88,7 @@ export class Pkcs11Signer implements AuthoritySigner {
     this.#options = options;
     this.#open = open;
     this.publicKey = open.publicKey;
-    this.#token = options.token ?? options.serial ?? `slot ${options.slotId ?? '?'}`;
+    this.#token = open.token;
   }
 
   sign(message: Uint8Array): Promise<Uint8Array> {
@@ -113,7 +115,7 @@ export class Pkcs11Signer implements AuthoritySigner {
       this.#drop(open);
       const code = resultCode(err);
       const reason: SignerFailure = code !== undefined && SESSION_LOST.has(code) ? 'session_lost' : 'sign_failed';
-      throw failure(reason, `the token refused to sign (${code ?? describe(err)}); the next signature re-opens the session and logs in again`, err);
+      throw failure(reason, `the token refused to sign (${code ?? firstLine(err)}); the next signature re-opens the session and logs in again`, err);
     }
   }
 
@@ -160,7 +162,7 @@ function loadModule(modulePath: string): Module {
 }
 
 function openSession(module: Module, options: Pkcs11Options): OpenSession {
-  const slot = findSlot(module, options);
+  const { slot, label: token } = findSlot(module, options);
   let session: Buffer;
   try {
     session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
@@ -171,7 +173,7 @@ function openSession(module: Module, options: Pkcs11Options): OpenSession {
     login(module, session, options.pin);
     const privateKey = findOne(module, session, pkcs11js.CKO_PRIVATE_KEY, options, 'private key');
     checkEd25519(module, session, privateKey);
-    return { session, privateKey, publicKey: readPublicKey(module, session, privateKey, options) };
+    return { token, session, privateKey, publicKey: readPublicKey(module, session, privateKey, options) };
   } catch (err) {
     try {
       module.C_CloseSession(session);
@@ -183,7 +185,7 @@ function openSession(module: Module, options: Pkcs11Options): OpenSession {
   }
 }
 
-function findSlot(module: Module, options: Pkcs11Options): Buffer {
+function findSlot(module: Module, options: Pkcs11Options): { slot: Buffer; label: string } {
   const tokens = presentTokens(module);
   const matching = tokens.filter(({ slot, label, serial }) => {
     if (options.token !== undefined && label !== options.token) return false;
@@ -194,7 +196,7 @@ function findSlot(module: Module, options: Pkcs11Options): Buffer {
   const present = tokens.map(({ label }) => JSON.stringify(label)).join(', ') || 'none';
   if (matching.length === 0) throw failure('token_not_found', `no initialized token matches ${wanted} (tokens present: ${present})`);
   if (matching.length > 1) throw failure('token_not_found', `${matching.length} tokens match ${wanted} (${present}); add serial= to pick one`);
-  return matching[0]!.slot;
+  return matching[0]!;
 }
 
 function presentTokens(module: Module): { slot: Buffer; label: string; serial: string }[] {
@@ -283,11 +285,8 @@ function resultCode(err: unknown): string | undefined {
 }
 
 function firstLine(err: unknown): string {
-  return describe(err).split('\n')[0]!.slice(0, 200);
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0]!.slice(0, 200);
 }
 
 function failure(reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {

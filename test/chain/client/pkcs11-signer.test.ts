@@ -93,6 +93,12 @@ describe('the PKCS#11 signer on a SoftHSM token', () => {
     expect(verifiesEd25519(ed25519PublicKeyObject(signer.publicKey), message, await signer.sign(message))).toBe(true);
   });
 
+  it('picks the only initialized token when the URI names none, and reports the token's own label', async () => {
+    const signer = await open('object=authority');
+    expect(signer.publicKey.equals(authority.publicKey)).toBe(true);
+    expect(signer.describe()).toEqual({ kind: 'pkcs11', token: 'bridge', session: 'open' });
+  });
+
   it('queues concurrent signatures: one operation at a time per session', async () => {
     const signer = await open('token=bridge;object=authority');
     const signatures = await Promise.all(Array.from({ length: 8 }, (_, i) => signer.sign(Buffer.from([i]))));
