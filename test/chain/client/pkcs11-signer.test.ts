@@ -93,7 +93,7 @@ describe('the PKCS#11 signer on a SoftHSM token', () => {
     expect(verifiesEd25519(ed25519PublicKeyObject(signer.publicKey), message, await signer.sign(message))).toBe(true);
   });
 
-  it('picks the only initialized token when the URI names none, and reports the token's own label', async () => {
+  it('picks the only initialized token when the URI names none, and reports the label the token itself reports', async () => {
     const signer = await open('object=authority');
     expect(signer.publicKey.equals(authority.publicKey)).toBe(true);
     expect(signer.describe()).toEqual({ kind: 'pkcs11', token: 'bridge', session: 'open' });
