@@ -7,12 +7,17 @@
 #           -e BRIDGE_AUTHORITY_KEYPAIR=/secrets/authority.json bridge-operator-server
 # (all five runtime variables or none: with none the server starts with the crank disabled).
 
-# --- builder: all dependencies, TypeScript compiled to dist/ ----------------------------------
-FROM node:24-bookworm-slim AS builder
+# --- builder: all dependencies, TypeScript compiled to dist/, the PKCS#11 addon compiled ------
+# The full (non-slim) image: it has the C++ toolchain and python3 that node-gyp needs.
+FROM node:24-bookworm AS builder
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Scripts are skipped here: `prepare` (tsc) needs the sources, which are copied next.
 RUN npm ci --ignore-scripts --no-audit --no-fund
+# pkcs11js (the PKCS#11 binding behind BRIDGE_AUTHORITY_KEYPAIR=pkcs11:...) is a native N-API
+# addon that --ignore-scripts left unbuilt. nodedir: the image's own Node headers, so node-gyp
+# downloads nothing. N-API is ABI-stable: the runtime stage's Node 24 loads it as built here.
+RUN npm rebuild pkcs11js --nodedir=/usr/local && node -e "require('pkcs11js')"
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -24,6 +29,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no build step (and no devDependencies such as tsc) in the runtime image.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# The one compiled file of the addon, built in the builder stage (no toolchain here).
+COPY --from=builder /app/node_modules/pkcs11js/build/Release/pkcs11.node ./node_modules/pkcs11js/build/Release/pkcs11.node
+RUN node -e "require('pkcs11js')"
 COPY --from=builder /app/dist ./dist
 # Static assets of GET /crank/ui (tsc copies no non-TS files); resolved from dist/ as ../ui.
 COPY ui ./ui
@@ -33,6 +41,8 @@ COPY ui ./ui
 # It is not set here: any one runtime variable switches the crank on and makes the other four
 # required, and the image must also start without runtime configuration (crank disabled).
 # No key, env file or credential is ever copied into the image (.dockerignore).
+# With the key in an HSM (README, "Keeping the key in an HSM") the token vendor's PKCS#11 module
+# is added in an image derived from this one, and the PIN is mounted like the keypair.
 EXPOSE 8080
 # No HEALTHCHECK: Cloud Run ignores it and probes GET /health itself (deploy/cloud-run.yaml).
 

@@ -9,11 +9,12 @@ import { parseArgs } from 'node:util';
 import { faultRecoveryBench } from './fault-recovery.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
+import { signingBench } from './signing.js';
 import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

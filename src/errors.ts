@@ -78,6 +78,16 @@ export interface BridgeErrorContexts {
     landedSignatures: string[];
   };
 
+  // --- the authority signer -------------------------------------------------------------
+  /**
+   * The PKCS#11 token did not sign (or, at start, could not be used). `reason` is the fact the
+   * failure policy decides on: `session_lost` (a token removed, an HSM restarted: the next
+   * signature re-opens and logs in), `sign_failed`, `token_not_found`, `module_not_loaded`,
+   * `login_refused` (the PIN), `key_not_found`, `key_changed` (another key after a re-open),
+   * `key_mismatch` (the pair does not belong together), `not_ed25519`.
+   */
+  SIGNER__UNAVAILABLE: { reason: SignerFailure };
+
   // --- crank --------------------------------------------------------------------------------
   /** POST /crank/once or another crank request while no runtime configuration is present. */
   CRANK__DISABLED: Record<string, never>;
@@ -105,6 +115,17 @@ export interface BridgeErrorContexts {
 export type BridgeErrorCode = keyof BridgeErrorContexts;
 
 export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
+
+export type SignerFailure =
+  | 'session_lost'
+  | 'sign_failed'
+  | 'token_not_found'
+  | 'module_not_loaded'
+  | 'login_refused'
+  | 'key_not_found'
+  | 'key_changed'
+  | 'key_mismatch'
+  | 'not_ed25519';
 
 export type SubmitOutcome = 'refused' | 'landed_with_error' | 'not_landed' | 'unknown' | 'stale_plan' | 'foreign_vote' | 'entries_refused' | 'failed';
 

@@ -1,4 +1,4 @@
-import { isBridgeError, type BridgeErrorContexts } from './errors.js';
+import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './errors.js';
 
 /**
  * The one failure policy: whether a failure is tried again. The chain layer reports facts in
@@ -89,8 +89,13 @@ export function retriesAction(error: unknown): boolean {
   if (isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT')) return retriesSubmission(error.context, error.cause);
   if (isBridgeError(error, 'CHAIN__RPC_FAILED')) return isTransientRpcFailure(error.context);
   if (isBridgeError(error, 'CRANK__ATTEMPT_DEADLINE_EXCEEDED')) return true;
+  if (isBridgeError(error, 'SIGNER__UNAVAILABLE')) return RETRIED_SIGNER_FAILURES.has(error.context.reason);
   return !isBridgeError(error);
 }
+
+// A token that went away (removed, an HSM restarting) or failed one signature: the next attempt
+// re-opens the session and logs in. A refused PIN is not retried: a few wrong PINs lock a token.
+const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found']);
 
 function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {
   switch (facts.outcome) {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
+import type { AuthoritySigner } from './chain/authority-signer.js';
 import { endpointLabels } from './chain/rpc/endpoint-choice.js';
 import { parseConfig, type Config, type CrankConfig } from './config/config.js';
 import { describeError, isBridgeError } from './errors.js';
@@ -21,8 +21,8 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 
 interface Startup {
   config: Config;
-  /** Loaded only when runtime configuration is present; never logged. */
-  authority: Keypair | undefined;
+  /** Opened only when runtime configuration is present; never logged. */
+  authority: AuthoritySigner | undefined;
   warnings: string[];
 }
 
@@ -67,9 +67,9 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     const { config, warnings } = parseConfig(env);
     if (config.crank === undefined) return { config, authority: undefined, warnings };
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
-    const { loadAuthorityKeypair } = await import('./config/keypair.js');
-    const loaded = loadAuthorityKeypair(config.crank.authorityKeypairPath);
-    return { config, authority: loaded.keypair, warnings: [...warnings, ...loaded.warnings] };
+    const { loadAuthoritySigner } = await import('./config/keypair.js');
+    const loaded = await loadAuthoritySigner(config.crank.authorityKeypair);
+    return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {
     if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
     process.stderr.write(`${err.context.problems.join('\n')}\n`);
@@ -77,14 +77,14 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
   }
 }
 
-async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logger: Logger, metrics: Metrics): Promise<CrankService> {
+async function startConfiguredCrank(crank: CrankConfig, signer: AuthoritySigner, logger: Logger, metrics: Metrics): Promise<CrankService> {
   const [{ createBridgeChains, endpointsOptions }, { startCrank }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/index.js'),
   ]);
   const chains = createBridgeChains({
     ...endpointsOptions(crank, metrics),
-    authority,
+    signer,
     sourceReadCommitment: crank.sourceReadCommitment,
     logger,
   });
@@ -102,6 +102,7 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     inspectUrl: crank.inspectUrl,
     dryRun: crank.dryRun,
     transferWaitAlertMs: crank.transferWaitAlertMs,
+    signer: () => signer.describe(),
   });
 }
 
@@ -119,7 +120,7 @@ async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): 
  * One line an operator can check the deployment against. RPC URLs are cut to their origin
  * (primary first, then the fallbacks): paths and queries often hold API keys.
  */
-function logStarted(logger: Logger, config: Config, address: AddressInfo, authority: Keypair | undefined): void {
+function logStarted(logger: Logger, config: Config, address: AddressInfo, authority: AuthoritySigner | undefined): void {
   const { crank } = config;
   logger.info(
     {
@@ -134,6 +135,7 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
           : {
               enabled: true,
               authority: authority?.publicKey.toBase58(),
+              signer: authority?.describe(),
               sourceChainId: crank.sourceChainId,
               targetChainId: crank.targetChainId,
               sourceRpc: endpointLabels([crank.sourceRpcUrl, ...crank.sourceRpcFallbackUrls]),

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BridgeError, type BridgeErrorContexts, type SubmitOutcome } from '../src/errors.js';
+import { BridgeError, type BridgeErrorContexts, type SignerFailure, type SubmitOutcome } from '../src/errors.js';
 import { isTransientRpcFailure, retriesAction } from '../src/failure-policy.js';
 
 /**
@@ -13,6 +13,7 @@ type RpcFacts = Omit<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'chain' | 'method
 const rpc = (facts: RpcFacts) => new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', ...facts }, 'rpc failed');
 const submit = (outcome: SubmitOutcome, facts: Partial<BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT']> = {}, cause?: unknown) =>
   new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome, landedSignatures: [], ...facts }, 'submit failed', { cause });
+const signer = (reason: SignerFailure) => new BridgeError('SIGNER__UNAVAILABLE', { reason }, `signer: ${reason}`);
 const refusedWith = (programError: string) => submit('refused', { programError });
 const landedWith = (transactionError: string) => submit('landed_with_error', { transactionError, signature: 'sig' });
 
@@ -46,6 +47,10 @@ const ROWS: Record<string, unknown[]> = {
   'Action: votes this server never sent moved its position (another signer)': [submit('foreign_vote')],
   'Action: some entries of a cleanup refused by the program': [submit('entries_refused')],
   'Action: the attempt ran past its deadline (one transaction\'s life)': [new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action: 'ack_deposit', deadlineMs: 60_000 }, 'cut')],
+  'Signer: the PKCS#11 session lost, a signature refused or the token not found (token removed, HSM restarting)': (['session_lost', 'sign_failed', 'token_not_found'] as const).map(signer),
+  'Signer: the token refused the PIN, the key is gone, changed, mismatched or not Ed25519, the module does not load': (
+    ['login_refused', 'key_not_found', 'key_changed', 'key_mismatch', 'not_ed25519', 'module_not_loaded'] as const
+  ).map(signer),
   'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [
     new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, 'missing'),
     new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }, 'malformed'),

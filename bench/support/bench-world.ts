@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains, type BridgeChainsTuning } from '../../src/chain/client/index.js';
+import { FileKeySigner } from '../../src/chain/client/native-signer.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
@@ -77,7 +78,7 @@ export function bridgeChainsFor(
       targetChainId: bench.world.target.chainId,
       sourceProgramId: bench.programId,
       targetProgramId: bench.programId,
-      authority: bench.authorities[slot]!,
+      signer: new FileKeySigner(bench.authorities[slot]!),
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
       metrics,

@@ -71,7 +71,7 @@ const crank = fc.option(
     targetRpcUrl: rpcUrl,
     sourceChainId: decimal(0, 65535),
     targetChainId: decimal(0, 65535),
-    authorityKeypairPath: fc.stringMatching(/^\/secrets\/[a-z0-9-]{1,12}\.json$/),
+    authorityKeypair: fc.stringMatching(/^\/secrets\/[a-z0-9-]{1,12}\.json$/),
     pollSecs: optional(decimal(0, MAX_POLL_SECS)),
     maxAttempts: optional(decimal(1, U32_MAX)),
     retryBackoffMs: optional(decimal(0, Number.MAX_SAFE_INTEGER)),
@@ -97,7 +97,7 @@ const validCases: fc.Arbitrary<Case> = fc
         BRIDGE_TARGET_RPC_URL: runtime.targetRpcUrl,
         BRIDGE_SOURCE_CHAIN_ID: runtime.sourceChainId.text,
         BRIDGE_TARGET_CHAIN_ID: runtime.targetChainId.text,
-        BRIDGE_AUTHORITY_KEYPAIR: runtime.authorityKeypairPath,
+        BRIDGE_AUTHORITY_KEYPAIR: runtime.authorityKeypair,
       });
       const optionalVariables: Array<[ConfigVariable, string | undefined]> = [
         ['BRIDGE_POLL_INTERVAL_SECS', runtime.pollSecs?.text],
@@ -126,7 +126,7 @@ const validCases: fc.Arbitrary<Case> = fc
         rpcMaxSlotLag: 128,
         sourceChainId: runtime.sourceChainId.value,
         targetChainId: runtime.targetChainId.value,
-        authorityKeypairPath: runtime.authorityKeypairPath,
+        authorityKeypair: runtime.authorityKeypair,
         sourceProgramId: runtime.sourceProgramId ?? DEFAULT_PROGRAM_ID,
         targetProgramId: runtime.targetProgramId ?? DEFAULT_PROGRAM_ID,
         pollIntervalMs: (runtime.pollSecs?.value ?? 15) * 1000,

@@ -1,6 +1,7 @@
 import { Connection, PublicKey, type Keypair } from '@solana/web3.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../src/chain/client/index.js';
+import { FileKeySigner } from '../../src/chain/client/native-signer.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import type { World } from '../../devnet/index.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -27,7 +28,7 @@ export function authorityChains(world: World, authority: Keypair, metrics: Metri
       targetChainId: world.target.chainId,
       sourceProgramId: programId,
       targetProgramId: programId,
-      authority,
+      signer: new FileKeySigner(authority),
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
       metrics,

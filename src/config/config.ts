@@ -151,8 +151,8 @@ export interface CrankConfig {
   rpcMaxSlotLag: number;
   sourceChainId: number;
   targetChainId: number;
-  /** Path of the Solana CLI keypair file; read by `loadAuthorityKeypair`. */
-  authorityKeypairPath: string;
+  /** A Solana CLI keypair file's path or a PKCS#11 URI; opened by `loadAuthoritySigner`. */
+  authorityKeypair: string;
   sourceProgramId: string;
   targetProgramId: string;
   pollIntervalMs: number;
@@ -285,7 +285,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     rpcMaxSlotLag: values.BRIDGE_RPC_MAX_SLOT_LAG,
     sourceChainId: BRIDGE_SOURCE_CHAIN_ID,
     targetChainId: BRIDGE_TARGET_CHAIN_ID,
-    authorityKeypairPath: BRIDGE_AUTHORITY_KEYPAIR,
+    authorityKeypair: BRIDGE_AUTHORITY_KEYPAIR,
     sourceProgramId: values.BRIDGE_SOURCE_PROGRAM_ID,
     targetProgramId: values.BRIDGE_TARGET_PROGRAM_ID,
     pollIntervalMs: values.BRIDGE_POLL_INTERVAL_SECS,

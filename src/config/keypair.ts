@@ -1,12 +1,16 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { Keypair } from '@solana/web3.js';
-import { BridgeError } from '../errors.js';
+import type { AuthoritySigner } from '../chain/authority-signer.js';
+import { FileKeySigner } from '../chain/client/native-signer.js';
+import { BridgeError, isBridgeError } from '../errors.js';
+import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem, type Pkcs11Pin } from './pkcs11-uri.js';
 
 /**
- * Loads the authority signer from a Solana CLI keypair file: a JSON array of 64 integers 0..255,
- * the 32-byte secret seed followed by the 32-byte public key. Every problem names
- * BRIDGE_AUTHORITY_KEYPAIR and the path, never any byte of the file: parser messages (which
- * quote the input) and causes are dropped on purpose.
+ * Loads the authority signer named by BRIDGE_AUTHORITY_KEYPAIR: a Solana CLI keypair file (a
+ * JSON array of 64 integers 0..255, the 32-byte secret seed followed by the 32-byte public key)
+ * or a PKCS#11 URI (pkcs11-uri.ts) of a key inside a token. Every problem names
+ * BRIDGE_AUTHORITY_KEYPAIR, never any byte of the file or the PIN: parser messages (which quote
+ * the input) and causes are dropped on purpose.
  */
 
 const VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
@@ -19,9 +23,60 @@ export interface LoadedKeypair {
   warnings: string[];
 }
 
+export interface LoadedSigner {
+  signer: AuthoritySigner;
+  warnings: string[];
+}
+
+// A PIN is a few dozen bytes; refuse to read a mis-mounted large file into memory.
+const MAX_PIN_FILE_BYTES = 1024;
+
+/** Opens the signer before the server listens; throws CONFIG__INVALID with one problem line. */
+export async function loadAuthoritySigner(source: string): Promise<LoadedSigner> {
+  if (!isPkcs11Uri(source)) {
+    const { keypair, warnings } = loadAuthorityKeypair(source);
+    return { signer: new FileKeySigner(keypair), warnings };
+  }
+  const { modulePath, selection, pin } = parsePkcs11Uri(source);
+  // Loaded on demand: the native binding is needed only with a token.
+  const { openPkcs11Signer } = await import('../chain/client/pkcs11-signer.js');
+  try {
+    return { signer: await openPkcs11Signer({ modulePath, ...selection, pin: readPin(pin) }), warnings: [] };
+  } catch (err) {
+    if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
+    // The signer's message starts with "PKCS#11: " and never holds the PIN.
+    const line = `${VARIABLE}: ${err.message}`;
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+  }
+}
+
+function readPin(pin: Pkcs11Pin): string {
+  if (pin.kind === 'value') return pin.value;
+  let stats: Stats;
+  try {
+    stats = statSync(pin.path);
+  } catch (err) {
+    throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} cannot be read (${fileErrorCode(err)}); mount the PIN secret there`);
+  }
+  if (!stats.isFile() || stats.size > MAX_PIN_FILE_BYTES) {
+    throw pkcs11UriProblem(`pin-source ${JSON.stringify(pin.path)} is not a file of at most ${MAX_PIN_FILE_BYTES} bytes holding the PIN`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(pin.path, 'utf8');
+  } catch (err) {
+    throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} cannot be read (${fileErrorCode(err)}); check its permissions`);
+  }
+  // Secret files usually end with a newline that is not part of the PIN.
+  const value = text.replace(/\r?\n$/, '');
+  if (value === '') throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} is empty`);
+  return value;
+}
+
 /** Throws CONFIG__INVALID with one problem line. */
 export function loadAuthorityKeypair(path: string): LoadedKeypair {
   const stats = statKeypairFile(path);
+  refuseWorldWritable(stats, path);
   const bytes = parseKeypairBytes(readKeypairText(path), path);
   return { keypair: toKeypair(bytes, path), warnings: permissionWarnings(stats, path) };
 }
@@ -90,8 +145,17 @@ function toKeypair(bytes: Uint8Array, path: string): Keypair {
   }
 }
 
+/** Anyone on the host could swap the key this server signs with (or plant one an attacker holds). */
+function refuseWorldWritable(stats: Stats, path: string): void {
+  if ((stats.mode & 0o002) === 0) return;
+  throw keypairProblem(path, `is writable by others (mode ${fileMode(stats)}); restrict it with chmod 600`);
+}
+
+function fileMode(stats: Stats): string {
+  return (stats.mode & 0o777).toString(8).padStart(4, '0');
+}
+
 function permissionWarnings(stats: Stats, path: string): string[] {
   if ((stats.mode & 0o044) === 0) return [];
-  const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
-  return [`${VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${mode}); restrict it with chmod 600`];
+  return [`${VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${fileMode(stats)}); restrict it with chmod 600`];
 }

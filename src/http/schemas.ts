@@ -22,6 +22,13 @@ const crankHealthSchema = {
     // An enabled crank only: which instance of the signer submits (docs/crank.md, "Role").
     role: { type: 'string', enum: ['active', 'standby'] },
     role_since: nullableInteger,
+    // With runtime configuration: `file`, or `pkcs11` with the token's label and its session.
+    signer: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { type: 'string', enum: ['file', 'pkcs11'] }, token: { type: 'string' }, session: { type: 'string', enum: ['open', 'lost'] } },
+    },
   },
 } as const;
 

@@ -1,3 +1,4 @@
+import type { SignerDescription } from '../chain/authority-signer.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
 import type { CrankRole } from './authority-role.js';
@@ -23,6 +24,8 @@ export interface CrankHealth {
   role?: CrankRole;
   /** Unix seconds at which the role began; null before the first read. */
   role_since?: number | null;
+  /** With runtime configuration: which key signs (never a PIN); an extension beside SPEC §2.2's fields. */
+  signer?: SignerDescription;
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

@@ -1,4 +1,5 @@
 import { createActor } from 'xstate';
+import type { SignerDescription } from '../chain/authority-signer.js';
 import type { BridgeChains } from '../chain/bridge-chains.js';
 import { BridgeError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -42,6 +43,8 @@ export interface StartCrankOptions {
   dryRun?: boolean;
   /** BRIDGE_TRANSFER_WAIT_ALERT_SECS, published as bridge_transfer_wait_alert_seconds (the server always sets it). */
   transferWaitAlertMs?: number;
+  /** Which key signs, for /health: a file, or a PKCS#11 token and whether its session is open. */
+  signer?: () => SignerDescription;
 }
 
 /**
@@ -115,7 +118,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
     const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
-    return dryRun ? { ...crankHealth, dry_run: true } : crankHealth;
+    const withSigner = options.signer === undefined ? crankHealth : { ...crankHealth, signer: options.signer() };
+    return dryRun ? { ...withSigner, dry_run: true } : withSigner;
   }
 
   function acceptsCycles(): boolean {

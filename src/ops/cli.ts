@@ -62,7 +62,8 @@ async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Pro
   }
   const truncated = pages.at(-1)?.next !== null;
   const report = statusReport(pages, truncated, await sourceSlotMs(queries, first, signal));
-  output.out(output.json ? JSON.stringify({ authority: ctx.authority.toBase58(), ...report }) : renderStatus(report, ctx.authority.toBase58()));
+  const authority = ctx.authority.toBase58();
+  output.out(output.json ? JSON.stringify({ authority, signer: ctx.signer, ...report }) : renderStatus(report, authority, ctx.signer));
 }
 
 async function transfer(ctx: OpsContext, rawIndex: string, output: Output, signal: AbortSignal): Promise<void> {
@@ -135,7 +136,7 @@ async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   const run = async (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => {
     try {
-      const ctx = loadOpsContext(process.env);
+      const ctx = await loadOpsContext(process.env);
       await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
     } catch (err) {
       code = exitCodeOf(err);

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import type { SignerDescription } from '../chain/authority-signer.js';
 import type { TrackerSummary } from '../machines/transfers/transfer-queries.js';
 import { PHASES, type ResultView, type TransferView, type Voters } from '../machines/transfers/transfer-view.js';
 import type { StatusReport, TransferAge } from './status.js';
@@ -10,7 +11,7 @@ function table(head: string[]): Table.Table {
   return new Table({ head, style: { head: [], border: [] } });
 }
 
-export function renderStatus(report: StatusReport, authority: string): string {
+export function renderStatus(report: StatusReport, authority: string, signer: SignerDescription): string {
   const trackers = table(['', 'source DepositTracker', 'destination WithdrawTracker']);
   const row = (label: string, pick: (summary: TrackerSummary) => string) =>
     trackers.push([label, pick(report.source), pick(report.destination)]);
@@ -34,6 +35,7 @@ export function renderStatus(report: StatusReport, authority: string): string {
   }
   const { counted } = report;
   return [
+    `this server signs as ${authority} with ${describeSigner(signer)}`,
     trackers.toString(),
     authorities.toString(),
     `ahead: ${describeAhead(report)}`,
@@ -84,4 +86,9 @@ function describeResult(result: ResultView): string {
 
 function describeVoters(voters: Voters, side: keyof Voters): string {
   return voters[side].length === 0 ? 'none' : voters[side].join('\n');
+}
+
+/** Which kind of signer holds the key: never a PIN. */
+function describeSigner(signer: SignerDescription): string {
+  return signer.kind === 'file' ? 'a keypair file' : `the PKCS#11 token ${JSON.stringify(signer.token)}`;
 }

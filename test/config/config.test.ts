@@ -45,7 +45,7 @@ describe('parseConfig: defaults', () => {
       rpcMaxSlotLag: 128,
       sourceChainId: 1,
       targetChainId: 2,
-      authorityKeypairPath: '/secrets/authority.json',
+      authorityKeypair: '/secrets/authority.json',
       sourceProgramId: 'BridgeProgram111111111111111111111111111111',
       targetProgramId: 'BridgeProgram111111111111111111111111111111',
       pollIntervalMs: 15_000,

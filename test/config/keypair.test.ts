@@ -74,6 +74,11 @@ describe('loadAuthorityKeypair: refusals name the variable and the path, never t
     expect(problemOf(link)).toContain('cannot be read (ENOENT)');
   });
 
+  it.each(['0602', '0666', '0777'])('a file writable by others (mode %s): anyone on the host could swap the key', (modeText) => {
+    const path = files.copyFixture(Number.parseInt(modeText, 8));
+    expect(problemOf(path)).toBe(`BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is writable by others (mode ${modeText}); restrict it with chmod 600`);
+  });
+
   it('a directory', () => {
     const path = join(files.dir, 'dir.json');
     mkdirSync(path);

@@ -95,6 +95,8 @@ describe('npm run ops', () => {
     const human = await ops(['status'], env);
     expect(human.code).toBe(0);
     expect(human.stdout).toContain(`${authorities[0]} (this server)`);
+    expect(report['signer']).toEqual({ kind: 'file' });
+    expect(human.stdout).toContain(`this server signs as ${authorities[0]} with a keypair file`);
     expect(human.stdout).toMatch(/ack_deposit\s+│ 2\s+│ 0\s+│ \d+ s \(\d+ slots\)/);
     expect(human.stdout).toMatch(/waited: since the deposit \(deposit_slot\), at \d+ ms per source slot as measured/);
     expect(human.stdout).toContain('ahead: source (1 deposits have no destination entry yet)');

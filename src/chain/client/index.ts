@@ -1,7 +1,8 @@
-import { PublicKey, type Commitment, type Keypair } from '@solana/web3.js';
+import { PublicKey, type Commitment } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
+import type { AuthoritySigner } from '../authority-signer.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';
@@ -22,7 +23,7 @@ import { TransactionSender, type SubmitTiming } from './transaction-sender.js';
 
 /**
  * The BridgeChains the crank drives, over two Solana JSON-RPC endpoints
- * (docs/chain-client.md). The authority keypair stays inside this closure: it signs
+ * (docs/chain-client.md). The authority signer stays inside this closure: it signs
  * transactions and is never logged, returned or put in an error.
  */
 
@@ -38,8 +39,8 @@ export interface BridgeChainsOptions {
   targetChainId: number;
   sourceProgramId: PublicKey;
   targetProgramId: PublicKey;
-  /** Never logged. */
-  authority: Keypair;
+  /** The authority key (a file or a PKCS#11 token); never logged. */
+  signer: AuthoritySigner;
   rpcTimeoutMs: number;
   /** 'finalized' by default: the commitment of source deposit data that votes rely on. */
   sourceReadCommitment: Commitment;
@@ -151,15 +152,15 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
-  const { authority, metrics, sourceChainId, targetProgramId, sourceProgramId } = options;
+  const { signer, metrics, sourceChainId, targetProgramId, sourceProgramId } = options;
   const logger = options.logger.child({ component: 'chain' });
-  const authorityKey = authority.publicKey;
+  const authorityKey = signer.publicKey;
 
   const { fetch, submitTiming } = tuning;
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures): TransactionSender =>
     new TransactionSender({
       rpc,
-      authority,
+      signer,
       metrics,
       logger: logger.child({ chain: rpc.chain }),
       signed,

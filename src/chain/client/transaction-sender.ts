@@ -1,4 +1,4 @@
-import type { Keypair, SignatureStatus, TransactionInstruction } from '@solana/web3.js';
+import type { SignatureStatus, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
 import { describeError, isBridgeError } from '../../errors.js';
@@ -6,14 +6,15 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import { boundText } from '../../text.js';
 import { sleep } from '../../time.js';
+import type { AuthoritySigner } from '../authority-signer.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { isDefiniteSendRefusal, preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
 import { submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
+import { signTransaction } from './sign-transaction.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
 import { chainName } from '../chain-name.js';
-import { NativeSigner } from './native-signer.js';
 
 /**
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
@@ -84,7 +85,7 @@ type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent' } | { 
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
-  authority: Keypair;
+  signer: AuthoritySigner;
   metrics: Metrics;
   logger: Logger;
   timing?: SubmitTiming;
@@ -95,7 +96,7 @@ export interface TransactionSenderOptions {
 export class TransactionSender {
   private readonly pending = new Map<string, Pending>();
   private readonly rpc: ChainRpc;
-  private readonly signer: NativeSigner;
+  private readonly signer: AuthoritySigner;
   private readonly metrics: Metrics;
   private readonly logger: Logger;
   private readonly timing: SubmitTiming;
@@ -103,7 +104,7 @@ export class TransactionSender {
 
   constructor(options: TransactionSenderOptions) {
     this.rpc = options.rpc;
-    this.signer = new NativeSigner(options.authority);
+    this.signer = options.signer;
     this.metrics = options.metrics;
     this.logger = options.logger;
     this.timing = options.timing ?? DEFAULT_SUBMIT_TIMING;
@@ -112,7 +113,7 @@ export class TransactionSender {
 
   async sign(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.rpc.getLatestBlockhash('confirmed', signal);
-    const { wire, signature } = this.signer.signTransaction(instructions, blockhash, lastValidBlockHeight);
+    const { wire, signature } = await signTransaction(this.signer, instructions, blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.signed.add(encoded);
     return { wire, signature: encoded, lastValidBlockHeight };

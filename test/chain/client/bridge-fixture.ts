@@ -2,6 +2,7 @@ import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { BridgeChains } from '../../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
 import { key } from '../../support/deposit-entry.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
@@ -80,7 +81,7 @@ export async function startBridge(options: {
       targetChainId: TARGET_CHAIN_ID,
       sourceProgramId: programId,
       targetProgramId: programId,
-      authority,
+      signer: new FileKeySigner(authority),
       rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
       sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
       metrics,

@@ -1,5 +1,7 @@
 import { Registry } from 'prom-client';
+import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
@@ -45,6 +47,8 @@ export interface CrankTuning {
    * the fast one, so that blockhash expiry, not a short timeout, ends an unlanded transaction.
    */
   productionTiming?: boolean;
+  /** The authority key: the slot's keypair file by default, or a PKCS#11 token's signer. */
+  signer?: AuthoritySigner;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -54,6 +58,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
   const startBalances = authorityBalances(bridge, slot);
+  const signer = tuning.signer ?? new FileKeySigner(bridge.authorities[slot]!);
   const chains = createBridgeChains(
     {
       sourceRpcUrl: tuning.sourceRpcUrls?.[0] ?? bridge.pair.source.url,
@@ -64,7 +69,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       targetChainId: bridge.world.target.chainId,
       sourceProgramId: bridge.programId,
       targetProgramId: bridge.programId,
-      authority: bridge.authorities[slot]!,
+      signer,
       rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
       sourceReadCommitment: 'finalized',
       metrics,
@@ -86,6 +91,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     logger: logs.logger,
     metrics,
     dryRun: tuning.dryRun,
+    signer: () => signer.describe(),
   });
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances };

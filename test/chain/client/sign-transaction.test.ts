@@ -1,6 +1,8 @@
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { NativeSigner } from '../../../src/chain/client/native-signer.js';
+import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
+import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
+import { signTransaction } from '../../../src/chain/client/sign-transaction.js';
 import { ackWithdrawInstruction } from '../../../src/chain/codec/builders.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
@@ -12,24 +14,25 @@ const instructions = Array.from({ length: 5 }, (_, i) =>
   ackWithdrawInstruction({ programId, authority: authority.publicKey, depositTracker: depositTrackerAddress(programId, 2), index: BigInt(i), approve: true, result: { tag: 1, reason: 0, amount: 9n } }),
 );
 
-describe('NativeSigner', () => {
-  it('makes the same bytes as web3.js Transaction.sign (ed25519 signatures are deterministic)', () => {
+describe('signTransaction with the file-key signer', () => {
+  it('makes the same bytes as web3.js Transaction.sign (ed25519 signatures are deterministic)', async () => {
     const reference = new Transaction({ feePayer: authority.publicKey, blockhash, lastValidBlockHeight: 7 }).add(...instructions);
     reference.sign(authority);
-    const signed = new NativeSigner(authority).signTransaction(instructions, blockhash, 7);
+    const signed = await signTransaction(new FileKeySigner(authority), instructions, blockhash, 7);
     expect(Buffer.from(signed.wire).equals(reference.serialize())).toBe(true);
     expect(Buffer.from(signed.signature).equals(reference.signature!)).toBe(true);
   });
 
-  it('refuses a keypair whose halves do not belong together', () => {
-    const other = Keypair.generate();
-    const mismatched = { publicKey: other.publicKey, secretKey: authority.secretKey } as Keypair;
-    expect(() => new NativeSigner(mismatched).signTransaction(instructions, blockhash, 7)).toThrow(/does not verify against the authority public key/);
+  it('refuses a signature that does not verify against the public key the signer shows', async () => {
+    const other = new FileKeySigner(Keypair.generate());
+    const lying: AuthoritySigner = { publicKey: authority.publicKey, sign: (message) => other.sign(message), describe: () => ({ kind: 'file' }) };
+    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/does not verify against the authority public key/);
   });
 
   it('shows no key material when serialized', () => {
-    const text = JSON.stringify({ signer: new NativeSigner(authority) });
+    const text = JSON.stringify({ signer: new FileKeySigner(authority) });
     expect(text).toContain(authority.publicKey.toBase58());
     expect(text).not.toContain(Buffer.from(authority.secretKey.subarray(0, 32)).toString('hex'));
+    expect(new FileKeySigner(authority).describe()).toEqual({ kind: 'file' });
   });
 });

@@ -1,0 +1,103 @@
+/**
+ * What signing costs with the authority key in a token: Ed25519 signatures per second through
+ * PKCS#11 (SoftHSM in a temporary directory of its own) against the in-process file key, one
+ * signature at a time as the crank signs (each awaited), bare and as a whole transaction (build,
+ * sign, verify, serialize). SoftHSM runs in this process: a network HSM adds its round trip.
+ */
+import { Keypair, PublicKey } from '@solana/web3.js';
+import type { AuthoritySigner } from '../src/chain/authority-signer.js';
+import { FileKeySigner } from '../src/chain/client/native-signer.js';
+import { signTransaction } from '../src/chain/client/sign-transaction.js';
+import { ackWithdrawInstruction } from '../src/chain/codec/builders.js';
+import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
+import { depositTrackerAddress } from '../src/chain/pda.js';
+import { loadAuthoritySigner } from '../src/config/keypair.js';
+import { createSoftHsm, TOKEN_PIN } from '../test/support/softhsm.js';
+import { percentile, type Bench, type BenchResult, type Row } from './report.js';
+
+const SIGNATURES = 3_000;
+const WARMUP = 200;
+// A full ack_withdraw batch: the size of a transaction the crank signs.
+const INSTRUCTIONS = 8;
+
+interface Measured {
+  perSecond: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+async function measure(count: number, once: (i: number) => Promise<unknown>, signal: AbortSignal): Promise<Measured> {
+  for (let i = 0; i < WARMUP; i++) await once(i);
+  const micros: number[] = [];
+  const begin = performance.now();
+  for (let i = 0; i < count; i++) {
+    signal.throwIfAborted();
+    const start = performance.now();
+    await once(i);
+    micros.push((performance.now() - start) * 1000);
+  }
+  const seconds = (performance.now() - begin) / 1000;
+  return { perSecond: count / seconds, p50Us: percentile(micros, 50), p99Us: percentile(micros, 99) };
+}
+
+async function rowsFor(kind: string, signer: AuthoritySigner, signal: AbortSignal): Promise<Row[]> {
+  const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+  const depositTracker = depositTrackerAddress(programId, 2);
+  const blockhash = Keypair.generate().publicKey.toBase58();
+  const instructions = Array.from({ length: INSTRUCTIONS }, (_, i) =>
+    ackWithdrawInstruction({ programId, authority: signer.publicKey, depositTracker, index: BigInt(i), approve: true, result: { tag: 1, reason: 0, amount: 9n } }),
+  );
+  const message = Buffer.alloc(400, 7);
+  const bare = await measure(SIGNATURES, (i) => signer.sign(message.fill(i & 0xff, 0, 1)), signal);
+  const whole = await measure(SIGNATURES, (i) => signTransaction(signer, instructions, blockhash, i), signal);
+  return [
+    { signer: kind, what: 'sign a 400-byte message', ...bare },
+    { signer: kind, what: `sign a ${INSTRUCTIONS}-vote transaction (build, sign, verify, serialize)`, ...whole },
+  ];
+}
+
+async function run(signal: AbortSignal): Promise<BenchResult> {
+  const authority = Keypair.generate();
+  const hsm = createSoftHsm();
+  const previousConf = process.env['SOFTHSM2_CONF'];
+  process.env['SOFTHSM2_CONF'] = hsm.env.SOFTHSM2_CONF;
+  try {
+    hsm.initToken('bench');
+    hsm.importKeypair('bench', 'authority', '01', authority);
+    const { signer: token } = await loadAuthoritySigner(hsm.uri('token=bench;object=authority', `pin-value=${TOKEN_PIN}`));
+    const rows = [...(await rowsFor('file key (node:crypto)', new FileKeySigner(authority), signal)), ...(await rowsFor('PKCS#11 (SoftHSM 2)', token, signal))];
+    return {
+      name: 'signing',
+      tables: [
+        {
+          title: `Ed25519 signing, ${SIGNATURES} signatures one at a time per row`,
+          columns: [
+            { key: 'signer', header: 'signer' },
+            { key: 'what', header: 'what' },
+            { key: 'perSecond', header: 'per second', digits: 0 },
+            { key: 'p50Us', header: 'p50 µs', digits: 1 },
+            { key: 'p99Us', header: 'p99 µs', digits: 1 },
+          ],
+          rows,
+          notes: [
+            'PKCS#11: C_SignInit then C_Sign on libuv\'s thread pool (the event loop is free meanwhile); SoftHSM runs in process, a network HSM adds its round trip',
+            'a transaction row adds building the message, verifying the signature in process and serializing',
+          ],
+        },
+      ],
+      parameters: { signatures: SIGNATURES, warmup: WARMUP, instructions: INSTRUCTIONS },
+      failures: [],
+      data: rows,
+    };
+  } finally {
+    if (previousConf === undefined) delete process.env['SOFTHSM2_CONF'];
+    else process.env['SOFTHSM2_CONF'] = previousConf;
+    hsm.remove();
+  }
+}
+
+export const signingBench: Bench = {
+  name: 'signing',
+  description: 'Ed25519 signatures per second: the key in a PKCS#11 token (SoftHSM) vs the in-process file key',
+  run,
+};

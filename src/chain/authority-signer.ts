@@ -1,0 +1,20 @@
+import type { PublicKey } from '@solana/web3.js';
+
+/**
+ * The authority key as the chain client sees it: a public key and a way to sign with the
+ * private one. The crank never knows where the private key lives: in this process (a Solana CLI
+ * keypair file) or in a token reached through PKCS#11, where it never leaves the hardware.
+ */
+
+/** What /health, the ops CLI and the startup line say about the signer: never a PIN or a key byte. */
+export type SignerDescription =
+  | { kind: 'file' }
+  /** `session`: `lost` after a failed signature until the next one re-opens and logs in. */
+  | { kind: 'pkcs11'; token: string; session: 'open' | 'lost' };
+
+export interface AuthoritySigner {
+  readonly publicKey: PublicKey;
+  /** The 64-byte Ed25519 signature of `message`. */
+  sign(message: Uint8Array): Promise<Uint8Array>;
+  describe(): SignerDescription;
+}
