@@ -3,7 +3,8 @@ import { describeError } from '../../src/errors.js';
 import type { InstructionAccount, InstructionContext } from '../program/context.js';
 import { isProgramError } from '../program/errors.js';
 import { executeBridgeInstruction } from '../program/program.js';
-import type { AccountStore } from '../program/store.js';
+import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
+import { executeSystemInstruction } from './system-program.js';
 import type { CompiledInstruction, DevnetTransaction } from './transaction.js';
 import { describeInstructionError, type InstructionErrorDetail, type TransactionError } from './transaction-error.js';
 
@@ -16,6 +17,7 @@ import { describeInstructionError, type InstructionErrorDetail, type Transaction
 
 const COMPUTE_BUDGET_PROGRAM_ID = ComputeBudgetProgram.programId.toBase58();
 const COMPUTE_BUDGET_UNITS = 150;
+const SYSTEM_UNITS = 150;
 const BRIDGE_INSTRUCTION_UNITS = 5_000;
 const DEFAULT_UNIT_LIMIT = 200_000;
 
@@ -40,6 +42,14 @@ export function executeInstructions(store: AccountStore, tx: DevnetTransaction, 
     logs.push(`Program ${programId} invoke [1]`);
     if (programId === COMPUTE_BUDGET_PROGRAM_ID) {
       unitsConsumed += COMPUTE_BUDGET_UNITS;
+      logs.push(`Program ${programId} success`);
+      continue;
+    }
+    if (programId === SYSTEM_PROGRAM_ID) {
+      unitsConsumed += SYSTEM_UNITS;
+      const accounts = ix.accountIndexes.map((key) => instructionAccount(tx, key));
+      const detail = executeSystemInstruction(store, accounts, ix.data, (line) => logs.push(line));
+      if (detail !== undefined) return failed(logs, unitsConsumed, programId, index, detail);
       logs.push(`Program ${programId} success`);
       continue;
     }

@@ -3,7 +3,20 @@
  * and their Display text as the RPC server prints it in "Transaction simulation failed: ...".
  */
 
-export type InstructionErrorDetail = { Custom: number } | 'UnsupportedProgramId' | 'ProgramFailedToComplete';
+const INSTRUCTION_ERROR_TEXT = {
+  UnsupportedProgramId: 'Unsupported program id',
+  ProgramFailedToComplete: 'Program failed to complete',
+  ComputationalBudgetExceeded: 'Computational budget exceeded',
+  InvalidInstructionData: 'invalid instruction data',
+  NotEnoughAccountKeys: 'insufficient account keys for instruction',
+  MissingRequiredSignature: 'missing required signature for instruction',
+  InvalidArgument: 'invalid program argument',
+  ExternalAccountLamportSpend: 'instruction spent from the balance of an account it does not own',
+  ReadonlyLamportChange: 'instruction changed the balance of a read-only account',
+  ExecutableLamportChange: 'instruction changed the balance of an executable account',
+} as const;
+
+export type InstructionErrorDetail = { Custom: number } | keyof typeof INSTRUCTION_ERROR_TEXT;
 
 export type TransactionError =
   | 'BlockhashNotFound'
@@ -26,7 +39,6 @@ export function describeTransactionError(err: TransactionError): string {
 }
 
 export function describeInstructionError(detail: InstructionErrorDetail): string {
-  if (detail === 'UnsupportedProgramId') return 'Unsupported program id';
-  if (detail === 'ProgramFailedToComplete') return 'Program failed to complete';
+  if (typeof detail === 'string') return INSTRUCTION_ERROR_TEXT[detail];
   return `custom program error: 0x${detail.Custom.toString(16)}`;
 }
