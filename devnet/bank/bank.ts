@@ -217,13 +217,16 @@ export class Bank {
     this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
   }
 
-  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer. */
+  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer, programs. */
   #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
     if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
     const payer = this.#accounts.get(tx.accountKeys[0]!);
     if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
     if (payer.lamports < this.feeFor(tx)) return 'InsufficientFundsForFee';
+    // Agave loads every invoked program after it has validated the fee payer; one that is not
+    // an executable account fails the load, and a failed load charges nothing.
+    if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;
   }
 

@@ -23,6 +23,7 @@ export type TransactionError =
   | 'AlreadyProcessed'
   | 'InsufficientFundsForFee'
   | 'AccountNotFound'
+  | 'InvalidProgramForExecution'
   | { InstructionError: [number, InstructionErrorDetail] };
 
 const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> = {
@@ -30,6 +31,7 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
   AlreadyProcessed: 'This transaction has already been processed',
   InsufficientFundsForFee: 'Insufficient funds for fee',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
+  InvalidProgramForExecution: 'This program may not be used for executing instructions',
 };
 
 export function describeTransactionError(err: TransactionError): string {

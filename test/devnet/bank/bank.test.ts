@@ -252,13 +252,18 @@ describe('Bank: transactions', () => {
     expect(() => parseTransaction(tx.serialize())).toThrow(/address lookup tables are not supported/);
   });
 
-  it('fails an instruction of an unknown program with UnsupportedProgramId', () => {
+  it('refuses a program that is not an executable account with InvalidProgramForExecution, charging nothing (as Agave)', () => {
     const bank = newBank();
     const payer = funded(bank);
     const unknown = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0) });
-    const tx = signed(bank, [unknown], [payer]);
-    bank.submit(tx, false);
-    expect(bank.signatureStatus(tx.signature)?.err).toEqual({ InstructionError: [0, 'UnsupportedProgramId'] });
+    const notAProgram = new TransactionInstruction({ programId: funded(bank).publicKey, keys: [], data: Buffer.alloc(0) });
+    for (const ix of [unknown, notAProgram]) {
+      const tx = signed(bank, [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), ix], [payer]);
+      expect(bank.simulate(tx, { checkBlockhash: true }).err).toBe('InvalidProgramForExecution');
+      bank.submit(tx, false);
+      expect(bank.signatureStatus(tx.signature)).toBeUndefined();
+    }
+    expect(bank.account(payer.publicKey.toBase58())?.lamports).toBe(1_000_000_000n);
   });
 
   it('verifies every ed25519 signature; a transaction with a bad one is dropped without a status', () => {
