@@ -24,6 +24,7 @@ export type TransactionError =
   | 'InsufficientFundsForFee'
   | 'AccountNotFound'
   | 'InvalidProgramForExecution'
+  | { InsufficientFundsForRent: { account_index: number } }
   | { InstructionError: [number, InstructionErrorDetail] };
 
 const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> = {
@@ -36,6 +37,7 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
 
 export function describeTransactionError(err: TransactionError): string {
   if (typeof err === 'string') return TRANSACTION_ERROR_TEXT[err];
+  if ('InsufficientFundsForRent' in err) return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`;
   const [index, detail] = err.InstructionError;
   return `Error processing Instruction ${index}: ${describeInstructionError(detail)}`;
 }
