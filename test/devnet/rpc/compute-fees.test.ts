@@ -124,6 +124,7 @@ describe('the cost scale at start', () => {
     } finally {
       await upgraded.close();
     }
+    expect(node.setComputeCostScale(1.1).units).toEqual({ ack_deposit: 26_400, ack_withdraw: 20_900, cleanup_deposit: 17_600, other: 11_000 });
     await expect(startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0, computeCostScale: 0 })).rejects.toMatchObject({
       code: 'DEVNET__INVALID_OPTION',
       context: { option: 'computeCostScale' },
