@@ -3,19 +3,16 @@ import type { DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
 
 /**
- * Rent states, as Agave's runtime checks them (solana-svm's `transition_allowed`; LiteSVM
- * 1.4.1): after its fee and after its instructions, every account a transaction may write holds
- * no lamports, at least the rent-exempt minimum for its size, or, if it was already below that
- * minimum, no more lamports than before (a rent-paying account may be drained, never topped up
- * short of exemption). Otherwise the transaction fails with InsufficientFundsForRent naming the
- * first such account: before the fee for the fee payer (nothing charged), after the
+ * Rent states, as Agave's runtime checks them (LiteSVM 1.5.0, SIMD-0392's relaxed rule): after
+ * its fee and after its instructions, every account a transaction may write holds no lamports,
+ * at least the rent-exempt minimum for its size, or, if it was already below that minimum, no
+ * fewer lamports than before. Otherwise the transaction fails with InsufficientFundsForRent
+ * naming the first such account: before the fee for the fee payer (nothing charged), after the
  * instructions for any writable account (the fee charged, nothing else applied).
  */
 
 export function rentStateAllowed(before: bigint, after: bigint, dataLength: number): boolean {
-  const minimum = rentExemptMinimum(dataLength);
-  const rentPayingBefore = before > 0n && before < minimum;
-  return after === 0n || after >= minimum || (rentPayingBefore && after <= before);
+  return after === 0n || after >= rentExemptMinimum(dataLength) || (before > 0n && after >= before);
 }
 
 export function insufficientFundsForRent(accountIndex: number): TransactionError {

@@ -284,21 +284,20 @@ describe('Bank: transactions', () => {
     const nearlyExempt = funded(bank, exempt + 1_000n);
     const poor = funded(bank, 20_000n);
     const somebody = funded(bank).publicKey;
-    expect(land([transfer(nearlyExempt, somebody, 0n)], [nearlyExempt])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 0 } }, landed: false });
+    for (const payer of [nearlyExempt, poor]) {
+      expect(land([transfer(payer, somebody, 0n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 0 } }, landed: false });
+    }
     expect(lamportsOf(nearlyExempt.publicKey)).toBe(exempt + 1_000n);
-    // Already below the minimum, a fee payer may pay on down.
-    expect(land([transfer(poor, somebody, 0n)], [poor])).toEqual({ simulated: null, landed: true });
-    expect(lamportsOf(poor.publicKey)).toBe(15_000n);
 
     const payer = funded(bank);
     const fresh = Keypair.generate().publicKey;
     expect(land([transfer(payer, fresh, exempt - 1n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 1 } }, landed: true });
     expect([lamportsOf(fresh), lamportsOf(payer.publicKey)]).toEqual([undefined, 1_000_000_000n - 5_000n]);
     expect(land([transfer(payer, fresh, exempt)], [payer]).simulated).toBeNull();
-    // Below the minimum already: debited is allowed, credited short of exemption is not; emptied is.
-    expect(land([transfer(poor, somebody, 1n)], [payer, poor]).simulated).toBeNull();
-    expect(land([transfer(payer, poor.publicKey, 1n)], [payer]).simulated).toEqual({ InsufficientFundsForRent: { account_index: 1 } });
-    expect(land([transfer(poor, somebody, 14_999n)], [payer, poor]).simulated).toBeNull();
+    // Below the minimum already: credited is allowed, debited is not; emptied is.
+    expect(land([transfer(payer, poor.publicKey, 1n)], [payer]).simulated).toBeNull();
+    expect(land([transfer(poor, somebody, 1n)], [payer, poor]).simulated).toEqual({ InsufficientFundsForRent: { account_index: 1 } });
+    expect(land([transfer(poor, somebody, 20_001n)], [payer, poor]).simulated).toBeNull();
     expect(lamportsOf(poor.publicKey) ?? 0n).toBe(0n);
   });
 
