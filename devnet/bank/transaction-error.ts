@@ -23,6 +23,7 @@ export type TransactionError =
   | 'AlreadyProcessed'
   | 'InsufficientFundsForFee'
   | 'AccountNotFound'
+  | 'InvalidLoadedAccountsDataSizeLimit'
   | 'InvalidProgramForExecution'
   | { InsufficientFundsForRent: { account_index: number } }
   | { InstructionError: [number, InstructionErrorDetail] };
@@ -32,6 +33,7 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
   AlreadyProcessed: 'This transaction has already been processed',
   InsufficientFundsForFee: 'Insufficient funds for fee',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
+  InvalidLoadedAccountsDataSizeLimit: 'LoadedAccountsDataSizeLimit set for transaction must be greater than 0.',
   InvalidProgramForExecution: 'This program may not be used for executing instructions',
 };
 
