@@ -40,17 +40,49 @@ const lamportAmount = fc.oneof(
   fc.bigInt(SOL / 10n, 3n * SOL),
 );
 
-const transferStep = fc.record({
+const transferStep: fc.Arbitrary<Step> = fc.record({
   kind: fc.constant('transfer' as const),
   from: fc.constantFrom('payer' as const, 'cosigner' as const),
   to: fc.constantFrom('funded' as const, 'fresh' as const, 'cosigner' as const),
   lamports: lamportAmount,
 });
 
-const step: fc.Arbitrary<Step> = fc.oneof(
-  { arbitrary: transferStep, weight: 4 },
-  { arbitrary: fc.constant({ kind: 'unknownProgram' as const }), weight: 1 },
-);
+// Too low for what follows (each builtin instruction costs 150), enough, or above 1,400,000 (clamped).
+const limitStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('limit' as const),
+  units: fc.oneof(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1_000, max: 1_400_000 }), fc.integer({ min: 1_400_001, max: 0xffff_ffff })),
+});
+
+// Mostly prices a payer can afford; sometimes one whose priority fee no balance covers.
+const priceStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('price' as const),
+  microLamports: fc.oneof(
+    { arbitrary: fc.bigInt(0n, 10_000n), weight: 3 },
+    { arbitrary: fc.bigInt(0n, 10_000_000n), weight: 2 },
+    { arbitrary: fc.bigInt(0n, 2n ** 64n - 1n), weight: 1 },
+  ),
+});
+
+/** `arbitrary` one time in `oneIn`, else nothing. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: oneIn - 1 }, { arbitrary, weight: 1 });
+
+/**
+ * One to four transfers, at most one of each ComputeBudget instruction (and now and then a
+ * duplicate), now and then an instruction of an unknown program, in any order.
+ */
+const steps: fc.Arbitrary<Step[]> = fc
+  .record({
+    transfers: fc.array(transferStep, { minLength: 1, maxLength: 4 }),
+    limit: sometimes(limitStep, 2),
+    price: sometimes(priceStep, 2),
+    duplicate: sometimes(fc.oneof(limitStep, priceStep), 10),
+    unknownProgram: sometimes(fc.constant<Step>({ kind: 'unknownProgram' }), 12),
+  })
+  .chain(({ transfers, limit, price, duplicate, unknownProgram }) => {
+    const all = [...transfers, limit, price, duplicate, unknownProgram].filter((s): s is Step => s !== undefined);
+    return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length });
+  });
 
 /** Enough transfers to pass 1,232 bytes (17 bytes each; web3.js compiles at most 1,232 bytes of instructions). */
 const oversized: fc.Arbitrary<Step[]> = fc.integer({ min: 60, max: 70 }).map((count) =>
@@ -59,7 +91,7 @@ const oversized: fc.Arbitrary<Step[]> = fc.integer({ min: 60, max: 70 }).map((co
 
 export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
   .record({
-    steps: fc.oneof({ arbitrary: fc.array(step, { minLength: 1, maxLength: 6 }), weight: 19 }, { arbitrary: oversized, weight: 1 }),
+    steps: fc.oneof({ arbitrary: steps, weight: 29 }, { arbitrary: oversized, weight: 1 }),
     payerLamports: fc.oneof(
       { arbitrary: fc.constant(10n * SOL), weight: 6 },
       { arbitrary: fc.constant(0n), weight: 1 },
@@ -67,8 +99,8 @@ export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
       { arbitrary: fc.bigInt(RENT_EXEMPT_MINIMUM, RENT_EXEMPT_MINIMUM + 20_000n), weight: 1 },
     ),
     cosignerLamports: fc.oneof(fc.constant(SOL), fc.constant(0n), fc.bigInt(1n, RENT_EXEMPT_MINIMUM + 10_000n)),
-    blockhash: fc.oneof({ arbitrary: fc.constant('latest' as const), weight: 8 }, fc.constant('expired' as const), fc.constant('unknown' as const)),
-    corruptSignature: fc.oneof({ arbitrary: fc.constant(undefined), weight: 8 }, fc.constant(0), fc.constant(1)),
+    blockhash: fc.oneof({ arbitrary: fc.constant('latest' as const), weight: 14 }, fc.constant('expired' as const), fc.constant('unknown' as const)),
+    corruptSignature: fc.oneof({ arbitrary: fc.constant(undefined), weight: 14 }, fc.constant(0), fc.constant(1)),
     repeat: fc.boolean(),
   })
   .map((c) => ({ ...c, corruptSignature: c.corruptSignature !== undefined && c.corruptSignature < signerCount(c.steps) ? c.corruptSignature : undefined }));

@@ -97,6 +97,17 @@ describe('the devnet and Agave runtime (LiteSVM) agree', () => {
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 });
   });
 
+  it('a limit of 20,000 at 1,000 micro-lamports: 5,020 lamports', async () => {
+    const steps: Step[] = [{ kind: 'limit', units: 20_000 }, { kind: 'price', microLamports: 1_000n }, transfer];
+    const [outcome] = await expectSameOutcome({ ...base, steps });
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_020n, unitsConsumed: 450 });
+  });
+
+  it('a limit of 100: ComputationalBudgetExceeded, the fee still charged', async () => {
+    const [outcome] = await expectSameOutcome({ ...base, steps: [{ kind: 'limit', units: 100 }, transfer] });
+    expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] } }, fee: 5_000n });
+  });
+
   it('generated transactions: the same outcome on both', async () => {
     await checkProperty(
       'devnet vs LiteSVM',

@@ -1,6 +1,6 @@
 import { address, getTransactionDecoder, lamports, signature as kitSignature, type Transaction } from '@solana/kit';
 import bs58 from 'bs58';
-import { LiteSVM, type FailedTransactionMetadata, type TransactionMetadata } from 'litesvm';
+import { LiteSVM, type FailedTransactionMetadata, type SimulatedTransactionInfo, type TransactionMetadata } from 'litesvm';
 import {
   InstructionErrorCustom,
   TransactionErrorDuplicateInstruction,
@@ -44,7 +44,7 @@ export class LiteSvmRuntime {
 
   run(wire: Uint8Array, accounts: readonly string[]): Outcome {
     const before = this.#total(accounts);
-    const decoded = decodeOrRefuse(wire);
+    const decoded = this.#rpcRefusal(wire);
     if ('rpcError' in decoded) return { landed: false, error: decoded, fee: 0n, unitsConsumed: 0, balances: this.#balances(accounts) };
     const id = kitSignature(bs58.encode(wire.subarray(1, 65)));
     const seenBefore = this.#svm.getTransaction(id) !== null;
@@ -60,6 +60,28 @@ export class LiteSvmRuntime {
     };
   }
 
+  /**
+   * What a node's RPC layer refuses with -32602 before any bank runs the bytes: more than
+   * PACKET_DATA_SIZE, bytes that do not decode, and a message the runtime's sanitization refuses
+   * (Agave's sendTransaction sanitizes, compute-budget instructions included, before it verifies
+   * a signature or looks at the blockhash). LiteSVM is the bank alone: its sanitization is asked
+   * here with its signature and blockhash checks off, which a simulation does not commit.
+   */
+  #rpcRefusal(wire: Uint8Array): Transaction | { rpcError: number } {
+    if (wire.length > MAX_TRANSACTION_SIZE) return { rpcError: INVALID_PARAMS };
+    let decoded: Transaction;
+    try {
+      decoded = decoder.decode(wire);
+    } catch {
+      return { rpcError: INVALID_PARAMS };
+    }
+    this.#svm.withSigverify(false).withBlockhashCheck(false);
+    const unchecked = this.#svm.simulateTransaction(decoded);
+    this.#svm.withSigverify(true).withBlockhashCheck(true);
+    if (isFailed(unchecked) && SANITIZATION_ERRORS.has(errorName(unchecked.err()))) return { rpcError: INVALID_PARAMS };
+    return decoded;
+  }
+
   #balances(accounts: readonly string[]): Record<string, bigint> {
     return Object.fromEntries(accounts.map((key) => [key, this.#svm.getBalance(address(key)) ?? 0n]));
   }
@@ -69,21 +91,16 @@ export class LiteSvmRuntime {
   }
 }
 
-/**
- * What a node's RPC layer refuses before any bank sees the bytes (Agave's rpc decodes at most
- * PACKET_DATA_SIZE): LiteSVM is the bank alone, so this one check of the node is made here.
- */
-function decodeOrRefuse(wire: Uint8Array): Transaction | { rpcError: number } {
-  if (wire.length > MAX_TRANSACTION_SIZE) return { rpcError: INVALID_PARAMS };
-  try {
-    return decoder.decode(wire);
-  } catch {
-    return { rpcError: INVALID_PARAMS };
-  }
+function isFailed(result: TransactionMetadata | FailedTransactionMetadata | SimulatedTransactionInfo): result is FailedTransactionMetadata {
+  return 'err' in result && typeof result.err === 'function';
 }
 
-function isFailed(result: TransactionMetadata | FailedTransactionMetadata): result is FailedTransactionMetadata {
-  return 'err' in result && typeof result.err === 'function';
+/** What Agave's sanitization (RuntimeTransaction::try_create) refuses, compute-budget duplicates included. */
+const SANITIZATION_ERRORS = new Set(['SanitizeFailure', 'AccountLoadedTwice', 'DuplicateInstruction']);
+
+function errorName(err: ReturnType<FailedTransactionMetadata['err']>): string {
+  if (typeof err === 'number') return TRANSACTION_ERRORS[err] ?? `TransactionError#${err}`;
+  return err.constructor.name.replace(/^TransactionError/, '');
 }
 
 /** LiteSVM's TransactionError as the JSON a node answers (solana-transaction-error's serde form). */
@@ -92,7 +109,6 @@ function errorShape(result: FailedTransactionMetadata): ErrorShape {
   if (typeof err === 'number') {
     const name = TRANSACTION_ERRORS[err] ?? `TransactionError#${err}`;
     if (name === 'SignatureFailure') return { rpcError: SIGNATURE_FAILURE };
-    if (name === 'SanitizeFailure') return { rpcError: INVALID_PARAMS };
     return { err: name };
   }
   if (err instanceof TransactionErrorInstructionError) return { err: { InstructionError: [err.index, instructionError(err.err())] } };
