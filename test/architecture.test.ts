@@ -74,6 +74,12 @@ describe('architecture: who may import what', () => {
     expect(Object.keys(manifest.dependencies).sort()).toEqual([...imported].sort());
   });
 
+  it('the devnet imports only production dependencies: the runtime it is checked against (litesvm, @solana/kit) stays in the tests', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const packages = new Set(devnet.filter(({ bare, target }) => bare && !target.startsWith('node:')).map(({ target }) => target));
+    expect([...packages].filter((name) => !(name in manifest.dependencies))).toEqual([]);
+  });
+
   it('the server build compiles src/ alone; the devnet has a build of its own', () => {
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
     const devnetBuild = JSON.parse(readFileSync(join(ROOT, 'devnet', 'tsconfig.json'), 'utf8')) as { compilerOptions: { outDir: string } };

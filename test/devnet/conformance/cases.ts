@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, TransactionInstruction, type PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
+import fc from 'fast-check';
+
+/**
+ * One generated case: a transaction of system transfers and ComputeBudget instructions, in any
+ * order, from one or two signers, with what can go wrong before and while it runs. Keys are
+ * made fresh for every run of a case, so a replayed case is the same case.
+ */
+
+export type Step =
+  | { kind: 'transfer'; from: 'payer' | 'cosigner'; to: 'funded' | 'fresh' | 'cosigner'; lamports: bigint }
+  | { kind: 'limit'; units: number }
+  | { kind: 'price'; microLamports: bigint }
+  | { kind: 'unknownProgram' };
+
+type BlockhashCase = 'latest' | 'expired' | 'unknown';
+
+export interface ConformanceCase {
+  steps: Step[];
+  /** The fee payer's lamports before the case (0: the account does not exist). */
+  payerLamports: bigint;
+  cosignerLamports: bigint;
+  blockhash: BlockhashCase;
+  /** Flip a byte of this signature (an index below the signer count), or none. */
+  corruptSignature: number | undefined;
+  /** Send the same bytes a second time. */
+  repeat: boolean;
+}
+
+/** Rent-exempt minimum of an account without data (128 bytes of overhead × 6,960 lamports). */
+const RENT_EXEMPT_MINIMUM = 890_880n;
+const FUNDED_RECIPIENT_LAMPORTS = 2_000_000n;
+const SOL = 1_000_000_000n;
+
+const lamportAmount = fc.oneof(
+  fc.bigInt(1n, 10_000n),
+  fc.bigInt(RENT_EXEMPT_MINIMUM - 10_000n, RENT_EXEMPT_MINIMUM + 10_000n),
+  fc.bigInt(SOL / 10n, 3n * SOL),
+);
+
+const transferStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('transfer' as const),
+  from: fc.constantFrom('payer' as const, 'cosigner' as const),
+  to: fc.constantFrom('funded' as const, 'fresh' as const, 'cosigner' as const),
+  lamports: lamportAmount,
+});
+
+// Too low for what follows (each builtin instruction costs 150), enough, or above 1,400,000 (clamped).
+const limitStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('limit' as const),
+  units: fc.oneof(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1_000, max: 1_400_000 }), fc.integer({ min: 1_400_001, max: 0xffff_ffff })),
+});
+
+// Mostly prices a payer can afford; sometimes one whose priority fee no balance covers.
+const priceStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('price' as const),
+  microLamports: fc.oneof(
+    { arbitrary: fc.bigInt(0n, 10_000n), weight: 3 },
+    { arbitrary: fc.bigInt(0n, 10_000_000n), weight: 2 },
+    { arbitrary: fc.bigInt(0n, 2n ** 64n - 1n), weight: 1 },
+  ),
+});
+
+/** `arbitrary` one time in `oneIn`, else nothing. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: oneIn - 1 }, { arbitrary, weight: 1 });
+
+/**
+ * One to four transfers, at most one of each ComputeBudget instruction (and now and then a
+ * duplicate), now and then an instruction of an unknown program, in any order.
+ */
+const steps: fc.Arbitrary<Step[]> = fc
+  .record({
+    transfers: fc.array(transferStep, { minLength: 1, maxLength: 4 }),
+    limit: sometimes(limitStep, 2),
+    price: sometimes(priceStep, 2),
+    duplicate: sometimes(fc.oneof(limitStep, priceStep), 10),
+    unknownProgram: sometimes(fc.constant<Step>({ kind: 'unknownProgram' }), 12),
+  })
+  .chain(({ transfers, limit, price, duplicate, unknownProgram }) => {
+    const all = [...transfers, limit, price, duplicate, unknownProgram].filter((s): s is Step => s !== undefined);
+    return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length });
+  });
+
+/** Enough transfers to pass 1,232 bytes (17 bytes each; web3.js compiles at most 1,232 bytes of instructions). */
+const oversized: fc.Arbitrary<Step[]> = fc.integer({ min: 60, max: 70 }).map((count) =>
+  Array.from({ length: count }, () => ({ kind: 'transfer' as const, from: 'payer' as const, to: 'funded' as const, lamports: 1n })),
+);
+
+export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
+  .record({
+    steps: fc.oneof({ arbitrary: steps, weight: 29 }, { arbitrary: oversized, weight: 1 }),
+    payerLamports: fc.oneof(
+      { arbitrary: fc.constant(10n * SOL), weight: 6 },
+      { arbitrary: fc.constant(0n), weight: 1 },
+      { arbitrary: fc.bigInt(1n, 20_000n), weight: 2 },
+      { arbitrary: fc.bigInt(RENT_EXEMPT_MINIMUM, RENT_EXEMPT_MINIMUM + 20_000n), weight: 1 },
+    ),
+    cosignerLamports: fc.oneof(fc.constant(SOL), fc.constant(0n), fc.bigInt(1n, RENT_EXEMPT_MINIMUM + 10_000n)),
+    blockhash: fc.oneof({ arbitrary: fc.constant('latest' as const), weight: 14 }, fc.constant('expired' as const), fc.constant('unknown' as const)),
+    corruptSignature: fc.oneof({ arbitrary: fc.constant(undefined), weight: 14 }, fc.constant(0), fc.constant(1)),
+    repeat: fc.boolean(),
+  })
+  .map((c) => ({ ...c, corruptSignature: c.corruptSignature !== undefined && c.corruptSignature < signerCount(c.steps) ? c.corruptSignature : undefined }));
+
+function signerCount(steps: readonly Step[]): number {
+  return steps.some((s) => s.kind === 'transfer' && s.from === 'cosigner') ? 2 : 1;
+}
+
+/** The keys one run of a case uses. */
+export interface CaseKeys {
+  payer: Keypair;
+  cosigner: Keypair;
+  funded: PublicKey;
+  fresh: PublicKey;
+  unknownProgram: PublicKey;
+}
+
+export function freshKeys(): CaseKeys {
+  return {
+    payer: Keypair.generate(),
+    cosigner: Keypair.generate(),
+    funded: Keypair.generate().publicKey,
+    fresh: Keypair.generate().publicKey,
+    unknownProgram: Keypair.generate().publicKey,
+  };
+}
+
+/** Every account whose balance the case compares, in a fixed order. */
+export function caseAccounts(keys: CaseKeys): string[] {
+  return [keys.payer.publicKey, keys.cosigner.publicKey, keys.funded, keys.fresh].map((key) => key.toBase58());
+}
+
+export function initialBalances(c: ConformanceCase, keys: CaseKeys): Map<string, bigint> {
+  return new Map([
+    [keys.payer.publicKey.toBase58(), c.payerLamports],
+    [keys.cosigner.publicKey.toBase58(), c.cosignerLamports],
+    [keys.funded.toBase58(), FUNDED_RECIPIENT_LAMPORTS],
+  ]);
+}
+
+export function unknownBlockhash(): string {
+  return bs58.encode(randomBytes(32));
+}
+
+/**
+ * The signed wire bytes. Serialized by hand (shortvec signature count, signatures, message):
+ * web3.js refuses to serialize a transaction over 1,232 bytes, which is one of the cases.
+ */
+export function signedWire(c: ConformanceCase, keys: CaseKeys, blockhash: string): Uint8Array {
+  const tx = new Transaction({ feePayer: keys.payer.publicKey, recentBlockhash: blockhash }).add(...c.steps.map((s) => instruction(s, keys)));
+  const signers = signerCount(c.steps) === 2 ? [keys.payer, keys.cosigner] : [keys.payer];
+  tx.sign(...signers);
+  const signatures = tx.signatures.map(({ signature }) => Uint8Array.from(signature!));
+  if (c.corruptSignature !== undefined) signatures[c.corruptSignature]![0]! ^= 0xff;
+  return Uint8Array.from(Buffer.concat([Buffer.from([signatures.length]), ...signatures, tx.serializeMessage()]));
+}
+
+function instruction(s: Step, keys: CaseKeys): TransactionInstruction {
+  switch (s.kind) {
+    case 'transfer':
+      return SystemProgram.transfer({
+        fromPubkey: (s.from === 'payer' ? keys.payer : keys.cosigner).publicKey,
+        toPubkey: s.to === 'cosigner' ? keys.cosigner.publicKey : keys[s.to],
+        lamports: s.lamports,
+      });
+    case 'limit':
+      return ComputeBudgetProgram.setComputeUnitLimit({ units: s.units });
+    case 'price':
+      return ComputeBudgetProgram.setComputeUnitPrice({ microLamports: s.microLamports });
+    case 'unknownProgram':
+      return new TransactionInstruction({ programId: keys.unknownProgram, keys: [], data: Buffer.from([0]) });
+  }
+}
+
+export function describeCase(c: ConformanceCase): string {
+  const steps = c.steps.map((s) => {
+    if (s.kind === 'transfer') return `transfer(${s.from}->${s.to}, ${s.lamports})`;
+    if (s.kind === 'limit') return `SetComputeUnitLimit(${s.units})`;
+    if (s.kind === 'price') return `SetComputeUnitPrice(${s.microLamports})`;
+    return 'unknownProgram';
+  });
+  const faults = [
+    `payer ${c.payerLamports}`,
+    `cosigner ${c.cosignerLamports}`,
+    `blockhash ${c.blockhash}`,
+    ...(c.corruptSignature === undefined ? [] : [`signature ${c.corruptSignature} corrupted`]),
+    ...(c.repeat ? ['sent twice'] : []),
+  ];
+  return `[${steps.join(', ')}] ${faults.join(', ')}`;
+}

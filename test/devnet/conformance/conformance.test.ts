@@ -1,0 +1,121 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { checkProperty, propertyProfile } from '../../../property-tests/support/profile.js';
+import {
+  caseAccounts,
+  conformanceCase,
+  describeCase,
+  freshKeys,
+  initialBalances,
+  signedWire,
+  unknownBlockhash,
+  type ConformanceCase,
+  type Step,
+} from './cases.js';
+import { DevnetRuntime } from './devnet-runtime.js';
+import { LiteSvmRuntime } from './litesvm-runtime.js';
+import { describeOutcome, type Outcome } from './outcome.js';
+
+/**
+ * The devnet against Agave's runtime (LiteSVM): the same signed bytes to both, the same outcome
+ * (landed or not, the error in the devnet's JSON-RPC shapes, the fee, the compute units, the
+ * balances after). Where the devnet must differ, docs/devnet.md says why ("What the devnet
+ * models, checked against Agave's runtime").
+ */
+
+const PROFILE = { fast: { runs: 100, timeoutMs: 30_000 }, long: { runs: 10_000, timeoutMs: 900_000 } }[propertyProfile()];
+// A slot more than the 150 blocks a blockhash stays valid.
+const EXPIRY_SLOTS = 151;
+// Blocks one case can produce (airdrops, two sends), with room to spare: the shared blockhash
+// is replaced while it still has this many blocks to live.
+const CASE_BLOCKS = 10;
+
+let node: DevnetNode;
+let devnet: DevnetRuntime;
+let litesvm: LiteSvmRuntime;
+/** The devnet blockhash cases sign with, also LiteSVM's latest: rewriting LiteSVM's costs a snapshot, so it is shared. */
+let shared: { blockhash: string; lastValidBlockHeight: number } | undefined;
+
+beforeAll(async () => {
+  node = await startDevnetNode({ name: 'conformance', chainId: 1, slotIntervalMs: 0 });
+  devnet = new DevnetRuntime(node);
+  litesvm = new LiteSvmRuntime();
+});
+
+afterAll(async () => {
+  await node.close();
+});
+
+async function sharedBlockhash(): Promise<string> {
+  if (shared === undefined || node.bank.blockHeight + CASE_BLOCKS > shared.lastValidBlockHeight) {
+    shared = await devnet.latestBlockhash();
+    litesvm.useBlockhash(shared.blockhash);
+  }
+  return shared.blockhash;
+}
+
+/** Runs the case on both runtimes; one pair of outcomes per send. */
+async function runBoth(c: ConformanceCase): Promise<Array<{ devnet: Outcome; litesvm: Outcome }>> {
+  const keys = freshKeys();
+  const balances = initialBalances(c, keys);
+  for (const [key, lamports] of balances) if (lamports > 0n) node.airdrop(key, lamports);
+  litesvm.fund(balances);
+  let blockhash = await sharedBlockhash();
+  if (c.blockhash === 'expired') {
+    node.advanceSlots(EXPIRY_SLOTS);
+    await sharedBlockhash();
+  }
+  if (c.blockhash === 'unknown') blockhash = unknownBlockhash();
+  const wire = signedWire(c, keys, blockhash);
+  const accounts = caseAccounts(keys);
+  const sends = c.repeat ? 2 : 1;
+  const outcomes = [];
+  for (let i = 0; i < sends; i += 1) outcomes.push({ devnet: await devnet.run(wire, accounts), litesvm: litesvm.run(wire, accounts) });
+  return outcomes;
+}
+
+async function expectSameOutcome(c: ConformanceCase): Promise<Outcome[]> {
+  const outcomes = await runBoth(c);
+  outcomes.forEach((pair, send) => {
+    // Balances are keyed by this run's fresh keys; the message names them by role instead.
+    if (describeOutcome(pair.devnet) !== describeOutcome(pair.litesvm)) {
+      throw new Error(
+        `${describeCase(c)}\nsend ${send + 1} differs:\n  devnet  ${describeOutcome(pair.devnet)}\n  litesvm ${describeOutcome(pair.litesvm)}`,
+      );
+    }
+  });
+  return outcomes.map((pair) => pair.litesvm);
+}
+
+const base: ConformanceCase = { steps: [], payerLamports: 10_000_000_000n, cosignerLamports: 0n, blockhash: 'latest', corruptSignature: undefined, repeat: false };
+const transfer: Step = { kind: 'transfer', from: 'payer', to: 'funded', lamports: 1_000n };
+
+describe('the devnet and Agave runtime (LiteSVM) agree', () => {
+  it('a system transfer: 150 compute units, 5,000 lamports', async () => {
+    const [outcome] = await expectSameOutcome({ ...base, steps: [transfer] });
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 });
+  });
+
+  it('a limit of 20,000 at 1,000 micro-lamports: 5,020 lamports', async () => {
+    const steps: Step[] = [{ kind: 'limit', units: 20_000 }, { kind: 'price', microLamports: 1_000n }, transfer];
+    const [outcome] = await expectSameOutcome({ ...base, steps });
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_020n, unitsConsumed: 450 });
+  });
+
+  it('a limit of 100: ComputationalBudgetExceeded, the fee still charged', async () => {
+    const [outcome] = await expectSameOutcome({ ...base, steps: [{ kind: 'limit', units: 100 }, transfer] });
+    expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] } }, fee: 5_000n });
+  });
+
+  it('generated transactions: the same outcome on both', async () => {
+    await checkProperty(
+      'devnet vs LiteSVM',
+      fc.asyncProperty(conformanceCase, async (c) => {
+        await expectSameOutcome(c);
+      }),
+      PROFILE.runs,
+      PROFILE.timeoutMs - 20_000,
+    );
+  }, PROFILE.timeoutMs);
+});
