@@ -275,6 +275,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
+    this.#forgetEmptied(tx);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
       tx.budget.unitPrice,
@@ -319,6 +320,13 @@ export class Bank {
     const result = executeInstructions(journal, tx, this.#env());
     if (result.err !== null) return result;
     return { ...result, err: rentStateViolation(tx, before, (address) => this.#accounts.get(address)) ?? null };
+  }
+
+  /** An account left without lamports (by a transfer, or by the fee) no longer exists, as in Agave's accounts-db: reads answer null. */
+  #forgetEmptied(tx: DevnetTransaction): void {
+    for (const [index, address] of tx.accountKeys.entries()) {
+      if (tx.writable[index] === true && this.#accounts.get(address)?.lamports === 0n) this.#accounts.delete(address);
+    }
   }
 
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
