@@ -34,10 +34,12 @@ const RENT_EXEMPT_MINIMUM = 890_880n;
 const FUNDED_RECIPIENT_LAMPORTS = 2_000_000n;
 const SOL = 1_000_000_000n;
 
+// Small, around the rent-exempt minimum, above most balances, or a funded cosigner's whole balance.
 const lamportAmount = fc.oneof(
   fc.bigInt(1n, 10_000n),
   fc.bigInt(RENT_EXEMPT_MINIMUM - 10_000n, RENT_EXEMPT_MINIMUM + 10_000n),
   fc.bigInt(SOL / 10n, 3n * SOL),
+  fc.constant(SOL),
 );
 
 const transferStep: fc.Arbitrary<Step> = fc.record({
@@ -96,6 +98,8 @@ export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
       { arbitrary: fc.constant(10n * SOL), weight: 6 },
       { arbitrary: fc.constant(0n), weight: 1 },
       { arbitrary: fc.bigInt(1n, 20_000n), weight: 2 },
+      // Exactly the base fee of one or two signatures: the fee empties the account.
+      { arbitrary: fc.constantFrom(5_000n, 10_000n), weight: 1 },
       { arbitrary: fc.bigInt(RENT_EXEMPT_MINIMUM, RENT_EXEMPT_MINIMUM + 20_000n), weight: 1 },
     ),
     cosignerLamports: fc.oneof(fc.constant(SOL), fc.constant(0n), fc.bigInt(1n, RENT_EXEMPT_MINIMUM + 10_000n)),

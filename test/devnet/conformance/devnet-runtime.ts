@@ -41,12 +41,13 @@ export class DevnetRuntime {
     ]);
     const before = balancesOf(balancesBefore!);
     const after = balancesOf(balancesAfter!);
+    const lamports = (balances: ReadonlyArray<bigint | null>) => balances.reduce<bigint>((total, value) => total + (value ?? 0n), 0n);
     const status = statusOf(statusAfter!);
     const landed = statusOf(statusBefore!) === null && status !== null;
     return {
       landed,
       error: landed ? (status.err === null ? null : { err: status.err }) : refusal(preflight!),
-      fee: sum(before) - sum(after),
+      fee: lamports(before) - lamports(after),
       unitsConsumed: unitsOf(simulation!),
       balances: Object.fromEntries(accounts.map((key, i) => [key, after[i]!])),
     };
@@ -69,9 +70,9 @@ function resultOf(answer: RpcAnswer | undefined, method: string): unknown {
   return answer.result;
 }
 
-function balancesOf(answer: RpcAnswer): bigint[] {
+function balancesOf(answer: RpcAnswer): Array<bigint | null> {
   const { value } = resultOf(answer, 'getMultipleAccounts') as { value: Array<{ lamports: number } | null> };
-  return value.map((account) => BigInt(account?.lamports ?? 0));
+  return value.map((account) => (account === null ? null : BigInt(account.lamports)));
 }
 
 function statusOf(answer: RpcAnswer): Status {
@@ -89,8 +90,4 @@ function refusal(preflight: RpcAnswer): ErrorShape {
 function unitsOf(simulation: RpcAnswer): number {
   const value = (simulation.result as { value?: { unitsConsumed?: number } } | undefined)?.value;
   return value?.unitsConsumed ?? 0;
-}
-
-function sum(values: readonly bigint[]): bigint {
-  return values.reduce((total, value) => total + value, 0n);
 }
