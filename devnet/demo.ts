@@ -62,12 +62,12 @@ async function runDemo(flags: DemoFlags): Promise<number> {
   process.once('exit', killOnExit);
   try {
     const world = await bootstrapWorld(pair, { authorities: AUTHORITIES, threshold: THRESHOLD, capacity: CAPACITY, dir: flags.dir, signal: shutdown.signal });
+    // After the bootstrap, so the bridge is created; before the traffic, whose users bid the floor.
+    for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.congestion });
     traffic = startTraffic(pair, world);
     servers = spawnServers(SERVER_ENTRY, world, flags.serverPort, (server, code) => {
       if (!shutdown.signal.aborted) process.stderr.write(`bridge server ${server.index} exited with code ${code}; see ${server.logPath}\n`);
     });
-    // After the bootstrap, so the bridge is created; the traffic's users bid the floor.
-    for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.congestion });
     process.stdout.write(
       [
         ...(flags.congestion > 0 ? [`Congestion: both chains land only transactions bidding at least ${flags.congestion} micro-lamports per compute unit`] : []),

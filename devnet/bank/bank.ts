@@ -275,7 +275,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
-    this.#forgetEmptied(tx);
+    this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
       tx.budget.unitPrice,
@@ -299,6 +299,13 @@ export class Bank {
     this.#produceBlock();
   }
 
+  // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
+  #removeEmptyAccounts(addresses: readonly string[]): void {
+    for (const address of addresses) {
+      if (this.#accounts.get(address)?.lamports === 0n) this.#accounts.delete(address);
+    }
+  }
+
   // Signatures were verified before the transaction first waited: it is the same transaction.
   #waitForPrice(tx: DevnetTransaction): void {
     if (this.#belowFloor.size >= MAX_WAITING) this.#dropExpiredBelowFloor();
@@ -320,13 +327,6 @@ export class Bank {
     const result = executeInstructions(journal, tx, this.#env());
     if (result.err !== null) return result;
     return { ...result, err: rentStateViolation(tx, before, (address) => this.#accounts.get(address)) ?? null };
-  }
-
-  /** An account left without lamports (by a transfer, or by the fee) no longer exists, as in Agave's accounts-db: reads answer null. */
-  #forgetEmptied(tx: DevnetTransaction): void {
-    for (const [index, address] of tx.accountKeys.entries()) {
-      if (tx.writable[index] === true && this.#accounts.get(address)?.lamports === 0n) this.#accounts.delete(address);
-    }
   }
 
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
