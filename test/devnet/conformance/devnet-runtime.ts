@@ -17,6 +17,12 @@ interface RpcAnswer {
 
 type Status = { err: unknown } | null;
 
+/** getTransaction's meta: what the node says a landed transaction paid and consumed. */
+export interface Recorded {
+  fee: bigint;
+  unitsConsumed: number;
+}
+
 const RPC_TIMEOUT_MS = 5_000;
 
 export class DevnetRuntime {
@@ -27,10 +33,11 @@ export class DevnetRuntime {
     return (resultOf(answer, 'getLatestBlockhash') as { value: { blockhash: string; lastValidBlockHeight: number } }).value;
   }
 
-  async run(wire: Uint8Array, accounts: readonly string[]): Promise<Outcome> {
+  /** The outcome, and what the node's getTransaction recorded of a transaction that landed. */
+  async run(wire: Uint8Array, accounts: readonly string[]): Promise<Outcome & { recorded: Recorded | null }> {
     const id = bs58.encode(wire.subarray(1, 65));
     const encoded = Buffer.from(wire).toString('base64');
-    const [balancesBefore, statusBefore, simulation, preflight, , statusAfter, balancesAfter] = await this.#batch([
+    const [balancesBefore, statusBefore, simulation, preflight, , statusAfter, balancesAfter, transaction] = await this.#batch([
       ['getMultipleAccounts', [accounts, { encoding: 'base64', commitment: 'processed' }]],
       ['getSignatureStatuses', [[id]]],
       ['simulateTransaction', [encoded, { encoding: 'base64', sigVerify: true, commitment: 'processed' }]],
@@ -38,6 +45,7 @@ export class DevnetRuntime {
       ['sendTransaction', [encoded, { encoding: 'base64', skipPreflight: true }]],
       ['getSignatureStatuses', [[id]]],
       ['getMultipleAccounts', [accounts, { encoding: 'base64', commitment: 'processed' }]],
+      ['getTransaction', [id, { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]],
     ]);
     const before = balancesOf(balancesBefore!);
     const after = balancesOf(balancesAfter!);
@@ -50,6 +58,7 @@ export class DevnetRuntime {
       fee: lamports(before) - lamports(after),
       unitsConsumed: unitsOf(simulation!),
       balances: Object.fromEntries(accounts.map((key, i) => [key, after[i]!])),
+      recorded: landed ? recordedOf(transaction!) : null,
     };
   }
 
@@ -73,6 +82,11 @@ function resultOf(answer: RpcAnswer | undefined, method: string): unknown {
 function balancesOf(answer: RpcAnswer): Array<bigint | null> {
   const { value } = resultOf(answer, 'getMultipleAccounts') as { value: Array<{ lamports: number } | null> };
   return value.map((account) => (account === null ? null : BigInt(account.lamports)));
+}
+
+function recordedOf(answer: RpcAnswer): Recorded {
+  const { meta } = resultOf(answer, 'getTransaction') as { meta: { fee: number; computeUnitsConsumed: number } };
+  return { fee: BigInt(meta.fee), unitsConsumed: meta.computeUnitsConsumed };
 }
 
 function statusOf(answer: RpcAnswer): Status {
