@@ -298,7 +298,11 @@ describe('Bank: transactions', () => {
     expect(land([transfer(payer, poor.publicKey, 1n)], [payer]).simulated).toBeNull();
     expect(land([transfer(poor, somebody, 1n)], [payer, poor]).simulated).toEqual({ InsufficientFundsForRent: { account_index: 1 } });
     expect(land([transfer(poor, somebody, 20_001n)], [payer, poor]).simulated).toBeNull();
-    expect(lamportsOf(poor.publicKey) ?? 0n).toBe(0n);
+    // Emptied, the account is gone, as on a cluster; so is a fee payer the fee empties.
+    expect(bank.account(poor.publicKey.toBase58())).toBeUndefined();
+    const exactFee = funded(bank, 5_000n);
+    expect(land([transfer(exactFee, somebody, 0n)], [exactFee])).toEqual({ simulated: null, landed: true });
+    expect(bank.account(exactFee.publicKey.toBase58())).toBeUndefined();
   });
 
   it('verifies every ed25519 signature; a transaction with a bad one is dropped without a status', () => {

@@ -17,6 +17,12 @@ interface RpcAnswer {
 
 type Status = { err: unknown } | null;
 
+/** getTransaction's meta: what the node says a landed transaction paid and consumed. */
+export interface Recorded {
+  fee: bigint;
+  unitsConsumed: number;
+}
+
 const RPC_TIMEOUT_MS = 5_000;
 
 export class DevnetRuntime {
@@ -27,10 +33,11 @@ export class DevnetRuntime {
     return (resultOf(answer, 'getLatestBlockhash') as { value: { blockhash: string; lastValidBlockHeight: number } }).value;
   }
 
-  async run(wire: Uint8Array, accounts: readonly string[]): Promise<Outcome> {
+  /** The outcome, and what the node's getTransaction recorded of a transaction that landed. */
+  async run(wire: Uint8Array, accounts: readonly string[]): Promise<Outcome & { recorded: Recorded | null }> {
     const id = bs58.encode(wire.subarray(1, 65));
     const encoded = Buffer.from(wire).toString('base64');
-    const [balancesBefore, statusBefore, simulation, preflight, , statusAfter, balancesAfter] = await this.#batch([
+    const [balancesBefore, statusBefore, simulation, preflight, , statusAfter, balancesAfter, transaction] = await this.#batch([
       ['getMultipleAccounts', [accounts, { encoding: 'base64', commitment: 'processed' }]],
       ['getSignatureStatuses', [[id]]],
       ['simulateTransaction', [encoded, { encoding: 'base64', sigVerify: true, commitment: 'processed' }]],
@@ -38,17 +45,20 @@ export class DevnetRuntime {
       ['sendTransaction', [encoded, { encoding: 'base64', skipPreflight: true }]],
       ['getSignatureStatuses', [[id]]],
       ['getMultipleAccounts', [accounts, { encoding: 'base64', commitment: 'processed' }]],
+      ['getTransaction', [id, { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]],
     ]);
     const before = balancesOf(balancesBefore!);
     const after = balancesOf(balancesAfter!);
+    const lamports = (balances: ReadonlyArray<bigint | null>) => balances.reduce<bigint>((total, value) => total + (value ?? 0n), 0n);
     const status = statusOf(statusAfter!);
     const landed = statusOf(statusBefore!) === null && status !== null;
     return {
       landed,
       error: landed ? (status.err === null ? null : { err: status.err }) : refusal(preflight!),
-      fee: sum(before) - sum(after),
+      fee: lamports(before) - lamports(after),
       unitsConsumed: unitsOf(simulation!),
       balances: Object.fromEntries(accounts.map((key, i) => [key, after[i]!])),
+      recorded: landed ? recordedOf(transaction!) : null,
     };
   }
 
@@ -69,9 +79,14 @@ function resultOf(answer: RpcAnswer | undefined, method: string): unknown {
   return answer.result;
 }
 
-function balancesOf(answer: RpcAnswer): bigint[] {
+function balancesOf(answer: RpcAnswer): Array<bigint | null> {
   const { value } = resultOf(answer, 'getMultipleAccounts') as { value: Array<{ lamports: number } | null> };
-  return value.map((account) => BigInt(account?.lamports ?? 0));
+  return value.map((account) => (account === null ? null : BigInt(account.lamports)));
+}
+
+function recordedOf(answer: RpcAnswer): Recorded {
+  const { meta } = resultOf(answer, 'getTransaction') as { meta: { fee: number; computeUnitsConsumed: number } };
+  return { fee: BigInt(meta.fee), unitsConsumed: meta.computeUnitsConsumed };
 }
 
 function statusOf(answer: RpcAnswer): Status {
@@ -89,8 +104,4 @@ function refusal(preflight: RpcAnswer): ErrorShape {
 function unitsOf(simulation: RpcAnswer): number {
   const value = (simulation.result as { value?: { unitsConsumed?: number } } | undefined)?.value;
   return value?.unitsConsumed ?? 0;
-}
-
-function sum(values: readonly bigint[]): bigint {
-  return values.reduce((total, value) => total + value, 0n);
 }

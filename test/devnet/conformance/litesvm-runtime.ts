@@ -82,8 +82,18 @@ export class LiteSvmRuntime {
     return decoded;
   }
 
-  #balances(accounts: readonly string[]): Record<string, bigint> {
-    return Object.fromEntries(accounts.map((key) => [key, this.#svm.getBalance(address(key)) ?? 0n]));
+  /**
+   * Balances as a node reads them: an account without lamports does not exist (Agave's
+   * accounts-db). LiteSVM drops one a successful transaction empties but keeps, at 0, a fee
+   * payer the fee of a failed one empties.
+   */
+  #balances(accounts: readonly string[]): Record<string, bigint | null> {
+    return Object.fromEntries(
+      accounts.map((key) => {
+        const lamports = this.#svm.getBalance(address(key));
+        return [key, lamports === 0n ? null : lamports];
+      }),
+    );
   }
 
   #total(accounts: readonly string[]): bigint {

@@ -14,8 +14,8 @@ export interface Outcome {
   /** Lamports the case's accounts lost in total: the fee (transfers only move lamports between them). */
   fee: bigint;
   unitsConsumed: number;
-  /** Every account of the case after the transaction (0: no account). */
-  balances: Record<string, bigint>;
+  /** Every account of the case after the transaction (null: no account, as a node reads one emptied to 0 lamports). */
+  balances: Record<string, bigint | null>;
 }
 
 /** The JSON-RPC errors a node answers before a transaction reaches the bank. */
