@@ -24,6 +24,16 @@ export interface FaultSnapshot {
   slotLag: number;
   /** The slot this endpoint's reports stopped at, or null. */
   frozenAtSlot: number | null;
+  noHistory: boolean;
+  alternateBehindSlots: number;
+  httpStatus: 401 | 403 | 404 | null;
+}
+
+/** How far behind the chain one call's answer is, and whether transactions of the newer slots are hidden too. */
+export interface CallView {
+  behindSlots: number;
+  /** The answering node has not seen the newer slots at all (a lagging backend), not just reports older numbers. */
+  pastOnly: boolean;
 }
 
 const DEFAULT_SEED = 1;
@@ -40,6 +50,10 @@ export class Faults {
   #dropTransactions = 0;
   #slotLag = 0;
   #frozenAtSlot: number | null = null;
+  #noHistory = false;
+  #alternateBehindSlots = 0;
+  #httpStatus: 401 | 403 | 404 | null = null;
+  #calls = 0;
 
   constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
     this.#bank = bank;
@@ -60,6 +74,9 @@ export class Faults {
     if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
     if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
+    if (valid.noHistory !== undefined) this.#noHistory = valid.noHistory;
+    if (valid.alternateBehindSlots !== undefined) this.#alternateBehindSlots = valid.alternateBehindSlots;
+    if (valid.httpStatus !== undefined) this.#httpStatus = valid.httpStatus;
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
     return this.snapshot();
@@ -75,6 +92,9 @@ export class Faults {
     this.#dropTransactions = 0;
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
+    this.#noHistory = false;
+    this.#alternateBehindSlots = 0;
+    this.#httpStatus = null;
     this.#bank.resume();
     return this.snapshot();
   }
@@ -83,6 +103,24 @@ export class Faults {
   reportedSlot(): number {
     const lagging = Math.max(0, this.#bank.slot - this.#slotLag);
     return this.#frozenAtSlot === null ? lagging : Math.min(lagging, this.#frozenAtSlot);
+  }
+
+  /** This endpoint keeps no transaction history. */
+  get noHistory(): boolean {
+    return this.#noHistory;
+  }
+
+  /** The HTTP status every call answers, or null. */
+  get httpStatus(): 401 | 403 | 404 | null {
+    return this.#httpStatus;
+  }
+
+  /** The view one call is answered from; with `alternateBehindSlots`, every other call's is the lagging backend's. */
+  nextCallView(): CallView {
+    const lagging = this.#bank.slot - this.reportedSlot();
+    const behindBackend = this.#alternateBehindSlots > 0 && this.#calls++ % 2 === 1;
+    if (!behindBackend) return { behindSlots: lagging, pastOnly: false };
+    return { behindSlots: Math.min(this.#bank.slot, Math.max(lagging, this.#alternateBehindSlots)), pastOnly: true };
   }
 
   snapshot(): FaultSnapshot {
@@ -95,6 +133,9 @@ export class Faults {
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,
+      noHistory: this.#noHistory,
+      alternateBehindSlots: this.#alternateBehindSlots,
+      httpStatus: this.#httpStatus,
     };
   }
 

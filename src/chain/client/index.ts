@@ -92,7 +92,7 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
 }
 
 /** The RPC client and tracker of each chain. */
-function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
+function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch, logger?: Logger): { source: ChainEndpoint; target: ChainEndpoint } {
   const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
   const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
     createChainRpc({
@@ -103,6 +103,7 @@ function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { sou
       metrics,
       ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
       ...(fetch === undefined ? {} : { fetch }),
+      ...(logger === undefined ? {} : { logger: logger.child({ chain }) }),
     });
   const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
     chain,
@@ -167,7 +168,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
-  const { source, target } = chainEndpoints(options, fetch);
+  const { source, target } = chainEndpoints(options, fetch, logger);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sourceSender = senderFor(source.rpc, signed.source);
   const targetSender = senderFor(target.rpc, signed.target);

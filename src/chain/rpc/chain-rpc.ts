@@ -12,6 +12,11 @@ import { jsonRpcCall } from './json-rpc.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry } from './read-retry.js';
 import { isDefiniteSendRefusal, preflightFailure, rpcFailure } from './rpc-failure.js';
+import { HISTORY_NOT_AVAILABLE } from '../../failure-policy.js';
+import { isBridgeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { chainName } from '../chain-name.js';
+import { readCallBudgetMs } from './read-retry.js';
 import type { RpcFetch } from './rpc-fetch.js';
 
 /**
@@ -69,6 +74,22 @@ interface AddressSignatureOptions {
   before?: string;
   /** Only newer than this signature. */
   until?: string;
+  /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
+  minContextSlot?: number;
+}
+
+/** One signature's status and the slot of the view that answered. */
+export interface SignatureStatusAt {
+  /** The context slot of the answer: the status is what the node knew at this slot. */
+  slot: number;
+  /** null when the node knows nothing of it. */
+  status: SignatureStatus | null;
+}
+
+/** The slot and the block height of one view of the chain, from one answer. */
+export interface ChainHeight {
+  slot: number;
+  blockHeight: number;
 }
 
 export interface ChainRpc {
@@ -76,19 +97,29 @@ export interface ChainRpc {
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
   getBalance(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<number>;
   getLatestBlockhash(commitment: Commitment, signal: AbortSignal): Promise<BlockhashWithExpiryBlockHeight>;
-  getBlockHeight(commitment: Commitment, signal: AbortSignal): Promise<number>;
-  /** One signature's status; null when the node knows nothing of it. */
-  getSignatureStatus(
-    signature: string,
-    options: { searchTransactionHistory: boolean },
-    signal: AbortSignal,
-  ): Promise<SignatureStatus | null>;
+  /** The slot and block height of one node's view (getEpochInfo), never a pair from two nodes. */
+  getChainHeight(commitment: Commitment, signal: AbortSignal): Promise<ChainHeight>;
+  /**
+   * One signature's status with the context slot of the answer. With
+   * `searchTransactionHistory` it needs history (see `getSignaturesForAddress`).
+   */
+  getSignatureStatus(signature: string, options: { searchTransactionHistory: boolean }, signal: AbortSignal): Promise<SignatureStatusAt>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
-  /** Landed transactions that list `address`, newest first, at confirmed. */
+  /**
+   * Landed transactions that list `address`, newest first, at confirmed. A history read: it
+   * goes only to endpoints that keep history and fails with `isHistoryUnavailable` when none does.
+   */
   getSignaturesForAddress(address: PublicKey, options: AddressSignatureOptions, signal: AbortSignal): Promise<AddressSignature[]>;
-  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. */
+  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. A history read. */
   getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
+  /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
+  hasHistory(): boolean | undefined;
+}
+
+/** The failure of a history read when no endpoint of the chain keeps transaction history. */
+export function isHistoryUnavailable(err: unknown): boolean {
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === HISTORY_NOT_AVAILABLE;
 }
 
 export interface ChainRpcOptions {
@@ -101,6 +132,8 @@ export interface ChainRpcOptions {
   maxSlotLag?: number;
   timeoutMs: number;
   metrics: Metrics;
+  /** Endpoint refusals and history changes are logged here, once per change. */
+  logger?: Logger;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
 }
@@ -121,19 +154,24 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     timeoutMs: options.timeoutMs,
     maxSlotLag: options.maxSlotLag ?? DEFAULT_MAX_SLOT_LAG,
     metrics,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
   const readRetry = createReadRetry();
+  const budgetMs = readCallBudgetMs(options.timeoutMs);
 
-  /** One read: each try goes to the next endpoint in the pool's order, the best first. */
-  async function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+  /**
+   * One read within readCallBudgetMs: each try goes to the next endpoint in `order` (the best
+   * first); an endpoint's Retry-After is waited for when it fits in what is left of the budget.
+   */
+  async function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>, order = pool.readOrder()): Promise<T> {
     signal.throwIfAborted();
     pool.probeSlots();
-    const order = pool.readOrder();
+    const deadline = pool.time() + budgetMs;
     let tries = 0;
     const attempt = () => {
       const endpoint = order[tries++ % order.length]!;
-      return pool.run(endpoint, method, signal, () => run(endpoint));
+      return pool.run(endpoint, method, deadline, signal, () => run(endpoint));
     };
     try {
       return await readRetry.execute(attempt, () => metrics.rpcRetries.inc({ chain, method }), signal);
@@ -144,12 +182,48 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
-  /** The same signed bytes to every endpoint in service; the first acceptance wins. */
+  /**
+   * A history read: it goes only to endpoints not known to lack history; an endpoint that
+   * answers -32011 is marked and the read moves to the next one at once. With none left it
+   * fails with the -32011 failure (`isHistoryUnavailable`).
+   */
+  async function historyRead<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+    for (;;) {
+      const order = pool.historyOrder();
+      if (order.length === 0) throw historyUnavailable(method);
+      let answered: Endpoint | undefined;
+      const runOn = async (endpoint: Endpoint) => {
+        const result = await run(endpoint);
+        answered = endpoint;
+        return result;
+      };
+      try {
+        const result = await read(method, signal, runOn, order);
+        pool.observeHistory(answered!, true);
+        return result;
+      } catch (err) {
+        if (!isBridgeError(err, 'CHAIN__RPC_FAILED') || err.context.rpcCode !== HISTORY_NOT_AVAILABLE) throw err;
+        pool.observeHistory(order.find(({ label }) => label === err.context.endpoint) ?? order[0]!, false);
+      }
+    }
+  }
+
+  function historyUnavailable(method: string) {
+    const reason = `no endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC ${HISTORY_NOT_AVAILABLE})`;
+    return rpcFailure(chain, method, { kind: 'rpc', rpcCode: HISTORY_NOT_AVAILABLE, reason });
+  }
+
+  /**
+   * The same signed bytes to every endpoint in service; the first acceptance wins. One request
+   * per endpoint: an endpoint's Retry-After is not waited for here (the failure carries it, and
+   * the sender re-sends no sooner).
+   */
   async function send(wire: Uint8Array, { skipPreflight, preflightCommitment }: SendOptions, signal: AbortSignal): Promise<string> {
     const config = { encoding: 'base64', skipPreflight, preflightCommitment, maxRetries: 0 };
     const params = [Buffer.from(wire).toString('base64'), config];
+    const deadline = pool.time() + options.timeoutMs;
     const sendTo = (endpoint: Endpoint) =>
-      pool.run(endpoint, 'sendTransaction', signal, async () => {
+      pool.run(endpoint, 'sendTransaction', deadline, signal, async () => {
         const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'sendTransaction', params, signal);
         if (typeof result !== 'string') {
           const reason = `the result is not a signature string: ${JSON.stringify(result)}`;
@@ -186,27 +260,36 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     getLatestBlockhash: (commitment, signal) =>
       read('getLatestBlockhash', signal, async ({ connection }) => (await connection.getLatestBlockhashAndContext({ commitment })).value),
 
-    getBlockHeight: (commitment, signal) => read('getBlockHeight', signal, ({ connection }) => connection.getBlockHeight({ commitment })),
-
-    getSignatureStatus: (signature, { searchTransactionHistory }, signal) =>
-      read('getSignatureStatuses', signal, async ({ connection }) => {
-        const { value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
-        return value[0] ?? null;
+    getChainHeight: (commitment, signal) =>
+      read('getEpochInfo', signal, async ({ connection }) => {
+        const { absoluteSlot, blockHeight } = await connection.getEpochInfo({ commitment });
+        if (blockHeight === undefined) throw rpcFailure(chain, 'getEpochInfo', { kind: 'invalid_result', reason: 'the answer has no blockHeight' });
+        return { slot: absoluteSlot, blockHeight };
       }),
+
+    getSignatureStatus: (signature, { searchTransactionHistory }, signal) => {
+      const statusRead = async ({ connection }: Endpoint): Promise<SignatureStatusAt> => {
+        const { context, value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
+        return { slot: context.slot, status: value[0] ?? null };
+      };
+      return searchTransactionHistory ? historyRead('getSignatureStatuses', signal, statusRead) : read('getSignatureStatuses', signal, statusRead);
+    },
 
     sendTransaction: send,
 
     getSignaturesForAddress: (address, options, signal) =>
-      read('getSignaturesForAddress', signal, async ({ connection }) =>
+      historyRead('getSignaturesForAddress', signal, async ({ connection }) =>
         (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
       ),
 
     getTransactionSigners: (signature, signal) =>
-      read('getTransaction', signal, async ({ rpcFetch, url }) => {
+      historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
         const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
         const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
         return result === null ? null : signersOf(chain, result);
       }),
+
+    hasHistory: () => pool.hasHistory(),
   };
 }
 
