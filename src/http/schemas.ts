@@ -19,6 +19,16 @@ const crankHealthSchema = {
     total_actions_submitted: { type: 'integer' },
     // BRIDGE_DRY_RUN only; absent otherwise, so the SPEC §2.2 shape is unchanged.
     dry_run: { type: 'boolean' },
+    // Only while a check is off (no history on a chain's endpoints); absent otherwise.
+    checks_off: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['check', 'chain', 'reason'],
+        properties: { check: { type: 'string' }, chain: { type: 'string' }, reason: { type: 'string' } },
+      },
+    },
   },
 } as const;
 

@@ -1,3 +1,4 @@
+import type { CheckOff } from '../chain/bridge-chains.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
 
@@ -18,6 +19,8 @@ export interface CrankHealth {
   total_actions_submitted: number;
   /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
   dry_run?: true;
+  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
+  checks_off?: CheckOff[];
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

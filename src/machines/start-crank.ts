@@ -103,7 +103,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
     const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
-    return dryRun ? { ...crankHealth, dry_run: true } : crankHealth;
+    const checksOff = options.chains.checksOff();
+    return { ...crankHealth, ...(dryRun ? { dry_run: true } : {}), ...(checksOff.length > 0 ? { checks_off: checksOff } : {}) };
   }
 
   function acceptsCycles(): boolean {

@@ -2,13 +2,14 @@ import { PublicKey, type Commitment, type Keypair } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../bridge-chains.js';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains, CheckOff } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../pda.js';
 import { depositResultFromWire, parseU64 } from '../result-wire.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
+import { chainName } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { packedFees } from './fees.js';
@@ -89,6 +90,11 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
     rpcTimeoutMs: config.rpcTimeoutMs,
     metrics,
   };
+}
+
+function secondSignerOff({ chain }: ChainRpc): CheckOff {
+  const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
+  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${variable}` };
 }
 
 /** The RPC client and tracker of each chain. */
@@ -273,5 +279,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
         packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey) +
         packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey),
     }),
+
+    checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
   };
 }
