@@ -1,4 +1,9 @@
+import { Keypair } from '@solana/web3.js';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startDevnetNode, type DevnetNode } from '../../devnet/node.js';
+import { createChainRpc } from '../../src/chain/rpc/chain-rpc.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { attemptDeadlineMs } from '../../src/machines/cycle-bound.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
@@ -14,10 +19,13 @@ import { deposit } from './support/transactions.js';
  */
 
 let bridge: DevnetBridge | undefined;
+let node: DevnetNode | undefined;
 
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
+  await node?.close();
+  node = undefined;
 });
 
 async function deposits(b: DevnetBridge, count: number): Promise<void> {
@@ -138,4 +146,27 @@ describe('an endpoint refusing the server', () => {
     const refusals = a.logs.records().filter((record) => record.status === 403);
     expect(refusals.map((record) => record.chain).sort()).toEqual(['source', 'target']);
   }, 60_000);
+});
+
+describe('rate limits', () => {
+  const address = Keypair.generate().publicKey;
+  const signal = () => new AbortController().signal;
+
+  it('a 429 with Retry-After: 3 delays the next call to that endpoint by about 3 s; with a second endpoint the call goes there at once', async () => {
+    node = await startDevnetNode({ chainId: 1, name: 'source' });
+    node.faults.set({ methods: { getBalance: { http429: 1, retryAfterSecs: 3 } } });
+    const alone = createChainRpc({ chain: 'source', url: node.url, timeoutMs: 5_000, metrics: createMetrics(new Registry()) });
+    let started = performance.now();
+    expect(await alone.getBalance(address, 'confirmed', signal())).toBe(0);
+    const waitedMs = performance.now() - started;
+    expect(waitedMs).toBeGreaterThanOrEqual(2_950);
+    expect(waitedMs).toBeLessThan(4_500);
+
+    const other = await node.addEndpoint();
+    node.faults.set({ methods: { getBalance: { http429: 1, retryAfterSecs: 3 } } });
+    const pooled = createChainRpc({ chain: 'source', url: node.url, fallbackUrls: [other.url], timeoutMs: 5_000, metrics: createMetrics(new Registry()) });
+    started = performance.now();
+    expect(await pooled.getBalance(address, 'confirmed', signal())).toBe(0);
+    expect(performance.now() - started).toBeLessThan(1_500);
+  }, 30_000);
 });

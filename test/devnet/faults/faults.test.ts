@@ -1,4 +1,4 @@
-import { Connection } from '@solana/web3.js';
+import { Connection, Keypair } from '@solana/web3.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
 import { mulberry32 } from '../../../devnet/faults/faults.js';
@@ -184,6 +184,50 @@ describe('slot faults and a second endpoint', () => {
     const tooNew = await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot - 199 }]);
     expect(tooNew.body.error).toMatchObject({ code: -32016 });
     expect(replica.faults.snapshot()).toMatchObject({ slotLag: 200, frozenAtSlot: null });
+  });
+
+  it('noHistory: history reads answer -32011 as Agave does; statuses come from the status cache (300 slots) only', async () => {
+    const address = Keypair.generate().publicKey;
+    const signature = node.airdrop(address, 1);
+    node.faults.set({ noHistory: true });
+    const refused = { code: -32011, message: 'Transaction history is not available from this node' };
+    expect((await rpc(node.url, 'getSignaturesForAddress', [address.toBase58()])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getTransaction', [signature, { encoding: 'base64' }])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value[0]).toMatchObject({ err: null });
+    node.advanceSlots(300);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value).toEqual([null]);
+    node.faults.set({ noHistory: false });
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.result.value[0]).toMatchObject({ err: null });
+  });
+
+  it('alternateBehindSlots: every other call is answered by a node that many slots behind, which has not seen the newer transactions', async () => {
+    node.advanceSlots(100);
+    const replica = await node.addEndpoint();
+    const signature = node.airdrop(Keypair.generate().publicKey, 1);
+    replica.faults.set({ alternateBehindSlots: 40 });
+    const slots = [];
+    for (let i = 0; i < 4; i++) slots.push((await rpc(replica.url, 'getSlot')).body.result as number);
+    expect(slots).toEqual([node.slot, node.slot - 40, node.slot, node.slot - 40]);
+    const statuses = [];
+    for (let i = 0; i < 2; i++) statuses.push((await rpc(replica.url, 'getSignatureStatuses', [[signature]])).body.result);
+    expect(statuses).toEqual([
+      expect.objectContaining({ context: expect.objectContaining({ slot: node.slot }), value: [expect.objectContaining({ err: null })] }),
+      expect.objectContaining({ context: expect.objectContaining({ slot: node.slot - 40 }), value: [null] }),
+    ]);
+    await rpc(replica.url, 'getSlot');
+    const tooNew = await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot }]);
+    expect(tooNew.body.error).toMatchObject({ code: -32016 });
+  });
+
+  it('httpStatus: every call answers 403 (admin methods aside) until set to null', async () => {
+    node.faults.set({ httpStatus: 403 });
+    const refused = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }) });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toBe('403 Forbidden');
+    expect((await rpc(node.url, 'devnet_getFaults')).body.result).toMatchObject({ httpStatus: 403 });
+    expect((await rpc(node.url, 'devnet_setFaults', [{ httpStatus: null }])).status).toBe(200);
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);
   });
 
   it('freezeSlot stops the reported slot until cleared', async () => {
