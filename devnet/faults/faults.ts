@@ -53,7 +53,6 @@ export class Faults {
   #noHistory = false;
   #alternateBehindSlots = 0;
   #httpStatus: 401 | 403 | 404 | null = null;
-  #calls = 0;
 
   constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
     this.#bank = bank;
@@ -115,10 +114,13 @@ export class Faults {
     return this.#httpStatus;
   }
 
-  /** The view one call is answered from; with `alternateBehindSlots`, every other call's is the lagging backend's. */
+  /**
+   * The view one call is answered from; with `alternateBehindSlots`, the lagging backend's for
+   * half the calls, drawn from the seeded PRNG (a balancer's choice follows no call pattern).
+   */
   nextCallView(): CallView {
     const lagging = this.#bank.slot - this.reportedSlot();
-    const behindBackend = this.#alternateBehindSlots > 0 && this.#calls++ % 2 === 1;
+    const behindBackend = this.#alternateBehindSlots > 0 && this.#random() < 0.5;
     if (!behindBackend) return { behindSlots: lagging, pastOnly: false };
     return { behindSlots: Math.min(this.#bank.slot, Math.max(lagging, this.#alternateBehindSlots)), pastOnly: true };
   }

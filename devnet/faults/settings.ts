@@ -50,7 +50,7 @@ const faultSettingsSchema = z.strictObject({
    */
   noHistory: z.boolean().optional(),
   /**
-   * A load balancer over two nodes: every other call is answered by a node this many slots behind
+   * A load balancer over two nodes: half the calls (drawn from the seeded PRNG) are answered by a node this many slots behind
    * (older slot and height, no transaction of the newer slots, -32016 to a minContextSlot above
    * it); 0 turns it off. Account state is the chain's current one on both.
    */

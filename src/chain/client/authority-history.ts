@@ -10,7 +10,8 @@ import { mapBounded } from './concurrency.js';
  * (docs/chain-client.md, "Authority history").
  *
  * Rule for what came before this process: the first read only records the newest transaction
- * that lists the authority (its baseline) and reports nothing. Later reads report what landed
+ * that lists the authority (its baseline, read at `minContextSlot` = the newest slot the chain
+ * client has seen, so no older view) and reports nothing. Later reads report what landed
  * after the previous read's newest (`until`), so a restarted server never flags the
  * transactions of its own previous life, and nothing is reported twice.
  *
@@ -88,7 +89,11 @@ export class AuthorityHistory {
 
   async #read(signal: AbortSignal): Promise<AuthorityTransaction[]> {
     if (this.#newest === undefined) {
-      const [newest] = await this.#rpc.getSignaturesForAddress(this.#authority, { limit: 1 }, signal);
+      // At least as new as anything this process has read on the chain: a lagging node's older
+      // baseline would let the previous life's last transactions count as another signer's.
+      const floor = this.#rpc.newestSlotSeen();
+      const options = { limit: 1, ...(floor === undefined ? {} : { minContextSlot: floor }) };
+      const [newest] = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
       this.#newest = newest === undefined ? null : { signature: newest.signature, slot: newest.slot };
       return [];
     }

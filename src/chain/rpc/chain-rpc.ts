@@ -115,6 +115,8 @@ export interface ChainRpc {
   getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
+  /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
+  newestSlotSeen(): number | undefined;
 }
 
 /** The failure of a history read when no endpoint of the chain keeps transaction history. */
@@ -251,25 +253,36 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
           ...(minContextSlot === undefined ? {} : { minContextSlot }),
         });
         const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
+        pool.observeContextSlot(context.slot);
         return { slot: context.slot, account };
       }),
 
     getBalance: (address, commitment, signal) =>
-      read('getBalance', signal, async ({ connection }) => (await connection.getBalanceAndContext(address, { commitment })).value),
+      read('getBalance', signal, async ({ connection }) => {
+        const { context, value } = await connection.getBalanceAndContext(address, { commitment });
+        pool.observeContextSlot(context.slot);
+        return value;
+      }),
 
     getLatestBlockhash: (commitment, signal) =>
-      read('getLatestBlockhash', signal, async ({ connection }) => (await connection.getLatestBlockhashAndContext({ commitment })).value),
+      read('getLatestBlockhash', signal, async ({ connection }) => {
+        const { context, value } = await connection.getLatestBlockhashAndContext({ commitment });
+        pool.observeContextSlot(context.slot);
+        return value;
+      }),
 
     getChainHeight: (commitment, signal) =>
       read('getEpochInfo', signal, async ({ connection }) => {
         const { absoluteSlot, blockHeight } = await connection.getEpochInfo({ commitment });
         if (blockHeight === undefined) throw rpcFailure(chain, 'getEpochInfo', { kind: 'invalid_result', reason: 'the answer has no blockHeight' });
+        pool.observeContextSlot(absoluteSlot);
         return { slot: absoluteSlot, blockHeight };
       }),
 
     getSignatureStatus: (signature, { searchTransactionHistory }, signal) => {
       const statusRead = async ({ connection }: Endpoint): Promise<SignatureStatusAt> => {
         const { context, value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
+        pool.observeContextSlot(context.slot);
         return { slot: context.slot, status: value[0] ?? null };
       };
       return searchTransactionHistory ? historyRead('getSignatureStatuses', signal, statusRead) : read('getSignatureStatuses', signal, statusRead);
@@ -290,6 +303,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       }),
 
     hasHistory: () => pool.hasHistory(),
+    newestSlotSeen: () => pool.newestSlotSeen(),
   };
 }
 

@@ -79,6 +79,8 @@ export class EndpointPool {
   private readonly refusals: ({ status: number; at: number } | undefined)[];
   private readonly history: HistoryKnowledge[];
   private historyAvailable: boolean | undefined;
+  /** The newest slot any answer of this chain carried (a context slot, a probed slot). */
+  private newestSlot: number | undefined;
   private readonly settings: ChoiceSettings;
   private lastProbeAt: number | undefined;
   private readonly now: () => number;
@@ -248,8 +250,19 @@ export class EndpointPool {
     }
   }
 
+  /** Records the context slot of an answer: the newest is the floor of reads that must not see an older view. */
+  observeContextSlot(slot: number): void {
+    if (this.newestSlot === undefined || slot > this.newestSlot) this.newestSlot = slot;
+  }
+
+  /** The newest slot an answer of this chain carried; undefined before any. */
+  newestSlotSeen(): number | undefined {
+    return this.newestSlot;
+  }
+
   /** Records a slot an endpoint reported. */
   observeSlot(index: number, slot: number): void {
+    this.observeContextSlot(slot);
     const known = this.knowledge[index]!;
     if (known.slot === undefined || slot > known.slot) {
       known.slot = slot;
