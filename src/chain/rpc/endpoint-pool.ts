@@ -40,7 +40,8 @@ export const REFUSAL_HOLD_MS = 60_000;
 /** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
 const HISTORY_RECHECK_MS = 10 * 60_000;
 
-// Failures that mean the endpoint did not answer at all; a JSON-RPC error or a 429 is an answer.
+// Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
+// or another 4xx is an answer.
 const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'malformed', 'too_large']);
 
 export interface Endpoint {
@@ -210,7 +211,7 @@ export class EndpointPool {
     const known = this.knowledge[endpoint.index]!;
     const { kind, status, retryAfterMs } = failure.context;
     if (retryAfterMs !== undefined) known.notBefore = Math.max(known.notBefore ?? 0, this.now() + retryAfterMs);
-    known.silent = UNANSWERED_KINDS.has(kind) || (kind === 'http' && status !== 429 && !isEndpointRefusal(failure.context));
+    known.silent = UNANSWERED_KINDS.has(kind) || (kind === 'http' && status !== undefined && status >= 500);
     if (isEndpointRefusal(failure.context)) this.refused(endpoint, status!);
     this.publish();
   }
