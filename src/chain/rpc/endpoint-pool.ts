@@ -35,7 +35,10 @@ export const BREAKER_HALF_OPEN_MS = 10_000;
 const SLOT_PROBE_INTERVAL_MS = 2_000;
 /** A slot that has not advanced for this long, while another endpoint's has, is frozen. */
 const SLOT_FROZEN_AFTER_MS = 10_000;
-/** How long an endpoint that answered HTTP 401, 403 or 404 stays out before a request tries it again. */
+/**
+ * How long an endpoint that answered HTTP 401, 403 or 404 stays out of the read order before a
+ * read tries it again; the slot probes keep trying it meanwhile, and its first answer ends it.
+ */
 export const REFUSAL_HOLD_MS = 60_000;
 /** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
 const HISTORY_RECHECK_MS = 10 * 60_000;
@@ -222,7 +225,7 @@ export class EndpointPool {
     if (previous?.status === status) return;
     this.options.logger?.warn(
       { chain: this.options.chain, endpoint: endpoint.label, status },
-      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out for ${REFUSAL_HOLD_MS / 1000} s, calls go to the next endpoint; check its key or allow-list`,
+      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out until it answers again (a read tries it after ${REFUSAL_HOLD_MS / 1000} s), calls go to the next endpoint; check its key or allow-list`,
     );
   }
 
@@ -240,7 +243,8 @@ export class EndpointPool {
     const now = this.now();
     if (this.endpoints.length < 2 || !probeDue(this.lastProbeAt, now, SLOT_PROBE_INTERVAL_MS)) return;
     this.lastProbeAt = now;
-    for (const endpoint of this.endpoints) {
+    // An endpoint that asked for no calls (Retry-After) is not probed either.
+    for (const endpoint of this.endpoints.filter(({ index }) => !isWaiting(this.knowledge[index]!, now))) {
       endpoint.connection
         .getSlot({ commitment: 'confirmed' })
         .then((slot) => {
