@@ -36,8 +36,8 @@ const SLOT_PROBE_INTERVAL_MS = 2_000;
 /** A slot that has not advanced for this long, while another endpoint's has, is frozen. */
 const SLOT_FROZEN_AFTER_MS = 10_000;
 /**
- * How long an endpoint that answered HTTP 401, 403 or 404 stays out of the read order before a
- * read tries it again; the slot probes keep trying it meanwhile, and its first answer ends it.
+ * How long after its latest refusal (HTTP 401, 403 or 404, to a call or a slot probe) an
+ * endpoint stays out before a call tries it again; that call's answer ends the refusal.
  */
 export const REFUSAL_HOLD_MS = 60_000;
 /** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
@@ -194,18 +194,23 @@ export class EndpointPool {
     await sleep(waitMs, signal);
   }
 
-  /** An answer (a result or a JSON-RPC error): the endpoint is alive, and serves again if it refused us. */
+  /** An answer to a call: the endpoint is alive, and serves again if it refused us. */
   private answered(endpoint: Endpoint): void {
-    const known = this.knowledge[endpoint.index]!;
-    const refusal = this.refusals[endpoint.index];
-    if (refusal !== undefined) {
+    if (this.refusals[endpoint.index] !== undefined) {
       this.refusals[endpoint.index] = undefined;
       this.options.logger?.info({ chain: this.options.chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain serves again`);
     }
-    if (known.silent || refusal !== undefined) {
-      known.silent = false;
-      this.publish();
-    }
+    this.heard(endpoint);
+  }
+
+  /**
+   * Any answer, a slot probe's included: the endpoint is not silent. A probe does not end a
+   * refusal: some providers refuse only some methods, and a read decides.
+   */
+  private heard(endpoint: Endpoint): void {
+    const known = this.knowledge[endpoint.index]!;
+    known.silent = false;
+    this.publish();
   }
 
   /** Records what a failure says about the endpoint: silent, refusing us, or asking us to wait. */
@@ -225,7 +230,7 @@ export class EndpointPool {
     if (previous?.status === status) return;
     this.options.logger?.warn(
       { chain: this.options.chain, endpoint: endpoint.label, status },
-      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out until it answers again (a read tries it after ${REFUSAL_HOLD_MS / 1000} s), calls go to the next endpoint; check its key or allow-list`,
+      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal, calls go to the next endpoint; check its key or allow-list`,
     );
   }
 
@@ -248,7 +253,7 @@ export class EndpointPool {
       endpoint.connection
         .getSlot({ commitment: 'confirmed' })
         .then((slot) => {
-          this.answered(endpoint);
+          this.heard(endpoint);
           this.observeSlot(endpoint.index, slot);
         })
         .catch((err: unknown) => this.failed(endpoint, classifyRpcError(this.options.chain, 'getSlot', err)));

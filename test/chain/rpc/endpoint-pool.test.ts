@@ -105,7 +105,7 @@ describe('several endpoints per chain', () => {
     expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(0);
     const warnings = logs.records().filter((record) => record['status'] === 403);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]!['msg']).toContain(`${origin(primary.url)} of the destination chain answers HTTP 403: taken out until it answers again (a read tries it after ${REFUSAL_HOLD_MS / 1000} s)`);
+    expect(warnings[0]!['msg']).toContain(`${origin(primary.url)} of the destination chain answers HTTP 403: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal`);
   });
 
   it('a refusing endpoint is tried again after the hold, and a line says it serves again', async () => {
