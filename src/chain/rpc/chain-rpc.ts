@@ -163,50 +163,57 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
   const budgetMs = readCallBudgetMs(options.timeoutMs);
 
   /**
-   * One read within readCallBudgetMs: each try goes to the next endpoint in `order` (the best
-   * first); an endpoint's Retry-After is waited for when it fits in what is left of the budget.
+   * One read within readCallBudgetMs: each try goes to the next endpoint in the pool's read order
+   * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
+   * the budget.
    */
-  async function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>, order = pool.readOrder()): Promise<T> {
+  function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+    const order = pool.readOrder();
+    let tries = 0;
+    return retried(method, signal, (deadline) => {
+      const endpoint = order[tries++ % order.length]!;
+      return pool.run(endpoint, method, deadline, signal, () => run(endpoint));
+    });
+  }
+
+  /**
+   * A history read, within the same budget and tries as any read: each try goes to the best
+   * endpoint not known to lack history and not yet tried by this read. An endpoint that answers
+   * -32011 is marked and the next try moves on; with none left the read fails with -32011
+   * (`isHistoryUnavailable`), without a request when none was left to begin with.
+   */
+  function historyRead<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+    const tried = new Set<Endpoint>();
+    return retried(method, signal, async (deadline) => {
+      const order = pool.historyOrder();
+      const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
+      if (endpoint === undefined) throw historyUnavailable(method);
+      tried.add(endpoint);
+      try {
+        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint));
+        pool.observeHistory(endpoint, true);
+        return result;
+      } catch (err) {
+        if (!isBridgeError(err, 'CHAIN__RPC_FAILED') || err.context.rpcCode !== HISTORY_NOT_AVAILABLE) throw err;
+        pool.observeHistory(endpoint, false);
+        if (pool.historyOrder().length === 0) throw err;
+        // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
+        throw rpcFailure(chain, method, { kind: 'unavailable', reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does` });
+      }
+    });
+  }
+
+  /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
+  async function retried<T>(method: string, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
     signal.throwIfAborted();
     pool.probeSlots();
     const deadline = pool.time() + budgetMs;
-    let tries = 0;
-    const attempt = () => {
-      const endpoint = order[tries++ % order.length]!;
-      return pool.run(endpoint, method, deadline, signal, () => run(endpoint));
-    };
     try {
-      return await readRetry.execute(attempt, () => metrics.rpcRetries.inc({ chain, method }), signal);
+      return await readRetry.execute(() => attempt(deadline), () => metrics.rpcRetries.inc({ chain, method }), signal);
     } catch (err) {
       // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
       if (signal.aborted) throw signal.reason;
       throw err;
-    }
-  }
-
-  /**
-   * A history read: it goes only to endpoints not known to lack history; an endpoint that
-   * answers -32011 is marked and the read moves to the next one at once. With none left it
-   * fails with the -32011 failure (`isHistoryUnavailable`).
-   */
-  async function historyRead<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
-    for (;;) {
-      const order = pool.historyOrder();
-      if (order.length === 0) throw historyUnavailable(method);
-      let answered: Endpoint | undefined;
-      const runOn = async (endpoint: Endpoint) => {
-        const result = await run(endpoint);
-        answered = endpoint;
-        return result;
-      };
-      try {
-        const result = await read(method, signal, runOn, order);
-        pool.observeHistory(answered!, true);
-        return result;
-      } catch (err) {
-        if (!isBridgeError(err, 'CHAIN__RPC_FAILED') || err.context.rpcCode !== HISTORY_NOT_AVAILABLE) throw err;
-        pool.observeHistory(order.find(({ label }) => label === err.context.endpoint) ?? order[0]!, false);
-      }
     }
   }
 
