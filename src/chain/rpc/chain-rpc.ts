@@ -194,7 +194,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         pool.observeHistory(endpoint, true);
         return result;
       } catch (err) {
-        if (!isBridgeError(err, 'CHAIN__RPC_FAILED') || err.context.rpcCode !== HISTORY_NOT_AVAILABLE) throw err;
+        if (!isHistoryUnavailable(err)) throw err;
         pool.observeHistory(endpoint, false);
         if (pool.historyOrder().length === 0) throw err;
         // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
