@@ -60,10 +60,11 @@ export interface TransactionJob extends ActionTarget {
 type ConfirmOutcome = 'landed' | 'expired';
 
 /**
- * How many blocks past a transaction's lastValidBlockHeight the status cache still knows it
- * (shared/PROTOCOL.md): a node keeps the statuses of the last 300 blockhashes' transactions and
- * a blockhash lives 150 blocks, so 150 blocks; 50 are left as a margin (slot counts, which run
- * ahead of block counts when slots are skipped, stand in for blocks below).
+ * How far past a transaction's lastValidBlockHeight a node without history still knows it
+ * (shared/PROTOCOL.md): the status cache covers roughly the last 300 slots and a transaction
+ * lands at most 150 blocks before its expiry, so about 150; 50 are left as a margin. Counted in
+ * blocks past expiry plus slots since (slots run ahead of blocks when slots are skipped, so the
+ * count errs early).
  */
 const STATUS_CACHE_BLOCKS_PAST_EXPIRY = 100;
 
