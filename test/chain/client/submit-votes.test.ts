@@ -161,6 +161,26 @@ describe('ackDeposits', () => {
     expect(report.transactions[0]?.signature).not.toBe(firstSignature);
   });
 
+  it('without history (-32011 to the search), a dropped transaction is declared expired from the status cache', async () => {
+    const f = await start();
+    let firstSignature: string | undefined;
+    f.target.onSend = (send) => {
+      firstSignature ??= send.signature;
+      return send.signature === firstSignature ? 'ignore' : 'none';
+    };
+    f.target.blocksPerHeightCall = 40;
+    const noHistory = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
+    f.target.override = (call) =>
+      call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}' ? noHistory : undefined;
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    // Asked once; then the chain is known to have no history and the status cache decides.
+    const searches = f.target.calls.filter((call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}');
+    expect(searches).toHaveLength(1);
+    expect(f.chains.checksOff()).toEqual([expect.objectContaining({ check: 'second_signer', chain: 'target' })]);
+  });
+
   it('a send that keeps failing is re-sent less and less often: from the poll interval, doubling', async () => {
     const f = await start({ timing: { pollIntervalMs: 20, rebroadcastIntervalMs: 100, confirmTimeoutMs: 1_500 } });
     f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
