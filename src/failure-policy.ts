@@ -16,6 +16,9 @@ import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './e
 type RpcFacts = Pick<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'kind' | 'status' | 'rpcCode'>;
 type SubmitFacts = BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT'];
 
+/** JSON-RPC -32011: the node keeps no transaction history (a capability of that node, not a fault). */
+export const HISTORY_NOT_AVAILABLE = -32011;
+
 // JSON-RPC codes that say the request itself is wrong or asks for something this node will
 // never have: asking again cannot help. Every other code (-32603 internal, -32004 block not
 // available, -32005 node unhealthy or behind, -32014, -32016 minContextSlot not reached, ...)
@@ -30,7 +33,7 @@ const PERMANENT_RPC_CODES: ReadonlySet<number> = new Set([
   -32003, // transaction signature verification failure
   -32006, // transaction precompile verification failure
   -32010, // key excluded from secondary index
-  -32011, // transaction history not available
+  HISTORY_NOT_AVAILABLE, // transaction history not available: history reads move to an endpoint that has it
   -32013, // transaction signature length mismatch
   -32015, // unsupported transaction version
 ]);
@@ -40,11 +43,21 @@ function isTransientHttpStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+// An endpoint that answers these to everything is unusable (a revoked key, a blocked address, a
+// wrong path), while another endpoint of the chain may be fine: the pool takes it out for a
+// while and the call moves on (src/chain/rpc/endpoint-pool.ts).
+const ENDPOINT_REFUSAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 404]);
+
+/** Whether the failure says this endpoint refuses us, rather than the request being wrong. */
+export function isEndpointRefusal(facts: RpcFacts): boolean {
+  return facts.kind === 'http' && facts.status !== undefined && ENDPOINT_REFUSAL_STATUSES.has(facts.status);
+}
+
 /** Whether the same RPC request may succeed if asked again (of this endpoint or another). */
 export function isTransientRpcFailure(facts: RpcFacts): boolean {
   switch (facts.kind) {
     case 'http':
-      return facts.status !== undefined && isTransientHttpStatus(facts.status);
+      return facts.status !== undefined && (isTransientHttpStatus(facts.status) || isEndpointRefusal(facts));
     case 'rpc':
       return facts.rpcCode !== undefined && !PERMANENT_RPC_CODES.has(facts.rpcCode);
     case 'invalid_result':

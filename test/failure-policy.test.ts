@@ -22,7 +22,9 @@ const ROWS: Record<string, unknown[]> = {
   'RPC: timeout': [rpc({ kind: 'timeout' })],
   'RPC: network error (refused, reset)': [rpc({ kind: 'network' })],
   'RPC: HTTP 429, 408 or 5xx': [429, 408, 500, 502, 503].map((status) => rpc({ kind: 'http', status })),
-  'RPC: HTTP 401, 403, 404 or another 4xx': [400, 401, 403, 404].map((status) => rpc({ kind: 'http', status })),
+  'RPC: HTTP 401, 403 or 404': [401, 403, 404].map((status) => rpc({ kind: 'http', status })),
+  'RPC: HTTP 400 or another 4xx': [400, 405, 413].map((status) => rpc({ kind: 'http', status })),
+  'RPC: JSON-RPC -32011 (no transaction history)': [rpc({ kind: 'rpc', rpcCode: -32011 })],
   'RPC: JSON-RPC -32005 (node behind), -32016 (min context slot), -32603 (internal)': [-32005, -32016, -32603].map((rpcCode) => rpc({ kind: 'rpc', rpcCode })),
   'RPC: JSON-RPC -32601 (method not found), -32602 (invalid params) and the other request errors': [-32700, -32600, -32601, -32602, -32003, -32015].map((rpcCode) =>
     rpc({ kind: 'rpc', rpcCode }),
@@ -87,7 +89,7 @@ describe('docs/failure-policy.md against src/failure-policy.ts', () => {
   it('an RPC failure inside an action decides as its RPC row says', () => {
     expect(documented.get('Action: an RPC failure inside the action')).toBe('as the RPC row says');
     expect(retriesAction(submit('failed', {}, rpc({ kind: 'rpc', rpcCode: -32005 })))).toBe(true);
-    expect(retriesAction(submit('failed', {}, rpc({ kind: 'http', status: 401 })))).toBe(false);
+    expect(retriesAction(submit('failed', {}, rpc({ kind: 'http', status: 400 })))).toBe(false);
     expect(retriesAction(submit('failed', {}, new TypeError('boom')))).toBe(true);
   });
 

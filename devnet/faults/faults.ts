@@ -29,6 +29,16 @@ export interface FaultSnapshot {
   freezeFeeHistory: boolean;
   /** Transactions accepted below the price floor that have neither landed nor expired yet (approximate: expired ones are dropped once per 150 slots). */
   waitingBelowFloor: number;
+  noHistory: boolean;
+  alternateBehindSlots: number;
+  httpStatus: 401 | 403 | 404 | null;
+}
+
+/** How far behind the chain one call's answer is, and whether transactions of the newer slots are hidden too. */
+export interface CallView {
+  behindSlots: number;
+  /** The answering node has not seen the newer slots at all (a lagging backend), not just reports older numbers. */
+  pastOnly: boolean;
 }
 
 const DEFAULT_SEED = 1;
@@ -45,6 +55,9 @@ export class Faults {
   #dropTransactions = 0;
   #slotLag = 0;
   #frozenAtSlot: number | null = null;
+  #noHistory = false;
+  #alternateBehindSlots = 0;
+  #httpStatus: 401 | 403 | 404 | null = null;
 
   constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
     this.#bank = bank;
@@ -65,6 +78,9 @@ export class Faults {
     if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
     if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
+    if (valid.noHistory !== undefined) this.#noHistory = valid.noHistory;
+    if (valid.alternateBehindSlots !== undefined) this.#alternateBehindSlots = valid.alternateBehindSlots;
+    if (valid.httpStatus !== undefined) this.#httpStatus = valid.httpStatus;
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
     if (valid.freezeFeeHistory !== undefined) this.#bank.freezeFeeHistory(valid.freezeFeeHistory);
@@ -82,6 +98,9 @@ export class Faults {
     this.#dropTransactions = 0;
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
+    this.#noHistory = false;
+    this.#alternateBehindSlots = 0;
+    this.#httpStatus = null;
     this.#bank.resume();
     this.#bank.freezeFeeHistory(false);
     this.#bank.setPriceFloor(0n);
@@ -92,6 +111,27 @@ export class Faults {
   reportedSlot(): number {
     const lagging = Math.max(0, this.#bank.slot - this.#slotLag);
     return this.#frozenAtSlot === null ? lagging : Math.min(lagging, this.#frozenAtSlot);
+  }
+
+  /** This endpoint keeps no transaction history. */
+  get noHistory(): boolean {
+    return this.#noHistory;
+  }
+
+  /** The HTTP status every call answers, or null. */
+  get httpStatus(): 401 | 403 | 404 | null {
+    return this.#httpStatus;
+  }
+
+  /**
+   * The view one call is answered from; with `alternateBehindSlots`, the lagging backend's for
+   * half the calls, drawn from the seeded PRNG (a balancer's choice follows no call pattern).
+   */
+  nextCallView(): CallView {
+    const lagging = this.#bank.slot - this.reportedSlot();
+    const behindBackend = this.#alternateBehindSlots > 0 && this.#random() < 0.5;
+    if (!behindBackend) return { behindSlots: lagging, pastOnly: false };
+    return { behindSlots: Math.min(this.#bank.slot, Math.max(lagging, this.#alternateBehindSlots)), pastOnly: true };
   }
 
   snapshot(): FaultSnapshot {
@@ -107,6 +147,9 @@ export class Faults {
       priceFloor: Number(this.#bank.priceFloor),
       freezeFeeHistory: this.#bank.feeHistoryFrozen,
       waitingBelowFloor: this.#bank.waitingBelowFloor,
+      noHistory: this.#noHistory,
+      alternateBehindSlots: this.#alternateBehindSlots,
+      httpStatus: this.#httpStatus,
     };
   }
 

@@ -51,6 +51,20 @@ const faultSettingsSchema = z.strictObject({
   priceFloor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** getRecentPrioritizationFees stays at the last slot's fee: the history lags a sudden surge. */
   freezeFeeHistory: z.boolean().optional(),
+  /**
+   * This endpoint keeps no transaction history, as a node started without it: getSignaturesForAddress,
+   * getTransaction and getSignatureStatuses with searchTransactionHistory answer -32011, and
+   * getSignatureStatuses knows only the status cache (the last 300 slots).
+   */
+  noHistory: z.boolean().optional(),
+  /**
+   * A load balancer over two nodes: half the calls (drawn from the seeded PRNG) are answered by a node this many slots behind
+   * (older slot and height, no transaction of the newer slots, -32016 to a minContextSlot above
+   * it); 0 turns it off. Account state is the chain's current one on both.
+   */
+  alternateBehindSlots: count.max(1_000_000).optional(),
+  /** Every call (admin methods aside) answers this HTTP status: a revoked key (401), a blocked address (403), a wrong path (404); null turns it off. */
+  httpStatus: z.union([z.literal(401), z.literal(403), z.literal(404), z.null()]).optional(),
 });
 
 export type MethodFaults = z.infer<typeof methodFaultsSchema>;

@@ -9,6 +9,7 @@ export const RPC_ERRORS = {
   SEND_TRANSACTION_PREFLIGHT_FAILURE: -32002,
   TRANSACTION_SIGNATURE_VERIFICATION_FAILURE: -32003,
   NODE_UNHEALTHY: -32005,
+  TRANSACTION_HISTORY_NOT_AVAILABLE: -32011,
   MIN_CONTEXT_SLOT_NOT_REACHED: -32016,
 } as const;
 
@@ -26,6 +27,11 @@ export class RpcError extends Error {
   toJSON(): { code: number; message: string; data?: unknown } {
     return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
+}
+
+/** Agave's answer to a history read on a node started without transaction history. */
+export function historyNotAvailable(): RpcError {
+  return new RpcError(RPC_ERRORS.TRANSACTION_HISTORY_NOT_AVAILABLE, 'Transaction history is not available from this node');
 }
 
 export function invalidParams(message: string): RpcError {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describeError } from '../../src/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bank } from '../bank/bank.js';
-import type { FaultDecision, Faults } from '../faults/faults.js';
+import type { CallView, FaultDecision, Faults } from '../faults/faults.js';
 import { RPC_ERRORS, RpcError } from './errors.js';
 import type { Exchange, MethodContext, RpcMethod } from './method.js';
 import { accountMethods } from './methods/accounts.js';
@@ -55,7 +55,7 @@ interface JsonRpcResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
-type HttpFault = { kind: 'http500' } | { kind: 'http429'; retryAfterSecs: number };
+type HttpFault = { kind: 'http500' } | { kind: 'http429'; retryAfterSecs: number } | { kind: 'refused'; status: 401 | 403 | 404 };
 
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const methods: Record<string, RpcMethod> = { ...BRIDGE_RPC_METHODS, ...(options.adminMethods === false ? {} : adminMethods) };
@@ -98,12 +98,14 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     const method = methods[call.method];
     if (method === undefined) return { reply: response(id, new RpcError(RPC_ERRORS.METHOD_NOT_FOUND, 'Method not found')) };
     if (!(call.method in adminMethods)) {
+      const refusedWith = options.faults.httpStatus;
+      if (refusedWith !== null) return { reply: response(id), httpFault: { kind: 'refused', status: refusedWith } };
       const decision = options.faults.decide(call.method);
       if (decision.latencyMs > 0) await sleep(decision.latencyMs, undefined, { signal: closing.signal });
       const injected = injectedFault(decision, id);
       if (injected !== undefined) return injected;
     }
-    const ctx: MethodContext = { bank: reportingView(options.bank, options.faults), faults: options.faults, exchange };
+    const ctx: MethodContext = { bank: reportingView(options.bank, options.faults.nextCallView()), faults: options.faults, exchange };
     try {
       return { reply: response(id, undefined, method(paramList(call.params), ctx)) };
     } catch (err) {
@@ -121,17 +123,27 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 }
 
 /**
- * The bank as this endpoint reports it: with a slot lag or a frozen slot, its slot and block
- * height (and so context slots and minContextSlot checks) are behind the chain's; everything
- * else, state included, is the chain's own.
+ * The bank as this call's answer sees it: with a slot lag or a frozen slot, its slot and block
+ * height (and so context slots and minContextSlot checks) are behind the chain's; a lagging
+ * backend (`pastOnly`) also knows no transaction of the newer slots (statuses, history). Account
+ * state is always the chain's own.
  */
-function reportingView(bank: Bank, faults: Faults): Bank {
-  const behind = bank.slot - faults.reportedSlot();
+function reportingView(bank: Bank, { behindSlots: behind, pastOnly }: CallView): Bank {
   if (behind === 0) return bank;
+  const viewSlot = bank.slot - behind;
+  const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined => (entry !== undefined && entry.slot <= viewSlot ? entry : undefined);
+  const past: Partial<Record<string | symbol, unknown>> = pastOnly
+    ? {
+        signatureStatus: (signature: string) => seen(bank.signatureStatus(signature)),
+        transaction: (signature: string) => seen(bank.transaction(signature)),
+        signaturesForAddress: (...args: Parameters<Bank['signaturesForAddress']>) => bank.signaturesForAddress(...args).filter((entry) => entry.slot <= viewSlot),
+      }
+    : {};
   return new Proxy(bank, {
     get(target, property) {
       if (property === 'slot') return target.slot - behind;
       if (property === 'blockHeight') return target.blockHeight - behind;
+      if (property in past) return past[property];
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
@@ -151,8 +163,11 @@ function injectedFault(decision: FaultDecision, id: unknown): { reply: JsonRpcRe
   }
 }
 
+const REFUSAL_TEXT = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' } as const;
+
 function writeHttpFault(res: ServerResponse, fault: HttpFault, id: unknown): void {
   if (fault.kind === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
+  if (fault.kind === 'refused') return void res.writeHead(fault.status, { 'content-type': 'text/plain' }).end(`${fault.status} ${REFUSAL_TEXT[fault.status]}`);
   const error = { code: 429, message: 'Too many requests for a specific RPC call' };
   res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterSecs) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error, id }));

@@ -7,7 +7,7 @@ import type { FaultSettings } from '../../devnet/index.js';
  * transactions (answered with their signature, never landed).
  */
 
-export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getBlockHeight'] as const;
+export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
 type FaultMethod = (typeof FAULT_METHODS)[number];
 
 export type FaultSpec =

@@ -21,6 +21,16 @@ export interface BridgeChains {
   readAuthority(signal: AbortSignal): Promise<AuthorityView>;
   /** Lamports in fees the work would cost on each chain, packed into transactions as the submitters pack it. */
   plannedFees(work: PlannedWork): ChainAmounts;
+  /** Checks the RPC endpoints do not allow right now (a capability, not a failure): /health lists them. */
+  checksOff(): CheckOff[];
+}
+
+/** A check the server cannot make on one chain, and why. */
+export interface CheckOff {
+  /** `second_signer`: no endpoint of the chain keeps transaction history. */
+  check: 'second_signer';
+  chain: ChainSide;
+  reason: string;
 }
 
 /** Lamports per chain. */

@@ -29,6 +29,16 @@ const crankHealthSchema = {
       required: ['kind'],
       properties: { kind: { type: 'string', enum: ['file', 'pkcs11'] }, token: { type: 'string' }, session: { type: 'string', enum: ['open', 'lost'] } },
     },
+    // Only while a check is off (no history on a chain's endpoints); absent otherwise.
+    checks_off: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['check', 'chain', 'reason'],
+        properties: { check: { type: 'string' }, chain: { type: 'string' }, reason: { type: 'string' } },
+      },
+    },
   },
 } as const;
 

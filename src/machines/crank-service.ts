@@ -1,4 +1,5 @@
 import type { SignerDescription } from '../chain/authority-signer.js';
+import type { CheckOff } from '../chain/bridge-chains.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
 import type { CrankRole } from './authority-role.js';
@@ -26,6 +27,8 @@ export interface CrankHealth {
   role_since?: number | null;
   /** With runtime configuration: which key signs (never a PIN); an extension beside SPEC §2.2's fields. */
   signer?: SignerDescription;
+  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
+  checks_off?: CheckOff[];
 }
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */

@@ -118,8 +118,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
     const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
+    const checksOff = options.chains.checksOff();
     const withSigner = options.signer === undefined ? crankHealth : { ...crankHealth, signer: options.signer() };
-    return dryRun ? { ...withSigner, dry_run: true } : withSigner;
+    return { ...withSigner, ...(dryRun ? { dry_run: true } : {}), ...(checksOff.length > 0 ? { checks_off: checksOff } : {}) };
   }
 
   function acceptsCycles(): boolean {

@@ -130,8 +130,14 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     rpcEndpointUp: new Gauge({
       name: 'bridge_rpc_endpoint_up',
-      help: '1 while an RPC endpoint is in service (circuit closed, slot advancing, not lagging), 0 while it is taken out, by chain and endpoint (origin, never a path or query).',
+      help: '1 while an RPC endpoint is in service (answered its latest request, circuit closed, not refusing us, slot advancing, not lagging), 0 otherwise, by chain and endpoint (origin, never a path or query).',
       labelNames: ['chain', 'endpoint'] as const,
+      registers,
+    }),
+    rpcHistoryAvailable: new Gauge({
+      name: 'bridge_rpc_history_available',
+      help: '1 while some RPC endpoint of the chain keeps transaction history (second-signer detection works), 0 when every one answers -32011; absent until a history read said.',
+      labelNames: ['chain'] as const,
       registers,
     }),
     rpcEndpointSlot: new Gauge({

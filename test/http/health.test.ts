@@ -57,6 +57,18 @@ describe('GET /health', () => {
     });
   });
 
+  it('names the checks that are off (status still ok), and only while some is', async () => {
+    const crank = new ControlledCrank();
+    const checksOff = [{ check: 'second_signer' as const, chain: 'target' as const, reason: 'no RPC endpoint of the destination chain keeps transaction history' }];
+    crank.snapshot = { ...crank.snapshot, checks_off: checksOff };
+    app = await startTestApp({ crank });
+    const res = await fetch(`${app.url}/health`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; crank: Record<string, unknown> };
+    expect(body.status).toBe('ok');
+    expect(body.crank['checks_off']).toEqual(checksOff);
+  });
+
   it('answers 200 for ok and degraded, 503 for stalled, with the same body shape', async () => {
     const crank = new ControlledCrank();
     app = await startTestApp({ crank });

@@ -155,7 +155,7 @@ describe('RPC faults', () => {
     const storm: FaultSettings = {
       seed: 5,
       methods: Object.fromEntries(
-        ['getAccountInfo', 'getLatestBlockhash', 'getBlockHeight', 'getSignatureStatuses', 'getBalance'].map((method) => [
+        ['getAccountInfo', 'getLatestBlockhash', 'getEpochInfo', 'getSignatureStatuses', 'getBalance'].map((method) => [
           method,
           { http429: 2, retryAfterSecs: 0 },
         ]),

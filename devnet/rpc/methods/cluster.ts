@@ -3,6 +3,8 @@ import { checkReadConfig, configParam } from '../params.js';
 
 /** Cluster state: blockhash, heights, health, version. Block height equals the slot. */
 
+const SLOTS_PER_EPOCH = 432_000;
+
 const getLatestBlockhash: RpcMethod = (params, { bank }) => {
   checkReadConfig(configParam(params[0], 'config'), bank.slot);
   return { context: responseContext(bank), value: bank.latestBlockhash() };
@@ -11,6 +13,20 @@ const getLatestBlockhash: RpcMethod = (params, { bank }) => {
 const getBlockHeight: RpcMethod = (params, { bank }) => {
   checkReadConfig(configParam(params[0], 'config'), bank.slot);
   return bank.blockHeight;
+};
+
+// The slot and height of one view in one answer: what a client anchors an expiry decision to.
+// transactionCount is left out: the devnet does not count transactions.
+const getEpochInfo: RpcMethod = (params, { bank }) => {
+  checkReadConfig(configParam(params[0], 'config'), bank.slot);
+  const slot = bank.slot;
+  return {
+    absoluteSlot: slot,
+    blockHeight: bank.blockHeight,
+    epoch: Math.floor(slot / SLOTS_PER_EPOCH),
+    slotIndex: slot % SLOTS_PER_EPOCH,
+    slotsInEpoch: SLOTS_PER_EPOCH,
+  };
 };
 
 const getSlot: RpcMethod = (params, { bank }) => {
@@ -22,4 +38,4 @@ const getHealth: RpcMethod = () => 'ok';
 
 const getVersion: RpcMethod = () => ({ 'solana-core': SOLANA_CORE_VERSION, 'feature-set': FEATURE_SET });
 
-export const clusterMethods = { getLatestBlockhash, getBlockHeight, getSlot, getHealth, getVersion };
+export const clusterMethods = { getLatestBlockhash, getBlockHeight, getEpochInfo, getSlot, getHealth, getVersion };

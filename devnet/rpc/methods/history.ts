@@ -1,4 +1,4 @@
-import { RpcError, invalidParams } from '../errors.js';
+import { RpcError, historyNotAvailable, invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
 import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '../params.js';
 
@@ -8,12 +8,15 @@ import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '
  * landed, or older than the kept history) answers [], an unknown `until` bounds nothing, as on
  * a node. Every landed transaction is final at once, so confirmationStatus is "finalized".
  * getTransaction: one recent transaction, `base64` encoding only, with the meta fields the
- * devnet knows (err, status, fee, logMessages, computeUnitsConsumed); airdrops are not transactions and answer null.
+ * devnet knows (err, status, fee, logMessages, computeUnitsConsumed); airdrops are not transactions
+ * and answer null. An endpoint with the `noHistory` fault answers both with -32011, as a node
+ * without history does.
  */
 
 const MAX_SIGNATURES_FOR_ADDRESS = 1_000;
 
-const getSignaturesForAddress: RpcMethod = (params, { bank }) => {
+const getSignaturesForAddress: RpcMethod = (params, { bank, faults }) => {
+  if (faults.noHistory) throw historyNotAvailable();
   const address = base58Param(params[0], 'address', 32);
   const config = configParam(params[1], 'config');
   checkCommitment(config);
@@ -38,7 +41,8 @@ const getSignaturesForAddress: RpcMethod = (params, { bank }) => {
 // A node's answer when a v0 transaction is asked for without maxSupportedTransactionVersion.
 const UNSUPPORTED_TRANSACTION_VERSION = -32015;
 
-const getTransaction: RpcMethod = (params, { bank }) => {
+const getTransaction: RpcMethod = (params, { bank, faults }) => {
+  if (faults.noHistory) throw historyNotAvailable();
   const signature = base58Param(params[0], 'signature', 64);
   const config = configParam(params[1], 'config');
   checkCommitment(config);

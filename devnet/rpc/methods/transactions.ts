@@ -8,7 +8,7 @@ import {
   verifySignatures,
   type DevnetTransaction,
 } from '../../bank/transaction.js';
-import { RPC_ERRORS, RpcError, invalidParams } from '../errors.js';
+import { RPC_ERRORS, RpcError, historyNotAvailable, invalidParams } from '../errors.js';
 import { encodeAccount } from './accounts.js';
 import { responseContext, type RpcMethod } from '../method.js';
 import {
@@ -81,15 +81,20 @@ const simulateTransaction: RpcMethod = (params, { bank }) => {
   };
 };
 
-const getSignatureStatuses: RpcMethod = (params, { bank }) => {
+// A node without history knows the statuses of its status cache only: about the last 300 slots.
+const STATUS_CACHE_SLOTS = 300;
+
+const getSignatureStatuses: RpcMethod = (params, { bank, faults }) => {
   const signatures = arrayParam(params[0], 'signatures', MAX_SIGNATURE_STATUSES).map((s, i) => base58Param(s, `signatures[${i}]`, 64));
   const config = configParam(params[1], 'config');
-  booleanParam(config['searchTransactionHistory'], 'searchTransactionHistory', false);
+  const search = booleanParam(config['searchTransactionHistory'], 'searchTransactionHistory', false);
+  if (search && faults.noHistory) throw historyNotAvailable();
+  const oldestKnown = faults.noHistory ? bank.slot - STATUS_CACHE_SLOTS : -Infinity;
   return {
     context: responseContext(bank),
     value: signatures.map((signature) => {
       const status = bank.signatureStatus(signature);
-      if (status === undefined) return null;
+      if (status === undefined || status.slot <= oldestKnown) return null;
       // Every landed transaction is final at once (docs/devnet.md, "Commitments").
       return {
         slot: status.slot,

@@ -3,13 +3,14 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../bridge-chains.js';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains, CheckOff } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../pda.js';
 import { depositResultFromWire, parseU64 } from '../result-wire.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
+import { chainName } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { packedFees } from './fees.js';
@@ -92,8 +93,13 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
   };
 }
 
+function secondSignerOff({ chain }: ChainRpc): CheckOff {
+  const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
+  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${variable}` };
+}
+
 /** The RPC client and tracker of each chain. */
-function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { source: ChainEndpoint; target: ChainEndpoint } {
+function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch, logger?: Logger): { source: ChainEndpoint; target: ChainEndpoint } {
   const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
   const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
     createChainRpc({
@@ -104,6 +110,7 @@ function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch): { sou
       metrics,
       ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
       ...(fetch === undefined ? {} : { fetch }),
+      ...(logger === undefined ? {} : { logger: logger.child({ chain }) }),
     });
   const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
     chain,
@@ -168,7 +175,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
-  const { source, target } = chainEndpoints(options, fetch);
+  const { source, target } = chainEndpoints(options, fetch, logger);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sourceSender = senderFor(source.rpc, signed.source);
   const targetSender = senderFor(target.rpc, signed.target);
@@ -273,5 +280,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
         packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey) +
         packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey),
     }),
+
+    checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
   };
 }

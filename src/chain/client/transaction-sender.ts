@@ -8,7 +8,7 @@ import { boundText } from '../../text.js';
 import { sleep } from '../../time.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { LandedTransaction } from '../bridge-chains.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { isHistoryUnavailable, type ChainHeight, type ChainRpc, type SignatureStatusAt } from '../rpc/chain-rpc.js';
 import { isDefiniteSendRefusal, preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
 import { submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
@@ -20,9 +20,11 @@ import { chainName } from '../chain-name.js';
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
  * sign once; send with preflight and maxRetries 0; rebroadcast the same bytes while polling
  * getSignatureStatuses; the transaction can no longer land only when the block height has
- * passed its lastValidBlockHeight and a final status search finds nothing. That ends the
- * attempt with a retryable failure (an attempt is one signed transaction's life): the crank
- * reads and plans again and its next attempt signs anew, up to BRIDGE_CRANK_MAX_ATTEMPTS.
+ * passed its lastValidBlockHeight and a status read from a view at or past the slot where it
+ * did finds nothing (docs/chain-client.md, "Which slot anchors each decision"): a history
+ * search, or without history the status cache while it still covers the transaction. That
+ * ends the attempt with a retryable failure (an attempt is one signed transaction's life): the
+ * crank reads and plans again and its next attempt signs anew, up to BRIDGE_CRANK_MAX_ATTEMPTS.
  *
  * A transaction that leaves `sendAndConfirm` without a known outcome (the caller aborted, or
  * no confirmation within `confirmTimeoutMs`) stays pending: the next call for the same action
@@ -58,6 +60,18 @@ export interface TransactionJob extends ActionTarget {
 
 type ConfirmOutcome = 'landed' | 'expired';
 
+/**
+ * How far past a transaction's lastValidBlockHeight a node without history still knows it
+ * (shared/PROTOCOL.md): the status cache covers roughly the last 300 slots and a transaction
+ * lands at most 150 blocks before its expiry, so about 150; 50 are left as a margin. Counted in
+ * blocks past expiry plus slots since (slots run ahead of blocks when slots are skipped, so the
+ * count errs early).
+ */
+const STATUS_CACHE_BLOCKS_PAST_EXPIRY = 100;
+
+/** A failing send is re-sent after pollIntervalMs, doubling per failure in a row up to this many rebroadcast intervals. */
+const FAILED_SEND_BACKOFF_MAX_REBROADCASTS = 4;
+
 export interface SettledPending {
   /** Some transaction of this action was pending: the caller must re-check the chain. */
   hadPending: boolean;
@@ -70,6 +84,8 @@ interface Pending {
   signed: SignedTransaction;
   job: TransactionJob;
   sends: SendRecord;
+  /** A view (slot and height, one answer) in which the block height had passed lastValidBlockHeight. */
+  expiredIn?: ChainHeight;
 }
 
 /** What became of the sends of one signed transaction: for the reason when it never lands. */
@@ -77,11 +93,11 @@ interface SendRecord {
   sent: number;
   failed: number;
   lastFailure: unknown;
-  /** The latest send failed. */
-  lastFailed: boolean;
+  /** Sends that failed in a row, the latest included (0: the latest went through). */
+  failedInARow: number;
 }
 
-type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent' } | { kind: 'unavailable' };
+type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent'; slot: number } | { kind: 'unavailable' };
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
@@ -127,10 +143,11 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined, lastFailed: false };
-    this.pending.set(signed.signature, { signed, job, sends });
+    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined, failedInARow: 0 };
+    const pending: Pending = { signed, job, sends };
+    this.pending.set(signed.signature, pending);
     await this.sendFirst(signed, job, sends, signal);
-    const outcome = await this.confirm(signed, job, sends, { resumed: false }, signal);
+    const outcome = await this.confirm(pending, { resumed: false }, signal);
     if (outcome === 'expired') throw this.notLanded(signed, job, sends);
   }
 
@@ -139,9 +156,10 @@ export class TransactionSender {
     const mine = [...this.pending.values()].filter((entry) => entry.job.action === action);
     const landed: LandedTransaction[] = [];
     const landedWithError: LandedTransaction[] = [];
-    for (const { signed, job, sends } of mine) {
+    for (const entry of mine) {
+      const { signed, job } = entry;
       try {
-        const outcome = await this.confirm(signed, job, sends, { resumed: true }, signal);
+        const outcome = await this.confirm(entry, { resumed: true }, signal);
         if (outcome === 'landed') landed.push({ signature: signed.signature, indices: job.indices });
       } catch (err) {
         // It landed with an error: resolved, and the failure belonged to the earlier call.
@@ -158,7 +176,7 @@ export class TransactionSender {
     sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
-      sends.lastFailed = false;
+      sends.failedInARow = 0;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       const preflight = preflightFailure(err);
@@ -175,19 +193,14 @@ export class TransactionSender {
       }
       sends.failed++;
       sends.lastFailure = err;
-      sends.lastFailed = true;
+      sends.failedInARow++;
       const signature = signed.signature;
       this.logger.warn({ err, signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
     }
   }
 
-  private async confirm(
-    signed: SignedTransaction,
-    job: TransactionJob,
-    sends: SendRecord,
-    { resumed }: { resumed: boolean },
-    signal: AbortSignal,
-  ): Promise<ConfirmOutcome> {
+  private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<ConfirmOutcome> {
+    const { signed, job, sends } = pending;
     const { pollIntervalMs, rebroadcastIntervalMs, confirmTimeoutMs } = this.timing;
     const started = Date.now();
     // A resumed transaction may be long expired or never sent: check and rebroadcast at once.
@@ -196,15 +209,12 @@ export class TransactionSender {
     for (;;) {
       const checkExpiry = Date.now() - lastExpiryCheck >= rebroadcastIntervalMs;
       if (checkExpiry) lastExpiryCheck = Date.now();
-      const outcome = await this.pollOutcome(signed, job, checkExpiry, signal);
+      const outcome = await this.pollOutcome(pending, checkExpiry, signal);
       if (outcome !== 'waiting') {
         this.pending.delete(signed.signature);
         return outcome;
       }
-      // After a failed send the bytes may have reached no node: send again at the next poll
-      // rather than a whole rebroadcast interval later (a flaky RPC costs a poll, not 2 s).
-      const sendDue = sends.lastFailed ? pollIntervalMs : rebroadcastIntervalMs;
-      if (Date.now() - lastBroadcast >= sendDue) {
+      if (Date.now() - lastBroadcast >= this.sendInterval(sends)) {
         lastBroadcast = Date.now();
         await this.rebroadcast(signed, sends, signal);
       }
@@ -213,25 +223,63 @@ export class TransactionSender {
     }
   }
 
-  private async pollOutcome(
-    signed: SignedTransaction,
-    job: TransactionJob,
-    checkExpiry: boolean,
-    signal: AbortSignal,
-  ): Promise<ConfirmOutcome | 'waiting'> {
+  /**
+   * After a failed send the bytes may have reached no node: send again soon, at the next poll
+   * after one failure, backing off (doubling) with each failure in a row up to
+   * FAILED_SEND_BACKOFF_MAX_REBROADCASTS rebroadcast intervals, and never before the
+   * endpoint's Retry-After.
+   */
+  private sendInterval(sends: SendRecord): number {
+    const { pollIntervalMs, rebroadcastIntervalMs } = this.timing;
+    if (sends.failedInARow === 0) return rebroadcastIntervalMs;
+    const backoff = Math.min(pollIntervalMs * 2 ** (sends.failedInARow - 1), FAILED_SEND_BACKOFF_MAX_REBROADCASTS * rebroadcastIntervalMs);
+    const asked = isBridgeError(sends.lastFailure, 'CHAIN__RPC_FAILED') ? (sends.lastFailure.context.retryAfterMs ?? 0) : 0;
+    return Math.max(backoff, asked);
+  }
+
+  private async pollOutcome(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<ConfirmOutcome | 'waiting'> {
+    const { signed, job } = pending;
     const recent = await this.poll(signed.signature, false, signal);
     if (recent.kind === 'found') return this.outcomeOf(recent.status, signed, job);
-    if (!checkExpiry || !(await this.blockhashExpired(signed, signal))) return 'waiting';
-    const final = await this.poll(signed.signature, true, signal);
+    if (pending.expiredIn === undefined && checkExpiry) pending.expiredIn = await this.expiredIn(signed, signal);
+    const expiredIn = pending.expiredIn;
+    if (expiredIn === undefined) return 'waiting';
+    const final = await this.finalStatus(signed, expiredIn, recent, signal);
     if (final.kind === 'found') return this.outcomeOf(final.status, signed, job);
     if (final.kind === 'unavailable') return 'waiting';
+    // A view older than the one that saw the height pass (a lagging node) may not have the
+    // transaction yet: no decision from it.
+    if (final.slot < expiredIn.slot) return 'waiting';
     const { signature, lastValidBlockHeight } = signed;
     this.metrics.transactionResigns.inc({ chain: this.rpc.chain });
     this.logger.warn(
-      { signature, action: job.action, indices: job.indices, lastValidBlockHeight },
+      { signature, action: job.action, indices: job.indices, lastValidBlockHeight, expiredAtSlot: expiredIn.slot, statusSlot: final.slot },
       'blockhash expired before the transaction landed; this attempt ends and the next one signs anew',
     );
     return 'expired';
+  }
+
+  /**
+   * The status that decides expiry: a history search where some endpoint keeps history; else
+   * this round's status-cache read, which knows every transaction of a blockhash still within
+   * STATUS_CACHE_BLOCKS_PAST_EXPIRY blocks of its expiry. Past that reach, without history,
+   * nothing more can be learned: the absence stands, and the next attempt's fresh read of the
+   * trackers decides what is still to do.
+   */
+  private async finalStatus(signed: SignedTransaction, expiredIn: ChainHeight, recent: Poll, signal: AbortSignal): Promise<Poll> {
+    if (this.rpc.hasHistory() !== false) {
+      const searched = await this.poll(signed.signature, true, signal);
+      if (searched.kind !== 'unavailable' || this.rpc.hasHistory() !== false) return searched;
+    }
+    if (recent.kind !== 'absent') return recent;
+    const blocksPast = expiredIn.blockHeight - signed.lastValidBlockHeight + Math.max(0, recent.slot - expiredIn.slot);
+    if (blocksPast > STATUS_CACHE_BLOCKS_PAST_EXPIRY) {
+      this.logger.warn(
+        { signature: signed.signature, blocksPast, lastValidBlockHeight: signed.lastValidBlockHeight },
+        'transaction checked past the status cache\'s reach without history on this chain: taken as not landed; the next attempt re-reads the trackers before planning',
+      );
+    }
+    return recent;
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
@@ -251,23 +299,27 @@ export class TransactionSender {
   }
 
   private async poll(signature: string, searchTransactionHistory: boolean, signal: AbortSignal): Promise<Poll> {
+    let answer: SignatureStatusAt;
     try {
-      const status = await this.rpc.getSignatureStatus(signature, { searchTransactionHistory }, signal);
-      return status === null ? { kind: 'absent' } : { kind: 'found', status };
+      answer = await this.rpc.getSignatureStatus(signature, { searchTransactionHistory }, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      this.logger.debug({ err, signature }, 'signature status poll failed');
+      // Without history anywhere the search is not possible: the caller falls back to the status cache.
+      if (!isHistoryUnavailable(err)) this.logger.debug({ err, signature }, 'signature status poll failed');
       return { kind: 'unavailable' };
     }
+    return answer.status === null ? { kind: 'absent', slot: answer.slot } : { kind: 'found', status: answer.status };
   }
 
-  private async blockhashExpired(signed: SignedTransaction, signal: AbortSignal): Promise<boolean> {
+  /** The view (slot and height of one answer) in which the block height has passed lastValidBlockHeight; undefined while it has not. */
+  private async expiredIn(signed: SignedTransaction, signal: AbortSignal): Promise<ChainHeight | undefined> {
     try {
-      return (await this.rpc.getBlockHeight('confirmed', signal)) > signed.lastValidBlockHeight;
+      const view = await this.rpc.getChainHeight('confirmed', signal);
+      return view.blockHeight > signed.lastValidBlockHeight ? view : undefined;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       this.logger.debug({ err }, 'block height check failed');
-      return false;
+      return undefined;
     }
   }
 
@@ -276,12 +328,12 @@ export class TransactionSender {
     sends.sent++;
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
-      sends.lastFailed = false;
+      sends.failedInARow = 0;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       sends.failed++;
       sends.lastFailure = err;
-      sends.lastFailed = true;
+      sends.failedInARow++;
       this.logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
     }
   }

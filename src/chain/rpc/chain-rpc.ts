@@ -12,6 +12,11 @@ import { jsonRpcCall } from './json-rpc.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry } from './read-retry.js';
 import { isDefiniteSendRefusal, preflightFailure, rpcFailure } from './rpc-failure.js';
+import { HISTORY_NOT_AVAILABLE } from '../../failure-policy.js';
+import { isBridgeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { chainName } from '../chain-name.js';
+import { readCallBudgetMs } from './read-retry.js';
 import type { RpcFetch } from './rpc-fetch.js';
 
 /**
@@ -69,6 +74,22 @@ interface AddressSignatureOptions {
   before?: string;
   /** Only newer than this signature. */
   until?: string;
+  /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
+  minContextSlot?: number;
+}
+
+/** One signature's status and the slot of the view that answered. */
+export interface SignatureStatusAt {
+  /** The context slot of the answer: the status is what the node knew at this slot. */
+  slot: number;
+  /** null when the node knows nothing of it. */
+  status: SignatureStatus | null;
+}
+
+/** The slot and the block height of one view of the chain, from one answer. */
+export interface ChainHeight {
+  slot: number;
+  blockHeight: number;
 }
 
 export interface ChainRpc {
@@ -76,19 +97,31 @@ export interface ChainRpc {
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
   getBalance(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<number>;
   getLatestBlockhash(commitment: Commitment, signal: AbortSignal): Promise<BlockhashWithExpiryBlockHeight>;
-  getBlockHeight(commitment: Commitment, signal: AbortSignal): Promise<number>;
-  /** One signature's status; null when the node knows nothing of it. */
-  getSignatureStatus(
-    signature: string,
-    options: { searchTransactionHistory: boolean },
-    signal: AbortSignal,
-  ): Promise<SignatureStatus | null>;
+  /** The slot and block height of one node's view (getEpochInfo), never a pair from two nodes. */
+  getChainHeight(commitment: Commitment, signal: AbortSignal): Promise<ChainHeight>;
+  /**
+   * One signature's status with the context slot of the answer. With
+   * `searchTransactionHistory` it needs history (see `getSignaturesForAddress`).
+   */
+  getSignatureStatus(signature: string, options: { searchTransactionHistory: boolean }, signal: AbortSignal): Promise<SignatureStatusAt>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
-  /** Landed transactions that list `address`, newest first, at confirmed. */
+  /**
+   * Landed transactions that list `address`, newest first, at confirmed. A history read: it
+   * goes only to endpoints that keep history and fails with `isHistoryUnavailable` when none does.
+   */
   getSignaturesForAddress(address: PublicKey, options: AddressSignatureOptions, signal: AbortSignal): Promise<AddressSignature[]>;
-  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. */
+  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. A history read. */
   getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
+  /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
+  hasHistory(): boolean | undefined;
+  /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
+  newestSlotSeen(): number | undefined;
+}
+
+/** The failure of a history read when no endpoint of the chain keeps transaction history. */
+export function isHistoryUnavailable(err: unknown): boolean {
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === HISTORY_NOT_AVAILABLE;
 }
 
 export interface ChainRpcOptions {
@@ -101,6 +134,8 @@ export interface ChainRpcOptions {
   maxSlotLag?: number;
   timeoutMs: number;
   metrics: Metrics;
+  /** Endpoint refusals and history changes are logged here, once per change. */
+  logger?: Logger;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
 }
@@ -121,22 +156,60 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     timeoutMs: options.timeoutMs,
     maxSlotLag: options.maxSlotLag ?? DEFAULT_MAX_SLOT_LAG,
     metrics,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
   const readRetry = createReadRetry();
+  const budgetMs = readCallBudgetMs(options.timeoutMs);
 
-  /** One read: each try goes to the next endpoint in the pool's order, the best first. */
-  async function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
-    signal.throwIfAborted();
-    pool.probeSlots();
+  /**
+   * One read within readCallBudgetMs: each try goes to the next endpoint in the pool's read order
+   * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
+   * the budget.
+   */
+  function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
     const order = pool.readOrder();
     let tries = 0;
-    const attempt = () => {
+    return retried(method, signal, (deadline) => {
       const endpoint = order[tries++ % order.length]!;
-      return pool.run(endpoint, method, signal, () => run(endpoint));
-    };
+      return pool.run(endpoint, method, deadline, signal, () => run(endpoint));
+    });
+  }
+
+  /**
+   * A history read, within the same budget and tries as any read: each try goes to the best
+   * endpoint not known to lack history and not yet tried by this read. An endpoint that answers
+   * -32011 is marked and the next try moves on; with none left the read fails with -32011
+   * (`isHistoryUnavailable`), without a request when none was left to begin with.
+   */
+  function historyRead<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+    const tried = new Set<Endpoint>();
+    return retried(method, signal, async (deadline) => {
+      const order = pool.historyOrder();
+      const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
+      if (endpoint === undefined) throw historyUnavailable(method);
+      tried.add(endpoint);
+      try {
+        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint));
+        pool.observeHistory(endpoint, true);
+        return result;
+      } catch (err) {
+        if (!isHistoryUnavailable(err)) throw err;
+        pool.observeHistory(endpoint, false);
+        if (pool.historyOrder().length === 0) throw err;
+        // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
+        throw rpcFailure(chain, method, { kind: 'unavailable', reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does` });
+      }
+    });
+  }
+
+  /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
+  async function retried<T>(method: string, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
+    signal.throwIfAborted();
+    pool.probeSlots();
+    const deadline = pool.time() + budgetMs;
     try {
-      return await readRetry.execute(attempt, () => metrics.rpcRetries.inc({ chain, method }), signal);
+      return await readRetry.execute(() => attempt(deadline), () => metrics.rpcRetries.inc({ chain, method }), signal);
     } catch (err) {
       // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
       if (signal.aborted) throw signal.reason;
@@ -144,12 +217,22 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
-  /** The same signed bytes to every endpoint in service; the first acceptance wins. */
+  function historyUnavailable(method: string) {
+    const reason = `no endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC ${HISTORY_NOT_AVAILABLE})`;
+    return rpcFailure(chain, method, { kind: 'rpc', rpcCode: HISTORY_NOT_AVAILABLE, reason });
+  }
+
+  /**
+   * The same signed bytes to every endpoint in service; the first acceptance wins. One request
+   * per endpoint: an endpoint's Retry-After is not waited for here (the failure carries it, and
+   * the sender re-sends no sooner).
+   */
   async function send(wire: Uint8Array, { skipPreflight, preflightCommitment }: SendOptions, signal: AbortSignal): Promise<string> {
     const config = { encoding: 'base64', skipPreflight, preflightCommitment, maxRetries: 0 };
     const params = [Buffer.from(wire).toString('base64'), config];
+    const deadline = pool.time() + options.timeoutMs;
     const sendTo = (endpoint: Endpoint) =>
-      pool.run(endpoint, 'sendTransaction', signal, async () => {
+      pool.run(endpoint, 'sendTransaction', deadline, signal, async () => {
         const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'sendTransaction', params, signal);
         if (typeof result !== 'string') {
           const reason = `the result is not a signature string: ${JSON.stringify(result)}`;
@@ -177,36 +260,57 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
           ...(minContextSlot === undefined ? {} : { minContextSlot }),
         });
         const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
+        pool.observeContextSlot(context.slot);
         return { slot: context.slot, account };
       }),
 
     getBalance: (address, commitment, signal) =>
-      read('getBalance', signal, async ({ connection }) => (await connection.getBalanceAndContext(address, { commitment })).value),
+      read('getBalance', signal, async ({ connection }) => {
+        const { context, value } = await connection.getBalanceAndContext(address, { commitment });
+        pool.observeContextSlot(context.slot);
+        return value;
+      }),
 
     getLatestBlockhash: (commitment, signal) =>
-      read('getLatestBlockhash', signal, async ({ connection }) => (await connection.getLatestBlockhashAndContext({ commitment })).value),
-
-    getBlockHeight: (commitment, signal) => read('getBlockHeight', signal, ({ connection }) => connection.getBlockHeight({ commitment })),
-
-    getSignatureStatus: (signature, { searchTransactionHistory }, signal) =>
-      read('getSignatureStatuses', signal, async ({ connection }) => {
-        const { value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
-        return value[0] ?? null;
+      read('getLatestBlockhash', signal, async ({ connection }) => {
+        const { context, value } = await connection.getLatestBlockhashAndContext({ commitment });
+        pool.observeContextSlot(context.slot);
+        return value;
       }),
+
+    getChainHeight: (commitment, signal) =>
+      read('getEpochInfo', signal, async ({ connection }) => {
+        const { absoluteSlot, blockHeight } = await connection.getEpochInfo({ commitment });
+        if (blockHeight === undefined) throw rpcFailure(chain, 'getEpochInfo', { kind: 'invalid_result', reason: 'the answer has no blockHeight' });
+        pool.observeContextSlot(absoluteSlot);
+        return { slot: absoluteSlot, blockHeight };
+      }),
+
+    getSignatureStatus: (signature, { searchTransactionHistory }, signal) => {
+      const statusRead = async ({ connection }: Endpoint): Promise<SignatureStatusAt> => {
+        const { context, value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
+        pool.observeContextSlot(context.slot);
+        return { slot: context.slot, status: value[0] ?? null };
+      };
+      return searchTransactionHistory ? historyRead('getSignatureStatuses', signal, statusRead) : read('getSignatureStatuses', signal, statusRead);
+    },
 
     sendTransaction: send,
 
     getSignaturesForAddress: (address, options, signal) =>
-      read('getSignaturesForAddress', signal, async ({ connection }) =>
+      historyRead('getSignaturesForAddress', signal, async ({ connection }) =>
         (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
       ),
 
     getTransactionSigners: (signature, signal) =>
-      read('getTransaction', signal, async ({ rpcFetch, url }) => {
+      historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
         const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
         const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
         return result === null ? null : signersOf(chain, result);
       }),
+
+    hasHistory: () => pool.hasHistory(),
+    newestSlotSeen: () => pool.newestSlotSeen(),
   };
 }
 

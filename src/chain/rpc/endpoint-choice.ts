@@ -7,8 +7,15 @@
 export interface EndpointKnowledge {
   /** 0 is the primary (BRIDGE_*_RPC_URL), then the fallbacks in their configured order. */
   index: number;
-  /** The circuit breaker took the endpoint out (consecutive transient failures). */
+  /**
+   * Taken out: the circuit breaker opened (consecutive transient failures), or the endpoint
+   * refused us (HTTP 401, 403, 404) within the pool's refusal hold.
+   */
   open: boolean;
+  /** The latest request to it (a read, a send or a slot probe) got no answer: timeout, lost connection, HTTP 5xx. */
+  silent: boolean;
+  /** It asked for no calls before this time (Retry-After; ms, same clock as `now`); undefined when it did not. */
+  notBefore: number | undefined;
   /** Latest slot it reported (getSlot probe at `confirmed`); undefined until one answered. */
   slot: number | undefined;
   /** When `slot` last advanced (ms, same clock as `now`). */
@@ -22,7 +29,7 @@ export interface ChoiceSettings {
   frozenAfterMs: number;
 }
 
-export type Demotion = 'lagging' | 'stalled';
+export type Demotion = 'lagging' | 'stalled' | 'silent';
 
 /** Why an endpoint is demoted, or undefined when it is fit to serve. */
 export function demotionOf(
@@ -31,6 +38,8 @@ export function demotionOf(
   now: number,
   settings: ChoiceSettings,
 ): Demotion | undefined {
+  // Up means "answered recently": an endpoint whose last request went unanswered is not fit.
+  if (endpoint.silent) return 'silent';
   const inService = all.filter((other) => !other.open);
   const bestSlot = Math.max(...inService.map((other) => other.slot ?? -Infinity));
   if (endpoint.slot !== undefined && bestSlot - endpoint.slot > settings.maxSlotLag) return 'lagging';
@@ -42,25 +51,37 @@ export function demotionOf(
 
 /**
  * The order in which a read tries the endpoints: those in service and not demoted first
- * (primary preferred, then configuration order), then the demoted ones, then those whose
- * circuit is open (the breaker answers for them until its half-open probe).
+ * (primary preferred, then configuration order), then those that asked us to wait
+ * (Retry-After), then the demoted ones, then those taken out (the breaker answers for them
+ * until its half-open probe).
  */
 export function readOrder(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
   const rank = (endpoint: EndpointKnowledge) => {
-    if (endpoint.open) return 2;
-    return demotionOf(endpoint, all, now, settings) === undefined ? 0 : 1;
+    if (endpoint.open) return 3;
+    if (demotionOf(endpoint, all, now, settings) !== undefined) return 2;
+    return isWaiting(endpoint, now) ? 1 : 0;
   };
   return [...all].sort((a, b) => rank(a) - rank(b) || a.index - b.index).map((endpoint) => endpoint.index);
 }
 
-/** Endpoints a signed transaction is sent to: every one in service, or all when none is. */
+/**
+ * Endpoints a signed transaction is sent to: every one in service that did not ask us to wait;
+ * else every one in service; else all.
+ */
 export function sendTargets(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
   const order = readOrder(all, now, settings);
   const healthy = order.filter((index) => {
     const endpoint = all[index]!;
     return !endpoint.open && demotionOf(endpoint, all, now, settings) === undefined;
   });
+  const ready = healthy.filter((index) => !isWaiting(all[index]!, now));
+  if (ready.length > 0) return ready;
   return healthy.length > 0 ? healthy : order;
+}
+
+/** The endpoint asked for no calls until a time still ahead (Retry-After). */
+export function isWaiting(endpoint: Pick<EndpointKnowledge, 'notBefore'>, now: number): boolean {
+  return endpoint.notBefore !== undefined && endpoint.notBefore > now;
 }
 
 /** Whether the slot probe is due: at most once per `intervalMs` per pool. */

@@ -1,16 +1,30 @@
 import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
+import { isEndpointRefusal } from '../../failure-policy.js';
+import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
-import { endpointLabels, probeDue, readOrder, sendTargets, demotionOf, type ChoiceSettings, type EndpointKnowledge } from './endpoint-choice.js';
+import { sleep } from '../../time.js';
+import { chainName } from '../chain-name.js';
+import {
+  endpointLabels,
+  isWaiting,
+  probeDue,
+  readOrder,
+  sendTargets,
+  demotionOf,
+  type ChoiceSettings,
+  type EndpointKnowledge,
+} from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, rpcFailure } from './rpc-failure.js';
 import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
 
 /**
- * The endpoints of one chain (primary first), their circuit breakers and slot knowledge, and
- * the per-endpoint metrics. Which endpoint serves is decided by ./endpoint-choice.ts.
+ * The endpoints of one chain (primary first), their circuit breakers, slot knowledge, refusals,
+ * Retry-After waits and history capability, and the per-endpoint metrics. Which endpoint
+ * serves is decided by ./endpoint-choice.ts.
  */
 
 /** Consecutive transient failures that take an endpoint out. */
@@ -21,6 +35,17 @@ export const BREAKER_HALF_OPEN_MS = 10_000;
 const SLOT_PROBE_INTERVAL_MS = 2_000;
 /** A slot that has not advanced for this long, while another endpoint's has, is frozen. */
 const SLOT_FROZEN_AFTER_MS = 10_000;
+/**
+ * How long after its latest refusal (HTTP 401, 403 or 404, to a call or a slot probe) an
+ * endpoint stays out before a call tries it again; that call's answer ends the refusal.
+ */
+export const REFUSAL_HOLD_MS = 60_000;
+/** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
+const HISTORY_RECHECK_MS = 10 * 60_000;
+
+// Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
+// or another 4xx is an answer.
+const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'malformed', 'too_large']);
 
 export interface Endpoint {
   readonly index: number;
@@ -38,14 +63,28 @@ export interface EndpointPoolOptions {
   timeoutMs: number;
   maxSlotLag: number;
   metrics: Metrics;
+  /** Told once per change when an endpoint refuses us or serves again, and when history comes or goes. */
+  logger?: Logger;
   fetch?: RpcFetch;
   now?: () => number;
+}
+
+/** What the pool knows of an endpoint's transaction history. */
+interface HistoryKnowledge {
+  /** When it last answered -32011; undefined while it is not known to lack history. */
+  lackingSince: number | undefined;
 }
 
 export class EndpointPool {
   readonly endpoints: readonly Endpoint[];
   private readonly knowledge: EndpointKnowledge[];
   private readonly openedAt: (number | undefined)[];
+  /** The HTTP status and time of an endpoint's latest refusal, until it serves again. */
+  private readonly refusals: ({ status: number; at: number } | undefined)[];
+  private readonly history: HistoryKnowledge[];
+  private historyAvailable: boolean | undefined;
+  /** The newest slot any answer of this chain carried (a context slot, a probed slot). */
+  private newestSlot: number | undefined;
   private readonly settings: ChoiceSettings;
   private lastProbeAt: number | undefined;
   private readonly now: () => number;
@@ -56,7 +95,9 @@ export class EndpointPool {
     this.settings = { maxSlotLag: options.maxSlotLag, frozenAfterMs: SLOT_FROZEN_AFTER_MS };
     const labels = endpointLabels(urls);
     this.openedAt = urls.map(() => undefined);
-    this.knowledge = urls.map((_, index) => ({ index, open: false, slot: undefined, advancedAt: undefined }));
+    this.refusals = urls.map(() => undefined);
+    this.history = urls.map(() => ({ lackingSince: undefined }));
+    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
       const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
@@ -102,18 +143,25 @@ export class EndpointPool {
   }
 
   /**
-   * Runs one request on `endpoint` through its circuit breaker. An endpoint taken out answers
-   * with a retryable failure naming its origin, without a request.
+   * Runs one request on `endpoint` through its circuit breaker, after the wait the endpoint
+   * asked for (Retry-After) when that fits before `deadline` (the call's budget: ms, same clock
+   * as `now`). An endpoint taken out answers with a retryable failure naming its origin,
+   * without a request.
    */
-  async run<T>(endpoint: Endpoint, method: string, signal: AbortSignal, request: () => Promise<T>): Promise<T> {
+  async run<T>(endpoint: Endpoint, method: string, deadline: number, signal: AbortSignal, request: () => Promise<T>): Promise<T> {
     signal.throwIfAborted();
+    await this.waitForTurn(endpoint, method, deadline, signal);
     const classified = async () => {
       try {
-        return await withCallSignal(signal, request);
+        const result = await withCallSignal(signal, request);
+        this.answered(endpoint);
+        return result;
       } catch (err) {
         // An abort by the caller is no fault of the endpoint: not classified, not counted by the breaker.
         if (signal.aborted) throw signal.reason;
-        throw classifyRpcError(this.options.chain, method, err);
+        const failure = classifyRpcError(this.options.chain, method, err);
+        this.failed(endpoint, failure);
+        throw failure;
       }
     };
     try {
@@ -130,6 +178,62 @@ export class EndpointPool {
     }
   }
 
+  /**
+   * Honours the endpoint's Retry-After within the call's budget: waits for it when the wait and
+   * one request (BRIDGE_RPC_TIMEOUT_MS) still end by `deadline`; otherwise fails at once with
+   * the wait left, so the call goes to another endpoint or the caller comes back later.
+   */
+  private async waitForTurn(endpoint: Endpoint, method: string, deadline: number, signal: AbortSignal): Promise<void> {
+    const notBefore = this.knowledge[endpoint.index]!.notBefore;
+    const waitMs = notBefore === undefined ? 0 : notBefore - this.now();
+    if (waitMs <= 0) return;
+    if (this.now() + waitMs + this.options.timeoutMs > deadline) {
+      const reason = `endpoint ${endpoint.label} asked for no calls for another ${Math.ceil(waitMs / 1000)} s (Retry-After), beyond this call's budget`;
+      throw rpcFailure(this.options.chain, method, { kind: 'http', status: 429, retryAfterMs: waitMs, reason });
+    }
+    await sleep(waitMs, signal);
+  }
+
+  /** An answer to a call: the endpoint is alive, and serves again if it refused us. */
+  private answered(endpoint: Endpoint): void {
+    if (this.refusals[endpoint.index] !== undefined) {
+      this.refusals[endpoint.index] = undefined;
+      this.options.logger?.info({ chain: this.options.chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain serves again`);
+    }
+    this.heard(endpoint);
+  }
+
+  /**
+   * Any answer, a slot probe's included: the endpoint is not silent. A probe does not end a
+   * refusal: some providers refuse only some methods, and a read decides.
+   */
+  private heard(endpoint: Endpoint): void {
+    const known = this.knowledge[endpoint.index]!;
+    known.silent = false;
+    this.publish();
+  }
+
+  /** Records what a failure says about the endpoint: silent, refusing us, or asking us to wait. */
+  private failed(endpoint: Endpoint, failure: BridgeError): void {
+    if (!isBridgeError(failure, 'CHAIN__RPC_FAILED')) return;
+    const known = this.knowledge[endpoint.index]!;
+    const { kind, status, retryAfterMs } = failure.context;
+    if (retryAfterMs !== undefined) known.notBefore = Math.max(known.notBefore ?? 0, this.now() + retryAfterMs);
+    known.silent = UNANSWERED_KINDS.has(kind) || (kind === 'http' && status !== undefined && status >= 500);
+    if (isEndpointRefusal(failure.context)) this.refused(endpoint, status!);
+    this.publish();
+  }
+
+  private refused(endpoint: Endpoint, status: number): void {
+    const previous = this.refusals[endpoint.index];
+    this.refusals[endpoint.index] = { status, at: this.now() };
+    if (previous?.status === status) return;
+    this.options.logger?.warn(
+      { chain: this.options.chain, endpoint: endpoint.label, status },
+      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal, calls go to the next endpoint; check its key or allow-list`,
+    );
+  }
+
   private takenOut(endpoint: Endpoint, method: string): BridgeError<'CHAIN__RPC_FAILED'> {
     const reason = `endpoint ${endpoint.label} is taken out after ${BREAKER_FAILURES} consecutive failures; probed again within ${BREAKER_HALF_OPEN_MS / 1000} s`;
     return rpcFailure(this.options.chain, method, { kind: 'unavailable', reason });
@@ -144,16 +248,31 @@ export class EndpointPool {
     const now = this.now();
     if (this.endpoints.length < 2 || !probeDue(this.lastProbeAt, now, SLOT_PROBE_INTERVAL_MS)) return;
     this.lastProbeAt = now;
-    for (const endpoint of this.endpoints) {
+    // An endpoint that asked for no calls (Retry-After) is not probed either.
+    for (const endpoint of this.endpoints.filter(({ index }) => !isWaiting(this.knowledge[index]!, now))) {
       endpoint.connection
         .getSlot({ commitment: 'confirmed' })
-        .then((slot) => this.observeSlot(endpoint.index, slot))
-        .catch(() => this.publish());
+        .then((slot) => {
+          this.heard(endpoint);
+          this.observeSlot(endpoint.index, slot);
+        })
+        .catch((err: unknown) => this.failed(endpoint, classifyRpcError(this.options.chain, 'getSlot', err)));
     }
+  }
+
+  /** Records the context slot of an answer: the newest is the floor of reads that must not see an older view. */
+  observeContextSlot(slot: number): void {
+    if (this.newestSlot === undefined || slot > this.newestSlot) this.newestSlot = slot;
+  }
+
+  /** The newest slot an answer of this chain carried; undefined before any. */
+  newestSlotSeen(): number | undefined {
+    return this.newestSlot;
   }
 
   /** Records a slot an endpoint reported. */
   observeSlot(index: number, slot: number): void {
+    this.observeContextSlot(slot);
     const known = this.knowledge[index]!;
     if (known.slot === undefined || slot > known.slot) {
       known.slot = slot;
@@ -163,17 +282,61 @@ export class EndpointPool {
     this.publish();
   }
 
+  /** The pool's clock (ms): call budgets are deadlines on it. */
+  time(): number {
+    return this.now();
+  }
+
   /** Labels, for the startup line. */
   labels(): string[] {
     return this.endpoints.map((endpoint) => endpoint.label);
+  }
+
+  /**
+   * The endpoints a history read (getSignaturesForAddress, getTransaction, a status search)
+   * tries, in read order: those not known to lack history. A lack is asked again after
+   * HISTORY_RECHECK_MS (a node may be restarted with history).
+   */
+  historyOrder(): Endpoint[] {
+    const now = this.now();
+    return this.readOrder().filter(({ index }) => {
+      const since = this.history[index]!.lackingSince;
+      return since === undefined || now - since >= HISTORY_RECHECK_MS;
+    });
+  }
+
+  /** The endpoint answered a history read with -32011 (`false`), or with history (`true`). */
+  observeHistory(endpoint: Endpoint, has: boolean): void {
+    this.history[endpoint.index]!.lackingSince = has ? undefined : this.now();
+    const available = this.history.some((known) => known.lackingSince === undefined);
+    if (available === this.historyAvailable) return;
+    const first = this.historyAvailable === undefined;
+    this.historyAvailable = available;
+    const { chain, metrics, logger } = this.options;
+    metrics.rpcHistoryAvailable.set({ chain }, available ? 1 : 0);
+    if (!available) {
+      logger?.warn(
+        { chain, check: 'second_signer' },
+        `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC -32011): second-signer detection is off there, and dropped transactions are resolved from the status cache; add an endpoint with history to BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS to turn it on`,
+      );
+    } else if (!first) {
+      logger?.info({ chain, check: 'second_signer' }, `an RPC endpoint of the ${chainName(chain)} chain keeps transaction history again: second-signer detection is on`);
+    }
+  }
+
+  /** Whether some endpoint keeps transaction history: undefined until a history read said. */
+  hasHistory(): boolean | undefined {
+    return this.historyAvailable;
   }
 
   private current(): EndpointKnowledge[] {
     const now = this.now();
     for (const known of this.knowledge) {
       const opened = this.openedAt[known.index];
-      // Past the half-open delay the endpoint ranks again, so the next read probes it.
-      known.open = opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS;
+      const refusal = this.refusals[known.index];
+      // Past the half-open delay (or the refusal hold) the endpoint ranks again, so the next read probes it.
+      known.open = (opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS) || (refusal !== undefined && now - refusal.at < REFUSAL_HOLD_MS);
+      if (known.notBefore !== undefined && !isWaiting(known, now)) known.notBefore = undefined;
     }
     return this.knowledge;
   }

@@ -3,7 +3,7 @@ import { isBridgeError } from '../../errors.js';
 import { isTransientRpcFailure } from '../../failure-policy.js';
 
 /**
- * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getBlockHeight,
+ * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getEpochInfo,
  * getSignatureStatuses) after a transient failure: HTTP 408/429/5xx, timeout, network error,
  * malformed body, and the "node behind" JSON-RPC codes (-32005, -32016). The decision is the
  * failure policy's (src/failure-policy.ts, `isTransientRpcFailure`). sendTransaction never goes

@@ -1,6 +1,6 @@
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isTransientRpcFailure } from '../../failure-policy.js';
+import { isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 
@@ -44,7 +44,11 @@ export function rpcFailure(
   cause?: unknown,
 ): BridgeError<'CHAIN__RPC_FAILED'> {
   const { kind, status, rpcCode, retryAfterMs, reason } = detail;
-  const advice = isTransientRpcFailure(detail) ? 'transient; it is retried' : 'not transient: check the RPC endpoint and its version';
+  const advice = isEndpointRefusal(detail)
+    ? 'this endpoint refuses the server: check its key or allow-list; the call moves to the next endpoint'
+    : isTransientRpcFailure(detail)
+      ? 'transient; it is retried'
+      : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(
     'CHAIN__RPC_FAILED',
     {

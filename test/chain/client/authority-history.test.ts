@@ -28,6 +28,10 @@ class ScriptedHistory {
   /** Newest first. */
   entries: Entry[] = [];
   failGetTransaction = false;
+  /** Answer as a node that does not know `until` (lagging or pruned): it bounds nothing. */
+  forgetsUntil = false;
+  /** Answer every history read with -32011, as a node without history. */
+  noHistory = false;
   private slot = 100;
 
   land(count: number, signedBy: Entry['signedBy'] = 'authority'): Entry[] {
@@ -37,10 +41,11 @@ class ScriptedHistory {
   }
 
   readonly answer = (call: RpcCall): Reply => {
+    if (this.noHistory) return { error: { code: -32011, message: 'Transaction history is not available from this node' } };
     if (call.method === 'getSignaturesForAddress') {
       const { limit, before, until } = call.params[1] as { limit: number; before?: string; until?: string };
       const start = before === undefined ? 0 : this.entries.findIndex((e) => e.signature === before) + 1;
-      const end = until === undefined ? this.entries.length : this.entries.findIndex((e) => e.signature === until);
+      const end = until === undefined || this.forgetsUntil ? this.entries.length : this.entries.findIndex((e) => e.signature === until);
       const page = this.entries.slice(start, end).slice(0, limit);
       return { result: page.map(({ signature, slot }) => ({ signature, slot, err: null, memo: null, blockTime: 1, confirmationStatus: 'finalized' })) };
     }
@@ -90,7 +95,27 @@ describe('AuthorityHistory', () => {
     expect(await history.readNew(signal())).toEqual([]);
     expect(calls()).toEqual([{ method: 'getSignaturesForAddress', params: [authority.publicKey.toBase58(), expect.objectContaining({ limit: 1 })] }]);
     expect(await history.readNew(signal())).toEqual([]);
-    expect(calls()[1]!.params[1]).toMatchObject({ limit: HISTORY_PAGE_LIMIT, until: chain.entries[0]!.signature });
+    expect(calls()[1]!.params[1]).toMatchObject({ limit: HISTORY_PAGE_LIMIT, until: chain.entries[0]!.signature, minContextSlot: chain.entries[0]!.slot });
+  });
+
+  it('a node that does not know `until` lists older history: nothing is reported, and the next read looks again from the same place', async () => {
+    const { chain, history, signed } = await start();
+    chain.land(5);
+    await history.readNew(signal());
+    const [foreign] = chain.land(1);
+    chain.forgetsUntil = true;
+    // The authority's own older transactions (signed by a previous life of this server) are not reported as a second signer.
+    expect(await history.readNew(signal())).toEqual([]);
+    chain.forgetsUntil = false;
+    expect(signed.has(foreign!.signature)).toBe(false);
+    expect(await history.readNew(signal())).toEqual([{ signature: foreign!.signature, slot: foreign!.slot, signedHere: false }]);
+  });
+
+  it('no history on the node: every read reports nothing (the check is off) instead of failing the cycle', async () => {
+    const { chain, history } = await start();
+    chain.noHistory = true;
+    expect(await history.readNew(signal())).toEqual([]);
+    expect(await history.readNew(signal())).toEqual([]);
   });
 
   it('pages back to the previous newest; marks what this process signed; looks up only the rest; drops transfers to the key', async () => {

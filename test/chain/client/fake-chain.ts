@@ -42,7 +42,7 @@ export class FakeChain {
   slot = 50_000;
   /** Blocks a blockhash stays valid. */
   validity = 150;
-  /** Added to the block height at every getBlockHeight call. */
+  /** Added to the block height at every getEpochInfo call. */
   blocksPerHeightCall = 0;
   owner: PublicKey;
   balances = new Map<string, number>();
@@ -101,9 +101,9 @@ export class FakeChain {
         return { result: { context, value: this.balances.get(call.params[0] as string) ?? 0 } };
       case 'getLatestBlockhash':
         return { result: { context, value: this.newBlockhash() } };
-      case 'getBlockHeight':
+      case 'getEpochInfo':
         this.blockHeight += this.blocksPerHeightCall;
-        return { result: this.blockHeight };
+        return { result: { absoluteSlot: this.slot, blockHeight: this.blockHeight, epoch: 0, slotIndex: this.slot, slotsInEpoch: 432_000 } };
       case 'getSignatureStatuses':
         return { result: { context, value: (call.params[0] as string[]).map((signature) => this.statusOf(signature)) } };
       case 'sendTransaction':

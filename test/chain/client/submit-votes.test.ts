@@ -140,6 +140,72 @@ describe('ackDeposits', () => {
     expect(f.target.blockhashRequests).toHaveLength(1);
   });
 
+  it('a status read from a view older than the one that saw the height pass decides nothing (a lagging backend)', async () => {
+    const f = await start({ timing: { pollIntervalMs: 10, rebroadcastIntervalMs: 50, confirmTimeoutMs: 1_500 } });
+    let firstSignature: string | undefined;
+    f.target.onSend = (send) => {
+      firstSignature ??= send.signature;
+      return send.signature === firstSignature ? 'ignore' : 'none';
+    };
+    f.target.blocksPerHeightCall = 40;
+    // Every status answer comes from a node 40 slots behind the one that reports the height.
+    f.target.override = (call) => (call.method === 'getSignatureStatuses' ? { result: { context: { slot: f.target.slot - 40 }, value: [null] } } : undefined);
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'unknown' } });
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(0);
+
+    // A view at or past that slot: the absence is a decision; the next attempt resolves it, then signs anew.
+    f.target.override = undefined;
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    expect(report.transactions[0]?.signature).not.toBe(firstSignature);
+  });
+
+  it('without history (-32011 to the search), a dropped transaction is declared expired from the status cache', async () => {
+    const f = await start();
+    let firstSignature: string | undefined;
+    f.target.onSend = (send) => {
+      firstSignature ??= send.signature;
+      return send.signature === firstSignature ? 'ignore' : 'none';
+    };
+    f.target.blocksPerHeightCall = 40;
+    const noHistory = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
+    f.target.override = (call) =>
+      call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}' ? noHistory : undefined;
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    // Asked once; then the chain is known to have no history and the status cache decides.
+    const searches = f.target.calls.filter((call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}');
+    expect(searches).toHaveLength(1);
+    expect(f.chains.checksOff()).toEqual([expect.objectContaining({ check: 'second_signer', chain: 'target' })]);
+  });
+
+  it('a send that keeps failing is re-sent less and less often: from the poll interval, doubling', async () => {
+    const f = await start({ timing: { pollIntervalMs: 20, rebroadcastIntervalMs: 100, confirmTimeoutMs: 1_500 } });
+    f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure).toMatchObject({ context: { outcome: 'unknown' } });
+    // 20, 40, 80, 160, 320, then every 400 ms: about 8 sends in 1.5 s, where one per 20 ms poll would be about 75.
+    const sends = f.target.calls.filter((call) => call.method === 'sendTransaction').length;
+    expect(sends).toBeGreaterThanOrEqual(5);
+    expect(sends).toBeLessThanOrEqual(12);
+  });
+
+  it('a send answered 429 with Retry-After: 1 is re-sent no sooner than a second later', async () => {
+    const f = await start({ timing: { pollIntervalMs: 20, rebroadcastIntervalMs: 60_000, confirmTimeoutMs: 10_000 } });
+    const sentAt: number[] = [];
+    f.target.override = (call) => {
+      if (call.method !== 'sendTransaction') return undefined;
+      sentAt.push(performance.now());
+      return sentAt.length === 1 ? { http: 429, headers: { 'retry-after': '1' } } : undefined;
+    };
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(f.target.landed).toEqual([report.transactions[0]?.signature]);
+    expect(sentAt).toHaveLength(2);
+    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(990);
+  });
+
   it('an HTTP 503 on send leaves the outcome unknown: it watches the signature instead of signing again', async () => {
     const f = await start();
     let failed = false;

@@ -68,9 +68,10 @@ describe('createChainRpc reads through web3.js', () => {
     expect(await rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal())).toEqual({ slot: 3, account: null });
   });
 
-  it('getSignatureStatus asks for one signature with searchTransactionHistory', async () => {
+  it('getSignatureStatus asks for one signature with searchTransactionHistory and returns the context slot with it', async () => {
     const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: [{ slot: 8, confirmations: 1, err: null, confirmationStatus: 'confirmed' }] } }));
-    const status = await rpc.getSignatureStatus('sig', { searchTransactionHistory: true }, signal());
+    const { slot, status } = await rpc.getSignatureStatus('sig', { searchTransactionHistory: true }, signal());
+    expect(slot).toBe(9);
     expect(status).toMatchObject({ confirmationStatus: 'confirmed', err: null });
     expect(server?.calls[0]).toEqual({ method: 'getSignatureStatuses', params: [['sig'], { searchTransactionHistory: true }] });
   });
@@ -114,7 +115,7 @@ describe('createChainRpc reads through web3.js', () => {
     const replies = [{ http: 429 }, { raw: 'garbage' }, { hang: true as const }, { error: { code: -32002, message: 'x', data: { logs: ['a'] } } }];
     let next = 0;
     const rpc = await setup(() => replies[next++ % replies.length]!, 200);
-    for (let i = 0; i < replies.length; i++) await rejection(rpc.getBlockHeight('confirmed', signal()));
+    for (let i = 0; i < replies.length; i++) await rejection(rpc.getChainHeight('confirmed', signal()));
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
     // Every scripted reply was served (reads are retried, so some more than once).
     expect(server?.calls.length).toBeGreaterThanOrEqual(replies.length);
@@ -181,14 +182,14 @@ describe('createChainRpc bounds what the node writes', () => {
 
   it('a provider echoing the request URL with its API key: only the origin is kept', async () => {
     const rpc = await setup(() => ({ error: { code: -32603, message: 'upstream failed for https://rpc.provider.example/v1/API-KEY-123?token=T0K3N' } }));
-    const err = await rejection(rpc.getBlockHeight('confirmed', signal()));
+    const err = await rejection(rpc.getChainHeight('confirmed', signal()));
     expect((err as Error).message).toContain('https://rpc.provider.example');
     expect(JSON.stringify(serializeError(err))).not.toMatch(/API-KEY-123|T0K3N/);
   });
 
   it('control characters in a node message cannot forge a log line', async () => {
     const rpc = await setup(() => ({ error: { code: -32005, message: 'behind\n{"level":"fatal","msg":"forged"}\u001b[2J' } }));
-    const err = await rejection(rpc.getBlockHeight('confirmed', signal()));
+    const err = await rejection(rpc.getChainHeight('confirmed', signal()));
     expect((err as Error).message).not.toMatch(/[\u0000-\u001f]/);
     expect((err as Error).message).toContain('behind {"level":"fatal","msg":"forged"} [2J');
   });

@@ -12,7 +12,7 @@ const settings = { maxSlotLag: 128, frozenAfterMs: 10_000 };
 const NOW = 100_000;
 
 function endpoint(index: number, known: Partial<EndpointKnowledge> = {}): EndpointKnowledge {
-  return { index, open: false, slot: 1_000, advancedAt: NOW - 500, ...known };
+  return { index, open: false, silent: false, notBefore: undefined, slot: 1_000, advancedAt: NOW - 500, ...known };
 }
 
 describe('which endpoint serves a read', () => {
@@ -23,6 +23,11 @@ describe('which endpoint serves a read', () => {
   it('an open circuit goes last; a demoted endpoint goes after the fit ones', () => {
     const all = [endpoint(0, { open: true }), endpoint(1, { slot: 800 }), endpoint(2)];
     expect(readOrder(all, NOW, settings)).toEqual([2, 1, 0]);
+  });
+
+  it('an endpoint waiting out a Retry-After goes after the ready ones, before the demoted ones', () => {
+    const all = [endpoint(0, { notBefore: NOW + 1 }), endpoint(1, { slot: 800 }), endpoint(2)];
+    expect(readOrder(all, NOW, settings)).toEqual([2, 0, 1]);
   });
 
   it('nothing known yet (no probe answered): configured order', () => {
@@ -53,6 +58,12 @@ describe('when an endpoint is demoted', () => {
     expect(demotionOf(all[0]!, all, NOW - 2, settings)).toBeUndefined();
   });
 
+  it('an endpoint whose latest request got no answer is down (silent), whatever its slot', () => {
+    const all = [endpoint(0, { silent: true }), endpoint(1)];
+    expect(demotionOf(all[0]!, all, NOW, settings)).toBe('silent');
+    expect(readOrder(all, NOW, settings)).toEqual([1, 0]);
+  });
+
   it('every slot stopped (a halted chain): nobody is demoted', () => {
     const all = [endpoint(0, { advancedAt: NOW - 60_000 }), endpoint(1, { advancedAt: NOW - 50_000 })];
     expect(all.map((one) => demotionOf(one, all, NOW, settings))).toEqual([undefined, undefined]);
@@ -63,6 +74,13 @@ describe('where a signed transaction goes', () => {
   it('to every endpoint in service', () => {
     const all = [endpoint(0), endpoint(1, { open: true }), endpoint(2), endpoint(3, { slot: 1 })];
     expect(sendTargets(all, NOW, settings)).toEqual([0, 2]);
+  });
+
+  it('not to one waiting out a Retry-After while another is ready; to it when it is the only one in service', () => {
+    const waiting = endpoint(0, { notBefore: NOW + 3_000 });
+    expect(sendTargets([waiting, endpoint(1)], NOW, settings)).toEqual([1]);
+    expect(sendTargets([waiting, endpoint(1, { open: true })], NOW, settings)).toEqual([0]);
+    expect(sendTargets([endpoint(0, { notBefore: NOW }), endpoint(1)], NOW, settings)).toEqual([0, 1]);
   });
 
   it('to all of them when none is in service', () => {

@@ -2,7 +2,9 @@ import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
-import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS } from '../../../src/chain/rpc/endpoint-pool.js';
+import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS, REFUSAL_HOLD_MS } from '../../../src/chain/rpc/endpoint-pool.js';
+import { isHistoryUnavailable } from '../../../src/chain/rpc/chain-rpc.js';
+import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { closedPortUrl } from '../../../devnet/rpc/silent-endpoints.js';
@@ -34,14 +36,23 @@ function node(slot: number, balance: number, send: () => ReturnType<Handler> = (
   };
 }
 
+let logs: CapturedLogs;
+
 function pooled(urls: string[], timeoutMs = 300) {
   metrics = createMetrics(new Registry());
-  return createChainRpc({ chain: 'target', url: urls[0]!, fallbackUrls: urls.slice(1), timeoutMs, maxSlotLag: 128, metrics });
+  logs = captureLogs('info');
+  return createChainRpc({ chain: 'target', url: urls[0]!, fallbackUrls: urls.slice(1), timeoutMs, maxSlotLag: 128, metrics, logger: logs.logger });
 }
 
 async function gauge(name: 'rpcEndpointUp' | 'rpcEndpointSlot', endpoint: string): Promise<number | undefined> {
   return (await metrics[name].get()).values.find((value) => value.labels.endpoint === endpoint)?.value;
 }
+
+async function historyGauge(): Promise<number | undefined> {
+  return (await metrics.rpcHistoryAvailable.get()).values.find((value) => value.labels.chain === 'target')?.value;
+}
+
+const totalRetries = async () => (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
 
 async function endpointErrors(endpoint: string): Promise<number> {
   const { values } = await metrics.rpcEndpointErrors.get();
@@ -60,19 +71,88 @@ describe('several endpoints per chain', () => {
     expect(fallback.calls.filter((call) => call.method === 'getBalance')).toHaveLength(0);
   });
 
-  it('a dead primary (closed port): the retry goes to the fallback; after 3 failures the primary is taken out', async () => {
+  it('a dead primary (closed port): the retry goes to the fallback, and the primary, down, is passed over until it answers', async () => {
     const dead = await closedPortUrl();
     const fallback = await serve(node(500, 2));
     const rpc = pooled([dead, fallback.url]);
-    for (let i = 0; i < 3; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
     expect(await gauge('rpcEndpointUp', origin(dead))).toBe(0);
     expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
-    expect(await endpointErrors(origin(dead))).toBeGreaterThanOrEqual(3);
-    // Taken out: the next read goes straight to the fallback, without a retry.
-    const retriesBefore = (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
+    expect(await endpointErrors(origin(dead))).toBeGreaterThanOrEqual(1);
+    // Down: the next reads go straight to the fallback, without a retry.
+    const retriesBefore = await totalRetries();
+    for (let i = 0; i < 3; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(await totalRetries()).toBe(retriesBefore);
+  });
+
+  it('two fallbacks refusing connections show up 0 from their failed slot probes, while reads never touch them', async () => {
+    const primary = await serve(node(500, 1));
+    const [deadA, deadB] = [await closedPortUrl(), await closedPortUrl()];
+    const rpc = pooled([primary.url, deadA, deadB]);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    await expect.poll(() => gauge('rpcEndpointUp', origin(deadA))).toBe(0);
+    await expect.poll(() => gauge('rpcEndpointUp', origin(deadB))).toBe(0);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect((await metrics.rpcEndpointErrors.get()).values.filter((value) => value.labels.kind === 'network').length).toBe(2);
+  });
+
+  it('a primary answering 403 to everything: the read moves to the fallback at once, the primary is out, one warn line names origin and status', async () => {
+    const primary = await serve((call) => (call.method === 'getSlot' ? { result: 500 } : { http: 403, body: 'Forbidden' }));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    for (let i = 0; i < 3; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    expect(primary.calls.filter((call) => call.method === 'getBalance')).toHaveLength(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(0);
+    const warnings = logs.records().filter((record) => record['status'] === 403);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!['msg']).toContain(`${origin(primary.url)} of the destination chain answers HTTP 403: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal`);
+  });
+
+  it('a refusing endpoint is tried again after the hold, and a line says it serves again', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let refusing = true;
+    const primary = await serve((call) => (refusing ? { http: 401 } : node(500, 1)(call)));
+    const fallback = await serve(node(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
-    const retriesAfter = (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
-    expect(retriesAfter).toBe(retriesBefore);
+    refusing = false;
+    vi.setSystemTime(Date.now() + REFUSAL_HOLD_MS - 1_000);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+    vi.setSystemTime(Date.now() + 1_001);
+    // The probe of that read cleared the primary's silence; the hold is over.
+    await expect.poll(async () => rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(logs.records().filter((record) => String(record['msg']).includes('serves again'))).toHaveLength(1);
+  });
+
+  it('history reads go to the endpoint that keeps history; without any, they fail as history-unavailable and the gauge says 0', async () => {
+    const noHistory = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
+    const withHistory: Handler = (call) => (call.method === 'getSignaturesForAddress' ? { result: [] } : node(500, 2)(call));
+    const primary = await serve((call) => (call.method === 'getSignaturesForAddress' ? noHistory : node(500, 1)(call)));
+    const fallback = await serve(withHistory);
+    const rpc = pooled([primary.url, fallback.url]);
+    expect(await rpc.getSignaturesForAddress(address, { limit: 1 }, signal())).toEqual([]);
+    expect(await rpc.getSignaturesForAddress(address, { limit: 1 }, signal())).toEqual([]);
+    // Asked once, then passed over for history reads.
+    expect(primary.calls.filter((call) => call.method === 'getSignaturesForAddress')).toHaveLength(1);
+    expect(fallback.calls.filter((call) => call.method === 'getSignaturesForAddress')).toHaveLength(2);
+    expect(rpc.hasHistory()).toBe(true);
+    expect(await historyGauge()).toBe(1);
+    // Other reads still prefer the primary.
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+
+    const alone = pooled([primary.url]);
+    const err = await alone.getSignaturesForAddress(address, { limit: 1 }, signal()).catch((error: unknown) => error);
+    expect(isHistoryUnavailable(err)).toBe(true);
+    expect(alone.hasHistory()).toBe(false);
+    expect(await historyGauge()).toBe(0);
+    const said = logs.records().filter((record) => String(record['msg']).includes('second-signer detection is off'));
+    expect(said).toHaveLength(1);
+    expect(said[0]!['level']).toBe('warn');
+    // Not asked again until HISTORY_RECHECK_MS has passed: the next read fails without a request.
+    const before = primary.calls.length;
+    expect(isHistoryUnavailable(await alone.getTransactionSigners('sig', signal()).catch((error: unknown) => error))).toBe(true);
+    expect(primary.calls.length).toBe(before);
   });
 
   it('the primary coming back: probed after the half-open delay, reads return to it', async () => {

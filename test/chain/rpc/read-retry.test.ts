@@ -67,12 +67,12 @@ describe('idempotent reads are retried', () => {
     const timeoutMs = 150;
     const rpc = await setup(() => ({ hang: true }), timeoutMs);
     const started = performance.now();
-    const err = await rpc.getBlockHeight('confirmed', signal()).catch((error: unknown) => error);
+    const err = await rpc.getChainHeight('confirmed', signal()).catch((error: unknown) => error);
     const elapsed = performance.now() - started;
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && retriesAction(err)).toBe(true);
     expect((err as Error).message).toMatch(/no response within 150 ms/);
     expect(server?.calls).toHaveLength(READ_ATTEMPTS);
-    expect(await retries('getBlockHeight')).toBe(READ_ATTEMPTS - 1);
+    expect(await retries('getEpochInfo')).toBe(READ_ATTEMPTS - 1);
     expect(elapsed).toBeLessThan(readCallBudgetMs(timeoutMs) + 500);
   });
 

@@ -62,7 +62,8 @@ describe('createRpcFetch', () => {
     { status: 503, transient: true, headers: {}, text: /HTTP 503/ },
     { status: 500, transient: true, headers: {}, text: /HTTP 500/ },
     { status: 400, transient: false, headers: {}, text: /HTTP 400/ },
-    { status: 401, transient: false, headers: {}, text: /HTTP 401/ },
+    { status: 401, transient: true, headers: {}, text: /HTTP 401 .*refuses the server: check its key or allow-list/ },
+    { status: 403, transient: true, headers: {}, text: /HTTP 403 .*the call moves to the next endpoint/ },
   ])('HTTP $status -> CHAIN__RPC_FAILED, transient $transient', async ({ status, transient, headers, text, retryAfterMs }) => {
     const { metrics, post } = await setup(() => ({ http: status, headers, body: 'nope' }));
     const err = await failureOf(post('getAccountInfo'));

@@ -1,4 +1,4 @@
-import { Connection } from '@solana/web3.js';
+import { Connection, Keypair } from '@solana/web3.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
 import { mulberry32 } from '../../../devnet/faults/faults.js';
@@ -184,6 +184,51 @@ describe('slot faults and a second endpoint', () => {
     const tooNew = await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot - 199 }]);
     expect(tooNew.body.error).toMatchObject({ code: -32016 });
     expect(replica.faults.snapshot()).toMatchObject({ slotLag: 200, frozenAtSlot: null });
+  });
+
+  it('noHistory: history reads answer -32011 as Agave does; statuses come from the status cache (300 slots) only', async () => {
+    const address = Keypair.generate().publicKey;
+    const signature = node.airdrop(address, 1);
+    node.faults.set({ noHistory: true });
+    const refused = { code: -32011, message: 'Transaction history is not available from this node' };
+    expect((await rpc(node.url, 'getSignaturesForAddress', [address.toBase58()])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getTransaction', [signature, { encoding: 'base64' }])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.error).toEqual(refused);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value[0]).toMatchObject({ err: null });
+    node.advanceSlots(300);
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value).toEqual([null]);
+    node.faults.set({ noHistory: false });
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.result.value[0]).toMatchObject({ err: null });
+  });
+
+  it('alternateBehindSlots: about half the calls are answered by a node that many slots behind, which has not seen the newer transactions', async () => {
+    node.advanceSlots(100);
+    const replica = await node.addEndpoint();
+    const signature = node.airdrop(Keypair.generate().publicKey, 1);
+    replica.faults.set({ alternateBehindSlots: 40, seed: 7 });
+    const answers = [];
+    for (let i = 0; i < 40; i++) answers.push((await rpc(replica.url, 'getSignatureStatuses', [[signature]])).body.result);
+    const fresh = answers.filter((answer) => answer.context.slot === node.slot);
+    const behind = answers.filter((answer) => answer.context.slot === node.slot - 40);
+    expect(fresh.length + behind.length).toBe(40);
+    expect(fresh.length).toBeGreaterThan(10);
+    expect(behind.length).toBeGreaterThan(10);
+    for (const answer of fresh) expect(answer.value[0]).toMatchObject({ err: null });
+    for (const answer of behind) expect(answer.value).toEqual([null]);
+    const refusals = [];
+    for (let i = 0; i < 10; i++) refusals.push((await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot }])).body.error?.code);
+    expect(refusals).toContain(-32016);
+    expect(refusals).toContain(undefined);
+  });
+
+  it('httpStatus: every call answers 403 (admin methods aside) until set to null', async () => {
+    node.faults.set({ httpStatus: 403 });
+    const refused = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }) });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toBe('403 Forbidden');
+    expect((await rpc(node.url, 'devnet_getFaults')).body.result).toMatchObject({ httpStatus: 403 });
+    expect((await rpc(node.url, 'devnet_setFaults', [{ httpStatus: null }])).status).toBe(200);
+    expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);
   });
 
   it('freezeSlot stops the reported slot until cleared', async () => {

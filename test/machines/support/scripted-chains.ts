@@ -7,6 +7,7 @@ import type {
   ChainAmounts,
   CleanupReport,
   PlannedWork,
+  CheckOff,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
 import { BridgeError } from '../../../src/errors.js';
@@ -96,6 +97,10 @@ export class ScriptedChains implements BridgeChains {
     const view = structuredClone(this.authorityView);
     for (const chain of ['source', 'target'] as const) this.authorityView[chain].transactions = [];
     return view;
+  }
+
+  checksOff(): CheckOff[] {
+    return [];
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {
