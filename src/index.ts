@@ -77,6 +77,7 @@ async function startConfiguredCrank(crank: CrankConfig, authority: Keypair, logg
     ...endpointsOptions(crank, metrics),
     authority,
     sourceReadCommitment: crank.sourceReadCommitment,
+    priorityFee: crank.priorityFee,
     logger,
   });
   return startCrank({
@@ -133,6 +134,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               rpcTimeoutMs: crank.rpcTimeoutMs,
               sourceReadCommitment: crank.sourceReadCommitment,
               minBalanceLamports: crank.minBalanceLamports,
+              priorityFeeMinMicroLamports: crank.priorityFee.minMicroLamports,
+              priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
               onForeignSigner: crank.onForeignSigner,
               dryRun: crank.dryRun,
             },

@@ -80,6 +80,7 @@ export function bridgeChainsFor(
       authority: bench.authorities[slot]!,
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger,
     },

@@ -59,6 +59,7 @@ function chainsFor(b: Bridge, authority: Keypair, sourceReadCommitment: Commitme
       authority,
       rpcTimeoutMs: 5_000,
       sourceReadCommitment,
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: captureLogs('info').logger,
     },

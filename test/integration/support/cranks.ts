@@ -67,6 +67,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       authority: bridge.authorities[slot]!,
       rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
       sourceReadCommitment: 'finalized',
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: logs.logger,
     },
