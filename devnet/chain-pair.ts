@@ -16,6 +16,8 @@ export interface ChainPairOptions {
   programId?: PublicKey | string;
   slotIntervalMs?: number;
   adminMethods?: boolean;
+  /** Both chains' bridge program compute costs times this (default 1); see DevnetNodeOptions. */
+  computeCostScale?: number;
   /** Aborting it while the chains start closes them and rejects. */
   signal?: AbortSignal;
 }
@@ -42,6 +44,7 @@ export async function startChainPair(options: ChainPairOptions = {}): Promise<Ch
     programId: options.programId,
     slotIntervalMs: options.slotIntervalMs ?? DEFAULT_SLOT_INTERVAL_MS,
     adminMethods: options.adminMethods,
+    computeCostScale: options.computeCostScale,
     signal: options.signal,
   };
   const source = await startDevnetNode({ ...common, name: 'source', chainId: sourceChainId, port: options.sourcePort ?? 0 });

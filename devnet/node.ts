@@ -1,6 +1,7 @@
 import { PublicKey } from '@solana/web3.js';
 import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { Bank } from './bank/bank.js';
+import type { ComputeCostTable } from './bank/compute-costs.js';
 import { Faults } from './faults/faults.js';
 import type { Account } from './program/store.js';
 import { BRIDGE_RPC_METHODS, startRpcServer } from './rpc/server.js';
@@ -22,6 +23,8 @@ export interface DevnetNodeOptions {
   slotIntervalMs?: number;
   /** Serve the devnet_* admin methods (default true; the node only binds 127.0.0.1). */
   adminMethods?: boolean;
+  /** The bridge program's compute costs times this, in (0, 100] (default 1). */
+  computeCostScale?: number;
   /** Aborting it while the node starts closes the node and rejects. */
   signal?: AbortSignal;
 }
@@ -49,11 +52,24 @@ export interface DevnetNode {
   /** A copy of the account, or undefined. */
   getAccount(pubkey: PublicKey | string): Account | undefined;
   advanceSlots(count: number): void;
+  /** A program upgrade: the bridge program's compute costs become this version's times `scale`. */
+  setComputeCostScale(scale: number): ComputeCostTable;
+  /** What the landed transactions still kept (the last 10,000) paid, optionally only those `payer` paid for. */
+  feesPaid(payer?: PublicKey | string): FeesPaid;
   pause(): void;
   resume(): void;
   /** Starts another listener on a free loopback port serving this chain; closed with the node. */
   addEndpoint(): Promise<DevnetEndpoint>;
   close(): Promise<void>;
+}
+
+export interface FeesPaid {
+  transactions: number;
+  /** Lamports: 5,000 per signature. */
+  base: bigint;
+  /** Lamports: compute-unit price times limit. */
+  priority: bigint;
+  total: bigint;
 }
 
 export async function startDevnetNode(options: DevnetNodeOptions): Promise<DevnetNode> {
@@ -63,7 +79,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   const slotIntervalMs = options.slotIntervalMs ?? DEFAULT_SLOT_INTERVAL_MS;
   checkInteger(slotIntervalMs, 'slotIntervalMs', 0, 60_000);
   checkInteger(options.port ?? 0, `${options.name}Port`, 0, 65_535);
-  const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs });
+  const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale });
   const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)));
   let server;
   try {
@@ -111,6 +127,8 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
       checkInteger(count, 'count', 0, 1_000_000);
       bank.advanceSlots(count);
     },
+    setComputeCostScale: (scale) => bank.setComputeCostScale(scale),
+    feesPaid: (payer) => feesPaid(bank, payer === undefined ? undefined : new PublicKey(payer).toBase58()),
     pause: () => bank.pause(),
     resume: () => bank.resume(),
     addEndpoint,
@@ -123,6 +141,18 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
       return closed;
     },
   };
+}
+
+function feesPaid(bank: Bank, payer: string | undefined): FeesPaid {
+  const paid: FeesPaid = { transactions: 0, base: 0n, priority: 0n, total: 0n };
+  for (const [, landed] of bank.landedTransactions()) {
+    if (payer !== undefined && landed.feePayer !== payer) continue;
+    paid.transactions += 1;
+    paid.base += landed.fee - landed.priorityFee;
+    paid.priority += landed.priorityFee;
+    paid.total += landed.fee;
+  }
+  return paid;
 }
 
 export function checkU16(value: number, option: string): void {

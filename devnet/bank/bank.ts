@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ComputeBudgetProgram, PublicKey, SystemProgram } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
+import { feeOf, type Fee } from './compute-budget.js';
+import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
 import {
   AddressSignatures,
@@ -14,6 +16,7 @@ import {
   type LandedTransaction,
   type SignatureStatus,
 } from './history.js';
+import { PrioritizationFees, type PrioritizationFee } from './prioritization-fees.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
 
@@ -24,15 +27,19 @@ import type { TransactionError } from './transaction-error.js';
  * (each lands in its own block). While block production is paused, nothing lands: accepted
  * transactions wait and land in order on resume, and no blockhash expires.
  * Every landed transaction is final at once; there is one state for every commitment.
+ * Fees and compute follow PROTOCOL.md "Compute units and fees" (compute-budget.ts,
+ * compute-costs.ts). Congestion: a transaction priced below the price floor waits, as on a
+ * leader that keeps choosing better-paying ones, and lands only if the floor falls to its price
+ * before its blockhash expires.
  */
 
-export const LAMPORTS_PER_SIGNATURE = 5_000;
+export { LAMPORTS_PER_SIGNATURE } from './compute-budget.js';
 const NATIVE_LOADER_ID = 'NativeLoader1111111111111111111111111111111';
 const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const DEFAULT_MAX_STATUSES = 100_000;
 // Whole transactions (up to 1232 bytes each) for getTransaction: about 12 MB at most.
 const DEFAULT_MAX_TRANSACTIONS = 10_000;
-// While paused, transactions beyond this many are dropped, as an overloaded leader drops them.
+// While paused (or priced below the floor), transactions beyond this many are dropped, as an overloaded leader drops them.
 const MAX_WAITING = 10_000;
 
 export interface BankOptions {
@@ -44,6 +51,8 @@ export interface BankOptions {
   maxSignatureStatuses?: number;
   /** How many landed transactions getTransaction can still return. */
   maxTransactions?: number;
+  /** The bridge program's compute costs times this (default 1): see compute-costs.ts. */
+  computeCostScale?: number;
 }
 
 export interface SimulationResult extends ExecutionResult {
@@ -61,6 +70,10 @@ export class Bank {
   readonly #transactions: RecentBySignature<LandedTransaction>;
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
+  readonly #belowFloor = new Map<string, { tx: DevnetTransaction; signaturesVerified: boolean }>();
+  readonly #costs: ComputeCosts;
+  readonly #prioritizationFees = new PrioritizationFees();
+  #priceFloor = 0n;
   #slot = 0;
   #latestBlockhash = '';
   #paused = false;
@@ -73,6 +86,7 @@ export class Bank {
     this.#statuses = new SignatureStatuses(maxStatuses);
     this.#addressSignatures = new AddressSignatures(maxStatuses);
     this.#transactions = new RecentBySignature(options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS);
+    this.#costs = new ComputeCosts(options.computeCostScale);
     this.#createGenesisAccounts();
     this.#makeBlockhash();
     if (options.slotIntervalMs > 0) {
@@ -126,7 +140,59 @@ export class Bank {
   }
 
   feeFor(tx: DevnetTransaction): bigint {
-    return BigInt(tx.signerCount * LAMPORTS_PER_SIGNATURE);
+    return this.#fee(tx).total;
+  }
+
+  /** Recently landed transactions, oldest first (what each paid, for tests and benchmarks). */
+  landedTransactions(): IterableIterator<[string, LandedTransaction]> {
+    return this.#transactions.entries();
+  }
+
+  /** The bridge program's current compute costs. */
+  get computeCosts(): ComputeCostTable {
+    return this.#costs.table();
+  }
+
+  /** A program upgrade: the bridge program's costs become this version's times `scale`. */
+  setComputeCostScale(scale: number): ComputeCostTable {
+    return this.#costs.setScale(scale);
+  }
+
+  /** getRecentPrioritizationFees: the last 150 completed slots, oldest first. */
+  recentPrioritizationFees(accounts: readonly string[]): PrioritizationFee[] {
+    return this.#prioritizationFees.recent(accounts);
+  }
+
+  get priceFloor(): bigint {
+    return this.#priceFloor;
+  }
+
+  get feeHistoryFrozen(): boolean {
+    return this.#prioritizationFees.frozen;
+  }
+
+  /** Transactions accepted below the price floor, waiting for it to fall or their blockhash to expire. */
+  get waitingBelowFloor(): number {
+    return this.#belowFloor.size;
+  }
+
+  /**
+   * Congestion (micro-lamports per compute unit): transactions priced below it wait; every slot
+   * completed while it is set reports at least it in the fee history. Lowering it lets the
+   * waiting transactions that now clear land (in arrival order) while their blockhash is valid.
+   */
+  setPriceFloor(floor: bigint): void {
+    this.#priceFloor = floor;
+    for (const [signature, waiting] of this.#belowFloor) {
+      if (waiting.tx.budget.unitPrice < floor) continue;
+      this.#belowFloor.delete(signature);
+      this.#whenProducing(() => this.#land(waiting.tx, waiting.signaturesVerified));
+    }
+  }
+
+  /** While frozen, the fee history stays at its last value: it lags a surge (see prioritization-fees.ts). */
+  freezeFeeHistory(frozen: boolean): void {
+    this.#prioritizationFees.freeze(frozen);
   }
 
   /** Runs the transaction against the current state and undoes everything (preflight). */
@@ -184,6 +250,7 @@ export class Bank {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#waiting.length = 0;
+    this.#belowFloor.clear();
   }
 
   #whenProducing(land: () => void): void {
@@ -194,22 +261,54 @@ export class Bank {
   #land(tx: DevnetTransaction, signaturesVerified: boolean): void {
     if (!signaturesVerified && !verifySignatures(tx)) return;
     if (this.#check(tx, true) !== undefined) return;
+    if (tx.budget.unitPrice < this.#priceFloor) {
+      this.#waitForPrice(tx);
+      return;
+    }
     const payer = this.#accounts.get(tx.accountKeys[0]!)!;
-    payer.lamports -= this.feeFor(tx);
+    const fee = this.#fee(tx);
+    payer.lamports -= fee.total;
     const journal = new AccountJournal(this.#accounts);
-    const { err } = executeInstructions(journal, tx, this.#env());
+    const { err, logs, unitsConsumed } = executeInstructions(journal, tx, this.#env());
     if (err === null) journal.commit();
     else journal.rollback();
     this.#recordLanded(tx.signature, err, tx.accountKeys);
+    this.#prioritizationFees.recordTransaction(
+      tx.budget.unitPrice,
+      tx.budget.unitLimit,
+      tx.accountKeys.filter((_, index) => tx.writable[index]),
+    );
     this.#transactions.record(tx.signature, {
       slot: this.#slot,
       blockTime: nowSeconds(),
       err,
-      fee: this.feeFor(tx),
+      feePayer: tx.accountKeys[0]!,
+      fee: fee.total,
+      priorityFee: fee.priority,
+      computeUnitLimit: tx.budget.unitLimit,
+      computeUnitPrice: tx.budget.unitPrice,
+      computeUnitsConsumed: unitsConsumed,
+      logMessages: logs,
       wire: tx.wire,
       version: tx.version,
     });
     this.#produceBlock();
+  }
+
+  // Signatures were verified before the transaction first waited: it is the same transaction.
+  #waitForPrice(tx: DevnetTransaction): void {
+    if (this.#belowFloor.size >= MAX_WAITING) this.#dropExpiredBelowFloor();
+    if (this.#belowFloor.size < MAX_WAITING) this.#belowFloor.set(tx.signature, { tx, signaturesVerified: true });
+  }
+
+  #dropExpiredBelowFloor(): void {
+    for (const [signature, { tx }] of this.#belowFloor) {
+      if (!this.isBlockhashValid(tx.recentBlockhash)) this.#belowFloor.delete(signature);
+    }
+  }
+
+  #fee(tx: DevnetTransaction): Fee {
+    return feeOf(tx.signatures.length, tx.budget);
   }
 
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
@@ -221,6 +320,7 @@ export class Bank {
   #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
     if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
+    if (tx.budget.error !== undefined) return tx.budget.error;
     const payer = this.#accounts.get(tx.accountKeys[0]!);
     if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
     if (payer.lamports < this.feeFor(tx)) return 'InsufficientFundsForFee';
@@ -228,7 +328,7 @@ export class Bank {
   }
 
   #env() {
-    return { programId: this.programId, chainId: this.chainId, slot: this.#slot };
+    return { programId: this.programId, chainId: this.chainId, slot: this.#slot, costs: this.#costs };
   }
 
   #onTick(): void {
@@ -236,9 +336,12 @@ export class Bank {
   }
 
   #produceBlock(): void {
+    this.#prioritizationFees.completeSlot(this.#slot, this.#priceFloor);
     this.#slot += 1;
     this.#makeBlockhash();
     this.#blockhashes.prune(this.blockHeight);
+    // Once per blockhash lifetime, so waiting transactions are held at most about two lifetimes.
+    if (this.#slot % BLOCKHASH_VALIDITY_BLOCKS === 0) this.#dropExpiredBelowFloor();
   }
 
   #makeBlockhash(): void {

@@ -1,28 +1,29 @@
-import { ComputeBudgetProgram, type PublicKey } from '@solana/web3.js';
+import type { PublicKey } from '@solana/web3.js';
 import { describeError } from '../../src/errors.js';
 import type { InstructionAccount, InstructionContext } from '../program/context.js';
 import { isProgramError } from '../program/errors.js';
 import { executeBridgeInstruction } from '../program/program.js';
-import type { AccountStore } from '../program/store.js';
+import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
+import { COMPUTE_BUDGET_PROGRAM_ID } from './compute-budget.js';
+import { BUILTIN_INSTRUCTION_UNITS, type ComputeCosts } from './compute-costs.js';
+import { executeSystemInstruction } from './system-program.js';
 import type { CompiledInstruction, DevnetTransaction } from './transaction.js';
 import { describeInstructionError, type InstructionErrorDetail, type TransactionError } from './transaction-error.js';
 
 /**
- * Runs a transaction's instructions in order against `store` and stops at the first failure;
- * the caller commits or rolls back. Logs follow the runtime's format so tools that parse
- * `Program <id> invoke [1]` ... `failed: custom program error: 0x...` read them unchanged.
- * Compute units are a fixed model (the devnet does not meter), reported in logs and simulations.
+ * Runs a transaction's instructions in order against `store`, metered against its compute-unit
+ * limit, and stops at the first failure; the caller commits or rolls back. Each instruction
+ * consumes its cost (compute-costs.ts) whether it succeeds or fails; the one that would pass
+ * the limit fails with ComputationalBudgetExceeded and, as in Agave, leaves the meter empty.
+ * Logs follow the runtime's format: builtins log invoke and success/failure, the bridge program
+ * also `consumed X of Y compute units` (Y: what remained when it started).
  */
-
-const COMPUTE_BUDGET_PROGRAM_ID = ComputeBudgetProgram.programId.toBase58();
-const COMPUTE_BUDGET_UNITS = 150;
-const BRIDGE_INSTRUCTION_UNITS = 5_000;
-const DEFAULT_UNIT_LIMIT = 200_000;
 
 export interface ExecutionEnv {
   programId: PublicKey;
   chainId: number;
   slot: number;
+  costs: ComputeCosts;
 }
 
 export interface ExecutionResult {
@@ -31,41 +32,61 @@ export interface ExecutionResult {
   unitsConsumed: number;
 }
 
-export function executeInstructions(store: AccountStore, tx: DevnetTransaction, env: ExecutionEnv): ExecutionResult {
-  const logs: string[] = [];
-  let unitsConsumed = 0;
-  const bridgeProgramId = env.programId.toBase58();
-  for (const [index, ix] of tx.instructions.entries()) {
-    const programId = tx.accountKeys[ix.programIdIndex]!;
-    logs.push(`Program ${programId} invoke [1]`);
-    if (programId === COMPUTE_BUDGET_PROGRAM_ID) {
-      unitsConsumed += COMPUTE_BUDGET_UNITS;
-      logs.push(`Program ${programId} success`);
-      continue;
-    }
-    if (programId !== bridgeProgramId) return failed(logs, unitsConsumed, programId, index, 'UnsupportedProgramId');
-    unitsConsumed += BRIDGE_INSTRUCTION_UNITS;
-    const detail = runBridgeInstruction(store, tx, ix, env, logs);
-    logs.push(`Program ${programId} consumed ${BRIDGE_INSTRUCTION_UNITS} of ${DEFAULT_UNIT_LIMIT} compute units`);
-    if (detail !== undefined) return failed(logs, unitsConsumed, programId, index, detail);
-    logs.push(`Program ${programId} success`);
-  }
-  return { err: null, logs, unitsConsumed };
+interface Run {
+  tx: DevnetTransaction;
+  store: AccountStore;
+  env: ExecutionEnv;
+  logs: string[];
+  consumed: number;
 }
 
-function runBridgeInstruction(
-  store: AccountStore,
-  tx: DevnetTransaction,
-  ix: CompiledInstruction,
-  env: ExecutionEnv,
-  logs: string[],
-): InstructionErrorDetail | undefined {
+export function executeInstructions(store: AccountStore, tx: DevnetTransaction, env: ExecutionEnv): ExecutionResult {
+  const run: Run = { tx, store, env, logs: [], consumed: 0 };
+  for (const [index, ix] of tx.instructions.entries()) {
+    const programId = tx.accountKeys[ix.programIdIndex]!;
+    run.logs.push(`Program ${programId} invoke [1]`);
+    const detail = executeInstruction(run, programId, ix);
+    if (detail !== undefined) {
+      return { err: { InstructionError: [index, detail] }, logs: run.logs, unitsConsumed: run.consumed };
+    }
+    run.logs.push(`Program ${programId} success`);
+  }
+  return { err: null, logs: run.logs, unitsConsumed: run.consumed };
+}
+
+function executeInstruction(run: Run, programId: string, ix: CompiledInstruction): InstructionErrorDetail | undefined {
+  if (programId === run.env.programId.toBase58()) return meteredBridgeInstruction(run, programId, ix);
+  if (programId !== COMPUTE_BUDGET_PROGRAM_ID && programId !== SYSTEM_PROGRAM_ID) return failed(run, programId, 'UnsupportedProgramId');
+  // A builtin charges its cost before it runs (consume_checked); the budget program then does nothing.
+  if (remaining(run) < BUILTIN_INSTRUCTION_UNITS) return exhausted(run, programId, describeInstructionError('ComputationalBudgetExceeded'));
+  run.consumed += BUILTIN_INSTRUCTION_UNITS;
+  if (programId === COMPUTE_BUDGET_PROGRAM_ID) return undefined;
+  const accounts = ix.accountIndexes.map((key) => instructionAccount(run.tx, key));
+  const detail = executeSystemInstruction(run.store, accounts, ix.data, (line) => run.logs.push(line));
+  return detail === undefined ? undefined : failed(run, programId, detail);
+}
+
+function meteredBridgeInstruction(run: Run, programId: string, ix: CompiledInstruction): InstructionErrorDetail | undefined {
+  const available = remaining(run);
+  const cost = run.env.costs.bridgeInstruction(ix.data);
+  if (cost > available) {
+    run.logs.push(`Program ${programId} consumed ${available} of ${available} compute units`);
+    return exhausted(run, programId, 'exceeded CUs meter at BPF instruction');
+  }
+  const detail = runBridgeInstruction(run, ix);
+  run.consumed += cost;
+  run.logs.push(`Program ${programId} consumed ${cost} of ${available} compute units`);
+  return detail === undefined ? undefined : failed(run, programId, detail);
+}
+
+function runBridgeInstruction(run: Run, ix: CompiledInstruction): InstructionErrorDetail | undefined {
+  const { env, logs } = run;
   const ctx: InstructionContext = {
     programId: env.programId,
     chainId: env.chainId,
     slot: BigInt(env.slot),
-    accounts: ix.accountIndexes.map((key) => instructionAccount(tx, key)),
-    store,
+    accounts: ix.accountIndexes.map((key) => instructionAccount(run.tx, key)),
+    store: run.store,
     log: (message) => logs.push(message),
   };
   try {
@@ -82,17 +103,22 @@ function runBridgeInstruction(
   }
 }
 
-function instructionAccount(tx: DevnetTransaction, key: number): InstructionAccount {
-  return { address: tx.accountKeys[key]!, isSigner: key < tx.signerCount, isWritable: tx.writable[key]! };
+function remaining(run: Run): number {
+  return run.tx.budget.unitLimit - run.consumed;
 }
 
-function failed(
-  logs: string[],
-  unitsConsumed: number,
-  programId: string,
-  index: number,
-  detail: InstructionErrorDetail,
-): ExecutionResult {
-  logs.push(`Program ${programId} failed: ${describeInstructionError(detail)}`);
-  return { err: { InstructionError: [index, detail] }, logs, unitsConsumed };
+/** The meter runs dry: everything left is consumed. */
+function exhausted(run: Run, programId: string, reason: string): InstructionErrorDetail {
+  run.consumed = run.tx.budget.unitLimit;
+  run.logs.push(`Program ${programId} failed: ${reason}`);
+  return 'ComputationalBudgetExceeded';
+}
+
+function failed(run: Run, programId: string, detail: InstructionErrorDetail): InstructionErrorDetail {
+  run.logs.push(`Program ${programId} failed: ${describeInstructionError(detail)}`);
+  return detail;
+}
+
+function instructionAccount(tx: DevnetTransaction, key: number): InstructionAccount {
+  return { address: tx.accountKeys[key]!, isSigner: key < tx.signerCount, isWritable: tx.writable[key]! };
 }

@@ -55,6 +55,10 @@ export class RecentBySignature<T> {
     return this.#entries.has(signature);
   }
 
+  entries(): IterableIterator<[string, T]> {
+    return this.#entries.entries();
+  }
+
   record(signature: string, value: T): void {
     this.#entries.set(signature, value);
     if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
@@ -68,7 +72,15 @@ export interface LandedTransaction {
   slot: number;
   blockTime: number;
   err: TransactionError | null;
+  feePayer: string;
+  /** Lamports charged: 5,000 per signature plus `priorityFee`. */
   fee: bigint;
+  priorityFee: bigint;
+  computeUnitLimit: number;
+  /** Micro-lamports per compute unit. */
+  computeUnitPrice: bigint;
+  computeUnitsConsumed: number;
+  logMessages: string[];
   /** The transaction as it was sent (signatures and message). */
   wire: Uint8Array;
   version: 'legacy' | 0;

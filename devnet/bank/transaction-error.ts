@@ -3,13 +3,27 @@
  * and their Display text as the RPC server prints it in "Transaction simulation failed: ...".
  */
 
-export type InstructionErrorDetail = { Custom: number } | 'UnsupportedProgramId' | 'ProgramFailedToComplete';
+const INSTRUCTION_ERROR_TEXT = {
+  UnsupportedProgramId: 'Unsupported program id',
+  ProgramFailedToComplete: 'Program failed to complete',
+  ComputationalBudgetExceeded: 'Computational budget exceeded',
+  InvalidInstructionData: 'invalid instruction data',
+  NotEnoughAccountKeys: 'insufficient account keys for instruction',
+  MissingRequiredSignature: 'missing required signature for instruction',
+  InvalidArgument: 'invalid program argument',
+  ExternalAccountLamportSpend: 'instruction spent from the balance of an account it does not own',
+  ReadonlyLamportChange: 'instruction changed the balance of a read-only account',
+  ExecutableLamportChange: 'instruction changed the balance of an executable account',
+} as const;
+
+export type InstructionErrorDetail = { Custom: number } | keyof typeof INSTRUCTION_ERROR_TEXT;
 
 export type TransactionError =
   | 'BlockhashNotFound'
   | 'AlreadyProcessed'
   | 'InsufficientFundsForFee'
   | 'AccountNotFound'
+  | 'InvalidLoadedAccountsDataSizeLimit'
   | { InstructionError: [number, InstructionErrorDetail] };
 
 const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> = {
@@ -17,6 +31,7 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
   AlreadyProcessed: 'This transaction has already been processed',
   InsufficientFundsForFee: 'Insufficient funds for fee',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
+  InvalidLoadedAccountsDataSizeLimit: 'LoadedAccountsDataSizeLimit set for transaction must be greater than 0.',
 };
 
 export function describeTransactionError(err: TransactionError): string {
@@ -26,7 +41,6 @@ export function describeTransactionError(err: TransactionError): string {
 }
 
 export function describeInstructionError(detail: InstructionErrorDetail): string {
-  if (detail === 'UnsupportedProgramId') return 'Unsupported program id';
-  if (detail === 'ProgramFailedToComplete') return 'Program failed to complete';
+  if (typeof detail === 'string') return INSTRUCTION_ERROR_TEXT[detail];
   return `custom program error: 0x${detail.Custom.toString(16)}`;
 }

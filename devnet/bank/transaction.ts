@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { ComputeBudgetSanitizeError, readComputeBudget, type ComputeBudget } from './compute-budget.js';
 
 /**
  * A wire transaction (legacy or v0 message) decoded and sanitized as a cluster does before it
@@ -31,6 +32,8 @@ export interface DevnetTransaction {
   writable: boolean[];
   recentBlockhash: string;
   instructions: CompiledInstruction[];
+  /** Its compute-unit limit and price (ComputeBudget instructions or the defaults). */
+  budget: ComputeBudget;
   /** The bytes as sent, for getTransaction. */
   wire: Uint8Array;
   version: 'legacy' | 0;
@@ -53,7 +56,7 @@ export function parseTransaction(bytes: Uint8Array): DevnetTransaction {
     accountIndexes: [...ix.accountKeyIndexes],
     data: Uint8Array.from(ix.data),
   }));
-  const parsed: DevnetTransaction = {
+  const parsed: Omit<DevnetTransaction, 'budget'> = {
     signature: bs58.encode(transaction.signatures[0] ?? new Uint8Array(64)),
     signatures: transaction.signatures,
     messageBytes: message.serialize(),
@@ -66,7 +69,16 @@ export function parseTransaction(bytes: Uint8Array): DevnetTransaction {
     version: message.version === 0 ? 0 : 'legacy',
   };
   sanitize(parsed, message.header);
-  return parsed;
+  return { ...parsed, budget: budgetOf(parsed) };
+}
+
+function budgetOf(tx: Omit<DevnetTransaction, 'budget'>): ComputeBudget {
+  try {
+    return readComputeBudget(tx.instructions.map((ix) => ({ programId: tx.accountKeys[ix.programIdIndex]!, data: ix.data })));
+  } catch (err) {
+    if (err instanceof ComputeBudgetSanitizeError) throw new InvalidTransactionError(`invalid transaction: ${err.message}`);
+    throw err;
+  }
 }
 
 function deserialize(bytes: Uint8Array): VersionedTransaction {
@@ -78,7 +90,7 @@ function deserialize(bytes: Uint8Array): VersionedTransaction {
 }
 
 function sanitize(
-  tx: DevnetTransaction,
+  tx: Omit<DevnetTransaction, 'budget'>,
   header: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number },
 ): void {
   const keyCount = tx.accountKeys.length;

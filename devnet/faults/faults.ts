@@ -6,6 +6,7 @@ import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaul
  * seeded PRNG so a run is reproducible. A call takes at most one fault, in this order:
  * http500 count, http429 count, rpcErrors count, errorRate. Latency applies to every call.
  * `pauseBlocks` is the bank's pause: `node.pause()` and `faults.set({ pauseBlocks: true })` are one switch.
+ * `priceFloor` and `freezeFeeHistory` are the chain's too (congestion is the cluster's, not one endpoint's).
  */
 
 export interface FaultDecision {
@@ -24,6 +25,10 @@ export interface FaultSnapshot {
   slotLag: number;
   /** The slot this endpoint's reports stopped at, or null. */
   frozenAtSlot: number | null;
+  priceFloor: number;
+  freezeFeeHistory: boolean;
+  /** Transactions accepted below the price floor that have neither landed nor expired yet (approximate: expired ones are dropped once per 150 slots). */
+  waitingBelowFloor: number;
 }
 
 const DEFAULT_SEED = 1;
@@ -62,10 +67,12 @@ export class Faults {
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
+    if (valid.freezeFeeHistory !== undefined) this.#bank.freezeFeeHistory(valid.freezeFeeHistory);
+    if (valid.priceFloor !== undefined) this.#bank.setPriceFloor(BigInt(valid.priceFloor));
     return this.snapshot();
   }
 
-  /** Removes every fault and resumes block production. */
+  /** Removes every fault, resumes block production and lifts congestion. */
   clear(): FaultSnapshot {
     this.#seed = DEFAULT_SEED;
     this.#random = mulberry32(DEFAULT_SEED);
@@ -76,6 +83,8 @@ export class Faults {
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
     this.#bank.resume();
+    this.#bank.freezeFeeHistory(false);
+    this.#bank.setPriceFloor(0n);
     return this.snapshot();
   }
 
@@ -95,6 +104,9 @@ export class Faults {
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,
+      priceFloor: Number(this.#bank.priceFloor),
+      freezeFeeHistory: this.#bank.feeHistoryFrozen,
+      waitingBelowFloor: this.#bank.waitingBelowFloor,
     };
   }
 

@@ -43,6 +43,14 @@ const faultSettingsSchema = z.strictObject({
   slotLag: count.max(1_000_000).optional(),
   /** This endpoint's reported slot stops at its value when set (true), until false or clear. */
   freezeSlot: z.boolean().optional(),
+  /**
+   * Congestion on this chain: transactions priced below this many micro-lamports per compute
+   * unit are accepted and wait; they land only if the floor falls before their blockhash
+   * expires. Each slot completed while it is set reports at least it in getRecentPrioritizationFees.
+   */
+  priceFloor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** getRecentPrioritizationFees stays at the last slot's fee: the history lags a sudden surge. */
+  freezeFeeHistory: z.boolean().optional(),
 });
 
 export type MethodFaults = z.infer<typeof methodFaultsSchema>;

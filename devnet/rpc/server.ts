@@ -9,6 +9,7 @@ import type { Exchange, MethodContext, RpcMethod } from './method.js';
 import { accountMethods } from './methods/accounts.js';
 import { adminMethods } from './methods/admin.js';
 import { clusterMethods } from './methods/cluster.js';
+import { feeMethods } from './methods/fees.js';
 import { historyMethods } from './methods/history.js';
 import { transactionMethods } from './methods/transactions.js';
 import { paramList } from './params.js';
@@ -24,6 +25,7 @@ export const BRIDGE_RPC_METHODS: Readonly<Record<string, RpcMethod>> = {
   ...clusterMethods,
   ...transactionMethods,
   ...historyMethods,
+  ...feeMethods,
 };
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -34,7 +36,7 @@ export interface RpcServerOptions {
   faults: Faults;
   /** 0 picks a free port. */
   port: number;
-  /** Serve devnet_setFaults / devnet_clearFaults / devnet_getFaults (default true). */
+  /** Serve the devnet_* admin methods: faults and compute costs (default true). */
   adminMethods?: boolean;
   /** Names the chain in errors ("source", "target"). */
   chain: string;

@@ -8,7 +8,7 @@ import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '
  * landed, or older than the kept history) answers [], an unknown `until` bounds nothing, as on
  * a node. Every landed transaction is final at once, so confirmationStatus is "finalized".
  * getTransaction: one recent transaction, `base64` encoding only, with the meta fields the
- * devnet knows (err, status, fee); airdrops are not transactions and answer null.
+ * devnet knows (err, status, fee, logMessages, computeUnitsConsumed); airdrops are not transactions and answer null.
  */
 
 const MAX_SIGNATURES_FOR_ADDRESS = 1_000;
@@ -63,7 +63,13 @@ const getTransaction: RpcMethod = (params, { bank }) => {
     slot: landed.slot,
     blockTime: landed.blockTime,
     transaction: [Buffer.from(landed.wire).toString('base64'), 'base64'],
-    meta: { err: landed.err, status: landed.err === null ? { Ok: null } : { Err: landed.err }, fee: Number(landed.fee) },
+    meta: {
+      err: landed.err,
+      status: landed.err === null ? { Ok: null } : { Err: landed.err },
+      fee: Number(landed.fee),
+      logMessages: landed.logMessages,
+      computeUnitsConsumed: landed.computeUnitsConsumed,
+    },
     version: landed.version,
   };
 };

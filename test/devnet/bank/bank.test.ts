@@ -2,7 +2,6 @@ import {
   ComputeBudgetProgram,
   Keypair,
   PublicKey,
-  SystemProgram,
   Transaction,
   TransactionInstruction,
   TransactionMessage,
@@ -256,7 +255,8 @@ describe('Bank: transactions', () => {
   it('fails an instruction of an unknown program with UnsupportedProgramId', () => {
     const bank = newBank();
     const payer = funded(bank);
-    const tx = signed(bank, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 })], [payer]);
+    const unknown = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0) });
+    const tx = signed(bank, [unknown], [payer]);
     bank.submit(tx, false);
     expect(bank.signatureStatus(tx.signature)?.err).toEqual({ InstructionError: [0, 'UnsupportedProgramId'] });
   });

@@ -319,7 +319,7 @@ describe('address history memory', () => {
 });
 
 describe('getTransaction', () => {
-  it('answers a landed transaction in base64 with slot, blockTime, meta {err, status, fee} and version', async () => {
+  it('answers a landed transaction in base64 with slot, blockTime, meta {err, status, fee, logMessages, computeUnitsConsumed} and version', async () => {
     const depositor = Keypair.generate();
     node.airdrop(depositor.publicKey, 1_000_000_000);
     const wire = await signedWire(connection, [setup.deposit(9n, depositor)], [depositor]);
@@ -330,7 +330,13 @@ describe('getTransaction', () => {
       slot: info!.slot,
       blockTime: info!.blockTime,
       transaction: [wire.toString('base64'), 'base64'],
-      meta: { err: null, status: { Ok: null }, fee: 5000 },
+      meta: {
+        err: null,
+        status: { Ok: null },
+        fee: 5000,
+        logMessages: expect.arrayContaining([`Program ${node.programId.toBase58()} consumed 10000 of 200000 compute units`]),
+        computeUnitsConsumed: 10_000,
+      },
       version: 'legacy',
     });
     const unknown = await rpc(node.url, 'getTransaction', [bs58.encode(Keypair.generate().secretKey), { encoding: 'base64' }]);

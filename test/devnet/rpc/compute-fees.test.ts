@@ -1,0 +1,183 @@
+import { ComputeBudgetProgram, Connection, Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { depositSetup, randomKey, rpc, signedWire } from './helpers.js';
+
+let node: DevnetNode;
+let connection: Connection;
+let setup: Awaited<ReturnType<typeof depositSetup>>;
+
+beforeAll(async () => {
+  node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
+  connection = new Connection(node.url, 'confirmed');
+  setup = await depositSetup(node, connection);
+});
+
+afterEach(() => {
+  node.setComputeCostScale(1);
+});
+
+afterAll(async () => {
+  await node.close();
+});
+
+const limit = (units: number) => ComputeBudgetProgram.setComputeUnitLimit({ units });
+const price = (microLamports: number | bigint) => ComputeBudgetProgram.setComputeUnitPrice({ microLamports });
+const budgetIx = (data: number[]) => new TransactionInstruction({ programId: ComputeBudgetProgram.programId, keys: [], data: Buffer.from(data) });
+
+function funded(lamports = 1_000_000_000): Keypair {
+  const keypair = Keypair.generate();
+  node.airdrop(keypair.publicKey, lamports);
+  return keypair;
+}
+
+const transfer = (from: Keypair, lamports = 1_000_000) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports });
+
+async function simulate(instructions: TransactionInstruction[], payer: Keypair) {
+  const wire = await signedWire(connection, instructions, [payer]);
+  return (await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body;
+}
+
+async function send(instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) {
+  const wire = await signedWire(connection, instructions, [payer]);
+  return (await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }])).body;
+}
+
+async function landed(signature: string) {
+  return (await rpc(node.url, 'getTransaction', [signature, { encoding: 'base64' }])).body.result;
+}
+
+describe('compute metering', () => {
+  it('a transfer with limit 20,000 at 1,000 micro-lamports consumes 450 CU and pays 5,020 lamports', async () => {
+    const payer = funded();
+    const instructions = [limit(20_000), price(1_000), transfer(payer)];
+    expect((await simulate(instructions, payer)).result.value).toMatchObject({ err: null, unitsConsumed: 450 });
+    const { result: signature } = await send(instructions, payer);
+    expect(await landed(signature)).toMatchObject({ meta: { err: null, fee: 5_020, computeUnitsConsumed: 450 } });
+    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000 - 1_000_000 - 5_020);
+    expect(node.feesPaid(payer.publicKey)).toEqual({ transactions: 1, base: 5_000n, priority: 20n, total: 5_020n });
+  });
+
+  it('a limit below what the first instruction needs fails it with ComputationalBudgetExceeded; landed, the fee is paid and nothing else happens', async () => {
+    const payer = funded();
+    const instructions = [limit(100), price(1_000), transfer(payer)];
+    const { error } = await send(instructions, payer);
+    expect(error).toMatchObject({
+      code: -32002,
+      message: 'Transaction simulation failed: Error processing Instruction 0: Computational budget exceeded',
+      data: { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] }, unitsConsumed: 100 },
+    });
+    const { result: signature } = await send(instructions, payer, true);
+    expect(await landed(signature)).toMatchObject({
+      meta: { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] }, fee: 5_001, computeUnitsConsumed: 100 },
+    });
+    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000 - 5_001);
+  });
+
+  it('meters the bridge program: 10,000 CU a deposit by default; at a scale set over the admin JSON-RPC it passes the default limit', async () => {
+    const payer = funded();
+    const programId = node.programId.toBase58();
+    const ok = (await simulate([setup.deposit(1n, payer)], payer)).result.value;
+    expect(ok).toMatchObject({ err: null, unitsConsumed: 10_000 });
+    expect(ok.logs).toContain(`Program ${programId} consumed 10000 of 200000 compute units`);
+
+    const upgraded = await rpc(node.url, 'devnet_setComputeCostScale', [30]);
+    expect(upgraded.body.result).toEqual({ scale: 30, units: { ack_deposit: 720_000, ack_withdraw: 570_000, cleanup_deposit: 480_000, other: 300_000 } });
+    const over = (await simulate([setup.deposit(1n, payer)], payer)).result.value;
+    expect(over).toEqual(
+      expect.objectContaining({
+        err: { InstructionError: [0, 'ComputationalBudgetExceeded'] },
+        unitsConsumed: 200_000,
+        logs: [
+          `Program ${programId} invoke [1]`,
+          `Program ${programId} consumed 200000 of 200000 compute units`,
+          `Program ${programId} failed: exceeded CUs meter at BPF instruction`,
+        ],
+      }),
+    );
+    const enough = (await simulate([limit(300_150), setup.deposit(1n, payer)], payer)).result.value;
+    expect(enough).toMatchObject({ err: null, unitsConsumed: 300_150 });
+    expect(enough.logs).toContain(`Program ${programId} consumed 300000 of 300000 compute units`);
+    expect((await rpc(node.url, 'devnet_getComputeCosts')).body.result.scale).toBe(30);
+  });
+
+  it('a failing bridge instruction has consumed its cost', async () => {
+    const payer = funded();
+    const failed = (await simulate([limit(50_000), setup.deposit(0n, payer)], payer)).result.value;
+    expect(failed).toMatchObject({ err: { InstructionError: [1, { Custom: 6011 }] }, unitsConsumed: 10_150 });
+  });
+
+  it('refuses a cost scale outside (0, 100] with -32602 naming it', async () => {
+    for (const scale of [0, -1, 101, 'x']) {
+      const { body } = await rpc(node.url, 'devnet_setComputeCostScale', [scale]);
+      expect(body.error.code).toBe(-32602);
+      expect(body.error.message).toMatch(/scale/i);
+    }
+  });
+});
+
+describe('compute budget instructions', () => {
+  it('clamps a limit above 1,400,000 and charges the priority on the clamped limit', async () => {
+    const payer = funded(10_000_000);
+    const { result: signature } = await send([limit(2_000_000), price(1_000_000), transfer(payer)], payer);
+    expect(await landed(signature)).toMatchObject({ meta: { fee: 5_000 + 1_400_000 } });
+  });
+
+  it('without SetComputeUnitLimit, reserves 3,000 per builtin instruction and 200,000 per program instruction', async () => {
+    const payer = funded(10_000_000);
+    // Two builtins: a limit of 6,000 at 1,000,000 micro-lamports is 6,000 lamports of priority.
+    const builtins = await send([price(1_000_000), transfer(payer)], payer);
+    expect(await landed(builtins.result)).toMatchObject({ meta: { fee: 11_000 } });
+    const mixed = await send([price(1_000), setup.deposit(1n, payer)], payer);
+    expect(await landed(mixed.result)).toMatchObject({ meta: { fee: 5_000 + 203 } });
+  });
+
+  it('rounds the priority fee up to a whole lamport', async () => {
+    const payer = funded();
+    const { result: signature } = await send([limit(1_000), price(1), transfer(payer)], payer);
+    expect(await landed(signature)).toMatchObject({ meta: { fee: 5_001 } });
+  });
+
+  it('refuses a duplicate or unreadable budget instruction as an invalid transaction (-32602), with or without preflight', async () => {
+    const payer = funded();
+    const cases: Array<[TransactionInstruction[], string]> = [
+      [[limit(1_000), limit(2_000), transfer(payer)], 'invalid transaction: Transaction contains a duplicate instruction (1) that is not allowed'],
+      [[price(1), transfer(payer), price(2)], 'invalid transaction: Transaction contains a duplicate instruction (2) that is not allowed'],
+      [[budgetIx([2, 1, 2]), transfer(payer)], 'invalid transaction: Error processing Instruction 0: invalid instruction data'],
+      [[transfer(payer), budgetIx([0])], 'invalid transaction: Error processing Instruction 1: invalid instruction data'],
+      [[budgetIx([9, 0, 0, 0, 0])], 'invalid transaction: Error processing Instruction 0: invalid instruction data'],
+      [[budgetIx([])], 'invalid transaction: Error processing Instruction 0: invalid instruction data'],
+    ];
+    for (const [instructions, message] of cases) {
+      for (const skipPreflight of [false, true]) {
+        const { error } = await send(instructions, payer, skipPreflight);
+        expect(error).toEqual({ code: -32602, message });
+      }
+    }
+    // Trailing bytes after the field are ignored, as borsh's unchecked read ignores them.
+    expect((await simulate([budgetIx([2, 0x10, 0x27, 0, 0, 0xff]), transfer(payer)], payer)).result.value).toMatchObject({ err: null, unitsConsumed: 300 });
+  });
+
+  it('refuses a heap frame out of range before any fee: a preflight failure, and nothing lands without preflight', async () => {
+    const payer = funded();
+    const heap = (bytes: number) => budgetIx([1, bytes & 0xff, (bytes >> 8) & 0xff, (bytes >> 16) & 0xff, 0]);
+    const { error } = await send([transfer(payer), heap(1_000)], payer);
+    expect(error).toMatchObject({ code: -32002, data: { err: { InstructionError: [1, 'InvalidInstructionData'] }, unitsConsumed: 0 } });
+    const { result: signature } = await send([transfer(payer), heap(1_000)], payer, true);
+    expect((await connection.getSignatureStatuses([signature])).value[0]).toBeNull();
+    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000);
+    expect((await simulate([heap(64 * 1024), transfer(payer)], payer)).result.value.err).toBeNull();
+    const zeroData = await simulate([budgetIx([4, 0, 0, 0, 0]), transfer(payer)], payer);
+    expect(zeroData.result.value.err).toBe('InvalidLoadedAccountsDataSizeLimit');
+  });
+
+  it('refuses a payer that can pay the base fee but not the priority (InsufficientFundsForFee): nothing lands', async () => {
+    const payer = funded(10_000);
+    const instructions = [limit(10_000), price(1_000_000), SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 0 })];
+    const { error } = await send(instructions, payer);
+    expect(error).toMatchObject({ code: -32002, data: { err: 'InsufficientFundsForFee' } });
+    const { result: signature } = await send(instructions, payer, true);
+    expect((await connection.getSignatureStatuses([signature])).value[0]).toBeNull();
+    expect(await connection.getBalance(payer.publicKey)).toBe(10_000);
+  });
+});
