@@ -68,7 +68,7 @@ describe('RPC faults', () => {
       expect(expiries).toHaveLength(settings.maxAttempts);
       const health = a.service.health();
       expect(health.last_error).toMatch(
-        new RegExp(`^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}$`),
+        new RegExp(`^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}; priority fee offered 0 micro-lamports/CU`),
       );
       expect(a.service.status()).toBe('degraded');
       expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'error', msg: 'crank: ack_deposit failed, moving on to the next action' }));

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
+import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
@@ -45,6 +46,8 @@ export interface CrankTuning {
    * the fast one, so that blockhash expiry, not a short timeout, ends an unlanded transaction.
    */
   productionTiming?: boolean;
+  /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults (0, 100,000) when absent. */
+  priorityFee?: PriorityFeeBounds;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -67,7 +70,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       authority: bridge.authorities[slot]!,
       rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
       sourceReadCommitment: 'finalized',
-      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+      priorityFee: tuning.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: logs.logger,
     },
