@@ -37,7 +37,7 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('shows what an operator needs: cycles, pending work, actions, health, balances, RPC endpoints, second signers', () => {
+  it('shows what an operator needs: cycles, pending work, actions, health, balances, RPC endpoints, second signers, fees and compute', () => {
     const queried = new Set(expressions.flatMap(({ expr }) => metricNamesIn(expr)));
     for (const name of [
       'bridge_crank_cycles_total',
@@ -51,6 +51,10 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
       'bridge_rpc_endpoint_up',
       'bridge_rpc_endpoint_slot',
       'bridge_foreign_signatures_total',
+      'bridge_priority_fee_microlamports',
+      'bridge_priority_fee_max_microlamports',
+      'bridge_fees_paid_lamports_total',
+      'bridge_compute_units_total',
     ]) {
       expect(queried.has(name), `no panel queries ${name}`).toBe(true);
     }
