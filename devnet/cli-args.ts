@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_COMPUTE_COST_SCALE } from './bank/compute-costs.js';
 
 /**
  * Strict flag parsing for `npm run devnet` and `npm run demo`: unknown flags, missing values
@@ -26,6 +27,18 @@ function integerFlag(value: string | undefined, flag: string, fallback: number, 
     throw new UsageError(`--${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+// Micro-lamports per compute unit: 1 lamport per CU, 200,000 lamports for a default 200,000-CU limit.
+const MAX_PRICE_FLOOR = 1_000_000;
+
+function scaleFlag(value: string | undefined): number {
+  if (value === undefined) return 1;
+  const scale = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || scale <= 0 || scale > MAX_COMPUTE_COST_SCALE) {
+    throw new UsageError(`--compute-cost-scale must be a number above 0 and at most ${MAX_COMPUTE_COST_SCALE}, got ${JSON.stringify(value)}`);
+  }
+  return scale;
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
@@ -63,6 +76,10 @@ export interface DevnetFlags {
   dir: string;
   traffic: boolean;
   slotIntervalMs: number;
+  /** The bridge program's compute costs times this on both chains. */
+  computeCostScale: number;
+  /** Congestion on both chains once the bridge is created: micro-lamports per CU a transaction must bid to land (0: none). */
+  priceFloor: number;
 }
 
 export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
@@ -78,6 +95,10 @@ the bridge on them, prints how to start a bridge server per authority, and runs 
   --dir DIR             keypair files and world.json (default ${DEFAULT_DIR})
   --traffic             generate deposits and user claims
   --slot-interval-ms N  milliseconds per slot (default 400)
+  --compute-cost-scale X  the bridge program's compute costs times X, above 0 to ${MAX_COMPUTE_COST_SCALE} (default 1;
+                        devnet_setComputeCostScale changes it while the chains run)
+  --price-floor N       congestion once the bridge exists: transactions bidding under N micro-lamports
+                        per compute unit never land (0 to ${MAX_PRICE_FLOOR}, default 0: none)
   -h, --help            show this help
 `;
 
@@ -91,6 +112,8 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     dir: { type: 'string' },
     traffic: { type: 'boolean' },
     'slot-interval-ms': { type: 'string' },
+    'compute-cost-scale': { type: 'string' },
+    'price-floor': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -104,6 +127,8 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     dir: values.dir ?? DEFAULT_DIR,
     traffic: values.traffic === true,
     slotIntervalMs: integerFlag(values['slot-interval-ms'], 'slot-interval-ms', 400, 0, 60_000),
+    computeCostScale: scaleFlag(values['compute-cost-scale']),
+    priceFloor: integerFlag(values['price-floor'], 'price-floor', 0, 0, MAX_PRICE_FLOOR),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {
@@ -117,6 +142,9 @@ export interface DemoFlags {
   targetPort: number;
   serverPort: number;
   dir: string;
+  computeCostScale: number;
+  /** The price floor (micro-lamports per CU) on both chains once the servers start; 0: none. */
+  congestion: number;
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [options]
@@ -128,6 +156,9 @@ processes. Prints their /health URLs and a status line of transfers by phase; Ct
   --source-port N   source chain JSON-RPC port (default ${DEFAULT_SOURCE_PORT})
   --target-port N   target chain JSON-RPC port (default ${DEFAULT_TARGET_PORT})
   --dir DIR         keypairs, world.json and server logs (default ${DEFAULT_DIR}/demo)
+  --compute-cost-scale X  the bridge program's compute costs times X, above 0 to ${MAX_COMPUTE_COST_SCALE} (default 1)
+  --congestion N    once the servers start, both chains refuse to land transactions bidding under
+                    N micro-lamports per compute unit (0 to ${MAX_PRICE_FLOOR}; default 0: none; 20000 is busy)
   -h, --help        show this help
 `;
 
@@ -137,6 +168,8 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     'source-port': { type: 'string' },
     'target-port': { type: 'string' },
     dir: { type: 'string' },
+    'compute-cost-scale': { type: 'string' },
+    congestion: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -145,6 +178,8 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     sourcePort: integerFlag(values['source-port'], 'source-port', DEFAULT_SOURCE_PORT, 0, 65_535),
     targetPort: integerFlag(values['target-port'], 'target-port', DEFAULT_TARGET_PORT, 0, 65_535),
     dir: values.dir ?? `${DEFAULT_DIR}/demo`,
+    computeCostScale: scaleFlag(values['compute-cost-scale']),
+    congestion: integerFlag(values.congestion, 'congestion', 0, 0, MAX_PRICE_FLOOR),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   return flags;

@@ -36,6 +36,7 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
     sourcePort: flags.sourcePort,
     targetPort: flags.targetPort,
     slotIntervalMs: flags.slotIntervalMs,
+    computeCostScale: flags.computeCostScale,
     signal: shutdown.signal,
   }).catch((err: unknown) => {
     if (shutdown.signal.aborted) return undefined;
@@ -45,6 +46,10 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
   try {
     const world = await bootstrapWorld(pair, { ...flags, signal: shutdown.signal });
     process.stdout.write(describeWorld(world));
+    if (flags.priceFloor > 0) {
+      for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.priceFloor });
+      process.stdout.write(`Congestion: transactions bidding under ${flags.priceFloor} micro-lamports per compute unit do not land.\n`);
+    }
     const traffic = flags.traffic ? startTraffic(pair, world, { onError: throttled(TRAFFIC_ERROR_INTERVAL_MS) }) : undefined;
     if (traffic !== undefined) process.stdout.write('Traffic: deposits and claims are running.\n');
     process.stdout.write('Press Ctrl-C to stop.\n');

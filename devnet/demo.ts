@@ -44,7 +44,12 @@ async function main(argv: string[]): Promise<number> {
 
 async function runDemo(flags: DemoFlags): Promise<number> {
   const shutdown = shutdownSignal();
-  const pair = await startChainPair({ sourcePort: flags.sourcePort, targetPort: flags.targetPort, signal: shutdown.signal }).catch(
+  const pair = await startChainPair({
+    sourcePort: flags.sourcePort,
+    targetPort: flags.targetPort,
+    computeCostScale: flags.computeCostScale,
+    signal: shutdown.signal,
+  }).catch(
     (err: unknown) => {
       if (shutdown.signal.aborted) return undefined;
       throw err;
@@ -61,8 +66,12 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     servers = spawnServers(SERVER_ENTRY, world, flags.serverPort, (server, code) => {
       if (!shutdown.signal.aborted) process.stderr.write(`bridge server ${server.index} exited with code ${code}; see ${server.logPath}\n`);
     });
+    // After the bootstrap, so the bridge is created; the traffic's users bid the floor.
+    for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.congestion });
     process.stdout.write(
       [
+        ...(flags.congestion > 0 ? [`Congestion: both chains land only transactions bidding at least ${flags.congestion} micro-lamports per compute unit`] : []),
+        ...(flags.computeCostScale === 1 ? [] : [`Compute costs: the bridge program's times ${flags.computeCostScale}`]),
         `Source chain ${world.source.chainId}: ${world.source.rpcUrl}`,
         `Target chain ${world.target.chainId}: ${world.target.rpcUrl}`,
         `World: ${worldFilePath(world.dir)}`,

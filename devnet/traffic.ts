@@ -1,10 +1,11 @@
-import { Keypair, PublicKey, type Connection } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, type Connection, type TransactionInstruction } from '@solana/web3.js';
 import { decodeTrackerHeader, decodeWithdrawEntries } from '../src/chain/codec/accounts.js';
 import { depositInstruction, withdrawInstruction } from './instructions.js';
 import { TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE, entryOffset } from '../src/chain/codec/layout.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mulberry32 } from './faults/faults.js';
 import type { ChainPair } from './chain-pair.js';
+import type { DevnetNode } from './node.js';
 import { TOKEN_PAIR_KINDS, type TokenPairKind, type World } from './world/bootstrap.js';
 import { devnetConnection, submitTransaction } from './world/submit.js';
 
@@ -12,7 +13,8 @@ import { devnetConnection, submitTransaction } from './world/submit.js';
  * Users for a demo or a soak run: a few funded depositors deposit across the token pairs at a
  * bounded rate (amounts up to 1,500, so the low-limit and low-vault pairs run dry), and claim
  * (`withdraw`) Confirmed + Pending withdrawals a short while after they finalize. Everything
- * goes through JSON-RPC transactions, so injected faults hit the traffic too.
+ * goes through JSON-RPC transactions, so injected faults hit the traffic too. Under a price
+ * floor (congestion), users bid exactly the floor: theirs are the transactions that clear it.
  */
 
 export interface TrafficOptions {
@@ -44,6 +46,11 @@ const MAX_CLAIMS_PER_TICK = 8;
 // Most deposits use the normal pair; the others show every rejection reason and partial confirmation.
 const KIND_WEIGHTS: Record<TokenPairKind, number> = { normal: 0.7, frozen: 0.1, lowLimit: 0.1, lowVault: 0.1 };
 
+function bidding(node: DevnetNode, ix: TransactionInstruction): TransactionInstruction[] {
+  const floor = node.bank.priceFloor;
+  return floor === 0n ? [ix] : [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: floor }), ix];
+}
+
 export function startTraffic(pair: ChainPair, world: World, options: TrafficOptions = {}): Traffic {
   const depositsPerSecond = options.depositsPerSecond ?? 1;
   if (!(depositsPerSecond > 0 && depositsPerSecond <= 50)) throw new RangeError(`depositsPerSecond must be in (0, 50], got ${depositsPerSecond}`);
@@ -71,7 +78,7 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
       recipient: Keypair.generate().publicKey.toBase58(),
       sourceMint: world.tokenPairs[kind].sourceMint,
     });
-    await submitTransaction(source, [ix], [depositor], { chain: 'source', step: `traffic deposit (${kind})`, signal: stopping.signal });
+    await submitTransaction(source, bidding(pair.source, ix), [depositor], { chain: 'source', step: `traffic deposit (${kind})`, signal: stopping.signal });
     stats.deposits += 1;
   }
 
@@ -85,7 +92,7 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
         tokenAccount: Keypair.generate().publicKey,
         index: BigInt(index),
       });
-      await submitTransaction(target, [ix], [claimer], { chain: 'target', step: `traffic withdraw ${index}`, signal: stopping.signal });
+      await submitTransaction(target, bidding(pair.target, ix), [claimer], { chain: 'target', step: `traffic withdraw ${index}`, signal: stopping.signal });
       stats.claims += 1;
     }
   }

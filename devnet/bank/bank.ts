@@ -17,6 +17,7 @@ import {
   type SignatureStatus,
 } from './history.js';
 import { PrioritizationFees, type PrioritizationFee } from './prioritization-fees.js';
+import { balancesBefore, insufficientFundsForRent, rentStateAllowed, rentStateViolation } from './rent-state.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
 
@@ -199,10 +200,11 @@ export class Bank {
   simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; accounts?: string[] }): SimulationResult {
     const rejected = this.#check(tx, options.checkBlockhash);
     if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
+    const before = balancesBefore(tx, (address) => this.#accounts.get(address));
     const journal = new AccountJournal(this.#accounts);
     const payer = tx.accountKeys[0]!;
     journal.setLamports(payer, this.#accounts.get(payer)!.lamports - this.feeFor(tx));
-    const result = executeInstructions(journal, tx, this.#env());
+    const result = this.#execute(journal, tx, before);
     const accounts = (options.accounts ?? []).map((address) => copyAccount(this.#accounts.get(address)));
     journal.rollback();
     return { ...result, accounts };
@@ -265,11 +267,12 @@ export class Bank {
       this.#waitForPrice(tx);
       return;
     }
+    const before = balancesBefore(tx, (address) => this.#accounts.get(address));
     const payer = this.#accounts.get(tx.accountKeys[0]!)!;
     const fee = this.#fee(tx);
     payer.lamports -= fee.total;
     const journal = new AccountJournal(this.#accounts);
-    const { err, logs, unitsConsumed } = executeInstructions(journal, tx, this.#env());
+    const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
     this.#recordLanded(tx.signature, err, tx.accountKeys);
@@ -311,12 +314,19 @@ export class Bank {
     return feeOf(tx.signatures.length, tx.budget);
   }
 
+  /** The instructions, then the rent states they left (only when every instruction succeeded). */
+  #execute(journal: AccountJournal, tx: DevnetTransaction, before: readonly bigint[]): ExecutionResult {
+    const result = executeInstructions(journal, tx, this.#env());
+    if (result.err !== null) return result;
+    return { ...result, err: rentStateViolation(tx, before, (address) => this.#accounts.get(address)) ?? null };
+  }
+
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
     this.#statuses.record(signature, { slot: this.#slot, err });
     this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
   }
 
-  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer. */
+  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer (and its rent state), programs. */
   #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
     if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
@@ -324,6 +334,10 @@ export class Bank {
     const payer = this.#accounts.get(tx.accountKeys[0]!);
     if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
     if (payer.lamports < this.feeFor(tx)) return 'InsufficientFundsForFee';
+    if (!rentStateAllowed(payer.lamports, payer.lamports - this.feeFor(tx), payer.data.length)) return insufficientFundsForRent(0);
+    // Agave loads every invoked program after it has validated the fee payer; one that is not
+    // an executable account fails the load, and a failed load charges nothing.
+    if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;
   }
 

@@ -12,7 +12,7 @@ export const BUILTIN_INSTRUCTION_UNITS = 150;
 const BRIDGE_INSTRUCTION_UNITS = { ack_deposit: 24_000, ack_withdraw: 19_000, cleanup_deposit: 16_000 } as const;
 const OTHER_BRIDGE_INSTRUCTION_UNITS = 10_000;
 /** At 100, ack_deposit would cost 2,400,000: more than any transaction may use. */
-const MAX_COMPUTE_COST_SCALE = 100;
+export const MAX_COMPUTE_COST_SCALE = 100;
 
 type MeteredInstruction = keyof typeof BRIDGE_INSTRUCTION_UNITS;
 const METERED = Object.keys(BRIDGE_INSTRUCTION_UNITS) as MeteredInstruction[];

@@ -24,6 +24,8 @@ export type TransactionError =
   | 'InsufficientFundsForFee'
   | 'AccountNotFound'
   | 'InvalidLoadedAccountsDataSizeLimit'
+  | 'InvalidProgramForExecution'
+  | { InsufficientFundsForRent: { account_index: number } }
   | { InstructionError: [number, InstructionErrorDetail] };
 
 const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> = {
@@ -32,10 +34,12 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
   InsufficientFundsForFee: 'Insufficient funds for fee',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
   InvalidLoadedAccountsDataSizeLimit: 'LoadedAccountsDataSizeLimit set for transaction must be greater than 0.',
+  InvalidProgramForExecution: 'This program may not be used for executing instructions',
 };
 
 export function describeTransactionError(err: TransactionError): string {
   if (typeof err === 'string') return TRANSACTION_ERROR_TEXT[err];
+  if ('InsufficientFundsForRent' in err) return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`;
   const [index, detail] = err.InstructionError;
   return `Error processing Instruction ${index}: ${describeInstructionError(detail)}`;
 }

@@ -24,7 +24,14 @@ describe('parseDevnetFlags', () => {
       dir: '.devnet',
       traffic: false,
       slotIntervalMs: 400,
+      computeCostScale: 1,
+      priceFloor: 0,
     });
+    expect(parseDevnetFlags(['--compute-cost-scale', '6', '--price-floor', '20000'], MAX_CAPACITY)).toMatchObject({
+      computeCostScale: 6,
+      priceFloor: 20_000,
+    });
+    expect(parseDevnetFlags(['--compute-cost-scale', '0.5'], MAX_CAPACITY)).toMatchObject({ computeCostScale: 0.5 });
     expect(parseDevnetFlags(['--authorities', '5'], MAX_CAPACITY)).toMatchObject({ threshold: 3 });
     expect(parseDevnetFlags(['--authorities', '1'], MAX_CAPACITY)).toMatchObject({ threshold: 1 });
     expect(parseDevnetFlags(['--traffic', '--dir', 'x', '--source-port', '0', '--target-port', '0'], MAX_CAPACITY)).toMatchObject({
@@ -48,6 +55,12 @@ describe('parseDevnetFlags', () => {
     [['--dir'], "'--dir <value>' argument missing"],
     [['--traffic=yes'], '--traffic'],
     [['stray'], "'stray'"],
+    [['--compute-cost-scale', '0'], '--compute-cost-scale must be a number above 0 and at most 100, got "0"'],
+    [['--compute-cost-scale', '101'], '--compute-cost-scale must be a number above 0 and at most 100'],
+    [['--compute-cost-scale', '-2'], '--compute-cost-scale'],
+    [['--compute-cost-scale', '1e3'], '--compute-cost-scale'],
+    [['--price-floor', '1.5'], '--price-floor must be an integer from 0 to 1000000'],
+    [['--price-floor', '1000001'], '--price-floor must be an integer from 0 to 1000000'],
   ])('%j is a usage error naming the flag', (argv, message) => {
     expect(usageError(() => parseDevnetFlags(argv, MAX_CAPACITY))).toContain(message);
   });
@@ -55,12 +68,14 @@ describe('parseDevnetFlags', () => {
 
 describe('parseDemoFlags', () => {
   it('defaults the first server port to 8081 and the directory to .devnet/demo', () => {
-    expect(parseDemoFlags([])).toEqual({ serverPort: 8081, sourcePort: 8899, targetPort: 8999, dir: '.devnet/demo' });
+    expect(parseDemoFlags([])).toEqual({ serverPort: 8081, sourcePort: 8899, targetPort: 8999, dir: '.devnet/demo', computeCostScale: 1, congestion: 0 });
+    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6'])).toMatchObject({ congestion: 20_000, computeCostScale: 6 });
   });
 
   it('rejects unknown flags and a server port without room for three servers', () => {
     expect(usageError(() => parseDemoFlags(['--servers', '3']))).toContain("'--servers'");
     expect(usageError(() => parseDemoFlags(['--server-port', '65534']))).toContain('--server-port must be an integer from 1 to 65533');
+    expect(usageError(() => parseDemoFlags(['--congestion', 'high']))).toContain('--congestion must be an integer from 0 to 1000000');
   });
 });
 

@@ -45,8 +45,9 @@ describe('flag errors as processes (the parsing itself: cli-args.test.ts)', () =
 });
 
 describe('npm run devnet: lifecycle', () => {
-  it('boots, writes world.json, prints the server environment, and exits 0 on SIGINT', async () => {
-    const child = spawn(process.execPath, [CLI, '--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  it('boots (with a cost scale and a price floor), writes world.json, prints the server environment, and exits 0 on SIGINT', async () => {
+    const args = ['--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '2', '--compute-cost-scale', '6', '--price-floor', '20000'];
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -58,6 +59,13 @@ describe('npm run devnet: lifecycle', () => {
     expect(stdout).toContain(`BRIDGE_AUTHORITY_KEYPAIR=${join(dir, 'authority-1.json')}`);
     const world = JSON.parse(await readFile(join(dir, 'world.json'), 'utf8')) as { source: { rpcUrl: string } };
     expect(stdout).toContain(`BRIDGE_SOURCE_RPC_URL=${world.source.rpcUrl}`);
+    expect(stdout).toContain('Congestion: transactions bidding under 20000 micro-lamports per compute unit do not land.');
+    const admin = async (method: string) => {
+      const res = await fetch(world.source.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method }) });
+      return ((await res.json()) as { result: Record<string, unknown> }).result;
+    };
+    expect(await admin('devnet_getComputeCosts')).toMatchObject({ scale: 6, units: { ack_deposit: 144_000 } });
+    expect(await admin('devnet_getFaults')).toMatchObject({ priceFloor: 20_000 });
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
     expect(code).toBe(0);

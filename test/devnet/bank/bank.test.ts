@@ -2,6 +2,7 @@ import {
   ComputeBudgetProgram,
   Keypair,
   PublicKey,
+  SystemProgram,
   Transaction,
   TransactionInstruction,
   TransactionMessage,
@@ -15,6 +16,7 @@ import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
 import { Bank, LAMPORTS_PER_SIGNATURE } from '../../../devnet/bank/bank.js';
 import { InvalidTransactionError, parseTransaction, verifySignatures } from '../../../devnet/bank/transaction.js';
+import { rentExemptMinimum } from '../../../devnet/program/store.js';
 
 const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 const TARGET = 2;
@@ -252,13 +254,51 @@ describe('Bank: transactions', () => {
     expect(() => parseTransaction(tx.serialize())).toThrow(/address lookup tables are not supported/);
   });
 
-  it('fails an instruction of an unknown program with UnsupportedProgramId', () => {
+  it('refuses a program that is not an executable account with InvalidProgramForExecution, charging nothing (as Agave)', () => {
     const bank = newBank();
     const payer = funded(bank);
     const unknown = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0) });
-    const tx = signed(bank, [unknown], [payer]);
-    bank.submit(tx, false);
-    expect(bank.signatureStatus(tx.signature)?.err).toEqual({ InstructionError: [0, 'UnsupportedProgramId'] });
+    const notAProgram = new TransactionInstruction({ programId: funded(bank).publicKey, keys: [], data: Buffer.alloc(0) });
+    for (const ix of [unknown, notAProgram]) {
+      const tx = signed(bank, [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), ix], [payer]);
+      expect(bank.simulate(tx, { checkBlockhash: true }).err).toBe('InvalidProgramForExecution');
+      bank.submit(tx, false);
+      expect(bank.signatureStatus(tx.signature)).toBeUndefined();
+    }
+    expect(bank.account(payer.publicKey.toBase58())?.lamports).toBe(1_000_000_000n);
+  });
+
+  it('keeps rent states as Agave does: a fee payer may not pay its way below rent exemption; a transfer may not leave an account there', () => {
+    const bank = newBank();
+    const exempt = rentExemptMinimum(0);
+    const lamportsOf = (key: PublicKey) => bank.account(key.toBase58())?.lamports;
+    const land = (instructions: TransactionInstruction[], signers: Keypair[]) => {
+      const tx = signed(bank, instructions, signers);
+      const simulated = bank.simulate(tx, { checkBlockhash: true }).err;
+      bank.submit(tx, false);
+      expect(bank.signatureStatus(tx.signature)?.err ?? simulated).toEqual(simulated);
+      return { simulated, landed: bank.signatureStatus(tx.signature) !== undefined };
+    };
+    const transfer = (from: Keypair, to: PublicKey, lamports: bigint) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
+
+    const nearlyExempt = funded(bank, exempt + 1_000n);
+    const poor = funded(bank, 20_000n);
+    const somebody = funded(bank).publicKey;
+    for (const payer of [nearlyExempt, poor]) {
+      expect(land([transfer(payer, somebody, 0n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 0 } }, landed: false });
+    }
+    expect(lamportsOf(nearlyExempt.publicKey)).toBe(exempt + 1_000n);
+
+    const payer = funded(bank);
+    const fresh = Keypair.generate().publicKey;
+    expect(land([transfer(payer, fresh, exempt - 1n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 1 } }, landed: true });
+    expect([lamportsOf(fresh), lamportsOf(payer.publicKey)]).toEqual([undefined, 1_000_000_000n - 5_000n]);
+    expect(land([transfer(payer, fresh, exempt)], [payer]).simulated).toBeNull();
+    // Below the minimum already: credited is allowed, debited is not; emptied is.
+    expect(land([transfer(payer, poor.publicKey, 1n)], [payer]).simulated).toBeNull();
+    expect(land([transfer(poor, somebody, 1n)], [payer, poor]).simulated).toEqual({ InsufficientFundsForRent: { account_index: 1 } });
+    expect(land([transfer(poor, somebody, 20_001n)], [payer, poor]).simulated).toBeNull();
+    expect(lamportsOf(poor.publicKey) ?? 0n).toBe(0n);
   });
 
   it('verifies every ed25519 signature; a transaction with a bad one is dropped without a status', () => {
