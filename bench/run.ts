@@ -7,12 +7,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { faultRecoveryBench } from './fault-recovery.js';
+import { feeMarketBench } from './fee-market.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
 import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, faultRecoveryBench, httpBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, faultRecoveryBench, httpBench, feeMarketBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

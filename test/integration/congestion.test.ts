@@ -78,9 +78,9 @@ describe('congestion: votes land on a chain that orders by priority fee', () => 
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], settings);
     await depositRejected(bridge, 4);
     setFloor(bridge, { priceFloor: 20_000 });
-    // Slots complete at the floor before the cranks look.
-    bridge.pair.source.advanceSlots(20);
-    bridge.pair.target.advanceSlots(20);
+    // A whole history (150 slots) at the floor before the cranks look: a steady congestion.
+    bridge.pair.source.advanceSlots(150);
+    bridge.pair.target.advanceSlots(150);
     await settleWithin(bridge, cranks, 6);
     expectSettled(bridge, 4);
     expect(exhaustedActions(cranks)).toEqual([]);
@@ -118,7 +118,7 @@ describe('congestion: votes land on a chain that orders by priority fee', () => 
     const [a] = await startBridgeCranks(bridge, [0], settings);
     await depositRejected(bridge, 2);
     setFloor(bridge, { priceFloor: 150_000 });
-    bridge.pair.target.advanceSlots(20);
+    bridge.pair.target.advanceSlots(150);
     const url = await startCrankServer(bridge, a!);
     await a!.service.runOnce();
     const response = await fetch(`${url}/health`);
@@ -127,7 +127,7 @@ describe('congestion: votes land on a chain that orders by priority fee', () => 
     expect(health.crank.last_error).toMatch(
       new RegExp(
         '^ack_deposit 0\\.\\.1 \\(2 votes\\) failed after 3 attempts: .*not landed: its blockhash expired .*; priority fee offered 100000 micro-lamports/CU ' +
-          'after 2 expiries in a row; recent slots cleared 150000 \\(p75\\) to 150000 \\(max\\); the cap \\(BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS\\) is 100000: ' +
+          'at escalation step 2 of 3 \\(each expiry on this chain raises it\\); recent slots cleared 150000 \\(p75\\) to 150000 \\(max\\); the cap \\(BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS\\) is 100000: ' +
           'the going price is above the cap; raise the cap or wait for the congestion to pass$',
       ),
     );

@@ -37,7 +37,7 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
 ): Promise<SignedBatch<T>> {
   const instructions = queue.map((item) => item.instruction);
   const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, BUDGET_SIZE_PREFIX));
-  const bid = await s.bidder.bid(s.target.action, bySize, signal);
+  const bid = await s.bidder.bid(bySize, signal);
   const measured = await measureBatch(
     { rpc: s.rpc, feePayer: s.authority, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount },
     signal,
@@ -48,22 +48,21 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
 }
 
 /**
- * Sends and confirms one signed batch. A transaction that expired raises the action's next bid,
- * and its failure names the price offered, what recent slots cleared and the cap; one that
- * landed (with an error or not) resets it.
+ * Sends and confirms one signed batch. A transaction that expired raises the chain's escalation
+ * step, and its failure names the price offered, what recent slots cleared and the cap; one that
+ * landed (with an error or not) counts towards stepping it down.
  */
 export async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<void> {
-  const { action } = s.target;
   try {
     await s.sender.sendAndConfirm(batch.signed, job, signal);
   } catch (err) {
     if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) throw err;
-    if (err.context.outcome === 'landed_with_error') s.bidder.landed(action);
+    if (err.context.outcome === 'landed_with_error') s.bidder.landed();
     if (err.context.outcome !== 'not_landed') throw err;
-    s.bidder.expired(action);
+    s.bidder.expired();
     throw new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
   }
-  s.bidder.landed(action);
+  s.bidder.landed();
 }
 
 /** The send met ComputationalBudgetExceeded: the program costs more than the simulation said. */

@@ -1,5 +1,4 @@
 import type { AccountMeta, PublicKey, TransactionInstruction } from '@solana/web3.js';
-import type { CrankAction } from '../../domain.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
 
@@ -9,17 +8,19 @@ import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
  *
  * The market price is the FEE_PERCENTILE-th percentile of what getRecentPrioritizationFees
  * reports for the accounts the transaction writes (the lowest price that landed in each of the
- * last 150 slots). That history lags a sudden surge, so every transaction of an action that
- * expired without landing raises the next bid: after k expiries in a row the bid is at least
- * the market price x ESCALATION_FACTOR^k and at least cap / ESCALATION_FACTOR^(ESCALATION_STEPS - k),
- * which reaches the cap within ESCALATION_STEPS expiries even from a market price of 0. The
- * bid is never below BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and never above
- * BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: above the cap the crank does not overpay, its
- * transactions expire and the failure names the price (`feeNote`).
+ * last 150 slots). That history lags a sudden surge, so each transaction on the chain that
+ * expired without landing raises the escalation step k by one (up to ESCALATION_STEPS): the bid
+ * is at least the market price x ESCALATION_FACTOR^k and at least
+ * cap / ESCALATION_FACTOR^(ESCALATION_STEPS - k), which reaches the cap within ESCALATION_STEPS
+ * expiries even from a market price of 0. Congestion is the chain's, not one action's, so the
+ * step is the chain's: every action there bids it. It steps down by one after ESCALATION_HOLD
+ * landings in a row, so a price the history still lags is kept while it is needed and one that
+ * is no longer needed is let go. The bid is never below BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS
+ * and never above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: above the cap the crank does not
+ * overpay, its transactions expire and the failure names the price (`feeNote`).
  *
- * The count of expiries is the one piece of memory here: it is what this process saw of its
- * own transactions, reset when one of the action's transactions lands. A restart starts from
- * the market price again, which costs at most ESCALATION_STEPS more expiries.
+ * The step is the one piece of memory here: what this process saw of its own transactions. A
+ * restart starts from the market price again, which costs at most ESCALATION_STEPS more expiries.
  */
 
 /** Percentile of the recent slots' prices bid: above most slots' clearing price, below the spikes. */
@@ -28,8 +29,11 @@ const FEE_PERCENTILE = 75;
 /** Each expiry in a row multiplies the bid by this much. */
 const ESCALATION_FACTOR = 2;
 
-/** Expiries in a row after which the bid is the cap, whatever the history says. */
+/** Expiries after which the bid is the cap, whatever the history says. */
 const ESCALATION_STEPS = 3;
+
+/** Landings in a row after which the escalation steps down by one. */
+const ESCALATION_HOLD = 8;
 
 /** getRecentPrioritizationFees takes at most 128 addresses. */
 const MAX_FEE_ACCOUNTS = 128;
@@ -50,24 +54,24 @@ export interface Bid {
   recentMaxMicroLamports: number;
   /** The bid wanted more than the cap allows. */
   capped: boolean;
-  /** This action's transactions that expired in a row before this bid. */
-  expiries: number;
+  /** The escalation step (0..ESCALATION_STEPS) this bid was made at. */
+  step: number;
   cap: number;
 }
 
-/** The bid from a fee history after `expiries` expiries in a row, within `bounds`. */
-export function bidFrom(history: readonly SlotPrioritizationFee[], expiries: number, bounds: PriorityFeeBounds): Bid {
+/** The bid from a fee history at escalation step `step`, within `bounds`. */
+export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds): Bid {
   const prices = history.map((slot) => slot.prioritizationFee).sort((a, b) => a - b);
   const market = percentile(prices, FEE_PERCENTILE);
   const cap = bounds.maxMicroLamports;
-  const escalated = expiries === 0 ? market : Math.max(market * ESCALATION_FACTOR ** expiries, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - expiries));
+  const escalated = step === 0 ? market : Math.max(market * ESCALATION_FACTOR ** step, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - step));
   const wanted = Math.ceil(Math.max(bounds.minMicroLamports, escalated));
   return {
     microLamportsPerUnit: Math.min(wanted, cap),
     marketMicroLamports: market,
     recentMaxMicroLamports: prices.at(-1) ?? 0,
     capped: wanted > cap,
-    expiries,
+    step,
     cap,
   };
 }
@@ -87,7 +91,8 @@ export function feeNote(bid: Bid): string {
   const cleared = `recent slots cleared ${bid.marketMicroLamports} (p${FEE_PERCENTILE}) to ${bid.recentMaxMicroLamports} (max)`;
   const cap = `the cap (BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS) is ${bid.cap}`;
   const advice = bid.capped ? ': the going price is above the cap; raise the cap or wait for the congestion to pass' : '';
-  return `${offered} after ${bid.expiries} expir${bid.expiries === 1 ? 'y' : 'ies'} in a row; ${cleared}; ${cap}${advice}`;
+  const step = `escalation step ${bid.step} of ${ESCALATION_STEPS} (each expiry on this chain raises it)`;
+  return `${offered} at ${step}; ${cleared}; ${cap}${advice}`;
 }
 
 /** The distinct accounts the instructions write, at most MAX_FEE_ACCOUNTS. */
@@ -98,9 +103,10 @@ function writableAccounts(instructions: readonly TransactionInstruction[]): Publ
   return [...byKey.values()].slice(0, MAX_FEE_ACCOUNTS);
 }
 
-/** One chain's bids: reads the fee history, counts each action's expiries in a row. */
+/** One chain's bids: reads the fee history, keeps the chain's escalation step. */
 export class PriorityFeeBidder {
-  readonly #expiries = new Map<CrankAction, number>();
+  #step = 0;
+  #landedInARow = 0;
 
   constructor(
     private readonly rpc: ChainRpc,
@@ -110,18 +116,22 @@ export class PriorityFeeBidder {
     this.metrics.priorityFeeCap.set({ chain: rpc.chain }, bounds.maxMicroLamports);
   }
 
-  async bid(action: CrankAction, instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<Bid> {
+  async bid(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<Bid> {
     const history = await this.rpc.getRecentPrioritizationFees(writableAccounts(instructions), signal);
-    const bid = bidFrom(history, this.#expiries.get(action) ?? 0, this.bounds);
+    const bid = bidFrom(history, this.#step, this.bounds);
     this.metrics.priorityFee.set({ chain: this.rpc.chain }, bid.microLamportsPerUnit);
     return bid;
   }
 
-  expired(action: CrankAction): void {
-    this.#expiries.set(action, (this.#expiries.get(action) ?? 0) + 1);
+  expired(): void {
+    this.#step = Math.min(ESCALATION_STEPS, this.#step + 1);
+    this.#landedInARow = 0;
   }
 
-  landed(action: CrankAction): void {
-    this.#expiries.delete(action);
+  landed(): void {
+    this.#landedInARow += 1;
+    if (this.#landedInARow < ESCALATION_HOLD) return;
+    this.#step = Math.max(0, this.#step - 1);
+    this.#landedInARow = 0;
   }
 }

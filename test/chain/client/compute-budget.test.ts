@@ -116,10 +116,28 @@ describe('priority fees', () => {
     f.target.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
     expect(failure.context.outcome).toBe('not_landed');
-    expect(failure.message).toContain('priority fee offered 0 micro-lamports/CU');
+    expect(failure.message).toContain('priority fee offered 0 micro-lamports/CU at escalation step 0 of 3');
     const report = await f.chains.ackDeposits(proposals(1), signal());
     expect(report.transactions).toHaveLength(1);
     expect(f.target.budgets.get(report.transactions[0]!.signature)!.price).toBe(25_000);
+    // The history still lags: the chain's step holds for the next transactions, of any action.
+    const next = await f.chains.ackDeposits(proposals(2).slice(1), signal());
+    expect(f.target.budgets.get(next.transactions[0]!.signature)!.price).toBe(25_000);
+  });
+
+  it('the escalation steps down after 8 landings in a row', async () => {
+    const f = await start();
+    f.target.recentFees = history(0);
+    f.target.blocksPerHeightCall = 40;
+    f.target.clearingPrice = 1;
+    await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+    f.target.clearingPrice = 0;
+    const prices: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const report = await f.chains.ackDeposits([proposal(5 + i)], signal());
+      prices.push(f.target.budgets.get(report.transactions[0]!.signature)!.price);
+    }
+    expect(prices).toEqual([...Array<number>(8).fill(25_000), 0]);
   });
 
   it('above the cap it never overpays: the failure names the price offered, what slots cleared and the cap', async () => {
@@ -127,12 +145,12 @@ describe('priority fees', () => {
     f.target.recentFees = history(150_000);
     f.target.clearingPrice = 150_000;
     f.target.blocksPerHeightCall = 40;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (const step of [0, 1, 2, 3, 3]) {
       const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
       expect(retriesAction(failure)).toBe(true);
       expect(failure.message).toContain(
-        `priority fee offered 100000 micro-lamports/CU after ${attempt} expir${attempt === 1 ? 'y' : 'ies'} in a row; recent slots cleared 150000 (p75) to 150000 (max); ` +
-          'the cap (BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS) is 100000: the going price is above the cap',
+        `priority fee offered 100000 micro-lamports/CU at escalation step ${step} of 3 (each expiry on this chain raises it); ` +
+          'recent slots cleared 150000 (p75) to 150000 (max); the cap (BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS) is 100000: the going price is above the cap',
       );
     }
     expect(f.target.budgets.size).toBe(0);
