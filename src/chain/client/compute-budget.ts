@@ -1,4 +1,4 @@
-import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 
 /**
@@ -57,7 +57,7 @@ function unitLimitFor(unitsConsumed: number): number {
  * The position among `instructions` (after the budget instructions) of the one that passed the
  * limit, when `err` is `{"InstructionError":[i,"ComputationalBudgetExceeded"]}`.
  */
-function budgetExceededAt(err: TransactionError | null | unknown): number | undefined {
+function budgetExceededAt(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const detail = (err as { InstructionError?: unknown }).InstructionError;
   if (!Array.isArray(detail) || detail[1] !== 'ComputationalBudgetExceeded' || typeof detail[0] !== 'number') return undefined;
