@@ -275,6 +275,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
+    this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
       tx.budget.unitPrice,
@@ -296,6 +297,13 @@ export class Bank {
       version: tx.version,
     });
     this.#produceBlock();
+  }
+
+  // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
+  #removeEmptyAccounts(addresses: readonly string[]): void {
+    for (const address of addresses) {
+      if (this.#accounts.get(address)?.lamports === 0n) this.#accounts.delete(address);
+    }
   }
 
   // Signatures were verified before the transaction first waited: it is the same transaction.

@@ -47,18 +47,16 @@ export class ComputeCosts {
     return this.#scaled(name === undefined ? OTHER_BRIDGE_INSTRUCTION_UNITS : BRIDGE_INSTRUCTION_UNITS[name]);
   }
 
+  // To the nearest unit: 24,000 × 1.1 is 26,400.000000000004 in floating point.
   #scaled(units: number): number {
-    return Math.ceil(units * this.#scale);
+    return Math.round(units * this.#scale);
   }
 }
 
 function checkComputeCostScale(scale: number): void {
   if (!Number.isFinite(scale) || scale <= 0 || scale > MAX_COMPUTE_COST_SCALE) {
-    throw new DevnetError(
-      'DEVNET__INVALID_OPTION',
-      { option: 'computeCostScale', reason: `must be a number in (0, ${MAX_COMPUTE_COST_SCALE}], got ${String(scale)}` },
-      `devnet option computeCostScale must be a number in (0, ${MAX_COMPUTE_COST_SCALE}], got ${String(scale)}`,
-    );
+    const reason = `must be a number in (0, ${MAX_COMPUTE_COST_SCALE}], got ${String(scale)}`;
+    throw new DevnetError('DEVNET__INVALID_OPTION', { option: 'computeCostScale', reason }, `devnet option computeCostScale ${reason}`);
   }
 }
 

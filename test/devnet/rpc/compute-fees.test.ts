@@ -116,6 +116,22 @@ describe('compute metering', () => {
   });
 });
 
+describe('the cost scale at start', () => {
+  it('startDevnetNode({ computeCostScale }) meters the program at that scale and refuses one outside (0, 100]', async () => {
+    const upgraded = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0, computeCostScale: 6 });
+    try {
+      expect(upgraded.bank.computeCosts).toEqual({ scale: 6, units: { ack_deposit: 144_000, ack_withdraw: 114_000, cleanup_deposit: 96_000, other: 60_000 } });
+    } finally {
+      await upgraded.close();
+    }
+    expect(node.setComputeCostScale(1.1).units).toEqual({ ack_deposit: 26_400, ack_withdraw: 20_900, cleanup_deposit: 17_600, other: 11_000 });
+    await expect(startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0, computeCostScale: 0 })).rejects.toMatchObject({
+      code: 'DEVNET__INVALID_OPTION',
+      context: { option: 'computeCostScale' },
+    });
+  });
+});
+
 describe('compute budget instructions', () => {
   it('clamps a limit above 1,400,000 and charges the priority on the clamped limit', async () => {
     const payer = funded(10_000_000);

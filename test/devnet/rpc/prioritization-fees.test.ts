@@ -140,6 +140,17 @@ describe('congestion: the price-floor fault', () => {
     expect((await recentFees()).at(-1)?.prioritizationFee).toBe(20_000);
   });
 
+  it('a surge on a congested chain: frozen, the history keeps reporting the old floor while the new one refuses what bids it', async () => {
+    const payer = funded();
+    node.faults.set({ priceFloor: 20_000 });
+    node.advanceSlots(3);
+    node.faults.set({ priceFloor: 50_000, freezeFeeHistory: true });
+    const atOldFloor = await send(pricedTransfer(payer, 20_000), payer);
+    node.advanceSlots(3);
+    expect(await status(atOldFloor)).toBeNull();
+    expect((await recentFees()).slice(-4).map((fee) => fee.prioritizationFee)).toEqual([20_000, 20_000, 20_000, 20_000]);
+  });
+
   it('rejects a negative or fractional floor naming it', async () => {
     for (const priceFloor of [-1, 1.5, 'high']) {
       const { body } = await rpc(node.url, 'devnet_setFaults', [{ priceFloor }]);

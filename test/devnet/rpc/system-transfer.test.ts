@@ -96,6 +96,16 @@ describe('System program transfer over JSON-RPC', () => {
     }
   });
 
+  it('removes an account that a transfer leaves without lamports, as a cluster does', async () => {
+    const from = fundedKeypair(2_000_000);
+    const to = randomKey();
+    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 2_000_000 - 5_000 })], [from]);
+    const { body } = await send(wire);
+    expect((await connection.getSignatureStatuses([body.result])).value[0]?.err).toBeNull();
+    expect(await connection.getAccountInfo(from.publicKey)).toBeNull();
+    expect(await connection.getBalance(to)).toBe(1_995_000);
+  });
+
   it('moves lamports from a source to itself without changing its balance beyond the fee', async () => {
     const from = fundedKeypair(3_000_000);
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: from.publicKey, lamports: 1_000_000 })], [from]);
