@@ -26,7 +26,7 @@ import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
 /** Percentile of the recent slots' prices bid: above most slots' clearing price, below the spikes. */
 const FEE_PERCENTILE = 75;
 
-/** Each expiry in a row multiplies the bid by this much. */
+/** Each escalation step multiplies the bid by this much. */
 const ESCALATION_FACTOR = 2;
 
 /** Expiries after which the bid is the cap, whatever the history says. */
