@@ -48,8 +48,8 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
 }
 
 /**
- * Sends and confirms one signed batch. A transaction that expired raises the chain's escalation
- * step, and its failure names the price offered, what recent slots cleared and the cap; one that
+ * Sends and confirms one signed batch. A transaction that expired after a node accepted it
+ * raises the chain's escalation step, and its failure names the price offered, what recent slots cleared and the cap; one that
  * landed (with an error or not) counts towards stepping it down.
  */
 export async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<void> {
@@ -59,7 +59,8 @@ export async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<u
     if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) throw err;
     if (err.context.outcome === 'landed_with_error') s.bidder.landed();
     if (err.context.outcome !== 'not_landed') throw err;
-    s.bidder.expired();
+    // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
+    if (err.context.sendsAccepted !== 0) s.bidder.expired();
     throw new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
   }
   s.bidder.landed();

@@ -308,7 +308,8 @@ export class TransactionSender {
 
   private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): Error {
     const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
-    return submitFailure(job, { outcome: 'not_landed', reason: `${expired}; ${describeSends(this.rpc.chain, sends)}` });
+    const reason = `${expired}; ${describeSends(this.rpc.chain, sends)}`;
+    return submitFailure(job, { outcome: 'not_landed', reason, sendsAccepted: sends.sent - sends.failed });
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): Error {

@@ -125,6 +125,17 @@ describe('priority fees', () => {
     expect(f.target.budgets.get(next.transactions[0]!.signature)!.price).toBe(25_000);
   });
 
+  it('an expiry whose every send failed (an RPC outage, not congestion) does not raise the bid', async () => {
+    const f = await start();
+    f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
+    f.target.blocksPerHeightCall = 40;
+    const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+    expect(failure.context).toMatchObject({ outcome: 'not_landed', sendsAccepted: 0 });
+    f.target.override = undefined;
+    const report = await f.chains.ackDeposits(proposals(1), signal());
+    expect(f.target.budgets.get(report.transactions[0]!.signature)!.price).toBe(0);
+  });
+
   it('the escalation steps down after 8 landings in a row', async () => {
     const f = await start();
     f.target.recentFees = history(0);
