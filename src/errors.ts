@@ -75,6 +75,8 @@ export interface BridgeErrorContexts {
     /** The entry index whose instruction failed, when the failure names one. */
     index?: number;
     signature?: string;
+    /** `not_landed`: sends of the transaction an RPC node accepted (0: every send failed). */
+    sendsAccepted?: number;
     landedSignatures: string[];
   };
 

@@ -86,6 +86,7 @@ async function startConfiguredCrank(crank: CrankConfig, signer: AuthoritySigner,
     ...endpointsOptions(crank, metrics),
     signer,
     sourceReadCommitment: crank.sourceReadCommitment,
+    priorityFee: crank.priorityFee,
     logger,
   });
   return startCrank({
@@ -149,6 +150,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               rpcTimeoutMs: crank.rpcTimeoutMs,
               sourceReadCommitment: crank.sourceReadCommitment,
               minBalanceLamports: crank.minBalanceLamports,
+              priorityFeeMinMicroLamports: crank.priorityFee.minMicroLamports,
+              priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,

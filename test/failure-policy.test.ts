@@ -45,6 +45,10 @@ const ROWS: Record<string, unknown[]> = {
   'Action: runtime error BlockhashNotFound, AccountInUse, ClusterMaintenance or a block cost limit': ['BlockhashNotFound', 'AccountInUse', 'ClusterMaintenance', 'WouldExceedMaxBlockCostLimit'].map(
     (name) => submit('refused', { transactionError: name }),
   ),
+  'Action: ComputationalBudgetExceeded (an instruction passed the transaction\'s compute-unit limit)': [
+    submit('refused', { transactionError: 'ComputationalBudgetExceeded' }),
+    landedWith('ComputationalBudgetExceeded'),
+  ],
   'Action: InsufficientFundsForFee or AccountNotFound (the fee payer)': [landedWith('InsufficientFundsForFee'), submit('refused', { transactionError: 'AccountNotFound' })],
   'Action: votes this server never sent moved its position (another signer)': [submit('foreign_vote')],
   'Action: some entries of a cleanup refused by the program': [submit('entries_refused')],

@@ -81,8 +81,9 @@ export function soakReport(input: ReportInput): BenchResult {
   }
   const lamportsAfter = authorityLamports(pair, world);
   const serverRows: Row[] = servers.map((server, k) => {
-    const { landed, landedWithError, duplicateVotes, uninspected } = input.landings[k]!;
-    const feesPaid = Number((input.lamportsBefore[k]! - lamportsAfter[k]!) / BigInt(LAMPORTS_PER_SIGNATURE));
+    const { landed, landedWithError, duplicateVotes, uninspected, priorityLamports } = input.landings[k]!;
+    // Base fees: what the authority spent less the priority fees its landed transactions paid.
+    const feesPaid = Number((input.lamportsBefore[k]! - lamportsAfter[k]! - priorityLamports) / BigInt(LAMPORTS_PER_SIGNATURE));
     if (feesPaid !== landed) failures.push(`authority ${k}: fees paid for ${feesPaid} transactions, ${landed} landed`);
     if (duplicateVotes > 0) failures.push(`authority ${k}: ${duplicateVotes} vote(s) landed in more than one transaction`);
     if (uninspected > 0) failures.push(`authority ${k}: ${uninspected} landed transactions left the devnet's history before the duplicate-vote check read them`);

@@ -20,6 +20,8 @@ import { decodeBridgeTransaction } from '../support/sent-transactions.js';
 export interface AuthorityLandings {
   landed: number;
   landedWithError: number;
+  /** Lamports of priority fee the landed transactions paid (price x requested limit). */
+  priorityLamports: bigint;
   /** Votes landed more than once, counted once per extra landing. */
   duplicateVotes: number;
   uninspected: number;
@@ -47,7 +49,7 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
   const authorities = world.authorities.map(({ publicKey }) => ({
     publicKey,
     votes: new Map<string, number>(),
-    counts: { landed: 0, landedWithError: 0, uninspected: 0 },
+    counts: { landed: 0, landedWithError: 0, uninspected: 0, priorityLamports: 0n },
     // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
     untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 },
   }));
@@ -79,6 +81,7 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
             authority.counts.uninspected += 1;
             continue;
           }
+          authority.counts.priorityLamports += transaction.priorityFee;
           const carried = decodeBridgeTransaction(transaction.wire, programId);
           if (carried === undefined || carried.action === 'cleanup_deposit') continue;
           for (const index of carried.indices) {

@@ -1,3 +1,4 @@
+import type { PriorityFeeBounds } from '../../src/chain/client/priority-fee.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +55,9 @@ export async function startBenchWorld(options: BenchWorldOptions): Promise<Bench
   }
 }
 
+/** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS's defaults. */
+const DEFAULT_PRIORITY_FEE: PriorityFeeBounds = { minMicroLamports: 0, maxMicroLamports: 100_000 };
+
 /** The chain client of authority `slot`, configured as src/index.ts configures it from the defaults. */
 export function bridgeChainsFor(
   bench: BenchWorld,
@@ -61,7 +65,7 @@ export function bridgeChainsFor(
   metrics: Metrics,
   logger: Logger,
   tuning: BridgeChainsTuning = {},
-  deadPrimaryUrl?: string,
+  { deadPrimaryUrl, priorityFee = DEFAULT_PRIORITY_FEE }: { deadPrimaryUrl?: string | undefined; priorityFee?: PriorityFeeBounds | undefined } = {},
 ): BridgeChains {
   // With a dead primary, the devnet node is each chain's fallback endpoint.
   const endpoints = (url: string) =>
@@ -81,6 +85,7 @@ export function bridgeChainsFor(
       signer: new FileKeySigner(bench.authorities[slot]!),
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
+      priorityFee,
       metrics,
       logger,
     },

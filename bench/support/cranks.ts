@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import type { PriorityFeeBounds } from '../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
@@ -50,6 +51,8 @@ export interface CrankOptions {
   beforeSend?: (chain: ChainSide) => void;
   /** A dead URL to configure as each chain's primary endpoint, the devnet node as its fallback. */
   deadPrimaryUrl?: string;
+  /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults when absent. */
+  priorityFee?: PriorityFeeBounds;
 }
 
 export function startBenchCranks(bench: BenchWorld, options: CrankOptions): BenchCrank[] {
@@ -69,7 +72,7 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
     metrics,
     logger,
     { fetch: sent.fetch, ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }) },
-    options.deadPrimaryUrl,
+    { deadPrimaryUrl: options.deadPrimaryUrl, priorityFee: options.priorityFee },
   );
   const service = startCrank({
     chains,

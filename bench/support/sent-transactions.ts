@@ -149,9 +149,11 @@ export interface Lamports {
   target: bigint;
 }
 
+/** Base fees (5000 per transaction): what the authority spent less the priority fees the devnet recorded for it (none before its crank started). */
 function feesPaid(bench: BenchWorld, key: string, start: Lamports): number {
   const spent = start.source - lamportsOf(bench.pair.source, key) + (start.target - lamportsOf(bench.pair.target, key));
-  return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
+  const priority = bench.pair.source.feesPaid(key).priority + bench.pair.target.feesPaid(key).priority;
+  return Number((spent - priority) / BigInt(LAMPORTS_PER_SIGNATURE));
 }
 
 export function authorityLamports(bench: BenchWorld, slot: number): Lamports {

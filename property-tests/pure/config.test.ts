@@ -135,11 +135,12 @@ const validCases: fc.Arbitrary<Case> = fc
         rpcTimeoutMs: runtime.rpcTimeoutMs?.value ?? 10_000,
         sourceReadCommitment: runtime.sourceReadCommitment ?? 'finalized',
         inspectUrl: runtime.inspectUrl,
-        minBalanceLamports: defaultMinBalanceLamports((runtime.pollSecs?.value ?? 15) * 1000),
+        minBalanceLamports: defaultMinBalanceLamports((runtime.pollSecs?.value ?? 15) * 1000, 100_000),
         onForeignSigner: 'continue',
         handoffMs: 300_000,
         dryRun: false,
         transferWaitAlertMs: 600_000,
+        priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       },
     };
     return { env, config };

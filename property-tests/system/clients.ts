@@ -31,6 +31,7 @@ export function authorityChains(world: World, authority: Keypair, metrics: Metri
       signer: new FileKeySigner(authority),
       rpcTimeoutMs: RPC_TIMEOUT_MS,
       sourceReadCommitment: 'finalized',
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger,
     },

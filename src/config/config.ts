@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
-import { LAMPORTS_PER_SIGNATURE } from '../chain/fee-rate.js';
+import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import {
   bindAddressValue,
@@ -63,6 +63,10 @@ export const DEFAULTS = {
   BRIDGE_DRY_RUN: 'false',
   BRIDGE_TRANSFER_WAIT_ALERT_SECS: '600',
   BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '32',
+  BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '0',
+  // README "Configuration": at the cap a one-vote transaction (about 28,000 CU measured) pays
+  // 2,800 lamports of priority, a full 1,400,000-CU one 140,000 (0.00014 SOL).
+  BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '100000',
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -71,10 +75,12 @@ const MIN_CYCLE_MS = 1_000;
 
 /**
  * BRIDGE_MIN_BALANCE_LAMPORTS when unset: a day of fees at one one-signature transaction per
- * chain per poll interval (28,800,000 lamports at the default 15 s).
+ * chain per poll interval, each bidding the priority fee cap on the default reservation of one
+ * instruction (200,000 CU): 144,000,000 lamports at the default 15 s and cap of 100,000.
  */
-export function defaultMinBalanceLamports(pollIntervalMs: number): number {
-  return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * LAMPORTS_PER_SIGNATURE;
+export function defaultMinBalanceLamports(pollIntervalMs: number, priorityFeeCapMicroLamports: number): number {
+  const perTransaction = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(priorityFeeCapMicroLamports, DEFAULT_UNITS_PER_INSTRUCTION);
+  return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * perTransaction;
 }
 
 /**
@@ -82,6 +88,8 @@ export function defaultMinBalanceLamports(pollIntervalMs: number): number {
  * at once. Here because BRIDGE_MAX_CONNECTIONS_PER_ADDRESS is checked against it.
  */
 export const MAX_CONNECTIONS = 256;
+// Micro-lamports per CU: 1,000 lamports per CU, far beyond any cluster's price.
+const MAX_PRIORITY_FEE = 1_000_000_000n;
 
 const DEFAULT_BIND_HOST = '0.0.0.0';
 const DEFAULT_PORT = 8080;
@@ -133,6 +141,9 @@ const envSchema = z.object({
   BRIDGE_HANDOFF_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_HANDOFF_SECS),
   BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
   BRIDGE_TRANSFER_WAIT_ALERT_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_TRANSFER_WAIT_ALERT_SECS),
+  // price x 1,400,000 CU stays below 2^53.
+  BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS),
+  BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -169,6 +180,8 @@ export interface CrankConfig {
   dryRun: boolean;
   /** BRIDGE_TRANSFER_WAIT_ALERT_SECS: published for BridgeTransfersWaiting. */
   transferWaitAlertMs: number;
+  /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (the cap). */
+  priorityFee: { minMicroLamports: number; maxMicroLamports: number };
 }
 
 export interface Config {
@@ -218,7 +231,15 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  return [...partialRuntimeProblems(set), ...partialAuthProblems(set)];
+  return [...partialRuntimeProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set)];
+}
+
+/** The floor of the bid cannot be above its cap. */
+function priorityFeeBoundProblems(set: SetVariables): string[] {
+  const min = set.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS;
+  const max = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
+  if (!/^\d+$/.test(min) || !/^\d+$/.test(max) || BigInt(min) <= BigInt(max)) return [];
+  return [`BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: ${min} is above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (${max}); the floor of the bid cannot exceed its cap`];
 }
 
 /** SPEC §7: a partial runtime set is a startup error; name every missing variable. */
@@ -294,11 +315,13 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     rpcTimeoutMs: values.BRIDGE_RPC_TIMEOUT_MS,
     sourceReadCommitment: values.BRIDGE_SOURCE_READ_COMMITMENT,
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
-    minBalanceLamports: values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS),
+    minBalanceLamports:
+      values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS, values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
     handoffMs: values.BRIDGE_HANDOFF_SECS,
     dryRun: values.BRIDGE_DRY_RUN,
     transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
+    priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
   };
 }
 

@@ -1,6 +1,7 @@
 import { HISTORY_READ_ROUNDS } from '../chain/client/authority-history.js';
 import { STATE_READ_ROUNDS } from '../chain/client/read-state.js';
 import { DEFAULT_SUBMIT_TIMING } from '../chain/client/transaction-sender.js';
+import { MAX_SIMULATIONS } from '../chain/client/compute-budget.js';
 import { readCallBudgetMs } from '../chain/rpc/read-retry.js';
 import { RETRY_BACKOFF_CAP_MS } from './backoff.js';
 
@@ -10,7 +11,8 @@ import { RETRY_BACKOFF_CAP_MS } from './backoff.js';
  * the crank runs, imported from where it is enforced:
  *
  * - read  = readCallBudgetMs(rpcTimeoutMs): one read call with all its tries (read-retry.ts).
- * - life  = one signed transaction's life: its blockhash read, its first send (one try per
+ * - life  = one signed transaction's life: its fee history read and at most MAX_SIMULATIONS
+ *   simulations (compute-budget.ts), its blockhash read, its first send (one try per
  *   endpoint, in parallel: rpcTimeoutMs), the confirmation wait (until the blockhash expired,
  *   seen at the next height check, or the confirm timeout, whichever is first), and one last
  *   round of the wait loop (status, height and final status reads, a rebroadcast, a poll pause).
@@ -44,7 +46,8 @@ export function transactionLifeMs(settings: CycleBoundSettings): number {
   const { confirmTimeoutMs, rebroadcastIntervalMs, pollIntervalMs } = DEFAULT_SUBMIT_TIMING;
   const waitMs = blockhashLifetimeMs === undefined ? confirmTimeoutMs : Math.min(confirmTimeoutMs, blockhashLifetimeMs + rebroadcastIntervalMs);
   const lastRoundMs = 3 * read + rpcTimeoutMs + pollIntervalMs;
-  return read + rpcTimeoutMs + waitMs + lastRoundMs;
+  const budgetMs = (1 + MAX_SIMULATIONS) * read;
+  return budgetMs + read + rpcTimeoutMs + waitMs + lastRoundMs;
 }
 
 /** Where startCrank cuts an attempt: one transaction's life. */

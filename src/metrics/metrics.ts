@@ -245,6 +245,30 @@ export function createMetrics(registry: Registry = new Registry()) {
       help: 'BRIDGE_TRANSFER_WAIT_ALERT_SECS: an entry waiting longer for this authority fires BridgeTransfersWaiting.',
       registers,
     }),
+    priorityFee: new Gauge({
+      name: 'bridge_priority_fee_microlamports',
+      help: 'The priority fee (SetComputeUnitPrice, micro-lamports per CU) of the latest transaction signed, by chain.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    priorityFeeCap: new Gauge({
+      name: 'bridge_priority_fee_max_microlamports',
+      help: 'BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: the most a transaction bids per CU, by chain.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    feesPaid: new Counter({
+      name: 'bridge_fees_paid_lamports_total',
+      help: 'Lamports the chain charged for transactions signed by this authority that landed (with an error or not), by chain and kind (base: per signature; priority: price x requested limit).',
+      labelNames: ['chain', 'kind'] as const,
+      registers,
+    }),
+    computeUnits: new Counter({
+      name: 'bridge_compute_units_total',
+      help: 'Compute units of landed transactions, by chain and kind (requested: SetComputeUnitLimit; used: what the simulation of the same instructions consumed).',
+      labelNames: ['chain', 'kind'] as const,
+      registers,
+    }),
   };
 }
 

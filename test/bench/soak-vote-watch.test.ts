@@ -30,13 +30,13 @@ describe('the soak vote watch', () => {
 
     await rawAckDeposit(bridge, 0, vote);
     watch.poll();
-    expect(watch.totals()[0]).toEqual({ landed: 1, landedWithError: 0, duplicateVotes: 0, uninspected: 0 });
+    expect(watch.totals()[0]).toEqual({ landed: 1, landedWithError: 0, duplicateVotes: 0, uninspected: 0, priorityLamports: 0n });
     expect(watch.totals()[1]!.landed).toBe(0);
 
     // The program refuses a second vote: without preflight it lands with an error, its fee paid.
     await expect(rawAckDeposit(bridge, 0, vote, true)).rejects.toThrow(/landed with error/);
     watch.poll();
-    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 1, duplicateVotes: 1, uninspected: 0 });
+    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 1, duplicateVotes: 1, uninspected: 0, priorityLamports: 0n });
   });
 
   it('keys votes by generation: a re-vote after a governance change is no duplicate, a second one in the same generation is', { timeout: 60_000 }, async () => {
@@ -48,10 +48,10 @@ describe('the soak vote watch', () => {
     await rawAckDeposit(bridge, 0, vote);
     watch.poll();
     expect(watch.governance().map(({ chain }) => chain)).toEqual(['target']);
-    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 0, duplicateVotes: 0, uninspected: 0 });
+    expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 0, duplicateVotes: 0, uninspected: 0, priorityLamports: 0n });
 
     await expect(rawAckDeposit(bridge, 0, vote, true)).rejects.toThrow(/landed with error/);
     watch.poll();
-    expect(watch.totals()[0]).toEqual({ landed: 3, landedWithError: 1, duplicateVotes: 1, uninspected: 0 });
+    expect(watch.totals()[0]).toEqual({ landed: 3, landedWithError: 1, duplicateVotes: 1, uninspected: 0, priorityLamports: 0n });
   });
 });

@@ -54,11 +54,12 @@ describe('parseConfig: defaults', () => {
       rpcTimeoutMs: 10_000,
       sourceReadCommitment: 'finalized',
       inspectUrl: undefined,
-      minBalanceLamports: 28_800_000,
+      minBalanceLamports: 144_000_000,
       onForeignSigner: 'continue',
       handoffMs: 300_000,
       dryRun: false,
       transferWaitAlertMs: 600_000,
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
     });
   });
 
@@ -80,6 +81,8 @@ describe('parseConfig: defaults', () => {
       BRIDGE_HANDOFF_SECS: '31536000',
       BRIDGE_DRY_RUN: 'true',
       BRIDGE_TRANSFER_WAIT_ALERT_SECS: '1800',
+      BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '1000',
+      BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1000000000',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -97,15 +100,26 @@ describe('parseConfig: defaults', () => {
       handoffMs: 31_536_000_000,
       dryRun: true,
       transferWaitAlertMs: 1_800_000,
+      priorityFee: { minMicroLamports: 1000, maxMicroLamports: 1_000_000_000 },
     });
   });
 
-  it('defaults BRIDGE_MIN_BALANCE_LAMPORTS to a day of one-transaction cycles per chain at the poll interval', () => {
+  it('refuses a priority fee floor above its cap, or a price past 10^9 micro-lamports per CU', () => {
+    expect(() => parseConfig({ ...RUNTIME, BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '200000' })).toThrow(
+      'BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: 200000 is above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (100000)',
+    );
+    expect(() => parseConfig({ ...RUNTIME, BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1000000001' })).toThrow('BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS');
+    expect(() => parseConfig({ ...RUNTIME, BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '-1' })).toThrow('BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS');
+  });
+
+  it('defaults BRIDGE_MIN_BALANCE_LAMPORTS to a day of one-transaction cycles per chain at the poll interval, each bidding the cap', () => {
     const minBalance = (env: Record<string, string>) => parseConfig({ ...RUNTIME, ...env }).config.crank?.minBalanceLamports;
-    expect(minBalance({})).toBe((86_400 / 15) * 5000);
-    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '60' })).toBe(1440 * 5000);
+    // 5000 per signature + 100,000 micro-lamports x 200,000 CU (one instruction's default reservation).
+    expect(minBalance({})).toBe((86_400 / 15) * (5000 + 20_000));
+    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '60' })).toBe(1440 * (5000 + 20_000));
+    expect(minBalance({ BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '0' })).toBe(5760 * 5000);
     // A zero interval still runs about one cycle per second.
-    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '0' })).toBe(86_400 * 5000);
+    expect(minBalance({ BRIDGE_POLL_INTERVAL_SECS: '0' })).toBe(86_400 * (5000 + 20_000));
     expect(minBalance({ BRIDGE_MIN_BALANCE_LAMPORTS: '0' })).toBe(0);
   });
 

@@ -44,6 +44,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeCrankFailing',
         'BridgeCrankStalled',
         'BridgeFeeBalanceLow',
+        'BridgePriorityFeeAtCap',
         'BridgeRpcAllEndpointsDown',
         'BridgeRpcEndpointDown',
         'BridgeSecondSigner',

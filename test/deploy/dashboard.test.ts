@@ -37,7 +37,7 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('shows what an operator needs: cycles, pending work, how long it waits, actions, health, balances, RPC endpoints, second signers', () => {
+  it('shows what an operator needs: cycles, pending work, how long it waits, actions, health, balances, RPC endpoints, second signers, fees and compute', () => {
     const queried = new Set(expressions.flatMap(({ expr }) => metricNamesIn(expr)));
     for (const name of [
       'bridge_crank_cycles_total',
@@ -55,6 +55,10 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
       'bridge_transfer_wait_alert_seconds',
       'bridge_vote_latency_seconds_bucket',
       'bridge_transfer_latency_seconds_bucket',
+      'bridge_priority_fee_microlamports',
+      'bridge_priority_fee_max_microlamports',
+      'bridge_fees_paid_lamports_total',
+      'bridge_compute_units_total',
     ]) {
       expect(queried.has(name), `no panel queries ${name}`).toBe(true);
     }

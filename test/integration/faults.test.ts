@@ -68,7 +68,7 @@ describe('RPC faults', () => {
       expect(expiries).toHaveLength(settings.maxAttempts);
       const health = a.service.health();
       expect(health.last_error).toMatch(
-        new RegExp(`^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}$`),
+        new RegExp(`^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}; priority fee offered \\d+ micro-lamports/CU`),
       );
       expect(a.service.status()).toBe('degraded');
       expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'error', msg: 'crank: ack_deposit failed, moving on to the next action' }));
@@ -270,7 +270,7 @@ describe('RPC faults', () => {
     bridge.pair.source.faults.clear();
     expect(failedAttemptErrors(a)).toEqual([]);
     const failedLanded = loggedSignatures(a).filter((signature) => landedStatus(bridge!, signature)?.err !== null);
-    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [0, { Custom: 6006 }] }]);
+    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [2, { Custom: 6006 }] }]); // after the two budget instructions
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'cleanup_deposit 1 entry (1 already done)' });
     expect(a.service.health().total_actions_submitted).toBe(landedTransactionsPaidBy(bridge, 0, a.startBalances));
 

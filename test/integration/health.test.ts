@@ -141,7 +141,8 @@ describe('fee balance', () => {
     const b = (bridge = await startDevnetBridge());
     const crank = startBridgeCrank(b, 0);
     await crank.service.runOnce();
-    // A tiny balance: less than one transaction's 5000-lamport fee.
+    // A tiny balance: less than one transaction's 5000-lamport fee (the plan also counts a
+    // priority fee of up to the 100,000 cap on one vote's default 200,000 CU: 20,000).
     const key = b.authorities[0]!.publicKey.toBase58();
     const journal = b.pair.target.bank.journal();
     journal.setLamports(key, 4_000n);
@@ -151,7 +152,7 @@ describe('fee balance', () => {
     expect(await crank.service.runOnce()).toEqual(NOTHING_ATTEMPTED);
     expect(crank.service.status()).toBe('degraded');
     expect(crank.service.health().last_error).toBe(
-      "the authority holds 4000 lamports on the destination chain, less than the 5000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded",
+      "the authority holds 4000 lamports on the destination chain, less than the 25000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded",
     );
     expect(b.pair.target.getAccount(key)!.lamports).toBe(4_000n);
 

@@ -333,6 +333,15 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     rpc.releaseAll();
   });
 
+  it('the startup line says the priority fee floor and cap', async () => {
+    const { rpc, server } = await startCrankServer({ BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '500', BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '250000' });
+    // A day of hourly cycles, each bidding the cap on one instruction's default 200,000 CU.
+    expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
+      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000) },
+    });
+    rpc.releaseAll();
+  });
+
   it('the startup line lists each chain endpoint origin, primary first, never a path or query', async () => {
     const { rpc, server } = await startCrankServer({
       BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:9/v1?api-key=secret-1,http://127.0.0.2:9/',

@@ -18,16 +18,18 @@ import { sleep } from '../../src/time.js';
 const DEFAULTS = { maxAttempts: 3, retryBackoffMs: 1000, rpcTimeoutMs: 10_000 };
 /** One read call with its three tries: 3 × 10 s + 2 s. */
 const READ = 32_000;
+/** Before signing: the fee history read and at most four simulations (compute-budget.ts). */
+const BUDGET = 5 * READ;
 
 describe('cycle bound', () => {
-  it("one transaction's life with the defaults: blockhash read, first send, the 120 s confirm cap, one last wait round", () => {
-    expect(transactionLifeMs(DEFAULTS)).toBe(READ + 10_000 + 120_000 + (3 * READ + 10_000 + 450));
+  it("one transaction's life with the defaults: its budget reads, blockhash read, first send, the 120 s confirm cap, one last wait round", () => {
+    expect(transactionLifeMs(DEFAULTS)).toBe(BUDGET + READ + 10_000 + 120_000 + (3 * READ + 10_000 + 450));
     expect(attemptDeadlineMs(DEFAULTS)).toBe(transactionLifeMs(DEFAULTS));
   });
 
   it("a known blockhash lifetime shortens the wait to it plus one height check, never past the confirm cap", () => {
     const mainnet = { ...DEFAULTS, blockhashLifetimeMs: 151 * 400 };
-    expect(transactionLifeMs(mainnet)).toBe(READ + 10_000 + (60_400 + 2_000) + (3 * READ + 10_000 + 450));
+    expect(transactionLifeMs(mainnet)).toBe(BUDGET + READ + 10_000 + (60_400 + 2_000) + (3 * READ + 10_000 + 450));
     expect(transactionLifeMs({ ...DEFAULTS, blockhashLifetimeMs: 600_000 })).toBe(transactionLifeMs(DEFAULTS));
   });
 
@@ -37,8 +39,8 @@ describe('cycle bound', () => {
     const life = transactionLifeMs(DEFAULTS);
     expect(worstCaseActionMs(DEFAULTS)).toBe(3 * life + (1000 + 2000) + 2 * 9 * READ);
     expect(worstCaseCycleMs(DEFAULTS)).toBe(9 * READ + 3 * worstCaseActionMs(DEFAULTS));
-    // About 74 minutes: the bound /health's `stalled` waits for, plus the poll interval.
-    expect(Math.round(worstCaseCycleMs(DEFAULTS) / 60_000)).toBe(74);
+    // About 98 minutes: the bound /health's `stalled` waits for, plus the poll interval.
+    expect(Math.round(worstCaseCycleMs(DEFAULTS) / 60_000)).toBe(98);
   });
 
   it('backoffs stop growing at the 60 s cap, and a huge attempt count stays finite', () => {

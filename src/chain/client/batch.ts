@@ -70,13 +70,18 @@ export function transactionSize(instructions: readonly TransactionInstruction[],
   return tally.bytes;
 }
 
-/** How many of the leading `instructions` fit one transaction; at least 1 or it throws. */
+/**
+ * How many of the leading `instructions` fit one transaction behind `prefix` (instructions that
+ * lead every transaction, e.g. the compute budget's); at least 1 or it throws.
+ */
 export function leadingBatchSize(
   instructions: readonly TransactionInstruction[],
   feePayer: PublicKey,
   maxBytes: number = PACKET_DATA_SIZE,
+  prefix: readonly TransactionInstruction[] = [],
 ): number {
   const tally = new SizeTally(feePayer);
+  for (const instruction of prefix) tally.add(instruction);
   let count = 0;
   for (const instruction of instructions) {
     tally.add(instruction);
@@ -89,15 +94,16 @@ export function leadingBatchSize(
   return count;
 }
 
-/** Splits `instructions`, in order, into consecutive batches that each fit one transaction. */
+/** Splits `instructions`, in order, into consecutive batches that each fit one transaction behind `prefix`. */
 export function packBatches<T extends TransactionInstruction>(
   instructions: readonly T[],
   feePayer: PublicKey,
   maxBytes: number = PACKET_DATA_SIZE,
+  prefix: readonly TransactionInstruction[] = [],
 ): T[][] {
   const batches: T[][] = [];
   for (let start = 0; start < instructions.length; ) {
-    const count = leadingBatchSize(instructions.slice(start), feePayer, maxBytes);
+    const count = leadingBatchSize(instructions.slice(start), feePayer, maxBytes, prefix);
     batches.push(instructions.slice(start, start + count));
     start += count;
   }

@@ -14,6 +14,7 @@ import { chainName } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { packedFees } from './fees.js';
+import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
@@ -45,6 +46,8 @@ export interface BridgeChainsOptions {
   rpcTimeoutMs: number;
   /** 'finalized' by default: the commitment of source deposit data that votes rely on. */
   sourceReadCommitment: Commitment;
+  /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS. */
+  priorityFee: PriorityFeeBounds;
   metrics: Metrics;
   logger: Logger;
 }
@@ -180,7 +183,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const sourceSender = senderFor(source.rpc, signed.source);
   const targetSender = senderFor(target.rpc, signed.target);
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
+  const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const common = { authority: authorityKey, metrics };
+  const cap = options.priorityFee.maxMicroLamports;
 
   function ackDepositFor(vote: AckDepositVote, field: string) {
     const sourceMint = new PublicKey(vote.sourceMint);
@@ -230,6 +235,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
           ...common,
           rpc: target.rpc,
           sender: targetSender,
+          bidder: bidder.target,
           target: { action: 'ack_deposit', tracker: target.tracker },
           instructionFor: ackDepositFor,
         },
@@ -243,6 +249,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
           ...common,
           rpc: source.rpc,
           sender: sourceSender,
+          bidder: bidder.source,
           target: { action: 'ack_withdraw', tracker: source.tracker },
           instructionFor: ackWithdrawFor,
         },
@@ -256,6 +263,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
           ...common,
           rpc: source.rpc,
           sender: sourceSender,
+          bidder: bidder.source,
           target: { action: 'cleanup_deposit', tracker: source.tracker },
           cleanupInstruction: cleanupFor,
         },
@@ -275,10 +283,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
     plannedFees: (work) => ({
-      target: packedFees(work.ackDeposits.map((vote, i) => ackDepositFor(vote, `ackDeposits[${i}]`)), authorityKey),
+      target: packedFees(work.ackDeposits.map((vote, i) => ackDepositFor(vote, `ackDeposits[${i}]`)), authorityKey, cap),
       source:
-        packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey) +
-        packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey),
+        packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey, cap) +
+        packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey, cap),
     }),
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),

@@ -4,13 +4,12 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { CleanupReport } from '../bridge-chains.js';
 import { decodeDepositEntries } from '../codec/accounts.js';
 import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry } from '../types.js';
-import { leadingBatchSize } from './batch.js';
+import { exceededBudget, sendSignedBatch, signNextBatch, type BudgetedSubmitter } from './budgeted-send.js';
 import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader } from './tracker-reader.js';
-import type { TransactionJob, TransactionSender } from './transaction-sender.js';
+import type { TransactionJob } from './transaction-sender.js';
 import { coveringRanges } from './window.js';
 import { toEntryIndex } from '../authority-position.js';
 
@@ -25,11 +24,7 @@ import { toEntryIndex } from '../authority-position.js';
  * Failed entries do not stop the others; they are reported together at the end.
  */
 
-export interface CleanupSubmitter {
-  target: ActionTarget;
-  rpc: ChainRpc;
-  sender: TransactionSender;
-  authority: PublicKey;
+export interface CleanupSubmitter extends BudgetedSubmitter {
   metrics: Metrics;
   cleanupInstruction: (index: number, depositor: PublicKey) => TransactionInstruction;
 }
@@ -109,13 +104,21 @@ async function sendCleanups(
   signal: AbortSignal,
 ): Promise<void> {
   let queue = [...candidates];
+  let maxCount = queue.length;
   while (queue.length > 0) {
-    const batch = queue.slice(0, leadingBatchSize(queue.map((candidate) => candidate.instruction), s.authority));
-    const signed = await s.sender.sign(batch.map((candidate) => candidate.instruction), signal);
+    const next = await signNextBatch(s, queue, maxCount, signal);
+    const { items: batch, signed } = next;
     const job: TransactionJob = { ...s.target, indices: batch.map((candidate) => candidate.index) };
     try {
-      await s.sender.sendAndConfirm(signed, job, signal);
+      await sendSignedBatch(s, next, job, signal);
     } catch (err) {
+      // The program costs more than the simulation measured: send half as many, measured again.
+      if (exceededBudget(err) && batch.length > 1) {
+        const { signature } = err.context;
+        if (signature !== undefined) out.report.transactions.push({ signature, indices: job.indices });
+        maxCount = Math.ceil(batch.length / 2);
+        continue;
+      }
       const failed = failedEntry(err);
       if (failed === undefined || !job.indices.includes(failed.index)) throw err;
       // Landed with an error (another payer's cleanup got there first, or a rebroadcast without

@@ -27,6 +27,8 @@ export interface SubmitFailureDetail {
    * transaction whose outcome is still unknown (it may land later).
    */
   signature?: string;
+  /** `not_landed`: sends an RPC node accepted. */
+  sendsAccepted?: number;
 }
 
 function trackerName(tracker: TrackerRef): string {
@@ -39,7 +41,7 @@ export function submitFailure(
   landed: readonly LandedTransaction[] = [],
   cause?: unknown,
 ): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
-  const { outcome, reason, programError, transactionError, index, signature } = detail;
+  const { outcome, reason, programError, transactionError, index, signature, sendsAccepted } = detail;
   const where = index === undefined ? '' : ` at index ${index}`;
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
@@ -51,6 +53,7 @@ export function submitFailure(
       ...(transactionError === undefined ? {} : { transactionError }),
       ...(index === undefined ? {} : { index }),
       ...(signature === undefined ? {} : { signature }),
+      ...(sendsAccepted === undefined ? {} : { sendsAccepted }),
       landedSignatures: landed.map((transaction) => transaction.signature),
     },
     `${target.action} on ${trackerName(target.tracker)} failed: ${reason}${where}${landedNote(landed)}`,

@@ -1,13 +1,12 @@
-import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import type { TransactionInstruction } from '@solana/web3.js';
 import { BridgeError, isBridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LandedTransaction, SubmitReport } from '../bridge-chains.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
-import { leadingBatchSize } from './batch.js';
+import { exceededBudget, sendSignedBatch, signNextBatch, type BudgetedSubmitter } from './budgeted-send.js';
 import { reconcileVotes } from './reconcile-votes.js';
-import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
+import { asSubmitFailure, submitFailure } from './submit-failure.js';
 import { ReadMeter, readTrackerHeader } from './tracker-reader.js';
-import type { TransactionJob, TransactionSender } from './transaction-sender.js';
+import type { TransactionJob } from './transaction-sender.js';
 import { ownNextIndex } from '../authority-position.js';
 
 /**
@@ -17,11 +16,7 @@ import { ownNextIndex } from '../authority-position.js';
  * never lands twice.
  */
 
-export interface VoteSubmitter<V extends { index: number }> {
-  target: ActionTarget;
-  rpc: ChainRpc;
-  sender: TransactionSender;
-  authority: PublicKey;
+export interface VoteSubmitter<V extends { index: number }> extends BudgetedSubmitter {
   metrics: Metrics;
   /** The vote's instruction; throws on a vote that has no on-chain form. `field` names it. */
   instructionFor: (vote: V, field: string) => TransactionInstruction;
@@ -56,7 +51,7 @@ export async function submitVotes<V extends { index: number }>(
     const settled = await s.sender.settlePending(s.target.action, signal);
     landed.push(...settled.landed);
     landedWithError.push(...settled.landedWithError);
-    await sendVotes(s, planned, { landed, mustVerify: settled.hadPending }, signal);
+    await sendVotes(s, planned, { landed, landedWithError, mustVerify: settled.hadPending }, signal);
     return { transactions: [...landed, ...landedWithError] };
   } catch (err) {
     throw asSubmitFailure(err, s.target, [...landed, ...landedWithError], signal);
@@ -66,19 +61,27 @@ export async function submitVotes<V extends { index: number }>(
 async function sendVotes<V extends { index: number }>(
   s: VoteSubmitter<V>,
   votes: readonly PlannedVote[],
-  state: { landed: LandedTransaction[]; mustVerify: boolean },
+  state: { landed: LandedTransaction[]; landedWithError: LandedTransaction[]; mustVerify: boolean },
   signal: AbortSignal,
 ): Promise<void> {
   let planned = [...votes];
   let deferred: unknown;
+  let maxCount = planned.length;
   if (state.mustVerify) planned = await verifyAgainstTracker(s, planned, state.landed, signal);
   while (planned.length > 0) {
-    const batch = planned.slice(0, leadingBatchSize(planned.map((vote) => vote.instruction), s.authority));
-    const signed = await s.sender.sign(batch.map((vote) => vote.instruction), signal);
+    const next = await signNextBatch(s, planned, maxCount, signal);
+    const { items: batch, signed } = next;
     const job: TransactionJob = { ...s.target, indices: batch.map((vote) => vote.index) };
     try {
-      await s.sender.sendAndConfirm(signed, job, signal);
+      await sendSignedBatch(s, next, job, signal);
     } catch (err) {
+      // The program costs more than the simulation measured: send half as many, measured again.
+      if (exceededBudget(err) && batch.length > 1) {
+        const { signature } = err.context;
+        if (signature !== undefined) state.landedWithError.push({ signature, indices: job.indices });
+        maxCount = Math.ceil(batch.length / 2);
+        continue;
+      }
       // All or nothing: the votes before a rejected one did not land, but they were valid. Land
       // them, then report the rejection.
       const failedAt = failedPosition(err, job);

@@ -25,6 +25,11 @@ export function classifyTransactionError(transactionError: unknown): Transaction
     const reason = known ? `${programError.name} (${code})` : `custom program error ${code}, not listed in PROTOCOL.md`;
     return { reason, programError };
   }
+  const instructionError = runtimeInstructionError(transactionError);
+  if (instructionError !== undefined) {
+    const [position, name] = instructionError;
+    return { reason: `${name} in instruction ${position}`, transactionError: name };
+  }
   if (typeof transactionError === 'string') {
     if (UNFUNDED_FEE_PAYER.has(transactionError)) {
       return { reason: `${transactionError}: the authority cannot pay the fee; fund it on this chain`, transactionError };
@@ -32,6 +37,14 @@ export function classifyTransactionError(transactionError: unknown): Transaction
     return { reason: transactionError, transactionError };
   }
   return { reason: JSON.stringify(transactionError) ?? String(transactionError) };
+}
+
+/** `{"InstructionError":[i,"<name>"]}`: a runtime error of one instruction, e.g. ComputationalBudgetExceeded. */
+function runtimeInstructionError(transactionError: unknown): [number, string] | undefined {
+  if (typeof transactionError !== 'object' || transactionError === null) return undefined;
+  const detail = (transactionError as { InstructionError?: unknown }).InstructionError;
+  if (!Array.isArray(detail) || typeof detail[0] !== 'number' || typeof detail[1] !== 'string') return undefined;
+  return [detail[0], detail[1]];
 }
 
 /** The transaction was processed before: the same bytes already landed. */

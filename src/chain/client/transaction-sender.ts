@@ -15,6 +15,8 @@ import type { SignedSignatures } from './authority-history.js';
 import { signTransaction } from './sign-transaction.js';
 import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
 import { chainName } from '../chain-name.js';
+import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget } from './compute-budget.js';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../fee-rate.js';
 
 /**
  * Signs, sends and confirms one transaction at a time on one chain, without websockets:
@@ -51,6 +53,8 @@ export interface SignedTransaction {
   wire: Uint8Array;
   signature: string;
   lastValidBlockHeight: number;
+  /** The compute budget its leading instructions set. */
+  budget: ComputeBudget;
 }
 
 /** One transaction of an action: where it goes and the entry index of each instruction. */
@@ -127,12 +131,13 @@ export class TransactionSender {
     this.signed = options.signed;
   }
 
-  async sign(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<SignedTransaction> {
+  /** Signs `instructions` behind the budget's SetComputeUnitLimit and SetComputeUnitPrice. */
+  async sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.rpc.getLatestBlockhash('confirmed', signal);
-    const { wire, signature } = await signTransaction(this.signer, instructions, blockhash, lastValidBlockHeight);
+    const { wire, signature } = await signTransaction(this.signer, [...budgetInstructions(budget), ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.signed.add(encoded);
-    return { wire, signature: encoded, lastValidBlockHeight };
+    return { wire, signature: encoded, lastValidBlockHeight, budget };
   }
 
   /**
@@ -286,6 +291,7 @@ export class TransactionSender {
   private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): ConfirmOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
+    this.recordLanded(signed.budget);
     if (status.err !== null) {
       this.pending.delete(signed.signature);
       const failure = classifyTransactionError(status.err);
@@ -338,14 +344,25 @@ export class TransactionSender {
     }
   }
 
+  /** A landed transaction's fee (with an error or not, it was charged) and its compute, as the chain charges them. */
+  private recordLanded({ unitLimit, microLamportsPerUnit, unitsConsumed }: ComputeBudget): void {
+    const { chain } = this.rpc;
+    this.metrics.feesPaid.inc({ chain, kind: 'base' }, LAMPORTS_PER_SIGNATURE);
+    this.metrics.feesPaid.inc({ chain, kind: 'priority' }, priorityFeeLamports(microLamportsPerUnit, unitLimit));
+    this.metrics.computeUnits.inc({ chain, kind: 'requested' }, unitLimit);
+    this.metrics.computeUnits.inc({ chain, kind: 'used' }, unitsConsumed);
+  }
+
+  // Instruction positions count the budget instructions that lead every transaction.
   private failingIndex(instructionIndex: number | undefined, job: TransactionJob): { index?: number } {
-    const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex];
+    const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex - BUDGET_INSTRUCTION_COUNT];
     return index === undefined ? {} : { index };
   }
 
   private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): Error {
     const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
-    return submitFailure(job, { outcome: 'not_landed', reason: `${expired}; ${describeSends(this.rpc.chain, sends)}` });
+    const reason = `${expired}; ${describeSends(this.rpc.chain, sends)}`;
+    return submitFailure(job, { outcome: 'not_landed', reason, sendsAccepted: sends.sent - sends.failed });
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): Error {

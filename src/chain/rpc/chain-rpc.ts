@@ -92,6 +92,18 @@ export interface ChainHeight {
   blockHeight: number;
 }
 
+/** What simulateTransaction reports of a message: its error (null when it would succeed) and the compute it used. */
+interface Simulation {
+  err: TransactionError | null;
+  unitsConsumed: number;
+}
+
+/** One slot of getRecentPrioritizationFees: the lowest price (micro-lamports per CU) that landed in it. */
+export interface SlotPrioritizationFee {
+  slot: number;
+  prioritizationFee: number;
+}
+
 export interface ChainRpc {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
@@ -106,6 +118,10 @@ export interface ChainRpc {
   getSignatureStatus(signature: string, options: { searchTransactionHistory: boolean }, signal: AbortSignal): Promise<SignatureStatusAt>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
+  /** Runs unsigned wire bytes (any blockhash: the node puts in its own) without landing them, at confirmed. */
+  simulateTransaction(wire: Uint8Array, signal: AbortSignal): Promise<Simulation>;
+  /** The recent slots' lowest landed price for transactions that write `writableAccounts` (at most 128 addresses). */
+  getRecentPrioritizationFees(writableAccounts: readonly PublicKey[], signal: AbortSignal): Promise<SlotPrioritizationFee[]>;
   /**
    * Landed transactions that list `address`, newest first, at confirmed. A history read: it
    * goes only to endpoints that keep history and fails with `isHistoryUnavailable` when none does.
@@ -297,6 +313,20 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 
     sendTransaction: send,
 
+    simulateTransaction: (wire, signal) =>
+      read('simulateTransaction', signal, async ({ rpcFetch, url }) => {
+        const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
+        const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
+        return simulationOf(chain, result);
+      }),
+
+    getRecentPrioritizationFees: (writableAccounts, signal) =>
+      read('getRecentPrioritizationFees', signal, async ({ rpcFetch, url }) => {
+        const addresses = writableAccounts.map((address) => address.toBase58());
+        const result = await jsonRpcCall(rpcFetch, url, 'getRecentPrioritizationFees', [addresses], signal);
+        return prioritizationFeesOf(chain, result);
+      }),
+
     getSignaturesForAddress: (address, options, signal) =>
       historyRead('getSignaturesForAddress', signal, async ({ connection }) =>
         (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
@@ -336,6 +366,29 @@ function signersOf(chain: ChainSide, result: unknown): string[] {
     throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `the transaction does not deserialize: ${String(err)}` });
   }
   return message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((key) => key.toBase58());
+}
+
+function simulationOf(chain: ChainSide, result: unknown): Simulation {
+  const value = (result as { value?: { err?: unknown; unitsConsumed?: unknown } } | null | undefined)?.value;
+  const units = value?.unitsConsumed;
+  if (value === undefined || value.err === undefined || !isCount(units)) {
+    throw rpcFailure(chain, 'simulateTransaction', { kind: 'invalid_result', reason: 'the result has no `value` with `err` and a `unitsConsumed` count' });
+  }
+  return { err: value.err as TransactionError | null, unitsConsumed: units };
+}
+
+function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPrioritizationFee[] {
+  const valid =
+    Array.isArray(result) &&
+    result.every((entry: { slot?: unknown; prioritizationFee?: unknown } | null) => isCount(entry?.slot) && isCount(entry?.prioritizationFee));
+  if (!valid) {
+    throw rpcFailure(chain, 'getRecentPrioritizationFees', { kind: 'invalid_result', reason: 'expected an array of {slot, prioritizationFee} counts' });
+  }
+  return (result as SlotPrioritizationFee[]).map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }));
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 // web3.js v1 keeps the node's `space` field on the parsed value but does not declare it.

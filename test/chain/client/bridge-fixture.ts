@@ -1,3 +1,4 @@
+import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { BridgeChains } from '../../../src/chain/bridge-chains.js';
@@ -68,6 +69,7 @@ export async function startBridge(options: {
   sourceReadCommitment?: Commitment;
   timing?: SubmitTiming;
   rpcTimeoutMs?: number;
+  priorityFee?: PriorityFeeBounds;
 }): Promise<BridgeFixture> {
   const source = await new FakeChain(programId, depositTracker, options.source).start();
   const target = await new FakeChain(programId, withdrawTracker, options.target).start();
@@ -84,6 +86,7 @@ export async function startBridge(options: {
       signer: new FileKeySigner(authority),
       rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
       sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
+      priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: logs.logger,
     },

@@ -60,6 +60,7 @@ function chainsFor(b: Bridge, authority: Keypair, sourceReadCommitment: Commitme
       signer: new FileKeySigner(authority),
       rpcTimeoutMs: 5_000,
       sourceReadCommitment,
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: captureLogs('info').logger,
     },
@@ -277,7 +278,7 @@ describe('readAuthority and plannedFees against the devnet', () => {
     expect(await requests(here.metrics, 'target', 'getTransaction')).toBe(before.get);
   });
 
-  it('plannedFees is what submitting the work costs: 5000 lamports per transaction', async () => {
+  it('plannedFees bounds what submitting the work costs: 5000 lamports per transaction and the cap on its default reservation', async () => {
     const b = await bridge({ capacity: 200 });
     await deposit(b, 40, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!);
@@ -287,8 +288,12 @@ describe('readAuthority and plannedFees against the devnet', () => {
     const start = balance();
     const { transactions } = await chains.ackDeposits(votes, signal());
     expect(transactions.length).toBeGreaterThan(1);
-    expect(fees).toEqual({ target: transactions.length * 5000, source: 0 });
-    expect(start - balance()).toBe(fees.target);
+    // Nothing else bids on this chain: the bid is 0, the fee the base alone; the plan priced each
+    // transaction the bytes pack at the cap of 100,000 on at most 1,400,000 CU.
+    expect(start - balance()).toBe(transactions.length * 5000);
+    expect(fees.source).toBe(0);
+    expect(fees.target).toBeGreaterThan(start - balance());
+    expect(fees.target).toBeLessThanOrEqual(transactions.length * (5000 + 140_000));
     const cleanupFees = chains.plannedFees({ ackDeposits: [], ackWithdraws: [], cleanups: Array.from({ length: 64 }, (_, i) => i) });
     expect(cleanupFees.target).toBe(0);
     expect(cleanupFees.source).toBeGreaterThanOrEqual(2 * 5000);

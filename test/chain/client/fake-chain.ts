@@ -1,4 +1,4 @@
-import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
@@ -15,6 +15,11 @@ import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } 
  * a transaction lands at most once per signature and a repeated vote fails VoteOutOfOrder.
  *
  * `onSend` scripts faults per send: lose the response, ignore the transaction, or both.
+ *
+ * Compute and fees follow PROTOCOL.md "Compute units and fees" in small: each bridge instruction
+ * costs `unitsPerInstruction`, each ComputeBudget one 150; the limit is SetComputeUnitLimit's (or
+ * 200,000 per bridge instruction); a transaction priced below `clearingPrice` is accepted and
+ * never lands; getRecentPrioritizationFees answers `recentFees`.
  */
 
 export type SendFault = 'none' | 'drop-response' | 'ignore' | 'ignore-and-drop-response';
@@ -51,6 +56,14 @@ export class FakeChain {
   onSend: (send: SendRecord) => SendFault = () => 'none';
   /** When set, the tracker account holds exactly these bytes (forged or damaged data) instead of `tracker` rendered. */
   rawAccount: Uint8Array | undefined;
+  /** Compute units each bridge instruction costs. */
+  unitsPerInstruction = 20_000;
+  /** Transactions priced below this (micro-lamports per CU) are accepted and never land. */
+  clearingPrice = 0;
+  /** What getRecentPrioritizationFees answers. */
+  recentFees: Array<{ slot: number; prioritizationFee: number }> = [];
+  /** The compute budget of each transaction that landed (with an error or not), by signature. */
+  readonly budgets = new Map<string, { unitLimit: number; price: number; unitsConsumed: number }>();
   /** Replaces the answer to a method, e.g. to fail getSignatureStatuses. */
   override: ((call: RpcCall) => Reply | undefined) | undefined;
 
@@ -108,6 +121,10 @@ export class FakeChain {
         return { result: { context, value: (call.params[0] as string[]).map((signature) => this.statusOf(signature)) } };
       case 'sendTransaction':
         return this.sendTransaction(call.params);
+      case 'simulateTransaction':
+        return this.simulateTransaction(call.params);
+      case 'getRecentPrioritizationFees':
+        return { result: this.recentFees };
       default:
         return { error: { code: -32601, message: `Method not found: ${call.method}` } };
     }
@@ -164,6 +181,12 @@ export class FakeChain {
     return fault === 'drop-response' ? { drop: true } : reply;
   }
 
+  private simulateTransaction(params: unknown[]): Reply {
+    const transaction = Transaction.from(Buffer.from(params[0] as string, 'base64'));
+    const { err, unitsConsumed } = this.execute(transaction);
+    return { result: { context: { slot: this.slot }, value: { err, logs: [], accounts: null, unitsConsumed, returnData: null } } };
+  }
+
   private process(transaction: Transaction, signature: string, skipPreflight: boolean): Reply {
     if (!transaction.verifySignatures()) return { error: { code: -32003, message: 'Transaction signature verification failure' } };
     const preflightError = (err: unknown): Reply => ({ error: { code: -32002, message: 'Transaction simulation failed', data: { err, logs: [] } } });
@@ -172,22 +195,52 @@ export class FakeChain {
     if (lastValid === undefined || this.blockHeight > lastValid) return skipPreflight ? { result: signature } : preflightError('BlockhashNotFound');
     const outcome = this.execute(transaction);
     if (outcome.err !== null && !skipPreflight) return preflightError(outcome.err);
+    if (budgetOf(transaction).price < this.clearingPrice) return { result: signature };
     if (outcome.err === null) this.tracker = outcome.state;
     this.slot += 1;
     this.statuses.set(signature, { err: outcome.err, slot: this.slot });
+    const { unitLimit, price } = budgetOf(transaction);
+    this.budgets.set(signature, { unitLimit, price, unitsConsumed: outcome.unitsConsumed });
     return { result: signature };
   }
 
-  /** All or nothing: returns the new state, or the first failing instruction's error. */
-  private execute(transaction: Transaction): { err: unknown; state: TrackerState } {
+  /** All or nothing: returns the new state, or the first failing instruction's error, and the units consumed. */
+  private execute(transaction: Transaction): { err: unknown; state: TrackerState; unitsConsumed: number } {
     const state = structuredClone(this.tracker);
     const signer = transaction.feePayer?.toBase58() ?? '';
+    const { unitLimit } = budgetOf(transaction);
+    let unitsConsumed = 0;
     for (const [k, instruction] of transaction.instructions.entries()) {
+      const budgetInstruction = instruction.programId.equals(ComputeBudgetProgram.programId);
+      unitsConsumed += budgetInstruction ? BUDGET_INSTRUCTION_UNITS : this.unitsPerInstruction;
+      if (unitsConsumed > unitLimit) return { err: { InstructionError: [k, 'ComputationalBudgetExceeded'] }, state, unitsConsumed: unitLimit };
+      if (budgetInstruction) continue;
       const failure = applyInstruction(state, signer, instruction.data, instruction.keys.map((key) => key.pubkey.toBase58()));
-      if (failure !== undefined) return { err: { InstructionError: [k, { Custom: PROGRAM_ERRORS[failure] }] }, state };
+      if (failure !== undefined) return { err: { InstructionError: [k, { Custom: PROGRAM_ERRORS[failure] }] }, state, unitsConsumed };
     }
-    return { err: null, state };
+    return { err: null, state, unitsConsumed };
   }
+}
+
+const BUDGET_INSTRUCTION_UNITS = 150;
+const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
+const MAX_UNIT_LIMIT = 1_400_000;
+
+/** The transaction's limit and price as the runtime reads them (PROTOCOL.md). */
+function budgetOf(transaction: { instructions: TransactionInstruction[] }): { unitLimit: number; price: number } {
+  let unitLimit: number | undefined;
+  let price = 0;
+  let bridgeInstructions = 0;
+  for (const instruction of transaction.instructions) {
+    if (!instruction.programId.equals(ComputeBudgetProgram.programId)) {
+      bridgeInstructions += 1;
+      continue;
+    }
+    const type = ComputeBudgetInstruction.decodeInstructionType(instruction);
+    if (type === 'SetComputeUnitLimit') unitLimit = ComputeBudgetInstruction.decodeSetComputeUnitLimit(instruction).units;
+    if (type === 'SetComputeUnitPrice') price = Number(ComputeBudgetInstruction.decodeSetComputeUnitPrice(instruction).microLamports);
+  }
+  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION), price };
 }
 
 function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {

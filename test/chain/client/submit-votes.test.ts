@@ -120,7 +120,7 @@ describe('ackDeposits', () => {
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
     expect(failure.message).toMatch(
-      /not landed: its blockhash expired \(block height past \d+\); sendTransaction on the destination chain failed every time \(\d+ sends; last: HTTP 500 from http:\/\/127\.0\.0\.1:\d+\)$/,
+      /not landed: its blockhash expired \(block height past \d+\); sendTransaction on the destination chain failed every time \(\d+ sends; last: HTTP 500 from http:\/\/127\.0\.0\.1:\d+\); priority fee offered 0 micro-lamports\/CU/,
     );
     expect(f.target.landed).toEqual([]);
   });

@@ -7,7 +7,7 @@ describe('classifyTransactionError', () => {
     { err: { InstructionError: [3, { Custom: 6006 }] }, reason: 'CleanupAlreadyCompleted (6006)', instruction: 3 },
     { err: { InstructionError: [1, { Custom: 102 }] }, reason: 'InstructionDidNotDeserialize (102)', instruction: 1 },
     { err: { InstructionError: [0, { Custom: 7777 }] }, reason: 'custom program error 7777, not listed in PROTOCOL.md', instruction: 0 },
-    { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] }, reason: '{"InstructionError":[0,"ComputationalBudgetExceeded"]}' },
+    { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] }, reason: 'ComputationalBudgetExceeded in instruction 0' },
     { err: 'BlockhashNotFound', reason: 'BlockhashNotFound' },
     { err: 'AccountInUse', reason: 'AccountInUse' },
     { err: 'WouldExceedMaxBlockCostLimit', reason: 'WouldExceedMaxBlockCostLimit' },
@@ -23,6 +23,7 @@ describe('classifyTransactionError', () => {
 
   it('names a runtime error as a fact, a program error by its PROTOCOL.md name', () => {
     expect(classifyTransactionError('BlockhashNotFound').transactionError).toBe('BlockhashNotFound');
+    expect(classifyTransactionError({ InstructionError: [2, 'ComputationalBudgetExceeded'] }).transactionError).toBe('ComputationalBudgetExceeded');
     expect(classifyTransactionError({ InstructionError: [0, { Custom: 6001 }] })).toMatchObject({ programError: { name: 'VoteOutOfOrder', code: 6001 } });
     expect(classifyTransactionError({ InstructionError: [0, { Custom: 6001 }] }).transactionError).toBeUndefined();
   });

@@ -209,3 +209,36 @@ describe('createChainRpc bounds what the node writes', () => {
     expect(JSON.stringify(serializeError(oversized)).length).toBeLessThan(4_000);
   });
 });
+
+describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
+  it('simulateTransaction sends base64 without signature checks, on the node blockhash, at confirmed; returns err and unitsConsumed', async () => {
+    const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: { err: null, logs: [], accounts: null, unitsConsumed: 24_450, returnData: null } } }));
+    expect(await rpc.simulateTransaction(new Uint8Array([1, 2, 3]), signal())).toEqual({ err: null, unitsConsumed: 24_450 });
+    expect(server?.calls[0]).toEqual({
+      method: 'simulateTransaction',
+      params: ['AQID', { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' }],
+    });
+  });
+
+  it('getRecentPrioritizationFees sends the writable accounts and returns slot and price', async () => {
+    const rpc = await setup(() => ({ result: [{ slot: 5, prioritizationFee: 0 }, { slot: 6, prioritizationFee: 20_000 }] }));
+    expect(await rpc.getRecentPrioritizationFees([address], signal())).toEqual([
+      { slot: 5, prioritizationFee: 0 },
+      { slot: 6, prioritizationFee: 20_000 },
+    ]);
+    expect(server?.calls[0]).toEqual({ method: 'getRecentPrioritizationFees', params: [[address.toBase58()]] });
+  });
+
+  it.each([
+    ['simulateTransaction without unitsConsumed', 'simulateTransaction', { context: { slot: 1 }, value: { err: null } }],
+    ['a negative prioritization fee', 'getRecentPrioritizationFees', [{ slot: 1, prioritizationFee: -1 }]],
+    ['prioritization fees that are not an array', 'getRecentPrioritizationFees', { slot: 1 }],
+  ])('%s -> CHAIN__RPC_FAILED invalid_result, not retried', async (_case, method, result) => {
+    const rpc = await setup(() => ({ result }));
+    const call = method === 'simulateTransaction' ? rpc.simulateTransaction(new Uint8Array([1]), signal()) : rpc.getRecentPrioritizationFees([address], signal());
+    const err = await rejection(call);
+    expect(err).toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method, kind: 'invalid_result' } });
+    expect(retriesAction(err)).toBe(false);
+    expect(server?.calls).toHaveLength(1);
+  });
+});

@@ -51,13 +51,17 @@ export function votersMask(...slots: number[]): number {
 
 /**
  * Transactions the chains landed with authority k as fee payer since `since` (its lamports on
- * both chains then): the devnet charges exactly 5000 lamports per signature, to successful and
- * failed transactions alike, and never for a transaction it refused or dropped.
+ * both chains then): the devnet charges exactly 5000 lamports per signature plus the priority
+ * fee (price x requested limit, which the devnet records), to successful and failed
+ * transactions alike, and never for a transaction it refused or dropped. The authorities pay
+ * no priority fee before their cranks start.
  */
 export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: AuthorityBalances): number {
   const now = authorityBalances(bridge, k);
-  const spent = since.source - now.source + (since.target - now.target);
-  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n) throw new Error(`authority ${k} spent ${spent} lamports: not a whole number of fees`);
+  const key = bridge.authorities[k]!.publicKey;
+  const priority = bridge.pair.source.feesPaid(key).priority + bridge.pair.target.feesPaid(key).priority;
+  const spent = since.source - now.source + (since.target - now.target) - priority;
+  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n) throw new Error(`authority ${k} spent ${spent} lamports besides priority fees: not a whole number of base fees`);
   return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
 }
 

@@ -2,6 +2,7 @@ import { Registry } from 'prom-client';
 import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
+import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
@@ -49,6 +50,8 @@ export interface CrankTuning {
   productionTiming?: boolean;
   /** The authority key: the slot's keypair file by default, or a PKCS#11 token's signer. */
   signer?: AuthoritySigner;
+  /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults (0, 100,000) when absent. */
+  priorityFee?: PriorityFeeBounds;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -72,6 +75,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
       signer,
       rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
       sourceReadCommitment: 'finalized',
+      priorityFee: tuning.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
       metrics,
       logger: logs.logger,
     },

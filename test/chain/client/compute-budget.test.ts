@@ -1,0 +1,171 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AckDepositVote } from '../../../src/chain/bridge-chains.js';
+import { COMPUTE_UNIT_MARGIN, MAX_COMPUTE_UNIT_LIMIT } from '../../../src/chain/client/compute-budget.js';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
+import { retriesAction } from '../../../src/failure-policy.js';
+import { key } from '../../support/deposit-entry.js';
+import { metricValue } from '../../support/metric-value.js';
+import { signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import type { FakeChain } from './fake-chain.js';
+
+/**
+ * The compute budget and priority fee of crank transactions, on the scripted node's model of
+ * PROTOCOL.md "Compute units and fees" (test/chain/client/fake-chain.ts).
+ */
+
+let fixture: BridgeFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+async function start(priorityFee = { minMicroLamports: 0, maxMicroLamports: 100_000 }) {
+  fixture = await startBridge({
+    source: { header: trackerHeader('DepositTracker', { entryCount: 0, ownNext: 0 }), entries: [] },
+    target: { header: trackerHeader('WithdrawTracker', { entryCount: 5, ownNext: 5 }), entries: [] },
+    priorityFee,
+  });
+  return fixture;
+}
+
+const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
+const proposals = (count: number) => Array.from({ length: count }, (_, i) => proposal(5 + i));
+const history = (price: number) => Array.from({ length: 150 }, (_, i) => ({ slot: 1_000 + i, prioritizationFee: price }));
+
+/** Every transaction that landed requested at most 1.15x what it used and never passed its limit. */
+function expectMeasuredLimits(chain: FakeChain): void {
+  expect(chain.budgets.size).toBeGreaterThan(0);
+  for (const { unitLimit, unitsConsumed } of chain.budgets.values()) {
+    expect(unitsConsumed).toBeLessThanOrEqual(unitLimit);
+    expect(unitLimit).toBeLessThanOrEqual(Math.ceil(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN)));
+  }
+}
+
+describe('measured compute', () => {
+  it('requests what a simulation of the message consumed plus the margin', async () => {
+    const f = await start();
+    await f.chains.ackDeposits(proposals(3), signal());
+    expectMeasuredLimits(f.target);
+    const [budget] = f.target.budgets.values();
+    // Three votes and the two budget instructions, as the node metered them.
+    expect(budget!.unitsConsumed).toBe(3 * f.target.unitsPerInstruction + 2 * 150);
+    expect(f.target.calls.filter((call) => call.method === 'simulateTransaction')).toHaveLength(1);
+  });
+
+  it('a batch the program meters past the largest limit is split: every vote lands, none over its limit', async () => {
+    const f = await start();
+    f.target.unitsPerInstruction = 144_000; // 6x ack_deposit's cost in PROTOCOL.md
+    const report = await f.chains.ackDeposits(proposals(20), signal());
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual(proposals(20).map((v) => v.index));
+    expect(report.transactions.length).toBeGreaterThanOrEqual(Math.ceil((20 * 144_000) / MAX_COMPUTE_UNIT_LIMIT));
+    expectMeasuredLimits(f.target);
+    expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(25n);
+  });
+
+  it('a send that meets ComputationalBudgetExceeded (the program got dearer after the simulation) sends half, measured again', async () => {
+    const f = await start();
+    f.target.onSend = (send) => {
+      if (send.count === 1 && f.target.sends.length === 1) f.target.unitsPerInstruction = 300_000;
+      return 'none';
+    };
+    const report = await f.chains.ackDeposits(proposals(8), signal());
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual(proposals(8).map((v) => v.index));
+    // The first send was refused in preflight; the rest went in batches of at most 4.
+    expect(f.target.sends).toHaveLength(report.transactions.length + 1);
+    expect(Math.max(...report.transactions.map((t) => t.indices.length))).toBeLessThanOrEqual(4);
+    expectMeasuredLimits(f.target);
+  });
+
+  it('one instruction alone past the largest limit fails ComputationalBudgetExceeded, which is tried again', async () => {
+    const f = await start();
+    f.target.unitsPerInstruction = 1_500_000;
+    const failure = await submitFailure(f.chains.ackDeposits(proposals(2), signal()));
+    expect(failure.context).toMatchObject({ outcome: 'refused', transactionError: 'ComputationalBudgetExceeded' });
+    expect(retriesAction(failure)).toBe(true);
+  });
+});
+
+describe('priority fees', () => {
+  it('bids the 75th percentile of the recent slots and pays it on the requested limit', async () => {
+    const f = await start();
+    f.target.recentFees = [...history(1_000).slice(0, 100), ...history(20_000).slice(0, 50)];
+    f.target.clearingPrice = 1_000;
+    await f.chains.ackDeposits(proposals(2), signal());
+    const [budget] = f.target.budgets.values();
+    expect(budget!.price).toBe(20_000);
+    expect(await metricValue(f.metrics.priorityFee, { chain: 'target' })).toBe(20_000);
+    expect(await metricValue(f.metrics.feesPaid, { chain: 'target', kind: 'base' })).toBe(LAMPORTS_PER_SIGNATURE);
+    expect(await metricValue(f.metrics.feesPaid, { chain: 'target', kind: 'priority' })).toBe(priorityFeeLamports(20_000, budget!.unitLimit));
+    expect(await metricValue(f.metrics.computeUnits, { chain: 'target', kind: 'requested' })).toBe(budget!.unitLimit);
+    expect(await metricValue(f.metrics.computeUnits, { chain: 'target', kind: 'used' })).toBe(budget!.unitsConsumed);
+  });
+
+  it('the floor holds the bid up; the fee history a transaction writes is asked for its writable accounts', async () => {
+    const f = await start({ minMicroLamports: 5_000, maxMicroLamports: 100_000 });
+    await f.chains.ackDeposits(proposals(1), signal());
+    expect([...f.target.budgets.values()][0]!.price).toBe(5_000);
+    const [feeCall] = f.target.calls.filter((call) => call.method === 'getRecentPrioritizationFees');
+    expect(feeCall!.params[0]).toContain(f.target.trackerAddress.toBase58());
+  });
+
+  it('a sudden surge the history has not seen: each expiry raises the bid, and the next attempt lands', async () => {
+    const f = await start();
+    f.target.recentFees = history(0);
+    f.target.clearingPrice = 20_000;
+    f.target.blocksPerHeightCall = 40;
+    const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+    expect(failure.context.outcome).toBe('not_landed');
+    expect(failure.message).toContain('priority fee offered 0 micro-lamports/CU at escalation step 0 of 3');
+    const report = await f.chains.ackDeposits(proposals(1), signal());
+    expect(report.transactions).toHaveLength(1);
+    expect(f.target.budgets.get(report.transactions[0]!.signature)!.price).toBe(25_000);
+    // The history still lags: the chain's step holds for the next transactions, of any action.
+    const next = await f.chains.ackDeposits(proposals(2).slice(1), signal());
+    expect(f.target.budgets.get(next.transactions[0]!.signature)!.price).toBe(25_000);
+  });
+
+  it('an expiry whose every send failed (an RPC outage, not congestion) does not raise the bid', async () => {
+    const f = await start();
+    f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
+    f.target.blocksPerHeightCall = 40;
+    const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+    expect(failure.context).toMatchObject({ outcome: 'not_landed', sendsAccepted: 0 });
+    f.target.override = undefined;
+    const report = await f.chains.ackDeposits(proposals(1), signal());
+    expect(f.target.budgets.get(report.transactions[0]!.signature)!.price).toBe(0);
+  });
+
+  it('the escalation steps down after 8 landings in a row', async () => {
+    const f = await start();
+    f.target.recentFees = history(0);
+    f.target.blocksPerHeightCall = 40;
+    f.target.clearingPrice = 1;
+    await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+    f.target.clearingPrice = 0;
+    const prices: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const report = await f.chains.ackDeposits([proposal(5 + i)], signal());
+      prices.push(f.target.budgets.get(report.transactions[0]!.signature)!.price);
+    }
+    expect(prices).toEqual([...Array<number>(8).fill(25_000), 0]);
+  });
+
+  it('above the cap it never overpays: the failure names the price offered, what slots cleared and the cap', async () => {
+    const f = await start({ minMicroLamports: 0, maxMicroLamports: 100_000 });
+    f.target.recentFees = history(150_000);
+    f.target.clearingPrice = 150_000;
+    f.target.blocksPerHeightCall = 40;
+    for (const step of [0, 1, 2, 3, 3]) {
+      const failure = await submitFailure(f.chains.ackDeposits(proposals(1), signal()));
+      expect(retriesAction(failure)).toBe(true);
+      expect(failure.message).toContain(
+        `priority fee offered 100000 micro-lamports/CU at escalation step ${step} of 3 (each expiry on this chain raises it); ` +
+          'recent slots cleared 150000 (p75) to 150000 (max); the cap (BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS) is 100000: the going price is above the cap',
+      );
+    }
+    expect(f.target.budgets.size).toBe(0);
+    expect(await metricValue(f.metrics.feesPaid, { chain: 'target', kind: 'priority' })).toBe(0);
+    expect(await metricValue(f.metrics.priorityFee, { chain: 'target' })).toBe(100_000);
+  });
+});
