@@ -30,18 +30,17 @@ export interface IdleCycleCost {
   accountBytesPerRead: PerChain;
 }
 
-/** A primary and a fallback per chain (run-soak.ts). */
-const ENDPOINTS_PER_CHAIN = 2;
-
 /**
  * The least an idle cycle can cost, per chain: the source tracker's header at finalized and at
  * confirmed, the destination tracker's header, each chain's authority balance and one page of its
- * history; no entry window, since nothing is pending (entry_count = settled_prefix). With more
- * than one endpoint, one getSlot per endpoint every SLOT_PROBE_INTERVAL_MS (2 s), which is once per
- * cycle at the soak's 2-s poll interval.
+ * history; no entry window, since nothing is pending (entry_count = settled_prefix). Slot probes
+ * come on top and are not counted here: with more than one endpoint, one getSlot per endpoint at
+ * most every SLOT_PROBE_INTERVAL_MS (2 s) and none while an endpoint's Retry-After runs, so at the
+ * soak's 2-s poll about one per cycle, and none in a cycle that comes sooner than 2 s after the
+ * last probe (a timer's drift decides it).
  */
 export const IDLE_LOWER_BOUND = {
-  requests: { source: 4 + ENDPOINTS_PER_CHAIN, target: 3 + ENDPOINTS_PER_CHAIN },
+  requests: { source: 4, target: 3 },
   accountBytes: { source: 2 * TRACKER_HEADER_SIZE, target: TRACKER_HEADER_SIZE },
 };
 
