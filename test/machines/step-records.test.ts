@@ -7,7 +7,7 @@ import {
   cycleFinished,
   cycleStarted,
   readFailed,
-} from '../../src/machines/bookkeeping.js';
+} from '../../src/machines/step-records.js';
 import { crankSettings, initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 
@@ -24,7 +24,7 @@ const backlogPlan: CyclePlan = {
   cleanup: { indices: [], pending: 0 },
 };
 
-describe('cycle bookkeeping', () => {
+describe('step records', () => {
   it('clears last_error only when the cycle completed without a failed action', () => {
     const health = { ...initialCrankContext(settings).health, lastError: 'ack_deposit failed after 3 attempts: x' };
     const clean = inCycle(null, { health });
