@@ -1,5 +1,5 @@
 import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
-import type { ForeignSignerPolicy } from '../config/config.js';
+import type { CrankConfig, ForeignSignerPolicy } from '../config/config.js';
 import type { CrankStep } from './crank-types.js';
 import type { HealthFacts } from './health-facts.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
@@ -19,48 +19,37 @@ import type { WaitingRead } from './planning/waiting.js';
  */
 export const MAX_BACKLOG_CYCLES = 10;
 
-export interface CrankSettings {
-  pollIntervalMs: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
+/**
+ * The settings the machine reads: its share of CrankConfig, taken whole from the configuration
+ * (the field comments there say what each is), plus the bounds the crank fixes itself.
+ */
+export interface CrankSettings extends ConfiguredCrankSettings {
   /** Votes (or cleanups) per action per cycle. */
   batchLimit: number;
   /** Back-to-back cycles a backlog may trigger in a row. */
   maxBacklogCycles: number;
-  /** BRIDGE_ON_FOREIGN_SIGNER: keep submitting, or stop until restart, once another signer shows. */
-  onForeignSigner: ForeignSignerPolicy;
-  /** BRIDGE_MIN_BALANCE_LAMPORTS: below it on either chain, /health warns. */
-  minBalanceLamports: number;
-  /** BRIDGE_DRY_RUN: each action state records its plan instead of submitting it. */
-  dryRun: boolean;
-  /** BRIDGE_HANDOFF_SECS in ms: how long a standby tolerates another active signer; 0: no handoff. */
-  handoffMs: number;
 }
+
+/** The machine's share of CrankConfig; a test's settings are a CrankConfig too (one value from configuration to machine). */
+export type ConfiguredCrankSettings = Pick<
+  CrankConfig,
+  'pollIntervalMs' | 'maxAttempts' | 'retryBackoffMs' | 'onForeignSigner' | 'minBalanceLamports' | 'dryRun' | 'handoffMs'
+>;
 
 export type { ForeignSignerPolicy };
 
-export interface CrankSettingsOptions {
-  pollIntervalMs: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
-  onForeignSigner: ForeignSignerPolicy;
-  minBalanceLamports: number;
-  dryRun?: boolean;
-  /** Absent: 0, no handoff (every instance signs from the start). */
-  handoffMs?: number;
-}
-
-export function crankSettings(options: CrankSettingsOptions): CrankSettings {
+/** Picks the machine's fields (the context stays JSON: nothing else of the configuration rides along). */
+export function crankSettings(configured: ConfiguredCrankSettings): CrankSettings {
   return {
-    pollIntervalMs: options.pollIntervalMs,
-    maxAttempts: options.maxAttempts,
-    retryBackoffMs: options.retryBackoffMs,
+    pollIntervalMs: configured.pollIntervalMs,
+    maxAttempts: configured.maxAttempts,
+    retryBackoffMs: configured.retryBackoffMs,
     batchLimit: MAX_PLANNED_PER_ACTION,
     maxBacklogCycles: MAX_BACKLOG_CYCLES,
-    onForeignSigner: options.onForeignSigner,
-    minBalanceLamports: options.minBalanceLamports,
-    dryRun: options.dryRun ?? false,
-    handoffMs: options.handoffMs ?? 0,
+    onForeignSigner: configured.onForeignSigner,
+    minBalanceLamports: configured.minBalanceLamports,
+    dryRun: configured.dryRun,
+    handoffMs: configured.handoffMs,
   };
 }
 

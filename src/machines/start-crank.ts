@@ -67,7 +67,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const activity = createCrankActivityLog(crankMachine.id);
   const latency = createLatencyTelemetry(metrics);
   const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options) }) }), {
-    input: crankSettings(options),
+    input: crankSettings({ ...options, dryRun: options.dryRun ?? false, handoffMs: options.handoffMs ?? 0 }),
     inspect: (event) => inspection.inspect(event),
   });
   let stopping: Promise<void> | undefined;

@@ -11,7 +11,7 @@ import {
 import { crankSettings, initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 
-const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0 }), maxBacklogCycles: 2 };
+const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }), maxBacklogCycles: 2 };
 
 function inCycle(plan: CyclePlan | null, changes: Partial<CrankContext> = {}): CrankContext {
   const context = { ...initialCrankContext(settings), ...changes };
