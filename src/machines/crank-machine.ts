@@ -1,6 +1,7 @@
 import { and, assign, emit, enqueueActions, fromPromise, setup, type ParameterizedObject } from 'xstate';
 import type { ReadInput } from './crank-actors.js';
-import { freshProgress, initialCrankContext, type CrankContext, type CrankSettings, type CycleRead } from './crank-context.js';
+import { freshProgress, initialCrankContext, type CrankContext, type CycleRead } from './crank-context.js';
+import type { CrankSettings } from './crank-settings.js';
 import type { CrankEmitted, CrankEvent } from './crank-events.js';
 import type { CrankStep } from './crank-types.js';
 import { submissionFor, type ActionReport, type Submission } from './submission.js';

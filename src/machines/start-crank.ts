@@ -8,7 +8,7 @@ import { setLongTimeout } from '../time.js';
 import { CHAINS } from './authority-checks.js';
 import { crankActors } from './crank-actors.js';
 import { createCrankActivityLog, type CrankActivityLog } from './crank-activity.js';
-import { crankSettings, type ForeignSignerPolicy } from './crank-context.js';
+import { crankSettings, type ForeignSignerPolicy } from './crank-settings.js';
 import type { CrankEmitted } from './crank-events.js';
 import type { HealthFacts } from './health-facts.js';
 import { crankMachine } from './crank-machine.js';

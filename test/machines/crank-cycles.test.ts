@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
-import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
+import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-settings.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/start-crank.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { crankActors } from '../../src/machines/crank-actors.js';
-import { crankSettings } from '../../src/machines/crank-context.js';
+import { crankSettings } from '../../src/machines/crank-settings.js';
 import type { CrankEmitted } from '../../src/machines/crank-events.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import { crankMachineDefinition } from '../../src/machines/export.js';

@@ -8,7 +8,8 @@ import {
   cycleStarted,
   readFailed,
 } from '../../src/machines/step-records.js';
-import { crankSettings, initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
+import { initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
+import { crankSettings } from '../../src/machines/crank-settings.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 
 const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }), maxBacklogCycles: 2 };

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
 import type { BridgeView } from '../../../src/chain/bridge-chains.js';
-import type { ForeignSignerPolicy } from '../../../src/machines/crank-context.js';
+import type { ForeignSignerPolicy } from '../../../src/machines/crank-settings.js';
 import { startCrank } from '../../../src/machines/start-crank.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
