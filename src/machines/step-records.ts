@@ -15,7 +15,7 @@ import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
 /**
  * What each step of the machine records: pure functions from the context (and the time) to a
  * context update and the events to emit, every one of the same `{ update, emit }` shape. The
- * machine's actions (crank-machine.ts) apply them all the same way.
+ * machine (crank-machine.ts) applies each through one helper, `record`.
  */
 
 export interface StepRecord {
