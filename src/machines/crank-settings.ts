@@ -1,4 +1,4 @@
-import type { CrankConfig, ForeignSignerPolicy } from '../config/config.js';
+import type { CrankConfig } from '../config/config.js';
 import { MAX_PLANNED_PER_ACTION } from './planning/cycle-plan.js';
 
 /**
@@ -23,8 +23,6 @@ export type ConfiguredCrankSettings = Pick<
   CrankConfig,
   'pollIntervalMs' | 'maxAttempts' | 'retryBackoffMs' | 'onForeignSigner' | 'minBalanceLamports' | 'dryRun' | 'handoffMs'
 >;
-
-export type { ForeignSignerPolicy };
 
 /** Picks the machine's fields (the context stays JSON: nothing else of the configuration rides along). */
 export function crankSettings(configured: ConfiguredCrankSettings): CrankSettings {
