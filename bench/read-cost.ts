@@ -4,12 +4,13 @@
  * whole tracker accounts would cost. `npm run bench -- read-cost`.
  */
 import { Registry } from 'prom-client';
+import { assembleBridgeChains } from '../src/assemble-crank.js';
 import { trackerAccountSize } from '../src/chain/codec/layout.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../src/machines/planning/cycle-plan.js';
 import { createLogger } from '../src/log/logger.js';
 import { createMetrics, type Metrics } from '../src/metrics/metrics.js';
 import { percentile, type Bench, type BenchResult } from './report.js';
-import { bridgeChainsFor, startBenchWorld } from './support/bench-world.js';
+import { benchCrankParts, startBenchWorld } from './support/bench-world.js';
 import { deposit, fundUsers } from './support/users.js';
 
 const CAPACITIES = [1_000, 10_000, 50_000];
@@ -45,7 +46,7 @@ export async function measureReadCost(capacity: number, options: ReadCostOptions
     const [user] = fundUsers(bench, 1);
     for (let i = 0; i < PENDING; i++) await deposit(bench, user!, { amount: 1_000n, sourceMint: bench.world.tokenPairs.normal.sourceMint }, signal);
     const metrics = createMetrics(new Registry());
-    const chains = bridgeChainsFor(bench, 0, metrics, createLogger({ level: 'silent' }));
+    const chains = assembleBridgeChains({ ...benchCrankParts(bench, 0, {}), metrics, logger: createLogger({ level: 'silent' }) });
     const durations: number[] = [];
     for (let i = 0; i < reads; i++) {
       const begin = performance.now();

@@ -77,34 +77,10 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
   }
 }
 
-async function startConfiguredCrank(crank: CrankConfig, signer: AuthoritySigner, logger: Logger, metrics: Metrics): Promise<CrankService> {
-  const [{ createBridgeChains, endpointsOptions }, { startCrank }] = await Promise.all([
-    import('./chain/client/index.js'),
-    import('./machines/index.js'),
-  ]);
-  const chains = createBridgeChains({
-    ...endpointsOptions(crank, metrics),
-    signer,
-    sourceReadCommitment: crank.sourceReadCommitment,
-    priorityFee: crank.priorityFee,
-    logger,
-  });
-  return startCrank({
-    chains,
-    pollIntervalMs: crank.pollIntervalMs,
-    maxAttempts: crank.maxAttempts,
-    retryBackoffMs: crank.retryBackoffMs,
-    rpcTimeoutMs: crank.rpcTimeoutMs,
-    onForeignSigner: crank.onForeignSigner,
-    handoffMs: crank.handoffMs,
-    minBalanceLamports: crank.minBalanceLamports,
-    logger,
-    metrics,
-    inspectUrl: crank.inspectUrl,
-    dryRun: crank.dryRun,
-    transferWaitAlertMs: crank.transferWaitAlertMs,
-    signer: () => signer.describe(),
-  });
+/** Loaded on demand: a server without runtime configuration never loads the Solana stack. */
+async function startConfiguredCrank(config: CrankConfig, signer: AuthoritySigner, logger: Logger, metrics: Metrics): Promise<CrankService> {
+  const { assembleCrank } = await import('./assemble-crank.js');
+  return assembleCrank({ config, signer, logger, metrics });
 }
 
 /** GET /transfers: read-only reads of both trackers, without the key, shared between requests. */

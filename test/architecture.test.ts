@@ -46,6 +46,36 @@ function packageName(specifier: string): string {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
 }
 
+/**
+ * Every import cycle among the files, each as the files it runs through (Tarjan's strongly
+ * connected components; type-only imports count: a cycle of types is a hub a newcomer cannot
+ * read from one end).
+ */
+function importCycles(imports: readonly SourceImport[]): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const { file, target, bare } of imports) if (!bare) edges.set(file, [...(edges.get(file) ?? []), target]);
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (file: string): void => {
+    order.set(file, order.size);
+    low.set(file, order.get(file)!);
+    stack.push(file);
+    for (const target of edges.get(file) ?? []) {
+      if (!order.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, order.get(target)!));
+    }
+    if (low.get(file) !== order.get(file)) return;
+    const component = stack.splice(stack.indexOf(file));
+    if (component.length > 1 || edges.get(file)?.includes(file)) cycles.push(component.sort());
+  };
+  for (const file of edges.keys()) if (!order.has(file)) visit(file);
+  return cycles;
+}
+
 const under = (prefix: string) => (path: string) => path === prefix || path.startsWith(`${prefix}/`);
 
 describe('architecture: who may import what', () => {
@@ -66,6 +96,11 @@ describe('architecture: who may import what', () => {
   it('dependencies point inward: nothing imports src/http but src/index.ts; src/chain imports neither machines nor http', () => {
     expect(server.filter(({ file, target }) => under('src/http')(target) && !under('src/http')(file) && file !== 'src/index.ts')).toEqual([]);
     expect(server.filter(({ file, target }) => under('src/chain')(file) && (under('src/machines')(target) || under('src/http')(target)))).toEqual([]);
+  });
+
+  it('no import cycles: every file of src/ and devnet/ can be read after the files it imports', () => {
+    expect(importCycles(server)).toEqual([]);
+    expect(importCycles(devnet)).toEqual([]);
   });
 
   it('the production dependencies are exactly the packages the server imports', () => {

@@ -3,14 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
-import type { BridgeChains } from '../../src/chain/bridge-chains.js';
-import { createBridgeChains, type BridgeChainsTuning } from '../../src/chain/client/index.js';
+import type { CrankParts } from '../../src/assemble-crank.js';
+import type { CrankConfig } from '../../src/config/config.js';
 import { FileKeySigner } from '../../src/chain/client/native-signer.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
-import type { Logger } from '../../src/log/logger.js';
-import type { Metrics } from '../../src/metrics/metrics.js';
+import { devnetCrankConfig } from '../../test/support/crank-config.js';
 
 /**
  * A bridge on the devnet as the benches need it: a chain pair on 127.0.0.1 free ports, a world
@@ -20,9 +19,6 @@ import type { Metrics } from '../../src/metrics/metrics.js';
 
 const AUTHORITIES = 3;
 const THRESHOLD = 2;
-/** The production default RPC timeout (BRIDGE_RPC_TIMEOUT_MS). */
-export const RPC_TIMEOUT_MS = 10_000;
-
 export interface BenchWorld {
   pair: ChainPair;
   world: World;
@@ -55,40 +51,32 @@ export async function startBenchWorld(options: BenchWorldOptions): Promise<Bench
   }
 }
 
-/** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS's defaults. */
-const DEFAULT_PRIORITY_FEE: PriorityFeeBounds = { minMicroLamports: 0, maxMicroLamports: 100_000 };
+export interface BenchEndpoints {
+  /** A dead URL to configure as each chain's primary endpoint, the devnet node as its fallback. */
+  deadPrimaryUrl?: string | undefined;
+  /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults when absent. */
+  priorityFee?: PriorityFeeBounds | undefined;
+}
 
-/** The chain client of authority `slot`, configured as src/index.ts configures it from the defaults. */
-export function bridgeChainsFor(
+/** The parts of authority `slot`'s crank: the configuration src/index.ts parses from the defaults, its key. */
+export function benchCrankParts(
   bench: BenchWorld,
   slot: number,
-  metrics: Metrics,
-  logger: Logger,
-  tuning: BridgeChainsTuning = {},
-  { deadPrimaryUrl, priorityFee = DEFAULT_PRIORITY_FEE }: { deadPrimaryUrl?: string | undefined; priorityFee?: PriorityFeeBounds | undefined } = {},
-): BridgeChains {
+  config: Partial<CrankConfig>,
+  { deadPrimaryUrl, priorityFee }: BenchEndpoints = {},
+): Pick<CrankParts, 'config' | 'signer'> {
   // With a dead primary, the devnet node is each chain's fallback endpoint.
-  const endpoints = (url: string) =>
-    deadPrimaryUrl === undefined ? { primary: url, fallbacks: [] } : { primary: deadPrimaryUrl, fallbacks: [url] };
-  const source = endpoints(bench.pair.source.url);
-  const target = endpoints(bench.pair.target.url);
-  return createBridgeChains(
-    {
-      sourceRpcUrl: source.primary,
-      targetRpcUrl: target.primary,
-      sourceRpcFallbackUrls: source.fallbacks,
-      targetRpcFallbackUrls: target.fallbacks,
-      sourceChainId: bench.world.source.chainId,
-      targetChainId: bench.world.target.chainId,
-      sourceProgramId: bench.programId,
-      targetProgramId: bench.programId,
-      signer: new FileKeySigner(bench.authorities[slot]!),
-      rpcTimeoutMs: RPC_TIMEOUT_MS,
-      sourceReadCommitment: 'finalized',
-      priorityFee,
-      metrics,
-      logger,
-    },
-    tuning,
-  );
+  const endpoints =
+    deadPrimaryUrl === undefined
+      ? {}
+      : {
+          sourceRpcUrl: deadPrimaryUrl,
+          targetRpcUrl: deadPrimaryUrl,
+          sourceRpcFallbackUrls: [bench.pair.source.url],
+          targetRpcFallbackUrls: [bench.pair.target.url],
+        };
+  return {
+    config: devnetCrankConfig(bench.world, slot, { ...endpoints, ...(priorityFee === undefined ? {} : { priorityFee }), ...config }),
+    signer: new FileKeySigner(bench.authorities[slot]!),
+  };
 }

@@ -1,17 +1,17 @@
 import { Registry } from 'prom-client';
+import { assembleCrank } from '../../src/assemble-crank.js';
 import type { PriorityFeeBounds } from '../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
-import { startCrank } from '../../src/machines/start-crank.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { ChainSide } from '../../src/domain.js';
-import { RPC_TIMEOUT_MS, bridgeChainsFor, type BenchWorld } from './bench-world.js';
+import { benchCrankParts, type BenchWorld } from './bench-world.js';
 import { authorityLamports, recordSentTransactions, type Lamports, type SentRecord } from './sent-transactions.js';
 
 /**
- * Bridge servers minus HTTP: per authority, the real createBridgeChains driven by the real
- * startCrank, each with its own metrics registry, wired as src/index.ts wires them.
+ * Bridge servers minus HTTP: per authority, the crank src/index.ts runs (assembleCrank on the
+ * default configuration with the bench's timing), each with its own metrics registry.
  *
  * Two timing profiles. `production`: the chain client's defaults (status poll 450 ms,
  * rebroadcast and expiry check every 2 s) and the server's defaults (3 attempts, 1 s retry
@@ -66,25 +66,14 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
   const logger = createLogger({ level: 'error', destination: { write: (line: string) => void errorLines.push(line) } });
   const sent = recordSentTransactions(bench, options.beforeSend);
   const startLamports = authorityLamports(bench, slot);
-  const chains = bridgeChainsFor(
+  const parts = benchCrankParts(
     bench,
     slot,
-    metrics,
-    logger,
-    { fetch: sent.fetch, ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }) },
+    { pollIntervalMs: options.pollIntervalMs, maxAttempts: timing.maxAttempts, retryBackoffMs: timing.retryBackoffMs },
     { deadPrimaryUrl: options.deadPrimaryUrl, priorityFee: options.priorityFee },
   );
-  const service = startCrank({
-    chains,
-    pollIntervalMs: options.pollIntervalMs,
-    maxAttempts: timing.maxAttempts,
-    retryBackoffMs: timing.retryBackoffMs,
-    rpcTimeoutMs: RPC_TIMEOUT_MS,
-    onForeignSigner: 'continue',
-    minBalanceLamports: 0,
-    logger,
-    metrics,
-  });
+  const tuning = { fetch: sent.fetch, ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }) };
+  const service = assembleCrank({ ...parts, logger, metrics, tuning });
   return { slot, service, metrics, sent, startLamports, errorLines };
 }
 

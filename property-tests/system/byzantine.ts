@@ -39,7 +39,7 @@ export class ByzantineAuthority {
     metrics: Metrics,
   ) {
     this.authority = keypair.publicKey.toBase58();
-    this.chains = authorityChains(world, keypair, metrics);
+    this.chains = authorityChains(world, slot, keypair, metrics);
   }
 
   async act(action: ByzantineAction): Promise<string> {

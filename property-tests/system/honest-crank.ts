@@ -1,14 +1,15 @@
 import type { Keypair } from '@solana/web3.js';
 import type { World } from '../../devnet/index.js';
+import { assembleCrank } from '../../src/assemble-crank.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
-import { startCrank } from '../../src/machines/start-crank.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
-import { RPC_TIMEOUT_MS, authorityChains } from './clients.js';
+import { authorityParts } from './clients.js';
 
 /**
- * An honest authority: the real crank (startCrank: the XState machine, its planners and
- * guards) over the real chain client. Cycles run only when a command asks for one: the poll
+ * An honest authority: the crank the server runs (assembleCrank: the XState machine, its
+ * planners and guards, over the real chain client) on the default configuration, with the
+ * property runs' fast confirmation timing. Cycles run only when a command asks for one: the poll
  * interval is an hour, so no timer starts a cycle behind the model's back.
  */
 
@@ -41,17 +42,8 @@ export class HonestCrank {
   ) {
     this.authority = keypair.publicKey.toBase58();
     const logger = createLogger({ level: 'debug', destination: { write: (line: string) => this.onLogLine(line) } });
-    this.service = startCrank({
-      chains: authorityChains(world, keypair, metrics, logger),
-      pollIntervalMs: POLL_INTERVAL_MS,
-      maxAttempts: MAX_ATTEMPTS,
-      retryBackoffMs: RETRY_BACKOFF_MS,
-      rpcTimeoutMs: RPC_TIMEOUT_MS,
-      onForeignSigner: 'continue',
-      minBalanceLamports: 0,
-      logger,
-      metrics,
-    });
+    const config = { pollIntervalMs: POLL_INTERVAL_MS, maxAttempts: MAX_ATTEMPTS, retryBackoffMs: RETRY_BACKOFF_MS };
+    this.service = assembleCrank(authorityParts(world, slot, keypair, metrics, { config, logger }));
   }
 
   health(): CrankHealth {

@@ -1,6 +1,8 @@
 import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
 import type { ChainSide } from '../domain.js';
-import type { ChainFees, CrankStep, ForeignSignerPolicy, ForeignTransaction } from './crank-context.js';
+import type { ForeignSignerPolicy } from '../config/config.js';
+import type { CrankStep } from './crank-types.js';
+import type { ChainFees, ForeignTransaction } from './health-facts.js';
 import { isStandby, type RoleFacts } from './authority-role.js';
 
 /**

@@ -1,18 +1,10 @@
-import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, setup, type ParameterizedObject } from 'xstate';
 import type { ReadInput } from './crank-actors.js';
-import {
-  freshProgress,
-  initialCrankContext,
-  submissionFor,
-  type ActionReport,
-  type CrankContext,
-  type CrankEmitted,
-  type CrankEvent,
-  type CrankSettings,
-  type CrankStep,
-  type CycleRead,
-  type Submission,
-} from './crank-context.js';
+import { freshProgress, initialCrankContext, type CrankContext, type CycleRead } from './crank-context.js';
+import type { CrankSettings } from './crank-settings.js';
+import type { CrankEmitted, CrankEvent } from './crank-events.js';
+import type { CrankStep } from './crank-types.js';
+import { submissionFor, type ActionReport, type Submission } from './submission.js';
 import {
   actionFailed,
   actionResolved,
@@ -28,8 +20,8 @@ import {
   readRecorded,
   rereadStarted,
   stopRequested,
-  type Bookkeeping,
-} from './bookkeeping.js';
+  type StepRecord,
+} from './step-records.js';
 import { retryBackoffDelay } from './backoff.js';
 import { maySubmit } from './authority-checks.js';
 import { hasAckDepositWork, hasAckWithdrawWork, hasAttemptsLeft, hasCleanupWork } from './guards.js';
@@ -55,13 +47,22 @@ function unprovided(name: string) {
 
 const now = (): number => Date.now();
 
-/** Applies one step's bookkeeping inside an enqueueActions action. */
-function apply(
-  enqueue: { assign(update: Partial<CrankContext>): void; emit(event: CrankEmitted): void },
-  bookkeeping: Bookkeeping,
-): void {
-  enqueue.assign(bookkeeping.update);
-  for (const event of bookkeeping.emit) enqueue.emit(event);
+/**
+ * An action that records one step: the step's pure record (step-records.ts) from the context
+ * and the action's params, applied as one context update and its events. The type arguments
+ * are spelled out because setup() cannot infer them through a helper; `never` for actors,
+ * actions, guards and delays is what assign() itself declares, and setup accepts it.
+ */
+function record<TParams extends ParameterizedObject['params'] | undefined = undefined>(
+  step: (context: CrankContext, params: TParams) => StepRecord,
+) {
+  return enqueueActions<CrankContext, CrankEvent, TParams, CrankEvent, never, never, never, never, CrankEmitted>(
+    ({ context, enqueue }, params) => {
+      const { update, emit: events } = step(context, params);
+      enqueue.assign(update);
+      for (const event of events) enqueue.emit(event);
+    },
+  );
 }
 
 function pollSchedule(context: CrankContext): PollSchedule {
@@ -109,30 +110,24 @@ const crankSetup = setup({
     })),
     abandonRequest: emit((_, params: { requestId: string }) => ({ type: 'requestsAbandoned' as const, requests: [params.requestId] })),
     dropPoll: emit({ type: 'pollCoalesced' as const }),
-    requestStop: enqueueActions(({ context, enqueue }) => apply(enqueue, stopRequested(context))),
+    requestStop: record((context) => stopRequested(context)),
     waitIdleChunk: assign(({ context }) => ({ idleWaitedMs: idleWaitAfterChunk(pollSchedule(context)) })),
-    startCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleStarted(context, now()))),
-    recordRead: enqueueActions(({ context, enqueue }, params: { read: CycleRead }) => apply(enqueue, readRecorded(context, params.read, now()))),
-    recordReadFailure: enqueueActions(({ context, enqueue }, params: { error: unknown }) =>
-      apply(enqueue, readFailed(context, params.error)),
-    ),
+    startCycle: record((context) => cycleStarted(context, now())),
+    recordRead: record((context, { read }: { read: CycleRead }) => readRecorded(context, read, now())),
+    recordReadFailure: record((context, { error }: { error: unknown }) => readFailed(context, error)),
     beginAction: assign(() => ({ progress: freshProgress() })),
-    recordDryRun: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) =>
-      apply(enqueue, dryRunRecorded(context, params.step)),
+    recordDryRun: record((context, { step }: { step: CrankStep }) => dryRunRecorded(context, step)),
+    beginAttempt: record((context, { step }: { step: CrankStep }) => attemptStarted(context, step, now())),
+    beginReread: record((context) => rereadStarted(context, now())),
+    recordLanded: record((context, { step, report }: { step: CrankStep; report: ActionReport }) => attemptLanded(context, step, report, now())),
+    recordFailure: record((context, { error }: { error: unknown }) => attemptFailed(context, error)),
+    reportFailedAttempt: record((context, { step, willRetry }: { step: CrankStep; willRetry: boolean }) =>
+      failedAttemptReported(context, step, willRetry, now()),
     ),
-    beginAttempt: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, attemptStarted(context, params.step, now()))),
-    beginReread: enqueueActions(({ context, enqueue }) => apply(enqueue, rereadStarted(context, now()))),
-    recordLanded: enqueueActions(({ context, enqueue }, params: { step: CrankStep; report: ActionReport }) =>
-      apply(enqueue, attemptLanded(context, params.step, params.report, now())),
-    ),
-    recordFailure: enqueueActions(({ context, enqueue }, params: { error: unknown }) => apply(enqueue, attemptFailed(context, params.error))),
-    reportFailedAttempt: enqueueActions(({ context, enqueue }, params: { step: CrankStep; willRetry: boolean }) =>
-      apply(enqueue, failedAttemptReported(context, params.step, params.willRetry, now())),
-    ),
-    recordActionFailed: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, actionFailed(context, params.step))),
-    resolveAction: enqueueActions(({ context, enqueue }, params: { step: CrankStep }) => apply(enqueue, actionResolved(context, params.step, now()))),
-    finishCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleFinished(context, now()))),
-    abandonCycle: enqueueActions(({ context, enqueue }) => apply(enqueue, cycleAbandoned(context))),
+    recordActionFailed: record((context, { step }: { step: CrankStep }) => actionFailed(context, step)),
+    resolveAction: record((context, { step }: { step: CrankStep }) => actionResolved(context, step, now())),
+    finishCycle: record((context) => cycleFinished(context, now())),
+    abandonCycle: record((context) => cycleAbandoned(context)),
   },
   delays: {
     nextCycleDelay: ({ context }) => nextCycleDelay(pollSchedule(context)),

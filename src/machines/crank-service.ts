@@ -3,6 +3,7 @@ import type { CheckOff } from '../chain/bridge-chains.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
 import type { CrankRole } from './authority-role.js';
+import type { CrankReport } from './crank-types.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -34,13 +35,7 @@ export interface CrankHealth {
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
 export type CrankPollOutcome = 'started' | 'coalesced';
 
-/** CrankReportResponse (SPEC §2.3). */
-export interface CrankReport {
-  ack_deposit_attempted: boolean;
-  ack_withdraw_attempted: boolean;
-  cleanup_attempted: number;
-  cleanup_completed: number;
-}
+export type { CrankReport };
 
 export interface CrankService {
   health(): CrankHealth;

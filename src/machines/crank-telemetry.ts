@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CrankEmitted, HealthFacts } from './crank-context.js';
+import type { CrankEmitted } from './crank-events.js';
+import type { HealthFacts } from './health-facts.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
 import { CRANK_ROLES, otherSignerActiveMs } from './authority-role.js';
 

@@ -1,4 +1,5 @@
-import { STEP_ACTIONS, type ActionReport, type CrankStep } from './crank-context.js';
+import { STEP_ACTIONS, type CrankStep } from './crank-types.js';
+import type { ActionReport } from './submission.js';
 
 /**
  * The human-readable `crank.last_action` lines, e.g. "ack_deposit 120..129 (10 votes)",

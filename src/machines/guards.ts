@@ -1,29 +1,11 @@
-import type { CreatedTokenAccount, DepositResult, WithdrawStatus } from '../chain/types.js';
+import { isRelayableWithdrawResult } from './planning/ack-withdraw.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 
 /**
- * The rules the crank decides by, as pure predicates named after them. The planners use
- * them on decoded chain records; the machine's guards (crank-machine.ts) use them on the plan
- * and on failures kept in its context.
+ * The rules the machine's guards (crank-machine.ts) decide by, as pure predicates named after
+ * them, on the plan and on the attempts kept in its context. Rule 3.1 itself lives with the
+ * planner that applies it first (planning/ack-withdraw.ts); the guard checks it again.
  */
-
-/** The part of a WithdrawEntry that rule 3.1 looks at (a decoded entry fits, so does a plan item). */
-export interface WithdrawReadiness {
-  status: WithdrawStatus;
-  createdTokenAccount: CreatedTokenAccount;
-  result: { kind: DepositResult['kind'] };
-}
-
-/**
- * Rule 3.1: a destination result may be relayed by ack_withdraw only once it is final and
- * the user can no longer be surprised by it: Rejected, or Confirmed with the token account
- * no longer Pending (a Confirmed entry waits until the user claims it).
- */
-export function isRelayableWithdrawResult(entry: WithdrawReadiness): boolean {
-  if (entry.status !== 'Finalized') return false;
-  if (entry.result.kind === 'Rejected') return true;
-  return entry.result.kind === 'Confirmed' && entry.createdTokenAccount !== 'Pending';
-}
 
 /** SPEC §3 failure rule: BRIDGE_CRANK_MAX_ATTEMPTS attempts in total per action. */
 export function hasAttemptsLeft(failedAttempts: number, maxAttempts: number): boolean {

@@ -1,7 +1,8 @@
 import { chainName } from '../chain/chain-name.js';
 import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './authority-checks.js';
 import { twinProblem } from './authority-role.js';
-import type { CrankSettings, HealthFacts } from './crank-context.js';
+import type { CrankSettings } from './crank-settings.js';
+import type { HealthFacts } from './health-facts.js';
 
 /**
  * /health's `status`, decided from the crank's health facts and the time (README "GET /health").

@@ -1,20 +1,24 @@
 import { createActor } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
 import type { BridgeChains } from '../chain/bridge-chains.js';
-import { BridgeError, describeError } from '../errors.js';
+import type { CrankConfig } from '../config/config.js';
+import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
 import { CHAINS } from './authority-checks.js';
 import { crankActors } from './crank-actors.js';
 import { createCrankActivityLog, type CrankActivityLog } from './crank-activity.js';
-import { crankSettings, type CrankEmitted, type ForeignSignerPolicy, type HealthFacts } from './crank-context.js';
+import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
+import type { CrankEmitted } from './crank-events.js';
+import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
+import { crankHealth, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from './crank-service.js';
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
-import { healthVerdict, type HealthVerdict } from './health-status.js';
+import type { HealthVerdict } from './health-status.js';
 import { quietWindowMs } from './authority-role.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
@@ -24,48 +28,36 @@ import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemet
  * CrankService the HTTP layer and the lifecycle use (docs/architecture.md, "Crank").
  */
 
+/**
+ * The configuration the crank runs on: the machine's settings, plus what the runtime around it
+ * reads (the `stalled` bound's RPC timeout, the inspector, the published alert threshold).
+ * A CrankConfig fits whole; tests pass one with their own values.
+ */
+export type CrankRunSettings = ConfiguredCrankSettings & Pick<CrankConfig, 'rpcTimeoutMs' | 'inspectUrl' | 'transferWaitAlertMs'>;
+
 export interface StartCrankOptions {
+  settings: CrankRunSettings;
   chains: BridgeChains;
-  pollIntervalMs: number;
-  maxAttempts: number;
-  retryBackoffMs: number;
-  /** BRIDGE_RPC_TIMEOUT_MS: part of the worst-case cycle, and so of the `stalled` bound. */
-  rpcTimeoutMs: number;
-  onForeignSigner: ForeignSignerPolicy;
-  /** BRIDGE_HANDOFF_SECS in ms; absent: 0, no handoff. */
-  handoffMs?: number;
-  minBalanceLamports: number;
   logger: Logger;
   metrics: Metrics;
-  /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
-  inspectUrl?: string;
-  /** BRIDGE_DRY_RUN: plan every cycle, submit nothing. */
-  dryRun?: boolean;
-  /** BRIDGE_TRANSFER_WAIT_ALERT_SECS, published as bridge_transfer_wait_alert_seconds (the server always sets it). */
-  transferWaitAlertMs?: number;
   /** Which key signs, for /health: a file, or a PKCS#11 token and whether its session is open. */
   signer?: () => SignerDescription;
 }
 
-/**
- * A foreign signature keeps /health degraded this long (BRIDGE_ON_FOREIGN_SIGNER=continue): long
- * enough for a scrape-based alert to see it, short enough that a rollout's seconds of overlap
- * clear on their own.
- */
-export const FOREIGN_SIGNER_HOLD_MS = 15 * 60_000;
-
 export function startCrank(options: StartCrankOptions): CrankService {
-  const { metrics } = options;
-  const startedAtMs = Date.now();
-  const stalledAfterMs = options.pollIntervalMs + worstCaseCycleMs(options);
-  const foreignSignerHoldMs = Math.max(FOREIGN_SIGNER_HOLD_MS, 2 * options.pollIntervalMs);
+  const { settings, metrics } = options;
+  const bounds: HealthBounds = {
+    startedAtMs: Date.now(),
+    stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings),
+    foreignSignerHoldMs: foreignSignerHoldMs(settings.pollIntervalMs),
+  };
   const log = options.logger.child({ component: 'crank' });
   const requests = createCrankRequests();
-  const inspection = createCrankInspection(log, options.inspectUrl);
+  const inspection = createCrankInspection(log, settings.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
   const latency = createLatencyTelemetry(metrics);
-  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options) }) }), {
-    input: crankSettings(options),
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(settings) }) }), {
+    input: crankSettings(settings),
     inspect: (event) => inspection.inspect(event),
   });
   let stopping: Promise<void> | undefined;
@@ -83,44 +75,35 @@ export function startCrank(options: StartCrankOptions): CrankService {
       metrics.crankEnabled.set(0);
     },
   });
-  const dryRun = options.dryRun === true;
-  metrics.crankEnabled.set(1);
-  for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, options.minBalanceLamports);
-  metrics.crankDryRun.set(dryRun ? 1 : 0);
-  metrics.crankHandoff.set((options.handoffMs ?? 0) / 1000);
-  if (options.transferWaitAlertMs !== undefined) metrics.transferWaitAlert.set(options.transferWaitAlertMs / 1000);
+  publishSettings(settings, metrics);
   actor.start();
   log.info(
     {
-      pollIntervalMs: options.pollIntervalMs,
-      maxAttempts: options.maxAttempts,
-      retryBackoffMs: options.retryBackoffMs,
-      stalledAfterMs,
-      onForeignSigner: options.onForeignSigner,
-      minBalanceLamports: options.minBalanceLamports,
-      dryRun,
-      handoffMs: options.handoffMs ?? 0,
+      pollIntervalMs: settings.pollIntervalMs,
+      maxAttempts: settings.maxAttempts,
+      retryBackoffMs: settings.retryBackoffMs,
+      stalledAfterMs: bounds.stalledAfterMs,
+      onForeignSigner: settings.onForeignSigner,
+      minBalanceLamports: settings.minBalanceLamports,
+      dryRun: settings.dryRun,
+      handoffMs: settings.handoffMs,
       role: actor.getSnapshot().context.health.role.role,
-      quietWindowMs: quietWindowMs(options.pollIntervalMs),
+      quietWindowMs: quietWindowMs(settings.pollIntervalMs),
     },
-    dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
+    settings.dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
 
   function verdict(): HealthVerdict {
-    const snapshot = actor.getSnapshot();
-    const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
-    const { health: facts, settings, progress } = snapshot.context;
-    const enabled = snapshot.status === 'active' || internalError !== null;
-    const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
-    return healthVerdict({ enabled, internalError, startedAtMs, facts, settings, stalledAfterMs, foreignSignerHoldMs, retrying }, Date.now());
+    return crankVerdict(actor.getSnapshot(), bounds, Date.now());
   }
 
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
-    const crankHealth = healthFromFacts(snapshot.context.health, snapshot.status === 'active', verdict().problems);
-    const checksOff = options.chains.checksOff();
-    const withSigner = options.signer === undefined ? crankHealth : { ...crankHealth, signer: options.signer() };
-    return { ...withSigner, ...(dryRun ? { dry_run: true } : {}), ...(checksOff.length > 0 ? { checks_off: checksOff } : {}) };
+    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict().problems, {
+      signer: options.signer?.(),
+      dryRun: settings.dryRun,
+      checksOff: options.chains.checksOff(),
+    });
   }
 
   function acceptsCycles(): boolean {
@@ -203,43 +186,11 @@ function handleEmitted(
   }
 }
 
-/** /health's `crank` object: unix seconds, JS numbers; last_error says everything that is wrong. */
-function healthFromFacts(facts: HealthFacts, active: boolean, problems: string[]): CrankHealth {
-  return {
-    enabled: active,
-    last_run_at: toUnixSeconds(facts.lastRunAtMs),
-    last_success_at: toUnixSeconds(facts.lastSuccessAtMs),
-    last_error: problems.length > 0 ? problems.join('; ') : null,
-    last_action: facts.lastAction,
-    total_actions_submitted: facts.transactionsLanded,
-    role: facts.role.role,
-    role_since: toUnixSeconds(facts.role.sinceMs),
-  };
-}
-
-function toUnixSeconds(ms: number | null): number | null {
-  return ms === null ? null : Math.floor(ms / 1000);
-}
-
-function stoppedError(message: string): BridgeError<'CRANK__STOPPED'> {
-  return new BridgeError('CRANK__STOPPED', {}, message);
-}
-
-/**
- * Requests that may wait for a cycle at once. Every waiting request is answered by the same next
- * cycle, so more waiting adds nothing but memory: beyond this a request is refused (HTTP 503).
- */
-export const MAX_WAITING_CRANK_REQUESTS = 64;
-
-function busyError(waiting: number): BridgeError<'CRANK__BUSY'> {
-  return new BridgeError(
-    'CRANK__BUSY',
-    { waiting, limit: MAX_WAITING_CRANK_REQUESTS },
-    `${waiting} crank requests already wait for the next cycle (at most ${MAX_WAITING_CRANK_REQUESTS}); try again after it, or read /health`,
-  );
-}
-
-/** "attempt 1 of 3 failed: <error>", for /health while the action backs off. */
-function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
-  return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
+/** The settings alerts and dashboards compare against, published once at the start. */
+function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
+  metrics.crankEnabled.set(1);
+  for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, settings.minBalanceLamports);
+  metrics.crankDryRun.set(settings.dryRun ? 1 : 0);
+  metrics.crankHandoff.set(settings.handoffMs / 1000);
+  metrics.transferWaitAlert.set(settings.transferWaitAlertMs / 1000);
 }

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
-import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
+import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-settings.js';
 import type { CrankReport } from '../../src/machines/crank-service.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
-import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/start-crank.js';
+import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/crank-errors.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';
 import { fails, programError, retryableSubmitError, rpcError, type ChainsCall } from './support/scripted-chains.js';
 import { attemptLines, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { crankActors } from '../../src/machines/crank-actors.js';
-import { crankSettings, type CrankEmitted } from '../../src/machines/crank-context.js';
+import { crankSettings } from '../../src/machines/crank-settings.js';
+import type { CrankEmitted } from '../../src/machines/crank-events.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import { crankMachineDefinition } from '../../src/machines/export.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
@@ -11,7 +12,7 @@ import { settle, useCrankClock } from './support/test-crank.js';
 /** The machine itself, as an actor over a ScriptedChains, without the CrankService around it. */
 function startMachine(chains: ScriptedChains) {
   const actor = createActor(crankMachine.provide({ actors: crankActors(chains, { attemptDeadlineMs: 300_000 }) }), {
-    input: crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0 }),
+    input: crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }),
   });
   const emitted: CrankEmitted[] = [];
   actor.on('*', (event) => emitted.push(event));

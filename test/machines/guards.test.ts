@@ -5,8 +5,8 @@ import {
   hasAckWithdrawWork,
   hasAttemptsLeft,
   hasCleanupWork,
-  isRelayableWithdrawResult,
 } from '../../src/machines/guards.js';
+import { isRelayableWithdrawResult } from '../../src/machines/planning/ack-withdraw.js';
 import { planCycle, type CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, CONFIRMED_FULL, deposit, finalizedWithdrawal } from './support/bridge-view.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HealthFacts } from '../../src/machines/crank-context.js';
+import type { HealthFacts } from '../../src/machines/health-facts.js';
 import { healthVerdict, type HealthStatus, type HealthStatusInput } from '../../src/machines/health-status.js';
 
 const START = 1_795_000_000_000;

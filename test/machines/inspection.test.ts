@@ -10,7 +10,7 @@ import { captureLogs } from '../support/log-capture.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import { fails, ScriptedChains } from './support/scripted-chains.js';
 import { startWebSocketSink, type WebSocketSink } from './support/websocket-sink.js';
-import { QUIET_HEALTH_SETTINGS } from './support/test-crank.js';
+import { TEST_CRANK_SETTINGS } from './support/test-crank.js';
 
 const SECRET = Uint8Array.from({ length: 64 }, (_, i) => 200 - i);
 const SECRET_TEXT = [...SECRET].join(',');
@@ -25,14 +25,10 @@ function errorWithSecret(): BridgeError<'CHAIN__RPC_FAILED'> {
 /** A crank with one attempt per action whose next poll is a minute away: its cycles are the test's. */
 function startOnDemandCrank(chains: ScriptedChains, logger: Logger, inspectUrl?: string): CrankService {
   return startCrank({
+    settings: { ...TEST_CRANK_SETTINGS, pollIntervalMs: 60_000, maxAttempts: 1, retryBackoffMs: 0, inspectUrl },
     chains,
-    pollIntervalMs: 60_000,
-    maxAttempts: 1,
-    retryBackoffMs: 0,
-    ...QUIET_HEALTH_SETTINGS,
     logger,
     metrics: createMetrics(new Registry()),
-    ...(inspectUrl === undefined ? {} : { inspectUrl }),
   });
 }
 

@@ -1,7 +1,6 @@
 import type { AckWithdrawVote, BridgeView } from '../../chain/bridge-chains.js';
-import type { DepositEntry, DepositResult } from '../../chain/types.js';
+import type { CreatedTokenAccount, DepositEntry, DepositResult, WithdrawStatus } from '../../chain/types.js';
 import { depositResultToWire } from '../../chain/result-wire.js';
-import { isRelayableWithdrawResult, type WithdrawReadiness } from '../guards.js';
 import { ownNextIndex } from '../../chain/authority-position.js';
 import { entryAt, entryIndex, readRun } from './view-access.js';
 
@@ -10,6 +9,24 @@ import { entryAt, entryIndex, readRun } from './view-access.js';
  * in order from this authority's own next_index on the DepositTracker, stopping at the first
  * destination entry that rule 3.1 does not allow to relay yet.
  */
+
+/** The part of a WithdrawEntry that rule 3.1 looks at (a decoded entry fits, so does a plan item). */
+export interface WithdrawReadiness {
+  status: WithdrawStatus;
+  createdTokenAccount: CreatedTokenAccount;
+  result: { kind: DepositResult['kind'] };
+}
+
+/**
+ * Rule 3.1: a destination result may be relayed by ack_withdraw only once it is final and
+ * the user can no longer be surprised by it: Rejected, or Confirmed with the token account
+ * no longer Pending (a Confirmed entry waits until the user claims it).
+ */
+export function isRelayableWithdrawResult(entry: WithdrawReadiness): boolean {
+  if (entry.status !== 'Finalized') return false;
+  if (entry.result.kind === 'Rejected') return true;
+  return entry.result.kind === 'Confirmed' && entry.createdTokenAccount !== 'Pending';
+}
 
 interface PlannedAckWithdraw {
   vote: AckWithdrawVote;

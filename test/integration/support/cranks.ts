@@ -1,21 +1,21 @@
 import { Registry } from 'prom-client';
+import { assembleCrank } from '../../../src/assemble-crank.js';
 import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankReport, CrankService } from '../../../src/machines/crank-service.js';
-import { startCrank } from '../../../src/machines/start-crank.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { devnetCrankConfig } from '../../support/crank-config.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { authorityBalances, type AuthorityBalances } from './chain-state.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 
 /**
- * Bridge servers minus the HTTP layer: per authority, the real createBridgeChains (with fast
- * confirmation polling) driven by the real startCrank, each with its own metrics registry and
- * captured logs, exactly as src/index.ts wires them.
+ * Bridge servers minus the HTTP layer: per authority, the crank src/index.ts runs (assembleCrank
+ * on a configuration parsed as the server parses its environment), with fast confirmation
+ * polling, its own metrics registry and captured logs.
  */
 
 export interface BridgeCrank {
@@ -62,40 +62,25 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
   const logs = captureLogs('info');
   const startBalances = authorityBalances(bridge, slot);
   const signer = tuning.signer ?? new FileKeySigner(bridge.authorities[slot]!);
-  const chains = createBridgeChains(
-    {
-      sourceRpcUrl: tuning.sourceRpcUrls?.[0] ?? bridge.pair.source.url,
-      targetRpcUrl: tuning.targetRpcUrls?.[0] ?? bridge.pair.target.url,
-      sourceRpcFallbackUrls: tuning.sourceRpcUrls?.slice(1) ?? [],
-      targetRpcFallbackUrls: tuning.targetRpcUrls?.slice(1) ?? [],
-      sourceChainId: bridge.world.source.chainId,
-      targetChainId: bridge.world.target.chainId,
-      sourceProgramId: bridge.programId,
-      targetProgramId: bridge.programId,
-      signer,
-      rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
-      sourceReadCommitment: 'finalized',
-      priorityFee: tuning.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
-      metrics,
-      logger: logs.logger,
-    },
-    {
-      ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
-      ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
-    },
-  );
-  const service = startCrank({
-    chains,
+  const config = devnetCrankConfig(bridge.world, slot, {
     pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
     maxAttempts: tuning.maxAttempts ?? 3,
     retryBackoffMs: tuning.retryBackoffMs ?? 20,
     rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
-    onForeignSigner: 'continue',
-    minBalanceLamports: 0,
+    dryRun: tuning.dryRun ?? false,
+    ...(tuning.priorityFee === undefined ? {} : { priorityFee: tuning.priorityFee }),
+    ...(tuning.sourceRpcUrls === undefined ? {} : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
+    ...(tuning.targetRpcUrls === undefined ? {} : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
+  });
+  const service = assembleCrank({
+    config,
+    signer,
     logger: logs.logger,
     metrics,
-    dryRun: tuning.dryRun,
-    signer: () => signer.describe(),
+    tuning: {
+      ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
+      ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
+    },
   });
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances };

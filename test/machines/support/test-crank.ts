@@ -1,8 +1,7 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
 import type { BridgeView } from '../../../src/chain/bridge-chains.js';
-import type { ForeignSignerPolicy } from '../../../src/machines/crank-context.js';
-import { startCrank } from '../../../src/machines/start-crank.js';
+import { startCrank, type CrankRunSettings } from '../../../src/machines/start-crank.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { ScriptedChains } from './scripted-chains.js';
@@ -12,40 +11,35 @@ import { ScriptedChains } from './scripted-chains.js';
 const START = new Date('2026-11-22T12:00:00Z');
 export const START_SECONDS = START.getTime() / 1000;
 
-/** The health settings of a crank whose test is not about them: no fee warning, keep submitting. */
-export const QUIET_HEALTH_SETTINGS = { rpcTimeoutMs: 10_000, onForeignSigner: 'continue', minBalanceLamports: 0 } as const;
+/**
+ * The settings of a crank whose test is not about them: the production defaults for attempts,
+ * backoff and timeouts, no fee warning, keep submitting, no handoff.
+ */
+export const TEST_CRANK_SETTINGS: CrankRunSettings = {
+  pollIntervalMs: 15_000,
+  maxAttempts: 3,
+  retryBackoffMs: 1000,
+  rpcTimeoutMs: 10_000,
+  onForeignSigner: 'continue',
+  minBalanceLamports: 0,
+  dryRun: false,
+  handoffMs: 0,
+  inspectUrl: undefined,
+  transferWaitAlertMs: 600_000,
+};
 
-export interface TestCrankOptions {
-  pollIntervalMs?: number;
-  maxAttempts?: number;
-  retryBackoffMs?: number;
-  onForeignSigner?: ForeignSignerPolicy;
-  minBalanceLamports?: number;
-  dryRun?: boolean;
-  /** BRIDGE_HANDOFF_SECS in ms; absent: 0, no handoff. */
-  handoffMs?: number;
+export interface TestCrankOptions extends Partial<CrankRunSettings> {
   /** Script the chains before the crank starts (its startup cycle reads at once). */
   before?: (chains: ScriptedChains) => void;
 }
 
 export function startTestCrank(view: BridgeView, options: TestCrankOptions = {}) {
+  const { before, ...settings } = options;
   const chains = new ScriptedChains(view);
-  options.before?.(chains);
+  before?.(chains);
   const logs: CapturedLogs = captureLogs('debug');
   const metrics: Metrics = createMetrics(new Registry());
-  const crank = startCrank({
-    chains,
-    pollIntervalMs: options.pollIntervalMs ?? 15_000,
-    maxAttempts: options.maxAttempts ?? 3,
-    retryBackoffMs: options.retryBackoffMs ?? 1000,
-    ...QUIET_HEALTH_SETTINGS,
-    ...(options.onForeignSigner === undefined ? {} : { onForeignSigner: options.onForeignSigner }),
-    ...(options.minBalanceLamports === undefined ? {} : { minBalanceLamports: options.minBalanceLamports }),
-    logger: logs.logger,
-    metrics,
-    dryRun: options.dryRun,
-    ...(options.handoffMs === undefined ? {} : { handoffMs: options.handoffMs }),
-  });
+  const crank = startCrank({ settings: { ...TEST_CRANK_SETTINGS, ...settings }, chains, logger: logs.logger, metrics });
   return { chains, logs, metrics, crank };
 }
 

@@ -1,34 +1,24 @@
 import { describeError } from '../errors.js';
 import { boundText } from '../text.js';
-import {
-  cycleReport,
-  landedSignaturesOf,
-  newCycle,
-  pendingCounts,
-  plannedVotes,
-  STEP_ACTIONS,
-  submissionFor,
-  submittedIndices,
-  unionIndices,
-  type ActionReport,
-  type CrankContext,
-  type CrankEmitted,
-  type CrankStep,
-  type CycleRead,
-} from './crank-context.js';
+import type { CrankAction } from '../domain.js';
+import { newCycle, type CrankContext, type CycleRead, type CycleState } from './crank-context.js';
+import type { CrankEmitted } from './crank-events.js';
+import { STEP_ACTIONS, type CrankReport, type CrankStep } from './crank-types.js';
+import { landedSignaturesOf } from './landed-signatures.js';
+import { plannedVotes, submissionFor, submittedIndices, type ActionReport } from './submission.js';
 import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './authority-checks.js';
 import { quietWindowMs, roleAfterRead } from './authority-role.js';
 import { describeFailed, describeLanded, describePlanned } from './describe.js';
 import { retriesAction } from '../failure-policy.js';
-import { hasBacklog } from './planning/cycle-plan.js';
+import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
 
 /**
  * What each step of the machine records: pure functions from the context (and the time) to a
  * context update and the events to emit, every one of the same `{ update, emit }` shape. The
- * machine's actions (crank-machine.ts) apply them all the same way.
+ * machine (crank-machine.ts) applies each through one helper, `record`.
  */
 
-export interface Bookkeeping {
+export interface StepRecord {
   update: Partial<CrankContext>;
   emit: CrankEmitted[];
 }
@@ -46,7 +36,7 @@ function errorText(error: unknown): string {
   return boundText(describeError(error), MAX_ERROR_CHARS);
 }
 
-export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
+export function cycleStarted(context: CrankContext, atMs: number): StepRecord {
   const requests = context.queuedRequests;
   return {
     update: { cycle: newCycle(atMs, requests), queuedRequests: [], plan: null, health: { ...context.health, lastRunAtMs: atMs } },
@@ -59,7 +49,7 @@ export function cycleStarted(context: CrankContext, atMs: number): Bookkeeping {
  * second signer while this instance is active, the instance it stands by for while it is a
  * standby (authority-role.ts).
  */
-export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): Bookkeeping {
+export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): StepRecord {
   const { settings } = context;
   const decision = roleAfterRead(context.health.role, foreignTransactions(read.authority, atMs), settings, atMs);
   const { foreign, change } = decision;
@@ -72,7 +62,7 @@ export function readRecorded(context: CrankContext, read: CycleRead, atMs: numbe
   return { update: { plan: read.plan, health: { ...context.health, fees, foreignSigner, role: decision.facts } }, emit };
 }
 
-export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
+export function readFailed(context: CrankContext, error: unknown): StepRecord {
   const message = errorText(error);
   return {
     update: {
@@ -84,7 +74,7 @@ export function readFailed(context: CrankContext, error: unknown): Bookkeeping {
 }
 
 /** Submitting starts: the cycle has now attempted this action. */
-export function attemptStarted(context: CrankContext, step: CrankStep, atMs: number): Bookkeeping {
+export function attemptStarted(context: CrankContext, step: CrankStep, atMs: number): StepRecord {
   const submitted = submittedIndices(submissionFor(step, context.plan));
   const cycle = context.cycle && {
     ...context.cycle,
@@ -95,12 +85,12 @@ export function attemptStarted(context: CrankContext, step: CrankStep, atMs: num
 }
 
 /** A retry starts with a fresh read. */
-export function rereadStarted(context: CrankContext, atMs: number): Bookkeeping {
+export function rereadStarted(context: CrankContext, atMs: number): StepRecord {
   const progress = { ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: atMs, submitted: [], failure: null };
   return { update: { progress }, emit: [] };
 }
 
-export function attemptLanded(context: CrankContext, step: CrankStep, report: ActionReport, atMs: number): Bookkeeping {
+export function attemptLanded(context: CrankContext, step: CrankStep, report: ActionReport, atMs: number): StepRecord {
   const { attempt, attemptStartedAtMs, submitted } = context.progress;
   const signatures = report.transactions.map((transaction) => transaction.signature);
   return {
@@ -131,7 +121,7 @@ export function attemptLanded(context: CrankContext, step: CrankStep, report: Ac
  * Dry run: the action's plan is logged instead of submitted. Nothing landed, so neither
  * last_success_at nor the landed count moves; last_action says what was planned.
  */
-export function dryRunRecorded(context: CrankContext, step: CrankStep): Bookkeeping {
+export function dryRunRecorded(context: CrankContext, step: CrankStep): StepRecord {
   const submission = submissionFor(step, context.plan);
   const indices = submittedIndices(submission);
   return {
@@ -141,7 +131,7 @@ export function dryRunRecorded(context: CrankContext, step: CrankStep): Bookkeep
 }
 
 /** The failure as data; transactions that landed before it count as submitted. */
-export function attemptFailed(context: CrankContext, error: unknown): Bookkeeping {
+export function attemptFailed(context: CrankContext, error: unknown): StepRecord {
   const landedSignatures = landedSignaturesOf(error);
   return {
     update: {
@@ -156,7 +146,7 @@ export function attemptFailed(context: CrankContext, error: unknown): Bookkeepin
 }
 
 /** The failed attempt's log line and metrics, once the machine knows whether it will retry. */
-export function failedAttemptReported(context: CrankContext, step: CrankStep, willRetry: boolean, atMs: number): Bookkeeping {
+export function failedAttemptReported(context: CrankContext, step: CrankStep, willRetry: boolean, atMs: number): StepRecord {
   const { attempt, attemptStartedAtMs, submitted, failure } = context.progress;
   const event = attemptEvent(step, attempt, 'failed', {
     indices: submitted,
@@ -170,7 +160,7 @@ export function failedAttemptReported(context: CrankContext, step: CrankStep, wi
 }
 
 /** All attempts used (or the failure cannot be retried): the cycle has failed, SPEC §3. */
-export function actionFailed(context: CrankContext, step: CrankStep): Bookkeeping {
+export function actionFailed(context: CrankContext, step: CrankStep): StepRecord {
   const { attempt, submitted, failure } = context.progress;
   const failed = describeFailed(step, submitted, attempt);
   return {
@@ -183,13 +173,13 @@ export function actionFailed(context: CrankContext, step: CrankStep): Bookkeepin
 }
 
 /** A retry's re-read found nothing left to submit: the earlier attempt's work got done after all. */
-export function actionResolved(context: CrankContext, step: CrankStep, atMs: number): Bookkeeping {
+export function actionResolved(context: CrankContext, step: CrankStep, atMs: number): StepRecord {
   const { attempt, attemptStartedAtMs } = context.progress;
   if (attempt === 1) return { update: {}, emit: [] };
   return { update: {}, emit: [attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs })] };
 }
 
-export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping {
+export function cycleFinished(context: CrankContext, atMs: number): StepRecord {
   const { cycle, plan, settings } = context;
   if (cycle === null) return { update: {}, emit: [] };
   // A dry run's backlog never drains: it must not trigger back-to-back cycles.
@@ -219,7 +209,7 @@ export function cycleFinished(context: CrankContext, atMs: number): Bookkeeping 
 }
 
 /** STOP: no more cycles, so requests waiting for one are answered now. */
-export function stopRequested(context: CrankContext): Bookkeeping {
+export function stopRequested(context: CrankContext): StepRecord {
   const requests = context.queuedRequests;
   return {
     update: { stopRequested: true, queuedRequests: [] },
@@ -228,7 +218,7 @@ export function stopRequested(context: CrankContext): Bookkeeping {
 }
 
 /** Stopped mid-cycle: that cycle's requests get no report. */
-export function cycleAbandoned(context: CrankContext): Bookkeeping {
+export function cycleAbandoned(context: CrankContext): StepRecord {
   const requests = [...(context.cycle?.requests ?? []), ...context.queuedRequests];
   return {
     update: { cycle: null, queuedRequests: [] },
@@ -253,4 +243,26 @@ function attemptEvent(
     willRetry: false,
     ...details,
   };
+}
+
+function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
+  return {
+    ack_deposit: plan.ackDeposit.pending,
+    ack_withdraw: plan.ackWithdraw.pending,
+    cleanup_deposit: plan.cleanup.pending,
+  };
+}
+
+function cycleReport(cycle: CycleState): CrankReport {
+  return {
+    ack_deposit_attempted: cycle.attempted.ack_deposit,
+    ack_withdraw_attempted: cycle.attempted.ack_withdraw,
+    cleanup_attempted: cycle.cleanupSubmitted.length,
+    cleanup_completed: cycle.cleanupResolved.length,
+  };
+}
+
+/** Sorted union of two index lists. */
+function unionIndices(a: readonly number[], b: readonly number[]): number[] {
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
 }

@@ -7,11 +7,12 @@ import {
   cycleFinished,
   cycleStarted,
   readFailed,
-} from '../../src/machines/bookkeeping.js';
-import { crankSettings, initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
+} from '../../src/machines/step-records.js';
+import { initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
+import { crankSettings } from '../../src/machines/crank-settings.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 
-const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0 }), maxBacklogCycles: 2 };
+const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }), maxBacklogCycles: 2 };
 
 function inCycle(plan: CyclePlan | null, changes: Partial<CrankContext> = {}): CrankContext {
   const context = { ...initialCrankContext(settings), ...changes };
@@ -24,7 +25,7 @@ const backlogPlan: CyclePlan = {
   cleanup: { indices: [], pending: 0 },
 };
 
-describe('cycle bookkeeping', () => {
+describe('step records', () => {
   it('clears last_error only when the cycle completed without a failed action', () => {
     const health = { ...initialCrankContext(settings).health, lastError: 'ack_deposit failed after 3 attempts: x' };
     const clean = inCycle(null, { health });

@@ -1,0 +1,40 @@
+import type { AuthoritySigner } from './chain/authority-signer.js';
+import type { BridgeChains } from './chain/bridge-chains.js';
+import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
+import type { CrankConfig } from './config/config.js';
+import type { Logger } from './log/logger.js';
+import type { CrankService } from './machines/crank-service.js';
+import { startCrank } from './machines/start-crank.js';
+import type { Metrics } from './metrics/metrics.js';
+
+/**
+ * The one place a running crank is built from its configuration: the chain client for the
+ * authority key, then the crank machine's actor over it. src/index.ts runs it on the parsed
+ * environment; the integration tests, the benches and the property tests run it with a
+ * CrankConfig of their own (fast confirmation timing through `tuning`, their own metrics
+ * registry and logger, a given signer), so that what they test is what the server runs.
+ */
+
+export interface CrankParts {
+  /** The settings as one value, from parseConfig (src/config/config.ts), read as they are. */
+  config: CrankConfig;
+  /** The authority key, opened from `config.authorityKeypair` (or a test's); never logged. */
+  signer: AuthoritySigner;
+  logger: Logger;
+  metrics: Metrics;
+  /** Tests and benches only: faster confirmation polling, an injected fetch. */
+  tuning?: BridgeChainsTuning;
+}
+
+export function assembleCrank(parts: CrankParts): CrankService {
+  const { config, signer, logger, metrics } = parts;
+  return startCrank({ settings: config, chains: assembleBridgeChains(parts), logger, metrics, signer: () => signer.describe() });
+}
+
+/** The chain client alone, as the crank gets it (a bench measures its reads without a crank). */
+export function assembleBridgeChains({ config, signer, logger, metrics, tuning }: CrankParts): BridgeChains {
+  return createBridgeChains(
+    { ...endpointsOptions(config, metrics), signer, sourceReadCommitment: config.sourceReadCommitment, priorityFee: config.priorityFee, logger },
+    tuning,
+  );
+}
