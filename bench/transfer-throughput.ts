@@ -5,8 +5,8 @@ import type { TimingProfile } from './support/cranks.js';
 
 /**
  * Transfer throughput on the devnet: N deposits waiting (a backlog), three in-process cranks
- * (threshold 2, real createBridgeChains + startCrank) carrying them through ack_deposit, the
- * user's claim, ack_withdraw and cleanup_deposit. Everything runs in this one Node process:
+ * (threshold 2, the server's assembleCrank) carrying them through ack_deposit, the user's
+ * claim, ack_withdraw and cleanup_deposit. Everything runs in this one Node process:
  * both chains, the three cranks and the users share one event loop, so the figures are a floor
  * for three servers on their own machines, not a ceiling.
  */

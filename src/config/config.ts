@@ -169,10 +169,14 @@ export interface CrankConfig {
   pollIntervalMs: number;
   maxAttempts: number;
   retryBackoffMs: number;
+  /** BRIDGE_RPC_TIMEOUT_MS: per RPC call; part of the worst-case cycle, and so of the `stalled` bound. */
   rpcTimeoutMs: number;
   sourceReadCommitment: ReadCommitment;
+  /** BRIDGE_XSTATE_INSPECT: WebSocket URL of an inspector the operator runs. */
   inspectUrl: string | undefined;
+  /** BRIDGE_MIN_BALANCE_LAMPORTS: below it on either chain, /health warns. */
   minBalanceLamports: number;
+  /** BRIDGE_ON_FOREIGN_SIGNER: keep submitting, or stop until restart, once another signer shows. */
   onForeignSigner: ForeignSignerPolicy;
   /** BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer; 0: no handoff, sign from the start. */
   handoffMs: number;
