@@ -9,7 +9,10 @@ import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
 import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
-/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
+/**
+ * The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank
+ * page (crank-ui.ts). A 404 answer lists them in the order they are registered here (route-table.ts).
+ */
 
 const SERVICE_NAME = 'bridge-operator-server';
 
@@ -40,17 +43,6 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   if (auth !== undefined) await requireAdminAuth(admin, auth);
   neverCached(admin);
 
-  // Read-only, paginated: one bounded chain read per request at most, shared between requests
-  // (src/machines/transfers/shared-reads.ts).
-  const outage = createRpcOutageLog();
-  admin.get('/transfers', (request, reply) => {
-    const query = request.query as Record<string, unknown>;
-    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
-  });
-  admin.get('/transfers/:index', (request, reply) =>
-    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
-  );
-
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
   admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>
     crank.runOnce(clientGone(reply)),
@@ -60,8 +52,6 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
     reply.code(202).send({ status: crank.poll() }),
   );
-
-  await registerCrankUi(admin, crank);
 
   admin.post('/kill', {
     schema: { response: { 202: killSchema } },
@@ -74,6 +64,19 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
     },
     handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
   });
+
+  // Read-only, paginated: one bounded chain read per request at most, shared between requests
+  // (src/machines/transfers/shared-reads.ts).
+  const outage = createRpcOutageLog();
+  admin.get('/transfers', (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
+  });
+  admin.get('/transfers/:index', (request, reply) =>
+    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
+  );
+
+  await registerCrankUi(admin, crank);
 }
 
 /**
