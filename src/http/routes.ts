@@ -7,7 +7,7 @@ import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
-import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
+import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /**
  * The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank
@@ -44,7 +44,7 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   neverCached(admin);
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
-  admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>
+  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, (_request, reply) =>
     crank.runOnce(clientGone(reply)),
   );
 
