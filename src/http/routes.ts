@@ -1,6 +1,14 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import type { z } from 'zod';
 import type { CrankService } from '../machines/crank-service.js';
-import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
+import { parseParameters } from '../machines/transfers/transfer-params.js';
+import {
+  transferIndexParams,
+  transferPageParams,
+  type TransferIndexParams,
+  type TransferPageParams,
+  type TransferQueries,
+} from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
@@ -68,16 +76,29 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   // Read-only, paginated: one bounded chain read per request at most, shared between requests
   // (src/machines/transfers/shared-reads.ts).
   const outage = createRpcOutageLog();
-  admin.get('/transfers', (request, reply) => {
-    const query = request.query as Record<string, unknown>;
-    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
-  });
-  admin.get('/transfers/:index', (request, reply) =>
-    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
+  admin.setValidatorCompiler(parseWithSchema);
+  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, (request, reply) =>
+    outage.watch(transfers.page(request.query, clientGone(reply)), request.log),
+  );
+  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, (request, reply) =>
+    outage.watch(transfers.transfer(request.params.index, clientGone(reply)), request.log),
   );
 
   await registerCrankUi(admin, crank);
 }
+
+/**
+ * The admin routes' query and path schemas are zod schemas: parsed, not only checked, so that a
+ * handler receives numbers, and a refusal is the TRANSFER__INVALID_PARAMETER naming the parameter
+ * that the error handler answers 400 `invalid_parameter` with.
+ */
+const parseWithSchema: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (raw) => {
+  try {
+    return { value: parseParameters(schema, raw) };
+  } catch (error) {
+    return { error: error as Error };
+  }
+};
 
 /**
  * Admin answers (the crank page and its assets included) carry operator data: no cache may keep
