@@ -8,10 +8,50 @@ import { HEALTH_STATUSES } from '../machines/health-status.js';
  * carries exactly these fields whatever else the crank's objects hold.
  */
 
+type JsonSchema = { [keyword: string]: unknown };
+
 /** Draft 7, the JSON Schema version fastify's serializer reads; its `$schema` tag is left out. */
-function responseSchema(schema: z.ZodType): object {
+function responseSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _draft, ...jsonSchema } = z.toJSONSchema(schema, { target: 'draft-7' });
-  return jsonSchema;
+  return forSerializer(jsonSchema);
+}
+
+/**
+ * The serializer checks a value against each branch of an `anyOf`/`oneOf` and throws when none
+ * matches, and writes a `const` whatever the value: a snapshot a little off its type (a float
+ * time, a field too many) would turn /health into a 500, or be misreported. So every field is
+ * written by its plain type: a nullable is `type: [t, "null"]`, a union of objects one object
+ * with every branch's fields (required: those all branches require), and no `const`.
+ */
+function forSerializer(node: JsonSchema): JsonSchema {
+  const { const: _value, anyOf, oneOf, properties, items, ...rest } = node;
+  const branches = (anyOf ?? oneOf) as JsonSchema[] | undefined;
+  if (branches !== undefined) return joinBranches(branches.map(forSerializer));
+  const plain: JsonSchema = { ...rest };
+  if (properties !== undefined) {
+    plain['properties'] = Object.fromEntries(Object.entries(properties as Record<string, JsonSchema>).map(([name, value]) => [name, forSerializer(value)]));
+  }
+  if (items !== undefined) plain['items'] = forSerializer(items as JsonSchema);
+  return plain;
+}
+
+function joinBranches(branches: JsonSchema[]): JsonSchema {
+  const [value, ...others] = branches.filter((branch) => branch['type'] !== 'null');
+  if (value === undefined) return { type: 'null' };
+  const nullable = others.length + 1 < branches.length;
+  const joined = others.reduce(joinObjects, value);
+  return nullable ? { ...joined, type: [joined['type'], 'null'] } : joined;
+}
+
+function joinObjects(left: JsonSchema, right: JsonSchema): JsonSchema {
+  if (left['type'] !== 'object' || right['type'] !== 'object') throw new Error('a response schema may join only objects in a union');
+  const required = (left['required'] as string[] | undefined) ?? [];
+  const rightRequired = new Set((right['required'] as string[] | undefined) ?? []);
+  return {
+    ...left,
+    properties: { ...(left['properties'] as object), ...(right['properties'] as object) },
+    required: required.filter((name) => rightRequired.has(name)),
+  };
 }
 
 /** BridgeHealthSnapshot; HTTP 200 for ok and degraded, 503 for stalled. */
