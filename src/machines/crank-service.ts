@@ -18,6 +18,9 @@ import { CRANK_ROLES } from './authority-role.js';
  * with, so a response carries exactly these fields in the wire's snake_case.
  */
 
+// The signer and the checks that are off keep their types in src/chain: `satisfies` here and
+// health()'s assignment from them (start-crank.ts) hold each pair together in both directions.
+
 /** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
 const signerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('file') }),
