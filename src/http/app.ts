@@ -10,6 +10,7 @@ import { answerClientError } from './client-errors.js';
 import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
+import { routeTable } from './route-table.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
 /**
@@ -39,20 +40,6 @@ export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
  * carry tokens, to other sites.
  */
 const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
-
-/** Every route, for the 404/405 answers. HEAD is served wherever GET is. */
-const ROUTES: Readonly<Record<string, readonly string[]>> = {
-  '/health': ['GET', 'HEAD'],
-  '/metrics': ['GET', 'HEAD'],
-  '/crank/once': ['POST'],
-  '/crank/poll': ['POST'],
-  '/kill': ['POST'],
-  '/transfers': ['GET', 'HEAD'],
-  '/transfers/:index': ['GET', 'HEAD'],
-  '/crank/ui': ['GET', 'HEAD'],
-  '/crank/machine': ['GET', 'HEAD'],
-  '/crank/activity': ['GET', 'HEAD'],
-};
 
 const PUBLIC_PATHS = new Set(['/health', '/metrics']);
 
@@ -92,7 +79,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
-  handleErrors(app);
+  handleErrors(app, routeTable(app));
   logResponses(app);
   registerPublicRoutes(app, deps);
   // Its own plugin scope, so that the auth hook covers the admin routes only.
@@ -130,13 +117,13 @@ function closeConnectionsWhenClosing(app: FastifyInstance): void {
   });
 }
 
-function handleErrors(app: FastifyInstance): void {
+function handleErrors(app: FastifyInstance, routes: ReadonlyMap<string, readonly string[]>): void {
   app.setErrorHandler((err, request, reply) => {
     const response = errorResponse(err, request.id, MAX_BODY_BYTES);
     logRequestError(request, err, response.statusCode);
     return sendError(reply, response);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request, routes)));
 }
 
 function frameworkError(err: FastifyError, request: FastifyRequest): ErrorResponse {
@@ -151,9 +138,9 @@ function securityHeaders(app: FastifyInstance): void {
   });
 }
 
-function routeNotFound(request: FastifyRequest): ErrorResponse {
+function routeNotFound(request: FastifyRequest, routes: ReadonlyMap<string, readonly string[]>): ErrorResponse {
   const path = request.url.split('?', 1)[0] ?? request.url;
-  const allowed = ROUTES[path];
+  const allowed = routes.get(path);
   if (allowed !== undefined) {
     return {
       statusCode: 405,
@@ -161,10 +148,10 @@ function routeNotFound(request: FastifyRequest): ErrorResponse {
       body: { error: statusCodeName(405), message: `${request.method} ${path} is not supported; use ${allowed.join(' or ')}` },
     };
   }
-  const routes = Object.entries(ROUTES).map(([route, methods]) => `${methods[0]} ${route}`);
+  const listed = [...routes].map(([route, methods]) => `${methods[0]} ${route}`);
   return {
     statusCode: 404,
-    body: { error: statusCodeName(404), message: `no route ${request.method} ${shorten(path)}; routes: ${routes.join(', ')}` },
+    body: { error: statusCodeName(404), message: `no route ${request.method} ${shorten(path)}; routes: ${listed.join(', ')}` },
   };
 }
 

@@ -1,15 +1,26 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import type { z } from 'zod';
 import type { CrankService } from '../machines/crank-service.js';
-import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
+import { parseParameters } from '../machines/transfers/transfer-params.js';
+import {
+  transferIndexParams,
+  transferPageParams,
+  type TransferIndexParams,
+  type TransferPageParams,
+  type TransferQueries,
+} from '../machines/transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
-import { crankReportSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
+import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
-/** The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank page (crank-ui.ts). */
+/**
+ * The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank
+ * page (crank-ui.ts). A 404 answer lists them in the order they are registered here (route-table.ts).
+ */
 
 const SERVICE_NAME = 'bridge-operator-server';
 
@@ -40,19 +51,8 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   if (auth !== undefined) await requireAdminAuth(admin, auth);
   neverCached(admin);
 
-  // Read-only, paginated: one bounded chain read per request at most, shared between requests
-  // (src/machines/transfers/shared-reads.ts).
-  const outage = createRpcOutageLog();
-  admin.get('/transfers', (request, reply) => {
-    const query = request.query as Record<string, unknown>;
-    return outage.watch(transfers.page({ from: query['from'], limit: query['limit'] }, clientGone(reply)), request.log);
-  });
-  admin.get('/transfers/:index', (request, reply) =>
-    outage.watch(transfers.transfer((request.params as Record<string, unknown>)['index'], clientGone(reply)), request.log),
-  );
-
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
-  admin.post('/crank/once', { schema: { response: { 200: crankReportSchema } } }, (_request, reply) =>
+  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, (_request, reply) =>
     crank.runOnce(clientGone(reply)),
   );
 
@@ -60,8 +60,6 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
     reply.code(202).send({ status: crank.poll() }),
   );
-
-  await registerCrankUi(admin, crank);
 
   admin.post('/kill', {
     schema: { response: { 202: killSchema } },
@@ -74,7 +72,33 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
     },
     handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
   });
+
+  // Read-only, paginated: one bounded chain read per request at most, shared between requests
+  // (src/machines/transfers/shared-reads.ts).
+  const outage = createRpcOutageLog();
+  admin.setValidatorCompiler(parseWithSchema);
+  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, (request, reply) =>
+    outage.watch(transfers.page(request.query, clientGone(reply)), request.log),
+  );
+  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, (request, reply) =>
+    outage.watch(transfers.transfer(request.params.index, clientGone(reply)), request.log),
+  );
+
+  await registerCrankUi(admin, crank);
 }
+
+/**
+ * The admin routes' query and path schemas are zod schemas: parsed, not only checked, so that a
+ * handler receives numbers, and a refusal is the TRANSFER__INVALID_PARAMETER naming the parameter
+ * that the error handler answers 400 `invalid_parameter` with.
+ */
+const parseWithSchema: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (raw) => {
+  try {
+    return { value: parseParameters(schema, raw) };
+  } catch (error) {
+    return { error: error as Error };
+  }
+};
 
 /**
  * Admin answers (the crank page and its assets included) carry operator data: no cache may keep

@@ -1,83 +1,68 @@
+import { z } from 'zod';
+import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema } from '../machines/crank-service.js';
+import { HEALTH_STATUSES } from '../machines/health-status.js';
+
 /**
- * Response schemas of SPEC §2.2 and §2.3. fastify serializes with them, so a response carries
- * exactly these fields in the wire's snake_case whatever else the crank's objects hold.
+ * Response schemas of SPEC §2.2 and §2.3, converted from the zod schemas that also give the
+ * crank's types (src/machines/crank-service.ts). fastify serializes with them, so a response
+ * carries exactly these fields whatever else the crank's objects hold.
  */
 
-const nullableInteger = { type: ['integer', 'null'] } as const;
-const nullableString = { type: ['string', 'null'] } as const;
+type JsonSchema = { [keyword: string]: unknown };
 
-const crankHealthSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['enabled', 'last_run_at', 'last_success_at', 'last_error', 'last_action', 'total_actions_submitted'],
-  properties: {
-    enabled: { type: 'boolean' },
-    last_run_at: nullableInteger,
-    last_success_at: nullableInteger,
-    last_error: nullableString,
-    last_action: nullableString,
-    total_actions_submitted: { type: 'integer' },
-    // BRIDGE_DRY_RUN only; absent otherwise, so the SPEC §2.2 shape is unchanged.
-    dry_run: { type: 'boolean' },
-    // An enabled crank only: which instance of the signer submits (docs/crank.md, "Role").
-    role: { type: 'string', enum: ['active', 'standby'] },
-    role_since: nullableInteger,
-    // With runtime configuration: `file`, or `pkcs11` with the token's label and its session.
-    signer: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['kind'],
-      properties: { kind: { type: 'string', enum: ['file', 'pkcs11'] }, token: { type: 'string' }, session: { type: 'string', enum: ['open', 'lost'] } },
-    },
-    // Only while a check is off (no history on a chain's endpoints); absent otherwise.
-    checks_off: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['check', 'chain', 'reason'],
-        properties: { check: { type: 'string' }, chain: { type: 'string' }, reason: { type: 'string' } },
-      },
-    },
-  },
-} as const;
+/** Draft 7, the JSON Schema version fastify's serializer reads; its `$schema` tag is left out. */
+function responseSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _draft, ...jsonSchema } = z.toJSONSchema(schema, { target: 'draft-7' });
+  return forSerializer(jsonSchema);
+}
+
+/**
+ * The serializer checks a value against each branch of an `anyOf`/`oneOf` and throws when none
+ * matches, and writes a `const` whatever the value: a snapshot a little off its type (a float
+ * time, a field too many) would turn /health into a 500, or be misreported. So every field is
+ * written by its plain type: a nullable is `type: [t, "null"]`, a union of objects one object
+ * with every branch's fields (required: those all branches require), and no `const`.
+ */
+function forSerializer(node: JsonSchema): JsonSchema {
+  const { const: _value, anyOf, oneOf, properties, items, ...rest } = node;
+  const branches = (anyOf ?? oneOf) as JsonSchema[] | undefined;
+  if (branches !== undefined) return joinBranches(branches.map(forSerializer));
+  const plain: JsonSchema = { ...rest };
+  if (properties !== undefined) {
+    plain['properties'] = Object.fromEntries(Object.entries(properties as Record<string, JsonSchema>).map(([name, value]) => [name, forSerializer(value)]));
+  }
+  if (items !== undefined) plain['items'] = forSerializer(items as JsonSchema);
+  return plain;
+}
+
+function joinBranches(branches: JsonSchema[]): JsonSchema {
+  const [value, ...others] = branches.filter((branch) => branch['type'] !== 'null');
+  if (value === undefined) return { type: 'null' };
+  const nullable = others.length + 1 < branches.length;
+  const joined = others.reduce(joinObjects, value);
+  return nullable ? { ...joined, type: [joined['type'], 'null'] } : joined;
+}
+
+function joinObjects(left: JsonSchema, right: JsonSchema): JsonSchema {
+  if (left['type'] !== 'object' || right['type'] !== 'object') throw new Error('a response schema may join only objects in a union');
+  const required = (left['required'] as string[] | undefined) ?? [];
+  const rightRequired = new Set((right['required'] as string[] | undefined) ?? []);
+  return {
+    ...left,
+    properties: { ...(left['properties'] as object), ...(right['properties'] as object) },
+    required: required.filter((name) => rightRequired.has(name)),
+  };
+}
 
 /** BridgeHealthSnapshot; HTTP 200 for ok and degraded, 503 for stalled. */
-export const healthSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['status', 'service', 'crank'],
-  properties: {
-    status: { type: 'string', enum: ['ok', 'degraded', 'stalled'] },
-    service: { type: 'string' },
-    crank: crankHealthSchema,
-  },
-} as const;
+export const healthSchema = responseSchema(
+  z.strictObject({ status: z.enum(HEALTH_STATUSES), service: z.string(), crank: crankHealthSchema }),
+);
 
 /** CrankReportResponse. */
-export const crankReportSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['ack_deposit_attempted', 'ack_withdraw_attempted', 'cleanup_attempted', 'cleanup_completed'],
-  properties: {
-    ack_deposit_attempted: { type: 'boolean' },
-    ack_withdraw_attempted: { type: 'boolean' },
-    cleanup_attempted: { type: 'integer' },
-    cleanup_completed: { type: 'integer' },
-  },
-} as const;
+export const crankReportResponseSchema = responseSchema(crankReportSchema);
 
-export const killSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['status', 'message'],
-  properties: { status: { type: 'string' }, message: { type: 'string' } },
-} as const;
+export const killSchema = responseSchema(z.strictObject({ status: z.literal('shutting_down'), message: z.string() }));
 
 /** POST /crank/poll: whether the nudge started a cycle or joined the running one. */
-export const pollSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['status'],
-  properties: { status: { type: 'string', enum: ['started', 'coalesced'] } },
-} as const;
+export const pollSchema = responseSchema(z.strictObject({ status: crankPollOutcomeSchema }));

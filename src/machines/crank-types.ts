@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { CrankAction } from '../domain.js';
 
 /**
@@ -16,10 +17,11 @@ export const STEP_ACTIONS: Readonly<Record<CrankStep, CrankAction>> = {
   cleanup: 'cleanup_deposit',
 };
 
-/** CrankReportResponse (SPEC §2.3). */
-export interface CrankReport {
-  ack_deposit_attempted: boolean;
-  ack_withdraw_attempted: boolean;
-  cleanup_attempted: number;
-  cleanup_completed: number;
-}
+/** CrankReportResponse (SPEC §2.3): the type and the HTTP response schema from this one definition. */
+export const crankReportSchema = z.strictObject({
+  ack_deposit_attempted: z.boolean(),
+  ack_withdraw_attempted: z.boolean(),
+  cleanup_attempted: z.int(),
+  cleanup_completed: z.int(),
+});
+export type CrankReport = z.infer<typeof crankReportSchema>;

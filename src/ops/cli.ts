@@ -3,7 +3,14 @@ import { Command, CommanderError, Option } from 'commander';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
-import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage, type TransferQueries } from '../machines/transfers/transfer-queries.js';
+import { parseParameters } from '../machines/transfers/transfer-params.js';
+import {
+  createTransferQueries,
+  MAX_TRANSFER_PAGE,
+  transferIndexParams,
+  type TransferPage,
+  type TransferQueries,
+} from '../machines/transfers/transfer-queries.js';
 import { loadOpsContext, type OpsContext } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
 import { fetchHealth } from './health.js';
@@ -40,7 +47,7 @@ const SLOT_TIME_POLL_MS = 250;
 
 async function sourceSlotMs(queries: TransferQueries, first: SlotSample, signal: AbortSignal): Promise<number | null> {
   for (;;) {
-    const sample = { slot: (await queries.page({ limit: '0' }, signal)).slots.source, atMs: performance.now() };
+    const sample = { slot: (await queries.page({ from: 0, limit: 0 }, signal)).slots.source, atMs: performance.now() };
     if (sample.slot - first.slot >= SLOT_TIME_MIN_SLOTS) return measuredSlotMs([first, sample]);
     if (sample.atMs - first.atMs >= SLOT_TIME_MAX_WAIT_MS) return null;
     // A timer that holds the process open (src/time.ts's are unref'd): the CLI has nothing else pending.
@@ -50,12 +57,12 @@ async function sourceSlotMs(queries: TransferQueries, first: SlotSample, signal:
 
 async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Promise<void> {
   const queries = createTransferQueries(ctx.reads.readRange);
-  const head = await queries.page({ limit: '0' }, signal);
+  const head = await queries.page({ from: 0, limit: 0 }, signal);
   const first = { slot: head.slots.source, atMs: performance.now() };
   const pages: TransferPage[] = [];
   let from = Number(head.source.settled_prefix);
   while (pages.length < MAX_STATUS_PAGES) {
-    const page = await queries.page({ from: String(from), limit: String(MAX_TRANSFER_PAGE) }, signal);
+    const page = await queries.page({ from, limit: MAX_TRANSFER_PAGE }, signal);
     pages.push(page);
     if (page.next === null) break;
     from = page.next;
@@ -66,13 +73,18 @@ async function status(ctx: OpsContext, output: Output, signal: AbortSignal): Pro
   output.out(output.json ? JSON.stringify({ authority, signer: ctx.signer, ...report }) : renderStatus(report, authority, ctx.signer));
 }
 
+/** Refused like GET /transfers/:index refuses it (TRANSFER__INVALID_PARAMETER), before any read. */
+function transferIndex(rawIndex: string): number {
+  return parseParameters(transferIndexParams, { index: rawIndex }).index;
+}
+
 async function transfer(ctx: OpsContext, rawIndex: string, output: Output, signal: AbortSignal): Promise<void> {
-  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(transferIndex(rawIndex), signal);
   output.out(output.json ? JSON.stringify(view) : renderTransfer(view));
 }
 
 async function escalate(ctx: OpsContext, rawIndex: string, healthUrl: string | undefined, output: Output, signal: AbortSignal): Promise<void> {
-  const view = await createTransferQueries(ctx.reads.readRange).transfer(rawIndex, signal);
+  const view = await createTransferQueries(ctx.reads.readRange).transfer(transferIndex(rawIndex), signal);
   const [health, signatures] = await Promise.all([fetchHealth(healthUrl), recentSignatures(ctx, signal)]);
   const document = escalationDocument({
     generatedAt: new Date(),

@@ -57,6 +57,24 @@ describe('GET /health', () => {
     });
   });
 
+  it('serializes a snapshot a little off its type instead of failing: a field no branch of the signer union has is dropped', async () => {
+    const crank = new ControlledCrank();
+    crank.snapshot = {
+      ...crank.snapshot,
+      enabled: true,
+      role: 'active',
+      role_since: null,
+      // A branch of the signer union plus a field no branch has: the field is dropped, not a 500.
+      signer: { kind: 'pkcs11', token: 'bridge', session: 'lost', ...({ pin: '1234' } as object) },
+    };
+    app = await startTestApp({ crank });
+    const res = await fetch(`${app.url}/health`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { crank: Record<string, unknown> };
+    expect(body.crank).toMatchObject({ role: 'active', role_since: null, signer: { kind: 'pkcs11', token: 'bridge', session: 'lost' } });
+    expect(JSON.stringify(body)).not.toContain('1234');
+  });
+
   it('names the checks that are off (status still ok), and only while some is', async () => {
     const crank = new ControlledCrank();
     const checksOff = [{ check: 'second_signer' as const, chain: 'target' as const, reason: 'no RPC endpoint of the destination chain keeps transaction history' }];

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../../chain/client/read-transfers.js';
 import type { TrackerHeader } from '../../chain/types.js';
 import { BridgeError } from '../../errors.js';
@@ -44,25 +45,29 @@ export interface TransferPage {
 }
 
 /**
- * Parameters arrive raw (query strings, CLI arguments) and are checked here, so that the HTTP
- * layer and the CLI refuse the same values with the same TRANSFER__INVALID_PARAMETER message.
+ * The parameters of a page and of one transfer. They arrive raw (query strings, path segments,
+ * CLI arguments) and are parsed with these schemas (transfer-params.ts), so that the HTTP layer
+ * and the CLI refuse the same values with the same TRANSFER__INVALID_PARAMETER message.
+ * `from` defaults to 0, `limit` to DEFAULT_TRANSFER_PAGE, at most MAX_TRANSFER_PAGE.
  */
+export const transferPageParams = z.object({
+  from: integerParameter().default(0),
+  limit: integerParameter(MAX_TRANSFER_PAGE).default(DEFAULT_TRANSFER_PAGE),
+});
+export type TransferPageParams = z.output<typeof transferPageParams>;
+export const transferIndexParams = z.object({ index: integerParameter() });
+export type TransferIndexParams = z.output<typeof transferIndexParams>;
+
 export interface TransferQueries {
-  /** `from` defaults to 0, `limit` to DEFAULT_TRANSFER_PAGE, at most MAX_TRANSFER_PAGE. */
-  page(params: { from?: unknown; limit?: unknown }, signal: AbortSignal): Promise<TransferPage>;
+  page(params: TransferPageParams, signal: AbortSignal): Promise<TransferPage>;
   /** Throws TRANSFER__NOT_FOUND past the source entry_count. */
-  transfer(rawIndex: unknown, signal: AbortSignal): Promise<TransferView>;
+  transfer(index: number, signal: AbortSignal): Promise<TransferView>;
 }
 
 export function createTransferQueries(read: ReadTransferRange): TransferQueries {
   return {
-    page: async (params, signal) => {
-      const from = integerParameter('from', params.from, { fallback: 0 });
-      const limit = integerParameter('limit', params.limit, { fallback: DEFAULT_TRANSFER_PAGE, max: MAX_TRANSFER_PAGE });
-      return transferPage(await read(from, limit, signal), from, limit);
-    },
-    transfer: async (rawIndex, signal) => {
-      const index = integerParameter('index', rawIndex);
+    page: async ({ from, limit }, signal) => transferPage(await read(from, limit, signal), from, limit),
+    transfer: async (index, signal) => {
       const range = await read(index, 1, signal);
       const [view] = transferPage(range, index, 1).transfers;
       if (view === undefined) throw transferNotFound(index, range.sourceHeader);
