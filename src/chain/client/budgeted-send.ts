@@ -9,9 +9,9 @@ import type { ActionTarget } from './submit-failure.js';
 import type { SendOutcome, SignedTransaction, TransactionJob, TransactionSender } from './transaction-sender.js';
 
 /**
- * The next transaction of an action, sized by bytes and by compute, priced and signed; and its
- * send, which tells the bidder whether the price was enough. Shared by ./submit-votes.ts and
- * ./submit-cleanups.ts.
+ * The one batch-send loop of ./submit-votes.ts and ./submit-cleanups.ts: each transaction of an
+ * action sized by bytes and by compute, priced, signed and sent; its outcome tells the bidder
+ * whether the price was enough, and the action what to send next.
  */
 
 export interface BudgetedSubmitter {
