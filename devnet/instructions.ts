@@ -1,6 +1,6 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { signer, writable, readonly, bridgeInstruction } from '../src/chain/codec/builders.js';
-import type { InstructionArgs } from '../src/chain/codec/instructions.js';
+import type { InstructionArgs, InstructionOf } from '../src/chain/codec/instructions.js';
 
 /**
  * The bridge program's other instructions, with PROTOCOL.md's account lists: tracker set-up,
@@ -9,39 +9,20 @@ import type { InstructionArgs } from '../src/chain/codec/instructions.js';
  * (src/chain/codec/builders.ts).
  */
 
-export type InitializeDepositTrackerParams = InstructionArgs<'initialize_deposit_tracker'> & {
+/**
+ * initialize_deposit_tracker (source) or initialize_withdraw_tracker (destination): the same
+ * accounts and arguments, but for the other chain's id.
+ */
+export type InitializeTrackerParams = (InstructionOf<'initialize_deposit_tracker'> | InstructionOf<'initialize_withdraw_tracker'>) & {
   programId: PublicKey;
   /** Signs and becomes the tracker's governance. */
   governance: PublicKey;
-  depositTracker: PublicKey;
+  tracker: PublicKey;
 };
 
-export function initializeDepositTrackerInstruction(p: InitializeDepositTrackerParams): TransactionInstruction {
-  const { targetChainId, capacity, threshold, authorities } = p;
-  return bridgeInstruction(p.programId, [signer(p.governance), writable(p.depositTracker)], {
-    name: 'initialize_deposit_tracker',
-    targetChainId,
-    capacity,
-    threshold,
-    authorities,
-  });
-}
-
-export type InitializeWithdrawTrackerParams = InstructionArgs<'initialize_withdraw_tracker'> & {
-  programId: PublicKey;
-  governance: PublicKey;
-  withdrawTracker: PublicKey;
-};
-
-export function initializeWithdrawTrackerInstruction(p: InitializeWithdrawTrackerParams): TransactionInstruction {
-  const { sourceChainId, capacity, threshold, authorities } = p;
-  return bridgeInstruction(p.programId, [signer(p.governance), writable(p.withdrawTracker)], {
-    name: 'initialize_withdraw_tracker',
-    sourceChainId,
-    capacity,
-    threshold,
-    authorities,
-  });
+export function initializeTrackerInstruction(p: InitializeTrackerParams): TransactionInstruction {
+  const { programId, governance, tracker, ...ix } = p;
+  return bridgeInstruction(programId, [signer(governance), writable(tracker)], ix);
 }
 
 export type DepositParams = InstructionArgs<'deposit'> & {

@@ -1,12 +1,16 @@
+import type { CrankAction } from './domain.js';
 import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './errors.js';
 
 /**
  * The one failure policy: whether a failure is tried again. The chain layer reports facts in
  * its errors (what happened, on which chain, endpoint and entry: an HTTP status, a JSON-RPC
  * code, a transaction's outcome, a program error); every decision to try again is made here
- * from those facts, at the two levels where the server retries:
+ * from those facts, at the three levels where the server tries again:
  *
- * - a read within one RPC call (src/chain/rpc/read-retry.ts): `isTransientRpcFailure`;
+ * - a read within one RPC call (src/chain/rpc/read-retry.ts): `isTransientRpcFailure`; a
+ *   send is never re-asked, its bytes are rebroadcast while `isDefiniteSendRefusal` is false;
+ * - the rest of a batch within one attempt (src/chain/client/budgeted-send.ts):
+ *   `resendAfterRefusal`;
  * - an action within a cycle (`retriesAction`, recorded with the failed attempt; the machine's
  *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts).
  *
@@ -37,6 +41,19 @@ const PERMANENT_RPC_CODES: ReadonlySet<number> = new Set([
   -32013, // transaction signature length mismatch
   -32015, // unsupported transaction version
 ]);
+
+// JSON-RPC answers to sendTransaction that prove the node did not forward the transaction:
+// it refused before sending (preflight, signature or version checks, an unhealthy node, a bad
+// request). Any other failure (timeout, lost connection, HTTP 5xx, -32603) leaves the outcome
+// unknown: the transaction may have reached a leader, so the sender keeps watching it.
+const SEND_REFUSAL_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602, -32002, -32003, -32005, -32006, -32013, -32015]);
+
+/** True when a failed sendTransaction certainly did not broadcast the transaction: the attempt ends at once. */
+export function isDefiniteSendRefusal(err: unknown): boolean {
+  if (!isBridgeError(err, 'CHAIN__RPC_FAILED')) return false;
+  const code = err.context.rpcCode;
+  return code !== undefined && SEND_REFUSAL_CODES.has(code);
+}
 
 /** HTTP statuses after which the same request may succeed: overload, rate limit, gateway trouble. */
 function isTransientHttpStatus(status: number): boolean {
@@ -129,4 +146,19 @@ function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {
     case 'failed':
       return retriesAction(cause);
   }
+}
+
+/** What of a batch is sent again within the attempt after the program refused one instruction of it. */
+export type BatchResend = 'nothing' | 'before_refused' | 'all_but_refused';
+
+/**
+ * A batch is all or nothing: when the program refuses the instruction at `position`, nothing of
+ * the transaction took effect. Votes land in index order, so none past a refused vote can land:
+ * the valid votes before it are sent again (once), then the refusal ends the attempt for
+ * `retriesAction` to judge. Cleanups are independent: the refused entry is taken out and the
+ * rest is sent again.
+ */
+export function resendAfterRefusal(action: CrankAction, position: number): BatchResend {
+  if (action === 'cleanup_deposit') return 'all_but_refused';
+  return position > 0 ? 'before_refused' : 'nothing';
 }

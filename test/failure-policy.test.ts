@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BridgeError, type BridgeErrorContexts, type SignerFailure, type SubmitOutcome } from '../src/errors.js';
-import { isTransientRpcFailure, retriesAction } from '../src/failure-policy.js';
+import { isTransientRpcFailure, resendAfterRefusal, retriesAction, type BatchResend } from '../src/failure-policy.js';
 
 /**
  * docs/failure-policy.md, row by row, against src/failure-policy.ts: each row's facts as the
@@ -66,18 +66,55 @@ const ROWS: Record<string, unknown[]> = {
   'Anything unexpected (not a BridgeError)': [new TypeError('fetch failed'), 'a thrown string'],
 };
 
-function documentedRows(): Map<string, string> {
+/** The rows (first cell) and decisions (second cell) of the table whose header's first cell is `header`. */
+function documentedRows(header: string): Map<string, string> {
   const rows = new Map<string, string>();
+  let inTable = false;
   for (const line of readFileSync(new URL('../docs/failure-policy.md', import.meta.url), 'utf8').split('\n')) {
     const cells = line.split('|').map((cell) => cell.trim());
-    if (cells.length < 4 || cells[1] === 'Failure (the facts)' || cells[1]!.startsWith('---')) continue;
+    if (cells.length < 4) {
+      inTable = false;
+      continue;
+    }
+    if (cells[1] === header) inTable = true;
+    if (!inTable || cells[1] === header || cells[1]!.startsWith('---')) continue;
     rows.set(cells[1]!, cells[2]!);
   }
   return rows;
 }
 
+/** The batch table's rows: the action, the refused position, and the decision its second cell states. */
+const BATCH_ROWS: Record<string, { cases: [Parameters<typeof resendAfterRefusal>[0], number][]; decision: BatchResend }> = {
+  'ack_deposit or ack_withdraw: a vote after the first of its batch': {
+    cases: [['ack_deposit', 1], ['ack_withdraw', 1], ['ack_deposit', 7]],
+    decision: 'before_refused',
+  },
+  'ack_deposit or ack_withdraw: the first vote of its batch': { cases: [['ack_deposit', 0], ['ack_withdraw', 0]], decision: 'nothing' },
+  'cleanup_deposit: any entry': { cases: [['cleanup_deposit', 0], ['cleanup_deposit', 3]], decision: 'all_but_refused' },
+};
+
+// How each decision reads in the table's second cell.
+const BATCH_DECISION_TEXT: Record<BatchResend, RegExp> = {
+  before_refused: /^the votes before it, once/,
+  nothing: /^nothing/,
+  all_but_refused: /^all but that entry/,
+};
+
+describe('docs/failure-policy.md, the rest of a batch, against resendAfterRefusal', () => {
+  const documented = documentedRows('Refused instruction (the facts)');
+
+  it('every row of the table has cases here, and every case a row', () => {
+    expect([...documented.keys()].sort()).toEqual(Object.keys(BATCH_ROWS).sort());
+  });
+
+  it.each(Object.entries(BATCH_ROWS))('%s', (row, { cases, decision }) => {
+    expect(documented.get(row)).toMatch(BATCH_DECISION_TEXT[decision]);
+    for (const [action, position] of cases) expect({ action, position, decision: resendAfterRefusal(action, position) }).toEqual({ action, position, decision });
+  });
+});
+
 describe('docs/failure-policy.md against src/failure-policy.ts', () => {
-  const documented = documentedRows();
+  const documented = documentedRows('Failure (the facts)');
 
   it('every row of the table has cases here, and every case a row', () => {
     const testedRows = [...Object.keys(ROWS), 'Action: an RPC failure inside the action'];

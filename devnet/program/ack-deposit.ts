@@ -7,15 +7,7 @@ import { ProgramError } from './errors.js';
 import { describeResult } from './results.js';
 import { settleWithTokenPair } from './token-pair-result.js';
 import { loadTracker, readWithdrawEntry, saveHeader, writeWithdrawEntry, zeroEntries, type Tracker } from './tracker.js';
-import {
-  authoritySlot,
-  checkVotePosition,
-  hasThresholdNo,
-  hasThresholdYes,
-  recordVote,
-  rewindPositions,
-  voteBit,
-} from './votes.js';
+import { hasThresholdNo, hasThresholdYes, recordVote, rewindPositions, votingSlot } from './votes.js';
 
 type AckDeposit = InstructionOf<'ack_deposit'>;
 
@@ -29,13 +21,10 @@ export function ackDeposit(ctx: InstructionContext, ix: AckDeposit): void {
   const tracker = loadTracker(ctx, 1, 'WithdrawTracker');
   checkTokenPairAccount(ctx, tracker, ix);
   const { header } = tracker;
-  const slot = authoritySlot(header, authority.address);
-  checkVotePosition(header, slot, ix.index);
+  const slot = votingSlot(header, authority.address, ix.index);
   const entry = ix.index === header.entryCount ? propose(tracker, ix) : vote(ctx, tracker, ix);
   const late = entry.status === 'Finalized';
-  if (ix.approve) entry.yesVotes |= voteBit(slot);
-  else entry.noVotes |= voteBit(slot);
-  recordVote(header, slot, ix.index, ix.approve);
+  recordVote(header, entry, slot, ix.index, ix.approve);
   writeWithdrawEntry(ctx, tracker, ix.index, entry);
   if (!late) resolve(ctx, tracker, ix.index, entry);
   saveHeader(ctx, tracker);

@@ -4,15 +4,7 @@ import { signerAt, type InstructionContext } from './context.js';
 import { describeResult, sameResult } from './results.js';
 import { ProgramError } from './errors.js';
 import { loadTracker, readDepositEntry, saveHeader, writeDepositEntry, type Tracker } from './tracker.js';
-import {
-  authoritySlot,
-  checkVotePosition,
-  hasThresholdNo,
-  hasThresholdYes,
-  recordVote,
-  rewindPositions,
-  voteBit,
-} from './votes.js';
+import { hasThresholdNo, hasThresholdYes, recordVote, rewindPositions, votingSlot } from './votes.js';
 
 type AckWithdraw = InstructionOf<'ack_withdraw'>;
 
@@ -21,8 +13,7 @@ export function ackWithdraw(ctx: InstructionContext, ix: AckWithdraw): void {
   const authority = signerAt(ctx, 0, 'authority');
   const tracker = loadTracker(ctx, 1, 'DepositTracker');
   const { header } = tracker;
-  const slot = authoritySlot(header, authority.address);
-  checkVotePosition(header, slot, ix.index);
+  const slot = votingSlot(header, authority.address, ix.index);
   if (ix.index >= header.entryCount) {
     throw new ProgramError('EntryNotFound', `index ${ix.index} is at or past entry_count ${header.entryCount}`);
   }
@@ -36,9 +27,7 @@ export function ackWithdraw(ctx: InstructionContext, ix: AckWithdraw): void {
   } else if (ix.approve && !sameResult(result, entry.proposed)) {
     throw new ProgramError('VoteMismatch', `yes vote on entry ${ix.index} carries ${describeResult(result)}, the proposal is ${describeResult(entry.proposed)}`);
   }
-  if (ix.approve) entry.yesVotes |= voteBit(slot);
-  else entry.noVotes |= voteBit(slot);
-  recordVote(header, slot, ix.index, ix.approve);
+  recordVote(header, entry, slot, ix.index, ix.approve);
   writeDepositEntry(ctx, tracker, ix.index, entry);
   if (!late) resolve(ctx, tracker, ix.index, entry);
   saveHeader(ctx, tracker);

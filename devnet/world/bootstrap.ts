@@ -1,7 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, type Connection, type PublicKey } from '@solana/web3.js';
-import { initializeDepositTrackerInstruction, initializeWithdrawTrackerInstruction, setTokenPairInstruction } from '../instructions.js';
+import { initializeTrackerInstruction, setTokenPairInstruction } from '../instructions.js';
 import { MAX_AUTHORITIES, maxTrackerCapacity } from '../../src/chain/codec/layout.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../src/chain/pda.js';
 import type { ChainPair } from '../chain-pair.js';
@@ -139,26 +139,14 @@ async function initializeTrackers(
   const params = { capacity: BigInt(options.capacity), threshold: options.threshold, authorities };
   const depositTracker = depositTrackerAddress(programId, pair.target.chainId);
   const withdrawTracker = withdrawTrackerAddress(pair.target.programId, pair.source.chainId);
-  await submitTransaction(
-    connections.source,
-    [initializeDepositTrackerInstruction({ programId, governance: governance.publicKey, depositTracker, targetChainId: pair.target.chainId, ...params })],
-    [governance],
-    { chain: 'source', step: 'initialize_deposit_tracker', signal },
-  );
-  await submitTransaction(
-    connections.target,
-    [
-      initializeWithdrawTrackerInstruction({
-        programId: pair.target.programId,
-        governance: governance.publicKey,
-        withdrawTracker,
-        sourceChainId: pair.source.chainId,
-        ...params,
-      }),
-    ],
-    [governance],
-    { chain: 'target', step: 'initialize_withdraw_tracker', signal },
-  );
+  const initializations = [
+    { chain: 'source', ix: { name: 'initialize_deposit_tracker', programId, tracker: depositTracker, targetChainId: pair.target.chainId } },
+    { chain: 'target', ix: { name: 'initialize_withdraw_tracker', programId: pair.target.programId, tracker: withdrawTracker, sourceChainId: pair.source.chainId } },
+  ] as const;
+  for (const { chain, ix } of initializations) {
+    const instruction = initializeTrackerInstruction({ ...ix, governance: governance.publicKey, ...params });
+    await submitTransaction(connections[chain], [instruction], [governance], { chain, step: ix.name, signal });
+  }
   return { depositTracker, withdrawTracker };
 }
 

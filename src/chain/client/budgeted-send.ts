@@ -1,16 +1,17 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { BridgeError, isBridgeError } from '../../errors.js';
+import { BridgeError } from '../../errors.js';
+import type { LandedTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
 import { BUDGET_SIZE_PREFIX, measureBatch } from './compute-budget.js';
 import { feeNote, type Bid, type PriorityFeeBidder } from './priority-fee.js';
 import type { ActionTarget } from './submit-failure.js';
-import type { SignedTransaction, TransactionJob, TransactionSender } from './transaction-sender.js';
+import type { SendOutcome, SignedTransaction, TransactionJob, TransactionSender } from './transaction-sender.js';
 
 /**
- * The next transaction of an action, sized by bytes and by compute, priced and signed; and its
- * send, which tells the bidder whether the price was enough. Shared by ./submit-votes.ts and
- * ./submit-cleanups.ts.
+ * The one batch-send loop of ./submit-votes.ts and ./submit-cleanups.ts: each transaction of an
+ * action sized by bytes and by compute, priced, signed and sent; its outcome tells the bidder
+ * whether the price was enough, and the action what to send next.
  */
 
 export interface BudgetedSubmitter {
@@ -21,7 +22,7 @@ export interface BudgetedSubmitter {
   authority: PublicKey;
 }
 
-export interface SignedBatch<T> {
+interface SignedBatch<T> {
   /** The leading items this transaction carries. */
   items: T[];
   signed: SignedTransaction;
@@ -29,7 +30,7 @@ export interface SignedBatch<T> {
 }
 
 /** Signs as many of the leading `queue` items as fit one transaction's bytes and compute (at most `maxCount`). */
-export async function signNextBatch<T extends { instruction: TransactionInstruction }>(
+async function signNextBatch<T extends { instruction: TransactionInstruction }>(
   s: BudgetedSubmitter,
   queue: readonly T[],
   maxCount: number,
@@ -49,24 +50,71 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
 
 /**
  * Sends and confirms one signed batch. A transaction that expired after a node accepted it
- * raises the chain's escalation step, and its failure names the price offered, what recent slots cleared and the cap; one that
- * landed (with an error or not) counts towards stepping it down.
+ * raises the chain's escalation step, and its failure names the price offered, what recent
+ * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it down.
  */
-export async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<void> {
-  try {
-    await s.sender.sendAndConfirm(batch.signed, job, signal);
-  } catch (err) {
-    if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) throw err;
-    if (err.context.outcome === 'landed_with_error') s.bidder.landed();
-    if (err.context.outcome !== 'not_landed') throw err;
-    // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
-    if (err.context.sendsAccepted !== 0) s.bidder.expired();
-    throw new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
+async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
+  const outcome = await s.sender.sendAndConfirm(batch.signed, job, signal);
+  if (outcome.kind === 'landed') {
+    s.bidder.landed();
+    return outcome;
   }
-  s.bidder.landed();
+  const err = outcome.failure;
+  if (err.context.outcome === 'landed_with_error') s.bidder.landed();
+  if (err.context.outcome !== 'not_landed') return outcome;
+  // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
+  if (err.context.sendsAccepted !== 0) s.bidder.expired();
+  const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
+  return { kind: 'failed', failure: priced };
 }
 
-/** The send met ComputationalBudgetExceeded: the program costs more than the simulation said. */
-export function exceededBudget(err: unknown): err is BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
-  return isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') && err.context.transactionError === 'ComputationalBudgetExceeded';
+/** One item of a batched action: the entry it concerns and its instruction. */
+export interface BatchItem {
+  index: number;
+  instruction: TransactionInstruction;
+}
+
+/** What an action does with each batch's outcome. */
+export interface BatchOutcomes<T extends BatchItem> {
+  landed(transaction: LandedTransaction): void;
+  /** On chain with an error (the fee was paid) but nothing it carried took effect. */
+  paid(transaction: LandedTransaction): void;
+  /**
+   * Any other failure of the batch `job`: the queue to go on with (src/failure-policy.ts,
+   * `resendAfterRefusal`), or the failure thrown to end the action.
+   */
+  failed(failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>, job: TransactionJob, queue: readonly T[]): T[] | Promise<T[]>;
+}
+
+/**
+ * Sends `queue` in index order, as many leading items per transaction as fit, one transaction
+ * at a time. A transaction that ran out of compute (the program costs more than the simulation
+ * measured) is followed by batches half as large, measured again.
+ */
+export async function sendBatches<T extends BatchItem>(
+  s: BudgetedSubmitter,
+  items: readonly T[],
+  outcomes: BatchOutcomes<T>,
+  signal: AbortSignal,
+): Promise<void> {
+  let queue = [...items];
+  let maxCount = queue.length;
+  while (queue.length > 0) {
+    const next = await signNextBatch(s, queue, maxCount, signal);
+    const job: TransactionJob = { ...s.target, indices: next.items.map((item) => item.index) };
+    const outcome = await sendSignedBatch(s, next, job, signal);
+    if (outcome.kind === 'landed') {
+      outcomes.landed({ signature: next.signed.signature, indices: job.indices });
+      queue = queue.slice(next.items.length);
+      continue;
+    }
+    const { failure } = outcome;
+    if (failure.context.transactionError === 'ComputationalBudgetExceeded' && next.items.length > 1) {
+      const { signature } = failure.context;
+      if (signature !== undefined) outcomes.paid({ signature, indices: job.indices });
+      maxCount = Math.ceil(next.items.length / 2);
+      continue;
+    }
+    queue = await outcomes.failed(failure, job, queue);
+  }
 }

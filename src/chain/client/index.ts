@@ -1,7 +1,7 @@
-import { PublicKey, type Commitment } from '@solana/web3.js';
+import { PublicKey, type Commitment, type TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide } from '../../domain.js';
+import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, CheckOff } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
@@ -18,6 +18,7 @@ import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
+import type { BudgetedSubmitter } from './budgeted-send.js';
 import { submitCleanups } from './submit-cleanups.js';
 import { entryIndexArg, submitVotes } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -180,8 +181,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
   const { source, target } = chainEndpoints(options, fetch, logger);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
-  const sourceSender = senderFor(source.rpc, signed.source);
-  const targetSender = senderFor(target.rpc, signed.target);
+  const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const common = { authority: authorityKey, metrics };
@@ -223,53 +223,28 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   }
 
+  /** What every send of `action` on `side` needs: that chain's RPC, sender, bidder and tracker. */
+  function submitterOn(side: ChainSide, action: CrankAction): BudgetedSubmitter & { metrics: Metrics } {
+    const { rpc, tracker } = side === 'source' ? source : target;
+    return { ...common, rpc, sender: sender[side], bidder: bidder[side], target: { action, tracker } };
+  }
+
+  // Deposits are voted on the destination's tracker, withdrawals on the source's.
+  function votesOn<V extends { index: number }>(side: ChainSide, action: CrankAction, instructionFor: (vote: V, field: string) => TransactionInstruction) {
+    return (votes: readonly V[], signal: AbortSignal) => submitVotes({ ...submitterOn(side, action), instructionFor }, votes, signal);
+  }
+
   return {
     authority: authorityKey.toBase58(),
 
     readState: (signal, limits) =>
       readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
 
-    ackDeposits: (votes, signal) =>
-      submitVotes(
-        {
-          ...common,
-          rpc: target.rpc,
-          sender: targetSender,
-          bidder: bidder.target,
-          target: { action: 'ack_deposit', tracker: target.tracker },
-          instructionFor: ackDepositFor,
-        },
-        votes,
-        signal,
-      ),
+    ackDeposits: votesOn('target', 'ack_deposit', ackDepositFor),
 
-    ackWithdraws: (votes, signal) =>
-      submitVotes(
-        {
-          ...common,
-          rpc: source.rpc,
-          sender: sourceSender,
-          bidder: bidder.source,
-          target: { action: 'ack_withdraw', tracker: source.tracker },
-          instructionFor: ackWithdrawFor,
-        },
-        votes,
-        signal,
-      ),
+    ackWithdraws: votesOn('source', 'ack_withdraw', ackWithdrawFor),
 
-    cleanupDeposits: (indices, signal) =>
-      submitCleanups(
-        {
-          ...common,
-          rpc: source.rpc,
-          sender: sourceSender,
-          bidder: bidder.source,
-          target: { action: 'cleanup_deposit', tracker: source.tracker },
-          cleanupInstruction: cleanupFor,
-        },
-        indices,
-        signal,
-      ),
+    cleanupDeposits: (indices, signal) => submitCleanups({ ...submitterOn('source', 'cleanup_deposit'), cleanupInstruction: cleanupFor }, indices, signal),
 
     readAuthority: (signal) =>
       readAuthorityView(

@@ -1,15 +1,15 @@
 import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import { isBridgeError } from '../../errors.js';
+import type { BridgeError } from '../../errors.js';
+import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { CleanupReport } from '../bridge-chains.js';
 import { decodeDepositEntries } from '../codec/accounts.js';
 import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
 import type { DepositEntry } from '../types.js';
-import { exceededBudget, sendSignedBatch, signNextBatch, type BudgetedSubmitter } from './budgeted-send.js';
+import { sendBatches, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
 import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader } from './tracker-reader.js';
-import type { TransactionJob } from './transaction-sender.js';
 import { coveringRanges } from './window.js';
 import { toEntryIndex } from '../authority-position.js';
 
@@ -29,10 +29,7 @@ export interface CleanupSubmitter extends BudgetedSubmitter {
   cleanupInstruction: (index: number, depositor: PublicKey) => TransactionInstruction;
 }
 
-interface Candidate {
-  index: number;
-  instruction: TransactionInstruction;
-}
+type Candidate = BatchItem;
 
 interface Failure {
   index: number;
@@ -103,50 +100,44 @@ async function sendCleanups(
   out: { report: CleanupReport; failures: Failure[] },
   signal: AbortSignal,
 ): Promise<void> {
-  let queue = [...candidates];
-  let maxCount = queue.length;
-  while (queue.length > 0) {
-    const next = await signNextBatch(s, queue, maxCount, signal);
-    const { items: batch, signed } = next;
-    const job: TransactionJob = { ...s.target, indices: batch.map((candidate) => candidate.index) };
-    try {
-      await sendSignedBatch(s, next, job, signal);
-    } catch (err) {
-      // The program costs more than the simulation measured: send half as many, measured again.
-      if (exceededBudget(err) && batch.length > 1) {
-        const { signature } = err.context;
-        if (signature !== undefined) out.report.transactions.push({ signature, indices: job.indices });
-        maxCount = Math.ceil(batch.length / 2);
-        continue;
-      }
-      const failed = failedEntry(err);
-      if (failed === undefined || !job.indices.includes(failed.index)) throw err;
-      // Landed with an error (another payer's cleanup got there first, or a rebroadcast without
-      // preflight): nothing was cleaned, but the transaction is on chain and its fee was paid.
-      if (failed.signature !== undefined) out.report.transactions.push({ signature: failed.signature, indices: job.indices });
-      queue = queue.filter((candidate) => candidate.index !== failed.index);
-      if (failed.programError !== 'CleanupAlreadyCompleted') {
-        out.failures.push({ index: failed.index, reason: failed.reason });
-        continue;
-      }
-      out.report.alreadyDone.push(failed.index);
-      // Another payer is cleaning the same entries (every authority's crank runs cleanup): read
-      // the rest again so that all it already did drops out at once, not one refusal at a time.
-      queue = await candidatesOf(s, queue.map((candidate) => candidate.index), out, signal);
-      continue;
-    }
-    out.report.transactions.push({ signature: signed.signature, indices: job.indices });
-    out.report.completed.push(...job.indices);
-    queue = queue.slice(batch.length);
-  }
+  await sendBatches(
+    s,
+    candidates,
+    {
+      landed: (transaction) => {
+        out.report.transactions.push(transaction);
+        out.report.completed.push(...transaction.indices);
+      },
+      paid: (transaction) => {
+        out.report.transactions.push(transaction);
+      },
+      failed: async (failure, job, queue) => {
+        const failed = failedEntry(failure);
+        const position = failed === undefined ? -1 : job.indices.indexOf(failed.index);
+        if (failed === undefined || position < 0 || resendAfterRefusal(s.target.action, position) !== 'all_but_refused') throw failure;
+        // Landed with an error (another payer's cleanup got there first, or a rebroadcast without
+        // preflight): nothing was cleaned, but the transaction is on chain and its fee was paid.
+        if (failed.signature !== undefined) out.report.transactions.push({ signature: failed.signature, indices: job.indices });
+        const rest = queue.filter((candidate) => candidate.index !== failed.index);
+        if (failed.programError !== 'CleanupAlreadyCompleted') {
+          out.failures.push({ index: failed.index, reason: failed.reason });
+          return rest;
+        }
+        out.report.alreadyDone.push(failed.index);
+        // Another payer is cleaning the same entries (every authority's crank runs cleanup): read
+        // the rest again so that all it already did drops out at once, not one refusal at a time.
+        return candidatesOf(s, rest.map((candidate) => candidate.index), out, signal);
+      },
+    },
+    signal,
+  );
 }
 
 /**
  * The entry a program error names, with the error's name, and the signature of the
  * transaction when it landed with that error (a preflight refusal has none).
  */
-function failedEntry(err: unknown): { index: number; programError: string; reason: string; signature?: string } | undefined {
-  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return undefined;
+function failedEntry(err: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>): { index: number; programError: string; reason: string; signature?: string } | undefined {
   const { index, programError, customCode } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const { signature } = err.context;

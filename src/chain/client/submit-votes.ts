@@ -1,8 +1,9 @@
 import type { TransactionInstruction } from '@solana/web3.js';
-import { BridgeError, isBridgeError } from '../../errors.js';
+import { BridgeError } from '../../errors.js';
+import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { LandedTransaction, SubmitReport } from '../bridge-chains.js';
-import { exceededBudget, sendSignedBatch, signNextBatch, type BudgetedSubmitter } from './budgeted-send.js';
+import { sendBatches, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
 import { reconcileVotes } from './reconcile-votes.js';
 import { asSubmitFailure, submitFailure } from './submit-failure.js';
 import { ReadMeter, readTrackerHeader } from './tracker-reader.js';
@@ -22,10 +23,7 @@ export interface VoteSubmitter<V extends { index: number }> extends BudgetedSubm
   instructionFor: (vote: V, field: string) => TransactionInstruction;
 }
 
-interface PlannedVote {
-  index: number;
-  instruction: TransactionInstruction;
-}
+type PlannedVote = BatchItem;
 
 /** Checks an entry index from JSON-safe input before it becomes a u64 argument. */
 export function entryIndexArg(index: number, field: string): bigint {
@@ -64,41 +62,33 @@ async function sendVotes<V extends { index: number }>(
   state: { landed: LandedTransaction[]; landedWithError: LandedTransaction[]; mustVerify: boolean },
   signal: AbortSignal,
 ): Promise<void> {
-  let planned = [...votes];
-  let deferred: unknown;
-  let maxCount = planned.length;
-  if (state.mustVerify) planned = await verifyAgainstTracker(s, planned, state.landed, signal);
-  while (planned.length > 0) {
-    const next = await signNextBatch(s, planned, maxCount, signal);
-    const { items: batch, signed } = next;
-    const job: TransactionJob = { ...s.target, indices: batch.map((vote) => vote.index) };
-    try {
-      await sendSignedBatch(s, next, job, signal);
-    } catch (err) {
-      // The program costs more than the simulation measured: send half as many, measured again.
-      if (exceededBudget(err) && batch.length > 1) {
-        const { signature } = err.context;
-        if (signature !== undefined) state.landedWithError.push({ signature, indices: job.indices });
-        maxCount = Math.ceil(batch.length / 2);
-        continue;
-      }
-      // All or nothing: the votes before a rejected one did not land, but they were valid. Land
-      // them, then report the rejection.
-      const failedAt = failedPosition(err, job);
-      if (deferred !== undefined || failedAt === undefined || failedAt === 0) throw err;
-      deferred = err;
-      planned = batch.slice(0, failedAt);
-      continue;
-    }
-    state.landed.push({ signature: signed.signature, indices: job.indices });
-    planned = planned.slice(batch.length);
-  }
+  const planned = state.mustVerify ? await verifyAgainstTracker(s, votes, state.landed, signal) : [...votes];
+  let deferred: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> | undefined;
+  await sendBatches(
+    s,
+    planned,
+    {
+      landed: (transaction) => {
+        state.landed.push(transaction);
+      },
+      paid: (transaction) => {
+        state.landedWithError.push(transaction);
+      },
+      // The valid votes before a refused one are landed first; the refusal is reported after them.
+      failed: (failure, job, queue) => {
+        const position = failedPosition(failure, job);
+        if (deferred !== undefined || position === undefined || resendAfterRefusal(s.target.action, position) !== 'before_refused') throw failure;
+        deferred = failure;
+        return queue.slice(0, position);
+      },
+    },
+    signal,
+  );
   if (deferred !== undefined) throw deferred;
 }
 
 /** Position in the batch of the instruction a program error names (refused, or landed with it). */
-function failedPosition(err: unknown, job: TransactionJob): number | undefined {
-  if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) return undefined;
+function failedPosition(err: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>, job: TransactionJob): number | undefined {
   const { index, programError } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const position = job.indices.indexOf(index);

@@ -1,7 +1,7 @@
 import type { SignatureStatus, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
-import { describeError, isBridgeError } from '../../errors.js';
+import { describeError, isBridgeError, type BridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import { boundText } from '../../text.js';
@@ -9,11 +9,11 @@ import { sleep } from '../../time.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import { isHistoryUnavailable, type ChainHeight, type ChainRpc, type SignatureStatusAt } from '../rpc/chain-rpc.js';
-import { isDefiniteSendRefusal, preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
-import { submitFailure, type ActionTarget } from './submit-failure.js';
+import { preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
+import { isDefiniteSendRefusal } from '../../failure-policy.js';
+import { classifyTransactionError, isAlreadyProcessed, submitFailure, type ActionTarget } from './submit-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { signTransaction } from './sign-transaction.js';
-import { classifyTransactionError, isAlreadyProcessed } from './transaction-failure.js';
 import { chainName } from '../chain-name.js';
 import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget } from './compute-budget.js';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../fee-rate.js';
@@ -62,7 +62,14 @@ export interface TransactionJob extends ActionTarget {
   indices: number[];
 }
 
-type ConfirmOutcome = 'landed' | 'expired';
+/**
+ * What became of one signed transaction, as a value: it landed, or a CHAIN__FAILED_TO_SUBMIT
+ * says what became of it (`refused` in preflight, `landed_with_error`, `not_landed` or
+ * `unknown`). Whether anything is tried again is src/failure-policy.ts's decision.
+ */
+export type SendOutcome = { kind: 'landed' } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
+
+const LANDED: SendOutcome = { kind: 'landed' };
 
 /**
  * How far past a transaction's lastValidBlockHeight a node without history still knows it
@@ -92,13 +99,33 @@ interface Pending {
   expiredIn?: ChainHeight;
 }
 
-/** What became of the sends of one signed transaction: for the reason when it never lands. */
-interface SendRecord {
-  sent: number;
-  failed: number;
-  lastFailure: unknown;
+/** What became of the sends of one signed transaction: for the reason when it never lands, and the pace of the next send. */
+class SendRecord {
+  sent = 0;
+  failed = 0;
+  lastFailure: unknown = undefined;
   /** Sends that failed in a row, the latest included (0: the latest went through). */
-  failedInARow: number;
+  failedInARow = 0;
+
+  /** Counted before the bytes leave: an abort during the send still counts it. */
+  sending(): void {
+    this.sent++;
+  }
+
+  wentThrough(): void {
+    this.failedInARow = 0;
+  }
+
+  /** The node's answer left it unknown whether the bytes went on. */
+  failedWith(err: unknown): void {
+    this.failed++;
+    this.lastFailure = err;
+    this.failedInARow++;
+  }
+
+  get accepted(): number {
+    return this.sent - this.failed;
+  }
 }
 
 type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent'; slot: number } | { kind: 'unavailable' };
@@ -141,19 +168,17 @@ export class TransactionSender {
   }
 
   /**
-   * Sends `signed` and resolves once it landed (confirmed without error). Throws
-   * CHAIN__FAILED_TO_SUBMIT saying what became of it: `refused` in preflight, `landed_with_error`,
-   * `not_landed` (its blockhash expired: the reason says what became of its sends) or
-   * `unknown` (not confirmed in time).
+   * Sends `signed` and watches it until its outcome is known or `confirmTimeoutMs` passed
+   * (`unknown`: it stays pending). Throws only for an abort, or the RPC failure of a send that
+   * a node certainly refused to forward.
    */
-  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<void> {
+  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const sends: SendRecord = { sent: 0, failed: 0, lastFailure: undefined, failedInARow: 0 };
+    const sends = new SendRecord();
     const pending: Pending = { signed, job, sends };
     this.pending.set(signed.signature, pending);
-    await this.sendFirst(signed, job, sends, signal);
-    const outcome = await this.confirm(pending, { resumed: false }, signal);
-    if (outcome === 'expired') throw this.notLanded(signed, job, sends);
+    const refused = await this.sendFirst(signed, job, sends, signal);
+    return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
   /** Resolves the transactions of `action` that earlier calls left pending. */
@@ -163,48 +188,53 @@ export class TransactionSender {
     const landedWithError: LandedTransaction[] = [];
     for (const entry of mine) {
       const { signed, job } = entry;
-      try {
-        const outcome = await this.confirm(entry, { resumed: true }, signal);
-        if (outcome === 'landed') landed.push({ signature: signed.signature, indices: job.indices });
-      } catch (err) {
-        // It landed with an error: resolved, and the failure belonged to the earlier call.
-        if (!isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') || err.context.outcome !== 'landed_with_error') throw err;
-        const signature = signed.signature;
-        this.logger.warn({ err, signature, action }, 'an earlier transaction of this action landed with an error');
-        landedWithError.push({ signature, indices: job.indices });
+      const transaction = { signature: signed.signature, indices: job.indices };
+      const outcome = await this.confirm(entry, { resumed: true }, signal);
+      if (outcome.kind === 'landed') {
+        landed.push(transaction);
+        continue;
       }
+      const err = outcome.failure;
+      // Still unknown: nothing new may be signed for this action until it is resolved.
+      if (err.context.outcome === 'unknown') throw err;
+      // Landed with an error: resolved, and the failure belonged to the earlier call. Expired: resolved, nothing landed.
+      if (err.context.outcome !== 'landed_with_error') continue;
+      this.logger.warn({ err, signature: signed.signature, action }, 'an earlier transaction of this action landed with an error');
+      landedWithError.push(transaction);
     }
     return { hadPending: mine.length > 0, landed, landedWithError };
   }
 
-  private async sendFirst(signed: SignedTransaction, job: TransactionJob, sends: SendRecord, signal: AbortSignal): Promise<void> {
-    sends.sent++;
+  /** The outcome when preflight refused the transaction; undefined when it is to be watched. */
+  private async sendFirst(signed: SignedTransaction, job: TransactionJob, sends: SendRecord, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    sends.sending();
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
-      sends.failedInARow = 0;
+      sends.wentThrough();
+      return undefined;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       const preflight = preflightFailure(err);
-      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return;
+      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
       if (preflight !== undefined) {
         this.pending.delete(signed.signature);
         const failure = classifyTransactionError(preflight.transactionError);
         const index = this.failingIndex(failure.programError?.instructionIndex, job);
-        throw submitFailure(job, { ...failure, ...index, outcome: 'refused', reason: `${failure.reason}, refused in preflight` }, [], err);
+        const refused = submitFailure(job, { ...failure, ...index, outcome: 'refused', reason: `${failure.reason}, refused in preflight` }, [], err);
+        return { kind: 'failed', failure: refused };
       }
       if (isDefiniteSendRefusal(err)) {
         this.pending.delete(signed.signature);
         throw err;
       }
-      sends.failed++;
-      sends.lastFailure = err;
-      sends.failedInARow++;
+      sends.failedWith(err);
       const signature = signed.signature;
       this.logger.warn({ err, signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
+      return undefined;
     }
   }
 
-  private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<ConfirmOutcome> {
+  private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<SendOutcome> {
     const { signed, job, sends } = pending;
     const { pollIntervalMs, rebroadcastIntervalMs, confirmTimeoutMs } = this.timing;
     const started = Date.now();
@@ -223,7 +253,7 @@ export class TransactionSender {
         lastBroadcast = Date.now();
         await this.rebroadcast(signed, sends, signal);
       }
-      if (Date.now() - started >= confirmTimeoutMs) throw this.unresolved(signed, job);
+      if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(signed, job) };
       await sleep(pollIntervalMs, signal);
     }
   }
@@ -242,8 +272,8 @@ export class TransactionSender {
     return Math.max(backoff, asked);
   }
 
-  private async pollOutcome(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<ConfirmOutcome | 'waiting'> {
-    const { signed, job } = pending;
+  private async pollOutcome(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    const { signed, job, sends } = pending;
     const recent = await this.poll(signed.signature, false, signal);
     if (recent.kind === 'found') return this.outcomeOf(recent.status, signed, job);
     if (pending.expiredIn === undefined && checkExpiry) pending.expiredIn = await this.expiredIn(signed, signal);
@@ -261,7 +291,7 @@ export class TransactionSender {
       { signature, action: job.action, indices: job.indices, lastValidBlockHeight, expiredAtSlot: expiredIn.slot, statusSlot: final.slot },
       'blockhash expired before the transaction landed; this attempt ends and the next one signs anew',
     );
-    return 'expired';
+    return { kind: 'failed', failure: this.notLanded(signed, job, sends) };
   }
 
   /**
@@ -288,20 +318,19 @@ export class TransactionSender {
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
-  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): ConfirmOutcome | 'waiting' {
+  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): SendOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
     this.recordLanded(signed.budget);
     if (status.err !== null) {
-      this.pending.delete(signed.signature);
       const failure = classifyTransactionError(status.err);
       const index = this.failingIndex(failure.programError?.instructionIndex, job);
       const reason = `${failure.reason}, landed in transaction ${signed.signature}`;
-      throw submitFailure(job, { ...failure, ...index, outcome: 'landed_with_error', signature: signed.signature, reason });
+      return { kind: 'failed', failure: submitFailure(job, { ...failure, ...index, outcome: 'landed_with_error', signature: signed.signature, reason }) };
     }
     const { signature } = signed;
     this.logger.info({ signature, action: job.action, indices: job.indices, chain: this.rpc.chain }, 'transaction landed');
-    return 'landed';
+    return LANDED;
   }
 
   private async poll(signature: string, searchTransactionHistory: boolean, signal: AbortSignal): Promise<Poll> {
@@ -331,15 +360,13 @@ export class TransactionSender {
 
   private async rebroadcast(signed: SignedTransaction, sends: SendRecord, signal: AbortSignal): Promise<void> {
     this.metrics.transactionRebroadcasts.inc({ chain: this.rpc.chain });
-    sends.sent++;
+    sends.sending();
     try {
       await this.rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
-      sends.failedInARow = 0;
+      sends.wentThrough();
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      sends.failed++;
-      sends.lastFailure = err;
-      sends.failedInARow++;
+      sends.failedWith(err);
       this.logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
     }
   }
@@ -359,13 +386,13 @@ export class TransactionSender {
     return index === undefined ? {} : { index };
   }
 
-  private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): Error {
+  private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
     const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
     const reason = `${expired}; ${describeSends(this.rpc.chain, sends)}`;
-    return submitFailure(job, { outcome: 'not_landed', reason, sendsAccepted: sends.sent - sends.failed });
+    return submitFailure(job, { outcome: 'not_landed', reason, sendsAccepted: sends.accepted });
   }
 
-  private unresolved(signed: SignedTransaction, job: TransactionJob): Error {
+  private unresolved(signed: SignedTransaction, job: TransactionJob): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
     const seconds = Math.ceil(this.timing.confirmTimeoutMs / 1000);
     return submitFailure(job, {
       outcome: 'unknown',
@@ -385,8 +412,7 @@ function describeSends(chain: ChainSide, sends: SendRecord): string {
   const side = chainName(chain);
   const times = `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
   if (sends.failed === sends.sent) return `sendTransaction on the ${side} chain failed every time (${times}; last: ${sendFailureSummary(sends.lastFailure)})`;
-  const accepted = sends.sent - sends.failed;
-  return `the ${side} chain's RPC accepted it ${accepted} of ${times} but it never landed (dropped before a leader included it)`;
+  return `the ${side} chain's RPC accepted it ${sends.accepted} of ${times} but it never landed (dropped before a leader included it)`;
 }
 
 // An RPC failure's text is already bounded where it was made (rpcFailure); anything else is not.

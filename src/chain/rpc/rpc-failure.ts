@@ -139,16 +139,3 @@ export function preflightFailure(err: unknown): PreflightFailure | undefined {
   const logs = lines.filter((line): line is string => typeof line === 'string');
   return { transactionError: data.err, logs };
 }
-
-// JSON-RPC answers to sendTransaction that prove the node did not forward the transaction:
-// it refused before sending (preflight, signature or version checks, an unhealthy node, a bad
-// request). Any other failure (timeout, lost connection, HTTP 5xx, -32603) leaves the outcome
-// unknown: the transaction may have reached a leader.
-const SEND_REFUSAL_CODES = new Set([-32700, -32600, -32601, -32602, -32002, -32003, -32005, -32006, -32013, -32015]);
-
-/** True when a failed sendTransaction certainly did not broadcast the transaction. */
-export function isDefiniteSendRefusal(err: unknown): boolean {
-  if (!isBridgeError(err, 'CHAIN__RPC_FAILED')) return false;
-  const code = err.context.rpcCode;
-  return code !== undefined && SEND_REFUSAL_CODES.has(code);
-}

@@ -1,7 +1,7 @@
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../../../src/chain/codec/builders.js';
-import { depositInstruction, initializeDepositTrackerInstruction, initializeWithdrawTrackerInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../../devnet/instructions.js';
+import { depositInstruction, initializeTrackerInstruction, resetPendingInstruction, setTokenPairInstruction, withdrawInstruction } from '../../../devnet/instructions.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
 import { key } from './hand-bytes.js';
@@ -58,17 +58,17 @@ describe('instruction builders follow PROTOCOL.md account lists', () => {
   });
 
   it('initialize_deposit_tracker: governance (signer), tracker (writable)', () => {
-    const args = { targetChainId: 2, capacity: 100n, threshold: 1, authorities: [key(5)] };
-    const ix = initializeDepositTrackerInstruction({ programId, governance: a, depositTracker: b, ...args });
+    const args = { name: 'initialize_deposit_tracker' as const, targetChainId: 2, capacity: 100n, threshold: 1, authorities: [key(5)] };
+    const ix = initializeTrackerInstruction({ programId, governance: a, tracker: b, ...args });
     expectAccounts(ix, [[a, 'signer'], [b, 'writable']]);
-    expect(decodeInstructionData(ix.data)).toEqual({ name: 'initialize_deposit_tracker', ...args });
+    expect(decodeInstructionData(ix.data)).toEqual(args);
   });
 
   it('initialize_withdraw_tracker: governance (signer), tracker (writable)', () => {
-    const args = { sourceChainId: 1, capacity: 100n, threshold: 2, authorities: [key(5), key(6)] };
-    const ix = initializeWithdrawTrackerInstruction({ programId, governance: a, withdrawTracker: b, ...args });
+    const args = { name: 'initialize_withdraw_tracker' as const, sourceChainId: 1, capacity: 100n, threshold: 2, authorities: [key(5), key(6)] };
+    const ix = initializeTrackerInstruction({ programId, governance: a, tracker: b, ...args });
     expectAccounts(ix, [[a, 'signer'], [b, 'writable']]);
-    expect(decodeInstructionData(ix.data)).toEqual({ name: 'initialize_withdraw_tracker', ...args });
+    expect(decodeInstructionData(ix.data)).toEqual(args);
   });
 
   it('deposit: depositor (signer), tracker (writable)', () => {

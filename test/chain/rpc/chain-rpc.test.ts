@@ -4,10 +4,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isBridgeError } from '../../../src/errors.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
-import { isDefiniteSendRefusal, preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
+import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { serializeError } from '../../../src/log/logger.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
-import { retriesAction } from '../../../src/failure-policy.js';
+import { isDefiniteSendRefusal, retriesAction } from '../../../src/failure-policy.js';
 import { rejection } from '../../support/rejection.js';
 
 let server: JsonRpcTestServer | undefined;

@@ -11,7 +11,7 @@ import {
 } from '@solana/web3.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
-import { depositInstruction, initializeDepositTrackerInstruction } from '../../../devnet/instructions.js';
+import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
 import { Bank, LAMPORTS_PER_SIGNATURE } from '../../../devnet/bank/bank.js';
@@ -47,10 +47,11 @@ function signed(bank: Bank, instructions: TransactionInstruction[], signers: Key
 }
 
 function initTracker(bank: Bank, governance: Keypair): void {
-  const ix = initializeDepositTrackerInstruction({
+  const ix = initializeTrackerInstruction({
+    name: 'initialize_deposit_tracker',
     programId,
     governance: governance.publicKey,
-    depositTracker: tracker,
+    tracker,
     targetChainId: TARGET,
     capacity: 8n,
     threshold: 1,

@@ -1,5 +1,5 @@
 import { Keypair, PublicKey, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
-import { depositInstruction, initializeDepositTrackerInstruction } from '../../../devnet/instructions.js';
+import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
 import type { DevnetNode } from '../../../devnet/node.js';
 
@@ -25,10 +25,11 @@ export async function depositSetup(node: DevnetNode, connection: Connection) {
   const payer = Keypair.generate();
   node.airdrop(payer.publicKey, 10_000_000_000);
   const tracker = depositTrackerAddress(node.programId, 2);
-  const init = initializeDepositTrackerInstruction({
+  const init = initializeTrackerInstruction({
+    name: 'initialize_deposit_tracker',
     programId: node.programId,
     governance: payer.publicKey,
-    depositTracker: tracker,
+    tracker,
     targetChainId: 2,
     capacity: 16n,
     threshold: 1,

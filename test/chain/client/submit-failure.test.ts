@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyTransactionError, isAlreadyProcessed } from '../../../src/chain/client/transaction-failure.js';
+import { classifyTransactionError, isAlreadyProcessed } from '../../../src/chain/client/submit-failure.js';
 
 describe('classifyTransactionError', () => {
   it.each([
