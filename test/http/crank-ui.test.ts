@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateNode } from 'xstate';
 import { crankMachine } from '../../src/machines/crank-machine.js';
@@ -8,6 +7,7 @@ import { waitFor } from '../support/wait-for.js';
 import { bridgeView, deposits } from '../machines/support/bridge-view.js';
 import { startTestCrank } from '../machines/support/test-crank.js';
 import { basicAuth, startTestApp, type TestApp } from '../support/http-app.js';
+import { CHROMIUM, chromiumInstalled, launchChromium } from '../support/chromium.js';
 
 /**
  * GET /crank/ui in headless Chromium (Debian's `chromium`, driven by playwright-core): the
@@ -16,20 +16,8 @@ import { basicAuth, startTestApp, type TestApp } from '../support/http-app.js';
  * auth with the browser's credentials and nothing loaded from outside the server.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const CREDENTIALS = { username: 'operator', password: 'p\u00e4ss w0rd' };
 const PAGE_TIMEOUT_MS = 10_000;
-const chromiumInstalled = existsSync(CHROMIUM);
 
 /** Every state id of the machine definition, root excluded. */
 function machineStateIds(node: AnyStateNode = crankMachine.root): string[] {
@@ -93,7 +81,7 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
   let crank: CrankService | undefined;
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 });
+    browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
     await browser.close();

@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { unexpectedHostReason } from '../../src/http/allowed-hosts.js';
 import { crossSiteReason } from '../../src/http/cross-site.js';
 import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
+import { CHROMIUM, chromiumInstalled, launchChromium } from '../support/chromium.js';
 
 /**
  * DNS rebinding and cross-site requests, driven by headless Chromium. `--host-resolver-rules`
@@ -15,19 +15,6 @@ import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
  * auth, the configuration where rebinding mattered (a page has no credentials otherwise).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP bridge.example 127.0.0.1',
-];
-const chromiumInstalled = existsSync(CHROMIUM);
 
 interface Answer {
   status: number;
@@ -57,7 +44,7 @@ describe.runIf(chromiumInstalled)('in Chromium', () => {
   let attacker: Server | undefined;
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 20_000 });
+    browser = await launchChromium(['--host-resolver-rules=MAP evil.example 127.0.0.1, MAP bridge.example 127.0.0.1']);
   });
   afterAll(async () => {
     await browser.close();

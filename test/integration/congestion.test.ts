@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { depositTracker } from './support/chain-state.js';
 import { startCrankServer } from './support/crank-server.js';
-import { runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled } from './support/expectations.js';
-import { deposit } from './support/transactions.js';
 import { metricValue } from '../support/metric-value.js';
+import { depositRejected, settleWithin } from './support/settle.js';
 
 /**
  * A congested cluster (PROTOCOL.md "Compute units and fees", the devnet's price floor): leaders
@@ -25,20 +24,6 @@ afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
-
-async function depositRejected(b: DevnetBridge, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint });
-}
-
-/** Rounds until every transfer is cleaned up; at most `maxRounds`. */
-async function settleWithin(b: DevnetBridge, cranks: readonly BridgeCrank[], maxRounds: number): Promise<number> {
-  for (let round = 1; round <= maxRounds; round++) {
-    await runRound(cranks);
-    const { header } = depositTracker(b);
-    if (header.settledPrefix === header.entryCount) return round;
-  }
-  throw new Error(`transfers not settled after ${maxRounds} rounds`);
-}
 
 /** Every crank transaction landed within its limit, requesting at most 1.2x what it used. */
 function expectMeasuredLimits(landed: ReturnType<typeof crankTransactions>): void {

@@ -16,6 +16,7 @@ import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { cleanupDeposit, deposit } from './support/transactions.js';
 import { metricValue } from '../support/metric-value.js';
+import { depositRejected, settleWithin } from './support/settle.js';
 
 /**
  * RPC faults injected by the devnet: HTTP 500 and 429, node-unhealthy errors, lost
@@ -30,20 +31,6 @@ afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
-
-async function depositRejected(b: DevnetBridge, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint });
-}
-
-/** Rounds until every transfer is cleaned up (Rejected results need no claim); at most `maxRounds`. */
-async function settleWithin(b: DevnetBridge, cranks: readonly BridgeCrank[], maxRounds: number): Promise<number> {
-  for (let round = 1; round <= maxRounds; round++) {
-    await runRound(cranks);
-    const { header } = depositTracker(b);
-    if (header.settledPrefix === header.entryCount) return round;
-  }
-  throw new Error(`transfers not settled after ${maxRounds} rounds`);
-}
 
 describe('RPC faults', () => {
   describe('with production confirmation timing (a blockhash lives 151 slots of 10 ms)', () => {

@@ -1,9 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { serverEnv } from '../../devnet/server-env.js';
 import { quietWindowMs } from '../../src/machines/authority-role.js';
-import { ServerProcess, ensureBuilt, type LogRecord } from '../support/server-process.js';
+import { ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { authorityBalances, depositTracker, landedStatus, landedTransactionsPaidBy } from './support/chain-state.js';
+import { scrapedSample, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
 import { startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled } from './support/expectations.js';
@@ -33,23 +33,11 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-interface Server {
-  process: ServerProcess;
-  url: string;
-}
+type Server = AuthorityServer;
 
-async function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
-  const process = new ServerProcess({
-    ...serverEnv(b.world, 0, 0),
-    BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS),
-    BRIDGE_RPC_TIMEOUT_MS: '5000',
-    BRIDGE_LOG_LEVEL: 'info',
-    // The production default (serverEnv turns the handoff off for the devnet's one server per authority).
-    BRIDGE_HANDOFF_SECS: '300',
-    ...env,
-  });
-  b.onClose(() => process.stop());
-  return { process, url: await process.listening() };
+function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
+  // The production default handoff (serverEnv turns it off for the devnet's one server per authority).
+  return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env });
 }
 
 interface Health {
@@ -67,9 +55,7 @@ async function health(server: Server): Promise<Health> {
 }
 
 async function metric(server: Server, series: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  return (await scrapedSample(server, series)) ?? 0;
 }
 
 async function waitForRole(server: Server, role: string, timeoutMs: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CrankReport } from '../../src/machines/crank-service.js';
-import { serverEnv } from '../../devnet/server-env.js';
-import { ServerProcess, ensureBuilt, type LogRecord } from '../support/server-process.js';
+import { ensureBuilt, type LogRecord } from '../support/server-process.js';
+import { scrapedSample as metric, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
 import { NOTHING_ATTEMPTED, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
@@ -23,27 +23,15 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-interface Server {
-  process: ServerProcess;
-  url: string;
-}
+type Server = AuthorityServer;
 
 /**
  * A server for authority 0; its cycles run on POST /crank/once only (the poll interval is an
  * hour). No handoff (BRIDGE_HANDOFF_SECS=0): both servers sign from the start, as two instances
  * did before handoffs existed; test/integration/handoff.test.ts covers the handoff.
  */
-async function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
-  const process = new ServerProcess({
-    ...serverEnv(b.world, 0, 0),
-    BRIDGE_POLL_INTERVAL_SECS: '3600',
-    BRIDGE_HANDOFF_SECS: '0',
-    BRIDGE_RPC_TIMEOUT_MS: '5000',
-    BRIDGE_LOG_LEVEL: 'info',
-    ...env,
-  });
-  b.onClose(() => process.stop());
-  return { process, url: await process.listening() };
+function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
+  return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_HANDOFF_SECS: '0', ...env });
 }
 
 async function crankOnce(server: Server): Promise<CrankReport> {
@@ -56,12 +44,6 @@ async function health(server: Server): Promise<{ code: number; status: string; l
   const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(10_000) });
   const body = (await response.json()) as { status: string; crank: { last_error: string | null } };
   return { code: response.status, status: body.status, lastError: body.crank.last_error };
-}
-
-async function metric(server: Server, series: string): Promise<number | undefined> {
-  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** Signatures of the ack_deposit transactions the server logged as landed. */
