@@ -1,8 +1,18 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { PublicKey } from '@solana/web3.js';
 
-// RFC 8410: SPKI wrapping of a raw 32-byte Ed25519 public key.
+// RFC 8410: SPKI wrapping of a raw 32-byte Ed25519 public key, PKCS#8 wrapping of a raw 32-byte seed.
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** The private key of a 32-byte Ed25519 seed (the first half of a Solana secret key), as PKCS#8 DER. */
+export function ed25519PrivateKeyDer(seed: Uint8Array): Buffer {
+  return Buffer.concat([PKCS8_ED25519_PREFIX, seed]);
+}
+
+export function ed25519PrivateKeyObject(seed: Uint8Array): KeyObject {
+  return createPrivateKey({ key: ed25519PrivateKeyDer(seed), format: 'der', type: 'pkcs8' });
+}
 
 export function ed25519PublicKeyObject(publicKey: PublicKey): KeyObject {
   return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey.toBuffer()]), format: 'der', type: 'spki' });

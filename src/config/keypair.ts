@@ -1,7 +1,7 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { Keypair } from '@solana/web3.js';
 import type { AuthoritySigner } from '../chain/authority-signer.js';
-import { FileKeySigner } from '../chain/client/native-signer.js';
+import { FileKeySigner } from '../chain/client/file-key-signer.js';
 import { BridgeError, isBridgeError } from '../errors.js';
 import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem, type Pkcs11Pin } from './pkcs11-uri.js';
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import pkcs11js from 'pkcs11js';
+import { ed25519PrivateKeyDer } from '../../src/chain/ed25519.js';
 
 /**
  * A SoftHSM token store of the test's own, in a temporary directory named by SOFTHSM2_CONF:
@@ -12,8 +13,6 @@ import pkcs11js from 'pkcs11js';
  */
 
 const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/local/lib/softhsm/libsofthsm2.so'];
-// RFC 8410: PKCS#8 wrapping of a raw 32-byte Ed25519 seed.
-const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const TOOL_TIMEOUT_MS = 30_000;
 
 export const TOKEN_PIN = 'pin-7c1e-DO-NOT-LEAK';
@@ -68,7 +67,7 @@ export function createSoftHsm(): SoftHsm {
       run('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', TOKEN_PIN, '--so-pin', `so-${TOKEN_PIN}`]);
     },
     importKeypair(token, label, id, keypair) {
-      const seed = Buffer.concat([PKCS8_ED25519_PREFIX, keypair.secretKey.subarray(0, 32)]).toString('base64');
+      const seed = ed25519PrivateKeyDer(keypair.secretKey.subarray(0, 32)).toString('base64');
       const pem = join(dir, `import-${label}.pem`);
       writeFileSync(pem, `-----BEGIN PRIVATE KEY-----\n${seed}\n-----END PRIVATE KEY-----\n`, { mode: 0o600 });
       try {

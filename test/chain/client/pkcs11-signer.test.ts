@@ -1,7 +1,7 @@
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { FileKeySigner } from '../../../src/chain/client/native-signer.js';
+import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/chain/ed25519.js';
 import { loadAuthoritySigner } from '../../../src/config/keypair.js';
 import { isBridgeError } from '../../../src/errors.js';

@@ -1,6 +1,7 @@
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { sign, type KeyObject } from 'node:crypto';
 import type { Keypair, PublicKey } from '@solana/web3.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
+import { ed25519PrivateKeyObject } from '../ed25519.js';
 
 /**
  * The authority key read from a Solana CLI keypair file, signing with Node's native Ed25519
@@ -9,16 +10,13 @@ import type { AuthoritySigner, SignerDescription } from '../authority-signer.js'
  * submits; natively a signature takes tens of microseconds.
  */
 
-// RFC 8410: PKCS#8 wrapping of a raw 32-byte Ed25519 seed.
-const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
 export class FileKeySigner implements AuthoritySigner {
   readonly publicKey: PublicKey;
   readonly #privateKey: KeyObject;
 
   constructor(keypair: Keypair) {
     this.publicKey = keypair.publicKey;
-    this.#privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, keypair.secretKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+    this.#privateKey = ed25519PrivateKeyObject(keypair.secretKey.subarray(0, 32));
   }
 
   sign(message: Uint8Array): Promise<Uint8Array> {
