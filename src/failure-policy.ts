@@ -126,6 +126,14 @@ export function retriesAction(error: unknown): boolean {
   return !isBridgeError(error);
 }
 
+/**
+ * SPEC §3 failure rule: BRIDGE_CRANK_MAX_ATTEMPTS attempts in total per action. With
+ * `retriesAction`, the crank's `failed` state decides by it whether to back off and try again.
+ */
+export function hasAttemptsLeft(failedAttempts: number, maxAttempts: number): boolean {
+  return failedAttempts < maxAttempts;
+}
+
 // A token that went away (removed, an HSM restarting) or failed one signature: the next attempt
 // re-opens the session and logs in. A refused PIN is not retried: a few wrong PINs lock a token.
 const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found']);

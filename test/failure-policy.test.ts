@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BridgeError, type BridgeErrorContexts, type SignerFailure, type SubmitOutcome } from '../src/errors.js';
-import { isTransientRpcFailure, resendAfterRefusal, retriesAction, type BatchResend } from '../src/failure-policy.js';
+import { hasAttemptsLeft, isTransientRpcFailure, resendAfterRefusal, retriesAction, type BatchResend } from '../src/failure-policy.js';
 
 /**
  * docs/failure-policy.md, row by row, against src/failure-policy.ts: each row's facts as the
@@ -138,5 +138,17 @@ describe('docs/failure-policy.md against src/failure-policy.ts', () => {
     for (const [row, failures] of Object.entries(ROWS).filter(([row]) => row.startsWith('RPC: '))) {
       for (const failure of failures) expect(isTransientRpcFailure((failure as BridgeError<'CHAIN__RPC_FAILED'>).context)).toBe(documented.get(row) === 'yes');
     }
+  });
+});
+
+describe('hasAttemptsLeft', () => {
+  it.each([
+    [1, 1, false],
+    [1, 3, true],
+    [2, 3, true],
+    [3, 3, false],
+    [4, 3, false],
+  ])('after %i failed attempts of %i allowed -> %s', (failed, max, left) => {
+    expect(hasAttemptsLeft(failed, max)).toBe(left);
   });
 });

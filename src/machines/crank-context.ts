@@ -3,7 +3,7 @@ import type { CrankSettings } from './crank-settings.js';
 import type { CrankStep } from './crank-types.js';
 import type { HealthFacts } from './health-facts.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
-import { initialRole } from './authority-role.js';
+import { initialRole } from './rules.js';
 import type { WaitingRead } from './planning/waiting.js';
 
 /**

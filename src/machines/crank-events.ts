@@ -1,5 +1,5 @@
 import type { CrankAction, ChainSide } from '../domain.js';
-import type { RoleChange } from './authority-role.js';
+import type { RoleChange } from './rules.js';
 import type { CrankReport } from './crank-types.js';
 import type { ForeignTransaction } from './health-facts.js';
 import type { WaitingRead } from './planning/waiting.js';

@@ -23,9 +23,17 @@ import {
   type StepRecord,
 } from './step-records.js';
 import { retryBackoffDelay } from './backoff.js';
-import { maySubmit } from './authority-checks.js';
-import { hasAckDepositWork, hasAckWithdrawWork, hasAttemptsLeft, hasCleanupWork } from './guards.js';
-import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } from './poll-schedule.js';
+import { hasAttemptsLeft } from '../failure-policy.js';
+import {
+  hasAckDepositWork,
+  hasAckWithdrawWork,
+  hasCleanupWork,
+  idleWaitAfterChunk,
+  isCycleDue,
+  maySubmit,
+  nextCycleDelay,
+  type PollSchedule,
+} from './rules.js';
 
 /**
  * The crank: one cycle at a time (SPEC §1 run lock), in SPEC §3 order: read and plan, then

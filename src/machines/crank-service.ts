@@ -3,7 +3,7 @@ import type { SignerDescription } from '../chain/authority-signer.js';
 import type { CheckOff } from '../chain/bridge-chains.js';
 import type { HealthStatus } from './health-status.js';
 import type { CrankActivity } from './crank-activity.js';
-import { CRANK_ROLES } from './authority-role.js';
+import { CRANK_ROLES } from './health-facts.js';
 import { crankReportSchema, type CrankReport } from './crank-types.js';
 
 /**

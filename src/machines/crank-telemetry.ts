@@ -1,9 +1,9 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CrankEmitted } from './crank-events.js';
-import type { HealthFacts } from './health-facts.js';
+import { CRANK_ROLES, type HealthFacts } from './health-facts.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
-import { CRANK_ROLES, otherSignerActiveMs } from './authority-role.js';
+import { otherSignerActiveMs } from './rules.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and

@@ -1,5 +1,4 @@
 import type { ChainSide } from '../domain.js';
-import type { KeyUse, RoleFacts } from './authority-role.js';
 
 /** What /health shows (times in unix milliseconds here; the service converts to seconds). */
 export interface HealthFacts {
@@ -27,4 +26,44 @@ export type ChainFees = Record<ChainSide, FeeFacts>;
 
 export interface ForeignTransaction extends KeyUse {
   seenAtMs: number;
+}
+
+export type CrankRole = 'active' | 'standby';
+
+export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
+
+/** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
+export interface OtherSigner {
+  chain: ChainSide;
+  signature: string;
+  slot: number;
+  /** The read that first saw it signing in this standby stretch. */
+  activeSinceMs: number;
+  /** The latest read that saw a new transaction of it. */
+  lastSeenAtMs: number;
+}
+
+export interface RoleFacts {
+  role: CrankRole;
+  /** When this role began; null before the first read. */
+  sinceMs: number | null;
+  /** The latest read that saw another signer, or the first read: the quiet window runs from here. */
+  quietSinceMs: number | null;
+  /**
+   * Added to the quiet window after this instance stood by on seeing another signer while it was
+   * active: uniform in [0, window), so that two instances that stood by on each other's
+   * transactions do not take over in the same instant again. 0 otherwise.
+   */
+  extraQuietMs: number;
+  otherSigner: OtherSigner | null;
+}
+
+/**
+ * A transaction signed with the key but not by this process, as a read reports it: the
+ * destination chain's first, each chain's newest first (slots of two chains do not compare).
+ */
+export interface KeyUse {
+  chain: ChainSide;
+  signature: string;
+  slot: number;
 }

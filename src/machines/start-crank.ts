@@ -6,7 +6,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
-import { CHAINS } from './authority-checks.js';
+import { CHAINS } from './rules.js';
 import { crankActors } from './crank-actors.js';
 import { createCrankActivityLog, type CrankActivityLog } from './crank-activity.js';
 import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
@@ -19,7 +19,7 @@ import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '.
 import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import type { HealthVerdict } from './health-status.js';
-import { quietWindowMs } from './authority-role.js';
+import { quietWindowMs } from './rules.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { quietWindowMs } from '../../src/machines/authority-role.js';
+import { quietWindowMs } from '../../src/machines/rules.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { authorityBalances, depositTracker, landedStatus, landedTransactionsPaidBy } from './support/chain-state.js';

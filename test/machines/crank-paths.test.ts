@@ -15,7 +15,7 @@ import {
 import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import type { ReadInput } from '../../src/machines/crank-actors.js';
 import type { AuthorityView } from '../../src/chain/bridge-chains.js';
-import { chainsShortOfFees } from '../../src/machines/authority-checks.js';
+import { chainsShortOfFees } from '../../src/machines/rules.js';
 import type { CycleRead } from '../../src/machines/crank-context.js';
 import type { CrankSettings } from '../../src/machines/crank-settings.js';
 import type { CrankEvent } from '../../src/machines/crank-events.js';

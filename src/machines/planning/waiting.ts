@@ -2,7 +2,7 @@ import type { BridgeView } from '../../chain/bridge-chains.js';
 import { ownNextIndex } from '../../chain/authority-position.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import type { CyclePlan } from './cycle-plan.js';
-import { entryIndex } from './view-access.js';
+import { entryIndex } from './cycle-plan.js';
 
 /**
  * How long work has waited for this authority, from the read the cycle planned on and nothing

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DepositEntry, DepositResult, RejectionReason } from '../../../src/chain/types.js';
-import { planAckWithdraws, sameDepositResult } from '../../../src/machines/planning/ack-withdraw.js';
+import { planAckWithdraws, sameDepositResult } from '../../../src/machines/planning/cycle-plan.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from '../support/bridge-view.js';
 
 const REASONS: RejectionReason[] = ['InternalError', 'InsufficientFunds', 'LimitExceeded', 'TokenPairFrozen', 'TokenPairNotFound'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planCleanups } from '../../../src/machines/planning/cleanup.js';
+import { planCleanups } from '../../../src/machines/planning/cycle-plan.js';
 import { bridgeView, deposit } from '../support/bridge-view.js';
 
 const finalized = (n: number, cleanupCompleted = false) =>

@@ -3,10 +3,9 @@ import type { CreatedTokenAccount, DepositResult, WithdrawStatus } from '../../s
 import {
   hasAckDepositWork,
   hasAckWithdrawWork,
-  hasAttemptsLeft,
   hasCleanupWork,
-} from '../../src/machines/guards.js';
-import { isRelayableWithdrawResult } from '../../src/machines/planning/ack-withdraw.js';
+} from '../../src/machines/rules.js';
+import { isRelayableWithdrawResult } from '../../src/machines/planning/cycle-plan.js';
 import { planCycle, type CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, CONFIRMED_FULL, deposit, finalizedWithdrawal } from './support/bridge-view.js';
 
@@ -28,18 +27,6 @@ describe('isRelayableWithdrawResult (rule 3.1)', () => {
     ['Empty', 'None', 'Pending', false],
   ])('%s %s with token account %s -> %s', (status, kind, createdTokenAccount, relayable) => {
     expect(isRelayableWithdrawResult({ status, createdTokenAccount, result: { kind } })).toBe(relayable);
-  });
-});
-
-describe('hasAttemptsLeft', () => {
-  it.each([
-    [1, 1, false],
-    [1, 3, true],
-    [2, 3, true],
-    [3, 3, false],
-    [4, 3, false],
-  ])('after %i failed attempts of %i allowed -> %s', (failed, max, left) => {
-    expect(hasAttemptsLeft(failed, max)).toBe(left);
   });
 });
 
