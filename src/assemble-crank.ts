@@ -4,7 +4,7 @@ import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from '.
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
-import { startCrank } from './machines/start-crank.js';
+import { startCrank } from './machines/crank-service.js';
 import type { Metrics } from './metrics/metrics.js';
 
 /**

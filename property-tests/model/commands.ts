@@ -1,7 +1,7 @@
 import type fc from 'fast-check';
 import bs58 from 'bs58';
 import { describeError } from '../../src/errors.js';
-import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
 import type { ByzantineAction } from '../system/byzantine.js';
 import type { BridgeSystem } from '../system/bridge-system.js';
 import type { FaultSpec } from '../system/faults.js';

@@ -2,7 +2,8 @@ import type { Keypair } from '@solana/web3.js';
 import type { World } from '../../devnet/index.js';
 import { assembleCrank } from '../../src/assemble-crank.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { CrankHealth, CrankReport, CrankService } from '../../src/machines/crank-service.js';
+import type { CrankService } from '../../src/machines/crank-service.js';
+import type { CrankHealth, CrankReport } from '../../src/machines/crank-types.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { authorityParts } from './clients.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema } from '../machines/crank-service.js';
+import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema } from '../machines/crank-types.js';
 import { HEALTH_STATUSES } from '../machines/health-status.js';
 
 /**

@@ -4,7 +4,7 @@ import { BridgeError } from '../errors.js';
 import { setLongTimeout } from '../time.js';
 import type { CycleRead } from './crank-context.js';
 import { STEP_ACTIONS } from './crank-types.js';
-import type { ActionReport, Submission } from './submission.js';
+import type { ActionReport, Submission } from './crank-context.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
 

@@ -1,14 +1,16 @@
-import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
 import type { CrankSettings } from './crank-settings.js';
 import type { CrankStep } from './crank-types.js';
 import type { HealthFacts } from './health-facts.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 import { initialRole } from './rules.js';
 import type { WaitingRead } from './planning/waiting.js';
+import type { PlannedVote } from './crank-events.js';
 
 /**
  * The crank machine's data: its settings (crank-settings.ts), the current cycle's plan and
- * attempts, and the health facts /health reports (health-facts.ts). JSON-serializable
+ * attempts, and the health facts /health reports (health-facts.ts); below, what a step hands
+ * its one effect of writing (the submit actor) and what it gets back. JSON-serializable
  * throughout (numbers, strings, booleans, arrays): no bigint, no Error, no class instance, so
  * that snapshots, the inspector and the graph tools can all handle it.
  */
@@ -110,4 +112,39 @@ export function newCycle(startedAtMs: number, requests: string[]): CycleState {
     cleanupSubmitted: [],
     cleanupResolved: [],
   };
+}
+
+/** What the submit actor sends, per step. */
+export type Submission =
+  | { step: 'ack_deposit'; votes: AckDepositVote[] }
+  | { step: 'ack_withdraw'; votes: AckWithdrawVote[] }
+  | { step: 'cleanup'; indices: number[] };
+
+/** What the submit actor reports, the same shape for every step. */
+export interface ActionReport {
+  transactions: LandedTransaction[];
+  /** cleanup_deposit only: entries this server cleaned up. */
+  completed: number[];
+  /** cleanup_deposit only: entries someone else had cleaned up already. */
+  alreadyDone: number[];
+}
+
+/** The step's work in the plan, as the submit actor takes it. */
+export function submissionFor(step: CrankStep, plan: CyclePlan | null): Submission {
+  switch (step) {
+    case 'ack_deposit':
+      return { step, votes: plan?.ackDeposit.votes ?? [] };
+    case 'ack_withdraw':
+      return { step, votes: plan?.ackWithdraw.votes.map((planned) => planned.vote) ?? [] };
+    case 'cleanup':
+      return { step, indices: plan?.cleanup.indices ?? [] };
+  }
+}
+
+export function plannedVotes(submission: Submission): PlannedVote[] {
+  return submission.step === 'cleanup' ? [] : submission.votes.map(({ index, approve }) => ({ index, approve }));
+}
+
+export function submittedIndices(submission: Submission): number[] {
+  return submission.step === 'cleanup' ? submission.indices : submission.votes.map((vote) => vote.index);
 }

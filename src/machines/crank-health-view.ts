@@ -4,7 +4,7 @@ import type { CheckOff } from '../chain/bridge-chains.js';
 import { describeError } from '../errors.js';
 import type { HealthFacts } from './health-facts.js';
 import type { crankMachine } from './crank-machine.js';
-import type { CrankHealth } from './crank-service.js';
+import type { CrankHealth } from './crank-types.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
 
 /**

@@ -4,7 +4,7 @@ import { freshProgress, initialCrankContext, type CrankContext, type CycleRead }
 import type { CrankSettings } from './crank-settings.js';
 import type { CrankEmitted, CrankEvent } from './crank-events.js';
 import type { CrankStep } from './crank-types.js';
-import { submissionFor, type ActionReport, type Submission } from './submission.js';
+import { submissionFor, type ActionReport, type Submission } from './crank-context.js';
 import {
   actionFailed,
   actionResolved,

@@ -1,10 +1,25 @@
-import { z } from 'zod';
+import { createActor } from 'xstate';
+import type { HealthStatus, HealthVerdict } from './health-status.js';
+import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport } from './crank-types.js';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff } from '../chain/bridge-chains.js';
-import type { HealthStatus } from './health-status.js';
-import type { CrankActivity } from './crank-activity.js';
-import { CRANK_ROLES } from './health-facts.js';
-import { crankReportSchema, type CrankReport } from './crank-types.js';
+import type { BridgeChains } from '../chain/bridge-chains.js';
+import type { CrankConfig } from '../config/config.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { setLongTimeout } from '../time.js';
+import { CHAINS, quietWindowMs } from './rules.js';
+import { crankActors } from './crank-actors.js';
+import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
+import type { CrankEmitted } from './crank-events.js';
+import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
+import { crankHealth, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
+import { crankMachine } from './crank-machine.js';
+import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
+import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
+import { createCrankInspection } from './inspection.js';
+import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -12,54 +27,6 @@ import { crankReportSchema, type CrankReport } from './crank-types.js';
  * GET /crank/ui, and a bounded stop for shutdown. The machine's actor
  * implements it; the HTTP layer never touches the actor directly.
  */
-
-/**
- * The answers the crank gives over HTTP, each declared once as a zod schema: its TypeScript type
- * is inferred from it, and src/http/schemas.ts turns it into the JSON Schema fastify serializes
- * with, so a response carries exactly these fields in the wire's snake_case.
- */
-
-// The signer and the checks that are off keep their types in src/chain: `satisfies` here and
-// health()'s assignment from them (start-crank.ts) hold each pair together in both directions.
-
-/** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
-const signerSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('file') }),
-  z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
-]) satisfies z.ZodType<SignerDescription>;
-
-const checkOffSchema = z.strictObject({
-  check: z.literal('second_signer'),
-  chain: z.enum(['source', 'target']),
-  reason: z.string(),
-}) satisfies z.ZodType<CheckOff>;
-
-/** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
-export const crankHealthSchema = z.strictObject({
-  enabled: z.boolean(),
-  last_run_at: z.int().nullable(),
-  last_success_at: z.int().nullable(),
-  last_error: z.string().nullable(),
-  last_action: z.string().nullable(),
-  total_actions_submitted: z.int(),
-  /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
-  dry_run: z.literal(true).optional(),
-  /** An enabled crank only: `standby` submits nothing while another instance signs (docs/crank.md, "Role"). */
-  role: z.enum(CRANK_ROLES).optional(),
-  /** Unix seconds at which the role began; null before the first read. */
-  role_since: z.int().nullable().optional(),
-  /** Which key signs: an extension beside SPEC §2.2's fields. */
-  signer: signerSchema.optional(),
-  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
-  checks_off: z.array(checkOffSchema).optional(),
-});
-export type CrankHealth = z.infer<typeof crankHealthSchema>;
-
-/** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
-export const crankPollOutcomeSchema = z.enum(['started', 'coalesced']);
-export type CrankPollOutcome = z.infer<typeof crankPollOutcomeSchema>;
-
-export { crankReportSchema, type CrankReport };
 
 export interface CrankService {
   health(): CrankHealth;
@@ -87,12 +54,241 @@ export interface CrankService {
   stop(deadlineMs: number): Promise<void>;
 }
 
-/** The service used when no runtime configuration is present. */
-export const DISABLED_CRANK_HEALTH: CrankHealth = {
-  enabled: false,
-  last_run_at: null,
-  last_success_at: null,
-  last_error: null,
-  last_action: null,
-  total_actions_submitted: 0,
-};
+/**
+ * Runs the crank machine as the process's one crank actor and presents it as the
+ * CrankService the HTTP layer and the lifecycle use (docs/architecture.md, "Crank").
+ */
+
+/**
+ * The configuration the crank runs on: the machine's settings, plus what the runtime around it
+ * reads (the `stalled` bound's RPC timeout, the inspector, the published alert threshold).
+ * A CrankConfig fits whole; tests pass one with their own values.
+ */
+export type CrankRunSettings = ConfiguredCrankSettings & Pick<CrankConfig, 'rpcTimeoutMs' | 'inspectUrl' | 'transferWaitAlertMs'>;
+
+export interface StartCrankOptions {
+  settings: CrankRunSettings;
+  chains: BridgeChains;
+  logger: Logger;
+  metrics: Metrics;
+  /** Which key signs, for /health: a file, or a PKCS#11 token and whether its session is open. */
+  signer?: () => SignerDescription;
+}
+
+export function startCrank(options: StartCrankOptions): CrankService {
+  const { settings, metrics } = options;
+  const bounds: HealthBounds = {
+    startedAtMs: Date.now(),
+    stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings),
+    foreignSignerHoldMs: foreignSignerHoldMs(settings.pollIntervalMs),
+  };
+  const log = options.logger.child({ component: 'crank' });
+  const requests = createCrankRequests();
+  const inspection = createCrankInspection(log, settings.inspectUrl);
+  const activity = createCrankActivityLog(crankMachine.id);
+  const latency = createLatencyTelemetry(metrics);
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(settings) }) }), {
+    input: crankSettings(settings),
+    inspect: (event) => inspection.inspect(event),
+  });
+  let stopping: Promise<void> | undefined;
+
+  actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests, activity, latency }));
+  actor.subscribe({
+    next: (snapshot) => {
+      recordHealthGauges(snapshot.context.health, metrics);
+      activity.recordState(snapshot.value);
+    },
+    // Without this handler xstate rethrows an actor error as an uncaught exception.
+    error: (err) => {
+      log.fatal({ err: describeError(err) }, 'the crank stopped on an internal error; /health reports it; restart the server');
+      requests.rejectAll(stoppedError(`the crank stopped on an internal error: ${describeError(err)}`));
+      metrics.crankEnabled.set(0);
+    },
+  });
+  publishSettings(settings, metrics);
+  actor.start();
+  log.info(
+    {
+      pollIntervalMs: settings.pollIntervalMs,
+      maxAttempts: settings.maxAttempts,
+      retryBackoffMs: settings.retryBackoffMs,
+      stalledAfterMs: bounds.stalledAfterMs,
+      onForeignSigner: settings.onForeignSigner,
+      minBalanceLamports: settings.minBalanceLamports,
+      dryRun: settings.dryRun,
+      handoffMs: settings.handoffMs,
+      role: actor.getSnapshot().context.health.role.role,
+      quietWindowMs: quietWindowMs(settings.pollIntervalMs),
+    },
+    settings.dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
+  );
+
+  function verdict(): HealthVerdict {
+    return crankVerdict(actor.getSnapshot(), bounds, Date.now());
+  }
+
+  function health(): CrankHealth {
+    const snapshot = actor.getSnapshot();
+    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict().problems, {
+      signer: options.signer?.(),
+      dryRun: settings.dryRun,
+      checksOff: options.chains.checksOff(),
+    });
+  }
+
+  function acceptsCycles(): boolean {
+    return stopping === undefined && actor.getSnapshot().status === 'active';
+  }
+
+  function runOnce(signal?: AbortSignal): Promise<CrankReport> {
+    if (!acceptsCycles()) return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
+    if (requests.size() >= MAX_WAITING_CRANK_REQUESTS) return Promise.reject(busyError(requests.size()));
+    const { requestId, report } = requests.open(signal);
+    actor.send({ type: 'CRANK_ONCE', requestId });
+    return report;
+  }
+
+  function poll(): CrankPollOutcome {
+    if (!acceptsCycles()) throw stoppedError('the crank is stopping or stopped and runs no more cycles');
+    // A `busy` state is a cycle running: the machine coalesces the POLL into it.
+    const outcome = actor.getSnapshot().hasTag('busy') ? 'coalesced' : 'started';
+    actor.send({ type: 'POLL' });
+    return outcome;
+  }
+
+  function stop(deadlineMs: number): Promise<void> {
+    stopping ??= stopActor(deadlineMs);
+    return stopping;
+  }
+
+  async function stopActor(deadlineMs: number): Promise<void> {
+    actor.send({ type: 'STOP' });
+    if (!(await settledWithin(deadlineMs))) {
+      log.warn({ deadlineMs }, 'crank: the running cycle did not finish before the shutdown deadline; aborting it');
+      actor.stop();
+    }
+    requests.rejectAll(stoppedError('the crank stopped before the cycle for this request completed'));
+    inspection.stop();
+    metrics.crankEnabled.set(0);
+    log.info('crank stopped');
+  }
+
+  /** Resolves true once the actor has reached its final state (or failed), false at the deadline. */
+  function settledWithin(deadlineMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (actor.getSnapshot().status !== 'active') return resolve(true);
+      const finish = (settled: boolean) => {
+        timeout.clear();
+        subscription.unsubscribe();
+        resolve(settled);
+      };
+      const timeout = setLongTimeout(() => finish(false), deadlineMs);
+      const subscription = actor.subscribe({ complete: () => finish(true), error: () => finish(true) });
+    });
+  }
+
+  return {
+    health,
+    status: () => verdict().status,
+    activity,
+    runOnce,
+    poll,
+    stop,
+  };
+}
+
+function handleEmitted(
+  emitted: CrankEmitted,
+  deps: { log: Logger; metrics: Metrics; requests: CrankRequests; activity: CrankActivityLog; latency: LatencyTelemetry },
+): void {
+  const { log, metrics, requests, activity, latency } = deps;
+  if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
+  if (emitted.type === 'requestsAbandoned') {
+    requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
+  }
+  // Telemetry must never take the crank down with it.
+  try {
+    recordCrankEvent(emitted, log, metrics);
+    latency.record(emitted, performance.now());
+    activity.record(emitted);
+  } catch (err) {
+    log.error({ err: describeError(err), emitted: emitted.type }, 'crank: recording logs and metrics failed');
+  }
+}
+
+/** The settings alerts and dashboards compare against, published once at the start. */
+function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
+  metrics.crankEnabled.set(1);
+  for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, settings.minBalanceLamports);
+  metrics.crankDryRun.set(settings.dryRun ? 1 : 0);
+  metrics.crankHandoff.set(settings.handoffMs / 1000);
+  metrics.transferWaitAlert.set(settings.transferWaitAlertMs / 1000);
+}
+
+/**
+ * The CRANK_ONCE requests waiting for their cycle. Each gets an id that travels through the
+ * machine; the machine emits which cycle answered which ids, or which ids it abandoned.
+ */
+
+interface Waiter {
+  resolve(report: CrankReport): void;
+  reject(error: unknown): void;
+}
+
+export interface CrankRequests {
+  /** A new request: its id for the CRANK_ONCE event and the promise its caller awaits. */
+  open(signal?: AbortSignal): { requestId: string; report: Promise<CrankReport> };
+  answer(requestIds: readonly string[], report: CrankReport): void;
+  reject(requestIds: readonly string[], error: unknown): void;
+  rejectAll(error: unknown): void;
+  /** Requests still waiting for their answer. */
+  size(): number;
+}
+
+export function createCrankRequests(): CrankRequests {
+  const waiting = new Map<string, Waiter>();
+  let sequence = 0;
+
+  function settle(requestId: string, settleWith: (waiter: Waiter) => void): void {
+    const waiter = waiting.get(requestId);
+    if (waiter === undefined) return;
+    waiting.delete(requestId);
+    settleWith(waiter);
+  }
+
+  return {
+    open(signal) {
+      sequence += 1;
+      const requestId = `crank-once-${sequence}`;
+      const report = new Promise<CrankReport>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        // The cycle still runs for an abandoned request; only its answer is dropped.
+        const onAbort = () => settle(requestId, (waiter) => waiter.reject(signal?.reason));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const forgetSignal = () => signal?.removeEventListener('abort', onAbort);
+        waiting.set(requestId, {
+          resolve(value) {
+            forgetSignal();
+            resolve(value);
+          },
+          reject(error) {
+            forgetSignal();
+            reject(error);
+          },
+        });
+      });
+      return { requestId, report };
+    },
+    size: () => waiting.size,
+    answer(requestIds, report) {
+      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.resolve({ ...report }));
+    },
+    reject(requestIds, error) {
+      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.reject(error));
+    },
+    rejectAll(error) {
+      for (const requestId of [...waiting.keys()]) settle(requestId, (waiter) => waiter.reject(error));
+    },
+  };
+}

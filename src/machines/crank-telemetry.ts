@@ -1,7 +1,8 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CrankEmitted } from './crank-events.js';
-import { CRANK_ROLES, type HealthFacts } from './health-facts.js';
+import { CRANK_ROLES } from './crank-types.js';
+import type { HealthFacts } from './health-facts.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
 import { otherSignerActiveMs } from './rules.js';
 

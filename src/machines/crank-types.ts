@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { SignerDescription } from '../chain/authority-signer.js';
+import type { CheckOff } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 
 /**
@@ -25,3 +27,63 @@ export const crankReportSchema = z.strictObject({
   cleanup_completed: z.int(),
 });
 export type CrankReport = z.infer<typeof crankReportSchema>;
+
+export type CrankRole = 'active' | 'standby';
+
+export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
+
+/**
+ * The answers the crank gives over HTTP, each declared once as a zod schema: its TypeScript type
+ * is inferred from it, and src/http/schemas.ts turns it into the JSON Schema fastify serializes
+ * with, so a response carries exactly these fields in the wire's snake_case.
+ */
+
+// The signer and the checks that are off keep their types in src/chain: `satisfies` here and
+// health()'s assignment from them (start-crank.ts) hold each pair together in both directions.
+
+/** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
+const signerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('file') }),
+  z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
+]) satisfies z.ZodType<SignerDescription>;
+
+const checkOffSchema = z.strictObject({
+  check: z.literal('second_signer'),
+  chain: z.enum(['source', 'target']),
+  reason: z.string(),
+}) satisfies z.ZodType<CheckOff>;
+
+/** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
+export const crankHealthSchema = z.strictObject({
+  enabled: z.boolean(),
+  last_run_at: z.int().nullable(),
+  last_success_at: z.int().nullable(),
+  last_error: z.string().nullable(),
+  last_action: z.string().nullable(),
+  total_actions_submitted: z.int(),
+  /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
+  dry_run: z.literal(true).optional(),
+  /** An enabled crank only: `standby` submits nothing while another instance signs (docs/crank.md, "Role"). */
+  role: z.enum(CRANK_ROLES).optional(),
+  /** Unix seconds at which the role began; null before the first read. */
+  role_since: z.int().nullable().optional(),
+  /** Which key signs: an extension beside SPEC §2.2's fields. */
+  signer: signerSchema.optional(),
+  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
+  checks_off: z.array(checkOffSchema).optional(),
+});
+export type CrankHealth = z.infer<typeof crankHealthSchema>;
+
+/** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
+export const crankPollOutcomeSchema = z.enum(['started', 'coalesced']);
+export type CrankPollOutcome = z.infer<typeof crankPollOutcomeSchema>;
+
+/** /health's crank object of the service used when no runtime configuration is present. */
+export const DISABLED_CRANK_HEALTH: CrankHealth = {
+  enabled: false,
+  last_run_at: null,
+  last_success_at: null,
+  last_error: null,
+  last_action: null,
+  total_actions_submitted: 0,
+};

@@ -1,4 +1,5 @@
 import type { ChainSide } from '../domain.js';
+import type { CrankRole } from './crank-types.js';
 
 /** What /health shows (times in unix milliseconds here; the service converts to seconds). */
 export interface HealthFacts {
@@ -27,10 +28,6 @@ export type ChainFees = Record<ChainSide, FeeFacts>;
 export interface ForeignTransaction extends KeyUse {
   seenAtMs: number;
 }
-
-export type CrankRole = 'active' | 'standby';
-
-export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
 
 /** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
 export interface OtherSigner {

@@ -5,10 +5,8 @@ import { newCycle, type CrankContext, type CycleRead, type CycleState } from './
 import type { CrankEmitted } from './crank-events.js';
 import { STEP_ACTIONS, type CrankReport, type CrankStep } from './crank-types.js';
 import { landedSignaturesOf } from './landed-signatures.js';
-import { plannedVotes, submissionFor, submittedIndices, type ActionReport } from './submission.js';
-import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted } from './rules.js';
-import { quietWindowMs, roleAfterRead } from './rules.js';
-import { describeFailed, describeLanded, describePlanned } from './describe.js';
+import { plannedVotes, submissionFor, submittedIndices, type ActionReport } from './crank-context.js';
+import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './rules.js';
 import { retriesAction } from '../failure-policy.js';
 import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
 
@@ -265,4 +263,43 @@ function cycleReport(cycle: CycleState): CrankReport {
 /** Sorted union of two index lists. */
 function unionIndices(a: readonly number[], b: readonly number[]): number[] {
   return [...new Set([...a, ...b])].sort((x, y) => x - y);
+}
+
+/**
+ * The human-readable `crank.last_action` lines, e.g. "ack_deposit 120..129 (10 votes)",
+ * "cleanup_deposit 4 entries (1 already done)", "ack_withdraw 7 (1 vote) failed after 3 attempts",
+ * and in a dry run "dry run: ack_deposit 120..129 (10 votes) planned, not submitted".
+ */
+
+export function describeLanded(step: CrankStep, indices: readonly number[], report: ActionReport): string {
+  const head = describeSubmission(step, indices);
+  const alreadyDone = report.alreadyDone.length;
+  return step === 'cleanup' && alreadyDone > 0 ? `${head} (${alreadyDone} already done)` : head;
+}
+
+export function describeFailed(step: CrankStep, indices: readonly number[], attempts: number): string {
+  return `${describeSubmission(step, indices)} failed after ${plural(attempts, 'attempt')}`;
+}
+
+/** Dry run: "dry run: ack_deposit 120..129 (10 votes) planned, not submitted". */
+export function describePlanned(step: CrankStep, indices: readonly number[]): string {
+  return `dry run: ${describeSubmission(step, indices)} planned, not submitted`;
+}
+
+function describeSubmission(step: CrankStep, indices: readonly number[]): string {
+  const action = STEP_ACTIONS[step];
+  if (indices.length === 0) return action;
+  if (step === 'cleanup') return `${action} ${plural(indices.length, 'entry', 'entries')}`;
+  return `${action} ${describeRange(indices)} (${plural(indices.length, 'vote')})`;
+}
+
+/** Votes are consecutive by construction: "120..129", or "120" for one. */
+function describeRange(indices: readonly number[]): string {
+  const first = indices[0];
+  const last = indices[indices.length - 1];
+  return first === last ? `${first}` : `${first}..${last}`;
+}
+
+function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
 }

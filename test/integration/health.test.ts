@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { scrapedSample as metric, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
 import { NOTHING_ATTEMPTED, startBridgeCrank } from './support/cranks.js';

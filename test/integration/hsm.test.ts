@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
-import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
 import { ServerProcess, ensureBuilt } from '../support/server-process.js';
 import { loadAuthoritySigner } from '../../src/config/keypair.js';
 import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../support/softhsm.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
 import { basicAuth } from '../support/http-app.js';
 import { NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
 import { startCrankServer } from './support/crank-server.js';

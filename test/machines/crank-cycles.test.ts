@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
 import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-settings.js';
-import type { CrankReport } from '../../src/machines/crank-service.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/crank-errors.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';

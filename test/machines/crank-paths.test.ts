@@ -19,7 +19,7 @@ import { chainsShortOfFees } from '../../src/machines/rules.js';
 import type { CycleRead } from '../../src/machines/crank-context.js';
 import type { CrankSettings } from '../../src/machines/crank-settings.js';
 import type { CrankEvent } from '../../src/machines/crank-events.js';
-import type { ActionReport, Submission } from '../../src/machines/submission.js';
+import type { ActionReport, Submission } from '../../src/machines/crank-context.js';
 import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';

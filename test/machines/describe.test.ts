@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFailed, describeLanded } from '../../src/machines/describe.js';
+import { describeFailed, describeLanded } from '../../src/machines/step-records.js';
 
 const landed = (alreadyDone: number[] = []) => ({ transactions: [], completed: [], alreadyDone });
 

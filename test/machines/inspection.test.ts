@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { BridgeError } from '../../src/errors.js';
 import { sanitizeInspected } from '../../src/machines/inspection.js';
-import { startCrank } from '../../src/machines/start-crank.js';
+import { startCrank } from '../../src/machines/crank-service.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import type { Logger } from '../../src/log/logger.js';

@@ -1,6 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport, CrankService } from '../../src/machines/crank-service.js';
+import type { CrankService } from '../../src/machines/crank-service.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport } from '../../src/machines/crank-types.js';
 import type { HealthStatus } from '../../src/machines/health-status.js';
 
 interface PendingCycle {

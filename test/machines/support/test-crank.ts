@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
 import type { BridgeView } from '../../../src/chain/bridge-chains.js';
-import { startCrank, type CrankRunSettings } from '../../../src/machines/start-crank.js';
+import { startCrank, type CrankRunSettings } from '../../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { ScriptedChains } from './scripted-chains.js';
