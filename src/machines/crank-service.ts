@@ -236,7 +236,7 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-export interface CrankRequests {
+interface CrankRequests {
   /** A new request: its id for the CRANK_ONCE event and the promise its caller awaits. */
   open(signal?: AbortSignal): { requestId: string; report: Promise<CrankReport> };
   answer(requestIds: readonly string[], report: CrankReport): void;
@@ -246,7 +246,7 @@ export interface CrankRequests {
   size(): number;
 }
 
-export function createCrankRequests(): CrankRequests {
+function createCrankRequests(): CrankRequests {
   const waiting = new Map<string, Waiter>();
   let sequence = 0;
 

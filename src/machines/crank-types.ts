@@ -39,7 +39,7 @@ export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
  */
 
 // The signer and the checks that are off keep their types in src/chain: `satisfies` here and
-// health()'s assignment from them (start-crank.ts) hold each pair together in both directions.
+// health()'s assignment from them (crank-service.ts) hold each pair together in both directions.
 
 /** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
 const signerSchema = z.discriminatedUnion('kind', [

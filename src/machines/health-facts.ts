@@ -14,7 +14,7 @@ export interface HealthFacts {
   fees: ChainFees | null;
   /** The latest transaction signed by this authority's key that this process did not sign, while it was active. */
   foreignSigner: ForeignTransaction | null;
-  /** Active or standby, and the other signer a standby watches (authority-role.ts). */
+  /** Active or standby, and the other signer a standby watches (rules.ts). */
   role: RoleFacts;
 }
 

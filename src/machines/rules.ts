@@ -231,7 +231,7 @@ function watch(previous: OtherSigner | null, latest: KeyUse, atMs: number): Othe
 }
 
 /** A standby submits nothing. */
-export function isStandby(facts: RoleFacts): boolean {
+function isStandby(facts: RoleFacts): boolean {
   return facts.role === 'standby';
 }
 

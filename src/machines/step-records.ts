@@ -45,7 +45,7 @@ export function cycleStarted(context: CrankContext, atMs: number): StepRecord {
 /**
  * The plan, the fee balances, and any transaction another process signed with this key: a
  * second signer while this instance is active, the instance it stands by for while it is a
- * standby (authority-role.ts).
+ * standby (rules.ts).
  */
 export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): StepRecord {
   const { settings } = context;
@@ -282,7 +282,7 @@ export function describeFailed(step: CrankStep, indices: readonly number[], atte
 }
 
 /** Dry run: "dry run: ack_deposit 120..129 (10 votes) planned, not submitted". */
-export function describePlanned(step: CrankStep, indices: readonly number[]): string {
+function describePlanned(step: CrankStep, indices: readonly number[]): string {
   return `dry run: ${describeSubmission(step, indices)} planned, not submitted`;
 }
 

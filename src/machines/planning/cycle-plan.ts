@@ -5,8 +5,14 @@ import { depositResultToWire } from '../../chain/result-wire.js';
 import { BridgeError } from '../../errors.js';
 
 /**
- * Everything one crank cycle will submit, planned from one BridgeView. JSON-safe (numbers
- * and strings only): it travels in the machine's context and events.
+ * The planner, pure: everything one crank cycle will submit, planned from one BridgeView, in
+ * the order a reader meets it: the cycle's plan, then each action's planner (ack_deposit,
+ * ack_withdraw with rule 3.1, cleanup_deposit), then how the planners read the view.
+ */
+
+/**
+ * Everything one crank cycle will submit. JSON-safe (numbers and strings only): it travels in
+ * the machine's context and events.
  */
 export interface CyclePlan {
   ackDeposit: AckDepositPlan;
@@ -236,7 +242,7 @@ export function planCleanups(view: BridgeView, limit: number): CleanupPlan {
  * position it starts from, so a read that does not start there fails loudly instead of
  * skipping votes silently.
  */
-export function entryAt<E>(window: TrackerWindow<E>, index: number): E {
+function entryAt<E>(window: TrackerWindow<E>, index: number): E {
   const entry = window.entries.get(index);
   if (entry === undefined) {
     const indices = [...window.entries.keys()];
@@ -258,7 +264,7 @@ export function entryAt<E>(window: TrackerWindow<E>, index: number): E {
  * bounded read ends a run before entry_count, and the planners stop there (the rest is the
  * next cycle's work). The entry at `first` itself must have been read (see entryAt).
  */
-export function* readRun<E>(window: TrackerWindow<E>, first: number, end: number): Generator<[number, E]> {
+function* readRun<E>(window: TrackerWindow<E>, first: number, end: number): Generator<[number, E]> {
   if (first >= end) return;
   yield [first, entryAt(window, first)];
   for (let index = first + 1; index < end; index++) {
