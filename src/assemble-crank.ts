@@ -3,8 +3,7 @@ import type { BridgeChains } from './chain/bridge-chains.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
-import type { CrankService } from './machines/crank-service.js';
-import { startCrank } from './machines/crank-service.js';
+import { type CrankService, startCrank } from './machines/crank-service.js';
 import type { Metrics } from './metrics/metrics.js';
 
 /**

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BridgeError, type BridgeErrorContexts, type SignerFailure, type SubmitOutcome } from '../src/errors.js';
-import { hasAttemptsLeft, isTransientRpcFailure, resendAfterRefusal, retriesAction, type BatchResend } from '../src/failure-policy.js';
+import {
+  hasAttemptsLeft,
+  isTransientRpcFailure,
+  resendAfterRefusal,
+  retriesAction,
+  type BatchResend,
+} from '../src/failure-policy.js';
 
 /**
  * docs/failure-policy.md, row by row, against src/failure-policy.ts: each row's facts as the

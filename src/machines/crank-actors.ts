@@ -2,9 +2,8 @@ import { fromPromise } from 'xstate';
 import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
 import { BridgeError } from '../errors.js';
 import { setLongTimeout } from '../time.js';
-import type { CycleRead } from './crank-context.js';
+import type { CycleRead, ActionReport, Submission } from './crank-context.js';
 import { STEP_ACTIONS } from './crank-types.js';
-import type { ActionReport, Submission } from './crank-context.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
 

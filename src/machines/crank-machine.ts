@@ -1,10 +1,17 @@
 import { and, assign, emit, enqueueActions, fromPromise, setup, type ParameterizedObject } from 'xstate';
 import type { ReadInput } from './crank-actors.js';
-import { freshProgress, initialCrankContext, type CrankContext, type CycleRead } from './crank-context.js';
+import {
+  freshProgress,
+  initialCrankContext,
+  type CrankContext,
+  type CycleRead,
+  submissionFor,
+  type ActionReport,
+  type Submission,
+} from './crank-context.js';
 import type { CrankSettings } from './crank-settings.js';
 import type { CrankEmitted, CrankEvent } from './crank-events.js';
 import type { CrankStep } from './crank-types.js';
-import { submissionFor, type ActionReport, type Submission } from './crank-context.js';
 import {
   actionFailed,
   actionResolved,
@@ -281,4 +288,3 @@ export const crankMachine = crankSetup.createMachine({
     stopped: { type: 'final', entry: 'abandonCycle' },
   },
 });
-

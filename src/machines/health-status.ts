@@ -1,6 +1,5 @@
 import { chainName } from '../chain/chain-name.js';
-import { chainsBelowMinimum, chainsShortOfFees, isHalted } from './rules.js';
-import { twinProblem } from './rules.js';
+import { chainsBelowMinimum, chainsShortOfFees, isHalted, twinProblem } from './rules.js';
 import type { CrankSettings } from './crank-settings.js';
 import type { HealthFacts } from './health-facts.js';
 

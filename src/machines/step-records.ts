@@ -1,11 +1,19 @@
 import { describeError } from '../errors.js';
 import { boundText } from '../text.js';
 import type { CrankAction } from '../domain.js';
-import { newCycle, type CrankContext, type CycleRead, type CycleState } from './crank-context.js';
+import {
+  newCycle,
+  type CrankContext,
+  type CycleRead,
+  type CycleState,
+  plannedVotes,
+  submissionFor,
+  submittedIndices,
+  type ActionReport,
+} from './crank-context.js';
 import type { CrankEmitted } from './crank-events.js';
 import { STEP_ACTIONS, type CrankReport, type CrankStep } from './crank-types.js';
 import { landedSignaturesOf } from './landed-signatures.js';
-import { plannedVotes, submissionFor, submittedIndices, type ActionReport } from './crank-context.js';
 import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './rules.js';
 import { retriesAction } from '../failure-policy.js';
 import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';

@@ -16,10 +16,9 @@ import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths, getStateNodes, 
 import type { ReadInput } from '../../src/machines/crank-actors.js';
 import type { AuthorityView } from '../../src/chain/bridge-chains.js';
 import { chainsShortOfFees } from '../../src/machines/rules.js';
-import type { CycleRead } from '../../src/machines/crank-context.js';
+import type { CycleRead, ActionReport, Submission } from '../../src/machines/crank-context.js';
 import type { CrankSettings } from '../../src/machines/crank-settings.js';
 import type { CrankEvent } from '../../src/machines/crank-events.js';
-import type { ActionReport, Submission } from '../../src/machines/crank-context.js';
 import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';

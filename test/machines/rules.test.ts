@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CreatedTokenAccount, DepositResult, WithdrawStatus } from '../../src/chain/types.js';
-import {
-  hasAckDepositWork,
-  hasAckWithdrawWork,
-  hasCleanupWork,
-} from '../../src/machines/rules.js';
-import { isRelayableWithdrawResult } from '../../src/machines/planning/cycle-plan.js';
-import { planCycle, type CyclePlan } from '../../src/machines/planning/cycle-plan.js';
+import { hasAckDepositWork, hasAckWithdrawWork, hasCleanupWork } from '../../src/machines/rules.js';
+import { isRelayableWithdrawResult, planCycle, type CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, CONFIRMED_FULL, deposit, finalizedWithdrawal } from './support/bridge-view.js';
 
 const EMPTY_PLAN: CyclePlan = {
@@ -57,4 +52,3 @@ describe('work guards', () => {
     expect(hasAckWithdrawWork({ ...busy, ackWithdraw: { votes: [ready!, unready], pending: 2 } })).toBe(false);
   });
 });
-

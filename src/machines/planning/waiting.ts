@@ -1,8 +1,7 @@
 import type { BridgeView } from '../../chain/bridge-chains.js';
 import { ownNextIndex } from '../../chain/authority-position.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
-import type { CyclePlan } from './cycle-plan.js';
-import { entryIndex } from './cycle-plan.js';
+import { type CyclePlan, entryIndex } from './cycle-plan.js';
 
 /**
  * How long work has waited for this authority, from the read the cycle planned on and nothing
