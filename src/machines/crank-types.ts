@@ -4,7 +4,7 @@ import type { CheckOff } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 
 /**
- * The words every part of the crank shares: its steps and the report a cycle answers with.
+ * The words every part of the crank shares: its steps, its roles, and the answers it gives over HTTP.
  * A leaf: it imports nothing of the crank, so the machine's data, its events, /health and the
  * HTTP service can all use it without importing one another.
  */
@@ -19,15 +19,7 @@ export const STEP_ACTIONS: Readonly<Record<CrankStep, CrankAction>> = {
   cleanup: 'cleanup_deposit',
 };
 
-/** CrankReportResponse (SPEC §2.3): the type and the HTTP response schema from this one definition. */
-export const crankReportSchema = z.strictObject({
-  ack_deposit_attempted: z.boolean(),
-  ack_withdraw_attempted: z.boolean(),
-  cleanup_attempted: z.int(),
-  cleanup_completed: z.int(),
-});
-export type CrankReport = z.infer<typeof crankReportSchema>;
-
+/** Whether this instance submits (rules.ts, the role). */
 export type CrankRole = 'active' | 'standby';
 
 export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
@@ -37,6 +29,15 @@ export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
  * is inferred from it, and src/http/schemas.ts turns it into the JSON Schema fastify serializes
  * with, so a response carries exactly these fields in the wire's snake_case.
  */
+
+/** CrankReportResponse (SPEC §2.3): the type and the HTTP response schema from this one definition. */
+export const crankReportSchema = z.strictObject({
+  ack_deposit_attempted: z.boolean(),
+  ack_withdraw_attempted: z.boolean(),
+  cleanup_attempted: z.int(),
+  cleanup_completed: z.int(),
+});
+export type CrankReport = z.infer<typeof crankReportSchema>;
 
 // The signer and the checks that are off keep their types in src/chain: `satisfies` here and
 // health()'s assignment from them (crank-service.ts) hold each pair together in both directions.
