@@ -1,11 +1,14 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
+import type { ChainSide, CrankAction } from '../../domain.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { LandedTransaction } from '../bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
 import { BUDGET_SIZE_PREFIX, measureBatch } from './compute-budget.js';
 import { feeNote, type Bid, type PriorityFeeBidder } from './priority-fee.js';
 import type { ActionTarget } from './submit-failure.js';
+import type { TrackerRef } from './tracker-reader.js';
 import type { SendOutcome, SignedTransaction, TransactionJob, TransactionSender } from './transaction-sender.js';
 
 /**
@@ -20,6 +23,28 @@ export interface BudgetedSubmitter {
   sender: TransactionSender;
   bidder: PriorityFeeBidder;
   authority: PublicKey;
+}
+
+/** One chain as the actions send on it: its RPC, tracker, sender and fee bidder. */
+interface SendingChain {
+  rpc: ChainRpc;
+  tracker: TrackerRef;
+  sender: TransactionSender;
+  bidder: PriorityFeeBidder;
+}
+
+/** What the crank's actions send with: both chains, the authority (the fee payer) and the metrics. */
+export interface ActionChains {
+  authority: PublicKey;
+  metrics: Metrics;
+  source: SendingChain;
+  target: SendingChain;
+}
+
+/** What every send of `action` on `side` needs: that chain's RPC, sender, bidder and tracker. */
+export function submitterOn(chains: ActionChains, side: ChainSide, action: CrankAction): BudgetedSubmitter & { metrics: Metrics } {
+  const { rpc, tracker, sender, bidder } = chains[side];
+  return { authority: chains.authority, metrics: chains.metrics, rpc, sender, bidder, target: { action, tracker } };
 }
 
 interface SignedBatch<T> {
