@@ -15,11 +15,10 @@ import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
-import type { ActionChains } from './budgeted-send.js';
 import { cleanupActions, cleanupFor } from './submit-cleanups.js';
 import { ackDepositFor, ackWithdrawFor, voteActions } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
-import { TransactionSender, type SubmitTiming } from './transaction-sender.js';
+import { TransactionSender, type SubmitTiming, type SubmitterOn } from './transaction-sender.js';
 
 /**
  * The BridgeChains the crank drives, over two Solana JSON-RPC endpoints
@@ -178,13 +177,13 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
   const { source, target } = chainEndpoints(options, fetch, logger);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
+  const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
-  const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => new PriorityFeeBidder(rpc, options.priorityFee, metrics);
+  const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const common = { authority: authorityKey, metrics };
-  const chains: ActionChains = {
-    ...common,
-    source: { ...source, sender: senderFor(source.rpc, signed.source), bidder: bidderFor(source.rpc) },
-    target: { ...target, sender: senderFor(target.rpc, signed.target), bidder: bidderFor(target.rpc) },
+  const submitterOn: SubmitterOn = (side, action) => {
+    const { rpc, tracker } = side === 'source' ? source : target;
+    return { ...common, rpc, sender: sender[side], bidder: bidder[side], target: { action, tracker } };
   };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);
@@ -197,9 +196,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     readState: (signal, limits) =>
       readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
 
-    ...voteActions(chains),
+    ...voteActions(submitterOn),
 
-    ...cleanupActions(chains),
+    ...cleanupActions(submitterOn),
 
     readAuthority: (signal) =>
       readAuthorityView(

@@ -7,8 +7,7 @@ import { decodeDepositEntries } from '../codec/accounts.js';
 import { cleanupDepositInstruction } from '../codec/builders.js';
 import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
 import type { DepositEntry } from '../types.js';
-import { sendBatches, submitterOn, type ActionChains, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
-import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
+import { asSubmitFailure, sendBatches, submitFailure, type ActionTarget, type BatchItem, type BudgetedSubmitter, type SubmitterOn } from './transaction-sender.js';
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
 import { coveringRanges } from './window.js';
@@ -38,11 +37,10 @@ interface Failure {
 }
 
 /** The crank's cleanup action, on the source's DepositTracker. */
-export function cleanupActions(chains: ActionChains): Pick<BridgeChains, 'cleanupDeposits'> {
-  const cleanupInstruction = cleanupFor(chains.source.tracker, chains.authority);
-  return {
-    cleanupDeposits: (indices, signal) => submitCleanups({ ...submitterOn(chains, 'source', 'cleanup_deposit'), cleanupInstruction }, indices, signal),
-  };
+export function cleanupActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'cleanupDeposits'> {
+  const cleanups = submitterOn('source', 'cleanup_deposit');
+  const cleanupInstruction = cleanupFor(cleanups.target.tracker, cleanups.authority);
+  return { cleanupDeposits: (indices, signal) => submitCleanups({ ...cleanups, cleanupInstruction }, indices, signal) };
 }
 
 /** cleanup_deposit of one entry of the DepositTracker `tracker`, paid by `payer`. */

@@ -1,18 +1,23 @@
 import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
 import { resendAfterRefusal } from '../../failure-policy.js';
-import type { ChainSide, CrankAction } from '../../domain.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, LandedTransaction, SubmitReport } from '../bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';
 import { tokenPairAddress } from '../pda.js';
 import { depositResultFromWire, parseU64 } from '../result-wire.js';
-import { sendBatches, submitterOn, type ActionChains, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
 import { reconcileVotes } from './reconcile-votes.js';
-import { asSubmitFailure, submitFailure } from './submit-failure.js';
 import { ReadMeter, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
-import type { TransactionJob } from './transaction-sender.js';
+import {
+  asSubmitFailure,
+  sendBatches,
+  submitFailure,
+  type BatchItem,
+  type BudgetedSubmitter,
+  type SubmitterOn,
+  type TransactionJob,
+} from './transaction-sender.js';
 import { ownNextIndex } from '../authority-position.js';
 
 /**
@@ -41,14 +46,14 @@ export function entryIndexArg(index: number, field: string): bigint {
 }
 
 /** The crank's vote actions: deposits are voted on the destination's tracker, withdrawals on the source's. */
-export function voteActions(chains: ActionChains): Pick<BridgeChains, 'ackDeposits' | 'ackWithdraws'> {
-  const votesOn =
-    <V extends { index: number }>(side: ChainSide, action: CrankAction, instructionFor: (vote: V, field: string) => TransactionInstruction) =>
-    (votes: readonly V[], signal: AbortSignal) =>
-      submitVotes({ ...submitterOn(chains, side, action), instructionFor }, votes, signal);
+export function voteActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'ackDeposits' | 'ackWithdraws'> {
+  const deposits = submitterOn('target', 'ack_deposit');
+  const withdraws = submitterOn('source', 'ack_withdraw');
+  const ackDeposit = ackDepositFor(deposits.target.tracker, deposits.authority);
+  const ackWithdraw = ackWithdrawFor(withdraws.target.tracker, withdraws.authority);
   return {
-    ackDeposits: votesOn('target', 'ack_deposit', ackDepositFor(chains.target.tracker, chains.authority)),
-    ackWithdraws: votesOn('source', 'ack_withdraw', ackWithdrawFor(chains.source.tracker, chains.authority)),
+    ackDeposits: (votes, signal) => submitVotes({ ...deposits, instructionFor: ackDeposit }, votes, signal),
+    ackWithdraws: (votes, signal) => submitVotes({ ...withdraws, instructionFor: ackWithdraw }, votes, signal),
   };
 }
 
@@ -59,15 +64,17 @@ function voteOn(tracker: TrackerRef, authority: PublicKey, vote: { index: number
 
 /** ack_deposit on the destination's WithdrawTracker `tracker`; throws on a vote that has no on-chain form. */
 export function ackDepositFor(tracker: TrackerRef, authority: PublicKey) {
-  return (vote: AckDepositVote, field: string): TransactionInstruction =>
-    ackDepositInstruction({
+  return (vote: AckDepositVote, field: string): TransactionInstruction => {
+    const sourceMint = new PublicKey(vote.sourceMint);
+    return ackDepositInstruction({
       ...voteOn(tracker, authority, vote, field),
       withdrawTracker: tracker.address,
-      tokenPair: tokenPairAddress(tracker.programId, tracker.sourceChainId, new PublicKey(vote.sourceMint)),
+      tokenPair: tokenPairAddress(tracker.programId, tracker.sourceChainId, sourceMint),
       amount: parseU64(vote.amount, `${field}.amount`),
       recipient: vote.recipient,
       sourceMint: vote.sourceMint,
     });
+  };
 }
 
 /** ack_withdraw on the source's DepositTracker `tracker`; throws on a vote that has no on-chain form. */
