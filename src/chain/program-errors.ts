@@ -1,6 +1,8 @@
 /**
  * Error codes of PROTOCOL.md "Errors": the bridge program's custom errors and the Anchor
- * framework codes it can report, and decoding of a transaction error into a name.
+ * framework codes it can report; and what a transaction error says (a preflight refusal's
+ * `data.err`, or a landed transaction's status `err`), as facts: a program error by its
+ * PROTOCOL.md name, or a runtime error by its name.
  */
 
 export const PROGRAM_ERRORS = {
@@ -59,6 +61,52 @@ export function decodeProgramError(transactionError: unknown): DecodedProgramErr
   const code = detail['Custom'];
   if (!isU32(code)) return undefined;
   return { instructionIndex, code, name: programErrorName(code) ?? `Custom(${code})` };
+}
+
+export interface TransactionFailure {
+  /** e.g. "VoteOutOfOrder (6001)", "BlockhashNotFound". */
+  reason: string;
+  programError?: DecodedProgramError;
+  /** The runtime error's name (e.g. "BlockhashNotFound") when it is not a program error. */
+  transactionError?: string;
+}
+
+// The fee payer cannot pay: the reason says what to do.
+const UNFUNDED_FEE_PAYER = new Set(['InsufficientFundsForFee', 'AccountNotFound']);
+
+export function classifyTransactionError(transactionError: unknown): TransactionFailure {
+  const programError = decodeProgramError(transactionError);
+  if (programError !== undefined) {
+    const { code } = programError;
+    const known = programErrorName(code) !== undefined;
+    const reason = known ? `${programError.name} (${code})` : `custom program error ${code}, not listed in PROTOCOL.md`;
+    return { reason, programError };
+  }
+  const instructionError = runtimeInstructionError(transactionError);
+  if (instructionError !== undefined) {
+    const [position, name] = instructionError;
+    return { reason: `${name} in instruction ${position}`, transactionError: name };
+  }
+  if (typeof transactionError === 'string') {
+    if (UNFUNDED_FEE_PAYER.has(transactionError)) {
+      return { reason: `${transactionError}: the authority cannot pay the fee; fund it on this chain`, transactionError };
+    }
+    return { reason: transactionError, transactionError };
+  }
+  return { reason: JSON.stringify(transactionError) ?? String(transactionError) };
+}
+
+/** `{"InstructionError":[i,"<name>"]}`: a runtime error of one instruction, e.g. ComputationalBudgetExceeded. */
+function runtimeInstructionError(transactionError: unknown): [number, string] | undefined {
+  if (typeof transactionError !== 'object' || transactionError === null) return undefined;
+  const detail = (transactionError as { InstructionError?: unknown }).InstructionError;
+  if (!Array.isArray(detail) || typeof detail[0] !== 'number' || typeof detail[1] !== 'string') return undefined;
+  return [detail[0], detail[1]];
+}
+
+/** The transaction was processed before: the same bytes already landed. */
+export function isAlreadyProcessed(transactionError: unknown): boolean {
+  return transactionError === 'AlreadyProcessed';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

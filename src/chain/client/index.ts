@@ -1,13 +1,10 @@
-import { PublicKey, type Commitment, type TransactionInstruction } from '@solana/web3.js';
+import { PublicKey, type Commitment } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide, CrankAction } from '../../domain.js';
+import type { ChainSide } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains, CheckOff } from '../bridge-chains.js';
-import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../codec/builders.js';
-import { depositResultToArg } from '../codec/instructions.js';
-import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../pda.js';
-import { depositResultFromWire, parseU64 } from '../result-wire.js';
+import type { BridgeChains, CheckOff } from '../bridge-chains.js';
+import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { chainName } from '../chain-name.js';
@@ -18,11 +15,10 @@ import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
-import type { BudgetedSubmitter } from './budgeted-send.js';
-import { submitCleanups } from './submit-cleanups.js';
-import { entryIndexArg, submitVotes } from './submit-votes.js';
+import { cleanupActions, cleanupFor } from './submit-cleanups.js';
+import { ackDepositFor, ackWithdrawFor, voteActions } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
-import { TransactionSender, type SubmitTiming } from './transaction-sender.js';
+import { TransactionSender, type SubmitTiming, type SubmitterOn } from './transaction-sender.js';
 
 /**
  * The BridgeChains the crank drives, over two Solana JSON-RPC endpoints
@@ -163,7 +159,7 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
-  const { signer, metrics, sourceChainId, targetProgramId, sourceProgramId } = options;
+  const { signer, metrics } = options;
   const logger = options.logger.child({ component: 'chain' });
   const authorityKey = signer.publicKey;
 
@@ -185,54 +181,14 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const common = { authority: authorityKey, metrics };
-  const cap = options.priorityFee.maxMicroLamports;
-
-  function ackDepositFor(vote: AckDepositVote, field: string) {
-    const sourceMint = new PublicKey(vote.sourceMint);
-    return ackDepositInstruction({
-      programId: targetProgramId,
-      authority: authorityKey,
-      withdrawTracker: target.tracker.address,
-      tokenPair: tokenPairAddress(targetProgramId, sourceChainId, sourceMint),
-      index: entryIndexArg(vote.index, `${field}.index`),
-      approve: vote.approve,
-      amount: parseU64(vote.amount, `${field}.amount`),
-      recipient: vote.recipient,
-      sourceMint: vote.sourceMint,
-    });
-  }
-
-  function ackWithdrawFor(vote: AckWithdrawVote, field: string) {
-    return ackWithdrawInstruction({
-      programId: sourceProgramId,
-      authority: authorityKey,
-      depositTracker: source.tracker.address,
-      index: entryIndexArg(vote.index, `${field}.index`),
-      approve: vote.approve,
-      result: depositResultToArg(depositResultFromWire(vote.result, `${field}.result`)),
-    });
-  }
-
-  function cleanupFor(index: number, depositor: PublicKey) {
-    return cleanupDepositInstruction({
-      programId: sourceProgramId,
-      payer: authorityKey,
-      depositTracker: source.tracker.address,
-      depositor,
-      index: BigInt(index),
-    });
-  }
-
-  /** What every send of `action` on `side` needs: that chain's RPC, sender, bidder and tracker. */
-  function submitterOn(side: ChainSide, action: CrankAction): BudgetedSubmitter & { metrics: Metrics } {
+  const submitterOn: SubmitterOn = (side, action) => {
     const { rpc, tracker } = side === 'source' ? source : target;
     return { ...common, rpc, sender: sender[side], bidder: bidder[side], target: { action, tracker } };
-  }
-
-  // Deposits are voted on the destination's tracker, withdrawals on the source's.
-  function votesOn<V extends { index: number }>(side: ChainSide, action: CrankAction, instructionFor: (vote: V, field: string) => TransactionInstruction) {
-    return (votes: readonly V[], signal: AbortSignal) => submitVotes({ ...submitterOn(side, action), instructionFor }, votes, signal);
-  }
+  };
+  const cap = options.priorityFee.maxMicroLamports;
+  const ackDeposit = ackDepositFor(target.tracker, authorityKey);
+  const ackWithdraw = ackWithdrawFor(source.tracker, authorityKey);
+  const cleanup = cleanupFor(source.tracker, authorityKey);
 
   return {
     authority: authorityKey.toBase58(),
@@ -240,11 +196,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     readState: (signal, limits) =>
       readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
 
-    ackDeposits: votesOn('target', 'ack_deposit', ackDepositFor),
+    ...voteActions(submitterOn),
 
-    ackWithdraws: votesOn('source', 'ack_withdraw', ackWithdrawFor),
-
-    cleanupDeposits: (indices, signal) => submitCleanups({ ...submitterOn('source', 'cleanup_deposit'), cleanupInstruction: cleanupFor }, indices, signal),
+    ...cleanupActions(submitterOn),
 
     readAuthority: (signal) =>
       readAuthorityView(
@@ -258,10 +212,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
     plannedFees: (work) => ({
-      target: packedFees(work.ackDeposits.map((vote, i) => ackDepositFor(vote, `ackDeposits[${i}]`)), authorityKey, cap),
+      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap),
       source:
-        packedFees(work.ackWithdraws.map((vote, i) => ackWithdrawFor(vote, `ackWithdraws[${i}]`)), authorityKey, cap) +
-        packedFees(work.cleanups.map((index) => cleanupFor(index, PublicKey.unique())), authorityKey, cap),
+        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap) +
+        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap),
     }),
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),

@@ -1,6 +1,16 @@
-import { Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Transaction, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { leadingBatchSize } from './batch.js';
+import { BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget } from './compute-budget.js';
+import type { Bid, PriorityFeeBidder } from './priority-fee.js';
+import type { SignedTransaction } from './signature-watch.js';
+
+/**
+ * A transaction signed by the authority: the next one of a batch, sized by bytes and by
+ * compute and priced; and the legacy wire form signed through the AuthoritySigner.
+ */
 
 export interface SignedWire {
   wire: Uint8Array;
@@ -27,4 +37,38 @@ export async function signTransaction(
   }
   transaction.addSignature(feePayer, Buffer.from(signature));
   return { wire: transaction.serialize({ verifySignatures: false }), signature };
+}
+
+/** What signs a transaction's instructions behind its compute budget (the chain's TransactionSender). */
+interface Signs {
+  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction>;
+}
+
+export interface SignedBatch<T> {
+  /** The leading items this transaction carries. */
+  items: T[];
+  signed: SignedTransaction;
+  bid: Bid;
+}
+
+/**
+ * The next transaction of a batch: as many of the leading `queue` items as fit one
+ * transaction's bytes and compute (at most `maxCount`), priced by the chain's bidder and signed.
+ */
+export async function signNextBatch<T extends { instruction: TransactionInstruction }>(
+  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs },
+  queue: readonly T[],
+  maxCount: number,
+  signal: AbortSignal,
+): Promise<SignedBatch<T>> {
+  const instructions = queue.map((item) => item.instruction);
+  const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, BUDGET_SIZE_PREFIX));
+  const bid = await s.bidder.bid(bySize, signal);
+  const measured = await measureBatch(
+    { rpc: s.rpc, feePayer: s.authority, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount },
+    signal,
+  );
+  const items = queue.slice(0, measured.count);
+  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, signal);
+  return { items, signed, bid };
 }

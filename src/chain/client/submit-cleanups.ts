@@ -2,14 +2,14 @@ import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { BridgeError } from '../../errors.js';
 import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { CleanupReport } from '../bridge-chains.js';
+import type { BridgeChains, CleanupReport } from '../bridge-chains.js';
 import { decodeDepositEntries } from '../codec/accounts.js';
+import { cleanupDepositInstruction } from '../codec/builders.js';
 import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
 import type { DepositEntry } from '../types.js';
-import { sendBatches, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
-import { asSubmitFailure, submitFailure, type ActionTarget } from './submit-failure.js';
+import { asSubmitFailure, sendBatches, submitFailure, type ActionTarget, type BatchItem, type BudgetedSubmitter, type SubmitterOn } from './transaction-sender.js';
 import { entryIndexArg } from './submit-votes.js';
-import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader } from './tracker-reader.js';
+import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
 import { coveringRanges } from './window.js';
 import { toEntryIndex } from '../authority-position.js';
 
@@ -24,7 +24,7 @@ import { toEntryIndex } from '../authority-position.js';
  * Failed entries do not stop the others; they are reported together at the end.
  */
 
-export interface CleanupSubmitter extends BudgetedSubmitter {
+interface CleanupSubmitter extends BudgetedSubmitter {
   metrics: Metrics;
   cleanupInstruction: (index: number, depositor: PublicKey) => TransactionInstruction;
 }
@@ -36,7 +36,20 @@ interface Failure {
   reason: string;
 }
 
-export async function submitCleanups(
+/** The crank's cleanup action, on the source's DepositTracker. */
+export function cleanupActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'cleanupDeposits'> {
+  const cleanups = submitterOn('source', 'cleanup_deposit');
+  const cleanupInstruction = cleanupFor(cleanups.target.tracker, cleanups.authority);
+  return { cleanupDeposits: (indices, signal) => submitCleanups({ ...cleanups, cleanupInstruction }, indices, signal) };
+}
+
+/** cleanup_deposit of one entry of the DepositTracker `tracker`, paid by `payer`. */
+export function cleanupFor(tracker: TrackerRef, payer: PublicKey) {
+  return (index: number, depositor: PublicKey): TransactionInstruction =>
+    cleanupDepositInstruction({ programId: tracker.programId, payer, depositTracker: tracker.address, depositor, index: BigInt(index) });
+}
+
+async function submitCleanups(
   s: CleanupSubmitter,
   indices: readonly number[],
   signal: AbortSignal,

@@ -1,13 +1,23 @@
-import type { TransactionInstruction } from '@solana/web3.js';
+import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
 import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { LandedTransaction, SubmitReport } from '../bridge-chains.js';
-import { sendBatches, type BatchItem, type BudgetedSubmitter } from './budgeted-send.js';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains, LandedTransaction, SubmitReport } from '../bridge-chains.js';
+import { ackDepositInstruction, ackWithdrawInstruction } from '../codec/builders.js';
+import { depositResultToArg } from '../codec/instructions.js';
+import { tokenPairAddress } from '../pda.js';
+import { depositResultFromWire, parseU64 } from '../result-wire.js';
 import { reconcileVotes } from './reconcile-votes.js';
-import { asSubmitFailure, submitFailure } from './submit-failure.js';
-import { ReadMeter, readTrackerHeader } from './tracker-reader.js';
-import type { TransactionJob } from './transaction-sender.js';
+import { ReadMeter, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
+import {
+  asSubmitFailure,
+  sendBatches,
+  submitFailure,
+  type BatchItem,
+  type BudgetedSubmitter,
+  type SubmitterOn,
+  type TransactionJob,
+} from './transaction-sender.js';
 import { ownNextIndex } from '../authority-position.js';
 
 /**
@@ -17,7 +27,7 @@ import { ownNextIndex } from '../authority-position.js';
  * never lands twice.
  */
 
-export interface VoteSubmitter<V extends { index: number }> extends BudgetedSubmitter {
+interface VoteSubmitter<V extends { index: number }> extends BudgetedSubmitter {
   metrics: Metrics;
   /** The vote's instruction; throws on a vote that has no on-chain form. `field` names it. */
   instructionFor: (vote: V, field: string) => TransactionInstruction;
@@ -35,7 +45,49 @@ export function entryIndexArg(index: number, field: string): bigint {
   );
 }
 
-export async function submitVotes<V extends { index: number }>(
+/** The crank's vote actions: deposits are voted on the destination's tracker, withdrawals on the source's. */
+export function voteActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'ackDeposits' | 'ackWithdraws'> {
+  const deposits = submitterOn('target', 'ack_deposit');
+  const withdraws = submitterOn('source', 'ack_withdraw');
+  const ackDeposit = ackDepositFor(deposits.target.tracker, deposits.authority);
+  const ackWithdraw = ackWithdrawFor(withdraws.target.tracker, withdraws.authority);
+  return {
+    ackDeposits: (votes, signal) => submitVotes({ ...deposits, instructionFor: ackDeposit }, votes, signal),
+    ackWithdraws: (votes, signal) => submitVotes({ ...withdraws, instructionFor: ackWithdraw }, votes, signal),
+  };
+}
+
+/** What both votes carry: the tracker's program, the authority, the entry index and the verdict. */
+function voteOn(tracker: TrackerRef, authority: PublicKey, vote: { index: number; approve: boolean }, field: string) {
+  return { programId: tracker.programId, authority, index: entryIndexArg(vote.index, `${field}.index`), approve: vote.approve };
+}
+
+/** ack_deposit on the destination's WithdrawTracker `tracker`; throws on a vote that has no on-chain form. */
+export function ackDepositFor(tracker: TrackerRef, authority: PublicKey) {
+  return (vote: AckDepositVote, field: string): TransactionInstruction => {
+    const sourceMint = new PublicKey(vote.sourceMint);
+    return ackDepositInstruction({
+      ...voteOn(tracker, authority, vote, field),
+      withdrawTracker: tracker.address,
+      tokenPair: tokenPairAddress(tracker.programId, tracker.sourceChainId, sourceMint),
+      amount: parseU64(vote.amount, `${field}.amount`),
+      recipient: vote.recipient,
+      sourceMint: vote.sourceMint,
+    });
+  };
+}
+
+/** ack_withdraw on the source's DepositTracker `tracker`; throws on a vote that has no on-chain form. */
+export function ackWithdrawFor(tracker: TrackerRef, authority: PublicKey) {
+  return (vote: AckWithdrawVote, field: string): TransactionInstruction =>
+    ackWithdrawInstruction({
+      ...voteOn(tracker, authority, vote, field),
+      depositTracker: tracker.address,
+      result: depositResultToArg(depositResultFromWire(vote.result, `${field}.result`)),
+    });
+}
+
+async function submitVotes<V extends { index: number }>(
   s: VoteSubmitter<V>,
   votes: readonly V[],
   signal: AbortSignal,

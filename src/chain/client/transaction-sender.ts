@@ -1,36 +1,37 @@
-import type { SignatureStatus, TransactionInstruction } from '@solana/web3.js';
+import type { PublicKey, SignatureStatus, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
-import { describeError, isBridgeError, type BridgeError } from '../../errors.js';
+import { BridgeError, isBridgeError, type SubmitOutcome } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
-import { boundText } from '../../text.js';
 import { sleep } from '../../time.js';
+import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { LandedTransaction } from '../bridge-chains.js';
-import { isHistoryUnavailable, type ChainHeight, type ChainRpc, type SignatureStatusAt } from '../rpc/chain-rpc.js';
-import { preflightFailure, shortRpcFailure } from '../rpc/rpc-failure.js';
-import { isDefiniteSendRefusal } from '../../failure-policy.js';
-import { classifyTransactionError, isAlreadyProcessed, submitFailure, type ActionTarget } from './submit-failure.js';
-import type { SignedSignatures } from './authority-history.js';
-import { signTransaction } from './sign-transaction.js';
 import { chainName } from '../chain-name.js';
+import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError } from '../program-errors.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { preflightFailure } from '../rpc/rpc-failure.js';
+import type { SignedSignatures } from './authority-history.js';
 import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget } from './compute-budget.js';
-import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../fee-rate.js';
+import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
+import { signNextBatch, signTransaction, type SignedBatch } from './sign-transaction.js';
+import { SendRecord, SignatureWatch, type SignedTransaction, type Watched } from './signature-watch.js';
+import type { TrackerRef } from './tracker-reader.js';
 
 /**
- * Signs, sends and confirms one transaction at a time on one chain, without websockets:
- * sign once; send with preflight and maxRetries 0; rebroadcast the same bytes while polling
- * getSignatureStatuses; the transaction can no longer land only when the block height has
- * passed its lastValidBlockHeight and a status read from a view at or past the slot where it
- * did finds nothing (docs/chain-client.md, "Which slot anchors each decision"): a history
- * search, or without history the status cache while it still covers the transaction. That
- * ends the attempt with a retryable failure (an attempt is one signed transaction's life): the
- * crank reads and plans again and its next attempt signs anew, up to BRIDGE_CRANK_MAX_ATTEMPTS.
+ * An action's work sent as transactions, one at a time, and what became of each, as a value:
+ * each transaction sized, priced and signed once (./sign-transaction.ts); sent with preflight
+ * and maxRetries 0; watched until it lands or can no longer land (./signature-watch.ts). A
+ * failure is a CHAIN__FAILED_TO_SUBMIT that says what became of it; it tells the fee bidder
+ * whether the price was enough, and the action (./submit-votes.ts, ./submit-cleanups.ts) what to
+ * send next. Whether anything is tried again is src/failure-policy.ts's decision.
  *
- * A transaction that leaves `sendAndConfirm` without a known outcome (the caller aborted, or
- * no confirmation within `confirmTimeoutMs`) stays pending: the next call for the same action
- * first resolves it (`settlePending`) before anything new is signed.
+ * An attempt is one signed transaction's life: one that can no longer land ends it with a
+ * retryable failure; the crank reads and plans again and its next attempt signs anew, up to
+ * BRIDGE_CRANK_MAX_ATTEMPTS. A transaction that leaves `sendAndConfirm` without a known outcome
+ * (the caller aborted, or no confirmation within `confirmTimeoutMs`) stays pending: the next
+ * call for the same action first resolves it (`settlePending`) before anything new is signed.
  */
 
 export interface SubmitTiming {
@@ -49,12 +50,9 @@ export const DEFAULT_SUBMIT_TIMING: SubmitTiming = {
   confirmTimeoutMs: 120_000,
 };
 
-export interface SignedTransaction {
-  wire: Uint8Array;
-  signature: string;
-  lastValidBlockHeight: number;
-  /** The compute budget its leading instructions set. */
-  budget: ComputeBudget;
+export interface ActionTarget {
+  action: CrankAction;
+  tracker: TrackerRef;
 }
 
 /** One transaction of an action: where it goes and the entry index of each instruction. */
@@ -63,25 +61,90 @@ export interface TransactionJob extends ActionTarget {
 }
 
 /**
- * What became of one signed transaction, as a value: it landed, or a CHAIN__FAILED_TO_SUBMIT
- * says what became of it (`refused` in preflight, `landed_with_error`, `not_landed` or
- * `unknown`). Whether anything is tried again is src/failure-policy.ts's decision.
+ * What became of one signed transaction: it landed, or a CHAIN__FAILED_TO_SUBMIT says what
+ * became of it (`refused` in preflight, `landed_with_error`, `not_landed` or `unknown`).
  */
 export type SendOutcome = { kind: 'landed' } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
 
 const LANDED: SendOutcome = { kind: 'landed' };
 
-/**
- * How far past a transaction's lastValidBlockHeight a node without history still knows it
- * (shared/PROTOCOL.md): the status cache covers roughly the last 300 slots and a transaction
- * lands at most 150 blocks before its expiry, so about 150; 50 are left as a margin. Counted in
- * blocks past expiry plus slots since (slots run ahead of blocks when slots are skipped, so the
- * count errs early).
- */
-const STATUS_CACHE_BLOCKS_PAST_EXPIRY = 100;
+export interface BudgetedSubmitter {
+  target: ActionTarget;
+  rpc: ChainRpc;
+  sender: TransactionSender;
+  bidder: PriorityFeeBidder;
+  authority: PublicKey;
+}
 
-/** A failing send is re-sent after pollIntervalMs, doubling per failure in a row up to this many rebroadcast intervals. */
-const FAILED_SEND_BACKOFF_MAX_REBROADCASTS = 4;
+/** The submitter of `action` on the chain `side`: what every send of that action needs. */
+export type SubmitterOn = (side: ChainSide, action: CrankAction) => BudgetedSubmitter & { metrics: Metrics };
+
+/** One item of a batched action: the entry it concerns and its instruction. */
+export interface BatchItem {
+  index: number;
+  instruction: TransactionInstruction;
+}
+
+/** What an action does with each batch's outcome. */
+export interface BatchOutcomes<T extends BatchItem> {
+  landed(transaction: LandedTransaction): void;
+  /** On chain with an error (the fee was paid) but nothing it carried took effect. */
+  paid(transaction: LandedTransaction): void;
+  /**
+   * Any other failure of the batch `job`: the queue to go on with (src/failure-policy.ts,
+   * `resendAfterRefusal`), or the failure thrown to end the action.
+   */
+  failed(failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>, job: TransactionJob, queue: readonly T[]): T[] | Promise<T[]>;
+}
+
+/**
+ * The one batch-send loop of every action: sends `queue` in index order, as many leading items
+ * per transaction as fit, one transaction at a time. A transaction that ran out of compute (the
+ * program costs more than the simulation measured) is followed by batches half as large,
+ * measured again.
+ */
+export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, items: readonly T[], outcomes: BatchOutcomes<T>, signal: AbortSignal): Promise<void> {
+  let queue = [...items];
+  let maxCount = queue.length;
+  while (queue.length > 0) {
+    const next = await signNextBatch(s, queue, maxCount, signal);
+    const job: TransactionJob = { ...s.target, indices: next.items.map((item) => item.index) };
+    const outcome = await sendSignedBatch(s, next, job, signal);
+    if (outcome.kind === 'landed') {
+      outcomes.landed({ signature: next.signed.signature, indices: job.indices });
+      queue = queue.slice(next.items.length);
+      continue;
+    }
+    const { failure } = outcome;
+    if (failure.context.transactionError === 'ComputationalBudgetExceeded' && next.items.length > 1) {
+      const { signature } = failure.context;
+      if (signature !== undefined) outcomes.paid({ signature, indices: job.indices });
+      maxCount = Math.ceil(next.items.length / 2);
+      continue;
+    }
+    queue = await outcomes.failed(failure, job, queue);
+  }
+}
+
+/**
+ * Sends and confirms one signed batch. A transaction that expired after a node accepted it
+ * raises the chain's escalation step, and its failure names the price offered, what recent
+ * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it down.
+ */
+async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
+  const outcome = await s.sender.sendAndConfirm(batch.signed, job, signal);
+  if (outcome.kind === 'landed') {
+    s.bidder.landed();
+    return outcome;
+  }
+  const err = outcome.failure;
+  if (err.context.outcome === 'landed_with_error') s.bidder.landed();
+  if (err.context.outcome !== 'not_landed') return outcome;
+  // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
+  if (err.context.sendsAccepted !== 0) s.bidder.expired();
+  const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
+  return { kind: 'failed', failure: priced };
+}
 
 export interface SettledPending {
   /** Some transaction of this action was pending: the caller must re-check the chain. */
@@ -91,44 +154,7 @@ export interface SettledPending {
   landedWithError: LandedTransaction[];
 }
 
-interface Pending {
-  signed: SignedTransaction;
-  job: TransactionJob;
-  sends: SendRecord;
-  /** A view (slot and height, one answer) in which the block height had passed lastValidBlockHeight. */
-  expiredIn?: ChainHeight;
-}
-
-/** What became of the sends of one signed transaction: for the reason when it never lands, and the pace of the next send. */
-class SendRecord {
-  sent = 0;
-  failed = 0;
-  lastFailure: unknown = undefined;
-  /** Sends that failed in a row, the latest included (0: the latest went through). */
-  failedInARow = 0;
-
-  /** Counted before the bytes leave: an abort during the send still counts it. */
-  sending(): void {
-    this.sent++;
-  }
-
-  wentThrough(): void {
-    this.failedInARow = 0;
-  }
-
-  /** The node's answer left it unknown whether the bytes went on. */
-  failedWith(err: unknown): void {
-    this.failed++;
-    this.lastFailure = err;
-    this.failedInARow++;
-  }
-
-  get accepted(): number {
-    return this.sent - this.failed;
-  }
-}
-
-type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent'; slot: number } | { kind: 'unavailable' };
+type Pending = Watched & { job: TransactionJob };
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
@@ -140,30 +166,23 @@ export interface TransactionSenderOptions {
   signed: SignedSignatures;
 }
 
+/** Signs, sends and confirms one transaction at a time on one chain. */
 export class TransactionSender {
   private readonly pending = new Map<string, Pending>();
-  private readonly rpc: ChainRpc;
-  private readonly signer: AuthoritySigner;
-  private readonly metrics: Metrics;
-  private readonly logger: Logger;
   private readonly timing: SubmitTiming;
-  private readonly signed: SignedSignatures;
+  private readonly watch: SignatureWatch;
 
-  constructor(options: TransactionSenderOptions) {
-    this.rpc = options.rpc;
-    this.signer = options.signer;
-    this.metrics = options.metrics;
-    this.logger = options.logger;
+  constructor(private readonly options: TransactionSenderOptions) {
     this.timing = options.timing ?? DEFAULT_SUBMIT_TIMING;
-    this.signed = options.signed;
+    this.watch = new SignatureWatch({ rpc: options.rpc, metrics: options.metrics, logger: options.logger, timing: this.timing });
   }
 
   /** Signs `instructions` behind the budget's SetComputeUnitLimit and SetComputeUnitPrice. */
   async sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction> {
-    const { blockhash, lastValidBlockHeight } = await this.rpc.getLatestBlockhash('confirmed', signal);
-    const { wire, signature } = await signTransaction(this.signer, [...budgetInstructions(budget), ...instructions], blockhash, lastValidBlockHeight);
+    const { blockhash, lastValidBlockHeight } = await this.options.rpc.getLatestBlockhash('confirmed', signal);
+    const { wire, signature } = await signTransaction(this.options.signer, [...budgetInstructions(budget), ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
-    this.signed.add(encoded);
+    this.options.signed.add(encoded);
     return { wire, signature: encoded, lastValidBlockHeight, budget };
   }
 
@@ -174,10 +193,9 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const sends = new SendRecord();
-    const pending: Pending = { signed, job, sends };
+    const pending: Pending = { signed, job, sends: new SendRecord() };
     this.pending.set(signed.signature, pending);
-    const refused = await this.sendFirst(signed, job, sends, signal);
+    const refused = await this.sendFirst(pending, signal);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
@@ -199,17 +217,17 @@ export class TransactionSender {
       if (err.context.outcome === 'unknown') throw err;
       // Landed with an error: resolved, and the failure belonged to the earlier call. Expired: resolved, nothing landed.
       if (err.context.outcome !== 'landed_with_error') continue;
-      this.logger.warn({ err, signature: signed.signature, action }, 'an earlier transaction of this action landed with an error');
+      this.options.logger.warn({ err, signature: signed.signature, action }, 'an earlier transaction of this action landed with an error');
       landedWithError.push(transaction);
     }
     return { hadPending: mine.length > 0, landed, landedWithError };
   }
 
   /** The outcome when preflight refused the transaction; undefined when it is to be watched. */
-  private async sendFirst(signed: SignedTransaction, job: TransactionJob, sends: SendRecord, signal: AbortSignal): Promise<SendOutcome | undefined> {
+  private async sendFirst({ signed, job, sends }: Pending, signal: AbortSignal): Promise<SendOutcome | undefined> {
     sends.sending();
     try {
-      await this.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
+      await this.options.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
       sends.wentThrough();
       return undefined;
     } catch (err) {
@@ -219,7 +237,7 @@ export class TransactionSender {
       if (preflight !== undefined) {
         this.pending.delete(signed.signature);
         const failure = classifyTransactionError(preflight.transactionError);
-        const index = this.failingIndex(failure.programError?.instructionIndex, job);
+        const index = failingIndex(failure.programError?.instructionIndex, job);
         const refused = submitFailure(job, { ...failure, ...index, outcome: 'refused', reason: `${failure.reason}, refused in preflight` }, [], err);
         return { kind: 'failed', failure: refused };
       }
@@ -228,8 +246,7 @@ export class TransactionSender {
         throw err;
       }
       sends.failedWith(err);
-      const signature = signed.signature;
-      this.logger.warn({ err, signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
+      this.options.logger.warn({ err, signature: signed.signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
       return undefined;
     }
   }
@@ -249,147 +266,38 @@ export class TransactionSender {
         this.pending.delete(signed.signature);
         return outcome;
       }
-      if (Date.now() - lastBroadcast >= this.sendInterval(sends)) {
+      if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
-        await this.rebroadcast(signed, sends, signal);
+        await this.watch.rebroadcast(signed, sends, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(signed, job) };
       await sleep(pollIntervalMs, signal);
     }
   }
 
-  /**
-   * After a failed send the bytes may have reached no node: send again soon, at the next poll
-   * after one failure, backing off (doubling) with each failure in a row up to
-   * FAILED_SEND_BACKOFF_MAX_REBROADCASTS rebroadcast intervals, and never before the
-   * endpoint's Retry-After.
-   */
-  private sendInterval(sends: SendRecord): number {
-    const { pollIntervalMs, rebroadcastIntervalMs } = this.timing;
-    if (sends.failedInARow === 0) return rebroadcastIntervalMs;
-    const backoff = Math.min(pollIntervalMs * 2 ** (sends.failedInARow - 1), FAILED_SEND_BACKOFF_MAX_REBROADCASTS * rebroadcastIntervalMs);
-    const asked = isBridgeError(sends.lastFailure, 'CHAIN__RPC_FAILED') ? (sends.lastFailure.context.retryAfterMs ?? 0) : 0;
-    return Math.max(backoff, asked);
-  }
-
   private async pollOutcome(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
-    const { signed, job, sends } = pending;
-    const recent = await this.poll(signed.signature, false, signal);
-    if (recent.kind === 'found') return this.outcomeOf(recent.status, signed, job);
-    if (pending.expiredIn === undefined && checkExpiry) pending.expiredIn = await this.expiredIn(signed, signal);
-    const expiredIn = pending.expiredIn;
-    if (expiredIn === undefined) return 'waiting';
-    const final = await this.finalStatus(signed, expiredIn, recent, signal);
-    if (final.kind === 'found') return this.outcomeOf(final.status, signed, job);
-    if (final.kind === 'unavailable') return 'waiting';
-    // A view older than the one that saw the height pass (a lagging node) may not have the
-    // transaction yet: no decision from it.
-    if (final.slot < expiredIn.slot) return 'waiting';
-    const { signature, lastValidBlockHeight } = signed;
-    this.metrics.transactionResigns.inc({ chain: this.rpc.chain });
-    this.logger.warn(
-      { signature, action: job.action, indices: job.indices, lastValidBlockHeight, expiredAtSlot: expiredIn.slot, statusSlot: final.slot },
-      'blockhash expired before the transaction landed; this attempt ends and the next one signs anew',
-    );
-    return { kind: 'failed', failure: this.notLanded(signed, job, sends) };
-  }
-
-  /**
-   * The status that decides expiry: a history search where some endpoint keeps history; else
-   * this round's status-cache read, which knows every transaction of a blockhash still within
-   * STATUS_CACHE_BLOCKS_PAST_EXPIRY blocks of its expiry. Past that reach, without history,
-   * nothing more can be learned: the absence stands, and the next attempt's fresh read of the
-   * trackers decides what is still to do.
-   */
-  private async finalStatus(signed: SignedTransaction, expiredIn: ChainHeight, recent: Poll, signal: AbortSignal): Promise<Poll> {
-    if (this.rpc.hasHistory() !== false) {
-      const searched = await this.poll(signed.signature, true, signal);
-      if (searched.kind !== 'unavailable' || this.rpc.hasHistory() !== false) return searched;
-    }
-    if (recent.kind !== 'absent') return recent;
-    const blocksPast = expiredIn.blockHeight - signed.lastValidBlockHeight + Math.max(0, recent.slot - expiredIn.slot);
-    if (blocksPast > STATUS_CACHE_BLOCKS_PAST_EXPIRY) {
-      this.logger.warn(
-        { signature: signed.signature, blocksPast, lastValidBlockHeight: signed.lastValidBlockHeight },
-        'transaction checked past the status cache\'s reach without history on this chain: taken as not landed; the next attempt re-reads the trackers before planning',
-      );
-    }
-    return recent;
+    const { signed, job } = pending;
+    const recent = await this.watch.poll(signed.signature, false, signal);
+    const seen = recent.kind === 'found' ? recent : await this.watch.afterAbsence(pending, recent, checkExpiry, signal);
+    if (seen.kind === 'found') return this.outcomeOf(seen.status, signed, job);
+    if (seen.kind !== 'expired') return 'waiting';
+    return { kind: 'failed', failure: submitFailure(job, { outcome: 'not_landed', reason: seen.reason, sendsAccepted: seen.sendsAccepted }) };
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
   private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): SendOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
-    this.recordLanded(signed.budget);
+    this.watch.recordLanded(signed.budget);
     if (status.err !== null) {
       const failure = classifyTransactionError(status.err);
-      const index = this.failingIndex(failure.programError?.instructionIndex, job);
+      const index = failingIndex(failure.programError?.instructionIndex, job);
       const reason = `${failure.reason}, landed in transaction ${signed.signature}`;
       return { kind: 'failed', failure: submitFailure(job, { ...failure, ...index, outcome: 'landed_with_error', signature: signed.signature, reason }) };
     }
     const { signature } = signed;
-    this.logger.info({ signature, action: job.action, indices: job.indices, chain: this.rpc.chain }, 'transaction landed');
+    this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');
     return LANDED;
-  }
-
-  private async poll(signature: string, searchTransactionHistory: boolean, signal: AbortSignal): Promise<Poll> {
-    let answer: SignatureStatusAt;
-    try {
-      answer = await this.rpc.getSignatureStatus(signature, { searchTransactionHistory }, signal);
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      // Without history anywhere the search is not possible: the caller falls back to the status cache.
-      if (!isHistoryUnavailable(err)) this.logger.debug({ err, signature }, 'signature status poll failed');
-      return { kind: 'unavailable' };
-    }
-    return answer.status === null ? { kind: 'absent', slot: answer.slot } : { kind: 'found', status: answer.status };
-  }
-
-  /** The view (slot and height of one answer) in which the block height has passed lastValidBlockHeight; undefined while it has not. */
-  private async expiredIn(signed: SignedTransaction, signal: AbortSignal): Promise<ChainHeight | undefined> {
-    try {
-      const view = await this.rpc.getChainHeight('confirmed', signal);
-      return view.blockHeight > signed.lastValidBlockHeight ? view : undefined;
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      this.logger.debug({ err }, 'block height check failed');
-      return undefined;
-    }
-  }
-
-  private async rebroadcast(signed: SignedTransaction, sends: SendRecord, signal: AbortSignal): Promise<void> {
-    this.metrics.transactionRebroadcasts.inc({ chain: this.rpc.chain });
-    sends.sending();
-    try {
-      await this.rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
-      sends.wentThrough();
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      sends.failedWith(err);
-      this.logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
-    }
-  }
-
-  /** A landed transaction's fee (with an error or not, it was charged) and its compute, as the chain charges them. */
-  private recordLanded({ unitLimit, microLamportsPerUnit, unitsConsumed }: ComputeBudget): void {
-    const { chain } = this.rpc;
-    this.metrics.feesPaid.inc({ chain, kind: 'base' }, LAMPORTS_PER_SIGNATURE);
-    this.metrics.feesPaid.inc({ chain, kind: 'priority' }, priorityFeeLamports(microLamportsPerUnit, unitLimit));
-    this.metrics.computeUnits.inc({ chain, kind: 'requested' }, unitLimit);
-    this.metrics.computeUnits.inc({ chain, kind: 'used' }, unitsConsumed);
-  }
-
-  // Instruction positions count the budget instructions that lead every transaction.
-  private failingIndex(instructionIndex: number | undefined, job: TransactionJob): { index?: number } {
-    const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex - BUDGET_INSTRUCTION_COUNT];
-    return index === undefined ? {} : { index };
-  }
-
-  private notLanded(signed: SignedTransaction, job: TransactionJob, sends: SendRecord): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
-    const expired = `transaction ${signed.signature} not landed: its blockhash expired (block height past ${signed.lastValidBlockHeight})`;
-    const reason = `${expired}; ${describeSends(this.rpc.chain, sends)}`;
-    return submitFailure(job, { outcome: 'not_landed', reason, sendsAccepted: sends.accepted });
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
@@ -404,18 +312,73 @@ export class TransactionSender {
   }
 }
 
-/**
- * Why a transaction never landed, as far as this server can tell: every send failed (the
- * last failure names the status and endpoint), or the node accepted it and it was dropped.
- */
-function describeSends(chain: ChainSide, sends: SendRecord): string {
-  const side = chainName(chain);
-  const times = `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
-  if (sends.failed === sends.sent) return `sendTransaction on the ${side} chain failed every time (${times}; last: ${sendFailureSummary(sends.lastFailure)})`;
-  return `the ${side} chain's RPC accepted it ${sends.accepted} of ${times} but it never landed (dropped before a leader included it)`;
+// Instruction positions count the budget instructions that lead every transaction.
+function failingIndex(instructionIndex: number | undefined, job: TransactionJob): { index?: number } {
+  const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex - BUDGET_INSTRUCTION_COUNT];
+  return index === undefined ? {} : { index };
 }
 
-// An RPC failure's text is already bounded where it was made (rpcFailure); anything else is not.
-function sendFailureSummary(err: unknown): string {
-  return isBridgeError(err, 'CHAIN__RPC_FAILED') ? shortRpcFailure(err) : boundText(describeError(err));
+export interface SubmitFailureDetail {
+  outcome: SubmitOutcome;
+  reason: string;
+  programError?: DecodedProgramError;
+  transactionError?: string;
+  /** The entry index of the failing instruction. */
+  index?: number;
+  /**
+   * `landed_with_error`: the transaction that landed (its fee was paid). `unknown`: the
+   * transaction whose outcome is still unknown (it may land later).
+   */
+  signature?: string;
+  /** `not_landed`: sends an RPC node accepted. */
+  sendsAccepted?: number;
+}
+
+/**
+ * CHAIN__FAILED_TO_SUBMIT for a crank action, with the facts of what became of it. Messages read
+ * like "ack_deposit on destination tracker <addr> failed: VoteOutOfOrder (6001) at index 12".
+ */
+export function submitFailure(
+  target: ActionTarget,
+  detail: SubmitFailureDetail,
+  landed: readonly LandedTransaction[] = [],
+  cause?: unknown,
+): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
+  const { outcome, reason, programError, transactionError, index, signature, sendsAccepted } = detail;
+  const where = index === undefined ? '' : ` at index ${index}`;
+  return new BridgeError(
+    'CHAIN__FAILED_TO_SUBMIT',
+    {
+      chain: target.tracker.chain,
+      action: target.action,
+      outcome,
+      ...(programError === undefined ? {} : { programError: programError.name, customCode: programError.code }),
+      ...(transactionError === undefined ? {} : { transactionError }),
+      ...(index === undefined ? {} : { index }),
+      ...(signature === undefined ? {} : { signature }),
+      ...(sendsAccepted === undefined ? {} : { sendsAccepted }),
+      landedSignatures: landed.map((transaction) => transaction.signature),
+    },
+    `${target.action} on ${chainName(target.tracker.chain)} tracker ${target.tracker.account} failed: ${reason}${where}${landedNote(landed)}`,
+    { cause },
+  );
+}
+
+/**
+ * Any failure inside an action as CHAIN__FAILED_TO_SUBMIT carrying the signatures of the
+ * action's transactions that landed before it. An abort passes through unchanged.
+ */
+export function asSubmitFailure(err: unknown, target: ActionTarget, landed: readonly LandedTransaction[], signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) {
+    if (landed.length === 0 || err.context.landedSignatures.length > 0) return err;
+    const landedSignatures = landed.map((transaction) => transaction.signature);
+    return new BridgeError('CHAIN__FAILED_TO_SUBMIT', { ...err.context, landedSignatures }, `${err.message}${landedNote(landed)}`, { cause: err.cause });
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  return submitFailure(target, { outcome: 'failed', reason }, landed, err);
+}
+
+function landedNote(landed: readonly LandedTransaction[]): string {
+  return landed.length === 0 ? '' : ` (${landed.length} earlier transaction(s) of this action landed)`;
 }

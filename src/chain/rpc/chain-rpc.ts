@@ -8,10 +8,9 @@ import {
 } from '@solana/web3.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
-import { jsonRpcCall } from './json-rpc.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry } from './read-retry.js';
-import { preflightFailure, rpcFailure } from './rpc-failure.js';
+import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
 import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal } from '../../failure-policy.js';
 import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
@@ -26,7 +25,7 @@ import type { RpcFetch } from './rpc-fetch.js';
  * every one in service (docs/chain-client.md, "Several endpoints per chain").
  *
  * Reads go through web3.js's Connection (typed, validated responses). sendTransaction is a
- * plain JSON-RPC call (see ./json-rpc.ts). Nothing here opens a websocket: the Connection
+ * plain JSON-RPC call (see ./rpc-failure.ts). Nothing here opens a websocket: the Connection
  * creates its websocket client lazily, for subscriptions and confirmTransaction, which this
  * server never uses; confirmation polls getSignatureStatuses instead. With
  * `disableRetryOnRateLimit` web3.js never enters its 429 loop, the only place its HTTP path

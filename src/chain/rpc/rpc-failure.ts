@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
 import { isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
@@ -5,9 +6,11 @@ import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 
 /**
- * RPC failures as CHAIN__RPC_FAILED with the facts of what happened (`kind`, HTTP status,
- * JSON-RPC code); whether one is tried again is src/failure-policy.ts's decision. Messages name
- * the chain by its setting, never by its URL: RPC URLs often carry an API key.
+ * What an RPC answer says when it fails: the plain JSON-RPC call whose error answer becomes a
+ * SolanaJSONRPCError, and every RPC failure as CHAIN__RPC_FAILED with the facts of what happened
+ * (`kind`, HTTP status, JSON-RPC code, a preflight refusal's transaction error); whether one is
+ * tried again is src/failure-policy.ts's decision. Messages name the chain by its setting, never
+ * by its URL: RPC URLs often carry an API key.
  *
  * This is where a node's text enters the server. Every reason is bounded and cleaned
  * (src/text.ts: cut to 256 characters, control characters out, URLs cut to their origin), and
@@ -23,6 +26,34 @@ const RPC_SETTING: Record<ChainSide, string> = {
 /** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
 function rpcName(chain: ChainSide): string {
   return RPC_SETTING[chain];
+}
+
+/**
+ * A plain JSON-RPC 2.0 call over the metered fetch, for what web3.js's Connection hides: its
+ * sendRawTransaction turns a preflight refusal into a SendTransactionError that keeps the logs
+ * but drops `data.err`, the InstructionError that names the program error. A JSON-RPC error
+ * is thrown as web3.js's own SolanaJSONRPCError (code, message, data) so that one classifier
+ * handles errors from both paths. `fetch` is the endpoint's metered fetch (./rpc-fetch.ts, which
+ * reports its transport failures through this file: typed here as the global fetch it wraps).
+ */
+export async function jsonRpcCall(
+  fetch: typeof globalThis.fetch,
+  url: string,
+  method: string,
+  params: unknown[],
+  signal: AbortSignal,
+): Promise<unknown> {
+  const id = randomUUID();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    signal,
+  });
+  // The metered fetch has already checked that the body is a JSON-RPC response.
+  const body = (await response.json()) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+  if (body.error !== undefined) throw new SolanaJSONRPCError(body.error, method);
+  return body.result;
 }
 
 /**
