@@ -97,7 +97,7 @@ export function classifyTransactionError(transactionError: unknown): Transaction
 }
 
 /** `{"InstructionError":[i,"<name>"]}`: a runtime error of one instruction, e.g. ComputationalBudgetExceeded. */
-function runtimeInstructionError(transactionError: unknown): [number, string] | undefined {
+export function runtimeInstructionError(transactionError: unknown): [number, string] | undefined {
   if (typeof transactionError !== 'object' || transactionError === null) return undefined;
   const detail = (transactionError as { InstructionError?: unknown }).InstructionError;
   if (!Array.isArray(detail) || typeof detail[0] !== 'number' || typeof detail[1] !== 'string') return undefined;

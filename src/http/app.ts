@@ -9,7 +9,7 @@ import type { AdminCredentials } from './auth.js';
 import { answerClientError } from './client-errors.js';
 import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
-import { errorResponse, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
+import { errorResponse, isServerFault, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { routeTable } from './route-table.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
@@ -164,7 +164,7 @@ function logResponses(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
     const path = request.routeOptions.url ?? '';
-    if (reply.statusCode >= 500 && reply.statusCode !== 503) request.log.error(fields, 'request failed');
+    if (isServerFault(reply.statusCode)) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
     else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');

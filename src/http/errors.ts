@@ -79,9 +79,13 @@ export function sendError(reply: FastifyReply, { statusCode, body, headers = {} 
 
 /**
  * 503 is a condition the server names in its answer (busy, shutting down, RPC unavailable) and
- * reports elsewhere once: not an error line per request. Other 5xx are bugs: logged with the error.
+ * reports elsewhere once: not an error line per request. Other 5xx are bugs: logged as errors.
  */
+export function isServerFault(statusCode: number): boolean {
+  return statusCode >= 500 && statusCode !== 503;
+}
+
 export function logRequestError(request: FastifyRequest, err: unknown, statusCode: number): void {
-  if (statusCode >= 500 && statusCode !== 503) request.log.error({ err }, 'request failed');
+  if (isServerFault(statusCode)) request.log.error({ err }, 'request failed');
   else request.log.debug({ reason: describeError(err) }, 'request refused');
 }

@@ -4,7 +4,7 @@ import { HEALTH_STATUSES } from '../machines/health-status.js';
 
 /**
  * Response schemas of SPEC §2.2 and §2.3, converted from the zod schemas that also give the
- * crank's types (src/machines/crank-service.ts). fastify serializes with them, so a response
+ * crank's types (src/machines/crank-types.ts). fastify serializes with them, so a response
  * carries exactly these fields whatever else the crank's objects hold.
  */
 

@@ -1,4 +1,5 @@
 import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 
 /**
@@ -58,10 +59,9 @@ function unitLimitFor(unitsConsumed: number): number {
  * limit, when `err` is `{"InstructionError":[i,"ComputationalBudgetExceeded"]}`.
  */
 function budgetExceededAt(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const detail = (err as { InstructionError?: unknown }).InstructionError;
-  if (!Array.isArray(detail) || detail[1] !== 'ComputationalBudgetExceeded' || typeof detail[0] !== 'number') return undefined;
-  return Math.max(0, detail[0] - BUDGET_INSTRUCTION_COUNT);
+  const instructionError = runtimeInstructionError(err);
+  if (instructionError === undefined || instructionError[1] !== 'ComputationalBudgetExceeded') return undefined;
+  return Math.max(0, instructionError[0] - BUDGET_INSTRUCTION_COUNT);
 }
 
 export interface MeasuredBatch {

@@ -236,10 +236,7 @@ export class TransactionSender {
       if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
       if (preflight !== undefined) {
         this.pending.delete(signed.signature);
-        const failure = classifyTransactionError(preflight.transactionError);
-        const index = failingIndex(failure.programError?.instructionIndex, job);
-        const refused = submitFailure(job, { ...failure, ...index, outcome: 'refused', reason: `${failure.reason}, refused in preflight` }, [], err);
-        return { kind: 'failed', failure: refused };
+        return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight' }, err);
       }
       if (isDefiniteSendRefusal(err)) {
         this.pending.delete(signed.signature);
@@ -289,13 +286,8 @@ export class TransactionSender {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
     this.watch.recordLanded(signed.budget);
-    if (status.err !== null) {
-      const failure = classifyTransactionError(status.err);
-      const index = failingIndex(failure.programError?.instructionIndex, job);
-      const reason = `${failure.reason}, landed in transaction ${signed.signature}`;
-      return { kind: 'failed', failure: submitFailure(job, { ...failure, ...index, outcome: 'landed_with_error', signature: signed.signature, reason }) };
-    }
     const { signature } = signed;
+    if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');
     return LANDED;
   }
@@ -310,6 +302,22 @@ export class TransactionSender {
         'and the next attempt resolves it before signing anything new',
     });
   }
+}
+
+/**
+ * The outcome of a transaction error (a preflight refusal's, or a landed transaction's): what it
+ * says (program-errors.ts), at which entry, and where it happened.
+ */
+function failedWith(
+  job: TransactionJob,
+  transactionError: unknown,
+  { outcome, where, signature }: { outcome: 'refused' | 'landed_with_error'; where: string; signature?: string },
+  cause?: unknown,
+): SendOutcome {
+  const failure = classifyTransactionError(transactionError);
+  const index = failingIndex(failure.programError?.instructionIndex, job);
+  const detail = { ...failure, ...index, outcome, ...(signature === undefined ? {} : { signature }), reason: `${failure.reason}, ${where}` };
+  return { kind: 'failed', failure: submitFailure(job, detail, [], cause) };
 }
 
 // Instruction positions count the budget instructions that lead every transaction.

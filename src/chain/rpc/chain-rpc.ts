@@ -9,13 +9,12 @@ import {
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
-import { createReadRetry } from './read-retry.js';
+import { createReadRetry, readCallBudgetMs } from './read-retry.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
 import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal } from '../../failure-policy.js';
 import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { chainName } from '../chain-name.js';
-import { readCallBudgetMs } from './read-retry.js';
 import type { RpcFetch } from './rpc-fetch.js';
 
 /**
