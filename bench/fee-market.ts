@@ -108,7 +108,7 @@ function feesOf(bench: BenchWorld) {
   const payers = new Set(bench.authorities.map((authority) => authority.publicKey.toBase58()));
   const fees = { transactions: 0, baseLamports: 0, priorityLamports: 0, defaultLimitPriorityLamports: 0, maxPrice: 0 };
   for (const node of [bench.pair.source, bench.pair.target]) {
-    for (const [, landed] of node.bank.landedTransactions()) {
+    for (const landed of node.bank.landedTransactions()) {
       if (!payers.has(landed.feePayer)) continue;
       const price = Number(landed.computeUnitPrice);
       const bridgeInstructions = VersionedTransaction.deserialize(landed.wire).message.compiledInstructions.length - 2;

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { MAX_COMPUTE_COST_SCALE } from './bank/compute-costs.js';
+import { isComputeCostScale, MAX_COMPUTE_COST_SCALE } from './bank/compute-costs.js';
 
 /**
  * Strict flag parsing for `npm run devnet` and `npm run demo`: unknown flags, missing values
@@ -35,7 +35,7 @@ const MAX_PRICE_FLOOR = 1_000_000;
 function scaleFlag(value: string | undefined): number {
   if (value === undefined) return 1;
   const scale = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || scale <= 0 || scale > MAX_COMPUTE_COST_SCALE) {
+  if (!/^\d+(\.\d+)?$/.test(value) || !isComputeCostScale(scale)) {
     throw new UsageError(`--compute-cost-scale must be a number above 0 and at most ${MAX_COMPUTE_COST_SCALE}, got ${JSON.stringify(value)}`);
   }
   return scale;

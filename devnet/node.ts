@@ -145,7 +145,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
 
 function feesPaid(bank: Bank, payer: string | undefined): FeesPaid {
   const paid: FeesPaid = { transactions: 0, base: 0n, priority: 0n, total: 0n };
-  for (const [, landed] of bank.landedTransactions()) {
+  for (const landed of bank.landedTransactions()) {
     if (payer !== undefined && landed.feePayer !== payer) continue;
     paid.transactions += 1;
     paid.base += landed.fee - landed.priorityFee;

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ComputeBudgetProgram, PublicKey, SystemProgram } from '@solana/web3.js';
+import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
-import { feeOf, type Fee } from './compute-budget.js';
+import { BUILTIN_PROGRAMS, feeOf, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
 import {
@@ -64,6 +64,7 @@ export interface SimulationResult extends ExecutionResult {
 export class Bank {
   readonly chainId: number;
   readonly programId: PublicKey;
+  readonly #programAddress: string;
   readonly #accounts = new Map<string, Account>();
   readonly #blockhashes = new RecentBlockhashes();
   readonly #statuses: SignatureStatuses;
@@ -71,7 +72,7 @@ export class Bank {
   readonly #transactions: RecentBySignature<LandedTransaction>;
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
-  readonly #belowFloor = new Map<string, { tx: DevnetTransaction; signaturesVerified: boolean }>();
+  readonly #belowFloor = new Map<string, DevnetTransaction>();
   readonly #costs: ComputeCosts;
   readonly #prioritizationFees = new PrioritizationFees();
   #priceFloor = 0n;
@@ -83,6 +84,7 @@ export class Bank {
   constructor(options: BankOptions) {
     this.chainId = options.chainId;
     this.programId = options.programId;
+    this.#programAddress = options.programId.toBase58();
     const maxStatuses = options.maxSignatureStatuses ?? DEFAULT_MAX_STATUSES;
     this.#statuses = new SignatureStatuses(maxStatuses);
     this.#addressSignatures = new AddressSignatures(maxStatuses);
@@ -145,8 +147,8 @@ export class Bank {
   }
 
   /** Recently landed transactions, oldest first (what each paid, for tests and benchmarks). */
-  landedTransactions(): IterableIterator<[string, LandedTransaction]> {
-    return this.#transactions.entries();
+  landedTransactions(): IterableIterator<LandedTransaction> {
+    return this.#transactions.values();
   }
 
   /** The bridge program's current compute costs. */
@@ -185,9 +187,10 @@ export class Bank {
   setPriceFloor(floor: bigint): void {
     this.#priceFloor = floor;
     for (const [signature, waiting] of this.#belowFloor) {
-      if (waiting.tx.budget.unitPrice < floor) continue;
+      if (waiting.budget.unitPrice < floor) continue;
       this.#belowFloor.delete(signature);
-      this.#whenProducing(() => this.#land(waiting.tx, waiting.signaturesVerified));
+      // Its signatures were verified before it first waited: it is the same transaction.
+      this.#whenProducing(() => this.#land(waiting, true));
     }
   }
 
@@ -306,14 +309,13 @@ export class Bank {
     }
   }
 
-  // Signatures were verified before the transaction first waited: it is the same transaction.
   #waitForPrice(tx: DevnetTransaction): void {
     if (this.#belowFloor.size >= MAX_WAITING) this.#dropExpiredBelowFloor();
-    if (this.#belowFloor.size < MAX_WAITING) this.#belowFloor.set(tx.signature, { tx, signaturesVerified: true });
+    if (this.#belowFloor.size < MAX_WAITING) this.#belowFloor.set(tx.signature, tx);
   }
 
   #dropExpiredBelowFloor(): void {
-    for (const [signature, { tx }] of this.#belowFloor) {
+    for (const [signature, tx] of this.#belowFloor) {
       if (!this.isBlockhashValid(tx.recentBlockhash)) this.#belowFloor.delete(signature);
     }
   }
@@ -341,8 +343,9 @@ export class Bank {
     if (tx.budget.error !== undefined) return tx.budget.error;
     const payer = this.#accounts.get(tx.accountKeys[0]!);
     if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
-    if (payer.lamports < this.feeFor(tx)) return 'InsufficientFundsForFee';
-    if (!rentStateAllowed(payer.lamports, payer.lamports - this.feeFor(tx), payer.data.length)) return insufficientFundsForRent(0);
+    const fee = this.feeFor(tx);
+    if (payer.lamports < fee) return 'InsufficientFundsForFee';
+    if (!rentStateAllowed(payer.lamports, payer.lamports - fee, payer.data.length)) return insufficientFundsForRent(0);
     // Agave loads every invoked program after it has validated the fee payer; one that is not
     // an executable account fails the load, and a failed load charges nothing.
     if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
@@ -350,7 +353,7 @@ export class Bank {
   }
 
   #env() {
-    return { programId: this.programId, chainId: this.chainId, slot: this.#slot, costs: this.#costs };
+    return { programId: this.programId, programAddress: this.#programAddress, chainId: this.chainId, slot: this.#slot, costs: this.#costs };
   }
 
   #onTick(): void {
@@ -385,16 +388,8 @@ export class Bank {
       data: programAccountData,
       executable: true,
     });
-    for (const [programId, name] of [
-      [SystemProgram.programId, 'system_program'],
-      [ComputeBudgetProgram.programId, 'compute_budget_program'],
-    ] as const) {
-      this.#accounts.set(programId.toBase58(), {
-        lamports: 1n,
-        owner: NATIVE_LOADER_ID,
-        data: new TextEncoder().encode(name),
-        executable: true,
-      });
+    for (const { id, loaderName } of BUILTIN_PROGRAMS) {
+      this.#accounts.set(id, { lamports: 1n, owner: NATIVE_LOADER_ID, data: new TextEncoder().encode(loaderName), executable: true });
     }
   }
 }

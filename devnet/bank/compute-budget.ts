@@ -19,8 +19,15 @@ const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 const MIN_HEAP_FRAME_BYTES = 32 * 1024;
 const MAX_HEAP_FRAME_BYTES = 256 * 1024;
-// The runtime's builtins among the programs the devnet knows; every other program is metered as a program.
-const BUILTIN_PROGRAM_IDS = new Set([SYSTEM_PROGRAM_ID, COMPUTE_BUDGET_PROGRAM_ID]);
+/**
+ * The runtime's builtins among the programs the devnet knows, with the name the native loader
+ * gives each one's account; every other program is metered as a program.
+ */
+export const BUILTIN_PROGRAMS: ReadonlyArray<{ id: string; loaderName: string }> = [
+  { id: SYSTEM_PROGRAM_ID, loaderName: 'system_program' },
+  { id: COMPUTE_BUDGET_PROGRAM_ID, loaderName: 'compute_budget_program' },
+];
+const BUILTIN_PROGRAM_IDS = new Set(BUILTIN_PROGRAMS.map(({ id }) => id));
 
 export interface ComputeBudget {
   /** Compute units the transaction may consume: requested (at most 1,400,000) or the default. */

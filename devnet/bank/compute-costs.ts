@@ -1,5 +1,4 @@
-import { INSTRUCTION_DISCRIMINATORS } from '../../src/chain/codec/instructions.js';
-import { DISCRIMINATOR_SIZE } from '../../src/chain/codec/layout.js';
+import { instructionNameOf } from '../../src/chain/codec/instructions.js';
 import { DevnetError } from '../devnet-error.js';
 
 /**
@@ -43,8 +42,8 @@ export class ComputeCosts {
 
   /** Units one bridge instruction consumes, whether it succeeds or fails. */
   bridgeInstruction(data: Uint8Array): number {
-    const name = METERED.find((candidate) => startsWith(data, INSTRUCTION_DISCRIMINATORS[candidate]));
-    return this.#scaled(name === undefined ? OTHER_BRIDGE_INSTRUCTION_UNITS : BRIDGE_INSTRUCTION_UNITS[name]);
+    const name = instructionNameOf(data);
+    return this.#scaled(name !== undefined && isMetered(name) ? BRIDGE_INSTRUCTION_UNITS[name] : OTHER_BRIDGE_INSTRUCTION_UNITS);
   }
 
   // To the nearest unit: 24,000 × 1.1 is 26,400.000000000004 in floating point.
@@ -53,13 +52,18 @@ export class ComputeCosts {
   }
 }
 
+/** A scale the devnet runs at: above 0, at most MAX_COMPUTE_COST_SCALE. */
+export function isComputeCostScale(scale: number): boolean {
+  return Number.isFinite(scale) && scale > 0 && scale <= MAX_COMPUTE_COST_SCALE;
+}
+
 function checkComputeCostScale(scale: number): void {
-  if (!Number.isFinite(scale) || scale <= 0 || scale > MAX_COMPUTE_COST_SCALE) {
+  if (!isComputeCostScale(scale)) {
     const reason = `must be a number in (0, ${MAX_COMPUTE_COST_SCALE}], got ${String(scale)}`;
     throw new DevnetError('DEVNET__INVALID_OPTION', { option: 'computeCostScale', reason }, `devnet option computeCostScale ${reason}`);
   }
 }
 
-function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
-  return data.length >= DISCRIMINATOR_SIZE && prefix.every((byte, i) => data[i] === byte);
+function isMetered(name: string): name is MeteredInstruction {
+  return name in BRIDGE_INSTRUCTION_UNITS;
 }

@@ -3,7 +3,7 @@ import { describeError } from '../../src/errors.js';
 import type { InstructionAccount, InstructionContext } from '../program/context.js';
 import { isProgramError } from '../program/errors.js';
 import { executeBridgeInstruction } from '../program/program.js';
-import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
+import type { AccountStore } from '../program/store.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from './compute-budget.js';
 import { BUILTIN_INSTRUCTION_UNITS, type ComputeCosts } from './compute-costs.js';
 import { executeSystemInstruction } from './system-program.js';
@@ -21,6 +21,8 @@ import { describeInstructionError, type InstructionErrorDetail, type Transaction
 
 export interface ExecutionEnv {
   programId: PublicKey;
+  /** `programId` in base58, as instructions name their program. */
+  programAddress: string;
   chainId: number;
   slot: number;
   costs: ComputeCosts;
@@ -55,8 +57,9 @@ export function executeInstructions(store: AccountStore, tx: DevnetTransaction, 
 }
 
 function executeInstruction(run: Run, programId: string, ix: CompiledInstruction): InstructionErrorDetail | undefined {
-  if (programId === run.env.programId.toBase58()) return meteredBridgeInstruction(run, programId, ix);
-  if (programId !== COMPUTE_BUDGET_PROGRAM_ID && programId !== SYSTEM_PROGRAM_ID) return failed(run, programId, 'UnsupportedProgramId');
+  if (programId === run.env.programAddress) return meteredBridgeInstruction(run, programId, ix);
+  // Any other program is a builtin (compute-budget.ts BUILTIN_PROGRAMS): the bank refused every
+  // program that is not an executable account before the fee, and those are the only others.
   // A builtin charges its cost before it runs (consume_checked); the budget program then does nothing.
   if (remaining(run) < BUILTIN_INSTRUCTION_UNITS) return exhausted(run, programId, describeInstructionError('ComputationalBudgetExceeded'));
   run.consumed += BUILTIN_INSTRUCTION_UNITS;

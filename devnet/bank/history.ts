@@ -55,8 +55,8 @@ export class RecentBySignature<T> {
     return this.#entries.has(signature);
   }
 
-  entries(): IterableIterator<[string, T]> {
-    return this.#entries.entries();
+  values(): IterableIterator<T> {
+    return this.#entries.values();
   }
 
   record(signature: string, value: T): void {

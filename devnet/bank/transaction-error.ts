@@ -4,7 +4,6 @@
  */
 
 const INSTRUCTION_ERROR_TEXT = {
-  UnsupportedProgramId: 'Unsupported program id',
   ProgramFailedToComplete: 'Program failed to complete',
   ComputationalBudgetExceeded: 'Computational budget exceeded',
   InvalidInstructionData: 'invalid instruction data',

@@ -97,7 +97,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     const id = call.id ?? null;
     const method = methods[call.method];
     if (method === undefined) return { reply: response(id, new RpcError(RPC_ERRORS.METHOD_NOT_FOUND, 'Method not found')) };
-    if (!(call.method in adminMethods)) {
+    const admin = call.method in adminMethods;
+    if (!admin) {
       const refusedWith = options.faults.httpStatus;
       if (refusedWith !== null) return { reply: response(id), httpFault: { kind: 'refused', status: refusedWith } };
       const decision = options.faults.decide(call.method);
@@ -105,7 +106,9 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       const injected = injectedFault(decision, id);
       if (injected !== undefined) return injected;
     }
-    const ctx: MethodContext = { bank: reportingView(options.bank, options.faults.nextCallView()), faults: options.faults, exchange };
+        // Admin calls see the chain as it is and draw nothing from the faults' seeded sequence.
+    const bank = admin ? options.bank : reportingView(options.bank, options.faults.nextCallView());
+    const ctx: MethodContext = { bank, faults: options.faults, exchange };
     try {
       return { reply: response(id, undefined, method(paramList(call.params), ctx)) };
     } catch (err) {

@@ -41,7 +41,7 @@ function exhaustedActions(cranks: readonly BridgeCrank[]): unknown[] {
 /** The crank transactions each chain landed, paid by the authorities. */
 function crankTransactions(b: DevnetBridge) {
   const payers = new Set(b.authorities.map((authority) => authority.publicKey.toBase58()));
-  return [b.pair.source, b.pair.target].flatMap((node) => [...node.bank.landedTransactions()].map(([, landed]) => landed).filter((landed) => payers.has(landed.feePayer)));
+  return [b.pair.source, b.pair.target].flatMap((node) => [...node.bank.landedTransactions()].filter((landed) => payers.has(landed.feePayer)));
 }
 
 async function paidInMetrics(crank: BridgeCrank, kind: 'base' | 'priority'): Promise<bigint> {

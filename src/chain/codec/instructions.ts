@@ -93,14 +93,20 @@ function writeKeyVec(w: ByteWriter, keys: readonly Base58[], field: string): voi
   keys.forEach((key, i) => w.base58(key, `${field}[${i}]`));
 }
 
+/** The bridge instruction whose discriminator leads `data`; undefined for any other data. */
+export function instructionNameOf(data: Uint8Array): InstructionName | undefined {
+  if (data.length < DISCRIMINATOR_SIZE) return undefined;
+  return NAME_BY_DISCRIMINATOR.get(toHex(data.subarray(0, DISCRIMINATOR_SIZE)));
+}
+
 /** Decodes instruction data exactly as the program would, or throws CHAIN__MALFORMED_INSTRUCTION. */
 export function decodeInstructionData(data: Uint8Array): BridgeInstruction {
   if (data.length < DISCRIMINATOR_SIZE) {
     throw malformedInstruction('unknown', `data has ${data.length} bytes, fewer than the 8-byte discriminator`, FRAMEWORK_ERRORS.InstructionMissing);
   }
-  const discriminator = toHex(data.subarray(0, DISCRIMINATOR_SIZE));
-  const name = NAME_BY_DISCRIMINATOR.get(discriminator);
+  const name = instructionNameOf(data);
   if (name === undefined) {
+    const discriminator = toHex(data.subarray(0, DISCRIMINATOR_SIZE));
     throw malformedInstruction('unknown', `discriminator ${discriminator} is not a bridge instruction`, FRAMEWORK_ERRORS.InstructionFallbackNotFound);
   }
   const args = new ArgReader(name, data.subarray(DISCRIMINATOR_SIZE));
