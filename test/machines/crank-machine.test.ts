@@ -7,12 +7,12 @@ import { crankMachine } from '../../src/machines/crank-machine.js';
 import { crankMachineDefinition } from '../../src/machines/export.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import { fails, retryableSubmitError, ScriptedChains } from './support/scripted-chains.js';
-import { settle, useCrankClock } from './support/test-crank.js';
+import { settle, TEST_CRANK_SETTINGS, useCrankClock } from './support/test-crank.js';
 
 /** The machine itself, as an actor over a ScriptedChains, without the CrankService around it. */
 function startMachine(chains: ScriptedChains) {
   const actor = createActor(crankMachine.provide({ actors: crankActors(chains, { attemptDeadlineMs: 300_000 }) }), {
-    input: crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }),
+    input: crankSettings(TEST_CRANK_SETTINGS),
   });
   const emitted: CrankEmitted[] = [];
   actor.on('*', (event) => emitted.push(event));

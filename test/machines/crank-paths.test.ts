@@ -19,10 +19,10 @@ import { chainsShortOfFees } from '../../src/machines/rules.js';
 import type { CycleRead, ActionReport, Submission } from '../../src/machines/crank-context.js';
 import type { CrankSettings } from '../../src/machines/crank-settings.js';
 import type { CrankEvent } from '../../src/machines/crank-events.js';
-import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
+import { NOT_WAITING } from './support/bridge-view.js';
 import { programError, retryableSubmitError } from './support/scripted-chains.js';
 
 /**
@@ -69,13 +69,6 @@ const FUNDED: AuthorityView = { source: { balance: 1_000_000, transactions: [] }
 const BROKE: AuthorityView = { source: { balance: 0, transactions: [] }, target: { balance: 0, transactions: [] } };
 const FEES = { source: 5_000, target: 5_000 };
 /** What the read actor answers: each plan with the fees paid, and work that cannot be paid for. */
-const NOT_WAITING: WaitingRead = {
-  slots: { source: 100, target: 100 },
-  oldest: { ack_deposit: null, ack_withdraw: null, cleanup_deposit: null },
-  votes: { ack_deposit: [], ack_withdraw: [] },
-  settledPrefix: 0,
-  deposits: [],
-};
 const READS: CycleRead[] = [
   ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 })),
   { plan: PLANS.work, authority: BROKE, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 },

@@ -5,6 +5,7 @@ import type { CrankEmitted } from '../../src/machines/crank-events.js';
 import { createLatencyTelemetry } from '../../src/machines/latency-telemetry.js';
 import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { histogramValue, metricValue } from '../support/metric-value.js';
+import { NOT_WAITING } from './support/bridge-view.js';
 
 /** Reads every 10 s of monotonic time, 25 source slots (400 ms) and 50 destination slots (200 ms) apart. */
 function read(n: number, overrides: Partial<WaitingRead> = {}): Extract<CrankEmitted, { type: 'planned' }> {
@@ -12,14 +13,7 @@ function read(n: number, overrides: Partial<WaitingRead> = {}): Extract<CrankEmi
     type: 'planned',
     pending: { ack_deposit: 0, ack_withdraw: 0, cleanup_deposit: 0 },
     readAtMs: n * 10_000,
-    waiting: {
-      slots: { source: 1000 + 25 * n, target: 5000 + 50 * n },
-      oldest: { ack_deposit: null, ack_withdraw: null, cleanup_deposit: null },
-      votes: { ack_deposit: [], ack_withdraw: [] },
-      settledPrefix: 0,
-      deposits: [],
-      ...overrides,
-    },
+    waiting: { ...NOT_WAITING, slots: { source: 1000 + 25 * n, target: 5000 + 50 * n }, ...overrides },
   };
 }
 

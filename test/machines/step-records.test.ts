@@ -11,8 +11,9 @@ import {
 import { initialCrankContext, type CrankContext } from '../../src/machines/crank-context.js';
 import { crankSettings } from '../../src/machines/crank-settings.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
+import { TEST_CRANK_SETTINGS } from './support/test-crank.js';
 
-const settings = { ...crankSettings({ pollIntervalMs: 15_000, maxAttempts: 3, retryBackoffMs: 1000, onForeignSigner: 'continue', minBalanceLamports: 0, dryRun: false, handoffMs: 0 }), maxBacklogCycles: 2 };
+const settings = { ...crankSettings(TEST_CRANK_SETTINGS), maxBacklogCycles: 2 };
 
 function inCycle(plan: CyclePlan | null, changes: Partial<CrankContext> = {}): CrankContext {
   const context = { ...initialCrankContext(settings), ...changes };

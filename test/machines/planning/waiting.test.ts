@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planCycle } from '../../../src/machines/planning/cycle-plan.js';
 import { stagesFinished, waitingRead, type DepositProgress } from '../../../src/machines/planning/waiting.js';
-import { bridgeView, deposit, deposits, finalizedWithdrawal } from '../support/bridge-view.js';
+import { bridgeView, deposit, deposits, finalizedWithdrawal, NOT_WAITING } from '../support/bridge-view.js';
 
 const finalized = (n: number, overrides = {}) =>
   deposit(n, { status: 'Finalized', result: { kind: 'Rejected', reason: 'InternalError' }, depositSlot: BigInt(100 + n), ...overrides });
@@ -58,9 +58,8 @@ describe('stagesFinished', () => {
     ...progress,
   });
   const read = (deposits: DepositProgress[], settledPrefix = 0, source = 1000) => ({
+    ...NOT_WAITING,
     slots: { source, target: 0 },
-    oldest: { ack_deposit: null, ack_withdraw: null, cleanup_deposit: null },
-    votes: { ack_deposit: [], ack_withdraw: [] },
     settledPrefix,
     deposits,
   });

@@ -6,6 +6,7 @@ import type {
   TrackerKind,
   WithdrawEntry,
 } from '../../../src/chain/types.js';
+import type { WaitingRead } from '../../../src/machines/planning/waiting.js';
 import { depositEntry } from '../../support/deposit-entry.js';
 
 /**
@@ -16,6 +17,15 @@ import { depositEntry } from '../../support/deposit-entry.js';
 export const AUTHORITY = 'Authority1111111111111111111111111111111111';
 export const OTHER_AUTHORITIES = ['Bthority2222222222222222222222222222222222', 'Cthority3333333333333333333333333333333333'];
 const GOVERNANCE = 'Governance111111111111111111111111111111111';
+
+/** A read in which nothing waits: no deposits, no planned votes, nothing oldest. */
+export const NOT_WAITING: WaitingRead = {
+  slots: { source: 100, target: 100 },
+  oldest: { ack_deposit: null, ack_withdraw: null, cleanup_deposit: null },
+  votes: { ack_deposit: [], ack_withdraw: [] },
+  settledPrefix: 0,
+  deposits: [],
+};
 
 export interface HeaderOptions {
   entryCount: number;
