@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionInstruction, TransactionMessage, VersionedTransaction, type PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import fc from 'fast-check';
+import { rentExemptMinimum } from '../../../devnet/program/store.js';
 
 /**
  * One generated case: a transaction of system transfers and ComputeBudget instructions, in any
@@ -29,8 +30,8 @@ export interface ConformanceCase {
   repeat: boolean;
 }
 
-/** Rent-exempt minimum of an account without data (128 bytes of overhead × 6,960 lamports). */
-const RENT_EXEMPT_MINIMUM = 890_880n;
+/** Rent-exempt minimum of an account without data (128 bytes of overhead × 6,960 lamports = 890,880). */
+const RENT_EXEMPT_MINIMUM = rentExemptMinimum(0);
 const FUNDED_RECIPIENT_LAMPORTS = 2_000_000n;
 const SOL = 1_000_000_000n;
 

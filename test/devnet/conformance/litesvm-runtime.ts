@@ -8,7 +8,8 @@ import {
   TransactionErrorInsufficientFundsForRent,
 } from 'litesvm/dist/internal.js';
 import { MAX_TRANSACTION_SIZE } from '../../../devnet/bank/transaction.js';
-import { INVALID_PARAMS, SIGNATURE_FAILURE, type ErrorShape, type Outcome } from './outcome.js';
+import { RPC_ERRORS } from '../../../devnet/rpc/errors.js';
+import type { ErrorShape, Outcome } from './outcome.js';
 
 /**
  * Agave's runtime (LiteSVM: the SVM of a validator, without the validator) run on the same
@@ -68,17 +69,17 @@ export class LiteSvmRuntime {
    * here with its signature and blockhash checks off, which a simulation does not commit.
    */
   #rpcRefusal(wire: Uint8Array): Transaction | { rpcError: number } {
-    if (wire.length > MAX_TRANSACTION_SIZE) return { rpcError: INVALID_PARAMS };
+    if (wire.length > MAX_TRANSACTION_SIZE) return { rpcError: RPC_ERRORS.INVALID_PARAMS };
     let decoded: Transaction;
     try {
       decoded = decoder.decode(wire);
     } catch {
-      return { rpcError: INVALID_PARAMS };
+      return { rpcError: RPC_ERRORS.INVALID_PARAMS };
     }
     this.#svm.withSigverify(false).withBlockhashCheck(false);
     const unchecked = this.#svm.simulateTransaction(decoded);
     this.#svm.withSigverify(true).withBlockhashCheck(true);
-    if (isFailed(unchecked) && SANITIZATION_ERRORS.has(errorName(unchecked.err()))) return { rpcError: INVALID_PARAMS };
+    if (isFailed(unchecked) && SANITIZATION_ERRORS.has(errorName(unchecked.err()))) return { rpcError: RPC_ERRORS.INVALID_PARAMS };
     return decoded;
   }
 
@@ -118,7 +119,7 @@ function errorShape(result: FailedTransactionMetadata): ErrorShape {
   const err = result.err();
   if (typeof err === 'number') {
     const name = TRANSACTION_ERRORS[err] ?? `TransactionError#${err}`;
-    if (name === 'SignatureFailure') return { rpcError: SIGNATURE_FAILURE };
+    if (name === 'SignatureFailure') return { rpcError: RPC_ERRORS.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE };
     return { err: name };
   }
   if (err instanceof TransactionErrorInstructionError) return { err: { InstructionError: [err.index, instructionError(err.err())] } };

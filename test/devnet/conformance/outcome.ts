@@ -18,10 +18,6 @@ export interface Outcome {
   balances: Record<string, bigint | null>;
 }
 
-/** The JSON-RPC errors a node answers before a transaction reaches the bank. */
-export const SIGNATURE_FAILURE = -32003;
-export const INVALID_PARAMS = -32602;
-
 /** One line per transaction, bigints as decimal strings, for a readable counterexample. */
 export function describeOutcome(outcome: Outcome): string {
   return JSON.stringify(outcome, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
