@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, DEVNET_CLI as CLI, ensureBuilt, ensureDevnetBuilt } from '../support/server-process.js';
+import { rpc } from './rpc/helpers.js';
 
 /**
  * The commands as processes, from the compiled output (dist-devnet/ and dist/, rebuilt here when
@@ -60,10 +61,7 @@ describe('npm run devnet: lifecycle', () => {
     const world = JSON.parse(await readFile(join(dir, 'world.json'), 'utf8')) as { source: { rpcUrl: string } };
     expect(stdout).toContain(`BRIDGE_SOURCE_RPC_URL=${world.source.rpcUrl}`);
     expect(stdout).toContain('Congestion: transactions bidding under 20000 micro-lamports per compute unit do not land.');
-    const admin = async (method: string) => {
-      const res = await fetch(world.source.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method }) });
-      return ((await res.json()) as { result: Record<string, unknown> }).result;
-    };
+    const admin = async (method: string) => (await rpc(world.source.rpcUrl, method)).body.result;
     expect(await admin('devnet_getComputeCosts')).toMatchObject({ scale: 6, units: { ack_deposit: 144_000 } });
     expect(await admin('devnet_getFaults')).toMatchObject({ priceFloor: 20_000 });
     child.kill('SIGINT');

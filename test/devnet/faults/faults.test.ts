@@ -223,9 +223,9 @@ describe('slot faults and a second endpoint', () => {
 
   it('httpStatus: every call answers 403 (admin methods aside) until set to null', async () => {
     node.faults.set({ httpStatus: 403 });
-    const refused = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }) });
+    const refused = await rpc(node.url, 'getSlot');
     expect(refused.status).toBe(403);
-    expect(await refused.text()).toBe('403 Forbidden');
+    expect(refused.body).toBe('403 Forbidden');
     expect((await rpc(node.url, 'devnet_getFaults')).body.result).toMatchObject({ httpStatus: 403 });
     expect((await rpc(node.url, 'devnet_setFaults', [{ httpStatus: null }])).status).toBe(200);
     expect((await rpc(node.url, 'getSlot')).body.result).toBe(node.slot);

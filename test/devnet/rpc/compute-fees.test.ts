@@ -1,7 +1,7 @@
 import { ComputeBudgetProgram, Connection, Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { depositSetup, randomKey, rpc, signedWire } from './helpers.js';
+import { depositSetup, fundedKeypair, randomKey, rpc, send as sendInstructions, signedWire } from './helpers.js';
 
 let node: DevnetNode;
 let connection: Connection;
@@ -25,11 +25,7 @@ const limit = (units: number) => ComputeBudgetProgram.setComputeUnitLimit({ unit
 const price = (microLamports: number | bigint) => ComputeBudgetProgram.setComputeUnitPrice({ microLamports });
 const budgetIx = (data: number[]) => new TransactionInstruction({ programId: ComputeBudgetProgram.programId, keys: [], data: Buffer.from(data) });
 
-function funded(lamports = 1_000_000_000): Keypair {
-  const keypair = Keypair.generate();
-  node.airdrop(keypair.publicKey, lamports);
-  return keypair;
-}
+const funded = (lamports?: number) => fundedKeypair(node, lamports);
 
 const transfer = (from: Keypair, lamports = 1_000_000) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports });
 
@@ -38,10 +34,7 @@ async function simulate(instructions: TransactionInstruction[], payer: Keypair) 
   return (await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body;
 }
 
-async function send(instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) {
-  const wire = await signedWire(connection, instructions, [payer]);
-  return (await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }])).body;
-}
+const send = (instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) => sendInstructions(node, connection, instructions, payer, skipPreflight);
 
 async function landed(signature: string) {
   return (await rpc(node.url, 'getTransaction', [signature, { encoding: 'base64' }])).body.result;

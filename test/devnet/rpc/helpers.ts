@@ -20,6 +20,23 @@ export async function rpc(url: string, method: string, params?: unknown[]): Prom
   return { status: res.status, body, headers: res.headers };
 }
 
+/** A fresh keypair the node has airdropped `lamports` to. */
+export function fundedKeypair(node: DevnetNode, lamports = 1_000_000_000): Keypair {
+  const keypair = Keypair.generate();
+  node.airdrop(keypair.publicKey, lamports);
+  return keypair;
+}
+
+/** sendTransaction with signed bytes, base64 as a node takes them. */
+export function sendWire(url: string, wire: Buffer, skipPreflight = false) {
+  return rpc(url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }]);
+}
+
+/** Signs `instructions` with `payer` over a fresh blockhash and sends them; the JSON-RPC body. */
+export async function send(node: DevnetNode, connection: Connection, instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) {
+  return (await sendWire(node.url, await signedWire(connection, instructions, [payer]), skipPreflight)).body;
+}
+
 /** A funded payer and an initialized DepositTracker (the node plays the source chain, target chain 2). */
 export async function depositSetup(node: DevnetNode, connection: Connection) {
   const payer = Keypair.generate();

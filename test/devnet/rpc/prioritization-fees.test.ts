@@ -1,7 +1,7 @@
 import { ComputeBudgetProgram, Connection, Keypair, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { randomKey, rpc, signedWire } from './helpers.js';
+import { fundedKeypair, randomKey, rpc, send as sendInstructions } from './helpers.js';
 
 let node: DevnetNode;
 let connection: Connection;
@@ -15,11 +15,7 @@ afterEach(async () => {
   await node.close();
 });
 
-function funded(): Keypair {
-  const keypair = Keypair.generate();
-  node.airdrop(keypair.publicKey, 1_000_000_000);
-  return keypair;
-}
+const funded = () => fundedKeypair(node);
 
 function pricedTransfer(payer: Keypair, microLamports: number, to = randomKey()): TransactionInstruction[] {
   return [
@@ -30,8 +26,7 @@ function pricedTransfer(payer: Keypair, microLamports: number, to = randomKey())
 }
 
 async function send(instructions: TransactionInstruction[], payer: Keypair): Promise<string> {
-  const wire = await signedWire(connection, instructions, [payer]);
-  const { body } = await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+  const body = await sendInstructions(node, connection, instructions, payer);
   expect(body.error).toBeUndefined();
   return body.result as string;
 }

@@ -1,8 +1,8 @@
-import { Connection, Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { Connection, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { randomKey, rpc, signedWire } from './helpers.js';
+import { fundedKeypair, randomKey, rpc, sendWire, signedWire } from './helpers.js';
 
 let node: DevnetNode;
 let connection: Connection;
@@ -16,19 +16,12 @@ afterAll(async () => {
   await node.close();
 });
 
-function fundedKeypair(lamports: number): Keypair {
-  const keypair = Keypair.generate();
-  node.airdrop(keypair.publicKey, lamports);
-  return keypair;
-}
-
-async function send(wire: Buffer, skipPreflight = false) {
-  return rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }]);
-}
+const funded = (lamports: number) => fundedKeypair(node, lamports);
+const send = (wire: Buffer, skipPreflight = false) => sendWire(node.url, wire, skipPreflight);
 
 describe('System program transfer over JSON-RPC', () => {
   it('moves lamports, creates the recipient as a System account, charges 5,000 per signature and logs as Agave', async () => {
-    const from = fundedKeypair(10_000_000);
+    const from = funded(10_000_000);
     const to = randomKey();
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 1_000_000 })], [from]);
     const simulated = await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
@@ -46,7 +39,7 @@ describe('System program transfer over JSON-RPC', () => {
   });
 
   it('refuses a transfer above the balance in preflight with {"InstructionError":[0,{"Custom":1}]} and Agave\'s log', async () => {
-    const from = fundedKeypair(2_000_000);
+    const from = funded(2_000_000);
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports: 3_000_000 })], [from]);
     const { body } = await send(wire);
     expect(body.error).toMatchObject({
@@ -66,7 +59,7 @@ describe('System program transfer over JSON-RPC', () => {
   });
 
   it('lands a failing transfer sent without preflight: the fee is paid, no lamports move', async () => {
-    const from = fundedKeypair(2_000_000);
+    const from = funded(2_000_000);
     const to = randomKey();
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 3_000_000 })], [from]);
     const { body } = await send(wire, true);
@@ -77,8 +70,8 @@ describe('System program transfer over JSON-RPC', () => {
   });
 
   it('fails as the runtime does: unsigned source, read-only recipient, short data, missing account, another System instruction', async () => {
-    const payer = fundedKeypair(10_000_000);
-    const other = fundedKeypair(10_000_000);
+    const payer = funded(10_000_000);
+    const other = funded(10_000_000);
     const transfer = (keys: TransactionInstruction['keys'], data: Buffer) => new TransactionInstruction({ programId: SystemProgram.programId, keys, data });
     const amount = Buffer.from([2, 0, 0, 0, 64, 66, 15, 0, 0, 0, 0, 0]);
     const recipient = randomKey();
@@ -97,7 +90,7 @@ describe('System program transfer over JSON-RPC', () => {
   });
 
   it('removes an account that a transfer leaves without lamports, as a cluster does', async () => {
-    const from = fundedKeypair(2_000_000);
+    const from = funded(2_000_000);
     const to = randomKey();
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 2_000_000 - 5_000 })], [from]);
     const { body } = await send(wire);
@@ -107,7 +100,7 @@ describe('System program transfer over JSON-RPC', () => {
   });
 
   it('moves lamports from a source to itself without changing its balance beyond the fee', async () => {
-    const from = fundedKeypair(3_000_000);
+    const from = funded(3_000_000);
     const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: from.publicKey, lamports: 1_000_000 })], [from]);
     const { body } = await send(wire);
     expect(typeof body.result).toBe('string');
