@@ -7,7 +7,7 @@ import { AuthorityHistory, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
-import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
+import { NO_HISTORY_REPLY, startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
 
 /**
  * AuthorityHistory against a scripted node: the key's history (newest first) answered with
@@ -41,7 +41,7 @@ class ScriptedHistory {
   }
 
   readonly answer = (call: RpcCall): Reply => {
-    if (this.noHistory) return { error: { code: -32011, message: 'Transaction history is not available from this node' } };
+    if (this.noHistory) return NO_HISTORY_REPLY;
     if (call.method === 'getSignaturesForAddress') {
       const { limit, before, until } = call.params[1] as { limit: number; before?: string; until?: string };
       const start = before === undefined ? 0 : this.entries.findIndex((e) => e.signature === before) + 1;

@@ -1,7 +1,7 @@
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import type { BridgeChains } from '../../../src/chain/bridge-chains.js';
+import type { AckDepositVote, BridgeChains } from '../../../src/chain/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { key } from '../../support/deposit-entry.js';
@@ -13,6 +13,7 @@ import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../../src/machines/planning/cycle-plan.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import type { RpcCall } from '../rpc/json-rpc-test-server.js';
 import { FakeChain, type TrackerState } from './fake-chain.js';
 
 /** Two FakeChains (source DepositTracker, destination WithdrawTracker) behind createBridgeChains. */
@@ -121,3 +122,23 @@ export async function submitFailure(promise: Promise<unknown>): Promise<BridgeEr
 }
 
 export const signal = (): AbortSignal => new AbortController().signal;
+
+/** The ack_deposit vote for entry `index` (approve; amount 1,000 + index). */
+export const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
+
+/**
+ * The node accepts the first transaction sent and no leader ever includes it; later ones land.
+ * Returns that first signature once it has been sent.
+ */
+export function neverLandFirst(chain: FakeChain): () => string | undefined {
+  let first: string | undefined;
+  chain.onSend = (send) => {
+    first ??= send.signature;
+    return send.signature === first ? 'ignore' : 'none';
+  };
+  return () => first;
+}
+
+/** The final status search of an expired transaction: getSignatureStatuses with searchTransactionHistory. */
+export const isHistorySearch = (call: RpcCall): boolean =>
+  call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}';

@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AckDepositVote } from '../../../src/chain/bridge-chains.js';
 import { COMPUTE_UNIT_MARGIN, MAX_COMPUTE_UNIT_LIMIT } from '../../../src/chain/client/compute-budget.js';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { retriesAction } from '../../../src/failure-policy.js';
-import { key } from '../../support/deposit-entry.js';
 import { metricValue } from '../../support/metric-value.js';
-import { signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import type { FakeChain } from './fake-chain.js';
 
 /**
@@ -29,7 +27,6 @@ async function start(priorityFee = { minMicroLamports: 0, maxMicroLamports: 100_
   return fixture;
 }
 
-const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
 const proposals = (count: number) => Array.from({ length: count }, (_, i) => proposal(5 + i));
 const history = (price: number) => Array.from({ length: 150 }, (_, i) => ({ slot: 1_000 + i, prioritizationFee: price }));
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DepositEntry } from '../../../src/chain/types.js';
-import { signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { neverLandFirst, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import { depositEntry } from '../../support/deposit-entry.js';
 import type { TrackerState } from './fake-chain.js';
 import { retriesAction } from '../../../src/failure-policy.js';
@@ -99,11 +99,7 @@ describe('cleanupDeposits', () => {
 
   it('an expired first transaction ends the attempt retryably; the next attempt cleans the same entries anew', async () => {
     const f = await start();
-    let first: string | undefined;
-    f.source.onSend = (send) => {
-      first ??= send.signature;
-      return send.signature === first ? 'ignore' : 'none';
-    };
+    const first = neverLandFirst(f.source);
     f.source.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.cleanupDeposits([6, 7], signal()));
     expect(failure).toMatchObject({ context: { action: 'cleanup_deposit', outcome: 'not_landed', landedSignatures: [] } });
@@ -112,7 +108,7 @@ describe('cleanupDeposits', () => {
     const report = await f.chains.cleanupDeposits([6, 7], signal());
     expect(report.completed).toEqual([6, 7]);
     expect(f.source.landed).toHaveLength(1);
-    expect(f.source.landed[0]).not.toBe(first);
+    expect(f.source.landed[0]).not.toBe(first());
   });
 
   it('rejects an index that is not an entry index before reading anything', async () => {

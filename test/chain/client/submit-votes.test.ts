@@ -1,8 +1,21 @@
 import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AckDepositVote, AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
-import { authority, depositTracker, signal, startBridge, submitFailure, trackerHeader, withdrawTracker, type BridgeFixture } from './bridge-fixture.js';
-import { depositEntry, key } from '../../support/deposit-entry.js';
+import type { AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
+import {
+  authority,
+  depositTracker,
+  isHistorySearch,
+  neverLandFirst,
+  proposal,
+  signal,
+  startBridge,
+  submitFailure,
+  trackerHeader,
+  withdrawTracker,
+  type BridgeFixture,
+} from './bridge-fixture.js';
+import { NO_HISTORY_REPLY } from '../rpc/json-rpc-test-server.js';
+import { depositEntry } from '../../support/deposit-entry.js';
 import type { TrackerState } from './fake-chain.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { waitFor } from '../../support/wait-for.js';
@@ -33,7 +46,6 @@ async function start(options: { targetEntries?: number; ownTargetNext?: number; 
   return fixture;
 }
 
-const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
 
 function ownTargetNext(f: BridgeFixture): bigint | undefined {
   return f.target.tracker.header.votes[1]?.nextIndex;
@@ -84,23 +96,16 @@ describe('ackDeposits', () => {
 
   it('an expired, unlanded transaction ends the attempt as a retryable failure; the next attempt signs anew', async () => {
     const f = await start();
-    let firstSignature: string | undefined;
-    f.target.onSend = (send) => {
-      firstSignature ??= send.signature;
-      // The node accepts it and no leader ever includes it.
-      return send.signature === firstSignature ? 'ignore' : 'none';
-    };
+    const firstSignature = neverLandFirst(f.target);
     f.target.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
     expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { action: 'ack_deposit', outcome: 'not_landed', landedSignatures: [] } });
     expect(failure.message).toMatch(
-      new RegExp(`transaction ${firstSignature} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`),
+      new RegExp(`transaction ${firstSignature()} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`),
     );
     // Signed once: the expiry was decided by the block height and a final status search.
     expect(f.target.blockhashRequests).toHaveLength(1);
-    const finalCheck = f.target.calls.findIndex(
-      (call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}',
-    );
+    const finalCheck = f.target.calls.findIndex(isHistorySearch);
     expect(finalCheck).toBeGreaterThan(-1);
     expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
 
@@ -109,7 +114,7 @@ describe('ackDeposits', () => {
     expect(f.target.blockhashRequests).toHaveLength(2);
     expect(second!.blockHeight).toBeGreaterThan(first!.lastValidBlockHeight);
     expect(f.target.landed).toEqual([report.transactions[0]?.signature]);
-    expect(report.transactions[0]?.signature).not.toBe(firstSignature);
+    expect(report.transactions[0]?.signature).not.toBe(firstSignature());
     expect(ownTargetNext(f)).toBe(7n);
   });
 
@@ -142,11 +147,7 @@ describe('ackDeposits', () => {
 
   it('a status read from a view older than the one that saw the height pass decides nothing (a lagging backend)', async () => {
     const f = await start({ timing: { pollIntervalMs: 10, rebroadcastIntervalMs: 50, confirmTimeoutMs: 1_500 } });
-    let firstSignature: string | undefined;
-    f.target.onSend = (send) => {
-      firstSignature ??= send.signature;
-      return send.signature === firstSignature ? 'ignore' : 'none';
-    };
+    const firstSignature = neverLandFirst(f.target);
     f.target.blocksPerHeightCall = 40;
     // Every status answer comes from a node 40 slots behind the one that reports the height.
     f.target.override = (call) => (call.method === 'getSignatureStatuses' ? { result: { context: { slot: f.target.slot - 40 }, value: [null] } } : undefined);
@@ -158,25 +159,19 @@ describe('ackDeposits', () => {
     f.target.override = undefined;
     const report = await f.chains.ackDeposits([proposal(5)], signal());
     expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
-    expect(report.transactions[0]?.signature).not.toBe(firstSignature);
+    expect(report.transactions[0]?.signature).not.toBe(firstSignature());
   });
 
   it('without history (-32011 to the search), a dropped transaction is declared expired from the status cache', async () => {
     const f = await start();
-    let firstSignature: string | undefined;
-    f.target.onSend = (send) => {
-      firstSignature ??= send.signature;
-      return send.signature === firstSignature ? 'ignore' : 'none';
-    };
+    neverLandFirst(f.target);
     f.target.blocksPerHeightCall = 40;
-    const noHistory = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
-    f.target.override = (call) =>
-      call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}' ? noHistory : undefined;
+    f.target.override = (call) => (isHistorySearch(call) ? NO_HISTORY_REPLY : undefined);
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
     expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
     // Asked once; then the chain is known to have no history and the status cache decides.
-    const searches = f.target.calls.filter((call) => call.method === 'getSignatureStatuses' && JSON.stringify(call.params[1]) === '{"searchTransactionHistory":true}');
+    const searches = f.target.calls.filter(isHistorySearch);
     expect(searches).toHaveLength(1);
     expect(f.chains.checksOff()).toEqual([expect.objectContaining({ check: 'second_signer', chain: 'target' })]);
   });

@@ -8,7 +8,7 @@ import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { closedPortUrl } from '../../../devnet/rpc/silent-endpoints.js';
-import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+import { NO_HISTORY_REPLY, startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
 
 const servers: JsonRpcTestServer[] = [];
 let metrics: Metrics;
@@ -126,9 +126,8 @@ describe('several endpoints per chain', () => {
   });
 
   it('history reads go to the endpoint that keeps history; without any, they fail as history-unavailable and the gauge says 0', async () => {
-    const noHistory = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
     const withHistory: Handler = (call) => (call.method === 'getSignaturesForAddress' ? { result: [] } : node(500, 2)(call));
-    const primary = await serve((call) => (call.method === 'getSignaturesForAddress' ? noHistory : node(500, 1)(call)));
+    const primary = await serve((call) => (call.method === 'getSignaturesForAddress' ? NO_HISTORY_REPLY : node(500, 1)(call)));
     const fallback = await serve(withHistory);
     const rpc = pooled([primary.url, fallback.url]);
     expect(await rpc.getSignaturesForAddress(address, { limit: 1 }, signal())).toEqual([]);

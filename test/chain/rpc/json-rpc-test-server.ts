@@ -14,6 +14,9 @@ export type Reply =
   | { hang: true }
   | { drop: true };
 
+/** What a node without transaction history answers a history read (JSON-RPC -32011). */
+export const NO_HISTORY_REPLY: Reply = { error: { code: -32011, message: 'Transaction history is not available from this node' } };
+
 export interface RpcCall {
   method: string;
   params: unknown[];
