@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeCrank } from './support/cranks.js';
-import { runRound, startBridgeCranks } from './support/cranks.js';
+import { startBridgeCranks } from './support/cranks.js';
 import { depositTracker, votersMask, withdrawTracker } from './support/chain-state.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
-import { deposit } from './support/transactions.js';
+import { depositRejected, settleWithin } from './support/settle.js';
 import { histogramValue, metricValue } from '../support/metric-value.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -45,7 +45,7 @@ describe('waiting and latency metrics', () => {
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], { maxAttempts: 1, confirmTimeoutMs: 1_000 });
     const a = cranks[0]!;
     // Rejected results (a frozen pair) need no claim: each transfer runs through every phase on the cranks alone.
-    for (let i = 0; i < TRANSFERS; i++) await deposit(bridge, { amount: 100n + BigInt(i), sourceMint: bridge.world.tokenPairs.frozen.sourceMint });
+    await depositRejected(bridge, TRANSFERS);
 
     bridge.pair.target.faults.set({ methods: { sendTransaction: { errorRate: 1, errorKind: 'http500' } } });
     const start = { slot: bridge.pair.source.slot, atMs: performance.now() };
@@ -73,7 +73,7 @@ describe('waiting and latency metrics', () => {
     expect(await oldest(a, 'slots', 'ack_deposit')).toBe(0);
     expect(await oldest(a, 'seconds', 'ack_deposit')).toBe(0);
 
-    for (let round = 0; round < 6 && depositTracker(bridge).header.settledPrefix < BigInt(TRANSFERS); round++) await runRound(cranks);
+    await settleWithin(bridge, cranks, 6);
     expect(depositTracker(bridge).header.settledPrefix).toBe(BigInt(TRANSFERS));
     await a.service.runOnce();
 

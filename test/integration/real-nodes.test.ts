@@ -5,12 +5,12 @@ import { startDevnetNode, type DevnetNode } from '../../devnet/node.js';
 import { createChainRpc } from '../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { attemptDeadlineMs } from '../../src/machines/cycle-bound.js';
-import type { Metrics } from '../../src/metrics/metrics.js';
 import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { failedAttemptErrors, runRound, startBridgeCrank, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
-import { deposit } from './support/transactions.js';
+import { depositRejected } from './support/settle.js';
+import { metricSample } from '../support/metric-value.js';
 
 /**
  * What real RPC nodes do that the friendly devnet node does not (shared/PROTOCOL.md), each
@@ -28,20 +28,11 @@ afterEach(async () => {
   node = undefined;
 });
 
-async function deposits(b: DevnetBridge, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint });
-}
-
 async function settle(b: DevnetBridge, cranks: readonly BridgeCrank[], count: number, rounds = 4): Promise<void> {
   for (let round = 0; round < rounds; round++) await runRound(cranks);
   expectSettled(b, count);
   for (const crank of cranks) expect(nextIndexOf(withdrawTracker(b), b, crank.slot)).toBe(count);
   await expectTransactionsAccounted(b, cranks);
-}
-
-async function value(metric: Metrics[keyof Metrics], labels: Record<string, string>): Promise<number | undefined> {
-  const { values } = await (metric as { get(): Promise<{ values: Array<{ labels: Record<string, unknown>; value: number }> }> }).get();
-  return values.find((one) => Object.entries(labels).every(([key, label]) => one.labels[key] === label))?.value;
 }
 
 describe('a chain without transaction history', () => {
@@ -53,13 +44,13 @@ describe('a chain without transaction history', () => {
     const settings = { maxAttempts: 3, retryBackoffMs: 20, rpcTimeoutMs: 2_000, productionTiming: true };
     const cranks = await startBridgeCranks(b, [0, 1, 2], settings);
     const a = cranks[0]!;
-    await deposits(b, 3);
+    await depositRejected(b, 3);
 
     // Every send of the first transaction is dropped (accepted, never landed) until it expired.
     b.pair.target.faults.set({ dropTransactions: 1_000_000 });
     const started = Date.now();
     const cycle = a.service.runOnce();
-    await expect.poll(() => value(a.metrics.transactionResigns, { chain: 'target' }), { timeout: 30_000, interval: 5 }).toBe(1);
+    await expect.poll(() => metricSample(a.metrics.transactionResigns, { chain: 'target' }), { timeout: 30_000, interval: 5 }).toBe(1);
     const expiredAfterMs = Date.now() - started;
     b.pair.target.faults.set({ dropTransactions: 0 });
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
@@ -78,8 +69,8 @@ describe('a chain without transaction history', () => {
         { check: 'second_signer', chain: 'source', reason: expect.stringContaining('BRIDGE_SOURCE_RPC_FALLBACK_URLS') },
         { check: 'second_signer', chain: 'target', reason: expect.stringContaining('BRIDGE_TARGET_RPC_FALLBACK_URLS') },
       ]);
-      expect(await value(crank.metrics.rpcHistoryAvailable, { chain: 'source' })).toBe(0);
-      expect(await value(crank.metrics.rpcHistoryAvailable, { chain: 'target' })).toBe(0);
+      expect(await metricSample(crank.metrics.rpcHistoryAvailable, { chain: 'source' })).toBe(0);
+      expect(await metricSample(crank.metrics.rpcHistoryAvailable, { chain: 'target' })).toBe(0);
       // Said once per chain, however many cycles ran.
       const said = crank.logs.records().filter((record) => record.level === 'warn' && String(record.msg).includes('second-signer detection is off'));
       expect(said.map((record) => record.chain).sort()).toEqual(['source', 'target']);
@@ -98,13 +89,13 @@ describe('a chain without transaction history', () => {
     const second = startBridgeCrank(b, 0, urls);
     await Promise.all([first.service.runOnce(), second.service.runOnce()]);
 
-    await deposits(b, 1);
+    await depositRejected(b, 1);
     expect(await first.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
     await second.service.runOnce();
-    expect(await value(second.metrics.foreignSignatures, { chain: 'target' })).toBe(1);
+    expect(await metricSample(second.metrics.foreignSignatures, { chain: 'target' })).toBe(1);
     expect(second.service.status()).toBe('degraded');
     expect(second.service.health().checks_off).toBeUndefined();
-    expect(await value(second.metrics.rpcHistoryAvailable, { chain: 'target' })).toBe(1);
+    expect(await metricSample(second.metrics.rpcHistoryAvailable, { chain: 'target' })).toBe(1);
   }, 60_000);
 });
 
@@ -122,7 +113,7 @@ describe('a load balancer over nodes at different heights', () => {
     target.faults.set({ alternateBehindSlots: 40 });
     const urls = { sourceRpcUrls: [source.url], targetRpcUrls: [target.url] };
     const cranks = await startBridgeCranks(b, [0, 1, 2], urls);
-    await deposits(b, 4);
+    await depositRejected(b, 4);
     await settle(b, cranks, 4, 8);
 
     // Authority 0 votes, then restarts at once; the balancer sends its first reads to the fresh
@@ -130,7 +121,7 @@ describe('a load balancer over nodes at different heights', () => {
     // transaction (blocks are paused, so it stays so) but lists the older ones.
     b.pair.source.advanceSlots(100);
     b.pair.target.advanceSlots(100);
-    await deposits(b, 1);
+    await depositRejected(b, 1);
     expect(await cranks[0]!.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
     b.pair.source.pause();
     b.pair.target.pause();
@@ -150,8 +141,8 @@ describe('a load balancer over nodes at different heights', () => {
       // afresh); no decision was ever taken from it.
       expect(failedAttemptErrors(crank).filter((err) => STALE_VIEW_ALARMS.test(err))).toEqual([]);
       expect({ crank: crank === restarted ? 'restarted' : crank.slot, lastError: crank.service.health().last_error ?? '' }).not.toMatchObject({ lastError: expect.stringMatching(STALE_VIEW_ALARMS) });
-      expect(await value(crank.metrics.foreignSignatures, { chain: 'source' })).toBeUndefined();
-      expect(await value(crank.metrics.foreignSignatures, { chain: 'target' })).toBeUndefined();
+      expect(await metricSample(crank.metrics.foreignSignatures, { chain: 'source' })).toBeUndefined();
+      expect(await metricSample(crank.metrics.foreignSignatures, { chain: 'target' })).toBeUndefined();
     }
   }, 120_000);
 });
@@ -164,12 +155,12 @@ describe('an endpoint refusing the server', () => {
     source.faults.set({ httpStatus: 403 });
     target.faults.set({ httpStatus: 403 });
     const cranks = await startBridgeCranks(b, [0, 1, 2], { sourceRpcUrls: [source.url, b.pair.source.url], targetRpcUrls: [target.url, b.pair.target.url] });
-    await deposits(b, 1);
+    await depositRejected(b, 1);
     const a = cranks[0]!;
     expect(await a.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
     expect(a.service.health().last_error).toBeNull();
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(1);
-    expect(await value(a.metrics.rpcEndpointUp, { chain: 'target', endpoint: new URL(target.url).origin })).toBe(0);
+    expect(await metricSample(a.metrics.rpcEndpointUp, { chain: 'target', endpoint: new URL(target.url).origin })).toBe(0);
     const refusals = a.logs.records().filter((record) => record.status === 403);
     expect(refusals.map((record) => record.chain).sort()).toEqual(['source', 'target']);
   }, 60_000);

@@ -13,6 +13,12 @@ export async function metricValue(metric: MetricLike, labels: Record<string, str
   return values.filter((value) => matches(value.labels)).reduce((sum, value) => sum + value.value, 0);
 }
 
+/** The value of the first series whose labels include `labels`; undefined when there is none (a gauge never set). */
+export async function metricSample(metric: MetricLike, labels: Record<string, string>): Promise<number | undefined> {
+  const { values } = await metric.get();
+  return values.find((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected))?.value;
+}
+
 /** A histogram's observation count (or their sum) over the series whose labels include `labels`. */
 export async function histogramValue(metric: MetricLike, field: 'count' | 'sum', labels: Record<string, string> = {}): Promise<number> {
   const { values } = await metric.get();

@@ -5,6 +5,7 @@ import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { BREAKER_FAILURES, BREAKER_HALF_OPEN_MS, REFUSAL_HOLD_MS } from '../../../src/chain/rpc/endpoint-pool.js';
 import { isHistoryUnavailable } from '../../../src/chain/rpc/chain-rpc.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { metricSample, metricValue } from '../../support/metric-value.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { closedPortUrl } from '../../../devnet/rpc/silent-endpoints.js';
@@ -44,20 +45,9 @@ function pooled(urls: string[], timeoutMs = 300) {
   return createChainRpc({ chain: 'target', url: urls[0]!, fallbackUrls: urls.slice(1), timeoutMs, maxSlotLag: 128, metrics, logger: logs.logger });
 }
 
-async function gauge(name: 'rpcEndpointUp' | 'rpcEndpointSlot', endpoint: string): Promise<number | undefined> {
-  return (await metrics[name].get()).values.find((value) => value.labels.endpoint === endpoint)?.value;
-}
-
-async function historyGauge(): Promise<number | undefined> {
-  return (await metrics.rpcHistoryAvailable.get()).values.find((value) => value.labels.chain === 'target')?.value;
-}
-
-const totalRetries = async () => (await metrics.rpcRetries.get()).values.reduce((sum, value) => sum + value.value, 0);
-
-async function endpointErrors(endpoint: string): Promise<number> {
-  const { values } = await metrics.rpcEndpointErrors.get();
-  return values.filter((value) => value.labels.endpoint === endpoint).reduce((sum, value) => sum + value.value, 0);
-}
+const gauge = (name: 'rpcEndpointUp' | 'rpcEndpointSlot', endpoint: string) => metricSample(metrics[name], { endpoint });
+const historyGauge = () => metricSample(metrics.rpcHistoryAvailable, { chain: 'target' });
+const endpointErrors = (endpoint: string) => metricValue(metrics.rpcEndpointErrors, { endpoint });
 
 const origin = (url: string) => new URL(url).origin;
 
@@ -80,9 +70,9 @@ describe('several endpoints per chain', () => {
     expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
     expect(await endpointErrors(origin(dead))).toBeGreaterThanOrEqual(1);
     // Down: the next reads go straight to the fallback, without a retry.
-    const retriesBefore = await totalRetries();
+    const retriesBefore = await metricValue(metrics.rpcRetries);
     for (let i = 0; i < 3; i++) expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
-    expect(await totalRetries()).toBe(retriesBefore);
+    expect(await metricValue(metrics.rpcRetries)).toBe(retriesBefore);
   });
 
   it('two fallbacks refusing connections show up 0 from their failed slot probes, while reads never touch them', async () => {
