@@ -1,4 +1,5 @@
 import { VersionedTransaction } from '@solana/web3.js';
+import { BUDGET_INSTRUCTION_COUNT, MAX_COMPUTE_UNIT_LIMIT } from '../src/chain/client/compute-budget.js';
 import type { PriorityFeeBounds } from '../src/chain/client/priority-fee.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, priorityFeeLamports } from '../src/chain/fee-rate.js';
 import { sleep } from '../src/time.js';
@@ -32,7 +33,6 @@ const SLOT_MS = 400;
 const CAP = 100_000;
 const DEFAULT_FEES: PriorityFeeBounds = { minMicroLamports: 0, maxMicroLamports: CAP };
 const SAMPLE_MS = 50;
-const MAX_UNIT_LIMIT = 1_400_000;
 // The SetComputeUnitPrice instruction is a builtin: 3,000 CU of default reservation.
 const BUILTIN_DEFAULT_UNITS = 3_000;
 
@@ -111,8 +111,8 @@ function feesOf(bench: BenchWorld) {
     for (const landed of node.bank.landedTransactions()) {
       if (!payers.has(landed.feePayer)) continue;
       const price = Number(landed.computeUnitPrice);
-      const bridgeInstructions = VersionedTransaction.deserialize(landed.wire).message.compiledInstructions.length - 2;
-      const defaultLimit = Math.min(MAX_UNIT_LIMIT, bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + BUILTIN_DEFAULT_UNITS);
+      const bridgeInstructions = VersionedTransaction.deserialize(landed.wire).message.compiledInstructions.length - BUDGET_INSTRUCTION_COUNT;
+      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + BUILTIN_DEFAULT_UNITS);
       fees.transactions += 1;
       fees.baseLamports += Number(landed.fee - landed.priorityFee);
       fees.priorityLamports += Number(landed.priorityFee);

@@ -1,4 +1,5 @@
-import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
+import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
+import { hasThresholdYes } from '../../devnet/program/votes.js';
 import { DEFAULT_SUBMIT_TIMING } from '../../src/chain/client/transaction-sender.js';
 import { percentile, type Column, type Row } from '../report.js';
 import type { BenchWorld } from './bench-world.js';
@@ -84,13 +85,12 @@ export class StageClock {
     const from = Math.min(this.#next, ...this.#open.keys());
     const { deposits, withdrawals } = readTrackers(this.#ledger, from);
     const settled = Number(deposits.header.settledPrefix);
-    const threshold = withdrawals.header.threshold;
     for (let index = this.#next; index < from + deposits.entries.length; index++) this.#open.set(index, { deposit: now });
     this.#next = Math.max(this.#next, from + deposits.entries.length);
     for (const [index, stamps] of this.#open) {
       const deposit = deposits.entries[index - from];
       const withdraw = withdrawals.entries[index - from];
-      this.#stamp(stamps, now, index < settled ? null : { deposit, withdraw, threshold });
+      this.#stamp(stamps, now, index < settled ? null : { deposit, withdraw, header: withdrawals.header });
       if (stamps.cleanup !== undefined) this.#close(index, stamps);
     }
   }
@@ -104,12 +104,12 @@ export class StageClock {
   }
 
   /** `entries` null: below settled_prefix, every stage is done. */
-  #stamp(stamps: Stamps, now: number, entries: { deposit: DepositEntry | undefined; withdraw: WithdrawEntry | undefined; threshold: number } | null): void {
+  #stamp(stamps: Stamps, now: number, entries: { deposit: DepositEntry | undefined; withdraw: WithdrawEntry | undefined; header: TrackerHeader } | null): void {
     const done: Record<Stage, boolean> =
       entries === null
         ? { ack_deposit: true, claimable: true, ack_withdraw: true, cleanup: true }
         : {
-            ack_deposit: entries.withdraw !== undefined && (entries.withdraw.status === 'Finalized' || yesVotes(entries.withdraw) >= entries.threshold),
+            ack_deposit: entries.withdraw !== undefined && (entries.withdraw.status === 'Finalized' || hasThresholdYes(entries.header, entries.withdraw.yesVotes)),
             claimable: entries.withdraw?.status === 'Finalized',
             ack_withdraw: entries.deposit?.status === 'Finalized',
             cleanup: entries.deposit?.cleanupCompleted === true,
@@ -122,10 +122,4 @@ export class StageClock {
     for (const stage of STAGES) this.#waited[stage].push(stamps[stage]! - stamps.deposit);
     this.#open.delete(index);
   }
-}
-
-function yesVotes(entry: WithdrawEntry): number {
-  let count = 0;
-  for (let mask = entry.yesVotes; mask !== 0; mask &= mask - 1) count++;
-  return count;
 }
