@@ -7,7 +7,8 @@ import type { CrankService } from '../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { ChainSide } from '../../src/domain.js';
 import { benchCrankParts, type BenchWorld } from './bench-world.js';
-import { authorityLamports, recordSentTransactions, type Lamports, type SentRecord } from './sent-transactions.js';
+import type { PairLamports } from '../../test/support/base-fees.js';
+import { authorityLamports, recordSentTransactions, type SentRecord } from './sent-transactions.js';
 
 /**
  * Bridge servers minus HTTP: per authority, the crank src/index.ts runs (assembleCrank on the
@@ -39,7 +40,7 @@ export interface BenchCrank {
   metrics: Metrics;
   sent: SentRecord;
   /** This authority's lamports on both chains when its crank started. */
-  startLamports: Lamports;
+  startLamports: PairLamports;
   /** Lines the crank logged at error level (an action that gave up, a failed read). */
   errorLines: string[];
 }

@@ -42,10 +42,6 @@ export function votesRecordedBy(tracker: Tracker<{ yesVotes: number; noVotes: nu
   return tracker.entries.filter((entry) => ((entry.yesVotes | entry.noVotes) & bit) !== 0).length;
 }
 
-export function lamportsOf(node: DevnetNode, key: string): bigint {
-  return node.bank.account(key)?.lamports ?? 0n;
-}
-
 function chainOf(tracker: Tracker<unknown>): ChainSide {
   return tracker.header.kind === 'DepositTracker' ? 'source' : 'target';
 }

@@ -3,9 +3,9 @@ import bs58 from 'bs58';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { decodeInstructionData } from '../../src/chain/codec/instructions.js';
 import type { ChainSide } from '../../src/domain.js';
-import { LAMPORTS_PER_SIGNATURE } from '../../devnet/bank/bank.js';
+import { baseFeesPaid, pairLamports, type PairLamports } from '../../test/support/base-fees.js';
 import type { BenchWorld } from './bench-world.js';
-import { lamportsOf, nextIndexOf, readTrackers, votesRecordedBy } from './ledger.js';
+import { nextIndexOf, readTrackers, votesRecordedBy } from './ledger.js';
 
 /**
  * Every transaction a crank sent, seen on its way out, then judged by the chain: which
@@ -110,7 +110,7 @@ export interface AuthorityAccount {
  * Judges authority `slot`'s sent transactions (`record` must be its crank's alone) against the
  * chain; `startLamports` is its balance on both chains before its crank started.
  */
-export function accountAuthority(bench: BenchWorld, record: SentRecord, slot: number, startLamports: Lamports): AuthorityAccount {
+export function accountAuthority(bench: BenchWorld, record: SentRecord, slot: number, startLamports: PairLamports): AuthorityAccount {
   const key = bench.authorities[slot]!.publicKey.toBase58();
   const byAction = Object.fromEntries(ACTIONS.map((action) => [action, { landed: 0, landedFailed: 0, instructions: 0 }])) as Record<
     SentAction,
@@ -138,27 +138,14 @@ export function accountAuthority(bench: BenchWorld, record: SentRecord, slot: nu
   const trackers = readTrackers(bench);
   const votesOnChain = { ackDeposit: votesRecordedBy(trackers.withdrawals, key), ackWithdraw: votesRecordedBy(trackers.deposits, key) };
   const positions = { deposits: nextIndexOf(trackers.deposits, key), withdrawals: nextIndexOf(trackers.withdrawals, key) };
-  const feeTransactions = feesPaid(bench, key, startLamports);
+  const feeTransactions = baseFeesPaid(bench.pair, key, startLamports);
   const landedTotal = ACTIONS.reduce((sum, action) => sum + byAction[action].landed + byAction[action].landedFailed, 0);
   const problems = checkProblems(slot, { byAction, duplicateVotes, votesOnChain, feeTransactions, landedTotal });
   return { slot, byAction, neverLanded, duplicateVotes, votesOnChain, positions, feeTransactions, problems };
 }
 
-export interface Lamports {
-  source: bigint;
-  target: bigint;
-}
-
-/** Base fees (5000 per transaction): what the authority spent less the priority fees the devnet recorded for it (none before its crank started). */
-function feesPaid(bench: BenchWorld, key: string, start: Lamports): number {
-  const spent = start.source - lamportsOf(bench.pair.source, key) + (start.target - lamportsOf(bench.pair.target, key));
-  const priority = bench.pair.source.feesPaid(key).priority + bench.pair.target.feesPaid(key).priority;
-  return Number((spent - priority) / BigInt(LAMPORTS_PER_SIGNATURE));
-}
-
-export function authorityLamports(bench: BenchWorld, slot: number): Lamports {
-  const key = bench.authorities[slot]!.publicKey.toBase58();
-  return { source: lamportsOf(bench.pair.source, key), target: lamportsOf(bench.pair.target, key) };
+export function authorityLamports(bench: BenchWorld, slot: number): PairLamports {
+  return pairLamports(bench.pair, bench.authorities[slot]!.publicKey);
 }
 
 function checkProblems(

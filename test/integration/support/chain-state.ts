@@ -4,8 +4,8 @@ import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithd
 import { entryOffset } from '../../../src/chain/codec/layout.js';
 import { tokenPairAddress } from '../../../src/chain/pda.js';
 import type { DepositEntry, TokenPair, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
-import { LAMPORTS_PER_SIGNATURE } from '../../../devnet/bank/bank.js';
 import type { DevnetNode } from '../../../devnet/node.js';
+import { baseFeesPaid, pairLamports, type PairLamports } from '../../support/base-fees.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 
 /**
@@ -49,39 +49,18 @@ export function votersMask(...slots: number[]): number {
   return slots.reduce((mask, slot) => mask | (1 << slot), 0);
 }
 
-/**
- * Transactions the chains landed with authority k as fee payer since `since` (its lamports on
- * both chains then): the devnet charges exactly 5000 lamports per signature plus the priority
- * fee (price x requested limit, which the devnet records), to successful and failed
- * transactions alike, and never for a transaction it refused or dropped. The authorities pay
- * no priority fee before their cranks start.
- */
-export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: AuthorityBalances): number {
-  const now = authorityBalances(bridge, k);
-  const key = bridge.authorities[k]!.publicKey;
-  const priority = bridge.pair.source.feesPaid(key).priority + bridge.pair.target.feesPaid(key).priority;
-  const spent = since.source - now.source + (since.target - now.target) - priority;
-  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n) throw new Error(`authority ${k} spent ${spent} lamports besides priority fees: not a whole number of base fees`);
-  return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
+/** Transactions the chains landed with authority k as fee payer since `since` (its lamports on both chains then). */
+export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: PairLamports): number {
+  return baseFeesPaid(bridge.pair, bridge.authorities[k]!.publicKey, since);
 }
 
-export interface AuthorityBalances {
-  source: bigint;
-  target: bigint;
-}
-
-export function authorityBalances(bridge: DevnetBridge, k: number): AuthorityBalances {
-  const key = bridge.authorities[k]!.publicKey;
-  return { source: lamportsOf(bridge.pair.source, key), target: lamportsOf(bridge.pair.target, key) };
+export function authorityBalances(bridge: DevnetBridge, k: number): PairLamports {
+  return pairLamports(bridge.pair, bridge.authorities[k]!.publicKey);
 }
 
 /** The status the chain recorded for a signature: undefined when it never landed. */
 export function landedStatus(bridge: DevnetBridge, signature: string) {
   return bridge.pair.source.bank.signatureStatus(signature) ?? bridge.pair.target.bank.signatureStatus(signature);
-}
-
-function lamportsOf(node: DevnetNode, key: PublicKey): bigint {
-  return node.getAccount(key)?.lamports ?? 0n;
 }
 
 function accountData(node: DevnetNode, address: string): Uint8Array {

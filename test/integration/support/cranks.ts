@@ -10,7 +10,8 @@ import type { CrankReport } from '../../../src/machines/crank-types.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { devnetCrankConfig } from '../../support/crank-config.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
-import { authorityBalances, type AuthorityBalances } from './chain-state.js';
+import type { PairLamports } from '../../support/base-fees.js';
+import { authorityBalances } from './chain-state.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 
 /**
@@ -26,7 +27,7 @@ export interface BridgeCrank {
   metrics: Metrics;
   logs: CapturedLogs;
   /** This authority's lamports when its crank started, to count the transactions it paid for. */
-  startBalances: AuthorityBalances;
+  startBalances: PairLamports;
 }
 
 export interface CrankTuning {
