@@ -1,9 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { quietWindowMs } from '../../src/machines/rules.js';
+import { sleep } from '../../src/time.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { authorityBalances, depositTracker, landedStatus, landedTransactionsPaidBy } from './support/chain-state.js';
-import { scrapedSample, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
+import { landedSignatures, scrapedSample, serverHealth, startAuthorityServer, type AuthorityServer, type ServerHealth } from './support/authority-server.js';
 import { startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled } from './support/expectations.js';
@@ -21,6 +22,8 @@ const WINDOW_MS = quietWindowMs(POLL_SECS * 1000);
 /** After the other signer's last transaction: the window, then at most one poll interval and one cycle until the read that sees it. */
 const TAKEOVER_BOUND_MS = WINDOW_MS + 10_000;
 const SETTLE_TIMEOUT_MS = 60_000;
+/** The test's pauses run to their end: nothing cancels them. */
+const UNCANCELLED = new AbortController().signal;
 
 let bridge: DevnetBridge | undefined;
 
@@ -33,46 +36,22 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-type Server = AuthorityServer;
-
-function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
+function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<AuthorityServer> {
   // The production default handoff (serverEnv turns it off for the devnet's one server per authority).
   return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env });
 }
 
-interface Health {
-  code: number;
-  status: string;
-  role: string;
-  roleSince: number | null;
-  lastError: string | null;
-}
-
-async function health(server: Server): Promise<Health> {
-  const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(10_000) });
-  const body = (await response.json()) as { status: string; crank: { role: string; role_since: number | null; last_error: string | null } };
-  return { code: response.status, status: body.status, role: body.crank.role, roleSince: body.crank.role_since, lastError: body.crank.last_error };
-}
-
-async function metric(server: Server, series: string): Promise<number> {
+async function metric(server: AuthorityServer, series: string): Promise<number> {
   return (await scrapedSample(server, series)) ?? 0;
 }
 
-async function waitForRole(server: Server, role: string, timeoutMs: number): Promise<void> {
-  await waitFor(async () => (await health(server)).role === role, { timeoutMs, intervalMs: 200, what: `the server's role ${role}` });
+async function waitForRole(server: AuthorityServer, role: string, timeoutMs: number): Promise<void> {
+  await waitFor(async () => (await serverHealth(server)).role === role, { timeoutMs, intervalMs: 200, what: `the server's role ${role}` });
 }
 
-const errorLines = (server: Server): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
-const failedAttempts = (server: Server): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
-const takeOvers = (server: Server): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
-
-/** Signatures of the transactions the server logged as landed. */
-function landedSignatures(server: Server): string[] {
-  return server.process
-    .logs()
-    .filter((record) => record['outcome'] === 'landed')
-    .flatMap((record) => record['signatures'] as string[]);
-}
+const errorLines = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
+const failedAttempts = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
+const takeOvers = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
 
 /**
  * Deposits every `everyMs` and claims what is claimable, until stopped; returns how many
@@ -86,7 +65,7 @@ function steadyTraffic(b: DevnetBridge, everyMs: number): { stop(): Promise<numb
       await deposit(b, { amount: 100n + BigInt(count), sourceMint: b.world.tokenPairs.normal.sourceMint });
       count += 1;
       await claimAll(b);
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
+      await sleep(everyMs, UNCANCELLED);
     }
   })();
   return {
@@ -111,13 +90,13 @@ async function settleAll(b: DevnetBridge, count: number): Promise<void> {
 }
 
 /** Polls /health every 250 ms until stopped, keeping every answer. */
-function watchHealth(server: Server): { stop(): Promise<Health[]> } {
-  const seen: Health[] = [];
+function watchHealth(server: AuthorityServer): { stop(): Promise<ServerHealth[]> } {
+  const seen: ServerHealth[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
-      seen.push(await health(server));
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      seen.push(await serverHealth(server));
+      await sleep(250, UNCANCELLED);
     }
   })();
   return {
@@ -129,8 +108,6 @@ function watchHealth(server: Server): { stop(): Promise<Health[]> } {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A bridge whose authorities 1 and 2 crank in-process on 1 s timers, and server A for authority 0, active. */
 async function bridgeWithActiveServer(env: Record<string, string> = {}) {
   const b = (bridge = await startDevnetBridge());
@@ -140,7 +117,7 @@ async function bridgeWithActiveServer(env: Record<string, string> = {}) {
     await Promise.all(others.map((crank) => crank.service.stop(2_000)));
   });
   const a = await startServer(b, env);
-  expect(await health(a)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
+  expect(await serverHealth(a)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
   await waitForRole(a, 'active', TAKEOVER_BOUND_MS);
   return { b, a, startBalances };
 }
@@ -149,12 +126,12 @@ describe('handoff between two instances of one signer', () => {
   it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async () => {
     const { b, a, startBalances } = await bridgeWithActiveServer();
     const traffic = steadyTraffic(b, 500);
-    await sleep(3_000);
+    await sleep(3_000, UNCANCELLED);
 
     const second = await startServer(b);
     const watch = watchHealth(second);
-    await sleep(10_000);
-    expect(await health(second)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
+    await sleep(10_000, UNCANCELLED);
+    expect(await serverHealth(second)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
     expect(landedSignatures(second)).toEqual([]);
 
     const stoppedAt = Date.now();
@@ -162,7 +139,7 @@ describe('handoff between two instances of one signer', () => {
     expect(await a.process.exited).toEqual({ code: 0, signal: null });
     await waitFor(() => takeOvers(second).length > 0, { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 100, what: 'B taking over' });
     const tookOverMs = Date.now() - stoppedAt;
-    await sleep(3_000);
+    await sleep(3_000, UNCANCELLED);
     const count = await traffic.stop();
     await settleAll(b, count);
     const seen = await watch.stop();
@@ -198,13 +175,13 @@ describe('handoff between two instances of one signer', () => {
     const traffic = steadyTraffic(b, 500);
     const twin = await startServer(b, { BRIDGE_HANDOFF_SECS: String(handoffSecs) });
     const startedAt = Date.now();
-    await waitFor(async () => (await health(twin)).status === 'degraded', {
+    await waitFor(async () => (await serverHealth(twin)).status === 'degraded', {
       timeoutMs: (handoffSecs + 30) * 1000,
       intervalMs: 250,
       what: 'the twin degraded',
     });
     const degradedAfterMs = Date.now() - startedAt;
-    const twinHealth = await health(twin);
+    const twinHealth = await serverHealth(twin);
     await traffic.stop();
 
     expect(twinHealth).toMatchObject({ code: 200, status: 'degraded', role: 'standby' });
@@ -214,7 +191,7 @@ describe('handoff between two instances of one signer', () => {
     expect(await metric(twin, 'bridge_crank_other_signer_active_seconds')).toBeGreaterThan(handoffSecs);
     expect(await metric(twin, 'bridge_crank_handoff_seconds')).toBe(handoffSecs);
     expect(await metric(twin, 'bridge_crank_role{role="standby"}')).toBe(1);
-    expect(await health(a)).toMatchObject({ status: 'ok', role: 'active' });
+    expect(await serverHealth(a)).toMatchObject({ status: 'ok', role: 'active' });
     expect(landedSignatures(twin)).toEqual([]);
     console.info(`twin: degraded ${degradedAfterMs} ms after it started (BRIDGE_HANDOFF_SECS ${handoffSecs})`);
   }, 120_000);
@@ -224,19 +201,19 @@ describe('handoff between two instances of one signer', () => {
     const { b, a } = await bridgeWithActiveServer(pair);
     const traffic = steadyTraffic(b, 500);
     const standby = await startServer(b, pair);
-    await sleep(5_000);
-    expect(await health(standby)).toMatchObject({ status: 'ok', role: 'standby' });
+    await sleep(5_000, UNCANCELLED);
+    expect(await serverHealth(standby)).toMatchObject({ status: 'ok', role: 'standby' });
 
     const killedAt = Date.now();
     a.process.child.kill('SIGKILL');
     await a.process.exited;
     await waitFor(() => takeOvers(standby).length > 0, { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 100, what: 'the standby taking over' });
     const tookOverMs = Date.now() - killedAt;
-    await sleep(2_000);
+    await sleep(2_000, UNCANCELLED);
     const count = await traffic.stop();
     await settleAll(b, count);
 
-    expect(await health(standby)).toMatchObject({ role: 'active' });
+    expect(await serverHealth(standby)).toMatchObject({ role: 'active' });
     expect(landedSignatures(standby).length).toBeGreaterThan(0);
     console.info(`hot standby: took over ${tookOverMs} ms after kill -9 (window ${WINDOW_MS} ms), ${count} transfers`);
   }, 180_000);
@@ -252,11 +229,11 @@ describe('handoff between two instances of one signer', () => {
     await Promise.all([waitForRole(first, 'active', TAKEOVER_BOUND_MS), waitForRole(second, 'active', TAKEOVER_BOUND_MS)]);
 
     const traffic = steadyTraffic(b, 500);
-    await sleep(5_000);
+    await sleep(5_000, UNCANCELLED);
     const count = await traffic.stop();
     await settleAll(b, count);
 
-    const roles = (await Promise.all([health(first), health(second)])).map((h) => h.role);
+    const roles = (await Promise.all([serverHealth(first), serverHealth(second)])).map((h) => h.role);
     // The ledger: every transaction the key paid for is one a server logged as landed, without an
     // error (a repeated vote is refused by the program, so it could only land as a failure). Both
     // may log the same signature: Ed25519 is deterministic, so two instances that sign the same

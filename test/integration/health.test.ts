@@ -1,7 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CrankReport } from '../../src/machines/crank-types.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
-import { scrapedSample as metric, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
+import { crankOnce, landedSignatures, scrapedSample as metric, serverHealth, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
 import { NOTHING_ATTEMPTED, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
@@ -23,38 +22,16 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-type Server = AuthorityServer;
-
 /**
  * A server for authority 0; its cycles run on POST /crank/once only (the poll interval is an
  * hour). No handoff (BRIDGE_HANDOFF_SECS=0): both servers sign from the start, as two instances
  * did before handoffs existed; test/integration/handoff.test.ts covers the handoff.
  */
-function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<Server> {
+function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<AuthorityServer> {
   return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_HANDOFF_SECS: '0', ...env });
 }
 
-async function crankOnce(server: Server): Promise<CrankReport> {
-  const response = await fetch(`${server.url}/crank/once`, { method: 'POST', signal: AbortSignal.timeout(20_000) });
-  expect(response.status).toBe(200);
-  return (await response.json()) as CrankReport;
-}
-
-async function health(server: Server): Promise<{ code: number; status: string; lastError: string | null }> {
-  const response = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(10_000) });
-  const body = (await response.json()) as { status: string; crank: { last_error: string | null } };
-  return { code: response.status, status: body.status, lastError: body.crank.last_error };
-}
-
-/** Signatures of the ack_deposit transactions the server logged as landed. */
-function landedAckDeposits(server: Server): string[] {
-  return server.process
-    .logs()
-    .filter((record) => record['action'] === 'ack_deposit' && record['outcome'] === 'landed')
-    .flatMap((record) => record['signatures'] as string[]);
-}
-
-const foreignLines = (server: Server): LogRecord[] =>
+const foreignLines = (server: AuthorityServer): LogRecord[] =>
   server.process.logs().filter((record) => record['level'] === 'error' && typeof record['signature'] === 'string');
 
 async function newDeposit(b: DevnetBridge, amount: bigint): Promise<void> {
@@ -66,55 +43,55 @@ describe('second signer: two servers with one key', () => {
     const b = (bridge = await startDevnetBridge());
     const [first, second] = await Promise.all([startServer(b), startServer(b)]);
     // Past their startup cycles: each has set the baseline of the key's history.
-    await Promise.all([crankOnce(first), crankOnce(second)]);
-    expect(await health(first)).toEqual({ code: 200, status: 'ok', lastError: null });
+    await Promise.all([crankOnce(first.url), crankOnce(second.url)]);
+    expect(await serverHealth(first)).toMatchObject({ code: 200, status: 'ok', lastError: null });
 
     await newDeposit(b, 100n);
-    expect(await crankOnce(first)).toMatchObject({ ack_deposit_attempted: true });
-    const [firstVote] = landedAckDeposits(first);
+    expect(await crankOnce(first.url)).toMatchObject({ ack_deposit_attempted: true });
+    const [firstVote] = landedSignatures(first, 'ack_deposit');
     // The key's position moved: the second server has nothing to vote, and sees who moved it.
-    expect(await crankOnce(second)).toEqual(NOTHING_ATTEMPTED);
-    const seen = await health(second);
+    expect(await crankOnce(second.url)).toEqual(NOTHING_ATTEMPTED);
+    const seen = await serverHealth(second);
     expect(seen).toMatchObject({ code: 200, status: 'degraded' });
     expect(seen.lastError).toMatch(new RegExp(`^transaction ${firstVote} on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server: .*SPEC §8`));
     expect(foreignLines(second)).toEqual([expect.objectContaining({ chain: 'target', signature: firstVote, halted: false })]);
     expect(await metric(second, 'bridge_foreign_signatures_total{chain="target"}')).toBe(1);
     expect(await metric(second, 'bridge_health_status{status="degraded"}')).toBe(1);
-    expect(await health(first)).toMatchObject({ status: 'ok' });
+    expect(await serverHealth(first)).toMatchObject({ status: 'ok' });
 
     // Default: the second server keeps voting; now the first one sees it.
     await newDeposit(b, 200n);
-    expect(await crankOnce(second)).toMatchObject({ ack_deposit_attempted: true });
-    const [secondVote] = landedAckDeposits(second);
-    await crankOnce(first);
-    expect(await health(first)).toMatchObject({ status: 'degraded', lastError: expect.stringContaining(secondVote!) });
+    expect(await crankOnce(second.url)).toMatchObject({ ack_deposit_attempted: true });
+    const [secondVote] = landedSignatures(second, 'ack_deposit');
+    await crankOnce(first.url);
+    expect(await serverHealth(first)).toMatchObject({ status: 'degraded', lastError: expect.stringContaining(secondVote!) });
     expect(foreignLines(first).map((record) => record['signature'])).toEqual([secondVote]);
     // Each foreign signature is logged once, however many cycles follow.
-    await crankOnce(second);
+    await crankOnce(second.url);
     expect(foreignLines(second)).toHaveLength(1);
   }, 60_000);
 
   it('halt: after seeing the other signer, a server submits nothing more until restart; cycles still read and report', async () => {
     const b = (bridge = await startDevnetBridge());
     const [voter, halting] = await Promise.all([startServer(b), startServer(b, { BRIDGE_ON_FOREIGN_SIGNER: 'halt' })]);
-    await Promise.all([crankOnce(voter), crankOnce(halting)]);
+    await Promise.all([crankOnce(voter.url), crankOnce(halting.url)]);
 
     await newDeposit(b, 100n);
-    expect(await crankOnce(voter)).toMatchObject({ ack_deposit_attempted: true });
-    expect(await crankOnce(halting)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(voter.url)).toMatchObject({ ack_deposit_attempted: true });
+    expect(await crankOnce(halting.url)).toEqual(NOTHING_ATTEMPTED);
     expect(foreignLines(halting)).toEqual([expect.objectContaining({ chain: 'target', halted: true })]);
 
     await newDeposit(b, 200n);
     const runsBefore = await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}');
-    expect(await crankOnce(halting)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(halting.url)).toEqual(NOTHING_ATTEMPTED);
     expect(await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}')).toBe(runsBefore! + 1);
     expect(await metric(halting, 'bridge_crank_pending_entries{action="ack_deposit"}')).toBe(1);
-    expect(landedAckDeposits(halting)).toEqual([]);
-    const halted = await health(halting);
+    expect(landedSignatures(halting, 'ack_deposit')).toEqual([]);
+    const halted = await serverHealth(halting);
     expect(halted).toMatchObject({ code: 200, status: 'degraded' });
     expect(halted.lastError).toMatch(/submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/);
     // The other server, in the default mode, votes on.
-    expect(await crankOnce(voter)).toMatchObject({ ack_deposit_attempted: true });
+    expect(await crankOnce(voter.url)).toMatchObject({ ack_deposit_attempted: true });
   }, 60_000);
 });
 

@@ -4,11 +4,11 @@ import { promisify } from 'node:util';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
-import type { CrankReport } from '../../src/machines/crank-types.js';
 import { ServerProcess, ensureBuilt } from '../support/server-process.js';
 import { loadAuthoritySigner } from '../../src/config/keypair.js';
 import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../support/softhsm.js';
 import { waitFor } from '../support/wait-for.js';
+import { crankOnce } from './support/authority-server.js';
 import { depositTracker, votersMask, withdrawTracker } from './support/chain-state.js';
 import { failedAttemptErrors, startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
@@ -25,6 +25,8 @@ import { claim, deposit } from './support/transactions.js';
 const UNREACHABLE_RPC = { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2' };
 
 const execFileAsync = promisify(execFile);
+/** A cycle here signs through SoftHSM: a longer wait for its report than a key file's. */
+const CYCLE_TIMEOUT_MS = 30_000;
 const OPS_CLI = fileURLToPath(new URL('../../dist/ops/cli.js', import.meta.url));
 
 let hsm: SoftHsm;
@@ -60,12 +62,6 @@ function startServer(env: Record<string, string>): ServerProcess {
   return server;
 }
 
-async function crankOnce(url: string): Promise<CrankReport> {
-  const response = await fetch(`${url}/crank/once`, { method: 'POST', signal: AbortSignal.timeout(30_000) });
-  expect(response.status).toBe(200);
-  return (await response.json()) as CrankReport;
-}
-
 async function text(url: string): Promise<string> {
   return (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text();
 }
@@ -78,17 +74,17 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
     const server = startServer(serverEnvFor(b));
     const url = await server.listening();
     const [other] = await startBridgeCranks(b, [1]);
-    await crankOnce(url);
+    await crankOnce(url, CYCLE_TIMEOUT_MS);
 
     await deposit(b, { amount: 500n, sourceMint: b.world.tokenPairs.normal.sourceMint });
-    expect(await crankOnce(url)).toMatchObject({ ack_deposit_attempted: true });
+    expect(await crankOnce(url, CYCLE_TIMEOUT_MS)).toMatchObject({ ack_deposit_attempted: true });
     expect(withdrawTracker(b).entries[0]).toMatchObject({ status: 'Voting', yesVotes: votersMask(0) });
     await other!.service.runOnce();
     expect(withdrawTracker(b).entries[0]).toMatchObject({ status: 'Finalized', yesVotes: votersMask(0, 1) });
     await claim(b, 0);
-    expect(await crankOnce(url)).toMatchObject({ ack_withdraw_attempted: true });
+    expect(await crankOnce(url, CYCLE_TIMEOUT_MS)).toMatchObject({ ack_withdraw_attempted: true });
     await other!.service.runOnce();
-    await crankOnce(url);
+    await crankOnce(url, CYCLE_TIMEOUT_MS);
     expect(depositTracker(b).entries[0]).toMatchObject({ status: 'Finalized', yesVotes: votersMask(0, 1), cleanupCompleted: true });
     expectSettled(b, 1, [0, 1]);
 
