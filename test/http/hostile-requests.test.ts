@@ -5,12 +5,7 @@ import { HEADERS_TIMEOUT_MS } from '../../src/http/connections.js';
 import { crossSiteReason } from '../../src/http/cross-site.js';
 import { errorResponse } from '../../src/http/errors.js';
 import { BridgeError } from '../../src/errors.js';
-import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
-import { createDisabledTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { Registry } from 'prom-client';
-import { captureLogs } from '../support/log-capture.js';
-import { basicAuth, rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
+import { basicAuth, rawRequest, startTestApp, testAppDependencies, type TestApp } from '../support/http-app.js';
 
 /**
  * Requests a browser makes for another site, and the server's own limits: admin endpoints
@@ -84,16 +79,7 @@ describe('cross-site requests to admin endpoints', () => {
 
 describe('HTTP server limits', () => {
   it('requests must arrive within 30 s, idle keep-alive connections close after 72 s, at most 256 connections', () => {
-    const server = buildApp({
-      crank: createDisabledCrank(),
-      transfers: createDisabledTransferQueries(),
-      metrics: createMetrics(new Registry()),
-      logger: captureLogs('info').logger,
-      auth: undefined,
-      hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
-      maxConnectionsPerAddress: 32,
-      onKill: () => undefined,
-    }).server;
+    const server = buildApp(testAppDependencies()).server;
     expect([REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS]).toEqual([30_000, 72_000, 256]);
     expect(server.requestTimeout).toBe(REQUEST_TIMEOUT_MS);
     expect(server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);

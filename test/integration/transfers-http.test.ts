@@ -1,10 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOperatorReads } from '../../src/chain/client/index.js';
-import { buildApp } from '../../src/http/app.js';
-import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../../src/machines/transfers/transfer-queries.js';
 import type { TransferView } from '../../src/machines/transfers/transfer-view.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -42,19 +39,9 @@ async function startServer(b: DevnetBridge): Promise<string> {
     rpcTimeoutMs: 5_000,
     metrics,
   });
-  const app = buildApp({
-    crank: createDisabledCrank(),
-    transfers: createTransferQueries(reader.readRange),
-    metrics,
-    logger: captureLogs('info').logger,
-    auth: CREDENTIALS,
-    hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
-    maxConnectionsPerAddress: 32,
-    onKill: () => undefined,
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  const app = await startTestApp({ transfers: createTransferQueries(reader.readRange), metrics, logs: captureLogs('info'), auth: CREDENTIALS });
   b.onClose(() => app.close());
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return app.url;
 }
 
 async function get(url: string, headers: Record<string, string> = ADMIN): Promise<{ status: number; body: unknown }> {

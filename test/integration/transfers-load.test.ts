@@ -1,17 +1,15 @@
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Keypair, type PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOperatorReads } from '../../src/chain/client/index.js';
-import { buildApp } from '../../src/http/app.js';
-import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
 import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
-import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
-import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { startTestApp, type TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
+import { closedPortUrl } from '../../devnet/rpc/silent-endpoints.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
 
@@ -29,20 +27,12 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-interface Server {
-  url: string;
-  metrics: Metrics;
-  logs: CapturedLogs;
-  close(): Promise<void>;
-}
-
 async function startServer(
   rpc: { source: string; target: string },
   chain: { sourceChainId: number; targetChainId: number; programId: PublicKey },
   rpcTimeoutMs = 5_000,
-): Promise<Server> {
+): Promise<TestApp> {
   const metrics = createMetrics(new Registry());
-  const logs = captureLogs('debug');
   const reads = createOperatorReads({
     sourceRpcUrl: rpc.source,
     targetRpcUrl: rpc.target,
@@ -53,33 +43,17 @@ async function startServer(
     rpcTimeoutMs,
     metrics,
   });
-  const app = buildApp({
-    crank: createDisabledCrank(),
+  return startTestApp({
     transfers: createTransferQueries(shareTransferReads(reads.readRange)),
     metrics,
-    logger: logs.logger,
-    auth: undefined,
-    hosts: { bindHost: '127.0.0.1', allowedHosts: [] },
     // fetch opens one connection per concurrent request, all from 127.0.0.1.
     maxConnectionsPerAddress: 256,
-    onKill: () => undefined,
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, metrics, logs, close: () => app.close() };
 }
 
 async function get(url: string): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as Record<string, unknown> };
-}
-
-/** A loopback port nothing listens on: connections are refused at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('GET /transfers under load', () => {
@@ -111,7 +85,7 @@ describe('GET /transfers under load', () => {
   });
 
   it('an RPC that refuses connections answers 503 rpc_unavailable with Retry-After and one warning per chain for all requests', async () => {
-    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const dead = await closedPortUrl();
     const server = await startServer({ source: dead, target: dead }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey });
     try {
       for (let i = 0; i < 5; i += 1) {
@@ -120,7 +94,7 @@ describe('GET /transfers under load', () => {
         expect(answer.retryAfter).toBe('5');
         expect(answer.body['error']).toBe('rpc_unavailable');
         expect(String(answer.body['message'])).toMatch(/^the chain could not be read: /);
-        expect(String(answer.body['message'])).not.toContain(dead);
+        expect(String(answer.body['message'])).not.toContain(new URL(dead).origin);
       }
       const records = server.logs.records();
       expect(records.filter((record) => record['level'] === 'error')).toEqual([]);

@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp, type AppDependencies } from '../../src/http/app.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 import { createDisabledTransferQueries, type TransferQueries } from '../../src/machines/transfers/transfer-queries.js';
@@ -26,32 +26,43 @@ export interface TestAppOptions {
   allowedHosts?: string[];
   /** BRIDGE_MAX_CONNECTIONS_PER_ADDRESS; its default, 32, unless set. */
   maxConnectionsPerAddress?: number;
+  /** The metrics the app serves (a crank's, or those its transfer reads count in); a fresh registry's unless given. */
+  metrics?: Metrics;
+  /** Where the app logs; fresh captured logs at debug unless given. */
+  logs?: CapturedLogs;
 }
 
-/** The real app from buildApp, listening on 127.0.0.1 on a free port, with captured logs. */
-export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const logs = captureLogs('debug');
-  const metrics = createMetrics(new Registry());
-  let kills = 0;
-  const app = buildApp({
+/** buildApp's dependencies for a test: the defaults above for whatever `options` leaves out. */
+export function testAppDependencies(options: TestAppOptions = {}, onKill: () => void = () => undefined): AppDependencies & { logs: CapturedLogs; metrics: Metrics } {
+  const logs = options.logs ?? captureLogs('debug');
+  const metrics = options.metrics ?? createMetrics(new Registry());
+  return {
     crank: options.crank ?? createDisabledCrank(),
     transfers: options.transfers ?? createDisabledTransferQueries(),
     metrics,
+    logs,
     logger: logs.logger,
     auth: options.auth,
     hosts: { bindHost: '127.0.0.1', allowedHosts: options.allowedHosts ?? [] },
     maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 32,
-    onKill: () => {
-      kills += 1;
-    },
+    onKill,
+  };
+}
+
+/** The real app from buildApp, listening on 127.0.0.1 on a free port, with captured logs. */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  let kills = 0;
+  const { logs, ...dependencies } = testAppDependencies(options, () => {
+    kills += 1;
   });
+  const app = buildApp(dependencies);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     logs,
-    metrics,
+    metrics: dependencies.metrics,
     kills: () => kills,
     close: () => app.close(),
   };
