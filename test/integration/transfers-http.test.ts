@@ -1,15 +1,13 @@
 import { Keypair } from '@solana/web3.js';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOperatorReads } from '../../src/chain/client/index.js';
-import { createTransferQueries, MAX_TRANSFER_PAGE, type TransferPage } from '../../src/machines/transfers/transfer-queries.js';
+import { MAX_TRANSFER_PAGE, type TransferPage } from '../../src/machines/transfers/transfer-queries.js';
 import type { TransferView } from '../../src/machines/transfers/transfer-view.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
 import { basicAuth, startTestApp } from '../support/http-app.js';
 import { captureLogs } from '../support/log-capture.js';
 import { runRound, startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { claim, deposit } from './support/transactions.js';
+import { bridgeTransferChains, startTransfersApp } from './support/transfers-app.js';
 
 /**
  * GET /transfers and GET /transfers/:index over a real port, reading a real devnet: admin auth,
@@ -28,18 +26,7 @@ afterEach(async () => {
 });
 
 async function startServer(b: DevnetBridge): Promise<string> {
-  const metrics = createMetrics(new Registry());
-  const reader = createOperatorReads({
-    sourceRpcUrl: b.pair.source.url,
-    targetRpcUrl: b.pair.target.url,
-    sourceChainId: b.world.source.chainId,
-    targetChainId: b.world.target.chainId,
-    sourceProgramId: b.programId,
-    targetProgramId: b.programId,
-    rpcTimeoutMs: 5_000,
-    metrics,
-  });
-  const app = await startTestApp({ transfers: createTransferQueries(reader.readRange), metrics, logs: captureLogs('info'), auth: CREDENTIALS });
+  const app = await startTransfersApp(bridgeTransferChains(b), { sharedReads: false, logs: captureLogs('info'), auth: CREDENTIALS });
   b.onClose(() => app.close());
   return app.url;
 }

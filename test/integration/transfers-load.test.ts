@@ -1,17 +1,14 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Keypair, type PublicKey } from '@solana/web3.js';
-import { Registry } from 'prom-client';
+import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOperatorReads } from '../../src/chain/client/index.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
-import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { startTestApp, type TestApp } from '../support/http-app.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
+import type { TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
 import { closedPortUrl } from '../../devnet/rpc/silent-endpoints.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
+import { bridgeTransferChains, startTransfersApp, type TransferChains } from './support/transfers-app.js';
 
 /**
  * GET /transfers as the server wires it (reads shared between requests) against a real devnet
@@ -27,29 +24,13 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-async function startServer(
-  rpc: { source: string; target: string },
-  chain: { sourceChainId: number; targetChainId: number; programId: PublicKey },
-  rpcTimeoutMs = 5_000,
-): Promise<TestApp> {
-  const metrics = createMetrics(new Registry());
-  const reads = createOperatorReads({
-    sourceRpcUrl: rpc.source,
-    targetRpcUrl: rpc.target,
-    sourceChainId: chain.sourceChainId,
-    targetChainId: chain.targetChainId,
-    sourceProgramId: chain.programId,
-    targetProgramId: chain.programId,
-    rpcTimeoutMs,
-    metrics,
-  });
-  return startTestApp({
-    transfers: createTransferQueries(shareTransferReads(reads.readRange)),
-    metrics,
-    // fetch opens one connection per concurrent request, all from 127.0.0.1.
-    maxConnectionsPerAddress: 256,
-  });
+/** The server's wiring: reads shared between requests; fetch opens one connection per concurrent request, all from 127.0.0.1. */
+function startServer(chains: TransferChains, options: { rpcTimeoutMs?: number } = {}): Promise<TestApp> {
+  return startTransfersApp(chains, { ...options, sharedReads: true, maxConnectionsPerAddress: 256 });
 }
+
+/** Both chains behind one (failing) URL, with a program that does not exist. */
+const deadChains = (url: string): TransferChains => ({ sourceRpcUrl: url, targetRpcUrl: url, sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey });
 
 async function get(url: string): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -61,10 +42,7 @@ describe('GET /transfers under load', () => {
     bridge = await startDevnetBridge();
     const mint = bridge.world.tokenPairs.normal.sourceMint;
     for (const amount of [100n, 200n, 300n]) await deposit(bridge, { amount, sourceMint: mint, recipient: Keypair.generate().publicKey.toBase58() });
-    const server = await startServer(
-      { source: bridge.pair.source.url, target: bridge.pair.target.url },
-      { sourceChainId: bridge.world.source.chainId, targetChainId: bridge.world.target.chainId, programId: bridge.programId },
-    );
+    const server = await startServer(bridgeTransferChains(bridge));
     bridge.onClose(() => server.close());
     const calls = () => metricValue(server.metrics.rpcRequests);
 
@@ -86,7 +64,7 @@ describe('GET /transfers under load', () => {
 
   it('an RPC that refuses connections answers 503 rpc_unavailable with Retry-After and one warning per chain for all requests', async () => {
     const dead = await closedPortUrl();
-    const server = await startServer({ source: dead, target: dead }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey });
+    const server = await startServer(deadChains(dead));
     try {
       for (let i = 0; i < 5; i += 1) {
         const answer = await get(`${server.url}/transfers?from=${i}`);
@@ -119,7 +97,7 @@ describe('GET /transfers under load', () => {
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const rpc = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
     // An RPC timeout far beyond the test: only the clients leaving can free the sockets.
-    const server = await startServer({ source: rpc, target: rpc }, { sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey }, 120_000);
+    const server = await startServer(deadChains(rpc), { rpcTimeoutMs: 120_000 });
     try {
       const leave = new AbortController();
       const requests = Array.from({ length: 100 }, (_, i) =>
