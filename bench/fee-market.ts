@@ -6,6 +6,7 @@ import { sleep } from '../src/time.js';
 import type { Bench, BenchResult, Table } from './report.js';
 import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { counterTotal, startBenchCranks, stopBenchCranks } from './support/cranks.js';
+import { MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT } from '../devnet/bank/compute-budget.js';
 import { readTrackers } from './support/ledger.js';
 import { deposit, fundUsers } from './support/users.js';
 
@@ -33,8 +34,6 @@ const SLOT_MS = 400;
 const CAP = 100_000;
 const DEFAULT_FEES: PriorityFeeBounds = { minMicroLamports: 0, maxMicroLamports: CAP };
 const SAMPLE_MS = 50;
-// The SetComputeUnitPrice instruction is a builtin: 3,000 CU of default reservation.
-const BUILTIN_DEFAULT_UNITS = 3_000;
 
 const SCENARIOS: readonly Scenario[] = [
   { label: 'no congestion', floor: 0, sudden: false, priorityFee: DEFAULT_FEES, budgetMs: 120_000 },
@@ -112,7 +111,7 @@ function feesOf(bench: BenchWorld) {
       if (!payers.has(landed.feePayer)) continue;
       const price = Number(landed.computeUnitPrice);
       const bridgeInstructions = VersionedTransaction.deserialize(landed.wire).message.compiledInstructions.length - BUDGET_INSTRUCTION_COUNT;
-      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + BUILTIN_DEFAULT_UNITS);
+      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT);
       fees.transactions += 1;
       fees.baseLamports += Number(landed.fee - landed.priorityFee);
       fees.priorityLamports += Number(landed.priorityFee);

@@ -20,6 +20,9 @@ export interface StalledEndpoint {
   url: string;
   /** Connections accepted so far. */
   readonly accepted: number;
+  /** Connections open now, and the most ever open at once. */
+  readonly open: number;
+  readonly mostOpen: number;
   close(): Promise<void>;
 }
 
@@ -27,9 +30,11 @@ export interface StalledEndpoint {
 export async function startStalledEndpoint(): Promise<StalledEndpoint> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let mostOpen = 0;
   const server = createServer((socket) => {
     accepted += 1;
     sockets.add(socket);
+    mostOpen = Math.max(mostOpen, sockets.size);
     socket.on('close', () => sockets.delete(socket));
     socket.resume();
   });
@@ -39,6 +44,12 @@ export async function startStalledEndpoint(): Promise<StalledEndpoint> {
     url: `http://127.0.0.1:${port}/`,
     get accepted() {
       return accepted;
+    },
+    get open() {
+      return sockets.size;
+    },
+    get mostOpen() {
+      return mostOpen;
     },
     close: () =>
       new Promise<void>((resolve) => {

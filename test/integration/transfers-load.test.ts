@@ -1,11 +1,9 @@
-import { createServer as createHttpServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TRANSFER_READS_IN_FLIGHT, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
 import type { TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
-import { closedPortUrl } from '../../devnet/rpc/silent-endpoints.js';
+import { closedPortUrl, startStalledEndpoint } from '../../devnet/rpc/silent-endpoints.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
 import { bridgeTransferChains, startTransfersApp, type TransferChains } from './support/transfers-app.js';
@@ -86,16 +84,8 @@ describe('GET /transfers under load', () => {
   }, 60_000);
 
   it('with a stalled RPC, 100 requests hold the upstream sockets of at most 4 reads, and none once their clients leave', async () => {
-    const open = new Set<Socket>();
-    let most = 0;
-    const stalled = createHttpServer(() => undefined);
-    stalled.on('connection', (socket: Socket) => {
-      open.add(socket);
-      most = Math.max(most, open.size);
-      socket.on('close', () => open.delete(socket));
-    });
-    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
-    const rpc = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+    const stalled = await startStalledEndpoint();
+    const rpc = stalled.url;
     // An RPC timeout far beyond the test: only the clients leaving can free the sockets.
     const server = await startServer(deadChains(rpc), { rpcTimeoutMs: 120_000 });
     try {
@@ -107,20 +97,19 @@ describe('GET /transfers under load', () => {
         ),
       );
       // Each read starts with the two header reads, one socket per chain.
-      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      await expect.poll(() => stalled.open, { timeout: 10_000 }).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(most).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
+      expect(stalled.mostOpen).toBe(2 * MAX_TRANSFER_READS_IN_FLIGHT);
       leave.abort();
       const answers = await Promise.all(requests);
       // Requests for the 6 ranges beyond the cap were refused at once; the others left.
       const refused = answers.filter((answer) => answer !== undefined);
       expect(refused.length).toBeGreaterThan(0);
       for (const answer of refused) expect(answer).toMatchObject({ status: 503, body: { error: 'transfers_busy' } });
-      await expect.poll(() => open.size, { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => stalled.open, { timeout: 10_000 }).toBe(0);
     } finally {
       await server.close();
-      stalled.closeAllConnections();
-      await new Promise((resolve) => stalled.close(resolve));
+      await stalled.close();
     }
   }, 60_000);
 });
