@@ -38,7 +38,9 @@ export interface SentRecord {
 
 export function recordSentTransactions(bench: BenchWorld, beforeSend: (chain: ChainSide) => void = () => undefined): SentRecord {
   const transactions = new Map<string, SentTransaction>();
-  const chainOf = (url: string): ChainSide => (url === bench.pair.source.url ? 'source' : 'target');
+  // By origin: the configuration normalizes each RPC URL (a trailing slash), the devnet names it without.
+  const sourceOrigin = new URL(bench.pair.source.url).origin;
+  const chainOf = (url: string): ChainSide => (new URL(url).origin === sourceOrigin ? 'source' : 'target');
   const fetch: RpcFetch = (input, init) => {
     const body = typeof init?.body === 'string' ? init.body : undefined;
     if (body !== undefined && body.includes('"sendTransaction"')) {
