@@ -42,7 +42,10 @@ export interface BridgeErrorContexts {
     kind: RpcFailureKind;
     status?: number;
     rpcCode?: number;
+    /** The node's Retry-After as honoured: at most RETRY_AFTER_MAX_MS (src/chain/rpc/rpc-failure.ts). */
     retryAfterMs?: number;
+    /** A Retry-After that was not honoured as sent (above the ceiling, not finite, unreadable): the header, bounded. */
+    retryAfterRefused?: string;
     endpoint?: string;
   };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */

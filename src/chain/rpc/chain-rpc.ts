@@ -152,6 +152,8 @@ export interface ChainRpcOptions {
   logger?: Logger;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
+  /** The pool's clock (ms); Date.now unless a test moves time on. */
+  now?: () => number;
 }
 
 /** The default of BRIDGE_RPC_MAX_SLOT_LAG, for callers without configuration (tests, tools). */
@@ -172,6 +174,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     metrics,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const readRetry = createReadRetry();
   const budgetMs = readCallBudgetMs(options.timeoutMs);

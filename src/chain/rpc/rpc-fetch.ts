@@ -4,7 +4,8 @@ import { isBridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import { MAX_RESPONSE_BYTES, readBoundedBody } from './bounded-body.js';
-import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
+import { boundText } from '../../text.js';
+import { parseRetryAfter, RETRY_AFTER_MAX_MS, rpcFailure, type RetryAfter } from './rpc-failure.js';
 
 /**
  * The one HTTP path of every JSON-RPC request to a chain: web3.js's Connection and our own
@@ -20,6 +21,8 @@ import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
  */
 
 export type RpcFetch = typeof globalThis.fetch;
+
+const MAX_QUOTED_HEADER_CHARS = 64;
 
 const callSignal = new AsyncLocalStorage<AbortSignal>();
 
@@ -64,10 +67,18 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
     const body = read.text;
     if (!response.ok) {
       const status = response.status;
-      const retryAfter = response.headers.get('retry-after');
-      const reason = `HTTP ${status} ${response.statusText}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`;
-      const retryAfterMs = parseRetryAfterMs(retryAfter);
-      const detail = { kind: 'http' as const, status, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const header = response.headers.get('retry-after');
+      const retryAfter = parseRetryAfter(header);
+      // A node's header, quoted: bounded so that the note after it survives boundText's cut.
+      const shown = header === null ? undefined : boundText(header, MAX_QUOTED_HEADER_CHARS);
+      const reason = `HTTP ${status} ${response.statusText}${shown === undefined ? '' : ` (Retry-After: ${shown}${retryAfterNote(retryAfter)})`}`;
+      const detail = {
+        kind: 'http' as const,
+        status,
+        reason,
+        ...(retryAfter === undefined || retryAfter.problem === 'unreadable' ? {} : { retryAfterMs: retryAfter.ms }),
+        ...(retryAfter?.problem === undefined || shown === undefined ? {} : { retryAfterRefused: shown }),
+      };
       throw fail(method, rpcFailure(chain, method, detail));
     }
     const kind = jsonRpcBodyKind(body);
@@ -104,6 +115,12 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
       endTimer();
     }
   };
+}
+
+function retryAfterNote(retryAfter: RetryAfter | undefined): string {
+  if (retryAfter?.problem === 'too_long') return `, above the ${RETRY_AFTER_MAX_MS / 1000} s ceiling: honoured as ${RETRY_AFTER_MAX_MS / 1000} s`;
+  if (retryAfter?.problem === 'unreadable') return ', unreadable: ignored';
+  return '';
 }
 
 /** The JSON-RPC method of a request body, for metric labels ("batch" for a batch request). */
