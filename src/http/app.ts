@@ -10,6 +10,7 @@ import { answerClientError } from './client-errors.js';
 import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, isServerFault, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
+import { quotedUrl } from './quoted-request.js';
 import { routeTable } from './route-table.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
@@ -162,7 +163,7 @@ function shorten(text: string): string {
 /** One line per request; probes and scrapes of public endpoints only at debug level. */
 function logResponses(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
-    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
+    const fields = { method: request.method, url: quotedUrl(request.url), statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
     const path = request.routeOptions.url ?? '';
     if (isServerFault(reply.statusCode)) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
