@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
 import { answerClientError } from './client-errors.js';
-import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
+import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnections } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, isServerFault, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
 import { quotedUrl } from './quoted-request.js';
@@ -76,7 +76,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     clientErrorHandler: answerClientError(SECURITY_HEADERS, HEADERS_TIMEOUT_MS),
   });
   app.server.maxConnections = MAX_CONNECTIONS;
-  limitConnectionsPerAddress(app.server, deps.maxConnectionsPerAddress, deps.logger);
+  limitConnections(app.server, { maxPerAddress: deps.maxConnectionsPerAddress, maxConnections: MAX_CONNECTIONS }, deps.logger);
   securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
