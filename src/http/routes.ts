@@ -15,6 +15,7 @@ import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
+import { transferPageBody } from './transfer-page-body.js';
 import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /**
@@ -77,9 +78,10 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   // (src/machines/transfers/shared-reads.ts).
   const outage = createRpcOutageLog();
   admin.setValidatorCompiler(parseWithSchema);
-  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, (request, reply) =>
-    outage.watch(transfers.page(request.query, clientGone(reply)), request.log),
-  );
+  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, async (request, reply) => {
+    const page = await outage.watch(transfers.page(request.query, clientGone(reply)), request.log);
+    return reply.type('application/json; charset=utf-8').send(transferPageBody(page));
+  });
   admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, (request, reply) =>
     outage.watch(transfers.transfer(request.params.index, clientGone(reply)), request.log),
   );
