@@ -30,7 +30,8 @@ export interface BridgeErrorContexts {
   // Facts only: whether a failure is tried again is src/failure-policy.ts's decision.
   /**
    * An RPC call failed or timed out. `kind` says how (the `kind` label of
-   * bridge_rpc_errors_total where the transport saw it; `unavailable`: every endpoint of the
+   * bridge_rpc_errors_total where the transport saw it; `tls`: the TLS handshake failed, a
+   * configuration error such as an https:// URL to a plain-HTTP node; `unavailable`: every endpoint of the
    * chain is taken out; `invalid_result`: an answer of the right shape that means nothing;
    * `unexpected`: any other failure). `status` is the HTTP status, `rpcCode` the JSON-RPC error
    * code when the node answered with one, `endpoint` the origin of the endpoint that failed when
@@ -115,11 +116,13 @@ export interface BridgeErrorContexts {
   TRANSFER__INVALID_PARAMETER: { parameter: string; value: string; reason: string };
   /** GET /transfers would start a read while MAX_TRANSFER_READS_IN_FLIGHT others run. */
   TRANSFER__BUSY: { inFlight: number; limit: number };
+  /** GET /transfers answers are paced (src/http/transfer-pace.ts): no turn within `waitMaxMs`. */
+  TRANSFER__RATE_EXCEEDED: { perSecond: number; waitMaxMs: number };
 }
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;
 
-export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
+export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'tls' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
 
 export type SignerFailure =
   | 'session_lost'

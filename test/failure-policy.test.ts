@@ -27,6 +27,7 @@ const landedWith = (transactionError: string) => submit('landed_with_error', { t
 const ROWS: Record<string, unknown[]> = {
   'RPC: timeout': [rpc({ kind: 'timeout' })],
   'RPC: network error (refused, reset)': [rpc({ kind: 'network' })],
+  'RPC: TLS handshake failed (an https:// URL to a plain-HTTP node, a certificate that does not verify)': [rpc({ kind: 'tls' })],
   'RPC: HTTP 429, 408 or 5xx': [429, 408, 500, 502, 503].map((status) => rpc({ kind: 'http', status })),
   'RPC: HTTP 401, 403 or 404': [401, 403, 404].map((status) => rpc({ kind: 'http', status })),
   'RPC: HTTP 400 or another 4xx': [400, 405, 413].map((status) => rpc({ kind: 'http', status })),

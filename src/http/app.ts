@@ -75,7 +75,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
     clientErrorHandler: answerClientError(SECURITY_HEADERS, HEADERS_TIMEOUT_MS),
   });
-  app.server.maxConnections = MAX_CONNECTIONS;
+  // A backstop only: limitConnections holds MAX_CONNECTIONS. Node counts a socket until its close
+  // is processed, refused ones included, so at its own MAX_CONNECTIONS a client reconnecting in a
+  // loop could crowd out the probe the reservation admits.
+  app.server.maxConnections = 2 * MAX_CONNECTIONS;
   limitConnections(app.server, { maxPerAddress: deps.maxConnectionsPerAddress, maxConnections: MAX_CONNECTIONS }, deps.logger);
   securityHeaders(app);
   ignoreBodies(app);

@@ -26,7 +26,8 @@ export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
 /**
  * Closes a new socket whose remote address already holds `maxPerAddress` open ones, or already
- * holds one while `maxConnections - PROBE_RESERVE` are open in all. Warns once per address when
+ * holds one while `maxConnections - PROBE_RESERVE` are open in all, or arrives while
+ * `maxConnections` are open. Warns once per address when
  * it is first refused, and again only after all its sockets have closed: a client reconnecting
  * in a loop does not write a line per attempt. Holds one entry per address with an open socket,
  * so at most `maxConnections` entries.
@@ -56,6 +57,9 @@ export function limitConnections(server: Server, limits: { maxPerAddress: number
     const count = open.get(address) ?? 0;
     if (count >= maxPerAddress) {
       return refuse(socket, address, { limit: maxPerAddress }, 'this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
+    }
+    if (total >= maxConnections) {
+      return refuse(socket, address, { open: total, limit: maxConnections }, `${total} connections are open, the most the server holds`);
     }
     if (count > 0 && total >= shared) {
       return refuse(socket, address, { open: total, reserve: PROBE_RESERVE }, `${total} connections are open; the last ${PROBE_RESERVE} slots are kept for addresses holding none (probes)`);

@@ -16,6 +16,7 @@ import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
 import { transferPageBody } from './transfer-page-body.js';
+import { createTransferPace } from './transfer-pace.js';
 import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /**
@@ -76,15 +77,21 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
 
   // Read-only, paginated: one bounded chain read per request at most, shared between requests
   // (src/machines/transfers/shared-reads.ts).
+  // Answers paced in all (transfer-pace.ts), each page bounded and encoded once (transfer-page-body.ts).
   const outage = createRpcOutageLog();
+  const pace = createTransferPace();
   admin.setValidatorCompiler(parseWithSchema);
   admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, async (request, reply) => {
-    const page = await outage.watch(transfers.page(request.query, clientGone(reply)), request.log);
+    const gone = clientGone(reply);
+    await pace.turn(gone);
+    const page = await outage.watch(transfers.page(request.query, gone), request.log);
     return reply.type('application/json; charset=utf-8').send(transferPageBody(page));
   });
-  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, (request, reply) =>
-    outage.watch(transfers.transfer(request.params.index, clientGone(reply)), request.log),
-  );
+  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, async (request, reply) => {
+    const gone = clientGone(reply);
+    await pace.turn(gone);
+    return outage.watch(transfers.transfer(request.params.index, gone), request.log);
+  });
 
   await registerCrankUi(admin, crank);
 }

@@ -45,7 +45,7 @@ const HISTORY_RECHECK_MS = 10 * 60_000;
 
 // Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
 // or another 4xx is an answer.
-const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'malformed', 'too_large']);
+const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'tls', 'malformed', 'too_large']);
 
 export interface Endpoint {
   readonly index: number;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
+import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 
@@ -21,6 +21,11 @@ import { boundText } from '../../text.js';
 const RPC_SETTING: Record<ChainSide, string> = {
   source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',
   target: 'destination chain RPC (BRIDGE_TARGET_RPC_URL)',
+};
+
+const URL_SETTINGS: Record<ChainSide, string> = {
+  source: 'BRIDGE_SOURCE_RPC_URL (or the entry of BRIDGE_SOURCE_RPC_FALLBACK_URLS with this origin)',
+  target: 'BRIDGE_TARGET_RPC_URL (or the entry of BRIDGE_TARGET_RPC_FALLBACK_URLS with this origin)',
 };
 
 /** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
@@ -92,7 +97,9 @@ export function rpcFailure(
   const { kind, status, rpcCode, retryAfterMs, retryAfterRefused, reason } = detail;
   const advice = isEndpointRefusal(detail)
     ? 'this endpoint refuses the server: check its key or allow-list; the call moves to the next endpoint'
-    : isTransientRpcFailure(detail)
+    : isEndpointMisconfigured(detail)
+      ? `a configuration error, not transient: check the scheme (https:// or http://) and the port of ${URL_SETTINGS[chain]}`
+      : isTransientRpcFailure(detail)
       ? 'transient; it is retried'
       : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(

@@ -60,8 +60,7 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
     // The body is read under the same timeout: a node that stalls mid-body times out too.
     const read = await readBoundedBody(response, maxResponseBytes);
     if (read.kind === 'too_large') {
-      const from = new URL(input instanceof Request ? input.url : String(input)).origin;
-      const reason = `the response from ${from} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
+      const reason = `the response from ${originOf(input)} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
       throw fail(method, rpcFailure(chain, method, { kind: 'too_large', reason }));
     }
     const body = read.text;
@@ -109,6 +108,12 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
         const reason = `no response within ${timeoutMs} ms (BRIDGE_RPC_TIMEOUT_MS)`;
         throw fail(method, rpcFailure(chain, method, { kind: 'timeout', reason }, err));
       }
+      const origin = originOf(input);
+      const tls = tlsFailure(err);
+      if (tls !== undefined) {
+        const reason = `the TLS handshake with ${origin} failed (${tls})${TLS_HINTS[tls] ?? `: ${describeCause(err)}`}`;
+        throw fail(method, rpcFailure(chain, method, { kind: 'tls', reason }, err));
+      }
       const reason = `network error: ${describeCause(err)}`;
       throw fail(method, rpcFailure(chain, method, { kind: 'network', reason }, err));
     } finally {
@@ -152,6 +157,23 @@ function jsonRpcBodyKind(body: string): 'result' | 'error' | 'malformed' {
 
 function isJsonRpcResponse(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && ('result' in value || 'error' in value);
+}
+
+function originOf(input: Parameters<RpcFetch>[0]): string {
+  return new URL(input instanceof Request ? input.url : String(input)).origin;
+}
+
+// OpenSSL's and Node's codes for a handshake that cannot succeed as configured.
+const TLS_CODE = /^(?:ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(?:VERIFY|GET)_)/;
+const TLS_HINTS: Record<string, string> = {
+  ERR_SSL_WRONG_VERSION_NUMBER: ': the node does not speak TLS on this port: an https:// URL to a plain-HTTP node?',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: ': the node does not speak TLS on this port: an https:// URL to a plain-HTTP node?',
+};
+
+/** The TLS error code under a failed fetch (undici keeps the socket's error as `cause`), or undefined. */
+function tlsFailure(err: unknown): string | undefined {
+  const code = (err instanceof Error ? (err.cause as { code?: unknown } | undefined)?.code : undefined) ?? undefined;
+  return typeof code === 'string' && TLS_CODE.test(code) ? code : undefined;
 }
 
 // undici reports "fetch failed" and keeps the socket error (ECONNREFUSED, ECONNRESET) as cause.
