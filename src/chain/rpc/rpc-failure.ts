@@ -98,7 +98,7 @@ export function rpcFailure(
   const advice = isEndpointRefusal(detail)
     ? 'this endpoint refuses the server: check its key or allow-list; the call moves to the next endpoint'
     : isEndpointMisconfigured(detail)
-      ? `a configuration error, not transient: check the scheme (https:// or http://) and the port of ${URL_SETTINGS[chain]}`
+      ? `a configuration error, not transient: check the scheme (https or http) and the port of ${URL_SETTINGS[chain]}`
       : isTransientRpcFailure(detail)
       ? 'transient; it is retried'
       : 'not transient: check the RPC endpoint and its version';
