@@ -7,20 +7,19 @@
  * connection per probe, from an address of its own) and samples the server's resident memory.
  * Targets: /health p99 under 50 ms, every probe answered, RSS under 200 MiB.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { serverEnv } from '../devnet/server-env.js';
 import { sleep } from '../src/time.js';
 import { percentile, type Bench, type BenchResult } from './report.js';
 import { startBenchWorld } from './support/bench-world.js';
+import { startBuiltServer } from './support/built-server.js';
 import type { HammerOptions, HammerSummary } from './support/transfers-hammer.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const SERVER = join(HERE, '..', 'dist', 'index.js');
 const HAMMER = join(HERE, 'support', 'transfers-hammer.ts');
 const SEEDED = 2_000;
 const PAGE = 500;
@@ -86,28 +85,6 @@ async function rpcRequests(origin: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
-async function startServer(env: Record<string, string>, signal: AbortSignal): Promise<{ child: ChildProcess; origin: string }> {
-  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run npm run build first`);
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BRIDGE_') && name !== 'PORT'));
-  const child = spawn(process.execPath, [SERVER], { env: { ...inherited, ...env, BRIDGE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  const stop = () => lines.close();
-  signal.addEventListener('abort', stop, { once: true });
-  try {
-    for await (const line of lines) {
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'bridge server listening' && typeof record.port === 'number') {
-        child.stdout!.resume();
-        return { child, origin: `http://127.0.0.1:${record.port}` };
-      }
-    }
-  } finally {
-    signal.removeEventListener('abort', stop);
-  }
-  child.kill('SIGKILL');
-  throw new Error('dist/index.js did not log "bridge server listening"');
-}
-
 function runHammer(options: HammerOptions): Promise<HammerSummary> {
   const child = spawn(process.execPath, ['--import', 'tsx', HAMMER, JSON.stringify(options)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -126,9 +103,10 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
   const bounded = AbortSignal.any([signal, AbortSignal.timeout(RUN_TIMEOUT_MS)]);
   const bench = await startBenchWorld({ capacity: SEEDED + 64, signal: bounded });
   bench.pair.seedSettledDeposits(SEEDED);
-  const { child, origin } = await startServer({ ...serverEnv(bench.world, 0, 0), BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS) }, bounded);
+  const server = await startBuiltServer({ ...serverEnv(bench.world, 0, 0), BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS) }, bounded);
+  const { origin } = server;
   const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(residentMiB(child.pid!)), RSS_EVERY_MS);
+  const sampler = setInterval(() => rss.push(residentMiB(server.pid)), RSS_EVERY_MS);
   try {
     const paths = Array.from({ length: 4 }, (_, i) => `/transfers?from=${i * PAGE}&limit=${PAGE}`);
     const pageBytes = (await (await fetch(`${origin}${paths[0]!}`)).arrayBuffer()).byteLength;
@@ -142,8 +120,7 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     return report({ idle, busy, hammered, rpcCalls, pageBytes, rss });
   } finally {
     clearInterval(sampler);
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await server.stop();
     await bench.close();
   }
 }
