@@ -1,8 +1,10 @@
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_CONNECTIONS } from '../../src/config/config.js';
-import { PROBE_RESERVE } from '../../src/http/connections.js';
+import { limitConnections, PROBE_RESERVE } from '../../src/http/connections.js';
+import { captureLogs } from '../support/log-capture.js';
 import { startTestApp, type TestApp } from '../support/http-app.js';
 
 /**
@@ -65,5 +67,29 @@ describe('a reservation keeps /health answerable', () => {
     // Once per address, not once per refused socket.
     expect(refusals.length).toBeLessThanOrEqual(ADDRESSES);
     expect(refusals.length).toBeGreaterThan(0);
+  });
+});
+
+describe('limitConnections', () => {
+  it(`shares maxConnections - ${PROBE_RESERVE} between addresses that hold connections, and never holds more than maxConnections`, async () => {
+    const logs = captureLogs('warn');
+    const server = createServer((_request, response) => response.end('ok'));
+    limitConnections(server, { maxPerAddress: 32, maxConnections: PROBE_RESERVE + 4 }, logs.logger);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const from = (address: string) => keepAliveSocket(port, address);
+      // One address takes the 4 shared slots; its fifth connection is refused.
+      expect(await Promise.all(Array.from({ length: 5 }, () => from('127.0.0.1')))).toEqual([true, true, true, true, false]);
+      // Each of 16 new addresses gets one of the reserved slots; a 17th finds the server full.
+      const reserved = await Promise.all(Array.from({ length: PROBE_RESERVE }, (_, i) => from(`127.0.1.${i + 1}`)));
+      expect(reserved.every(Boolean)).toBe(true);
+      expect(await from('127.0.2.1')).toBe(false);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
