@@ -25,16 +25,17 @@ export function transferPageBody(page: TransferPage): Buffer {
 }
 
 function encodeWithin(page: TransferPage, maxBytes: number): Buffer {
-  const whole = Buffer.from(JSON.stringify(page));
-  if (whole.length <= maxBytes) return whole;
-  // The page without transfers, with the longest `next` it can carry, then each transfer and its comma.
-  let bytes = Buffer.byteLength(JSON.stringify({ ...page, transfers: [], next: Number.MAX_SAFE_INTEGER }));
+  // Each transfer is serialized once and the page assembled around them: no second pass to cut.
+  const parts = page.transfers.map((transfer) => JSON.stringify(transfer));
+  const frame = (next: number | null) => JSON.stringify({ ...page, next, transfers: [] });
+  // The frame with the longest `next` it can carry, then each transfer and its comma.
+  let bytes = Buffer.byteLength(frame(Number.MAX_SAFE_INTEGER));
   let kept = 0;
-  for (const transfer of page.transfers) {
-    bytes += Buffer.byteLength(JSON.stringify(transfer)) + 1;
+  for (const part of parts) {
+    bytes += Buffer.byteLength(part) + 1;
     if (bytes > maxBytes) break;
     kept += 1;
   }
-  const next = page.transfers[kept]?.index ?? page.next;
-  return Buffer.from(JSON.stringify({ ...page, transfers: page.transfers.slice(0, kept), next }));
+  const next = kept === parts.length ? page.next : page.transfers[kept]!.index;
+  return Buffer.from(frame(next).replace('"transfers":[]', `"transfers":[${parts.slice(0, kept).join(',')}]`));
 }

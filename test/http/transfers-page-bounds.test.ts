@@ -70,3 +70,11 @@ describe('GET /transfers answers are bounded and built once per read', () => {
     expect(transferPageBody(page)).toBe(transferPageBody(await queries.page({ from: 0, limit: MAX_TRANSFER_PAGE }, signal)));
   });
 });
+
+describe('transferPageBody', () => {
+  it('a page within the bound is the page as JSON, byte for byte', async () => {
+    const range = { ...largestRange(), deposits: largestRange().deposits.slice(0, 3), withdrawals: largestRange().withdrawals.slice(0, 3) };
+    const page = await createTransferQueries(async () => range).page({ from: 0, limit: 3 }, new AbortController().signal);
+    expect(transferPageBody(page).toString()).toBe(JSON.stringify(page));
+  });
+});
