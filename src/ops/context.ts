@@ -27,7 +27,7 @@ export async function loadOpsContext(env: NodeJS.ProcessEnv): Promise<OpsContext
     const line = `${RUNTIME_VARIABLES.join(', ')}: not set; npm run ops reads the same variables as the server (set them as for the server)`;
     throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
   }
-  const { signer } = await loadAuthoritySigner(config.crank.authorityKeypair);
+  const { signer } = await loadAuthoritySigner(config.crank.authorityKeypair, env);
   const reads = createOperatorReads(endpointsOptions(config.crank, createMetrics(new Registry())));
   return { crank: config.crank, authority: signer.publicKey, signer: signer.describe(), reads };
 }
