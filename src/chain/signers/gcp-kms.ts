@@ -70,18 +70,38 @@ async function call<T>(permission: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {
-    const reason = FAILURES[(err as { code?: unknown }).code as number] ?? 'service_unavailable';
+    const { status, message } = googleError(err);
+    const reason = FAILURES[status] ?? 'service_unavailable';
     const advice = reason === 'permission_denied' ? `; the Application Default Credentials need ${permission} on the key version` : reason === 'key_unusable' ? '; enable the key version in Cloud KMS' : '';
-    throw signerFailure(NAME, reason, `${permission.split('.').at(-1)} failed (${firstLine(err)})${advice}`, err);
+    throw signerFailure(NAME, reason, `${permission.split('.').at(-1)} failed (${status}: ${message})${advice}`, err);
   }
 }
 
-// google.rpc.Code values of the errors that wait for an operator; the rest (UNAVAILABLE,
-// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, ...) are asked again.
-const FAILURES: Record<number, SignerFailure> = {
-  3: 'key_unusable', // INVALID_ARGUMENT: the version cannot sign (wrong purpose)
-  5: 'key_not_found', // NOT_FOUND
-  7: 'permission_denied', // PERMISSION_DENIED
-  9: 'key_unusable', // FAILED_PRECONDITION: disabled or destroyed
-  16: 'permission_denied', // UNAUTHENTICATED
+/**
+ * The google.rpc status name of a failure: REST mode reports the HTTP status as `code` and the
+ * service's error body ({error: {code, message, status}}) as the message; gRPC a numeric code.
+ */
+function googleError(err: unknown): { status: string; message: string } {
+  const text = firstLine(err);
+  try {
+    const body = JSON.parse((err as Error).message) as { error?: { status?: unknown; message?: unknown } };
+    if (typeof body.error?.status === 'string') return { status: body.error.status, message: String(body.error.message ?? '').slice(0, 200) };
+  } catch {
+    // Not the service's error body: a timeout, a refused connection, a gRPC error.
+  }
+  const code = (err as { code?: unknown }).code;
+  return { status: typeof code === 'number' ? (RPC_CODES[code] ?? `HTTP ${code}`) : 'UNKNOWN', message: text };
+}
+
+// google.rpc.Code names of the numeric codes (gRPC) and of the HTTP statuses REST answers with.
+const RPC_CODES: Record<number, string> = { 3: 'INVALID_ARGUMENT', 5: 'NOT_FOUND', 7: 'PERMISSION_DENIED', 9: 'FAILED_PRECONDITION', 16: 'UNAUTHENTICATED', 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND' };
+
+// The failures that wait for an operator; the rest (UNAVAILABLE, DEADLINE_EXCEEDED,
+// RESOURCE_EXHAUSTED, INTERNAL, ...) are asked again.
+const FAILURES: Record<string, SignerFailure> = {
+  INVALID_ARGUMENT: 'key_unusable', // the version cannot sign (wrong purpose)
+  NOT_FOUND: 'key_not_found',
+  PERMISSION_DENIED: 'permission_denied',
+  FAILED_PRECONDITION: 'key_unusable', // disabled or destroyed
+  UNAUTHENTICATED: 'permission_denied',
 };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
+import { escapeUnsafeCharacters } from '../../text.js';
 import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 
@@ -28,11 +29,11 @@ export interface KeyService {
 }
 
 /** Reads the service's public key and proves the pair with one verified signature; throws SIGNER__UNAVAILABLE. */
-export async function openRemoteSigner(service: KeyService): Promise<AuthoritySigner> {
+export async function openRemoteSigner(service: KeyService, timeoutMs = KEY_SERVICE_CALL_TIMEOUT_MS): Promise<AuthoritySigner> {
   const name = KEY_SERVICE_NAMES[service.description.kind];
-  const raw = await bounded(name, 'reading the public key', (signal) => service.publicKey(signal));
+  const raw = await bounded(name, 'reading the public key', timeoutMs, (signal) => service.publicKey(signal));
   if (raw.length !== 32) throw signerFailure(name, 'not_ed25519', `the public key is ${raw.length} bytes, not an Ed25519 key's 32`);
-  const signer = new RemoteSigner(service, name, new PublicKey(raw));
+  const signer = new RemoteSigner(service, name, new PublicKey(raw), timeoutMs);
   await signer.sign(randomBytes(32));
   return signer;
 }
@@ -42,16 +43,18 @@ class RemoteSigner implements AuthoritySigner {
   readonly #service: KeyService;
   readonly #name: string;
   readonly #verifyKey: ReturnType<typeof ed25519PublicKeyObject>;
+  readonly #timeoutMs: number;
 
-  constructor(service: KeyService, name: string, publicKey: PublicKey) {
+  constructor(service: KeyService, name: string, publicKey: PublicKey, timeoutMs: number) {
     this.#service = service;
+    this.#timeoutMs = timeoutMs;
     this.#name = name;
     this.publicKey = publicKey;
     this.#verifyKey = ed25519PublicKeyObject(publicKey);
   }
 
   async sign(message: Uint8Array): Promise<Uint8Array> {
-    const signature = await bounded(this.#name, 'signing', (signal) => this.#service.sign(message, signal));
+    const signature = await bounded(this.#name, 'signing', this.#timeoutMs, (signal) => this.#service.sign(message, signal));
     if (!verifiesEd25519(this.#verifyKey, message, signature)) {
       throw signerFailure(this.#name, 'key_mismatch', `the signature returned does not verify with the key's public key ${this.publicKey.toBase58()}; nothing was sent with it`);
     }
@@ -67,14 +70,14 @@ class RemoteSigner implements AuthoritySigner {
   }
 }
 
-async function bounded<T>(name: string, what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function bounded<T>(name: string, what: string, timeoutMs: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(signerFailure(name, 'service_unavailable', `${what} took longer than ${KEY_SERVICE_CALL_TIMEOUT_MS} ms`));
-    }, KEY_SERVICE_CALL_TIMEOUT_MS);
+      reject(signerFailure(name, 'service_unavailable', `${what} took longer than ${timeoutMs} ms`));
+    }, timeoutMs);
     timer.unref();
   });
   try {
@@ -88,7 +91,8 @@ async function bounded<T>(name: string, what: string, call: (signal: AbortSignal
 }
 
 export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, `${name}: ${message}`, cause === undefined ? undefined : { cause });
+  // A service's own words end up on a terminal (the startup line, ops): no control characters.
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, `${name}: ${escapeUnsafeCharacters(message)}`, cause === undefined ? undefined : { cause });
 }
 
 /** An error's first line, cut: a service's message, never a credential (the clients do not put them in errors). */

@@ -69,7 +69,7 @@ async function request(url: string, init: RequestInit, capability: 'read' | 'upd
   const what = `${init.method ?? 'GET'} ${new URL(url).pathname}`;
   if (!response.ok) {
     const reason = failureOf(response.status);
-    const errors = Array.isArray(parsed.errors) ? parsed.errors.filter((e) => typeof e === 'string').join('; ').slice(0, 200) : '';
+    const errors = Array.isArray(parsed.errors) ? parsed.errors.filter((e) => typeof e === 'string').join('; ').replace(/\s+/g, ' ').trim().slice(0, 200) : '';
     const advice = reason === 'permission_denied' ? `; the token's policy needs "${capability}" on ${new URL(url).pathname.slice(4)}` : '';
     throw signerFailure(NAME, reason, `${what} answered ${response.status}${errors === '' ? '' : ` (${errors})`}${advice}`);
   }
