@@ -89,7 +89,7 @@ function describeVoters(voters: Voters, side: keyof Voters): string {
 }
 
 /** Which kind of signer holds the key: never a PIN. */
-function describeSigner(signer: SignerDescription): string {
+export function describeSigner(signer: SignerDescription): string {
   if (signer.kind === 'file') return 'a keypair file';
   if (signer.kind === 'pkcs11') return `the PKCS#11 token ${JSON.stringify(signer.token)}`;
   return `the ${KEY_SERVICE_NAMES[signer.kind]} key ${JSON.stringify(signer.key)}`;
