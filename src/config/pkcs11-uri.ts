@@ -24,7 +24,7 @@ interface Pkcs11Selection {
   slotId?: number;
 }
 
-export type Pkcs11Pin = { kind: 'file'; path: string } | { kind: 'value'; value: string };
+type Pkcs11Pin = { kind: 'file'; path: string } | { kind: 'value'; value: string };
 
 export interface Pkcs11Uri {
   modulePath: string;

@@ -2,7 +2,7 @@
  * Every 8-character piece of a secret (stepping by 4), leaving out pieces of only separators: a
  * leak of any part of a secret contains one of them. For checking outputs, never for printing.
  */
-export function secretFragments(secret: string): string[] {
+function secretFragments(secret: string): string[] {
   const fragments: string[] = [];
   for (let i = 0; i + 8 <= secret.length; i += 4) {
     const piece = secret.slice(i, i + 8);

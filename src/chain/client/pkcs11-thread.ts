@@ -15,7 +15,7 @@ import { BridgeError } from '../../errors.js';
  * sources the tests run: it only calls the binding's method by name and posts back the result.
  */
 
-export const PKCS11_CALL_TIMEOUT_MS = 10_000;
+const PKCS11_CALL_TIMEOUT_MS = 10_000;
 const MAX_ABANDONED_THREADS = 2;
 
 const WORKER_SOURCE = `
