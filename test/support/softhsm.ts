@@ -100,30 +100,30 @@ export function createSoftHsm(): SoftHsm {
   };
 }
 
+/** A second binding of the module this process has loaded (dlopen gives the same one): its sessions, its state. */
+function loadedModule(modulePath: string): InstanceType<typeof pkcs11js.PKCS11> {
+  const module = new pkcs11js.PKCS11();
+  module.load(modulePath);
+  try {
+    module.C_Initialize();
+  } catch (err) {
+    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
+  }
+  return module;
+}
+
 /**
  * What an HSM restart does to this process's sessions: every handle invalid, logged out. The
  * module is one per process (dlopen), so a second binding reaches the signer's sessions.
  */
 export function closeAllSessions(modulePath: string): void {
-  const module = new pkcs11js.PKCS11();
-  module.load(modulePath);
-  try {
-    module.C_Initialize();
-  } catch (err) {
-    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
-  }
+  const module = loadedModule(modulePath);
   for (const slot of module.C_GetSlotList(true)) module.C_CloseAllSessions(slot);
 }
 
 /** What a device reset does to a module that needs C_Initialize again: C_Finalize, from a second binding of the same module. */
 export function finalizeModule(modulePath: string): void {
-  const module = new pkcs11js.PKCS11();
-  module.load(modulePath);
-  try {
-    module.C_Initialize();
-  } catch (err) {
-    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
-  }
+  const module = loadedModule(modulePath);
   module.C_Finalize();
 }
 
@@ -132,13 +132,7 @@ export function finalizeModule(modulePath: string): void {
  * `params` (DER), as tokens other than SoftHSM write it (Thales Luna: PrintableString "Ed25519").
  */
 export function rewriteCurveParams(modulePath: string, token: string, label: string, params: Buffer): void {
-  const module = new pkcs11js.PKCS11();
-  module.load(modulePath);
-  try {
-    module.C_Initialize();
-  } catch (err) {
-    if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
-  }
+  const module = loadedModule(modulePath);
   const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trimEnd() === token);
   if (slot === undefined) throw new Error(`no token ${token}`);
   const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
