@@ -69,11 +69,16 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
  * the message says how to name such a file.
  */
 function refuseKeyItself(source: string): void {
-  const text = source.trim();
-  const looksLikeKey = text.startsWith('[') || text.startsWith('{') || text.startsWith('-----BEGIN') || text.includes('\n') || /^[A-Za-z0-9+=_-]{32,}$/.test(text) || (/^[A-Za-z0-9+/=]{40,}$/.test(text) && !text.startsWith('/'));
-  if (!looksLikeKey) return;
+  if (!looksLikeKey(source.trim())) return;
   const line = `${VARIABLE}: the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`;
   throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+}
+
+/** JSON, PEM, several lines, base58/hex/base64url without a slash or dot, or padded base64 with digits. */
+function looksLikeKey(text: string): boolean {
+  if (text.startsWith('[') || text.startsWith('{') || text.startsWith('-----BEGIN') || text.includes('\n')) return true;
+  if (/^[A-Za-z0-9+=_-]{32,}$/.test(text)) return true;
+  return text.length % 4 === 0 && /^[A-Za-z0-9+/]{40,}={0,2}$/.test(text) && /\d/.test(text) && !text.startsWith('/');
 }
 
 /** A module or secret another account could replace (file-trust.ts), or one that is not there. */
