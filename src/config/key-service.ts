@@ -1,8 +1,7 @@
-import type { AuthoritySigner } from '../chain/authority-signer.js';
+import type { AuthoritySigner, KeyServiceKind } from '../chain/authority-signer.js';
 import type { KeyService } from '../chain/signers/remote-signer.js';
 import { BridgeError, isBridgeError } from '../errors.js';
 import { keyServiceProblem, parseKeyServiceUri, type KeyServiceUri } from './key-service-uri.js';
-import type { KeyServiceKind } from '../chain/authority-signer.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
