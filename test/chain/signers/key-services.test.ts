@@ -9,6 +9,7 @@ import { gcpKmsService } from '../../../src/chain/signers/gcp-kms.js';
 import { openRemoteSigner, type KeyService } from '../../../src/chain/signers/remote-signer.js';
 import { vaultTransitService } from '../../../src/chain/signers/vault-transit.js';
 import { AWS_KEY_ID, GCP_KEY_NAME, startKeyServiceFake, VAULT_TOKEN, type Fault, type KeyServiceFake, type KeyServiceName } from '../../support/key-service-fakes.js';
+import { keypairDir } from '../../support/keypair-files.js';
 
 /**
  * Each key service's signer against its local fake (test/support/key-service-fakes.ts): the
@@ -108,5 +109,27 @@ describe('a key service that stops answering', () => {
     expect((failure as Error).message).toContain(`signing took longer than ${BOUND_MS} ms`);
     expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 5);
     expect(tookMs).toBeLessThan(BOUND_MS + 1_000);
+  });
+});
+
+describe('Vault transit: the token from a token-source file', () => {
+  it('signs with the token the file holds (VAULT_TOKEN unset), and refuses a file others can change', async () => {
+    const f = await started('vault-transit');
+    delete process.env['VAULT_TOKEN'];
+    const files = keypairDir();
+    try {
+      const token = files.write('vault-token', `${VAULT_TOKEN}\n`, 0o600);
+      const { signer } = await loadAuthoritySigner(`${f.uri}?token-source=file:${token}`, process.env);
+      expect(await signer.sign(randomBytes(32))).toHaveLength(64);
+      const shared = files.write('shared-token', `${VAULT_TOKEN}\n`, 0o666);
+      const refused = await loadAuthoritySigner(`${f.uri}?token-source=file:${shared}`, process.env).catch((err: unknown) => err);
+      expect(isBridgeError(refused, 'CONFIG__INVALID') && refused.message).toBe(
+        `BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: token-source file ${JSON.stringify(shared)} is writable by others (mode 0666); restrict it with chmod 600`,
+      );
+      const none = await loadAuthoritySigner(f.uri, process.env).catch((err: unknown) => err);
+      expect((none as Error).message).toContain('no Vault token: set VAULT_TOKEN or add ?token-source=file:');
+    } finally {
+      files.remove();
+    }
   });
 });
