@@ -86,11 +86,14 @@ export interface BridgeErrorContexts {
 
   // --- the authority signer -------------------------------------------------------------
   /**
-   * The PKCS#11 token did not sign (or, at start, could not be used). `reason` is the fact the
+   * The signer (a PKCS#11 token, a key service) did not sign (or, at start, could not be used). `reason` is the fact the
    * failure policy decides on: `session_lost` (a token removed, an HSM restarted: the next
    * signature re-opens and logs in), `sign_failed`, `token_not_found`, `module_not_loaded`,
    * `login_refused` (the PIN), `key_not_found`, `key_changed` (another key after a re-open),
-   * `key_mismatch` (the pair does not belong together), `not_ed25519`.
+   * `key_mismatch` (the pair does not belong together, or a signature that does not verify),
+   * `not_ed25519`. A key service (AWS KMS, Google Cloud KMS, Vault transit) adds
+   * `service_unavailable` (a timeout, throttling, a 5xx: tried again), `permission_denied` (the
+   * message names the permission) and `key_unusable` (disabled, pending deletion, wrong usage).
    */
   SIGNER__UNAVAILABLE: { reason: SignerFailure };
 
@@ -133,7 +136,10 @@ export type SignerFailure =
   | 'key_not_found'
   | 'key_changed'
   | 'key_mismatch'
-  | 'not_ed25519';
+  | 'not_ed25519'
+  | 'service_unavailable'
+  | 'permission_denied'
+  | 'key_unusable';
 
 export type SubmitOutcome = 'refused' | 'landed_with_error' | 'not_landed' | 'unknown' | 'stale_plan' | 'foreign_vote' | 'entries_refused' | 'failed';
 

@@ -147,7 +147,9 @@ export function hasAttemptsLeft(failedAttempts: number, maxAttempts: number): bo
 
 // A token that went away (removed, an HSM restarting) or failed one signature: the next attempt
 // re-opens the session and logs in. A refused PIN is not retried: a few wrong PINs lock a token.
-const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found']);
+// A key service that timed out, throttled or failed inside is asked again; a refused
+// permission or a disabled key waits for an operator.
+const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found', 'service_unavailable']);
 
 function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {
   switch (facts.outcome) {

@@ -73,7 +73,7 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     if (config.crank === undefined) return { config, authority: undefined, warnings };
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
     const { loadAuthoritySigner } = await import('./config/keypair.js');
-    const loaded = await loadAuthoritySigner(config.crank.authorityKeypair);
+    const loaded = await loadAuthoritySigner(config.crank.authorityKeypair, env);
     return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {
     if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;

@@ -64,6 +64,8 @@ const ROWS: Record<string, unknown[]> = {
   'Signer: the token refused the PIN, the key is gone, changed, mismatched or not Ed25519, the module does not load': (
     ['login_refused', 'key_not_found', 'key_changed', 'key_mismatch', 'not_ed25519', 'module_not_loaded'] as const
   ).map(signer),
+  'Signer: a key service did not answer in time, throttled or failed inside (a 5xx)': [signer('service_unavailable')],
+  'Signer: a key service refused a permission or the key is disabled': (['permission_denied', 'key_unusable'] as const).map(signer),
   'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [
     new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, 'missing'),
     new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }, 'malformed'),

@@ -42,10 +42,11 @@ export type CrankReport = z.infer<typeof crankReportSchema>;
 // The signer and the checks that are off keep their types in src/chain: `satisfies` here and
 // health()'s assignment from them (crank-service.ts) hold each pair together in both directions.
 
-/** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
+/** With runtime configuration: `file`, `pkcs11` with the token's label and its session (never a PIN), or a key service and the key's name. */
 const signerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('file') }),
   z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
+  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']), key: z.string() }),
 ]) satisfies z.ZodType<SignerDescription>;
 
 const checkOffSchema = z.strictObject({

@@ -11,6 +11,7 @@ import { runRound, startBridgeCranks } from '../integration/support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
 import { deposit } from '../integration/support/transactions.js';
 import { startTestApp } from '../support/http-app.js';
+import { FIXTURE_PUBLIC_KEY, keypairDir } from '../support/keypair-files.js';
 import { ensureBuilt } from '../support/server-process.js';
 
 /**
@@ -185,5 +186,23 @@ describe('npm run ops', () => {
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).not.toContain('secret-path');
     expect(unreachable.stderr).not.toContain('api-key');
+  });
+});
+
+describe('npm run ops -- signer', () => {
+  it('prints the base58 key of a keypair file from BRIDGE_AUTHORITY_KEYPAIR alone, and says which variable is missing', async () => {
+    const files = keypairDir();
+    try {
+      const path = files.copyFixture(0o600);
+      const human = await ops(['signer'], { BRIDGE_AUTHORITY_KEYPAIR: path });
+      expect(human).toEqual({ code: 0, stdout: `${FIXTURE_PUBLIC_KEY}\n(held by a keypair file)\n`, stderr: '' });
+      const json = await ops(['signer', '--json'], { BRIDGE_AUTHORITY_KEYPAIR: path });
+      expect(JSON.parse(json.stdout)).toEqual({ authority: FIXTURE_PUBLIC_KEY, signer: { kind: 'file' } });
+      for (const form of secretForms(path)) expect(human.stdout + json.stdout).not.toContain(form);
+    } finally {
+      files.remove();
+    }
+    const missing = await ops(['signer'], {});
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/^ops: BRIDGE_AUTHORITY_KEYPAIR: not set;/) });
   });
 });
