@@ -1,7 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CrankEmitted } from './crank-events.js';
-import { CRANK_ROLES } from './crank-types.js';
+import { CRANK_ROLES, type CrankRole } from './crank-types.js';
 import type { HealthFacts } from './health-facts.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
 import { otherSignerActiveMs } from './rules.js';
@@ -104,6 +104,19 @@ function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { typ
   log.info(
     { chain, signature, slot, quietWindowMs },
     `crank: standing by: another instance signs with this key; this server submits nothing until that one has been quiet for ${windowSecs} s`,
+  );
+}
+
+/**
+ * Once at the start, at info: an instance that starts as standby submits nothing for at least
+ * the quiet window, and an operator who sees no votes should read why rather than suspect a fault.
+ */
+export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: Logger): void {
+  if (role !== 'standby') return;
+  log.info(
+    { role, quietWindowMs },
+    `crank: standing by: every start waits until no other instance has signed with this key for ${quietWindowMs / 1000} s ` +
+      '(the quiet window, from its first read) before this server submits; BRIDGE_HANDOFF_SECS=0 signs from the start',
   );
 }
 
