@@ -16,7 +16,7 @@ import type { CrankEmitted } from './crank-events.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
 import { crankHealth, crankRoleView, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
 import { crankMachine } from './crank-machine.js';
-import { recordCrankEvent, recordHealthGauges, recordStartingRole } from './crank-telemetry.js';
+import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
@@ -108,6 +108,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       metrics.crankEnabled.set(0);
     },
   });
+  zeroCrankSeries(metrics);
   publishSettings(settings, metrics);
   actor.start();
   log.info(

@@ -21,6 +21,9 @@ import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
 
 export type RpcFetch = typeof globalThis.fetch;
 
+/** The failure kinds this fetch counts in bridge_rpc_errors_total (and the pool per endpoint). */
+export const TRANSPORT_FAILURE_KINDS = ['timeout', 'http', 'rpc', 'network', 'malformed', 'too_large'] as const satisfies readonly RpcFailureKind[];
+
 const callSignal = new AsyncLocalStorage<AbortSignal>();
 
 /** Runs `call` so that every RPC request it makes is aborted when `signal` aborts. */
