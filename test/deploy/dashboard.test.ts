@@ -117,7 +117,11 @@ describe('the dashboard and the alerts against a live /metrics', () => {
     bridge = await startDevnetBridge();
     server = new ServerProcess(serverEnv(bridge.world, 0, 0));
     url = await server.listening();
-    atStart = await (await fetch(`${url}/metrics`)).text();
+    // The first scrape that shows the crank running, however the process orders its startup.
+    await waitFor(async () => {
+      atStart = await (await fetch(`${url}/metrics`)).text();
+      return /^bridge_crank_enabled 1$/m.test(atStart);
+    }, { timeoutMs: FIRST_CYCLE_TIMEOUT_MS, what: 'bridge_crank_enabled 1 in /metrics', intervalMs: 20 });
     await waitFor(async () => {
       const health = (await (await fetch(`${url}/health`)).json()) as { crank: { last_run_at: number | null } };
       afterFirstCycle = await (await fetch(`${url}/metrics`)).text();
