@@ -54,13 +54,14 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   neverCached(admin);
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
-  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, (_request, reply) =>
-    crank.runOnce(clientGone(reply)),
-  );
+  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, async (_request, reply) => ({
+    ...(await crank.runOnce(clientGone(reply))),
+    ...crank.role(),
+  }));
 
   // A nudge, not a cycle request: answered at once, the cycle's outcome shows in /health.
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
-    reply.code(202).send({ status: crank.poll() }),
+    reply.code(202).send({ status: crank.poll(), ...crank.role() }),
   );
 
   admin.post('/kill', {

@@ -22,6 +22,7 @@ export function crankAfterListen(before: CrankService): CrankAfterListen {
       },
       runOnce: (signal) => current.runOnce(signal),
       poll: () => current.poll(),
+      role: () => current.role(),
       stop: (deadlineMs) => current.stop(deadlineMs),
     },
     begin: (crank) => {

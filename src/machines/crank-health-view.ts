@@ -2,10 +2,11 @@ import type { SnapshotFrom } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
 import type { CheckOff } from '../chain/bridge-chains.js';
 import { describeError } from '../errors.js';
-import type { HealthFacts } from './health-facts.js';
+import type { HealthFacts, RoleFacts } from './health-facts.js';
 import type { crankMachine } from './crank-machine.js';
-import type { CrankHealth } from './crank-types.js';
+import type { CrankHealth, CrankRoleView } from './crank-types.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
+import { mayTakeOverAtMs, type RoleSettings } from './rules.js';
 
 /**
  * /health's view of the running crank: the verdict (health-status.ts) from the actor's snapshot
@@ -70,6 +71,13 @@ function healthFromFacts(facts: HealthFacts, active: boolean, problems: string[]
     role: facts.role.role,
     role_since: toUnixSeconds(facts.role.sinceMs),
   };
+}
+
+/** The role beside the crank's answers: a standby says from when it may sign. */
+export function crankRoleView(facts: RoleFacts, settings: RoleSettings, nowMs: number): CrankRoleView {
+  if (facts.role === 'active') return { role: 'active' };
+  // Rounded up: a "not before" must not name a second at which the standby still waits.
+  return { role: 'standby', may_sign_at: Math.ceil(mayTakeOverAtMs(facts, settings, nowMs) / 1000) };
 }
 
 function toUnixSeconds(ms: number | null): number | null {

@@ -76,6 +76,18 @@ export const crankHealthSchema = z.strictObject({
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
+/**
+ * The role beside POST /crank/once's report, POST /crank/poll's outcome and GET /crank/activity
+ * (docs/crank.md, "Role"): an extension beside SPEC §2.3's fields, so that a standby's report of
+ * nothing attempted is not read as a bridge with no work.
+ */
+export const crankRoleViewSchema = z.strictObject({
+  role: z.enum(CRANK_ROLES),
+  /** Standby only: unix seconds (rounded up) from which it may sign, if no other instance signs first. */
+  may_sign_at: z.int().optional(),
+});
+export type CrankRoleView = z.infer<typeof crankRoleViewSchema>;
+
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
 export const crankPollOutcomeSchema = z.enum(['started', 'coalesced']);
 export type CrankPollOutcome = z.infer<typeof crankPollOutcomeSchema>;

@@ -15,6 +15,7 @@ import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
+import { zeroLandingCounters } from './signature-watch.js';
 import { cleanupActions, cleanupFor } from './submit-cleanups.js';
 import { ackDepositFor, ackWithdrawFor, voteActions } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -176,6 +177,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
   const { source, target } = chainEndpoints(options, fetch, logger);
+  for (const { rpc } of [source, target]) {
+    zeroLandingCounters(rpc.chain, metrics);
+    metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
+  }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };

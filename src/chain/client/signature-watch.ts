@@ -88,6 +88,18 @@ export interface SignatureWatchOptions {
   timing: { pollIntervalMs: number; rebroadcastIntervalMs: number };
 }
 
+/**
+ * The counters of landing transactions on `chain` at 0 from the start, with every kind
+ * `recordLanded` uses: a series that appears only with its first event leaves a panel at
+ * "No data" and an increase() blind to that event (deploy/grafana).
+ */
+export function zeroLandingCounters(chain: ChainSide, metrics: Metrics): void {
+  metrics.transactionRebroadcasts.inc({ chain }, 0);
+  metrics.transactionResigns.inc({ chain }, 0);
+  for (const kind of ['base', 'priority']) metrics.feesPaid.inc({ chain, kind }, 0);
+  for (const kind of ['requested', 'used']) metrics.computeUnits.inc({ chain, kind }, 0);
+}
+
 export class SignatureWatch {
   constructor(private readonly options: SignatureWatchOptions) {}
 

@@ -19,7 +19,7 @@ import {
 } from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
-import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { createRpcFetch, TRANSPORT_FAILURE_KINDS, withCallSignal, type RpcFetch } from './rpc-fetch.js';
 
 /**
  * The endpoints of one chain (primary first), their circuit breakers, slot knowledge, refusals,
@@ -105,6 +105,8 @@ export class EndpointPool {
     this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
+      // At 0 from the start for each kind, so that a panel or an increase() sees the first failure.
+      for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind }, 0);
       const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
       const rpcFetch = createRpcFetch({ chain, timeoutMs: options.timeoutMs, metrics, onFailure, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
       const connection = new Connection(url, {
