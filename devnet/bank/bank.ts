@@ -2,9 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
-import { BUILTIN_PROGRAMS, feeOf, type Fee } from './compute-budget.js';
+import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
+import { advancedNonce, decodeNonceState, durableNonceAccount, encodeNonceState } from './nonce-account.js';
+import { RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount, RENT_SYSVAR_ID, rentSysvarAccount } from './sysvars.js';
 import {
   AddressSignatures,
   BLOCKHASH_VALIDITY_BLOCKS,
@@ -76,6 +78,8 @@ export class Bank {
   readonly #costs: ComputeCosts;
   readonly #prioritizationFees = new PrioritizationFees();
   #priceFloor = 0n;
+  /** The RecentBlockhashes sysvar's data lags the latest blockhash until it is read. */
+  #recentBlockhashesStale = true;
   #slot = 0;
   #latestBlockhash = '';
   #paused = false;
@@ -112,6 +116,10 @@ export class Bank {
 
   /** The live account (callers that hand it out copy it first). */
   account(address: string): Readonly<Account> | undefined {
+    if (address === RECENT_BLOCKHASHES_SYSVAR_ID && this.#recentBlockhashesStale) {
+      this.#accounts.set(address, recentBlockhashesSysvarAccount(this.#blockhashes.newestFirst(), BigInt(LAMPORTS_PER_SIGNATURE)));
+      this.#recentBlockhashesStale = false;
+    }
     return this.#accounts.get(address);
   }
 
@@ -208,7 +216,7 @@ export class Bank {
     const payer = tx.accountKeys[0]!;
     journal.setLamports(payer, this.#accounts.get(payer)!.lamports - this.feeFor(tx));
     const result = this.#execute(journal, tx, before);
-    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.#accounts.get(address)));
+    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.account(address)));
     journal.rollback();
     return { ...result, accounts };
   }
@@ -271,6 +279,7 @@ export class Bank {
       return;
     }
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
+    const nonce = this.isBlockhashValid(tx.recentBlockhash) ? undefined : this.#durableNonce(tx);
     const payer = this.#accounts.get(tx.accountKeys[0]!)!;
     const fee = this.#fee(tx);
     payer.lamports -= fee.total;
@@ -278,6 +287,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
+    if (err !== null && nonce !== undefined) this.#advanceNonce(nonce);
     this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
@@ -300,6 +310,24 @@ export class Bank {
       version: tx.version,
     });
     this.#produceBlock();
+  }
+
+  /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
+  #durableNonce(tx: DevnetTransaction): string | undefined {
+    return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
+  }
+
+  /**
+   * A durable-nonce transaction that failed still advances its nonce, as Agave commits it with
+   * the fee (PROTOCOL.md "Durable nonces"): no other version signed against the old value lands.
+   */
+  #advanceNonce(address: string): void {
+    const account = this.#accounts.get(address)!;
+    const state = decodeNonceState(account.data);
+    if (state?.state !== 'initialized') throw new Error(`nonce account ${address} was verified before the transaction but holds no nonce now`);
+    const data = account.data.slice();
+    data.set(encodeNonceState(advancedNonce(state.authority, this.#latestBlockhash)), 0);
+    this.#accounts.set(address, { ...account, data });
   }
 
   // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
@@ -338,7 +366,8 @@ export class Bank {
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer (and its rent state), programs. */
   #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
-    if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
+    // check_transaction_age: a recent blockhash, or the stored value of the durable nonce the transaction advances.
+    if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash) && this.#durableNonce(tx) === undefined) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
     if (tx.budget.error !== undefined) return tx.budget.error;
     const payer = this.#accounts.get(tx.accountKeys[0]!);
@@ -353,7 +382,14 @@ export class Bank {
   }
 
   #env() {
-    return { programId: this.programId, programAddress: this.#programAddress, chainId: this.chainId, slot: this.#slot, costs: this.#costs };
+    return {
+      programId: this.programId,
+      programAddress: this.#programAddress,
+      chainId: this.chainId,
+      slot: this.#slot,
+      blockhash: this.#latestBlockhash,
+      costs: this.#costs,
+    };
   }
 
   #onTick(): void {
@@ -374,6 +410,7 @@ export class Bank {
     slot.writeBigUInt64LE(BigInt(this.#slot));
     this.#latestBlockhash = bs58.encode(createHash('sha256').update(this.#genesisSeed).update(slot).digest());
     this.#blockhashes.add(this.#latestBlockhash, this.blockHeight);
+    this.#recentBlockhashesStale = true;
   }
 
   #createGenesisAccounts(): void {
@@ -391,6 +428,9 @@ export class Bank {
     for (const { id, loaderName } of BUILTIN_PROGRAMS) {
       this.#accounts.set(id, { lamports: 1n, owner: NATIVE_LOADER_ID, data: new TextEncoder().encode(loaderName), executable: true });
     }
+    this.#accounts.set(RENT_SYSVAR_ID, rentSysvarAccount());
+    // Its data is written when it is first read (account()).
+    this.#accounts.set(RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount([], BigInt(LAMPORTS_PER_SIGNATURE)));
   }
 }
 

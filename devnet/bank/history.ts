@@ -25,6 +25,11 @@ export class RecentBlockhashes {
     return lastValid !== undefined && blockHeight <= lastValid;
   }
 
+  /** The valid blockhashes, newest first. */
+  newestFirst(): string[] {
+    return [...this.#lastValid.keys()].reverse();
+  }
+
   prune(blockHeight: number): void {
     for (const [blockhash, lastValid] of this.#lastValid) {
       if (lastValid >= blockHeight) return;
