@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { DevnetRuntime } from './devnet-runtime.js';
+import { LiteSvmRuntime } from './litesvm-runtime.js';
+import { describeOutcome, type Outcome } from './outcome.js';
+
+/**
+ * Durable nonces on the devnet and on Agave's runtime (LiteSVM), the same signed bytes to both:
+ * the nonce account created with a seed and initialized, a nonce transaction after its
+ * blockhash expired, a version signed against the old value refused once the nonce moved, and
+ * the compute units of the advance. LiteSVM 1.5 differs from Agave twice, and the devnet follows
+ * Agave: a nonce advanced by a durable-nonce transaction takes its value from the bank's latest
+ * blockhash on a cluster (Agave's TransactionProcessingEnvironment.blockhash) and from the
+ * transaction's own recent-blockhash field, the old nonce, in LiteSVM; and a durable-nonce
+ * transaction that fails in execution advances its nonce on a cluster (the runtime commits the
+ * advanced nonce with the fee) and not in LiteSVM. The tests say where, then give LiteSVM the
+ * devnet's nonce so that the next case starts from one state.
+ */
+
+const SOL = 1_000_000_000n;
+const NONCE_RENT = 1_447_680n;
+const EXPIRY_SLOTS = 151;
+
+let node: DevnetNode;
+let devnet: DevnetRuntime;
+let litesvm: LiteSvmRuntime;
+const authority = Keypair.generate();
+const recipient = Keypair.generate().publicKey;
+let nonce: PublicKey;
+let accounts: string[];
+
+beforeAll(async () => {
+  node = await startDevnetNode({ name: 'conformance', chainId: 1, slotIntervalMs: 0 });
+  devnet = new DevnetRuntime(node);
+  litesvm = new LiteSvmRuntime();
+  nonce = await PublicKey.createWithSeed(authority.publicKey, 'nonce-0', SystemProgram.programId);
+  accounts = [authority.publicKey, nonce, recipient].map((key) => key.toBase58());
+  node.airdrop(authority.publicKey, 10n * SOL);
+  litesvm.fund(new Map([[authority.publicKey.toBase58(), 10n * SOL]]));
+});
+
+afterAll(async () => {
+  await node.close();
+});
+
+/** LiteSVM's latest blockhash becomes the devnet's, so a nonce advanced on both takes the same value. */
+async function syncBlockhash(): Promise<string> {
+  const { blockhash } = await devnet.latestBlockhash();
+  litesvm.useBlockhash(blockhash);
+  return blockhash;
+}
+
+function wire(instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
+  const message = new TransactionMessage({ payerKey: authority.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
+  const tx = new VersionedTransaction(message);
+  tx.sign([authority]);
+  return tx.serialize();
+}
+
+async function runBoth(bytes: Uint8Array): Promise<{ devnet: Outcome; litesvm: Outcome }> {
+  const { recorded: _recorded, ...onDevnet } = await devnet.run(bytes, accounts);
+  return { devnet: onDevnet, litesvm: litesvm.run(bytes, accounts) };
+}
+
+async function expectSame(bytes: Uint8Array): Promise<Outcome> {
+  const both = await runBoth(bytes);
+  expect(describeOutcome(both.devnet)).toBe(describeOutcome(both.litesvm));
+  return both.litesvm;
+}
+
+async function nonceData(): Promise<{ devnet: Uint8Array | undefined; litesvm: Uint8Array | undefined }> {
+  return { devnet: await devnet.accountData(nonce.toBase58()), litesvm: litesvm.accountData(nonce.toBase58()) };
+}
+
+const durableNonceOf = (blockhash: string) => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
+const advance = () => SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+const pay = (lamports: bigint) => SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: recipient, lamports });
+const storedNonce = (data: Uint8Array | undefined) => NonceAccount.fromAccountData(Buffer.from(data ?? new Uint8Array(NONCE_ACCOUNT_LENGTH))).nonce;
+
+describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
+  let initialValue: string;
+
+  it('CreateAccountWithSeed + InitializeNonceAccount: 300 compute units, the same 80 bytes', async () => {
+    const blockhash = await syncBlockhash();
+    const create = SystemProgram.createAccountWithSeed({
+      fromPubkey: authority.publicKey,
+      basePubkey: authority.publicKey,
+      seed: 'nonce-0',
+      newAccountPubkey: nonce,
+      lamports: Number(NONCE_RENT),
+      space: NONCE_ACCOUNT_LENGTH,
+      programId: SystemProgram.programId,
+    });
+    const init = SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+    const outcome = await expectSame(wire([create, init], blockhash));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
+    const data = await nonceData();
+    expect(data.devnet).toEqual(data.litesvm);
+    initialValue = storedNonce(data.devnet);
+    expect(initialValue).toBe(durableNonceOf(blockhash));
+  });
+
+  it('a nonce transaction after its blockhash expired lands on both; the advance costs 150 compute units', async () => {
+    node.advanceSlots(EXPIRY_SLOTS);
+    const latest = await syncBlockhash();
+    const outcome = await expectSame(wire([advance(), pay(SOL)], initialValue));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
+    const data = await nonceData();
+    expect(storedNonce(data.devnet)).toBe(durableNonceOf(latest));
+    expect(storedNonce(data.litesvm)).toBe(durableNonceOf(initialValue));
+    expectSameBesidesNonce(data);
+    litesvm.setSystemAccountData(nonce.toBase58(), data.devnet!);
+  });
+
+  it('a version signed against the old value is refused once the nonce moved: BlockhashNotFound', async () => {
+    await syncBlockhash();
+    const outcome = await expectSame(wire([advance(), pay(2n * SOL)], initialValue));
+    expect(outcome).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
+  });
+
+  it('a nonce transaction that fails in execution pays its fee on both; Agave (and the devnet) advance its nonce, LiteSVM 1.5 does not', async () => {
+    const latest = await syncBlockhash();
+    const value = storedNonce((await nonceData()).devnet);
+    const both = await runBoth(wire([advance(), pay(100n * SOL)], value));
+    const failed = { landed: true, error: { err: { InstructionError: [1, { Custom: 1 }] } }, fee: 5_000n, unitsConsumed: 300 };
+    expect(both.devnet).toMatchObject(failed);
+    expect(both.litesvm).toMatchObject(failed);
+    expect(both.devnet.balances).toEqual(both.litesvm.balances);
+    const after = await nonceData();
+    expect(storedNonce(after.litesvm)).toBe(value);
+    expect(storedNonce(after.devnet)).toBe(durableNonceOf(latest));
+    expectSameBesidesNonce(after);
+  });
+});
+
+/** Version, state, authority and lamports per signature: all of the 80 bytes but the nonce (40..72). */
+function expectSameBesidesNonce(data: { devnet: Uint8Array | undefined; litesvm: Uint8Array | undefined }): void {
+  const besidesNonce = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : [...bytes.subarray(0, 40), ...bytes.subarray(72)]);
+  expect(besidesNonce(data.devnet)).toEqual(besidesNonce(data.litesvm));
+}
