@@ -18,7 +18,7 @@ import {
   type LandedTransaction,
   type SignatureStatus,
 } from './history.js';
-import { PrioritizationFees, type PrioritizationFee } from './prioritization-fees.js';
+import { PrioritizationFees, type FeeHistoryMode, type PrioritizationFee } from './prioritization-fees.js';
 import { balancesBefore, insufficientFundsForRent, rentStateAllowed, rentStateViolation } from './rent-state.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
@@ -75,6 +75,8 @@ export class Bank {
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
   readonly #belowFloor = new Map<string, DevnetTransaction>();
+  readonly #inFlight: Array<{ due: number; tx: DevnetTransaction; signaturesVerified: boolean }> = [];
+  #landingInFlight = false;
   readonly #costs: ComputeCosts;
   readonly #prioritizationFees = new PrioritizationFees();
   #priceFloor = 0n;
@@ -128,8 +130,11 @@ export class Bank {
     return new AccountJournal(this.#accounts);
   }
 
-  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
-    return { blockhash: this.#latestBlockhash, lastValidBlockHeight: this.blockHeight + BLOCKHASH_VALIDITY_BLOCKS };
+  /** The latest blockhash, or the one made `behindSlots` blocks earlier (what a lagging node knows as its latest). */
+  latestBlockhash(behindSlots = 0): { blockhash: string; lastValidBlockHeight: number } {
+    const known = this.#blockhashes.newestFirst();
+    const back = Math.min(behindSlots, known.length - 1);
+    return { blockhash: known[back]!, lastValidBlockHeight: this.blockHeight - back + BLOCKHASH_VALIDITY_BLOCKS };
   }
 
   isBlockhashValid(blockhash: string): boolean {
@@ -202,14 +207,27 @@ export class Bank {
     }
   }
 
+  get feeHistoryMode(): FeeHistoryMode {
+    return this.#prioritizationFees.mode;
+  }
+
+  /** `floor`: the history shows a price floor; `minimum`: per-slot minimums as Agave's cache reports a surge, mostly 0 (prioritization-fees.ts). */
+  setFeeHistoryMode(mode: FeeHistoryMode): void {
+    this.#prioritizationFees.mode = mode;
+  }
+
   /** While frozen, the fee history stays at its last value: it lags a surge (see prioritization-fees.ts). */
   freezeFeeHistory(frozen: boolean): void {
     this.#prioritizationFees.freeze(frozen);
   }
 
-  /** Runs the transaction against the current state and undoes everything (preflight). */
-  simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; accounts?: string[] }): SimulationResult {
-    const rejected = this.#check(tx, options.checkBlockhash);
+  /**
+   * Runs the transaction against the current state and undoes everything (preflight). With
+   * `blockhashLagSlots`, the blockhashes of the newest that many blocks are unknown, as on a
+   * node that has not seen them yet.
+   */
+  simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
+    const rejected = this.#check(tx, options.checkBlockhash, options.blockhashLagSlots ?? 0);
     if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
     const journal = new AccountJournal(this.#accounts);
@@ -222,12 +240,24 @@ export class Bank {
   }
 
   /**
-   * Hands the transaction to the block producer: it lands now, or on resume while paused.
+   * Hands the transaction to the block producer: it lands now (or on resume while paused), or,
+   * in flight for `landAfterSlots`, with the first block produced that many slots from now.
    * As on a cluster, a transaction that cannot be charged (bad signature, unknown or expired
-   * blockhash, duplicate, payer without funds) is dropped without a status.
+   * blockhash, a nonce that moved, duplicate, payer without funds) when it lands is dropped
+   * without a status.
    */
-  submit(tx: DevnetTransaction, signaturesVerified: boolean): void {
-    this.#whenProducing(() => this.#land(tx, signaturesVerified));
+  submit(tx: DevnetTransaction, signaturesVerified: boolean, landAfterSlots = 0): void {
+    if (landAfterSlots === 0) return this.#whenProducing(() => this.#land(tx, signaturesVerified));
+    if (this.#inFlight.length >= MAX_WAITING) return;
+    const due = this.#slot + landAfterSlots;
+    // Sorted by the slot due, in arrival order within one slot.
+    const at = this.#inFlight.findIndex((entry) => entry.due > due);
+    this.#inFlight.splice(at === -1 ? this.#inFlight.length : at, 0, { due, tx, signaturesVerified });
+  }
+
+  /** Transactions sent with an in-flight delay that have not reached the block producer yet. */
+  get inFlight(): number {
+    return this.#inFlight.length;
   }
 
   /** Credits `lamports` (creating a system account) in a transaction of its own; returns its signature. */
@@ -264,6 +294,7 @@ export class Bank {
     this.#timer = undefined;
     this.#waiting.length = 0;
     this.#belowFloor.clear();
+    this.#inFlight.length = 0;
   }
 
   #whenProducing(land: () => void): void {
@@ -312,6 +343,11 @@ export class Bank {
     this.#produceBlock();
   }
 
+  /** check_transaction_age: a recent blockhash (one the newest `lagSlots` blocks did not make), or the stored value of the durable nonce the transaction advances. */
+  #ageValid(tx: DevnetTransaction, lagSlots: number): boolean {
+    return this.#blockhashes.isValid(tx.recentBlockhash, this.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(tx) !== undefined;
+  }
+
   /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
   #durableNonce(tx: DevnetTransaction): string | undefined {
     return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
@@ -344,7 +380,7 @@ export class Bank {
 
   #dropExpiredBelowFloor(): void {
     for (const [signature, tx] of this.#belowFloor) {
-      if (!this.isBlockhashValid(tx.recentBlockhash)) this.#belowFloor.delete(signature);
+      if (!this.#ageValid(tx, 0)) this.#belowFloor.delete(signature);
     }
   }
 
@@ -365,9 +401,8 @@ export class Bank {
   }
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer (and its rent state), programs. */
-  #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
-    // check_transaction_age: a recent blockhash, or the stored value of the durable nonce the transaction advances.
-    if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash) && this.#durableNonce(tx) === undefined) return 'BlockhashNotFound';
+  #check(tx: DevnetTransaction, checkBlockhash: boolean, blockhashLagSlots = 0): TransactionError | undefined {
+    if (checkBlockhash && !this.#ageValid(tx, blockhashLagSlots)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
     if (tx.budget.error !== undefined) return tx.budget.error;
     const payer = this.#accounts.get(tx.accountKeys[0]!);
@@ -403,6 +438,21 @@ export class Bank {
     this.#blockhashes.prune(this.blockHeight);
     // Once per blockhash lifetime, so waiting transactions are held at most about two lifetimes.
     if (this.#slot % BLOCKHASH_VALIDITY_BLOCKS === 0) this.#dropExpiredBelowFloor();
+    this.#landInFlight();
+  }
+
+  /** Lands the in-flight transactions now due; each lands in a block of its own, so this runs once, not per block it produces. */
+  #landInFlight(): void {
+    if (this.#landingInFlight) return;
+    this.#landingInFlight = true;
+    try {
+      while (this.#inFlight.length > 0 && this.#inFlight[0]!.due <= this.#slot) {
+        const { tx, signaturesVerified } = this.#inFlight.shift()!;
+        this.#whenProducing(() => this.#land(tx, signaturesVerified));
+      }
+    } finally {
+      this.#landingInFlight = false;
+    }
   }
 
   #makeBlockhash(): void {
