@@ -29,6 +29,8 @@ let devnet: DevnetRuntime;
 let litesvm: LiteSvmRuntime;
 const authority = Keypair.generate();
 const recipient = Keypair.generate().publicKey;
+/** Signs where the authority should have. */
+const stranger = Keypair.generate();
 let nonce: PublicKey;
 let accounts: string[];
 
@@ -37,9 +39,10 @@ beforeAll(async () => {
   devnet = new DevnetRuntime(node);
   litesvm = new LiteSvmRuntime();
   nonce = await PublicKey.createWithSeed(authority.publicKey, 'nonce-0', SystemProgram.programId);
-  accounts = [authority.publicKey, nonce, recipient].map((key) => key.toBase58());
+  accounts = [authority.publicKey, nonce, recipient, stranger.publicKey].map((key) => key.toBase58());
   node.airdrop(authority.publicKey, 10n * SOL);
-  litesvm.fund(new Map([[authority.publicKey.toBase58(), 10n * SOL]]));
+  node.airdrop(stranger.publicKey, SOL);
+  litesvm.fund(new Map([[authority.publicKey.toBase58(), 10n * SOL], [stranger.publicKey.toBase58(), SOL]]));
 });
 
 afterAll(async () => {
@@ -133,6 +136,60 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     expect(storedNonce(after.litesvm)).toBe(value);
     expect(storedNonce(after.devnet)).toBe(durableNonceOf(latest));
     expectSameBesidesNonce(after);
+  });
+});
+
+describe('System instructions that fail: the devnet and LiteSVM refuse them alike', () => {
+  function signedBy(signers: Keypair[], instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
+    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign(signers);
+    return tx.serialize();
+  }
+
+  const createWithSeed = (seed: string, to: PublicKey, lamports: bigint) =>
+    SystemProgram.createAccountWithSeed({
+      fromPubkey: authority.publicKey,
+      basePubkey: authority.publicKey,
+      seed,
+      newAccountPubkey: to,
+      lamports: Number(lamports),
+      space: NONCE_ACCOUNT_LENGTH,
+      programId: SystemProgram.programId,
+    });
+
+  it('CreateAccount + InitializeNonceAccount at a keypair address (web3.js createNonceAccount) lands alike, and so does a create the new key did not sign', async () => {
+    const second = Keypair.generate();
+    const instructions = SystemProgram.createNonceAccount({
+      fromPubkey: authority.publicKey,
+      noncePubkey: second.publicKey,
+      authorizedPubkey: authority.publicKey,
+      lamports: Number(NONCE_RENT),
+    }).instructions;
+    const unsigned = { ...instructions[0]!, keys: instructions[0]!.keys.map((key) => ({ ...key, isSigner: key.pubkey.equals(authority.publicKey) })) };
+    expect(await expectSame(signedBy([authority], [unsigned], await syncBlockhash()))).toMatchObject({
+      landed: true,
+      error: { err: { InstructionError: [0, 'MissingRequiredSignature'] } },
+    });
+    const outcome = await expectSame(signedBy([authority, second], instructions, await syncBlockhash()));
+    // Two signatures, and the rent the new account holds (it is not one of the compared accounts).
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 10_000n + NONCE_RENT, unitsConsumed: 300 });
+    expect(await devnet.accountData(second.publicKey.toBase58())).toEqual(litesvm.accountData(second.publicKey.toBase58()));
+  });
+
+  it.each([
+    ['an advance the authority did not sign', () => [stranger], () => [{ ...advance(), keys: advance().keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) }], { InstructionError: [0, 'MissingRequiredSignature'] }],
+    ['two advances in one blockhash (NonceBlockhashNotExpired)', () => [authority], () => [advance(), advance()], { InstructionError: [1, { Custom: 7 }] }],
+    ['an initialize of an initialized nonce', () => [authority], () => [SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey })], { InstructionError: [0, 'InvalidAccountData'] }],
+    ['a withdraw that would leave the nonce below rent', () => [authority], () => [SystemProgram.nonceWithdraw({ noncePubkey: nonce, authorizedPubkey: authority.publicKey, toPubkey: recipient, lamports: 1 })], { InstructionError: [0, 'InsufficientFunds'] }],
+    ['an authorize by someone else', () => [stranger], () => [SystemProgram.nonceAuthorize({ noncePubkey: nonce, authorizedPubkey: stranger.publicKey, newAuthorizedPubkey: stranger.publicKey })], { InstructionError: [0, 'MissingRequiredSignature'] }],
+    ['a create at an address its seed does not derive (AddressWithSeedMismatch)', () => [authority], () => [createWithSeed('other', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 5 }] }],
+    ['a create at an address in use (AccountAlreadyInUse)', () => [authority], () => [createWithSeed('nonce-0', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 0 }] }],
+  ] as Array<[string, () => Keypair[], () => TransactionInstruction[], unknown]>)('%s', async (_name, signers, instructions, err) => {
+    const blockhash = await syncBlockhash();
+    const outcome = await expectSame(signedBy(signers(), instructions(), blockhash));
+    expect(outcome).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
+    litesvm.setSystemAccountData(nonce.toBase58(), (await nonceData()).devnet!);
   });
 });
 
