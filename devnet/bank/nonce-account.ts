@@ -13,7 +13,7 @@ import type { DevnetTransaction } from './transaction.js';
  * program, and what makes a transaction a durable-nonce one.
  */
 
-export const NONCE_ACCOUNT_SIZE = 80;
+const NONCE_ACCOUNT_SIZE = 80;
 export const ADVANCE_NONCE_ACCOUNT = 4;
 // SystemError: the nonce was already advanced to this blockhash's value.
 const NONCE_BLOCKHASH_NOT_EXPIRED = 7;
@@ -24,7 +24,7 @@ type InitializedNonce = { version: number; state: 'initialized'; authority: stri
 type NonceState = { version: number; state: 'uninitialized' } | InitializedNonce;
 
 /** DurableNonce::from_blockhash: sha256("DURABLE_NONCE" || blockhash), never itself a blockhash. */
-export function durableNonceOf(blockhash: string): string {
+function durableNonceOf(blockhash: string): string {
   return bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 }
 

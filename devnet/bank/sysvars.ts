@@ -9,7 +9,7 @@ import { rentExemptMinimum, type Account } from '../program/store.js';
  * the devnet charges (store.ts).
  */
 
-export const SYSVAR_OWNER_ID = 'Sysvar1111111111111111111111111111111111111';
+const SYSVAR_OWNER_ID = 'Sysvar1111111111111111111111111111111111111';
 export const RECENT_BLOCKHASHES_SYSVAR_ID = 'SysvarRecentB1ockHashes11111111111111111111';
 export const RENT_SYSVAR_ID = 'SysvarRent111111111111111111111111111111111';
 

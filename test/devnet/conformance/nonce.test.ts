@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { DevnetRuntime } from './devnet-runtime.js';
+import { durableNonceOf } from '../rpc/helpers.js';
 import { LiteSvmRuntime } from './litesvm-runtime.js';
 import { describeOutcome, type Outcome } from './outcome.js';
 
@@ -78,7 +77,6 @@ async function nonceData(): Promise<{ devnet: Uint8Array | undefined; litesvm: U
   return { devnet: await devnet.accountData(nonce.toBase58()), litesvm: litesvm.accountData(nonce.toBase58()) };
 }
 
-const durableNonceOf = (blockhash: string) => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 const advance = () => SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
 const pay = (lamports: bigint) => SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: recipient, lamports });
 const storedNonce = (data: Uint8Array | undefined) => NonceAccount.fromAccountData(Buffer.from(data ?? new Uint8Array(NONCE_ACCOUNT_LENGTH))).nonce;

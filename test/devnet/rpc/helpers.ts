@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Keypair, PublicKey, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
 import type { DevnetNode } from '../../../devnet/node.js';
@@ -71,5 +73,8 @@ export async function signedWire(connection: Connection, instructions: Transacti
   tx.sign(...signers);
   return tx.serialize();
 }
+
+/** PROTOCOL.md "Durable nonces": sha256("DURABLE_NONCE" || blockhash), computed here apart from the devnet's own. */
+export const durableNonceOf = (blockhash: string): string => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 
 export const randomKey = (): PublicKey => Keypair.generate().publicKey;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   Connection,
   Keypair,
@@ -14,7 +13,7 @@ import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { fundedKeypair, randomKey, rpc, sendWire, signedWire } from './helpers.js';
+import { durableNonceOf, fundedKeypair, randomKey, rpc, sendWire, signedWire } from './helpers.js';
 
 /** Durable nonces over JSON-RPC, as PROTOCOL.md "Durable nonces" describes them. */
 
@@ -33,7 +32,6 @@ afterAll(async () => {
   await node.close();
 });
 
-const durableNonceOf = (blockhash: string) => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 
 async function status(signature: string) {
   return (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
