@@ -1,5 +1,4 @@
 import {
-  Connection,
   Keypair,
   NONCE_ACCOUNT_LENGTH,
   NonceAccount,
@@ -10,35 +9,24 @@ import {
   type TransactionInstruction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { durableNonceOf, fundedKeypair, randomKey, rpc, sendWire, signedWire } from './helpers.js';
+import { durableNonceOf, fundedKeypair, nodeForFile, randomKey, rpc, sendWire, signedWire } from './helpers.js';
 
 /** Durable nonces over JSON-RPC, as PROTOCOL.md "Durable nonces" describes them. */
 
 const NONCE_RENT = 1_447_680;
 const EXPIRY_SLOTS = 151;
 
-let node: DevnetNode;
-let connection: Connection;
-
-beforeAll(async () => {
-  node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
-  connection = new Connection(node.url, 'confirmed');
-});
-
-afterAll(async () => {
-  await node.close();
-});
+const chain = nodeForFile();
 
 
 async function status(signature: string) {
-  return (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
+  return (await chain.connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
 }
 
 async function nonceOf(address: PublicKey): Promise<NonceAccount> {
-  const info = await connection.getAccountInfo(address);
+  const info = await chain.connection.getAccountInfo(address);
   if (info === null) throw new Error(`no nonce account at ${address.toBase58()}`);
   return NonceAccount.fromAccountData(info.data);
 }
@@ -58,8 +46,8 @@ async function createNonce(authority: Keypair, seed = 'nonce-0'): Promise<{ addr
     }),
     SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey }),
   ];
-  const { blockhash } = await connection.getLatestBlockhash();
-  const { body } = await sendWire(node.url, await signedWire(connection, instructions, [authority], blockhash));
+  const { blockhash } = await chain.connection.getLatestBlockhash();
+  const { body } = await sendWire(chain.node.url, await signedWire(chain.connection, instructions, [authority], blockhash));
   expect(body.error).toBeUndefined();
   return { address, blockhash, signature: body.result as string };
 }
@@ -67,17 +55,17 @@ async function createNonce(authority: Keypair, seed = 'nonce-0'): Promise<{ addr
 /** Signed against the nonce's current value, AdvanceNonceAccount first. */
 async function nonceWire(nonce: PublicKey, authority: Keypair, rest: TransactionInstruction[], value?: string): Promise<Buffer> {
   const advance = SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
-  return signedWire(connection, [advance, ...rest], [authority], value ?? (await nonceOf(nonce)).nonce);
+  return signedWire(chain.connection, [advance, ...rest], [authority], value ?? (await nonceOf(nonce)).nonce);
 }
 
 const transfer = (from: Keypair, lamports: number) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports });
 
 describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () => {
   it('creates an 80-byte System account holding sha256("DURABLE_NONCE" || the latest blockhash), as a node reads it', async () => {
-    const authority = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
     const { address, blockhash, signature } = await createNonce(authority);
     expect((await status(signature))?.err).toBeNull();
-    const info = await connection.getAccountInfo(address);
+    const info = await chain.connection.getAccountInfo(address);
     expect(info).toMatchObject({ lamports: NONCE_RENT, owner: SystemProgram.programId, executable: false });
     expect(info?.data.length).toBe(80);
     // Versions::Current (1), State::Initialized (1), authority, nonce, lamports per signature.
@@ -86,16 +74,16 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
     expect(nonce.authorizedPubkey.toBase58()).toBe(authority.publicKey.toBase58());
     expect(nonce.nonce).toBe(durableNonceOf(blockhash));
     expect(nonce.feeCalculator.lamportsPerSignature).toBe(5_000);
-    expect((await connection.getNonce(address))?.nonce).toBe(nonce.nonce);
-    expect(await connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH)).toBe(NONCE_RENT);
-    const { value } = (await rpc(node.url, 'getMultipleAccounts', [[address.toBase58()], { encoding: 'base64' }])).body.result;
+    expect((await chain.connection.getNonce(address))?.nonce).toBe(nonce.nonce);
+    expect(await chain.connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH)).toBe(NONCE_RENT);
+    const { value } = (await rpc(chain.node.url, 'getMultipleAccounts', [[address.toBase58()], { encoding: 'base64' }])).body.result;
     expect(value[0]).toMatchObject({ lamports: NONCE_RENT, owner: SYSTEM_PROGRAM_ID, space: 80, rentEpoch: 18_446_744_073_709_551_615 });
   });
 
   it('refuses a second create at the same address (AccountAlreadyInUse), a wrong derived address, an account below rent', async () => {
-    const authority = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
     const { address } = await createNonce(authority, 'taken');
-    const again = await createNonce(fundedKeypair(node), 'other');
+    const again = await createNonce(fundedKeypair(chain.node), 'other');
     expect(again.address.equals(address)).toBe(false);
     const wrong = SystemProgram.createAccountWithSeed({
       fromPubkey: authority.publicKey,
@@ -113,8 +101,8 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
       SystemProgram.nonceInitialize({ noncePubkey: poor, authorizedPubkey: authority.publicKey }),
     ];
     const simulate = async (instructions: TransactionInstruction[]) => {
-      const wire = await signedWire(connection, instructions, [authority]);
-      return (await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
+      const wire = await signedWire(chain.connection, instructions, [authority]);
+      return (await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
     };
     const derived = await PublicKey.createWithSeed(authority.publicKey, 'nonce-x', SystemProgram.programId);
     expect(await simulate([wrong])).toMatchObject({
@@ -132,14 +120,14 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
   });
 
   it('serves the RecentBlockhashes and Rent sysvars as a node does', async () => {
-    const { blockhash } = await connection.getLatestBlockhash();
-    const recent = await connection.getAccountInfo(SYSVAR_RECENT_BLOCKHASHES_PUBKEY);
+    const { blockhash } = await chain.connection.getLatestBlockhash();
+    const recent = await chain.connection.getAccountInfo(SYSVAR_RECENT_BLOCKHASHES_PUBKEY);
     expect(recent).toMatchObject({ owner: new PublicKey('Sysvar1111111111111111111111111111111111111'), lamports: 42_706_560 });
     expect(recent?.data.length).toBe(6_008);
     expect(recent?.data.readBigUInt64LE(0)).toBeGreaterThan(0n);
     expect(bs58.encode(recent!.data.subarray(8, 40))).toBe(blockhash);
     expect(recent?.data.readBigUInt64LE(40)).toBe(5_000n);
-    const rent = await connection.getAccountInfo(SYSVAR_RENT_PUBKEY);
+    const rent = await chain.connection.getAccountInfo(SYSVAR_RENT_PUBKEY);
     expect(rent).toMatchObject({ lamports: 1_009_200 });
     expect(rent?.data.readBigUInt64LE(0)).toBe(3_480n);
     expect(rent?.data.readDoubleLE(8)).toBe(2);
@@ -148,55 +136,55 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
 
 describe('durable-nonce transactions', () => {
   it('land at any age, advance the nonce (150 compute units for the advance), and every version signed against the old value is refused for good', async () => {
-    const authority = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
     const { address } = await createNonce(authority);
-    node.advanceSlots(EXPIRY_SLOTS);
+    chain.node.advanceSlots(EXPIRY_SLOTS);
     const before = (await nonceOf(address)).nonce;
     const wire = await nonceWire(address, authority, [transfer(authority, 1_000_000)]);
-    const simulated = (await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
+    const simulated = (await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
     expect(simulated).toMatchObject({ err: null, unitsConsumed: 300 });
-    const sent = await sendWire(node.url, wire);
+    const sent = await sendWire(chain.node.url, wire);
     expect((await status(sent.body.result))?.err).toBeNull();
     const after = (await nonceOf(address)).nonce;
     expect(after).not.toBe(before);
-    const landed = await rpc(node.url, 'getTransaction', [sent.body.result, { encoding: 'base64', maxSupportedTransactionVersion: 0 }]);
+    const landed = await rpc(chain.node.url, 'getTransaction', [sent.body.result, { encoding: 'base64', maxSupportedTransactionVersion: 0 }]);
     expect(landed.body.result.meta).toMatchObject({ fee: 5_000, computeUnitsConsumed: 300 });
 
     const rival = await nonceWire(address, authority, [transfer(authority, 2_000_000)], before);
-    const refused = await sendWire(node.url, rival);
+    const refused = await sendWire(chain.node.url, rival);
     expect(refused.body.error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Blockhash not found', data: { err: 'BlockhashNotFound' } });
-    const skipped = await sendWire(node.url, rival, true);
-    node.advanceSlots(1);
+    const skipped = await sendWire(chain.node.url, rival, true);
+    chain.node.advanceSlots(1);
     expect(await status(skipped.body.result)).toBeNull();
     // The landed one itself, sent again: its nonce moved, so Blockhash not found before AlreadyProcessed.
-    expect((await sendWire(node.url, wire)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
+    expect((await sendWire(chain.node.url, wire)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
   });
 
   it('that fail in execution still pay their fee and advance the nonce (Agave), so no other version lands', async () => {
-    const authority = fundedKeypair(node, 10_000_000);
+    const authority = fundedKeypair(chain.node, 10_000_000);
     const { address } = await createNonce(authority);
-    const balance = await connection.getBalance(authority.publicKey);
+    const balance = await chain.connection.getBalance(authority.publicKey);
     const before = (await nonceOf(address)).nonce;
     const failing = await nonceWire(address, authority, [transfer(authority, 100_000_000)]);
-    const sent = await sendWire(node.url, failing, true);
+    const sent = await sendWire(chain.node.url, failing, true);
     expect((await status(sent.body.result))?.err).toEqual({ InstructionError: [1, { Custom: 1 }] });
-    expect(await connection.getBalance(authority.publicKey)).toBe(balance - 5_000);
+    expect(await chain.connection.getBalance(authority.publicKey)).toBe(balance - 5_000);
     expect((await nonceOf(address)).nonce).not.toBe(before);
-    const rival = await sendWire(node.url, await nonceWire(address, authority, [transfer(authority, 1_000_000)], before));
+    const rival = await sendWire(chain.node.url, await nonceWire(address, authority, [transfer(authority, 1_000_000)], before));
     expect(rival.body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
   });
 
   it('are not durable without the authority signing the advance, nor with the advance second', async () => {
-    const authority = fundedKeypair(node);
-    const stranger = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
+    const stranger = fundedKeypair(chain.node);
     const { address } = await createNonce(authority);
     const value = (await nonceOf(address)).nonce;
     const advance = SystemProgram.nonceAdvance({ noncePubkey: address, authorizedPubkey: authority.publicKey });
     const unsigned = { ...advance, keys: advance.keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) } as TransactionInstruction;
-    const cases = [await signedWire(connection, [unsigned], [stranger], value), await signedWire(connection, [transfer(authority, 1), advance], [authority], value)];
-    for (const wire of cases) expect((await sendWire(node.url, wire)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
+    const cases = [await signedWire(chain.connection, [unsigned], [stranger], value), await signedWire(chain.connection, [transfer(authority, 1), advance], [authority], value)];
+    for (const wire of cases) expect((await sendWire(chain.node.url, wire)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
     // With a recent blockhash, the stranger's advance runs and fails as Agave's does.
-    const { body } = await rpc(node.url, 'simulateTransaction', [(await signedWire(connection, [unsigned], [stranger])).toString('base64'), { encoding: 'base64' }]);
+    const { body } = await rpc(chain.node.url, 'simulateTransaction', [(await signedWire(chain.connection, [unsigned], [stranger])).toString('base64'), { encoding: 'base64' }]);
     expect(body.result.value).toMatchObject({
       err: { InstructionError: [0, 'MissingRequiredSignature'] },
       logs: expect.arrayContaining([`Advance nonce account: Account ${authority.publicKey.toBase58()} must be a signer`]),
@@ -204,11 +192,11 @@ describe('durable-nonce transactions', () => {
   });
 
   it('advance at most once per blockhash: a second advance in one transaction fails with NonceBlockhashNotExpired', async () => {
-    const authority = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
     const { address } = await createNonce(authority);
     const advance = SystemProgram.nonceAdvance({ noncePubkey: address, authorizedPubkey: authority.publicKey });
-    const wire = await signedWire(connection, [advance, advance], [authority]);
-    const { body } = await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+    const wire = await signedWire(chain.connection, [advance, advance], [authority]);
+    const { body } = await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
     expect(body.result.value).toMatchObject({
       err: { InstructionError: [1, { Custom: 7 }] },
       logs: expect.arrayContaining(['Advance nonce account: nonce can only advance once per slot']),
@@ -218,19 +206,19 @@ describe('durable-nonce transactions', () => {
 
 describe('WithdrawNonceAccount and AuthorizeNonceAccount', () => {
   it('hand the nonce to a new authority, then close the account by withdrawing everything', async () => {
-    const authority = fundedKeypair(node);
-    const next = fundedKeypair(node);
+    const authority = fundedKeypair(chain.node);
+    const next = fundedKeypair(chain.node);
     const { address } = await createNonce(authority);
     const authorize = SystemProgram.nonceAuthorize({ noncePubkey: address, authorizedPubkey: authority.publicKey, newAuthorizedPubkey: next.publicKey });
-    expect((await sendWire(node.url, await signedWire(connection, [authorize], [authority]))).body.error).toBeUndefined();
+    expect((await sendWire(chain.node.url, await signedWire(chain.connection, [authorize], [authority]))).body.error).toBeUndefined();
     expect((await nonceOf(address)).authorizedPubkey.toBase58()).toBe(next.publicKey.toBase58());
     const to = randomKey();
     const partial = SystemProgram.nonceWithdraw({ noncePubkey: address, authorizedPubkey: next.publicKey, toPubkey: to, lamports: 1 });
-    const { body } = await rpc(node.url, 'simulateTransaction', [(await signedWire(connection, [partial], [next])).toString('base64'), { encoding: 'base64' }]);
+    const { body } = await rpc(chain.node.url, 'simulateTransaction', [(await signedWire(chain.connection, [partial], [next])).toString('base64'), { encoding: 'base64' }]);
     expect(body.result.value).toMatchObject({ err: { InstructionError: [0, 'InsufficientFunds'] } });
     const all = SystemProgram.nonceWithdraw({ noncePubkey: address, authorizedPubkey: next.publicKey, toPubkey: to, lamports: NONCE_RENT });
-    expect((await sendWire(node.url, await signedWire(connection, [all], [next]))).body.error).toBeUndefined();
-    expect(await connection.getAccountInfo(address)).toBeNull();
-    expect(await connection.getBalance(to)).toBe(NONCE_RENT);
+    expect((await sendWire(chain.node.url, await signedWire(chain.connection, [all], [next]))).body.error).toBeUndefined();
+    expect(await chain.connection.getAccountInfo(address)).toBeNull();
+    expect(await chain.connection.getBalance(to)).toBe(NONCE_RENT);
   });
 });
