@@ -70,7 +70,6 @@ export function advancedNonce(authority: string, blockhash: string): Initialized
  * account's address, or undefined.
  */
 export function durableNonceAccount(tx: DevnetTransaction, get: (address: string) => Readonly<Account> | undefined, latestBlockhash: string): string | undefined {
-  if (tx.recentBlockhash === durableNonceOf(latestBlockhash)) return undefined;
   const first = tx.instructions[0];
   if (first === undefined || tx.accountKeys[first.programIdIndex] !== SYSTEM_PROGRAM_ID) return undefined;
   if (first.data.length < 4 || new DataView(first.data.buffer, first.data.byteOffset, 4).getUint32(0, true) !== ADVANCE_NONCE_ACCOUNT) return undefined;
@@ -79,7 +78,8 @@ export function durableNonceAccount(tx: DevnetTransaction, get: (address: string
   const address = tx.accountKeys[index]!;
   const authority = nonceAuthorityFor(get(address), tx.recentBlockhash);
   const signs = first.accountIndexes.some((i) => i < tx.signerCount && tx.accountKeys[i] === authority);
-  return signs ? address : undefined;
+  // Last, as the dearest check (a hash): a nonce already advanced to this blockhash's value cannot advance again.
+  return signs && tx.recentBlockhash !== durableNonceOf(latestBlockhash) ? address : undefined;
 }
 
 /**
