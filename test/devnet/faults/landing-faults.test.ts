@@ -102,6 +102,32 @@ describe('in-flight delays (landAfterSlots) and lost answers (HTTP 504)', () => 
   });
 });
 
+describe('durable-nonce transactions under a price floor', () => {
+  it('a version priced below the floor waits past any blockhash lifetime and lands when the floor falls; a version whose nonce moved never does', async () => {
+    const authority = fundedKeypair(node, 10_000_000_000);
+    const nonce = await nonceAccount(authority);
+    const value = NonceAccount.fromAccountData((await connection.getAccountInfo(nonce))!.data).nonce;
+    const advance = SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+    node.faults.set({ priceFloor: 20_000 });
+    const cheap = await signedWire(connection, [advance, ...priced(1_000, authority)], [authority], value);
+    expect((await sendWire(node.url, cheap)).body.error).toBeUndefined();
+    node.advanceSlots(300);
+    expect(node.faults.snapshot().waitingBelowFloor).toBe(1);
+    node.faults.set({ priceFloor: 1_000 });
+    expect(await status(signatureOf(cheap))).toMatchObject({ err: null });
+
+    const next = NonceAccount.fromAccountData((await connection.getAccountInfo(nonce))!.data).nonce;
+    node.faults.set({ priceFloor: 20_000 });
+    const stuck = await signedWire(connection, [advance, ...priced(1_000, authority)], [authority], next);
+    const repriced = await signedWire(connection, [advance, ...priced(20_000, authority)], [authority], next);
+    await sendWire(node.url, stuck);
+    expect(await status((await sendWire(node.url, repriced)).body.result as string)).toMatchObject({ err: null });
+    node.faults.set({ priceFloor: 0 });
+    expect(await status(signatureOf(stuck))).toBeNull();
+    expect(node.faults.snapshot().waitingBelowFloor).toBe(0);
+  });
+});
+
 describe('a lagging endpoint (blockhashLagSlots)', () => {
   it('answers an older latest blockhash and refuses newer ones with BlockhashNotFound in preflight; without preflight they are forwarded and land', async () => {
     const payer = fundedKeypair(node);
