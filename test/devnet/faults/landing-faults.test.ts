@@ -83,6 +83,23 @@ describe('in-flight delays (landAfterSlots) and lost answers (HTTP 504)', () => 
     expect(node.faults.snapshot().inFlight).toBe(0);
   });
 
+  it('blockhash mode, the mixed answers of issue 31: a 504 from the primary, BlockhashNotFound from the lagging fallback, and both versions land', async () => {
+    const payer = fundedKeypair(node, 10_000_000_000);
+    node.advanceSlots(10);
+    const fallback = await node.addEndpoint();
+    fallback.faults.set({ blockhashLagSlots: 5 });
+    node.faults.set({ landAfterSlots: 40, loseResponses: 1, loseResponseMode: 'http504' });
+    const first = await signedWire(connection, priced(1_000, payer), [payer]);
+    expect((await sendWire(node.url, first)).status).toBe(504);
+    expect((await sendWire(fallback.url, first)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
+    node.faults.set({ landAfterSlots: 0 });
+    const resigned = await signedWire(connection, priced(20_000, payer), [payer]);
+    expect(await status((await sendWire(node.url, resigned)).body.result as string)).toMatchObject({ err: null });
+    node.advanceSlots(40);
+    expect(await status(signatureOf(first))).toMatchObject({ err: null });
+    expect(node.feesPaid(payer.publicKey).transactions).toBe(2);
+  });
+
   it('two versions of one nonce: the one in flight on the primary is refused when it arrives after the other landed', async () => {
     const authority = fundedKeypair(node, 10_000_000_000);
     const nonce = await nonceAccount(authority);
