@@ -43,11 +43,9 @@ export class LiteSvmRuntime {
     }
   }
 
-  /** Replaces a System account's data, its lamports kept: the devnet's state where the two runtimes may differ. */
-  setSystemAccountData(key: string, data: Uint8Array): void {
-    const current = this.#svm.getAccount(address(key));
-    if (!current.exists) throw new Error(`LiteSVM has no account ${key} to set the data of`);
-    this.#svm.setAccount({ address: address(key), lamports: current.lamports, programAddress: SYSTEM_PROGRAM, data, executable: false, space: BigInt(data.length) });
+  /** Creates or replaces a System account holding `data`: a state given to both runtimes, or the devnet's where the two differ. */
+  setSystemAccount(key: string, lamportsHeld: bigint, data: Uint8Array): void {
+    this.#svm.setAccount({ address: address(key), lamports: lamports(lamportsHeld), programAddress: SYSTEM_PROGRAM, data, executable: false, space: BigInt(data.length) });
   }
 
   /** An account's data (undefined: no account). */

@@ -113,7 +113,7 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     expect(storedNonce(data.devnet)).toBe(durableNonceOf(latest));
     expect(storedNonce(data.litesvm)).toBe(durableNonceOf(initialValue));
     expectSameBesidesNonce(data);
-    litesvm.setSystemAccountData(nonce.toBase58(), data.devnet!);
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, data.devnet!);
   });
 
   it('a version signed against the old value is refused once the nonce moved: BlockhashNotFound', async () => {
@@ -187,7 +187,7 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
     const blockhash = await syncBlockhash();
     const outcome = await expectSame(signedBy(signers(), instructions(), blockhash));
     expect(outcome).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
-    litesvm.setSystemAccountData(nonce.toBase58(), (await nonceData()).devnet!);
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
   });
 });
 
