@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BLOCKHASH_VALIDITY_BLOCKS } from '../bank/history.js';
 import { DevnetError } from '../devnet-error.js';
 
 /**
@@ -8,7 +9,6 @@ import { DevnetError } from '../devnet-error.js';
 
 const count = z.number().int().min(0);
 const MAX_LAND_AFTER_SLOTS = 10_000;
-const MAX_BLOCKHASH_LAG_SLOTS = 10_000;
 
 const methodFaultsSchema = z.strictObject({
   /** Delay before the answer, in milliseconds. */
@@ -46,12 +46,13 @@ const faultSettingsSchema = z.strictObject({
    */
   landAfterSlots: count.max(MAX_LAND_AFTER_SLOTS).optional(),
   /**
-   * This endpoint has not seen the blockhashes of the newest N blocks (at most 10,000), as a
+   * This endpoint has not seen the blockhashes of the newest N blocks (at most 150: a node
+   * further behind knows no blockhash the chain still accepts), as a
    * lagging node: getLatestBlockhash answers the one N blocks back, and sendTransaction's
    * preflight and simulateTransaction refuse a transaction signed against a newer one with
    * BlockhashNotFound. With skipPreflight it is forwarded to the leader and lands as usual.
    */
-  blockhashLagSlots: count.max(MAX_BLOCKHASH_LAG_SLOTS).optional(),
+  blockhashLagSlots: count.max(BLOCKHASH_VALIDITY_BLOCKS).optional(),
   /** Stops block production: no slot passes, nothing lands, no blockhash expires. */
   pauseBlocks: z.boolean().optional(),
   /**

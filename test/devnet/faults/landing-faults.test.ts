@@ -199,7 +199,7 @@ describe('fee history under a surge (feeHistory)', () => {
     for (const [settings, field] of [
       [{ feeHistory: 'max' }, 'faults.feeHistory'],
       [{ landAfterSlots: 10_001 }, 'faults.landAfterSlots'],
-      [{ blockhashLagSlots: -1 }, 'faults.blockhashLagSlots'],
+      [{ blockhashLagSlots: 151 }, 'faults.blockhashLagSlots'],
       [{ loseResponseMode: 'http503' }, 'faults.loseResponseMode'],
     ] as const) {
       const { body } = await rpc(node.url, 'devnet_setFaults', [settings]);
