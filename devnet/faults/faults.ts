@@ -26,6 +26,7 @@ export interface FaultSnapshot {
   /** Transactions sent with an in-flight delay (through any endpoint of the chain) that have not landed or been dropped yet. */
   inFlight: number;
   blockhashLagSlots: number;
+  simulateUnitsConsumed: number | null;
   pauseBlocks: boolean;
   slotLag: number;
   /** The slot this endpoint's reports stopped at, or null. */
@@ -63,6 +64,7 @@ export class Faults {
   #dropTransactions = 0;
   #landAfterSlots = 0;
   #blockhashLagSlots = 0;
+  #simulateUnitsConsumed: number | null = null;
   #slotLag = 0;
   #frozenAtSlot: number | null = null;
   #noHistory = false;
@@ -87,6 +89,7 @@ export class Faults {
     if (valid.dropTransactions !== undefined) this.#dropTransactions = valid.dropTransactions;
     if (valid.landAfterSlots !== undefined) this.#landAfterSlots = valid.landAfterSlots;
     if (valid.blockhashLagSlots !== undefined) this.#blockhashLagSlots = valid.blockhashLagSlots;
+    if (valid.simulateUnitsConsumed !== undefined) this.#simulateUnitsConsumed = valid.simulateUnitsConsumed;
     if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
     if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
@@ -111,6 +114,7 @@ export class Faults {
     this.#dropTransactions = 0;
     this.#landAfterSlots = 0;
     this.#blockhashLagSlots = 0;
+    this.#simulateUnitsConsumed = null;
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
     this.#noHistory = false;
@@ -160,6 +164,7 @@ export class Faults {
       landAfterSlots: this.#landAfterSlots,
       inFlight: this.#bank.inFlight,
       blockhashLagSlots: this.#blockhashLagSlots,
+      simulateUnitsConsumed: this.#simulateUnitsConsumed,
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,
@@ -192,6 +197,11 @@ export class Faults {
   /** How many of the newest blocks' blockhashes this endpoint has not seen. */
   get blockhashLagSlots(): number {
     return this.#blockhashLagSlots;
+  }
+
+  /** The units simulateTransaction claims, or null for the truth. */
+  get simulateUnitsConsumed(): number | null {
+    return this.#simulateUnitsConsumed;
   }
 
   /** sendTransaction: how to lose this response, or undefined to answer normally. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_COMPUTE_UNIT_LIMIT } from '../bank/compute-budget.js';
 import { BLOCKHASH_VALIDITY_BLOCKS } from '../bank/history.js';
 import { DevnetError } from '../devnet-error.js';
 
@@ -53,6 +54,11 @@ const faultSettingsSchema = z.strictObject({
    * BlockhashNotFound. With skipPreflight it is forwarded to the leader and lands as usual.
    */
   blockhashLagSlots: count.max(BLOCKHASH_VALIDITY_BLOCKS).optional(),
+  /**
+   * A lying node: simulateTransaction reports this many units consumed (at most 1,400,000),
+   * whatever the transaction used, its error and logs as they are; null tells the truth again.
+   */
+  simulateUnitsConsumed: z.union([count.max(MAX_COMPUTE_UNIT_LIMIT), z.null()]).optional(),
   /** Stops block production: no slot passes, nothing lands, no blockhash expires. */
   pauseBlocks: z.boolean().optional(),
   /**

@@ -74,7 +74,7 @@ const simulateTransaction: RpcMethod = (params, { bank, faults }) => {
       err: result.err,
       logs: result.logs,
       accounts: addresses === undefined ? null : result.accounts.map((account) => (account === undefined ? null : encodeAccount(account))),
-      unitsConsumed: result.unitsConsumed,
+      unitsConsumed: faults.simulateUnitsConsumed ?? result.unitsConsumed,
       returnData: null,
       ...(replaceRecentBlockhash ? { replacementBlockhash: bank.latestBlockhash(faults.blockhashLagSlots) } : {}),
     },

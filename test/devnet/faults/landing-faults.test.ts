@@ -168,6 +168,22 @@ describe('a lagging endpoint (blockhashLagSlots)', () => {
   });
 });
 
+describe('a lying node (simulateUnitsConsumed)', () => {
+  it('claims the units it is told in every simulation, its error as it is; an honest endpoint beside it reports what was used', async () => {
+    const payer = fundedKeypair(node);
+    const liar = await node.addEndpoint();
+    liar.faults.set({ simulateUnitsConsumed: 1_400_000 });
+    const simulate = async (url: string, wire: Buffer) => (await rpc(url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
+    const wire = await signedWire(connection, [pay(payer)], [payer]);
+    expect(await simulate(liar.url, wire)).toMatchObject({ err: null, unitsConsumed: 1_400_000 });
+    expect(await simulate(node.url, wire)).toMatchObject({ err: null, unitsConsumed: 150 });
+    const failing = await signedWire(connection, [pay(payer, 10_000_000_000)], [payer]);
+    expect(await simulate(liar.url, failing)).toMatchObject({ err: { InstructionError: [0, { Custom: 1 }] }, unitsConsumed: 1_400_000 });
+    expect(liar.faults.set({ simulateUnitsConsumed: null }).simulateUnitsConsumed).toBeNull();
+    expect(await simulate(liar.url, wire)).toMatchObject({ unitsConsumed: 150 });
+  });
+});
+
 describe('fee history under a surge (feeHistory)', () => {
   async function recentFees(addresses: string[]): Promise<Array<{ slot: number; prioritizationFee: number }>> {
     return (await rpc(node.url, 'getRecentPrioritizationFees', [addresses])).body.result;
@@ -201,6 +217,7 @@ describe('fee history under a surge (feeHistory)', () => {
       [{ landAfterSlots: 10_001 }, 'faults.landAfterSlots'],
       [{ blockhashLagSlots: 151 }, 'faults.blockhashLagSlots'],
       [{ loseResponseMode: 'http503' }, 'faults.loseResponseMode'],
+      [{ simulateUnitsConsumed: 1_400_001 }, 'faults.simulateUnitsConsumed'],
     ] as const) {
       const { body } = await rpc(node.url, 'devnet_setFaults', [settings]);
       expect(body.error).toMatchObject({ code: -32602, message: expect.stringContaining(field) });
