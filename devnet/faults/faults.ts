@@ -1,5 +1,6 @@
 import type { Bank } from '../bank/bank.js';
 import type { FeeHistoryMode } from '../bank/prioritization-fees.js';
+import { forgeHistory, type ForgedHistory } from './forged-history.js';
 import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaults } from './settings.js';
 
 /**
@@ -27,6 +28,8 @@ export interface FaultSnapshot {
   inFlight: number;
   blockhashLagSlots: number;
   simulateUnitsConsumed: number | null;
+  /** The address this endpoint's history forges transactions for, how many and in which slot, or null. */
+  forgedHistory: { address: string; transactions: number; slot: number } | null;
   pauseBlocks: boolean;
   slotLag: number;
   /** The slot this endpoint's reports stopped at, or null. */
@@ -65,6 +68,7 @@ export class Faults {
   #landAfterSlots = 0;
   #blockhashLagSlots = 0;
   #simulateUnitsConsumed: number | null = null;
+  #forged: ForgedHistory | null = null;
   #slotLag = 0;
   #frozenAtSlot: number | null = null;
   #noHistory = false;
@@ -90,6 +94,11 @@ export class Faults {
     if (valid.landAfterSlots !== undefined) this.#landAfterSlots = valid.landAfterSlots;
     if (valid.blockhashLagSlots !== undefined) this.#blockhashLagSlots = valid.blockhashLagSlots;
     if (valid.simulateUnitsConsumed !== undefined) this.#simulateUnitsConsumed = valid.simulateUnitsConsumed;
+    if (valid.forgedHistory === null) this.#forged = null;
+    if (valid.forgedHistory !== undefined && valid.forgedHistory !== null) {
+      const { address, transactions } = valid.forgedHistory;
+      this.#forged = forgeHistory(address, transactions, this.#bank.slot, this.#bank.latestBlockhash().blockhash);
+    }
     if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
     if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
@@ -115,6 +124,7 @@ export class Faults {
     this.#landAfterSlots = 0;
     this.#blockhashLagSlots = 0;
     this.#simulateUnitsConsumed = null;
+    this.#forged = null;
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
     this.#noHistory = false;
@@ -165,6 +175,8 @@ export class Faults {
       inFlight: this.#bank.inFlight,
       blockhashLagSlots: this.#blockhashLagSlots,
       simulateUnitsConsumed: this.#simulateUnitsConsumed,
+      forgedHistory:
+        this.#forged === null ? null : { address: this.#forged.address, transactions: this.#forged.entries.length, slot: this.#forged.entries[0]!.slot },
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,
@@ -202,6 +214,11 @@ export class Faults {
   /** The units simulateTransaction claims, or null for the truth. */
   get simulateUnitsConsumed(): number | null {
     return this.#simulateUnitsConsumed;
+  }
+
+  /** The transactions this endpoint's history forges (forgedHistory), or null. */
+  get forgedHistory(): ForgedHistory | null {
+    return this.#forged;
   }
 
   /** sendTransaction: how to lose this response, or undefined to answer normally. */

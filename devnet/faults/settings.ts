@@ -1,3 +1,4 @@
+import { PublicKey } from '@solana/web3.js';
 import { z } from 'zod';
 import { MAX_COMPUTE_UNIT_LIMIT } from '../bank/compute-budget.js';
 import { BLOCKHASH_VALIDITY_BLOCKS } from '../bank/history.js';
@@ -10,6 +11,16 @@ import { DevnetError } from '../devnet-error.js';
 
 const count = z.number().int().min(0);
 const MAX_LAND_AFTER_SLOTS = 10_000;
+const MAX_FORGED_TRANSACTIONS = 1_000;
+const base58Address = z.string().refine(isPublicKey, 'must be a base58 public key (32 bytes)');
+
+function isPublicKey(value: string): boolean {
+  try {
+    return new PublicKey(value).toBase58() === value;
+  } catch {
+    return false;
+  }
+}
 
 const methodFaultsSchema = z.strictObject({
   /** Delay before the answer, in milliseconds. */
@@ -59,6 +70,13 @@ const faultSettingsSchema = z.strictObject({
    * whatever the transaction used, its error and logs as they are; null tells the truth again.
    */
   simulateUnitsConsumed: z.union([count.max(MAX_COMPUTE_UNIT_LIMIT), z.null()]).optional(),
+  /**
+   * A lying history node: this endpoint's getSignaturesForAddress lists, for `address`,
+   * `transactions` (1 to 1,000) forged transactions in the slot the fault is set, newest above
+   * what landed there, and getTransaction answers them: transfers with the address as fee payer
+   * whose signatures do not verify. Statuses do not know them. null removes them.
+   */
+  forgedHistory: z.union([z.strictObject({ address: base58Address, transactions: count.min(1).max(MAX_FORGED_TRANSACTIONS) }), z.null()]).optional(),
   /** Stops block production: no slot passes, nothing lands, no blockhash expires. */
   pauseBlocks: z.boolean().optional(),
   /**
