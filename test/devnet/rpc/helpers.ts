@@ -1,22 +1,24 @@
 import { createHash } from 'node:crypto';
 import { Connection, Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import bs58 from 'bs58';
 import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 
 /**
- * One node for a test file, started before its tests and closed after them; slots pass only with
- * transactions and advanceSlots. Read `node` and `connection` inside the tests.
+ * The node a test file's tests run on: one for the whole file (`file`), or a fresh one for each
+ * test (`each`); slots pass only with transactions and advanceSlots. Read `node` and
+ * `connection` inside the tests.
  */
-export function nodeForFile(): { readonly node: DevnetNode; readonly connection: Connection } {
+export function testNode(scope: 'file' | 'each'): { readonly node: DevnetNode; readonly connection: Connection } {
   const shared: { node?: DevnetNode; connection?: Connection } = {};
-  beforeAll(async () => {
+  const [start, stop] = scope === 'file' ? [beforeAll, afterAll] : [beforeEach, afterEach];
+  start(async () => {
     shared.node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
     shared.connection = new Connection(shared.node.url, 'confirmed');
   });
-  afterAll(async () => {
+  stop(async () => {
     await shared.node?.close();
   });
   return {
@@ -30,7 +32,7 @@ export function nodeForFile(): { readonly node: DevnetNode; readonly connection:
 }
 
 function failNotStarted(): never {
-  throw new Error('nodeForFile: the node is read outside a test (it starts in beforeAll)');
+  throw new Error('testNode: the node is read outside a test (it starts before each test or the file)');
 }
 
 /** Raw JSON-RPC over fetch, to check exact wire shapes. */

@@ -11,14 +11,14 @@ import {
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { durableNonceOf, fundedKeypair, nodeForFile, randomKey, rpc, sendWire, signedWire } from './helpers.js';
+import { durableNonceOf, fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from './helpers.js';
 
 /** Durable nonces over JSON-RPC, as PROTOCOL.md "Durable nonces" describes them. */
 
 const NONCE_RENT = 1_447_680;
 const EXPIRY_SLOTS = 151;
 
-const chain = nodeForFile();
+const chain = testNode('file');
 
 
 async function status(signature: string) {

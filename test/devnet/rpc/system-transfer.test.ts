@@ -1,9 +1,9 @@
 import { SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { fundedKeypair, nodeForFile, randomKey, rpc, sendWire, signedWire } from './helpers.js';
+import { fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from './helpers.js';
 
-const chain = nodeForFile();
+const chain = testNode('file');
 
 const funded = (lamports: number) => fundedKeypair(chain.node, lamports);
 const send = (wire: Buffer, skipPreflight = false) => sendWire(chain.node.url, wire, skipPreflight);
