@@ -71,6 +71,8 @@ export async function startBridge(options: {
   timing?: SubmitTiming;
   rpcTimeoutMs?: number;
   priorityFee?: PriorityFeeBounds;
+  /** Further destination endpoints (BRIDGE_TARGET_RPC_FALLBACK_URLS). */
+  targetFallbackUrls?: string[];
 }): Promise<BridgeFixture> {
   const source = await new FakeChain(programId, depositTracker, options.source).start();
   const target = await new FakeChain(programId, withdrawTracker, options.target).start();
@@ -80,6 +82,7 @@ export async function startBridge(options: {
     {
       sourceRpcUrl: source.url,
       targetRpcUrl: target.url,
+      ...(options.targetFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: options.targetFallbackUrls }),
       sourceChainId: SOURCE_CHAIN_ID,
       targetChainId: TARGET_CHAIN_ID,
       sourceProgramId: programId,

@@ -22,7 +22,8 @@ import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } 
  * never lands; getRecentPrioritizationFees answers `recentFees`.
  */
 
-export type SendFault = 'none' | 'drop-response' | 'ignore' | 'ignore-and-drop-response';
+/** `gateway-timeout`: the transaction is processed and the answer lost on the way back (HTTP 504). */
+export type SendFault = 'none' | 'drop-response' | 'gateway-timeout' | 'ignore' | 'ignore-and-drop-response';
 
 export interface SendRecord {
   signature: string;
@@ -178,6 +179,7 @@ export class FakeChain {
     if (fault === 'ignore') return { result: signature };
     if (fault === 'ignore-and-drop-response') return { drop: true };
     const reply = this.process(transaction, signature, skipPreflight);
+    if (fault === 'gateway-timeout') return { http: 504 };
     return fault === 'drop-response' ? { drop: true } : reply;
   }
 
