@@ -10,6 +10,7 @@ import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { chainName } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
+import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
@@ -180,10 +181,11 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
+  const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
   const common = { authority: authorityKey, metrics };
   const submitterOn: SubmitterOn = (side, action) => {
     const { rpc, tracker } = side === 'source' ? source : target;
-    return { ...common, rpc, sender: sender[side], bidder: bidder[side], target: { action, tracker } };
+    return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], target: { action, tracker } };
   };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);

@@ -13,7 +13,7 @@ import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError 
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
-import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget } from './compute-budget.js';
+import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
 import { signNextBatch, signTransaction, type SignedBatch } from './sign-transaction.js';
 import { SendRecord, SignatureWatch, type SignedTransaction, type Watched } from './signature-watch.js';
@@ -64,15 +64,15 @@ export interface TransactionJob extends ActionTarget {
  * What became of one signed transaction: it landed, or a CHAIN__FAILED_TO_SUBMIT says what
  * became of it (`refused` in preflight, `landed_with_error`, `not_landed` or `unknown`).
  */
-export type SendOutcome = { kind: 'landed' } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
-
-const LANDED: SendOutcome = { kind: 'landed' };
+export type SendOutcome = { kind: 'landed'; signature: string } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
 
 export interface BudgetedSubmitter {
   target: ActionTarget;
   rpc: ChainRpc;
   sender: TransactionSender;
   bidder: PriorityFeeBidder;
+  /** The chain's: what its landed and refused transactions showed each action's instructions cost. */
+  ceilings: ComputeCeilings;
   authority: PublicKey;
 }
 
@@ -109,9 +109,12 @@ export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, ite
   while (queue.length > 0) {
     const next = await signNextBatch(s, queue, maxCount, signal);
     const job: TransactionJob = { ...s.target, indices: next.items.map((item) => item.index) };
-    const outcome = await sendSignedBatch(s, next, job, signal);
+    const outcome =
+      'refusal' in next
+        ? failedWith(job, next.refusal, { outcome: 'refused', where: 'refused in simulation' })
+        : await sendSignedBatch(s, next, job, signal);
     if (outcome.kind === 'landed') {
-      outcomes.landed({ signature: next.signed.signature, indices: job.indices });
+      outcomes.landed({ signature: outcome.signature, indices: job.indices });
       queue = queue.slice(next.items.length);
       continue;
     }
@@ -129,15 +132,19 @@ export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, ite
 /**
  * Sends and confirms one signed batch. A transaction that expired after a node accepted it
  * raises the chain's escalation step, and its failure names the price offered, what recent
- * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it down.
+ * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it
+ * down. What the chain showed of the instructions' cost moves the compute ceiling.
  */
 async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
   const outcome = await s.sender.sendAndConfirm(batch.signed, job, signal);
+  const { unitLimit } = batch.signed.budget;
   if (outcome.kind === 'landed') {
     s.bidder.landed();
+    s.ceilings.landed(job.action, unitLimit, job.indices.length);
     return outcome;
   }
   const err = outcome.failure;
+  if (err.context.transactionError === 'ComputationalBudgetExceeded') s.ceilings.exceeded(job.action, unitLimit, job.indices.length);
   if (err.context.outcome === 'landed_with_error') s.bidder.landed();
   if (err.context.outcome !== 'not_landed') return outcome;
   // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
@@ -289,7 +296,7 @@ export class TransactionSender {
     const { signature } = signed;
     if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');
-    return LANDED;
+    return { kind: 'landed', signature };
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
