@@ -108,10 +108,10 @@ export class ComputeCeilings {
  * The position among `instructions` (after the budget instructions) of the one that passed the
  * limit, when `err` is `{"InstructionError":[i,"ComputationalBudgetExceeded"]}`.
  */
-function budgetExceededAt(err: unknown): number | undefined {
+function budgetExceededAt(err: unknown, leading: number): number | undefined {
   const instructionError = runtimeInstructionError(err);
   if (instructionError === undefined || instructionError[1] !== 'ComputationalBudgetExceeded') return undefined;
-  return Math.max(0, instructionError[0] - BUDGET_INSTRUCTION_COUNT);
+  return Math.max(0, instructionError[0] - leading);
 }
 
 /** How many of the leading instructions go in this transaction (at least 1) and its budget; or the simulation's refusal. */
@@ -120,6 +120,8 @@ export type MeasuredBatch = { count: number; budget: ComputeBudget } | { count: 
 export interface MeasureInput {
   rpc: ChainRpc;
   feePayer: PublicKey;
+  /** Instructions before the budget's in the signed transaction (AdvanceNonceAccount in nonce mode): measured with the rest. */
+  leading: readonly TransactionInstruction[];
   /** Instructions that fit one transaction by bytes, in order. */
   instructions: readonly TransactionInstruction[];
   microLamportsPerUnit: number;
@@ -142,12 +144,12 @@ export const MAX_SIMULATIONS = 4;
  * an upgrade may be rolling out).
  */
 export async function measureBatch(input: MeasureInput, signal: AbortSignal): Promise<MeasuredBatch> {
-  const { rpc, feePayer, instructions, microLamportsPerUnit, ceilingPerInstruction } = input;
+  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilingPerInstruction } = input;
   let count = Math.min(instructions.length, input.maxCount ?? instructions.length);
   for (let simulations = 0; simulations < MAX_SIMULATIONS; simulations++) {
-    const probe = [...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
+    const probe = [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
     const { err, unitsConsumed } = await rpc.simulateTransaction(unsignedWire(probe, feePayer), signal);
-    const exceededAt = budgetExceededAt(err);
+    const exceededAt = budgetExceededAt(err, leading.length + BUDGET_INSTRUCTION_COUNT);
     if (err !== null && (exceededAt === undefined || count === 1)) return { count, refusal: err };
     const wanted = Math.min(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN), count * ceilingPerInstruction);
     if (exceededAt === undefined && (wanted <= MAX_COMPUTE_UNIT_LIMIT || count === 1)) {

@@ -12,6 +12,7 @@ import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
+import { NoncePool } from './nonce-pool.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
@@ -46,6 +47,8 @@ export interface BridgeChainsOptions {
   sourceReadCommitment: Commitment;
   /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS. */
   priorityFee: PriorityFeeBounds;
+  /** BRIDGE_NONCE_ACCOUNTS: the nonce pool's size per chain; 0 (the default here) keeps blockhash mode without reading any. */
+  nonceAccounts?: number;
   metrics: Metrics;
   logger: Logger;
 }
@@ -165,10 +168,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const authorityKey = signer.publicKey;
 
   const { fetch, submitTiming } = tuning;
-  const senderFor = (rpc: ChainRpc, signed: SignedSignatures): TransactionSender =>
+  const { source, target } = chainEndpoints(options, fetch, logger);
+  const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
+    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, logger: logger.child({ chain: rpc.chain }) });
+  const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
+  const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
       rpc,
       signer,
+      nonces: pool,
       metrics,
       logger: logger.child({ chain: rpc.chain }),
       signed,
@@ -176,9 +184,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
-  const { source, target } = chainEndpoints(options, fetch, logger);
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
-  const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
+  const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
@@ -195,8 +202,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   return {
     authority: authorityKey.toBase58(),
 
-    readState: (signal, limits) =>
-      readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
+    // The nonce accounts are read with the trackers: a cycle signs in the mode its read found.
+    readState: async (signal, limits) => {
+      const [view] = await Promise.all([
+        readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
+        nonces.source.refresh(signal),
+        nonces.target.refresh(signal),
+      ]);
+      return view;
+    },
 
     ...voteActions(submitterOn),
 
@@ -221,5 +235,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     }),
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
+
+    landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
   };
 }

@@ -4,7 +4,7 @@ import type { AuthoritySigner } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
-import { BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
 import type { Bid, PriorityFeeBidder } from './priority-fee.js';
 import type { SignedTransaction } from './signature-watch.js';
 
@@ -42,7 +42,9 @@ export async function signTransaction(
 
 /** What signs a transaction's instructions behind its compute budget (the chain's TransactionSender). */
 interface Signs {
-  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction>;
+  /** What leads the action's instructions besides the budget (AdvanceNonceAccount in nonce mode): the simulation runs it too. */
+  leadingFor(action: CrankAction): TransactionInstruction[];
+  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, action: CrankAction, signal: AbortSignal): Promise<SignedTransaction>;
 }
 
 export interface SignedBatch<T> {
@@ -56,6 +58,8 @@ export interface SignedBatch<T> {
 export interface RefusedBatch<T> {
   items: T[];
   refusal: TransactionError;
+  /** Instructions before the items' in the simulated message. */
+  leading: number;
 }
 
 /**
@@ -72,13 +76,14 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   const instructions = queue.map((item) => item.instruction);
   const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, BUDGET_SIZE_PREFIX));
   const bid = await s.bidder.bid(bySize, signal);
-  const ceilingPerInstruction = s.ceilings.perInstruction(s.target.action);
+  const { action } = s.target;
+  const leading = s.sender.leadingFor(action);
   const measured = await measureBatch(
-    { rpc: s.rpc, feePayer: s.authority, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount, ceilingPerInstruction },
+    { rpc: s.rpc, feePayer: s.authority, leading, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount, ceilingPerInstruction: s.ceilings.perInstruction(action) },
     signal,
   );
   const items = queue.slice(0, measured.count);
-  if ('refusal' in measured) return { items, refusal: measured.refusal };
-  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, signal);
+  if ('refusal' in measured) return { items, refusal: measured.refusal, leading: leading.length + BUDGET_INSTRUCTION_COUNT };
+  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, action, signal);
   return { items, signed, bid };
 }
