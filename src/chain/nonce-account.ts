@@ -18,9 +18,6 @@ export const NONCE_ACCOUNT_SIZE = 80;
  */
 export const NONCE_ACCOUNT_RENT_LAMPORTS = (128 + NONCE_ACCOUNT_SIZE) * 3_480 * 2;
 
-/** Most nonce accounts per chain (BRIDGE_NONCE_ACCOUNTS). */
-export const MAX_NONCE_ACCOUNTS = 8;
-
 const CURRENT_VERSION = 1;
 const INITIALIZED = 1;
 
