@@ -13,6 +13,7 @@ import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
 import { NoncePool } from './nonce-pool.js';
+import { setUpNoncePool, type NoncePoolSetup } from './nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
@@ -160,6 +161,18 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
       return { source, target };
     },
   };
+}
+
+/**
+ * `npm run ops -- nonce init`: the authority's nonce pool made whole on both chains, the source
+ * first (./nonce-setup.ts).
+ */
+export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
+  const { source, target } = chainEndpoints(options);
+  return [
+    await setUpNoncePool({ rpc: source.rpc, signer, chainId: options.sourceChainId, size }, signal),
+    await setUpNoncePool({ rpc: target.rpc, signer, chainId: options.targetChainId, size }, signal),
+  ];
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {

@@ -230,11 +230,21 @@ export class FakeChain {
     if (budgetOf(transaction).price < this.clearingPrice) return { result: signature };
     if (outcome.err === null) this.tracker = outcome.state;
     if (nonce !== undefined) nonce.value = FakeChain.nonceValue();
+    if (outcome.err === null) this.initializeNonces(transaction);
     this.slot += 1;
     this.statuses.set(signature, { err: outcome.err, slot: this.slot });
     const { unitLimit, price } = budgetOf(transaction);
     this.budgets.set(signature, { unitLimit, price, unitsConsumed: outcome.unitsConsumed });
     return { result: signature };
+  }
+
+  /** InitializeNonceAccount makes its account a nonce account (CreateAccountWithSeed before it is taken as done). */
+  private initializeNonces(transaction: Transaction): void {
+    for (const instruction of transaction.instructions) {
+      if (!instruction.programId.equals(SystemProgram.programId) || instruction.data.readUInt32LE(0) !== INITIALIZE_NONCE) continue;
+      const authority = new PublicKey(instruction.data.subarray(4, 36));
+      this.nonces.set(instruction.keys[0]!.pubkey.toBase58(), { authority, value: FakeChain.nonceValue() });
+    }
   }
 
   /** The nonce a transaction advances first, when it is a durable-nonce transaction. */
@@ -264,7 +274,9 @@ export class FakeChain {
 
 const BUILTIN_INSTRUCTION_UNITS = 150;
 const ADVANCE_NONCE = 4;
+const INITIALIZE_NONCE = 6;
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
+const DEFAULT_UNITS_PER_BUILTIN = 3_000;
 const MAX_UNIT_LIMIT = 1_400_000;
 
 /** The transaction's limit and price as the runtime reads them (PROTOCOL.md). */
@@ -272,8 +284,12 @@ function budgetOf(transaction: { instructions: TransactionInstruction[] }): { un
   let unitLimit: number | undefined;
   let price = 0;
   let bridgeInstructions = 0;
+  let builtinInstructions = 0;
   for (const instruction of transaction.instructions) {
-    if (instruction.programId.equals(SystemProgram.programId)) continue;
+    if (instruction.programId.equals(SystemProgram.programId)) {
+      builtinInstructions += 1;
+      continue;
+    }
     if (!instruction.programId.equals(ComputeBudgetProgram.programId)) {
       bridgeInstructions += 1;
       continue;
@@ -282,7 +298,8 @@ function budgetOf(transaction: { instructions: TransactionInstruction[] }): { un
     if (type === 'SetComputeUnitLimit') unitLimit = ComputeBudgetInstruction.decodeSetComputeUnitLimit(instruction).units;
     if (type === 'SetComputeUnitPrice') price = Number(ComputeBudgetInstruction.decodeSetComputeUnitPrice(instruction).microLamports);
   }
-  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION), price };
+  const reserved = bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + builtinInstructions * DEFAULT_UNITS_PER_BUILTIN;
+  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? reserved), price };
 }
 
 function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {
