@@ -17,9 +17,14 @@ import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } 
  * `onSend` scripts faults per send: lose the response, ignore the transaction, or both.
  *
  * Compute and fees follow PROTOCOL.md "Compute units and fees" in small: each bridge instruction
- * costs `unitsPerInstruction`, each ComputeBudget one 150; the limit is SetComputeUnitLimit's (or
- * 200,000 per bridge instruction); a transaction priced below `clearingPrice` is accepted and
- * never lands; getRecentPrioritizationFees answers `recentFees`.
+ * costs `unitsPerInstruction`, each builtin (ComputeBudget, System) one 150; the limit is
+ * SetComputeUnitLimit's (or 200,000 per bridge instruction and 3,000 per System one); a
+ * transaction priced below `clearingPrice` is accepted and never lands;
+ * getRecentPrioritizationFees answers `recentFees`.
+ *
+ * Durable nonces as PROTOCOL.md "Durable nonces" has them, in small: InitializeNonceAccount makes
+ * a nonce account, a transaction led by AdvanceNonceAccount is valid while the account holds its
+ * recent-blockhash value, and its landing (failed or not) moves the value.
  */
 
 /** `gateway-timeout`: the transaction is processed and the answer lost on the way back (HTTP 504). */
