@@ -43,6 +43,19 @@ export class LiteSvmRuntime {
     }
   }
 
+  /** Replaces a System account's data, its lamports kept: the devnet's state where the two runtimes may differ. */
+  setSystemAccountData(key: string, data: Uint8Array): void {
+    const current = this.#svm.getAccount(address(key));
+    if (!current.exists) throw new Error(`LiteSVM has no account ${key} to set the data of`);
+    this.#svm.setAccount({ address: address(key), lamports: current.lamports, programAddress: SYSTEM_PROGRAM, data, executable: false, space: BigInt(data.length) });
+  }
+
+  /** An account's data (undefined: no account). */
+  accountData(key: string): Uint8Array | undefined {
+    const account = this.#svm.getAccount(address(key));
+    return account.exists ? Uint8Array.from(account.data) : undefined;
+  }
+
   run(wire: Uint8Array, accounts: readonly string[]): Outcome {
     const before = this.#total(accounts);
     const decoded = this.#rpcRefusal(wire);
