@@ -9,7 +9,7 @@ import bs58 from 'bs58';
  */
 
 /** version u32, state u32, authority 32, durable nonce 32, lamports per signature u64. */
-export const NONCE_ACCOUNT_SIZE = 80;
+const NONCE_ACCOUNT_SIZE = 80;
 
 /**
  * The rent-exempt minimum of an 80-byte account, as the runtime computes it: (128 bytes of

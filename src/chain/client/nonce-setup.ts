@@ -22,7 +22,7 @@ const POLL_INTERVAL_MS = 500;
 /** One creating transaction is waited for at most this long: a blockhash's life (150 blocks at up to 600 ms) and a margin. */
 const CONFIRM_TIMEOUT_MS = 120_000;
 
-export interface NonceAccountLine {
+interface NonceAccountLine {
   address: string;
   /** `created` by this run, or `present` before it. */
   state: 'created' | 'present';

@@ -199,7 +199,7 @@ type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; r
  * higher: 10 slots (4 s at 400 ms) per step reaches the cap three steps up within about 12 s of
  * a surge the fee history does not show, plus one rebroadcast interval to notice.
  */
-export const NONCE_RESIGN_SLOTS = 10;
+const NONCE_RESIGN_SLOTS = 10;
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;

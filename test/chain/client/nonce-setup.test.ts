@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { setUpNoncePool } from '../../../src/chain/client/nonce-setup.js';
-import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../../src/chain/nonce-account.js';
+import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress, nonceSeed } from '../../../src/chain/nonce-account.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
@@ -38,7 +38,8 @@ describe('nonce init', () => {
     expect(first.accounts.map(({ address, state }) => ({ address, state }))).toEqual(addresses.map((address) => ({ address, state: 'created' })));
     expect(first.rentLamports).toBe(2 * NONCE_ACCOUNT_RENT_LAMPORTS);
     expect(addresses.every((address) => fake.nonces.get(address)?.authority.equals(authority.publicKey))).toBe(true);
-    expect(await PublicKey.createWithSeed(authority.publicKey, `bridge-nonce-${CHAIN_ID}-1`, SystemProgram.programId)).toEqual(new PublicKey(addresses[1]!));
+    expect(nonceSeed(CHAIN_ID, 1)).toBe(`bridge-nonce-${CHAIN_ID}-1`);
+    expect(await PublicKey.createWithSeed(authority.publicKey, nonceSeed(CHAIN_ID, 1), SystemProgram.programId)).toEqual(new PublicKey(addresses[1]!));
 
     const sent = fake.sends.length;
     const again = await setUpNoncePool(input(fake.url, 2), signal());
