@@ -241,10 +241,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
     plannedFees: (work) => ({
-      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap),
+      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap, sender.target.leadingFor('ack_deposit')),
       source:
-        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap) +
-        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap),
+        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap, sender.source.leadingFor('ack_withdraw')) +
+        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap, sender.source.leadingFor('cleanup_deposit')),
     }),
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),

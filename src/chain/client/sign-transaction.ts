@@ -73,11 +73,11 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   maxCount: number,
   signal: AbortSignal,
 ): Promise<SignedBatch<T> | RefusedBatch<T>> {
-  const instructions = queue.map((item) => item.instruction);
-  const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, BUDGET_SIZE_PREFIX));
-  const bid = await s.bidder.bid(bySize, signal);
   const { action } = s.target;
   const leading = s.sender.leadingFor(action);
+  const instructions = queue.map((item) => item.instruction);
+  const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, [...leading, ...BUDGET_SIZE_PREFIX]));
+  const bid = await s.bidder.bid(bySize, signal);
   const measured = await measureBatch(
     { rpc: s.rpc, feePayer: s.authority, leading, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount, ceilingPerInstruction: s.ceilings.perInstruction(action) },
     signal,

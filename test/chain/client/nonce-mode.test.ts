@@ -51,6 +51,14 @@ describe('nonce mode', () => {
     expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);
   });
 
+  it('packs votes behind the advance as well as the budget instructions: every transaction fits a packet', async () => {
+    const f = await start();
+    const votes = Array.from({ length: 25 }, (_, i) => proposal(5 + i));
+    const report = await f.chains.ackDeposits(votes, signal());
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual(votes.map((v) => v.index));
+    for (const send of f.target.sends) expect(Buffer.from(send.wire, 'base64').length).toBeLessThanOrEqual(1232);
+  });
+
   it('missing nonce accounts: blockhash mode, said in one line that names the command and the rent', async () => {
     const f = await start({ createNonces: false });
     await f.chains.readState(signal(), READ_LIMITS);
