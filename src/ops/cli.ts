@@ -19,8 +19,9 @@ import { renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
- * `npm run ops -- <command>`: operator commands over the server's own configuration (README
- * "Operating"), read-only but for `nonce init`, which creates the authority's nonce accounts. Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * `npm run ops -- <command>`: operator commands over the server's own configuration
+ * (docs/operating.md "Operating"), read-only but for `nonce init`, which creates the
+ * authority's nonce accounts. Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
  * 3 no such transfer index. Everything written goes through escapeUnsafeCharacters: chain data
  * and a /health answer cannot move the cursor, recolour or reorder the terminal.
  */
