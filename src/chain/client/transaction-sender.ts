@@ -34,6 +34,11 @@ import type { TrackerRef } from './tracker-reader.js';
  * BRIDGE_CRANK_MAX_ATTEMPTS. A transaction that leaves `sendAndConfirm` without a known outcome
  * (the caller aborted, or no confirmation within `confirmTimeoutMs`) stays pending: the next
  * call for the same action first resolves it (`settlePending`) before anything new is signed.
+ *
+ * In nonce mode (./nonce-pool.ts) a transaction is signed against its action's nonce value
+ * instead of a blockhash; it can no longer land once that value moved, and while it has not, a
+ * re-priced version against the same value joins it (docs/chain-client.md, "Landing once:
+ * durable nonces").
  */
 
 export interface SubmitTiming {
@@ -151,7 +156,7 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
   if (err.context.outcome === 'landed_with_error') s.bidder.landed();
   if (err.context.outcome !== 'not_landed') return outcome;
   // A transaction no node accepted says nothing about its price (an RPC outage, not congestion);
-  // nor does a nonce that moved without it (a nonce-mode bid rises while it waits, ./nonce-pool.ts).
+  // nor does a nonce that moved without it (a nonce-mode bid rises while it waits: `repricer`).
   if (err.context.sendsAccepted !== 0 && batch.signed.nonce === undefined) s.bidder.expired();
   const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
   return { kind: 'failed', failure: priced };
@@ -375,8 +380,8 @@ export class TransactionSender {
       await this.repriceIfDue(pending, now.slot, signal);
       return 'waiting';
     }
-    const final = await this.foundVersion(pending, this.options.rpc.hasHistory() !== false, signal);
-    if (final !== undefined) return final;
+    const final = await this.finalVersions(pending, now.slot, signal);
+    if (final !== 'absent') return final;
     const { lane } = binding;
     this.options.logger.warn(
       { lane: lane.toBase58(), action: pending.job.action, indices: pending.job.indices, versions: pending.versions.map((version) => version.signature) },
@@ -395,6 +400,26 @@ export class TransactionSender {
       if (outcome !== 'waiting') return outcome;
     }
     return undefined;
+  }
+
+  /**
+   * After the nonce moved (seen at `movedBy`): a version found settled is the outcome; `absent`
+   * only when every version's status read (a history search where some endpoint keeps history,
+   * else the status cache) comes from a view at or past `movedBy`, since a lagging node may not
+   * have the version that moved it yet; `waiting` otherwise.
+   */
+  private async finalVersions(pending: Pending, movedBy: number, signal: AbortSignal): Promise<SendOutcome | 'waiting' | 'absent'> {
+    const searchHistory = this.options.rpc.hasHistory() !== false;
+    let decided = true;
+    for (const version of pending.versions) {
+      const poll = await this.watch.poll(version.signature, searchHistory, signal);
+      if (poll.kind === 'found') {
+        const outcome = this.outcomeOf(poll.status, version, pending.job);
+        if (outcome !== 'waiting') return outcome;
+      }
+      if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
+    }
+    return decided ? 'absent' : 'waiting';
   }
 
   private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<NonceValue | undefined> {
