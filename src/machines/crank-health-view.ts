@@ -1,6 +1,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff } from '../chain/bridge-chains.js';
+import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
+import type { ChainSide } from '../domain.js';
 import { describeError } from '../errors.js';
 import type { HealthFacts, RoleFacts } from './health-facts.js';
 import type { crankMachine } from './crank-machine.js';
@@ -42,11 +43,12 @@ export function crankVerdict(snapshot: CrankSnapshot, bounds: HealthBounds, nowM
   return healthVerdict({ enabled, internalError, facts, settings, retrying, ...bounds }, nowMs);
 }
 
-/** What /health adds beside the facts: which key signs, dry run, checks that are off. */
+/** What /health adds beside the facts: which key signs, dry run, checks that are off, how transactions land. */
 interface HealthExtras {
   signer: SignerDescription | undefined;
   dryRun: boolean;
   checksOff: CheckOff[];
+  landingModes: Record<ChainSide, LandingMode>;
 }
 
 /** /health's `crank` object: last_error says everything that is wrong. */
@@ -57,6 +59,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, problems: strin
     ...(extras.signer === undefined ? {} : { signer: extras.signer }),
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
+    landing_mode: extras.landingModes,
   };
 }
 

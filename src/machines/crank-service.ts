@@ -138,6 +138,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
+      landingModes: options.chains.landingModes(),
     });
   }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff } from '../chain/bridge-chains.js';
+import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 
 /**
@@ -55,6 +55,8 @@ const checkOffSchema = z.strictObject({
   reason: z.string(),
 }) satisfies z.ZodType<CheckOff>;
 
+const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
+
 /** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
 export const crankHealthSchema = z.strictObject({
   enabled: z.boolean(),
@@ -73,6 +75,8 @@ export const crankHealthSchema = z.strictObject({
   signer: signerSchema.optional(),
   /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
   checks_off: z.array(checkOffSchema).optional(),
+  /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
+  landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 

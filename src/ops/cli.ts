@@ -14,12 +14,14 @@ import {
 import { loadOpsContext, loadOpsSigner, type OpsContext, type OpsSigner } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
 import { fetchHealth } from './health.js';
+import { nonceInit } from './nonce.js';
 import { describeSigner, renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
- * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
- * (docs/operating.md "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * `npm run ops -- <command>`: operator commands over the server's own configuration
+ * (docs/operating.md "Operating"), read-only but for `nonce init`, which creates the
+ * authority's nonce accounts. Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
  * 3 no such transfer index. Everything written goes through escapeUnsafeCharacters: chain data
  * and a /health answer cannot move the cursor, recolour or reorder the terminal.
  */
@@ -127,7 +129,7 @@ async function signer(ctx: OpsSigner, output: Output): Promise<void> {
 function program(run: Runner): Command {
   const jsonOption = () => new Option('--json', 'print JSON for machines');
   const cli = new Command('ops')
-    .description('Read-only operator commands over the bridge server configuration (BRIDGE_* variables)')
+    .description('Operator commands over the bridge server configuration (BRIDGE_* variables); all read-only but nonce init')
     .exitOverride()
     .showHelpAfterError();
   cli
@@ -141,6 +143,22 @@ function program(run: Runner): Command {
     .argument('<index>', 'transfer (deposit entry) index')
     .addOption(jsonOption())
     .action((index: string, options: { json?: boolean }) => run(loadOpsContext, (ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true));
+  cli
+    .command('nonce')
+    .description('the authority\'s durable-nonce accounts')
+    .command('init')
+    .description('create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints the rent')
+    .addOption(jsonOption())
+    .action((options: { json?: boolean }) =>
+      run(
+        loadOpsContext,
+        async (ctx, output, signal) => {
+          const { json, text } = await nonceInit(ctx, signal);
+          output.out(output.json ? JSON.stringify(json) : text);
+        },
+        options.json === true,
+      ),
+    );
   cli
     .command('escalate')
     .description('one JSON document with everything SPEC §7 says to collect when escalating')

@@ -376,12 +376,16 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 }
 
 /**
- * The failure of a send that no endpoint accepted: a definite refusal (a preflight error
- * first) when one endpoint gave one, as with a single endpoint; otherwise the first failure.
+ * The failure of a send that no endpoint accepted. It is a refusal only when every endpoint
+ * refused (a preflight error first, as with a single endpoint): one endpoint whose answer was
+ * lost (a timeout, a 504) may have forwarded the bytes to a leader, so while any failure leaves
+ * the outcome unknown, that failure is the answer and the sender watches the signature instead
+ * of signing the votes again.
  */
 function sendFailureOf(err: unknown): unknown {
   const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
-  return errors.find((one) => preflightFailure(one) !== undefined) ?? errors.find(isDefiniteSendRefusal) ?? errors[0];
+  const unknownOutcome = errors.find((one) => preflightFailure(one) === undefined && !isDefiniteSendRefusal(one));
+  return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
 }
 
 /** The required signers (the first numRequiredSignatures keys) of a base64 getTransaction result. */
