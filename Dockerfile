@@ -41,7 +41,7 @@ COPY ui ./ui
 # It is not set here: any one runtime variable switches the crank on and makes the other four
 # required, and the image must also start without runtime configuration (crank disabled).
 # No key, env file or credential is ever copied into the image (.dockerignore).
-# With the key in an HSM (README, "Keeping the key in an HSM") the token vendor's PKCS#11 module
+# With the key in an HSM (docs/operating.md, "Keeping the key in an HSM") the token vendor's PKCS#11 module
 # is added in an image derived from this one, and the PIN is mounted like the keypair.
 EXPOSE 8080
 # No HEALTHCHECK: Cloud Run ignores it and probes GET /health itself (deploy/cloud-run.yaml).

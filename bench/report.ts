@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 /**
  * The one shape every bench returns, and the one way it is shown: a Markdown table on stdout
- * (pasteable into the README) and bench/results/<name>.json with the machine it ran on.
+ * (pasteable into bench/README.md) and bench/results/<name>.json with the machine it ran on.
  * Checks (a duplicate vote, an incomplete run) are cells in the table, never exceptions.
  */
 

@@ -13,7 +13,7 @@ export function serverEnv(world: World, k: number, bindPort: number): Record<str
     BRIDGE_BIND_ADDRESS: `127.0.0.1:${bindPort}`,
     BRIDGE_POLL_INTERVAL_SECS: '2',
     // One server per authority by construction: no handoff, each signs from its first cycle
-    // instead of standing by for the quiet window (README, "Rolling deploys and hot standby").
+    // instead of standing by for the quiet window (docs/operating.md, "Rolling deploys and hot standby").
     BRIDGE_HANDOFF_SECS: '0',
   };
 }

@@ -122,3 +122,40 @@ describe('architecture: who may import what', () => {
     expect(devnetBuild.compilerOptions.outDir).toBe('../dist-devnet');
   });
 });
+
+/** Each path of docs/architecture.md "Following the code": its numbered file list and the count its text claims. */
+function followedPaths(): Array<{ heading: string; files: string[]; claimed: number | undefined }> {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('\n## Following the code\n'));
+  return section
+    .split('\n### ')
+    .slice(1)
+    .map((part) => ({
+      heading: part.slice(0, part.indexOf('\n')),
+      files: [...part.matchAll(/^\d+\. ((?:src|devnet)\/[\w./-]+\.ts)\b/gm)].map((match) => match[1]!),
+      claimed: Number(/\*\*(\d+) files\*\*/.exec(part)?.[1] ?? Number.NaN) || undefined,
+    }));
+}
+
+describe('docs/architecture.md: the paths it follows are the ones the imports give', () => {
+  const adjacent = new Set(importsOf('src').flatMap(({ file, target }) => [`${file} ${target}`, `${target} ${file}`]));
+  const paths = followedPaths();
+
+  it('lists at least the crank cycle and the failed send', () => {
+    expect(paths.filter(({ files }) => files.length > 0).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts every file it lists, and claims the count it lists', () => {
+    for (const { heading, files, claimed } of paths.filter((path) => path.files.length > 0)) {
+      expect(claimed, `${heading}: the "**N files**" claim`).toBe(files.length);
+      expect(new Set(files).size, `${heading}: a file listed twice`).toBe(files.length);
+    }
+  });
+
+  it('skips no file: each file is one import away from a file listed before it', () => {
+    const skipped = paths.flatMap(({ heading, files }) =>
+      files.slice(1).flatMap((file, i) => (files.slice(0, i + 1).some((earlier) => adjacent.has(`${earlier} ${file}`)) ? [] : [`${heading}: ${file} imports and is imported by none of the files before it`])),
+    );
+    expect(skipped).toEqual([]);
+  });
+});

@@ -22,7 +22,7 @@ import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 export const MAX_BODY_BYTES = 1024;
 
 /**
- * Limits of the HTTP server (README, "HTTP limits"). A request must arrive whole (headers and
+ * Limits of the HTTP server (docs/http-api.md, "HTTP limits"). A request must arrive whole (headers and
  * body) within REQUEST_TIMEOUT_MS; Node checks every CONNECTIONS_CHECK_INTERVAL_MS (1 s), so a
  * trickling client is cut within 30 to 31 s. This bounds receiving only: a POST /crank/once
  * that waits for its cycle is not affected, which is also why there is no socket idle timeout.

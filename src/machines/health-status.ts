@@ -4,7 +4,7 @@ import type { CrankSettings } from './crank-settings.js';
 import type { HealthFacts } from './health-facts.js';
 
 /**
- * /health's `status`, decided from the crank's health facts and the time (README "GET /health").
+ * /health's `status`, decided from the crank's health facts and the time (docs/http-api.md "GET /health").
  *
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the

@@ -19,7 +19,7 @@ import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
  * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
- * (README "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * (docs/operating.md "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
  * 3 no such transfer index. Everything written goes through escapeUnsafeCharacters: chain data
  * and a /health answer cannot move the cursor, recolour or reorder the terminal.
  */

@@ -4,7 +4,7 @@ import type { Phase, TransferView } from '../machines/transfers/transfer-view.js
 
 /**
  * `ops status`: both trackers side by side, which side is ahead, and the unsettled transfers
- * per phase. Pure: built from the pages the CLI read (README "Phases").
+ * per phase. Pure: built from the pages the CLI read (docs/operating.md "Phases").
  */
 
 /** Pages `ops status` reads at most: the phase counts cover at most this many times MAX_TRANSFER_PAGE entries. */

@@ -27,21 +27,25 @@ describe('.env.example', () => {
   });
 });
 
-describe('README.md', () => {
-  const readme = read('README.md');
-
-  it('documents every configuration variable', () => {
-    for (const name of CONFIG_VARIABLES) expect(readme, name).toContain(`\`${name}\``);
+describe('docs/configuration.md and docs/http-api.md', () => {
+  it('docs/configuration.md documents every configuration variable', () => {
+    const configuration = read('docs/configuration.md');
+    for (const name of CONFIG_VARIABLES) expect(configuration, name).toContain(`\`${name}\``);
   });
 
-  it('documents every bridge metric in the metrics table', () => {
+  it('docs/http-api.md documents every bridge metric in the metrics table', () => {
+    const httpApi = read('docs/http-api.md');
     const names = createMetrics(new Registry())
       .registry.getMetricsAsArray()
       .map((metric) => metric.name)
       .filter((name) => name.startsWith('bridge_'));
     expect(names.length).toBeGreaterThan(0);
-    for (const name of names) expect(readme, name).toMatch(new RegExp(`^\\| \`${name}\` \\|`, 'm'));
+    for (const name of names) expect(httpApi, name).toMatch(new RegExp(`^\\| \`${name}\` \\|`, 'm'));
   });
+});
+
+describe('README.md', () => {
+  const readme = read('README.md');
 
   it('starts with the run command and the test command', () => {
     const firstBlock = readme.slice(readme.indexOf('```sh'), readme.indexOf('```', readme.indexOf('```sh') + 5));

@@ -10,7 +10,7 @@ import { metricNamesIn } from '../support/promql.js';
 /**
  * deploy/prometheus/alerts.yml: promtool accepts the rules and passes their unit tests
  * (alerts.test.yml), every alert carries what an on-call needs, every runbook link lands on a
- * README heading, and every metric an alert reads is one the server declares.
+ * heading of docs/operating.md, and every metric an alert reads is one the server declares.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,9 +19,9 @@ const RULE_TESTS = `${ROOT}deploy/prometheus/alerts.test.yml`;
 const PROMTOOL_TIMEOUT_MS = 30_000;
 
 /** GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
-function readmeAnchors(): Set<string> {
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  const headings = readme.split('\n').filter((line) => /^#{1,6} /.test(line));
+function runbookAnchors(): Set<string> {
+  const runbook = readFileSync(`${ROOT}docs/operating.md`, 'utf8');
+  const headings = runbook.split('\n').filter((line) => /^#{1,6} /.test(line));
   return new Set(
     headings.map((line) =>
       line
@@ -56,15 +56,15 @@ describe('deploy/prometheus/alerts.yml', () => {
       expect(['critical', 'warning'], rule.name).toContain(rule.fields.get('severity'));
       expect(rule.fields.get('summary'), rule.name).toMatch(/\S/);
       expect(rule.fields.get('description'), rule.name).toMatch(/\S/);
-      expect(rule.fields.get('runbook_url'), rule.name).toMatch(/^\$\{README_URL\}#[a-z0-9-]+$/);
+      expect(rule.fields.get('runbook_url'), rule.name).toMatch(/^\$\{RUNBOOK_URL\}#[a-z0-9-]+$/);
     }
   });
 
-  it('links every alert to a README heading', () => {
-    const anchors = readmeAnchors();
+  it('links every alert to a heading of docs/operating.md', () => {
+    const anchors = runbookAnchors();
     for (const rule of rules) {
       const anchor = rule.fields.get('runbook_url')?.split('#')[1] ?? '';
-      expect(anchors.has(anchor), `${rule.name}: README has no heading with anchor #${anchor}`).toBe(true);
+      expect(anchors.has(anchor), `${rule.name}: docs/operating.md has no heading with anchor #${anchor}`).toBe(true);
     }
   });
 

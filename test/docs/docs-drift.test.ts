@@ -12,8 +12,9 @@ import { metricNamesIn } from '../support/promql.js';
 /**
  * Docs that cannot drift: every path a markdown file or a source comment cites exists (and every
  * quoted section of a cited document is one of its headings); every metric, label, environment
- * variable and error code a document names exists in the code; the README's tables list what the
- * code has; each runbook entry matches its alert in deploy/prometheus/alerts.yml.
+ * variable and error code a document names exists in the code; the reference tables list what the
+ * code has; each runbook entry matches its alert in deploy/prometheus/alerts.yml; the README stays a
+ * front door (under 200 lines) and no document cites a path outside the repository.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -113,6 +114,11 @@ describe('paths cited in documents and source comments', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('never point outside the repository (the steering folder shared/ is not part of a clone)', () => {
+    const outside = MARKDOWN.flatMap((from) => [...read(from).matchAll(/(?<![\w/.-])\.{0,2}\/?shared\/[\w./-]+/g)].map((match) => `${from} cites ${match[0]}`));
+    expect(outside).toEqual([]);
+  });
+
   it('find PROTOCOL and SPEC in docs/, the contracts this project implements', () => {
     expect(existsSync(join(ROOT, 'docs/PROTOCOL.md'))).toBe(true);
     expect(existsSync(join(ROOT, 'docs/SPEC.md'))).toBe(true);
@@ -161,18 +167,18 @@ describe('names documents mention', () => {
   });
 });
 
-describe("the README's tables", () => {
-  const readme = read('README.md');
-  const section = (heading: string) => {
-    const start = readme.indexOf(`\n${heading}\n`);
-    expect(start, heading).toBeGreaterThan(-1);
-    const end = readme.indexOf('\n#', start + heading.length + 2);
-    return readme.slice(start, end === -1 ? undefined : end);
+describe('the reference tables (docs/http-api.md, docs/operating.md, docs/development.md)', () => {
+  const section = (path: string, heading: string) => {
+    const text = read(path);
+    const start = text.indexOf(`\n${heading}\n`);
+    expect(start, `${path}: ${heading}`).toBeGreaterThan(-1);
+    const end = text.indexOf('\n#', start + heading.length + 2);
+    return text.slice(start, end === -1 ? undefined : end);
   };
   const tableRows = (text: string) => text.split('\n').filter((line) => /^\| (?!-)/.test(line)).slice(1);
 
-  it('metrics: each row gives the labels the metric has', () => {
-    const problems = tableRows(section('## Metrics')).flatMap((row) => {
+  it('metrics: each row of docs/http-api.md gives the labels the metric has', () => {
+    const problems = tableRows(section('docs/http-api.md', '## Metrics')).flatMap((row) => {
       const [, nameCell = '', , labelCell = ''] = row.split('|').map((cell) => cell.trim());
       const name = nameCell.replace(/`/g, '');
       const labels = METRIC_LABELS.get(name);
@@ -186,7 +192,7 @@ describe("the README's tables", () => {
   it('errors: every code the HTTP layer answers is a row, and every row is a code it answers', () => {
     const httpSource = tracked('src/http').map(read).join('\n');
     const literal = new Set([...httpSource.matchAll(/error: '([a-z_]+)'/g)].map((match) => match[1]!));
-    const rows = tableRows(section('### Errors')).map((row) => {
+    const rows = tableRows(section('docs/http-api.md', '### Errors')).map((row) => {
       const [, status = '', code = ''] = row.split('|').map((cell) => cell.trim());
       return { status: Number(status), code: code.replace(/`/g, '') };
     });
@@ -197,7 +203,7 @@ describe("the README's tables", () => {
   });
 
   it('runbook: one entry per alert of alerts.yml, and the labels an entry names are labels of its alert', () => {
-    const entries = [...readme.matchAll(/^### Alert: (\w+)\n([\s\S]*?)(?=\n#)/gm)].map((match) => ({ name: match[1]!, text: match[2]! }));
+    const entries = [...read('docs/operating.md').matchAll(/^### Alert: (\w+)\n([\s\S]*?)(?=\n#)/gm)].map((match) => ({ name: match[1]!, text: match[2]! }));
     expect(entries.map((entry) => entry.name).sort()).toEqual(RULES.map((rule) => rule.name).sort());
     const problems = entries.flatMap(({ name, text }) => {
       const rule = RULES.find((candidate) => candidate.name === name)!;
@@ -209,7 +215,7 @@ describe("the README's tables", () => {
   });
 
   it('dependencies: every package of package.json is a row or named among the required ones', () => {
-    const text = section('## Dependencies');
+    const text = section('docs/development.md', '## Dependencies');
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     const required = ['fastify', 'xstate', '@solana/web3.js', 'prom-client', 'zod', 'pino', 'vitest', 'fast-check', 'typescript', '@types/node'];
     const rows = new Set(tableRows(text).map((row) => row.split('|')[1]!.trim().replace(/`/g, '').replace(/ \(dev\)$/, '')));
@@ -220,7 +226,44 @@ describe("the README's tables", () => {
   });
 
   it('runbook questions: no question is asked twice', () => {
-    const questions = tableRows(section('## Runbook')).map((row) => row.split('|')[1]!.trim());
+    const questions = tableRows(section('docs/operating.md', '## Runbook')).map((row) => row.split('|')[1]!.trim());
     expect(questions.filter((question, i) => questions.indexOf(question) !== i)).toEqual([]);
+  });
+});
+
+describe('README.md, the front door', () => {
+  it('fits on a few screens: under 200 lines, details in docs/', () => {
+    expect(read('README.md').split('\n').length).toBeLessThan(200);
+  });
+
+  it('links every document in docs/ and bench/README.md', () => {
+    const readme = read('README.md');
+    const documents = [...tracked('docs/*.md'), 'bench/README.md'];
+    expect(documents.filter((path) => !readme.includes(`](${path})`))).toEqual([]);
+  });
+});
+
+describe('contracts the documents restate', () => {
+  const typeBody = (path: string, name: string) => {
+    const source = read(path);
+    const start = source.indexOf(`export ${source.includes(`export interface ${name}`) ? 'interface' : 'type'} ${name}`);
+    expect(start, `${path}: ${name}`).toBeGreaterThan(-1);
+    return source.slice(start, source.indexOf('\n}', start) === -1 ? undefined : source.indexOf('\n\n', start));
+  };
+
+  it("docs/crank.md names every event the machine emits (crank-events.ts's CrankEmitted)", () => {
+    const emitted = [...typeBody('src/machines/crank-events.ts', 'CrankEmitted').matchAll(/type: '(\w+)'/g)].map((match) => match[1]!);
+    const sentence = /The machine emits what the outside\s+world should learn \(([^)]*)\)/.exec(read('docs/crank.md'))?.[1] ?? '';
+    const documented = [...sentence.matchAll(/`(\w+)`/g)].map((match) => match[1]!);
+    expect(documented.sort()).toEqual(emitted.sort());
+  });
+
+  it("docs/architecture.md's createBridgeChains contract names every option (client/index.ts's BridgeChainsOptions)", () => {
+    const body = typeBody('src/chain/client/index.ts', 'BridgeChainsOptions');
+    const options = [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1]!);
+    const doc = read('docs/architecture.md');
+    const contract = doc.slice(doc.indexOf('createBridgeChains(options: {'), doc.indexOf('}): BridgeChains'));
+    expect(options.length).toBeGreaterThan(5);
+    expect(options.filter((name) => !new RegExp(`\\b${name}\\??:`).test(contract))).toEqual([]);
   });
 });

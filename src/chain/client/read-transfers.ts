@@ -12,7 +12,7 @@ import { toEntryIndex } from '../authority-position.js';
  * readers and codecs as the crank. At confirmed: an operator wants the latest state.
  */
 
-/** Entries per read and tracker; bounds one request's RPC traffic (README "Operating"). */
+/** Entries per read and tracker; bounds one request's RPC traffic (docs/operating.md "Operating"). */
 export const MAX_TRANSFERS_PER_READ = 500;
 
 /** Every read of a transfer range is at this commitment (shared reads key their cache by it). */

@@ -4,11 +4,11 @@ import { isRelayableWithdrawResult } from '../planning/cycle-plan.js';
 /**
  * The operator's view of transfers (`npm run ops`, GET /transfers): per transfer index, its
  * phase, both entries, rule 3.1 and the SPEC §7 recovery row, computed from the two trackers
- * only. Pure and JSON-safe (u64 values as decimal strings). README "Phases" defines the phases.
+ * only. Pure and JSON-safe (u64 values as decimal strings). docs/operating.md "Phases" defines the phases.
  */
 
 /**
- * The step a transfer waits for (README "Phases"):
+ * The step a transfer waits for (docs/operating.md "Phases"):
  * - deposit: on the source, no destination entry yet (no ack_deposit proposal landed);
  * - ack_deposit: the destination entry is Voting (threshold not reached);
  * - withdraw: the destination entry is Finalized Confirmed with created_token_account Pending
