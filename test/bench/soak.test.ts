@@ -9,8 +9,9 @@ import { slope, sumOf } from '../../bench/soak/server-samples.js';
  * The soak's 15-second profile: the same harness as `npm run soak` (devnet with seeded
  * trackers, three dist/index.js processes, traffic, faults switching, autocannon on /health),
  * short and small. It checks the end-of-run invariants the soak exists for, not a timing: its
- * phases are as short as still lets each happen (three fault kinds, two governance changes,
- * two idle cycles of the servers' 2 s poll), since the wall time they add is the suite's.
+ * phases are as short as still lets each happen, since the wall time they add is the suite's:
+ * three fault kinds; governance changes at 4, 8 and 12 s (the first of each kind starts in a
+ * quiet phase, 7 s or more before the run ends); two idle cycles of the servers' 2 s poll.
  */
 
 describe('soak, 15-second profile', () => {
@@ -24,7 +25,7 @@ describe('soak, 15-second profile', () => {
       healthSeconds: 2,
       depositsPerSecond: 2,
       faultPhaseMs: 2_500,
-      governanceEveryMs: 6_000,
+      governanceEveryMs: 4_000,
       idleCyclesMs: 5_000,
       signal: AbortSignal.timeout(230_000),
     });
