@@ -47,9 +47,33 @@ async function startBridge(onTestFinished: TestContext['onTestFinished']): Promi
   return b;
 }
 
+/**
+ * Server starts take turns across the scenarios running side by side: each start loads dist/
+ * (about a second of CPU), and the scenarios' starts at once on a loaded 2-core machine ran past
+ * ServerProcess's 10 s bound on the startup line. One turn may start several at the same instant.
+ */
+const inTurn = turns();
+
+function turns(): <T>(start: () => Promise<T>) => Promise<T> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return (start) => {
+    const turn = previous.then(start);
+    previous = turn.catch(() => undefined);
+    return turn;
+  };
+}
+
+/** The production default handoff (serverEnv turns it off for the devnet's one server per authority), then `env`. */
+function handoffEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env };
+}
+
 function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<AuthorityServer> {
-  // The production default handoff (serverEnv turns it off for the devnet's one server per authority).
-  return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env });
+  return inTurn(() => startAuthorityServer(b, handoffEnv(env)));
+}
+
+function startTwoAtOnce(b: DevnetBridge): Promise<[AuthorityServer, AuthorityServer]> {
+  return inTurn(() => Promise.all([startAuthorityServer(b, handoffEnv()), startAuthorityServer(b, handoffEnv())]));
 }
 
 async function metric(server: AuthorityServer, series: string): Promise<number> {
@@ -227,7 +251,7 @@ describe.concurrent('handoff between two instances of one signer', () => {
   it('two started at the same instant on an idle bridge never land a vote twice', async ({ onTestFinished }) => {
     const b = await startBridge(onTestFinished);
     const startBalances = authorityBalances(b, 0);
-    const [first, second] = await Promise.all([startServer(b), startServer(b)]);
+    const [first, second] = await startTwoAtOnce(b);
     // Every start stands by: on an idle bridge nothing but the quiet window says no other instance is about to sign.
     for (const server of [first, second]) expect(await serverHealth(server)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
     await Promise.all([waitForRole(first, 'active', TAKEOVER_BOUND_MS), waitForRole(second, 'active', TAKEOVER_BOUND_MS)]);
