@@ -27,8 +27,11 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: no build step (and no devDependencies such as tsc) in the runtime image.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# --ignore-scripts: no build step in the runtime image. --omit=optional as well as --omit=dev: the
+# compiler (TypeScript) is a devDependency and also an optional peer of @solana/codecs-numbers,
+# which npm keeps unless both kinds are left out (docs/operating.md, "Installing on a VM").
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force \
+  && test ! -e node_modules/typescript
 # The one compiled file of the addon, built in the builder stage (no toolchain here).
 COPY --from=builder /app/node_modules/pkcs11js/build/Release/pkcs11.node ./node_modules/pkcs11js/build/Release/pkcs11.node
 RUN node -e "require('pkcs11js')"

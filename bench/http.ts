@@ -3,69 +3,15 @@
  * on 127.0.0.1: warm-up, then sequential requests, then concurrent clients, all bounded in
  * count and time. The client runs in this process on the same machine.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { percentile, type Bench, type BenchResult, type Row } from './report.js';
+import { startBuiltServer } from './support/built-server.js';
 
-const SERVER = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 const ENDPOINTS = ['/health', '/metrics'] as const;
 const WARMUP = 500;
 const SEQUENTIAL = 5_000;
 const CONCURRENT = 5_000;
 const CLIENTS = 16;
-const STARTUP_TIMEOUT_MS = 10_000;
 const RUN_TIMEOUT_MS = 120_000;
-const EXIT_TIMEOUT_MS = 10_000;
-
-interface Server {
-  origin: string;
-  stop(): Promise<void>;
-}
-
-/** Starts dist/index.js on 127.0.0.1 and a free port, read from its "listening" log line. */
-async function startServer(signal: AbortSignal): Promise<Server> {
-  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run npm run build first`);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BRIDGE_') && name !== 'PORT'));
-  const child = spawn(process.execPath, [SERVER], {
-    env: { ...env, BRIDGE_BIND_ADDRESS: '127.0.0.1:0', BRIDGE_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    const port = await listeningPort(child, AbortSignal.any([signal, AbortSignal.timeout(STARTUP_TIMEOUT_MS)]));
-    child.stdout!.resume();
-    return { origin: `http://127.0.0.1:${port}`, stop: () => stopServer(child, exited) };
-  } catch (err) {
-    await stopServer(child, exited);
-    throw err;
-  }
-}
-
-async function listeningPort(child: ChildProcess, signal: AbortSignal): Promise<number> {
-  const lines = createInterface({ input: child.stdout! });
-  const onAbort = () => lines.close();
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    for await (const line of lines) {
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'bridge server listening' && typeof record.port === 'number') return record.port;
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
-  throw new Error(`dist/index.js did not log "bridge server listening" (${signal.aborted ? 'timed out' : 'exited'})`);
-}
-
-async function stopServer(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timer);
-}
 
 // No AbortSignal per request (fetch keeps a listener per request on a shared signal): the loops
 // check the signal between requests, and an abort stops the server, which ends one in flight.
@@ -107,7 +53,7 @@ async function residentMiB(origin: string): Promise<number> {
 
 async function run(signal: AbortSignal): Promise<BenchResult> {
   const bounded = AbortSignal.any([signal, AbortSignal.timeout(RUN_TIMEOUT_MS)]);
-  const server = await startServer(bounded);
+  const server = await startBuiltServer({}, bounded);
   const stopOnAbort = () => void server.stop();
   bounded.addEventListener('abort', stopOnAbort, { once: true });
   const rows: Row[] = [];

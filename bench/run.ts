@@ -8,14 +8,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { faultRecoveryBench } from './fault-recovery.js';
 import { feeMarketBench } from './fee-market.js';
+import { healthUnderTransfersBench } from './health-under-transfers.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
 import { signingBench } from './signing.js';
+import { surgeLandingBench } from './surge-landing.js';
 import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, surgeLandingBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

@@ -33,7 +33,14 @@ export function assembleCrank(parts: CrankParts): CrankService {
 /** The chain client alone, as the crank gets it (a bench measures its reads without a crank). */
 export function assembleBridgeChains({ config, signer, logger, metrics, tuning }: CrankParts): BridgeChains {
   return createBridgeChains(
-    { ...endpointsOptions(config, metrics), signer, sourceReadCommitment: config.sourceReadCommitment, priorityFee: config.priorityFee, logger },
+    {
+      ...endpointsOptions(config, metrics),
+      signer,
+      sourceReadCommitment: config.sourceReadCommitment,
+      priorityFee: config.priorityFee,
+      nonceAccounts: config.nonceAccounts,
+      logger,
+    },
     tuning,
   );
 }

@@ -30,7 +30,8 @@ export interface BridgeErrorContexts {
   // Facts only: whether a failure is tried again is src/failure-policy.ts's decision.
   /**
    * An RPC call failed or timed out. `kind` says how (the `kind` label of
-   * bridge_rpc_errors_total where the transport saw it; `unavailable`: every endpoint of the
+   * bridge_rpc_errors_total where the transport saw it; `tls`: the TLS handshake failed, a
+   * configuration error such as an https:// URL to a plain-HTTP node; `unavailable`: every endpoint of the
    * chain is taken out; `invalid_result`: an answer of the right shape that means nothing;
    * `unexpected`: any other failure). `status` is the HTTP status, `rpcCode` the JSON-RPC error
    * code when the node answered with one, `endpoint` the origin of the endpoint that failed when
@@ -42,7 +43,10 @@ export interface BridgeErrorContexts {
     kind: RpcFailureKind;
     status?: number;
     rpcCode?: number;
+    /** The node's Retry-After as honoured: at most RETRY_AFTER_MAX_MS (src/chain/rpc/rpc-failure.ts). */
     retryAfterMs?: number;
+    /** A Retry-After that was not honoured as sent (above the ceiling, not finite, unreadable): the header, bounded. */
+    retryAfterRefused?: string;
     endpoint?: string;
   };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
@@ -82,11 +86,14 @@ export interface BridgeErrorContexts {
 
   // --- the authority signer -------------------------------------------------------------
   /**
-   * The PKCS#11 token did not sign (or, at start, could not be used). `reason` is the fact the
+   * The signer (a PKCS#11 token, a key service) did not sign (or, at start, could not be used). `reason` is the fact the
    * failure policy decides on: `session_lost` (a token removed, an HSM restarted: the next
    * signature re-opens and logs in), `sign_failed`, `token_not_found`, `module_not_loaded`,
    * `login_refused` (the PIN), `key_not_found`, `key_changed` (another key after a re-open),
-   * `key_mismatch` (the pair does not belong together), `not_ed25519`.
+   * `key_mismatch` (the pair does not belong together, or a signature that does not verify),
+   * `not_ed25519`. A key service (AWS KMS, Google Cloud KMS, Vault transit) adds
+   * `service_unavailable` (a timeout, throttling, a 5xx: tried again), `permission_denied` (the
+   * message names the permission) and `key_unusable` (disabled, pending deletion, wrong usage).
    */
   SIGNER__UNAVAILABLE: { reason: SignerFailure };
 
@@ -112,11 +119,13 @@ export interface BridgeErrorContexts {
   TRANSFER__INVALID_PARAMETER: { parameter: string; value: string; reason: string };
   /** GET /transfers would start a read while MAX_TRANSFER_READS_IN_FLIGHT others run. */
   TRANSFER__BUSY: { inFlight: number; limit: number };
+  /** GET /transfers answers are paced (src/http/transfer-pace.ts): no turn within `waitMaxMs`. */
+  TRANSFER__RATE_EXCEEDED: { perSecond: number; waitMaxMs: number };
 }
 
 export type BridgeErrorCode = keyof BridgeErrorContexts;
 
-export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
+export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'tls' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
 
 export type SignerFailure =
   | 'session_lost'
@@ -127,7 +136,10 @@ export type SignerFailure =
   | 'key_not_found'
   | 'key_changed'
   | 'key_mismatch'
-  | 'not_ed25519';
+  | 'not_ed25519'
+  | 'service_unavailable'
+  | 'permission_denied'
+  | 'key_unusable';
 
 export type SubmitOutcome = 'refused' | 'landed_with_error' | 'not_landed' | 'unknown' | 'stale_plan' | 'foreign_vote' | 'entries_refused' | 'failed';
 

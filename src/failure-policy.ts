@@ -71,6 +71,16 @@ export function isEndpointRefusal(facts: RpcFacts): boolean {
 }
 
 /** Whether the same RPC request may succeed if asked again (of this endpoint or another). */
+/**
+ * A failure one endpoint's configuration causes: a TLS handshake that fails (an https:// URL to
+ * a plain-HTTP node, a certificate that does not verify). Never transient, so no action is
+ * tried again for it; but a read moves on to the chain's next endpoint, and that endpoint's
+ * breaker counts it, as for a refusal.
+ */
+export function isEndpointMisconfigured(facts: RpcFacts): boolean {
+  return facts.kind === 'tls';
+}
+
 export function isTransientRpcFailure(facts: RpcFacts): boolean {
   switch (facts.kind) {
     case 'http':
@@ -78,6 +88,7 @@ export function isTransientRpcFailure(facts: RpcFacts): boolean {
     case 'rpc':
       return facts.rpcCode !== undefined && !PERMANENT_RPC_CODES.has(facts.rpcCode);
     case 'invalid_result':
+    case 'tls':
       return false;
     case 'timeout':
     case 'network':
@@ -136,7 +147,9 @@ export function hasAttemptsLeft(failedAttempts: number, maxAttempts: number): bo
 
 // A token that went away (removed, an HSM restarting) or failed one signature: the next attempt
 // re-opens the session and logs in. A refused PIN is not retried: a few wrong PINs lock a token.
-const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found']);
+// A key service that timed out, throttled or failed inside is asked again; a refused
+// permission or a disabled key waits for an operator.
+const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found', 'service_unavailable']);
 
 function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {
   switch (facts.outcome) {

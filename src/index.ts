@@ -5,6 +5,7 @@ import { endpointLabels } from './chain/rpc/endpoint-choice.js';
 import { parseConfig, type Config, type CrankConfig } from './config/config.js';
 import { describeError, isBridgeError } from './errors.js';
 import { buildApp } from './http/app.js';
+import { crankAfterListen } from './lifecycle/crank-after-listen.js';
 import { installShutdown } from './lifecycle/shutdown.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
@@ -12,11 +13,13 @@ import { publishHealthStatusAtScrape } from './machines/crank-telemetry.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
 import { createDisabledTransferQueries, type TransferQueries } from './machines/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { boundText } from './text.js';
 
 /**
- * The process: configuration from the environment, then logger, metrics, crank, HTTP app,
- * listen, graceful shutdown. Everything with behaviour lives in the modules wired here.
- * Configuration problems print one line each on stderr and exit 1 before anything listens.
+ * The process: configuration from the environment, then logger, metrics, HTTP app, listen,
+ * and only then the crank (a port in use exits before any cycle), graceful shutdown. Everything with behaviour lives in the modules wired here.
+ * Configuration problems print one line each on stderr and exit 1 before anything listens; so
+ * does a bind address that cannot be bound.
  */
 
 interface Startup {
@@ -37,11 +40,13 @@ async function main(): Promise<void> {
   for (const warning of warnings) logger.warn(warning);
   const metrics = createMetrics(new Registry());
   const configured = config.crank !== undefined && authority !== undefined ? { crank: config.crank, authority } : undefined;
-  const crank = configured ? await startConfiguredCrank(configured.crank, configured.authority, logger, metrics) : createDisabledCrank();
-  publishHealthStatusAtScrape(() => crank.status(), metrics);
+  // Loaded before the port is bound, started after: a port in use runs no cycle and signs nothing.
+  const startCrank = configured ? await configuredCrankStarter(configured.crank, configured.authority, logger, metrics) : createDisabledCrank;
+  const crank = crankAfterListen(createDisabledCrank());
+  publishHealthStatusAtScrape(() => crank.service.status(), metrics);
   const transfers = configured ? await configuredTransferQueries(configured.crank, metrics) : createDisabledTransferQueries();
   const app = buildApp({
-    crank,
+    crank: crank.service,
     transfers,
     metrics,
     logger,
@@ -50,14 +55,14 @@ async function main(): Promise<void> {
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     onKill: () => shutdown.begin(),
   });
-  const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank });
+  const shutdown = installShutdown({ logger, deadlineMs: config.shutdownTimeoutMs, server: app, crank: crank.service });
   try {
     await app.listen({ host: config.bind.host, port: config.bind.port });
   } catch (err) {
-    logger.fatal({ err, host: config.bind.host, port: config.bind.port }, 'cannot listen: not starting');
-    await crank.stop(0);
+    process.stderr.write(`${listenProblem(process.env, config.bind, err)}\n`);
     process.exit(1);
   }
+  crank.begin(startCrank());
   logStarted(logger, config, app.server.address() as AddressInfo, authority);
 }
 
@@ -68,7 +73,7 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     if (config.crank === undefined) return { config, authority: undefined, warnings };
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
     const { loadAuthoritySigner } = await import('./config/keypair.js');
-    const loaded = await loadAuthoritySigner(config.crank.authorityKeypair);
+    const loaded = await loadAuthoritySigner(config.crank.authorityKeypair, env);
     return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {
     if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
@@ -78,9 +83,33 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
 }
 
 /** Loaded on demand: a server without runtime configuration never loads the Solana stack. */
-async function startConfiguredCrank(config: CrankConfig, signer: AuthoritySigner, logger: Logger, metrics: Metrics): Promise<CrankService> {
+async function configuredCrankStarter(config: CrankConfig, signer: AuthoritySigner, logger: Logger, metrics: Metrics): Promise<() => CrankService> {
   const { assembleCrank } = await import('./assemble-crank.js');
-  return assembleCrank({ config, signer, logger, metrics });
+  return () => assembleCrank({ config, signer, logger, metrics });
+}
+
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (EADDRINUSE): stop what holds it or choose another port',
+  EACCES: 'permission denied (EACCES): ports below 1024 need privileges; choose a port from 1024 up',
+  EADDRNOTAVAIL: 'no interface of this host has that address (EADDRNOTAVAIL): bind 0.0.0.0, [::] or an address of this host',
+};
+
+/**
+ * One stderr line for a port that cannot be bound, naming the variable that chose it (README
+ * "Configuration": one line per problem, starting with the variable, no stack trace).
+ */
+function listenProblem(env: NodeJS.ProcessEnv, bind: Config['bind'], err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const why = (code === undefined ? undefined : LISTEN_FAILURES[code]) ?? boundText(describeError(err));
+  const address = `${bind.host.includes(':') ? `[${bind.host}]` : bind.host}:${bind.port}`;
+  if (isSet(env.BRIDGE_BIND_ADDRESS)) return `BRIDGE_BIND_ADDRESS: cannot listen on ${address}: ${why}`;
+  if (isSet(env.PORT)) return `PORT: cannot listen on ${address} (BRIDGE_BIND_ADDRESS unset): ${why}`;
+  return `BRIDGE_BIND_ADDRESS: cannot listen on ${address} (the default; neither BRIDGE_BIND_ADDRESS nor PORT is set): ${why}`;
+}
+
+// An empty value counts as unset, as parseConfig reads it.
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && value !== '';
 }
 
 /** GET /transfers: read-only reads of both trackers, without the key, shared between requests. */

@@ -27,6 +27,7 @@ const landedWith = (transactionError: string) => submit('landed_with_error', { t
 const ROWS: Record<string, unknown[]> = {
   'RPC: timeout': [rpc({ kind: 'timeout' })],
   'RPC: network error (refused, reset)': [rpc({ kind: 'network' })],
+  'RPC: TLS handshake failed (an https:// URL to a plain-HTTP node, a certificate that does not verify)': [rpc({ kind: 'tls' })],
   'RPC: HTTP 429, 408 or 5xx': [429, 408, 500, 502, 503].map((status) => rpc({ kind: 'http', status })),
   'RPC: HTTP 401, 403 or 404': [401, 403, 404].map((status) => rpc({ kind: 'http', status })),
   'RPC: HTTP 400 or another 4xx': [400, 405, 413].map((status) => rpc({ kind: 'http', status })),
@@ -63,6 +64,8 @@ const ROWS: Record<string, unknown[]> = {
   'Signer: the token refused the PIN, the key is gone, changed, mismatched or not Ed25519, the module does not load': (
     ['login_refused', 'key_not_found', 'key_changed', 'key_mismatch', 'not_ed25519', 'module_not_loaded'] as const
   ).map(signer),
+  'Signer: a key service did not answer in time, throttled or failed inside (a 5xx)': [signer('service_unavailable')],
+  'Signer: a key service refused a permission or the key is disabled': (['permission_denied', 'key_unusable'] as const).map(signer),
   'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [
     new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, 'missing'),
     new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }, 'malformed'),

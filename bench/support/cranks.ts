@@ -54,6 +54,8 @@ export interface CrankOptions {
   deadPrimaryUrl?: string;
   /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults when absent. */
   priorityFee?: PriorityFeeBounds;
+  /** BRIDGE_NONCE_ACCOUNTS; the default when absent. */
+  nonceAccounts?: number;
 }
 
 export function startBenchCranks(bench: BenchWorld, options: CrankOptions): BenchCrank[] {
@@ -70,7 +72,12 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
   const parts = benchCrankParts(
     bench,
     slot,
-    { pollIntervalMs: options.pollIntervalMs, maxAttempts: timing.maxAttempts, retryBackoffMs: timing.retryBackoffMs },
+    {
+      pollIntervalMs: options.pollIntervalMs,
+      maxAttempts: timing.maxAttempts,
+      retryBackoffMs: timing.retryBackoffMs,
+      ...(options.nonceAccounts === undefined ? {} : { nonceAccounts: options.nonceAccounts }),
+    },
     { deadPrimaryUrl: options.deadPrimaryUrl, priorityFee: options.priorityFee },
   );
   const tuning = { fetch: sent.fetch, ...(timing.submitTiming === undefined ? {} : { submitTiming: timing.submitTiming }) };

@@ -2,9 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
-import { BUILTIN_PROGRAMS, feeOf, type Fee } from './compute-budget.js';
+import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
+import { advancedNonce, decodeNonceState, durableNonceAccount, encodeNonceState } from './nonce-account.js';
+import { RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount, RENT_SYSVAR_ID, rentSysvarAccount } from './sysvars.js';
 import {
   AddressSignatures,
   BLOCKHASH_VALIDITY_BLOCKS,
@@ -16,7 +18,7 @@ import {
   type LandedTransaction,
   type SignatureStatus,
 } from './history.js';
-import { PrioritizationFees, type PrioritizationFee } from './prioritization-fees.js';
+import { PrioritizationFees, type FeeHistoryMode, type PrioritizationFee } from './prioritization-fees.js';
 import { balancesBefore, insufficientFundsForRent, rentStateAllowed, rentStateViolation } from './rent-state.js';
 import { verifySignatures, type DevnetTransaction } from './transaction.js';
 import type { TransactionError } from './transaction-error.js';
@@ -73,9 +75,13 @@ export class Bank {
   readonly #genesisSeed = randomBytes(32);
   readonly #waiting: Array<() => void> = [];
   readonly #belowFloor = new Map<string, DevnetTransaction>();
+  readonly #inFlight: Array<{ due: number; tx: DevnetTransaction; signaturesVerified: boolean }> = [];
+  #landingInFlight = false;
   readonly #costs: ComputeCosts;
   readonly #prioritizationFees = new PrioritizationFees();
   #priceFloor = 0n;
+  /** The RecentBlockhashes sysvar's data lags the latest blockhash until it is read. */
+  #recentBlockhashesStale = true;
   #slot = 0;
   #latestBlockhash = '';
   #paused = false;
@@ -112,6 +118,10 @@ export class Bank {
 
   /** The live account (callers that hand it out copy it first). */
   account(address: string): Readonly<Account> | undefined {
+    if (address === RECENT_BLOCKHASHES_SYSVAR_ID && this.#recentBlockhashesStale) {
+      this.#accounts.set(address, recentBlockhashesSysvarAccount(this.#blockhashes.newestFirst(), BigInt(LAMPORTS_PER_SIGNATURE)));
+      this.#recentBlockhashesStale = false;
+    }
     return this.#accounts.get(address);
   }
 
@@ -120,8 +130,11 @@ export class Bank {
     return new AccountJournal(this.#accounts);
   }
 
-  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
-    return { blockhash: this.#latestBlockhash, lastValidBlockHeight: this.blockHeight + BLOCKHASH_VALIDITY_BLOCKS };
+  /** The latest blockhash, or the one made `behindSlots` blocks earlier (what a lagging node knows as its latest). */
+  latestBlockhash(behindSlots = 0): { blockhash: string; lastValidBlockHeight: number } {
+    const known = this.#blockhashes.newestFirst();
+    const back = Math.min(behindSlots, known.length - 1);
+    return { blockhash: known[back]!, lastValidBlockHeight: this.blockHeight - back + BLOCKHASH_VALIDITY_BLOCKS };
   }
 
   isBlockhashValid(blockhash: string): boolean {
@@ -194,32 +207,57 @@ export class Bank {
     }
   }
 
+  get feeHistoryMode(): FeeHistoryMode {
+    return this.#prioritizationFees.mode;
+  }
+
+  /** `floor`: the history shows a price floor; `minimum`: per-slot minimums as Agave's cache reports a surge, mostly 0 (prioritization-fees.ts). */
+  setFeeHistoryMode(mode: FeeHistoryMode): void {
+    this.#prioritizationFees.mode = mode;
+  }
+
   /** While frozen, the fee history stays at its last value: it lags a surge (see prioritization-fees.ts). */
   freezeFeeHistory(frozen: boolean): void {
     this.#prioritizationFees.freeze(frozen);
   }
 
-  /** Runs the transaction against the current state and undoes everything (preflight). */
-  simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; accounts?: string[] }): SimulationResult {
-    const rejected = this.#check(tx, options.checkBlockhash);
+  /**
+   * Runs the transaction against the current state and undoes everything (preflight). With
+   * `blockhashLagSlots`, the blockhashes of the newest that many blocks are unknown, as on a
+   * node that has not seen them yet.
+   */
+  simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
+    const rejected = this.#check(tx, options.checkBlockhash, options.blockhashLagSlots ?? 0);
     if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
     const journal = new AccountJournal(this.#accounts);
     const payer = tx.accountKeys[0]!;
     journal.setLamports(payer, this.#accounts.get(payer)!.lamports - this.feeFor(tx));
     const result = this.#execute(journal, tx, before);
-    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.#accounts.get(address)));
+    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.account(address)));
     journal.rollback();
     return { ...result, accounts };
   }
 
   /**
-   * Hands the transaction to the block producer: it lands now, or on resume while paused.
+   * Hands the transaction to the block producer: it lands now (or on resume while paused), or,
+   * in flight for `landAfterSlots`, with the first block produced that many slots from now.
    * As on a cluster, a transaction that cannot be charged (bad signature, unknown or expired
-   * blockhash, duplicate, payer without funds) is dropped without a status.
+   * blockhash, a nonce that moved, duplicate, payer without funds) when it lands is dropped
+   * without a status.
    */
-  submit(tx: DevnetTransaction, signaturesVerified: boolean): void {
-    this.#whenProducing(() => this.#land(tx, signaturesVerified));
+  submit(tx: DevnetTransaction, signaturesVerified: boolean, landAfterSlots = 0): void {
+    if (landAfterSlots === 0) return this.#whenProducing(() => this.#land(tx, signaturesVerified));
+    if (this.#inFlight.length >= MAX_WAITING) return;
+    const due = this.#slot + landAfterSlots;
+    // Sorted by the slot due, in arrival order within one slot.
+    const at = this.#inFlight.findIndex((entry) => entry.due > due);
+    this.#inFlight.splice(at === -1 ? this.#inFlight.length : at, 0, { due, tx, signaturesVerified });
+  }
+
+  /** Transactions sent with an in-flight delay that have not reached the block producer yet. */
+  get inFlight(): number {
+    return this.#inFlight.length;
   }
 
   /** Credits `lamports` (creating a system account) in a transaction of its own; returns its signature. */
@@ -256,6 +294,7 @@ export class Bank {
     this.#timer = undefined;
     this.#waiting.length = 0;
     this.#belowFloor.clear();
+    this.#inFlight.length = 0;
   }
 
   #whenProducing(land: () => void): void {
@@ -271,6 +310,7 @@ export class Bank {
       return;
     }
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
+    const nonce = this.isBlockhashValid(tx.recentBlockhash) ? undefined : this.#durableNonce(tx);
     const payer = this.#accounts.get(tx.accountKeys[0]!)!;
     const fee = this.#fee(tx);
     payer.lamports -= fee.total;
@@ -278,6 +318,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
+    if (err !== null && nonce !== undefined) this.#advanceNonce(nonce);
     this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
@@ -302,6 +343,29 @@ export class Bank {
     this.#produceBlock();
   }
 
+  /** check_transaction_age: a recent blockhash (one the newest `lagSlots` blocks did not make), or the stored value of the durable nonce the transaction advances. */
+  #ageValid(tx: DevnetTransaction, lagSlots: number): boolean {
+    return this.#blockhashes.isValid(tx.recentBlockhash, this.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(tx) !== undefined;
+  }
+
+  /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
+  #durableNonce(tx: DevnetTransaction): string | undefined {
+    return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
+  }
+
+  /**
+   * A durable-nonce transaction that failed still advances its nonce, as Agave commits it with
+   * the fee (PROTOCOL.md "Durable nonces"): no other version signed against the old value lands.
+   */
+  #advanceNonce(address: string): void {
+    const account = this.#accounts.get(address)!;
+    const state = decodeNonceState(account.data);
+    if (state?.state !== 'initialized') throw new Error(`nonce account ${address} was verified before the transaction but holds no nonce now`);
+    const data = account.data.slice();
+    data.set(encodeNonceState(advancedNonce(state.authority, this.#latestBlockhash)), 0);
+    this.#accounts.set(address, { ...account, data });
+  }
+
   // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
   #removeEmptyAccounts(addresses: readonly string[]): void {
     for (const address of addresses) {
@@ -316,7 +380,7 @@ export class Bank {
 
   #dropExpiredBelowFloor(): void {
     for (const [signature, tx] of this.#belowFloor) {
-      if (!this.isBlockhashValid(tx.recentBlockhash)) this.#belowFloor.delete(signature);
+      if (!this.#ageValid(tx, 0)) this.#belowFloor.delete(signature);
     }
   }
 
@@ -337,8 +401,8 @@ export class Bank {
   }
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer (and its rent state), programs. */
-  #check(tx: DevnetTransaction, checkBlockhash: boolean): TransactionError | undefined {
-    if (checkBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) return 'BlockhashNotFound';
+  #check(tx: DevnetTransaction, checkBlockhash: boolean, blockhashLagSlots = 0): TransactionError | undefined {
+    if (checkBlockhash && !this.#ageValid(tx, blockhashLagSlots)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
     if (tx.budget.error !== undefined) return tx.budget.error;
     const payer = this.#accounts.get(tx.accountKeys[0]!);
@@ -353,7 +417,14 @@ export class Bank {
   }
 
   #env() {
-    return { programId: this.programId, programAddress: this.#programAddress, chainId: this.chainId, slot: this.#slot, costs: this.#costs };
+    return {
+      programId: this.programId,
+      programAddress: this.#programAddress,
+      chainId: this.chainId,
+      slot: this.#slot,
+      blockhash: this.#latestBlockhash,
+      costs: this.#costs,
+    };
   }
 
   #onTick(): void {
@@ -367,6 +438,21 @@ export class Bank {
     this.#blockhashes.prune(this.blockHeight);
     // Once per blockhash lifetime, so waiting transactions are held at most about two lifetimes.
     if (this.#slot % BLOCKHASH_VALIDITY_BLOCKS === 0) this.#dropExpiredBelowFloor();
+    this.#landInFlight();
+  }
+
+  /** Lands the in-flight transactions now due; each lands in a block of its own, so this runs once, not per block it produces. */
+  #landInFlight(): void {
+    if (this.#landingInFlight) return;
+    this.#landingInFlight = true;
+    try {
+      while (this.#inFlight.length > 0 && this.#inFlight[0]!.due <= this.#slot) {
+        const { tx, signaturesVerified } = this.#inFlight.shift()!;
+        this.#whenProducing(() => this.#land(tx, signaturesVerified));
+      }
+    } finally {
+      this.#landingInFlight = false;
+    }
   }
 
   #makeBlockhash(): void {
@@ -374,6 +460,7 @@ export class Bank {
     slot.writeBigUInt64LE(BigInt(this.#slot));
     this.#latestBlockhash = bs58.encode(createHash('sha256').update(this.#genesisSeed).update(slot).digest());
     this.#blockhashes.add(this.#latestBlockhash, this.blockHeight);
+    this.#recentBlockhashesStale = true;
   }
 
   #createGenesisAccounts(): void {
@@ -391,6 +478,9 @@ export class Bank {
     for (const { id, loaderName } of BUILTIN_PROGRAMS) {
       this.#accounts.set(id, { lamports: 1n, owner: NATIVE_LOADER_ID, data: new TextEncoder().encode(loaderName), executable: true });
     }
+    this.#accounts.set(RENT_SYSVAR_ID, rentSysvarAccount());
+    // Its data is written when it is first read (account()).
+    this.#accounts.set(RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount([], BigInt(LAMPORTS_PER_SIGNATURE)));
   }
 }
 

@@ -12,7 +12,7 @@ import type { TransactionError } from './transaction-error.js';
  */
 
 export const COMPUTE_BUDGET_PROGRAM_ID = ComputeBudgetProgram.programId.toBase58();
-const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 export const LAMPORTS_PER_SIGNATURE = 5_000;
 const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000;
 export const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;

@@ -20,9 +20,15 @@ export class RecentBlockhashes {
     return this.#lastValid.get(blockhash);
   }
 
-  isValid(blockhash: string, blockHeight: number): boolean {
+  /** Valid at `blockHeight`, and made at or before `madeBy` (a node that has seen the blocks up to it). */
+  isValid(blockhash: string, blockHeight: number, madeBy = blockHeight): boolean {
     const lastValid = this.#lastValid.get(blockhash);
-    return lastValid !== undefined && blockHeight <= lastValid;
+    return lastValid !== undefined && blockHeight <= lastValid && lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy;
+  }
+
+  /** The valid blockhashes, newest first. */
+  newestFirst(): string[] {
+    return [...this.#lastValid.keys()].reverse();
   }
 
   prune(blockHeight: number): void {

@@ -6,10 +6,16 @@
  * slot's minimum and those accounts' minimums. Transactions that request a limit of 0 are left
  * out (their price says nothing). The last 150 slots are kept.
  *
- * Congestion: while a price floor is set, each completed slot reports at least the floor. While
- * the history is frozen, each completed slot reports what the last slot before the freeze
+ * Congestion, in one of two modes. `floor` (the default): while a price floor is set, each
+ * completed slot reports at least the floor, a history that shows the surge. `minimum`: as
+ * Agave's cache reports a real surge (PROTOCOL.md "Compute units and fees"), the blocks also
+ * carry non-contending zero-fee transactions, so a slot's minimum is 0 and only the queried
+ * accounts' own landed prices show, in the slots where a transaction wrote them: mostly 0.
+ * While the history is frozen, each completed slot reports what the last slot before the freeze
  * reported and nothing of what lands: a surge the history has not caught up with.
  */
+
+export type FeeHistoryMode = 'floor' | 'minimum';
 
 const MAX_RECENT_SLOTS = 150;
 
@@ -28,6 +34,7 @@ export class PrioritizationFees {
   readonly #completed: SlotFees[] = [];
   #open: { min?: bigint; byAccount: Map<string, bigint> } = { byAccount: new Map() };
   #frozenAt: bigint | undefined;
+  mode: FeeHistoryMode = 'floor';
 
   /** A transaction landed in the open slot. */
   recordTransaction(unitPrice: bigint, unitLimit: number, writableAccounts: readonly string[]): void {
@@ -44,8 +51,8 @@ export class PrioritizationFees {
   completeSlot(slot: number, floor: bigint): void {
     const { min, byAccount } = this.#open;
     this.#open = { byAccount: new Map() };
-    const fees: SlotFees =
-      this.#frozenAt === undefined ? { slot, minPrice: max(min ?? 0n, floor), byAccount } : { slot, minPrice: this.#frozenAt, byAccount: new Map() };
+    const minPrice = this.mode === 'floor' ? max(min ?? 0n, floor) : 0n;
+    const fees: SlotFees = this.#frozenAt === undefined ? { slot, minPrice, byAccount } : { slot, minPrice: this.#frozenAt, byAccount: new Map() };
     this.#completed.push(fees);
     if (this.#completed.length > MAX_RECENT_SLOTS) this.#completed.shift();
   }

@@ -1,79 +1,173 @@
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
+import {
+  ADVANCE_NONCE_ACCOUNT,
+  advanceNonceAccount,
+  authorizeNonceAccount,
+  initializeNonceAccount,
+  withdrawNonceAccount,
+} from './nonce-account.js';
+import { accountAt, checkDataWritable, fail, loaded, setLamports, SystemFailure, type SystemCall } from './system-call.js';
 import type { InstructionErrorDetail } from './transaction-error.js';
 
 /**
- * The System program's `transfer` (instruction 2), checked in the order Agave's
- * system_processor checks it, so a transaction without the bridge program runs the same here
- * and on a cluster. The devnet runs no other System instruction.
+ * The System program's instructions a bridge operator uses, checked in the order Agave's
+ * system_processor checks them, so a transaction runs the same here and on a cluster:
+ * CreateAccount (0), Transfer (2), CreateAccountWithSeed (3) and the nonce instructions
+ * (4 to 7, nonce-account.ts). Any other variant is refused with a log line saying so.
  */
 
+const CREATE_ACCOUNT = 0;
 const TRANSFER = 2;
-// SystemError::ResultWithNegativeLamports: the `from` account holds fewer lamports than it sends.
+const CREATE_ACCOUNT_WITH_SEED = 3;
+const WITHDRAW_NONCE_ACCOUNT = 5;
+const INITIALIZE_NONCE_ACCOUNT = 6;
+const AUTHORIZE_NONCE_ACCOUNT = 7;
+// SystemError codes.
+const ACCOUNT_ALREADY_IN_USE = 0;
 const RESULT_WITH_NEGATIVE_LAMPORTS = 1;
+const INVALID_ACCOUNT_DATA_LENGTH = 3;
+const ADDRESS_WITH_SEED_MISMATCH = 5;
+const MAX_PERMITTED_DATA_LENGTH = 10n * 1024n * 1024n;
+const MAX_SEED_LEN = 32;
+const PDA_MARKER = 'ProgramDerivedAddress';
 
-export function executeSystemInstruction(
-  store: AccountStore,
-  accounts: readonly InstructionAccount[],
-  data: Uint8Array,
-  log: (line: string) => void,
-): InstructionErrorDetail | undefined {
-  // bincode of SystemInstruction: u32 LE variant, then its fields; trailing bytes are ignored.
-  if (data.length < 4) return 'InvalidInstructionData';
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const variant = view.getUint32(0, true);
-  if (variant !== TRANSFER) {
-    log(`System instruction ${variant} is not modelled by the devnet (it runs only transfer, instruction 2)`);
-    return 'InvalidInstructionData';
-  }
-  if (data.length < 12) return 'InvalidInstructionData';
-  const lamports = view.getBigUint64(4, true);
-  const [from, to] = accounts;
-  if (from === undefined || to === undefined) return 'NotEnoughAccountKeys';
-  return transfer(store, from, to, lamports, log);
+export interface SystemInstructionInput {
+  store: AccountStore;
+  accounts: readonly InstructionAccount[];
+  data: Uint8Array;
+  blockhash: string;
+  log: (line: string) => void;
 }
 
-function transfer(
-  store: AccountStore,
-  from: InstructionAccount,
-  to: InstructionAccount,
-  lamports: bigint,
-  log: (line: string) => void,
-): InstructionErrorDetail | undefined {
-  if (!from.isSigner) {
-    log(`Transfer: \`from\` account ${from.address} must sign`);
-    return 'MissingRequiredSignature';
+export function executeSystemInstruction({ store, accounts, data, blockhash, log }: SystemInstructionInput): InstructionErrorDetail | undefined {
+  const call: SystemCall = { store, accounts, blockhash, log, signers: new Set(accounts.filter((a) => a.isSigner).map((a) => a.address)) };
+  try {
+    run(call, new BincodeReader(data));
+    return undefined;
+  } catch (err) {
+    if (err instanceof SystemFailure) return err.detail;
+    throw err;
   }
-  const source = store.get(from.address);
-  if (source !== undefined && source.data.length > 0) {
-    log('Transfer: `from` must not carry data');
-    return 'InvalidArgument';
-  }
-  const available = source?.lamports ?? 0n;
-  if (lamports > available) {
-    log(`Transfer: insufficient lamports ${available}, need ${lamports}`);
-    return { Custom: RESULT_WITH_NEGATIVE_LAMPORTS };
-  }
-  const debit = setLamports(store, from, available - lamports);
-  if (debit !== undefined) return debit;
-  const target = store.get(to.address);
-  return setLamports(store, to, (target?.lamports ?? 0n) + lamports);
 }
 
-/** BorrowedAccount::set_lamports: what the runtime allows a program to do to a balance. */
-function setLamports(store: AccountStore, account: InstructionAccount, lamports: bigint): InstructionErrorDetail | undefined {
-  const current = store.get(account.address);
-  const balance = current?.lamports ?? 0n;
-  // An address without an account reads as an empty account of the System program.
-  const owned = current === undefined || current.owner === SYSTEM_PROGRAM_ID;
-  if (!owned && lamports < balance) return 'ExternalAccountLamportSpend';
-  if (!account.isWritable) return 'ReadonlyLamportChange';
-  if (current?.executable === true) return 'ExecutableLamportChange';
-  if (lamports === balance) return undefined;
-  if (current === undefined) {
-    store.create(account.address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
-  } else {
-    store.setLamports(account.address, lamports);
+function run(call: SystemCall, data: BincodeReader): void {
+  const variant = data.u32();
+  switch (variant) {
+    case CREATE_ACCOUNT: {
+      const [lamports, space, owner] = [data.u64(), data.u64(), data.pubkey()];
+      accountAt(call, 1);
+      return createAccount(call, { address: call.accounts[1]!.address }, lamports, space, owner);
+    }
+    case TRANSFER: {
+      const lamports = data.u64();
+      accountAt(call, 1);
+      return transfer(call, call.accounts[0]!, call.accounts[1]!, lamports);
+    }
+    case CREATE_ACCOUNT_WITH_SEED: {
+      const [base, seed, lamports, space, owner] = [data.pubkey(), data.string(), data.u64(), data.u64(), data.pubkey()];
+      accountAt(call, 1);
+      const to = call.accounts[1]!.address;
+      const derived = addressWithSeed(call, base, seed, owner);
+      if (to !== derived) fail(call, { Custom: ADDRESS_WITH_SEED_MISMATCH }, `Create: address ${to} does not match derived address ${derived}`);
+      return createAccount(call, { address: to, base }, lamports, space, owner);
+    }
+    case ADVANCE_NONCE_ACCOUNT:
+      return advanceNonceAccount(call);
+    case WITHDRAW_NONCE_ACCOUNT:
+      return withdrawNonceAccount(call, data.u64());
+    case INITIALIZE_NONCE_ACCOUNT:
+      return initializeNonceAccount(call, data.pubkey());
+    case AUTHORIZE_NONCE_ACCOUNT:
+      return authorizeNonceAccount(call, data.pubkey());
+    default:
+      fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0, 2, 3, 4, 5, 6 and 7)`);
   }
-  return undefined;
+}
+
+/** The `to` of a create: its address and, created with a seed, the base that signs for it. */
+interface Address {
+  address: string;
+  base?: string;
+}
+
+// As Agave prints an Address with {:?}.
+function describeAddress({ address, base }: Address): string {
+  return `Address { address: ${address}, base: ${base === undefined ? 'None' : `Some(${base})`} }`;
+}
+
+/** Pubkey::create_with_seed: sha256(base || seed || owner). */
+function addressWithSeed(call: SystemCall, base: string, seed: string, owner: string): string {
+  if (Buffer.byteLength(seed) > MAX_SEED_LEN) fail(call, 'MaxSeedLengthExceeded');
+  const ownerBytes = bs58.decode(owner);
+  if (Buffer.from(ownerBytes.subarray(ownerBytes.length - PDA_MARKER.length)).toString('latin1') === PDA_MARKER) fail(call, 'IllegalOwner');
+  return bs58.encode(createHash('sha256').update(bs58.decode(base)).update(seed).update(ownerBytes).digest());
+}
+
+/** create_account: allocate and assign `to` (which must be unused), then fund it from account 0. */
+function createAccount(call: SystemCall, to: Address, lamports: bigint, space: bigint, owner: string): void {
+  const account = call.accounts[1]!;
+  const current = loaded(call, account);
+  if (current.lamports > 0n) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Create Account: account ${describeAddress(to)} already in use`);
+  if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Allocate: 'to' account ${describeAddress(to)} must sign`);
+  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
+  if (space > MAX_PERMITTED_DATA_LENGTH) {
+    fail(call, { Custom: INVALID_ACCOUNT_DATA_LENGTH }, `Allocate: requested ${space}, max allowed ${MAX_PERMITTED_DATA_LENGTH}`);
+  }
+  checkDataWritable(call, account);
+  call.store.create(account.address, { lamports: 0n, owner, data: new Uint8Array(Number(space)), executable: false });
+  transfer(call, call.accounts[0]!, account, lamports);
+}
+
+function transfer(call: SystemCall, from: InstructionAccount, to: InstructionAccount, lamports: bigint): void {
+  if (!from.isSigner) fail(call, 'MissingRequiredSignature', `Transfer: \`from\` account ${from.address} must sign`);
+  const source = loaded(call, from);
+  if (source.data.length > 0) fail(call, 'InvalidArgument', 'Transfer: `from` must not carry data');
+  if (lamports > source.lamports) fail(call, { Custom: RESULT_WITH_NEGATIVE_LAMPORTS }, `Transfer: insufficient lamports ${source.lamports}, need ${lamports}`);
+  setLamports(call, from, source.lamports - lamports);
+  setLamports(call, to, loaded(call, to).lamports + lamports);
+}
+
+/** bincode (fixint, little-endian, trailing bytes allowed): a short read is InvalidInstructionData. */
+class BincodeReader {
+  #at = 0;
+  readonly #view: DataView;
+
+  constructor(readonly bytes: Uint8Array) {
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  u32(): number {
+    return this.#view.getUint32(this.#take(4), true);
+  }
+
+  u64(): bigint {
+    return this.#view.getBigUint64(this.#take(8), true);
+  }
+
+  pubkey(): string {
+    const at = this.#take(32);
+    return bs58.encode(this.bytes.subarray(at, at + 32));
+  }
+
+  /** A u64 length, then UTF-8. */
+  string(): string {
+    const length = this.u64();
+    if (length > BigInt(this.bytes.length)) throw new SystemFailure('InvalidInstructionData');
+    const at = this.#take(Number(length));
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(this.bytes.subarray(at, at + Number(length)));
+    } catch {
+      throw new SystemFailure('InvalidInstructionData');
+    }
+  }
+
+  #take(count: number): number {
+    if (this.#at + count > this.bytes.length) throw new SystemFailure('InvalidInstructionData');
+    const at = this.#at;
+    this.#at += count;
+    return at;
+  }
 }

@@ -1,4 +1,6 @@
 import type { Bank } from '../bank/bank.js';
+import type { FeeHistoryMode } from '../bank/prioritization-fees.js';
+import { forgeHistory, type ForgedHistory } from './forged-history.js';
 import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaults } from './settings.js';
 
 /**
@@ -6,7 +8,7 @@ import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaul
  * seeded PRNG so a run is reproducible. A call takes at most one fault, in this order:
  * http500 count, http429 count, rpcErrors count, errorRate. Latency applies to every call.
  * `pauseBlocks` is the bank's pause: `node.pause()` and `faults.set({ pauseBlocks: true })` are one switch.
- * `priceFloor` and `freezeFeeHistory` are the chain's too (congestion is the cluster's, not one endpoint's).
+ * `priceFloor`, `freezeFeeHistory` and `feeHistory` are the chain's too (congestion is the cluster's, not one endpoint's).
  */
 
 export interface FaultDecision {
@@ -19,14 +21,22 @@ export interface FaultSnapshot {
   seed: number;
   methods: Record<string, MethodFaults>;
   loseResponses: number;
-  loseResponseMode: 'http500' | 'destroy';
+  loseResponseMode: LostResponse;
   dropTransactions: number;
+  landAfterSlots: number;
+  /** Transactions sent with an in-flight delay (through any endpoint of the chain) that have not landed or been dropped yet. */
+  inFlight: number;
+  blockhashLagSlots: number;
+  simulateUnitsConsumed: number | null;
+  /** The address this endpoint's history forges transactions for, how many and in which slot, or null. */
+  forgedHistory: { address: string; transactions: number; slot: number } | null;
   pauseBlocks: boolean;
   slotLag: number;
   /** The slot this endpoint's reports stopped at, or null. */
   frozenAtSlot: number | null;
   priceFloor: number;
   freezeFeeHistory: boolean;
+  feeHistory: FeeHistoryMode;
   /** Transactions accepted below the price floor that have neither landed nor expired yet (approximate: expired ones are dropped once per 150 slots). */
   waitingBelowFloor: number;
   noHistory: boolean;
@@ -41,6 +51,8 @@ export interface CallView {
   pastOnly: boolean;
 }
 
+type LostResponse = NonNullable<FaultSettings['loseResponseMode']>;
+
 const DEFAULT_SEED = 1;
 const DEFAULT_RETRY_AFTER_SECS = 1;
 
@@ -51,8 +63,12 @@ export class Faults {
   #random = mulberry32(DEFAULT_SEED);
   #methods: Record<string, MethodFaults> = {};
   #loseResponses = 0;
-  #loseResponseMode: 'http500' | 'destroy' = 'http500';
+  #loseResponseMode: LostResponse = 'http500';
   #dropTransactions = 0;
+  #landAfterSlots = 0;
+  #blockhashLagSlots = 0;
+  #simulateUnitsConsumed: number | null = null;
+  #forged: ForgedHistory | null = null;
   #slotLag = 0;
   #frozenAtSlot: number | null = null;
   #noHistory = false;
@@ -75,6 +91,14 @@ export class Faults {
     if (valid.loseResponses !== undefined) this.#loseResponses = valid.loseResponses;
     if (valid.loseResponseMode !== undefined) this.#loseResponseMode = valid.loseResponseMode;
     if (valid.dropTransactions !== undefined) this.#dropTransactions = valid.dropTransactions;
+    if (valid.landAfterSlots !== undefined) this.#landAfterSlots = valid.landAfterSlots;
+    if (valid.blockhashLagSlots !== undefined) this.#blockhashLagSlots = valid.blockhashLagSlots;
+    if (valid.simulateUnitsConsumed !== undefined) this.#simulateUnitsConsumed = valid.simulateUnitsConsumed;
+    if (valid.forgedHistory === null) this.#forged = null;
+    if (valid.forgedHistory !== undefined && valid.forgedHistory !== null) {
+      const { address, transactions } = valid.forgedHistory;
+      this.#forged = forgeHistory(address, transactions, this.#bank.slot, this.#bank.latestBlockhash().blockhash);
+    }
     if (valid.slotLag !== undefined) this.#slotLag = valid.slotLag;
     if (valid.freezeSlot === true) this.#frozenAtSlot ??= this.reportedSlot();
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
@@ -84,6 +108,7 @@ export class Faults {
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
     if (valid.freezeFeeHistory !== undefined) this.#bank.freezeFeeHistory(valid.freezeFeeHistory);
+    if (valid.feeHistory !== undefined) this.#bank.setFeeHistoryMode(valid.feeHistory);
     if (valid.priceFloor !== undefined) this.#bank.setPriceFloor(BigInt(valid.priceFloor));
     return this.snapshot();
   }
@@ -96,6 +121,10 @@ export class Faults {
     this.#loseResponses = 0;
     this.#loseResponseMode = 'http500';
     this.#dropTransactions = 0;
+    this.#landAfterSlots = 0;
+    this.#blockhashLagSlots = 0;
+    this.#simulateUnitsConsumed = null;
+    this.#forged = null;
     this.#slotLag = 0;
     this.#frozenAtSlot = null;
     this.#noHistory = false;
@@ -103,6 +132,7 @@ export class Faults {
     this.#httpStatus = null;
     this.#bank.resume();
     this.#bank.freezeFeeHistory(false);
+    this.#bank.setFeeHistoryMode('floor');
     this.#bank.setPriceFloor(0n);
     return this.snapshot();
   }
@@ -141,11 +171,18 @@ export class Faults {
       loseResponses: this.#loseResponses,
       loseResponseMode: this.#loseResponseMode,
       dropTransactions: this.#dropTransactions,
+      landAfterSlots: this.#landAfterSlots,
+      inFlight: this.#bank.inFlight,
+      blockhashLagSlots: this.#blockhashLagSlots,
+      simulateUnitsConsumed: this.#simulateUnitsConsumed,
+      forgedHistory:
+        this.#forged === null ? null : { address: this.#forged.address, transactions: this.#forged.entries.length, slot: this.#forged.entries[0]!.slot },
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,
       priceFloor: Number(this.#bank.priceFloor),
       freezeFeeHistory: this.#bank.feeHistoryFrozen,
+      feeHistory: this.#bank.feeHistoryMode,
       waitingBelowFloor: this.#bank.waitingBelowFloor,
       noHistory: this.#noHistory,
       alternateBehindSlots: this.#alternateBehindSlots,
@@ -164,8 +201,28 @@ export class Faults {
     };
   }
 
+  /** sendTransaction: how many slots a transaction this endpoint takes is in flight before it lands. */
+  get landAfterSlots(): number {
+    return this.#landAfterSlots;
+  }
+
+  /** How many of the newest blocks' blockhashes this endpoint has not seen. */
+  get blockhashLagSlots(): number {
+    return this.#blockhashLagSlots;
+  }
+
+  /** The units simulateTransaction claims, or null for the truth. */
+  get simulateUnitsConsumed(): number | null {
+    return this.#simulateUnitsConsumed;
+  }
+
+  /** The transactions this endpoint's history forges (forgedHistory), or null. */
+  get forgedHistory(): ForgedHistory | null {
+    return this.#forged;
+  }
+
   /** sendTransaction: how to lose this response, or undefined to answer normally. */
-  takeLostResponse(): 'http500' | 'destroy' | undefined {
+  takeLostResponse(): LostResponse | undefined {
     if (this.#loseResponses === 0) return undefined;
     this.#loseResponses -= 1;
     return this.#loseResponseMode;

@@ -1,4 +1,7 @@
+import { PublicKey } from '@solana/web3.js';
 import { z } from 'zod';
+import { MAX_COMPUTE_UNIT_LIMIT } from '../bank/compute-budget.js';
+import { BLOCKHASH_VALIDITY_BLOCKS } from '../bank/history.js';
 import { DevnetError } from '../devnet-error.js';
 
 /**
@@ -7,6 +10,17 @@ import { DevnetError } from '../devnet-error.js';
  */
 
 const count = z.number().int().min(0);
+const MAX_LAND_AFTER_SLOTS = 10_000;
+const MAX_FORGED_TRANSACTIONS = 1_000;
+const base58Address = z.string().refine(isPublicKey, 'must be a base58 public key (32 bytes)');
+
+function isPublicKey(value: string): boolean {
+  try {
+    return new PublicKey(value).toBase58() === value;
+  } catch {
+    return false;
+  }
+}
 
 const methodFaultsSchema = z.strictObject({
   /** Delay before the answer, in milliseconds. */
@@ -30,10 +44,39 @@ const faultSettingsSchema = z.strictObject({
   methods: z.record(z.string(), methodFaultsSchema).optional(),
   /** sendTransaction: the next N transactions are processed, then the response is lost. */
   loseResponses: count.optional(),
-  /** How a response is lost: an HTTP 500 answer, or the connection destroyed without an answer. */
-  loseResponseMode: z.enum(['http500', 'destroy']).optional(),
+  /**
+   * How a response is lost: an HTTP 500 answer, an HTTP 504 (a gateway that gave up waiting for
+   * the node), or the connection destroyed without an answer.
+   */
+  loseResponseMode: z.enum(['http500', 'http504', 'destroy']).optional(),
   /** sendTransaction: the next N transactions are answered with their signature and never land. */
   dropTransactions: count.optional(),
+  /**
+   * sendTransaction: each transaction this endpoint takes is in flight for this many slots (at
+   * most 10,000) and lands with the first block after them, if it is still valid then (its
+   * blockhash unexpired, its nonce unmoved, not already landed); 0 lands at once.
+   */
+  landAfterSlots: count.max(MAX_LAND_AFTER_SLOTS).optional(),
+  /**
+   * This endpoint has not seen the blockhashes of the newest N blocks (at most 150: a node
+   * further behind knows no blockhash the chain still accepts), as a
+   * lagging node: getLatestBlockhash answers the one N blocks back, and sendTransaction's
+   * preflight and simulateTransaction refuse a transaction signed against a newer one with
+   * BlockhashNotFound. With skipPreflight it is forwarded to the leader and lands as usual.
+   */
+  blockhashLagSlots: count.max(BLOCKHASH_VALIDITY_BLOCKS).optional(),
+  /**
+   * A lying node: simulateTransaction reports this many units consumed (at most 1,400,000),
+   * whatever the transaction used, its error and logs as they are; null tells the truth again.
+   */
+  simulateUnitsConsumed: z.union([count.max(MAX_COMPUTE_UNIT_LIMIT), z.null()]).optional(),
+  /**
+   * A lying history node: this endpoint's getSignaturesForAddress lists, for `address`,
+   * `transactions` (1 to 1,000) forged transactions in the slot the fault is set, newest above
+   * what landed there, and getTransaction answers them: transfers with the address as fee payer
+   * whose signatures do not verify. Statuses do not know them. null removes them.
+   */
+  forgedHistory: z.union([z.strictObject({ address: base58Address, transactions: count.min(1).max(MAX_FORGED_TRANSACTIONS) }), z.null()]).optional(),
   /** Stops block production: no slot passes, nothing lands, no blockhash expires. */
   pauseBlocks: z.boolean().optional(),
   /**
@@ -51,6 +94,13 @@ const faultSettingsSchema = z.strictObject({
   priceFloor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** getRecentPrioritizationFees stays at the last slot's fee: the history lags a sudden surge. */
   freezeFeeHistory: z.boolean().optional(),
+  /**
+   * What getRecentPrioritizationFees reports under a price floor: `floor` (the default), at least
+   * the floor in every slot; `minimum`, as Agave's prioritization fee cache reports a real surge,
+   * each slot's lowest landed price for the queried accounts with the block's zero-fee traffic
+   * counted: 0 wherever none of them was written.
+   */
+  feeHistory: z.enum(['floor', 'minimum']).optional(),
   /**
    * This endpoint keeps no transaction history, as a node started without it: getSignaturesForAddress,
    * getTransaction and getSignatureStatuses with searchTransactionHistory answer -32011, and

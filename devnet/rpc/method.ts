@@ -9,7 +9,7 @@ export const FEATURE_SET = 1_416_569_292;
 
 /** Per HTTP exchange: a handler may ask for its response to be lost (fault injection). */
 export interface Exchange {
-  lostResponse?: 'http500' | 'destroy';
+  lostResponse?: 'http500' | 'http504' | 'destroy';
 }
 
 export interface MethodContext {

@@ -88,6 +88,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     if (httpFault !== undefined) return writeHttpFault(res, httpFault, outcomes[0]!.reply.id);
     if (exchange.lostResponse === 'destroy') return void req.socket.destroy();
     if (exchange.lostResponse === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
+    if (exchange.lostResponse === 'http504') return void res.writeHead(504, { 'content-type': 'text/plain' }).end('Gateway Timeout');
     const replies = outcomes.map((outcome) => outcome.reply);
     writeJson(res, 200, Array.isArray(request) ? replies : replies[0]);
   }

@@ -63,7 +63,7 @@ export class TransactionAudit {
   audit(record: LedgerRecord): string[] {
     if (record.err !== null) {
       this.coverage.failedTransactions += 1;
-      return [];
+      return this.honest.has(record.feePayer) ? duplicateVotes(record, this.name(record.feePayer)) : [];
     }
     const problems = [...this.votesOf(record), ...this.cleanupsOf(record), ...monotone(record), ...finalizedAtTheMoment(record)];
     this.recordRewinds(record);
@@ -198,6 +198,23 @@ function isProposal(record: LedgerRecord, ix: Vote): boolean {
  * 4 (and rule 3.1 for 2): an honest authority proposes exactly the source's data, approves
  * exactly the proposals that equal it, and relays only results rule 3.1 allows.
  */
+/**
+ * 9. An honest authority's transaction never lands carrying a vote the tracker had already
+ * counted (an index below its next_index when the transaction landed): that is a second
+ * version of a vote landing after the first, which nonce mode rules out and blockhash mode only
+ * the program's position check caught (issue 31). A vote above next_index (a rewind while the
+ * transaction was in flight) is a stale view, not a duplicate.
+ */
+function duplicateVotes(record: LedgerRecord, who: string): string[] {
+  const tracker = record.chain === 'source' ? record.before.source : record.before.target;
+  const slot = tracker.header.authorities.indexOf(record.feePayer);
+  const next = tracker.header.votes[slot]?.nextIndex;
+  if (next === undefined) return [];
+  return record.instructions
+    .filter((ix): ix is Vote => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && ix.index < next)
+    .map((ix) => `9: ${who}'s transaction ${record.signature} landed with an error carrying ${ix.name} ${ix.index}, already counted (next_index ${next}): a vote sent twice`);
+}
+
 function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string): string[] {
   const deposit = before.source.entries[vote.index];
   const withdrawal = before.target.entries[vote.index];

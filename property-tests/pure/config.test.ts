@@ -141,6 +141,7 @@ const validCases: fc.Arbitrary<Case> = fc
         dryRun: false,
         transferWaitAlertMs: 600_000,
         priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+        nonceAccounts: 2,
       },
     };
     return { env, config };

@@ -11,6 +11,7 @@ import { Ledger, type ChainSide } from './ledger.js';
 import type { TrackerAddresses } from './snapshot.js';
 import { PAIR_KINDS, Participants } from './participants.js';
 import { describeFault, faultSettings, type FaultSpec } from './faults.js';
+import { initNonces } from './clients.js';
 
 /**
  * The real system one command sequence runs against: a fresh devnet chain pair with a
@@ -66,6 +67,8 @@ export class BridgeSystem {
         depositTracker: new PublicKey(world.source.depositTracker),
         withdrawTracker: new PublicKey(world.target.withdrawTracker),
       };
+      // Honest authorities land in nonce mode, as after `npm run ops -- nonce init`; set up before the ledger watches.
+      for (const [slot, keypair] of keys.entries()) if (!config.byzantine.includes(slot)) await initNonces(world, slot, keypair, metrics);
       const participants = new Participants(pair, world, trackers, governance);
       // Installed after every airdrop: from here on each block is a landed transaction or advanceSlots.
       const ledger = new Ledger(pair, trackers, new PublicKey(world.programId));

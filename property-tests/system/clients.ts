@@ -2,6 +2,7 @@ import { Connection, type Keypair } from '@solana/web3.js';
 import { assembleBridgeChains, type CrankParts } from '../../src/assemble-crank.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import type { World } from '../../devnet/index.js';
 import type { CrankConfig } from '../../src/config/config.js';
@@ -39,6 +40,15 @@ interface AuthorityPartsOptions {
   config?: Partial<CrankConfig>;
   logger?: Logger;
 }
+
+/** The authority's nonce accounts on both chains, as `npm run ops -- nonce init` creates them. */
+export async function initNonces(world: World, slot: number, keypair: Keypair, metrics: Metrics): Promise<void> {
+  const { config, signer } = authorityParts(world, slot, keypair, metrics);
+  await setUpNoncePools(endpointsOptions(config, metrics), signer, config.nonceAccounts, AbortSignal.timeout(NONCE_INIT_TIMEOUT_MS));
+}
+
+/** A few confirmed transactions on the local devnet; this only bounds a hung one. */
+const NONCE_INIT_TIMEOUT_MS = 20_000;
 
 export function authorityChains(world: World, slot: number, keypair: Keypair, metrics: Metrics): BridgeChains {
   return assembleBridgeChains(authorityParts(world, slot, keypair, metrics));

@@ -3,7 +3,8 @@ import type { FaultSettings } from '../../devnet/index.js';
 /**
  * The faults a FaultOn command injects into one node, through the devnet's typed fault API
  * (docs/devnet.md, Faults): HTTP 500 and 429, RPC errors, random error rates, latency, lost
- * sendTransaction responses (the transaction lands, the answer is lost) and dropped
+ * sendTransaction responses (the transaction lands, the answer is lost: HTTP 500, a gateway's
+ * 504, or a destroyed connection) and dropped
  * transactions (answered with their signature, never landed).
  */
 
@@ -14,7 +15,7 @@ export type FaultSpec =
   | { kind: 'http500' | 'http429' | 'rpcErrors'; method: FaultMethod; count: number }
   | { kind: 'errorRate'; method: FaultMethod; rate: number; errorKind: 'rpc' | 'http500' | 'http429'; seed: number }
   | { kind: 'latency'; method: FaultMethod; ms: number }
-  | { kind: 'loseResponses'; count: number; mode: 'http500' | 'destroy' }
+  | { kind: 'loseResponses'; count: number; mode: 'http500' | 'http504' | 'destroy' }
   | { kind: 'dropTransactions'; count: number };
 
 export function faultSettings(spec: FaultSpec): FaultSettings {

@@ -10,7 +10,14 @@ import type { PublicKey } from '@solana/web3.js';
 export type SignerDescription =
   | { kind: 'file' }
   /** `session`: `lost` after a failed signature until the next one re-opens and logs in. */
-  | { kind: 'pkcs11'; token: string; session: 'open' | 'lost' };
+  | { kind: 'pkcs11'; token: string; session: 'open' | 'lost' }
+  /** `key`: the key's id, ARN or alias (AWS), its version's resource name (Google), `mount/key` (Vault). */
+  | { kind: KeyServiceKind; key: string };
+
+export type KeyServiceKind = 'aws-kms' | 'gcp-kms' | 'vault-transit';
+
+/** How messages, logs and the ops CLI name each service. */
+export const KEY_SERVICE_NAMES: Record<KeyServiceKind, string> = { 'aws-kms': 'AWS KMS', 'gcp-kms': 'Google Cloud KMS', 'vault-transit': 'Vault transit' };
 
 export interface AuthoritySigner {
   readonly publicKey: PublicKey;

@@ -23,7 +23,16 @@ export interface BridgeChains {
   plannedFees(work: PlannedWork): ChainAmounts;
   /** Checks the RPC endpoints do not allow right now (a capability, not a failure): /health lists them. */
   checksOff(): CheckOff[];
+  /** How each chain's transactions land, as the last read of its nonce accounts found: /health names it. */
+  landingModes(): Record<ChainSide, LandingMode>;
 }
+
+/**
+ * `nonce`: every transaction is signed against one of the authority's durable nonces, so at
+ * most one version of a vote can land; `blockhash`: against a recent blockhash (no nonce
+ * accounts on that chain), each version valid until its blockhash expires.
+ */
+export type LandingMode = 'nonce' | 'blockhash';
 
 /** A check the server cannot make on one chain, and why. */
 export interface CheckOff {

@@ -67,7 +67,12 @@ export const DEFAULTS = {
   // docs/configuration.md "Crank tuning": at the cap a one-vote transaction (about 28,000 CU measured) pays
   // 2,800 lamports of priority, a full 1,400,000-CU one 140,000 (0.00014 SOL).
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '100000',
+  // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
+  BRIDGE_NONCE_ACCOUNTS: '2',
 } as const;
+
+/** Most durable-nonce accounts per chain: more lanes than the chain's crank actions buy nothing (docs/chain-client.md). */
+const MAX_NONCE_ACCOUNTS = 8;
 
 const DAY_MS = 86_400_000;
 // With no (or a sub-second) poll interval, cycles still take about a second each.
@@ -144,6 +149,7 @@ const envSchema = z.object({
   // price x 1,400,000 CU stays below 2^53.
   BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS),
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
+  BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -186,6 +192,8 @@ export interface CrankConfig {
   transferWaitAlertMs: number;
   /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (the cap). */
   priorityFee: { minMicroLamports: number; maxMicroLamports: number };
+  /** BRIDGE_NONCE_ACCOUNTS: durable-nonce accounts per chain; 0 keeps blockhash mode without looking for them. */
+  nonceAccounts: number;
 }
 
 export interface Config {
@@ -326,6 +334,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     dryRun: values.BRIDGE_DRY_RUN,
     transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
+    nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
   };
 }
 

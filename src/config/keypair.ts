@@ -3,12 +3,16 @@ import { Keypair } from '@solana/web3.js';
 import type { AuthoritySigner } from '../chain/authority-signer.js';
 import { FileKeySigner } from '../chain/client/file-key-signer.js';
 import { BridgeError, isBridgeError } from '../errors.js';
-import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem, type Pkcs11Pin } from './pkcs11-uri.js';
+import { untrustedPathProblem } from './file-trust.js';
+import { keyServiceKind } from './key-service-uri.js';
+import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem } from './pkcs11-uri.js';
+import { fileErrorCode, readSecretFile } from './secret-file.js';
 
 /**
  * Loads the authority signer named by BRIDGE_AUTHORITY_KEYPAIR: a Solana CLI keypair file (a
  * JSON array of 64 integers 0..255, the 32-byte secret seed followed by the 32-byte public key)
- * or a PKCS#11 URI (pkcs11-uri.ts) of a key inside a token. Every problem names
+ * a PKCS#11 URI (pkcs11-uri.ts) of a key inside a token, or a key service's URI
+ * (key-service-uri.ts). Files another account could change are refused (file-trust.ts). Every problem names
  * BRIDGE_AUTHORITY_KEYPAIR, never any byte of the file or the PIN: parser messages (which quote
  * the input) and causes are dropped on purpose.
  */
@@ -28,20 +32,29 @@ export interface LoadedSigner {
   warnings: string[];
 }
 
-// A PIN is a few dozen bytes; refuse to read a mis-mounted large file into memory.
-const MAX_PIN_FILE_BYTES = 1024;
-
-/** Opens the signer before the server listens; throws CONFIG__INVALID with one problem line. */
-export async function loadAuthoritySigner(source: string): Promise<LoadedSigner> {
+/**
+ * Opens the signer before the server listens; throws CONFIG__INVALID with one problem line. `env`
+ * holds the key services' own variables (VAULT_ADDR, VAULT_TOKEN, ...); AWS's and Google's
+ * clients read theirs from the process's environment.
+ */
+export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedSigner> {
+  refuseKeyItself(source);
+  const service = keyServiceKind(source);
+  if (service !== undefined) {
+    const { openKeyServiceSigner } = await import('./key-service.js');
+    return { signer: await openKeyServiceSigner(source, service, env), warnings: [] };
+  }
   if (!isPkcs11Uri(source)) {
     const { keypair, warnings } = loadAuthorityKeypair(source);
     return { signer: new FileKeySigner(keypair), warnings };
   }
   const { modulePath, selection, pin } = parsePkcs11Uri(source);
+  refuseUntrusted(modulePath, 'module-path', pkcs11UriProblem);
+  const pinValue = pin.kind === 'value' ? pin.value : readSecretFile(pin.path, 'pin-source', pkcs11UriProblem);
   // Loaded on demand: the native binding is needed only with a token.
   const { openPkcs11Signer } = await import('../chain/client/pkcs11-signer.js');
   try {
-    return { signer: await openPkcs11Signer({ modulePath, ...selection, pin: readPin(pin) }), warnings: [] };
+    return { signer: await openPkcs11Signer({ modulePath, ...selection, pin: pinValue }), warnings: [] };
   } catch (err) {
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
     // The signer's message starts with "PKCS#11: " and never holds the PIN.
@@ -50,33 +63,41 @@ export async function loadAuthoritySigner(source: string): Promise<LoadedSigner>
   }
 }
 
-function readPin(pin: Pkcs11Pin): string {
-  if (pin.kind === 'value') return pin.value;
-  let stats: Stats;
+/**
+ * The key pasted instead of a path (a base58 secret, the keypair's JSON array, hex or base64):
+ * refused without a character of it. A path with no slash and no dot that long is unusual;
+ * the message says how to name such a file.
+ */
+function refuseKeyItself(source: string): void {
+  if (!looksLikeKey(source.trim())) return;
+  const line = `${VARIABLE}: the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`;
+  throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+}
+
+/** JSON, PEM, several lines, base58/hex/base64url without a slash or dot, or padded base64 with digits. */
+function looksLikeKey(text: string): boolean {
+  if (text.startsWith('[') || text.startsWith('{') || text.startsWith('-----BEGIN') || text.includes('\n')) return true;
+  if (/^[A-Za-z0-9+=_-]{32,}$/.test(text)) return true;
+  return text.length % 4 === 0 && /^[A-Za-z0-9+/]{40,}={0,2}$/.test(text) && /\d/.test(text) && !text.startsWith('/');
+}
+
+/** A module or secret another account could replace (file-trust.ts), or one that is not there. */
+function refuseUntrusted(path: string, what: string, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): void {
+  let untrusted: string | undefined;
   try {
-    stats = statSync(pin.path);
-  } catch (err) {
-    throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} cannot be read (${fileErrorCode(err)}); mount the PIN secret there`);
+    untrusted = untrustedPathProblem(path);
+  } catch {
+    // A missing module is the module loader's to report, with the loader's own reason.
+    return;
   }
-  if (!stats.isFile() || stats.size > MAX_PIN_FILE_BYTES) {
-    throw pkcs11UriProblem(`pin-source ${JSON.stringify(pin.path)} is not a file of at most ${MAX_PIN_FILE_BYTES} bytes holding the PIN`);
-  }
-  let text: string;
-  try {
-    text = readFileSync(pin.path, 'utf8');
-  } catch (err) {
-    throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} cannot be read (${fileErrorCode(err)}); check its permissions`);
-  }
-  // Secret files usually end with a newline that is not part of the PIN.
-  const value = text.replace(/\r?\n$/, '');
-  if (value === '') throw pkcs11UriProblem(`pin-source file ${JSON.stringify(pin.path)} is empty`);
-  return value;
+  if (untrusted !== undefined) throw problem(`${what} ${JSON.stringify(path)} ${untrusted}`);
 }
 
 /** Throws CONFIG__INVALID with one problem line. */
 export function loadAuthorityKeypair(path: string): LoadedKeypair {
   const stats = statKeypairFile(path);
-  refuseWorldWritable(stats, path);
+  const untrusted = untrustedPathProblem(path);
+  if (untrusted !== undefined) throw keypairProblem(path, untrusted);
   const bytes = parseKeypairBytes(readKeypairText(path), path);
   return { keypair: toKeypair(bytes, path), warnings: permissionWarnings(stats, path) };
 }
@@ -106,11 +127,6 @@ function readKeypairText(path: string): string {
   } catch (err) {
     throw keypairProblem(path, `cannot be read (${fileErrorCode(err)}); check the file's permissions`);
   }
-}
-
-function fileErrorCode(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : 'unknown error';
 }
 
 /** Checks every element before converting: Uint8Array.from would wrap 256 to 0 silently. */
@@ -143,12 +159,6 @@ function toKeypair(bytes: Uint8Array, path: string): Keypair {
       'has a public key (elements 32..63) that does not match its secret key (elements 0..31); the file is corrupt or not a Solana CLI keypair',
     );
   }
-}
-
-/** Anyone on the host could swap the key this server signs with (or plant one an attacker holds). */
-function refuseWorldWritable(stats: Stats, path: string): void {
-  if ((stats.mode & 0o002) === 0) return;
-  throw keypairProblem(path, `is writable by others (mode ${fileMode(stats)}); restrict it with chmod 600`);
 }
 
 function fileMode(stats: Stats): string {

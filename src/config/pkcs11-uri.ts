@@ -1,12 +1,13 @@
 import { BridgeError } from '../errors.js';
+import { parseAttributes, percentDecode, percentDecodeBytes } from './uri-attributes.js';
 
 /**
  * BRIDGE_AUTHORITY_KEYPAIR as a PKCS#11 URI (RFC 7512):
  * `pkcs11:token=bridge;object=authority?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/secrets/pin`.
  * Path attributes select the token (`token`, `serial`, `slot-id`) and the key (`object`, `id`);
  * query attributes name the module (`module-path`, required) and the PIN (`pin-source`, a file,
- * or `pin-value`: exactly one). Any other attribute is refused rather than ignored: a typo must
- * not select another key. Problems never quote the URI: it may hold the PIN.
+ * or `pin-value`: exactly one). Any other attribute is refused (uri-attributes.ts). Problems
+ * never quote the URI's query: it may hold the PIN.
  */
 
 const VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
@@ -23,7 +24,7 @@ interface Pkcs11Selection {
   slotId?: number;
 }
 
-export type Pkcs11Pin = { kind: 'file'; path: string } | { kind: 'value'; value: string };
+type Pkcs11Pin = { kind: 'file'; path: string } | { kind: 'value'; value: string };
 
 export interface Pkcs11Uri {
   modulePath: string;
@@ -44,8 +45,8 @@ export function pkcs11UriProblem(problem: string): BridgeError<'CONFIG__INVALID'
 export function parsePkcs11Uri(uri: string): Pkcs11Uri {
   const rest = uri.slice(SCHEME.length);
   const queryStart = rest.indexOf('?');
-  const path = attributes(queryStart === -1 ? rest : rest.slice(0, queryStart), ';', PATH_ATTRIBUTES, 'path');
-  const query = attributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), '&', QUERY_ATTRIBUTES, 'query');
+  const path = parseAttributes(queryStart === -1 ? rest : rest.slice(0, queryStart), { separator: ';', known: PATH_ATTRIBUTES, part: 'path', problem: pkcs11UriProblem });
+  const query = parseAttributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), { separator: '&', known: QUERY_ATTRIBUTES, part: 'query', problem: pkcs11UriProblem });
   const modulePath = query.get('module-path');
   if (modulePath === undefined || modulePath === '') {
     throw pkcs11UriProblem('module-path is missing; add ?module-path=<the PKCS#11 module (.so) of the token vendor>');
@@ -53,20 +54,6 @@ export function parsePkcs11Uri(uri: string): Pkcs11Uri {
   const type = path.get('type');
   if (type !== undefined && type !== 'private') throw pkcs11UriProblem(`type=${type} cannot sign; leave type out or use type=private`);
   return { modulePath, selection: selection(path), pin: pin(query) };
-}
-
-function attributes(text: string, separator: string, known: readonly string[], part: string): Map<string, string> {
-  const found = new Map<string, string>();
-  if (text === '') return found;
-  for (const pair of text.split(separator)) {
-    const equals = pair.indexOf('=');
-    const name = decode(equals === -1 ? pair : pair.slice(0, equals), 'an attribute name').toLowerCase();
-    if (equals === -1) throw pkcs11UriProblem(`${part} attribute ${JSON.stringify(name)} has no value (expected name=value)`);
-    if (!known.includes(name)) throw pkcs11UriProblem(`unsupported ${part} attribute ${JSON.stringify(name)}; supported: ${known.join(', ')}`);
-    if (found.has(name)) throw pkcs11UriProblem(`${name} is given twice`);
-    found.set(name, pair.slice(equals + 1));
-  }
-  return found;
 }
 
 function selection(path: Map<string, string>): Pkcs11Selection {
@@ -106,32 +93,11 @@ function pin(query: Map<string, string>): Pkcs11Pin {
 }
 
 function decode(text: string, attribute: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(decodeBytesOf(text, attribute));
-  } catch (err) {
-    if (err instanceof BridgeError) throw err;
-    throw pkcs11UriProblem(`${attribute} is not UTF-8 once percent-decoded`);
-  }
+  return percentDecode(text, attribute, pkcs11UriProblem);
 }
 
 function decodeBytes(text: string, attribute: string): Uint8Array {
-  const bytes = decodeBytesOf(text, attribute);
+  const bytes = percentDecodeBytes(text, attribute, pkcs11UriProblem);
   if (bytes.length === 0) throw pkcs11UriProblem(`${attribute} is empty`);
   return bytes;
-}
-
-/** Percent-decoding (RFC 3986) to bytes; never quotes the text, which may be the PIN. */
-function decodeBytesOf(text: string, attribute: string): Uint8Array {
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] !== '%') {
-      bytes.push(...Buffer.from(text[i]!, 'utf8'));
-      continue;
-    }
-    const hex = text.slice(i + 1, i + 3);
-    if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw pkcs11UriProblem(`${attribute} has a malformed percent-encoding (% must be followed by two hex digits)`);
-    bytes.push(Number.parseInt(hex, 16));
-    i += 2;
-  }
-  return Uint8Array.from(bytes);
 }

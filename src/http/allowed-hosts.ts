@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './errors.js';
+import { quotedHeader, quotedUrl } from './quoted-request.js';
 
 /**
  * Admin endpoints answer only a Host the operator expects. DNS rebinding: a page on
@@ -24,15 +25,13 @@ export interface HostPolicy {
 }
 
 const WILDCARD_BINDS = new Set(['0.0.0.0', '::']);
-const MAX_SHOWN_HOST = 100;
 
 /** Why `host` (a Host header) is not expected, or undefined when it is. */
 export function unexpectedHostReason(host: string | undefined, policy: HostPolicy): string | undefined {
   if (host === undefined) return undefined;
   const name = hostName(host);
   if (name !== undefined && isExpected(name, policy)) return undefined;
-  const shown = JSON.stringify(host.slice(0, MAX_SHOWN_HOST));
-  return `Host ${shown} is not a name this server answers admin requests for (the bind address, localhost, a loopback address, or BRIDGE_ALLOWED_HOSTS); if an ingress forwards this name, add it to BRIDGE_ALLOWED_HOSTS`;
+  return `Host ${JSON.stringify(quotedHeader(host))} is not a name this server answers admin requests for (the bind address, localhost, a loopback address, or BRIDGE_ALLOWED_HOSTS); if an ingress forwards this name, add it to BRIDGE_ALLOWED_HOSTS`;
 }
 
 /** The host part of a Host header as the URL parser canonicalises it (IPv4 forms, case), without brackets or a trailing dot. */
@@ -57,7 +56,7 @@ export function refuseUnexpectedHosts(scope: FastifyInstance, policy: HostPolicy
   scope.addHook('onRequest', async (request: FastifyRequest, reply) => {
     const reason = unexpectedHostReason(request.headers.host, policy);
     if (reason === undefined) return;
-    request.log.warn({ method: request.method, url: request.url, reason }, 'admin request refused: unexpected Host');
+    request.log.warn({ method: request.method, url: quotedUrl(request.url), reason }, 'admin request refused: unexpected Host');
     await sendError(reply, { statusCode: 421, body: { error: 'misdirected_request', message: reason } });
   });
 }

@@ -7,9 +7,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';
 import { answerClientError } from './client-errors.js';
-import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnectionsPerAddress } from './connections.js';
+import { CONNECTIONS_CHECK_INTERVAL_MS, HEADERS_TIMEOUT_MS, limitConnections } from './connections.js';
 import { CRANK_UI_POLLED_PATHS } from './crank-ui.js';
 import { errorResponse, isServerFault, logRequestError, sendError, statusCodeName, type ErrorResponse } from './errors.js';
+import { quotedUrl } from './quoted-request.js';
 import { routeTable } from './route-table.js';
 import { registerAdminRoutes, registerPublicRoutes } from './routes.js';
 
@@ -74,8 +75,11 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     frameworkErrors: (err, request, reply) => sendError(reply.headers(SECURITY_HEADERS), frameworkError(err, request)),
     clientErrorHandler: answerClientError(SECURITY_HEADERS, HEADERS_TIMEOUT_MS),
   });
-  app.server.maxConnections = MAX_CONNECTIONS;
-  limitConnectionsPerAddress(app.server, deps.maxConnectionsPerAddress, deps.logger);
+  // A backstop only: limitConnections holds MAX_CONNECTIONS. Node counts a socket until its close
+  // is processed, refused ones included, so at its own MAX_CONNECTIONS a client reconnecting in a
+  // loop could crowd out the probe the reservation admits.
+  app.server.maxConnections = 2 * MAX_CONNECTIONS;
+  limitConnections(app.server, { maxPerAddress: deps.maxConnectionsPerAddress, maxConnections: MAX_CONNECTIONS }, deps.logger);
   securityHeaders(app);
   ignoreBodies(app);
   closeConnectionsWhenClosing(app);
@@ -162,7 +166,7 @@ function shorten(text: string): string {
 /** One line per request; probes and scrapes of public endpoints only at debug level. */
 function logResponses(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
-    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
+    const fields = { method: request.method, url: quotedUrl(request.url), statusCode: reply.statusCode, responseTimeMs: reply.elapsedTime };
     const path = request.routeOptions.url ?? '';
     if (isServerFault(reply.statusCode)) request.log.error(fields, 'request failed');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');

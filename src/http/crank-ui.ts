@@ -35,5 +35,8 @@ export async function registerCrankUi(admin: FastifyInstance, crank: CrankServic
 
   admin.get('/crank/machine', async () => crankMachineGraph());
 
-  admin.get('/crank/activity', async () => crank.activity.snapshot());
+  admin.get('/crank/activity', async () => {
+    const role = crank.role();
+    return { ...crank.activity.snapshot(), ...(role === null ? {} : { role }) };
+  });
 }

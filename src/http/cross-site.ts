@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './errors.js';
+import { quotedHeader, quotedUrl } from './quoted-request.js';
 
 /**
  * Admin endpoints refuse requests a browser makes on behalf of another site. A page on
@@ -18,18 +19,18 @@ const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
 export function crossSiteReason(headers: FastifyRequest['headers']): string | undefined {
   const fetchSite = headers['sec-fetch-site'];
   if (typeof fetchSite === 'string' && !ALLOWED_FETCH_SITES.has(fetchSite)) {
-    return `Sec-Fetch-Site is ${JSON.stringify(fetchSite.slice(0, 40))}, not same-origin`;
+    return `Sec-Fetch-Site is ${JSON.stringify(quotedHeader(fetchSite))}, not same-origin`;
   }
   const origin = headers.origin;
   if (origin === undefined) return undefined;
   const host = headers.host;
-  if (!URL.canParse(origin)) return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a URL (a sandboxed or opaque page)`;
+  if (!URL.canParse(origin)) return `Origin ${JSON.stringify(quotedHeader(origin))} is not a URL (a sandboxed or opaque page)`;
   const parsed = new URL(origin);
   if (host === undefined || parsed.host !== host.toLowerCase()) {
-    return `Origin ${parsed.origin} is not this server (Host ${JSON.stringify((host ?? '').slice(0, 100))})`;
+    return `Origin ${quotedHeader(parsed.origin)} is not this server (Host ${JSON.stringify(quotedHeader(host ?? ''))})`;
   }
   const scheme = requestScheme(headers);
-  if (parsed.protocol !== `${scheme}:`) return `Origin ${parsed.origin} is not this server (the request came over ${scheme})`;
+  if (parsed.protocol !== `${scheme}:`) return `Origin ${quotedHeader(parsed.origin)} is not this server (the request came over ${scheme})`;
   return undefined;
 }
 
@@ -49,7 +50,7 @@ export function refuseCrossSite(scope: FastifyInstance): void {
   scope.addHook('onRequest', async (request, reply) => {
     const reason = crossSiteReason(request.headers);
     if (reason === undefined) return;
-    request.log.warn({ method: request.method, url: request.url, reason }, 'admin request refused: cross-site');
+    request.log.warn({ method: request.method, url: quotedUrl(request.url), reason }, 'admin request refused: cross-site');
     await sendError(reply, {
       statusCode: 403,
       body: { error: 'cross_site_request', message: `admin endpoints refuse cross-site requests: ${reason}` },

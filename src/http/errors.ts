@@ -38,7 +38,7 @@ export function errorResponse(err: unknown, requestId: string, bodyLimit: number
   if (isBridgeError(err, 'CRANK__BUSY')) {
     return { statusCode: 503, headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) }, body: { error: 'crank_busy', message: err.message } };
   }
-  if (isBridgeError(err, 'TRANSFER__BUSY')) {
+  if (isBridgeError(err, 'TRANSFER__BUSY') || isBridgeError(err, 'TRANSFER__RATE_EXCEEDED')) {
     return { statusCode: 503, headers: { 'retry-after': String(TRANSFERS_BUSY_RETRY_AFTER_SECS) }, body: { error: 'transfers_busy', message: err.message } };
   }
   if (isBridgeError(err, 'CHAIN__RPC_FAILED')) {

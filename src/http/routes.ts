@@ -15,6 +15,8 @@ import { requireAdminAuth, type AdminCredentials } from './auth.js';
 import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
+import { transferPageBody } from './transfer-page-body.js';
+import { createTransferPace } from './transfer-pace.js';
 import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /**
@@ -52,13 +54,14 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   neverCached(admin);
 
   // The crank queues the request behind a running cycle and answers with its own cycle's report.
-  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, (_request, reply) =>
-    crank.runOnce(clientGone(reply)),
-  );
+  admin.post('/crank/once', { schema: { response: { 200: crankReportResponseSchema } } }, async (_request, reply) => ({
+    ...(await crank.runOnce(clientGone(reply))),
+    ...crank.role(),
+  }));
 
   // A nudge, not a cycle request: answered at once, the cycle's outcome shows in /health.
   admin.post('/crank/poll', { schema: { response: { 202: pollSchema } } }, async (_request, reply) =>
-    reply.code(202).send({ status: crank.poll() }),
+    reply.code(202).send({ status: crank.poll(), ...crank.role() }),
   );
 
   admin.post('/kill', {
@@ -75,14 +78,21 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
 
   // Read-only, paginated: one bounded chain read per request at most, shared between requests
   // (src/machines/transfers/shared-reads.ts).
+  // Answers paced in all (transfer-pace.ts), each page bounded and encoded once (transfer-page-body.ts).
   const outage = createRpcOutageLog();
+  const pace = createTransferPace();
   admin.setValidatorCompiler(parseWithSchema);
-  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, (request, reply) =>
-    outage.watch(transfers.page(request.query, clientGone(reply)), request.log),
-  );
-  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, (request, reply) =>
-    outage.watch(transfers.transfer(request.params.index, clientGone(reply)), request.log),
-  );
+  admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, async (request, reply) => {
+    const gone = clientGone(reply);
+    await pace.turn(gone);
+    const page = await outage.watch(transfers.page(request.query, gone), request.log);
+    return reply.type('application/json; charset=utf-8').send(transferPageBody(page));
+  });
+  admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, async (request, reply) => {
+    const gone = clientGone(reply);
+    await pace.turn(gone);
+    return outage.watch(transfers.transfer(request.params.index, gone), request.log);
+  });
 
   await registerCrankUi(admin, crank);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema } from '../machines/crank-types.js';
+import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema, crankRoleViewSchema } from '../machines/crank-types.js';
 import { HEALTH_STATUSES } from '../machines/health-status.js';
 
 /**
@@ -59,10 +59,10 @@ export const healthSchema = responseSchema(
   z.strictObject({ status: z.enum(HEALTH_STATUSES), service: z.string(), crank: crankHealthSchema }),
 );
 
-/** CrankReportResponse. */
-export const crankReportResponseSchema = responseSchema(crankReportSchema);
+/** CrankReportResponse, and the crank's role beside it. */
+export const crankReportResponseSchema = responseSchema(z.strictObject({ ...crankReportSchema.shape, ...crankRoleViewSchema.shape }));
 
 export const killSchema = responseSchema(z.strictObject({ status: z.literal('shutting_down'), message: z.string() }));
 
-/** POST /crank/poll: whether the nudge started a cycle or joined the running one. */
-export const pollSchema = responseSchema(z.strictObject({ status: crankPollOutcomeSchema }));
+/** POST /crank/poll: whether the nudge started a cycle or joined the running one, and the crank's role. */
+export const pollSchema = responseSchema(z.strictObject({ status: crankPollOutcomeSchema, ...crankRoleViewSchema.shape }));

@@ -14,7 +14,10 @@ export type CrankEvent =
   /** Take no more cycles; the running one ends at its next safe point. */
   | { type: 'STOP' };
 
-type AttemptOutcome = 'landed' | 'failed' | 'already_done';
+export const ATTEMPT_OUTCOMES = ['landed', 'failed', 'already_done'] as const;
+type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const CYCLE_OUTCOMES = ['ok', 'error'] as const;
 
 /** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
 export type CrankEmitted =
@@ -40,7 +43,7 @@ export type CrankEmitted =
       atMs: number;
       durationMs: number;
     }
-  | { type: 'cycleFinished'; outcome: 'ok' | 'error'; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
+  | { type: 'cycleFinished'; outcome: (typeof CYCLE_OUTCOMES)[number]; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
   | { type: 'requestsAbandoned'; requests: string[] }
   | { type: 'pollCoalesced' }
   /** Dry run: what the action would have submitted; nothing was sent. */

@@ -1,11 +1,13 @@
 import type { SnapshotFrom } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff } from '../chain/bridge-chains.js';
+import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
+import type { ChainSide } from '../domain.js';
 import { describeError } from '../errors.js';
-import type { HealthFacts } from './health-facts.js';
+import type { HealthFacts, RoleFacts } from './health-facts.js';
 import type { crankMachine } from './crank-machine.js';
-import type { CrankHealth } from './crank-types.js';
+import type { CrankHealth, CrankRoleView } from './crank-types.js';
 import { healthVerdict, type HealthVerdict } from './health-status.js';
+import { mayTakeOverAtMs, type RoleSettings } from './rules.js';
 
 /**
  * /health's view of the running crank: the verdict (health-status.ts) from the actor's snapshot
@@ -41,11 +43,12 @@ export function crankVerdict(snapshot: CrankSnapshot, bounds: HealthBounds, nowM
   return healthVerdict({ enabled, internalError, facts, settings, retrying, ...bounds }, nowMs);
 }
 
-/** What /health adds beside the facts: which key signs, dry run, checks that are off. */
+/** What /health adds beside the facts: which key signs, dry run, checks that are off, how transactions land. */
 interface HealthExtras {
   signer: SignerDescription | undefined;
   dryRun: boolean;
   checksOff: CheckOff[];
+  landingModes: Record<ChainSide, LandingMode>;
 }
 
 /** /health's `crank` object: last_error says everything that is wrong. */
@@ -56,6 +59,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, problems: strin
     ...(extras.signer === undefined ? {} : { signer: extras.signer }),
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
+    landing_mode: extras.landingModes,
   };
 }
 
@@ -70,6 +74,13 @@ function healthFromFacts(facts: HealthFacts, active: boolean, problems: string[]
     role: facts.role.role,
     role_since: toUnixSeconds(facts.role.sinceMs),
   };
+}
+
+/** The role beside the crank's answers: a standby says from when it may sign. */
+export function crankRoleView(facts: RoleFacts, settings: RoleSettings, nowMs: number): CrankRoleView {
+  if (facts.role === 'active') return { role: 'active' };
+  // Rounded up: a "not before" must not name a second at which the standby still waits.
+  return { role: 'standby', may_sign_at: Math.ceil(mayTakeOverAtMs(facts, settings, nowMs) / 1000) };
 }
 
 function toUnixSeconds(ms: number | null): number | null {

@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import type { HealthStatus, HealthVerdict } from './health-status.js';
 import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport } from './crank-types.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from './crank-types.js';
 import type { SignerDescription } from '../chain/authority-signer.js';
 import type { BridgeChains } from '../chain/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
@@ -14,9 +14,9 @@ import { crankActors } from './crank-actors.js';
 import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
 import type { CrankEmitted } from './crank-events.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
-import { crankHealth, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
+import { crankHealth, crankRoleView, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
 import { crankMachine } from './crank-machine.js';
-import { recordCrankEvent, recordHealthGauges } from './crank-telemetry.js';
+import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
@@ -34,6 +34,8 @@ export interface CrankService {
   status(): HealthStatus;
   /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
   readonly activity: CrankActivity;
+  /** Active or standby, and a standby's earliest signing time; null while the crank is disabled. */
+  role(): CrankRoleView | null;
   /**
    * Run one cycle now. While a cycle runs the request is queued and answered with its own
    * cycle's report. Rejects with CRANK__DISABLED when the crank is not configured and
@@ -106,6 +108,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       metrics.crankEnabled.set(0);
     },
   });
+  zeroCrankSeries(metrics);
   publishSettings(settings, metrics);
   actor.start();
   log.info(
@@ -123,6 +126,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     },
     settings.dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
+  recordStartingRole(actor.getSnapshot().context.health.role.role, quietWindowMs(settings.pollIntervalMs), log);
 
   function verdict(): HealthVerdict {
     return crankVerdict(actor.getSnapshot(), bounds, Date.now());
@@ -134,7 +138,12 @@ export function startCrank(options: StartCrankOptions): CrankService {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
+      landingModes: options.chains.landingModes(),
     });
+  }
+
+  function role(): CrankRoleView {
+    return crankRoleView(actor.getSnapshot().context.health.role, settings, Date.now());
   }
 
   function acceptsCycles(): boolean {
@@ -192,6 +201,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     health,
     status: () => verdict().status,
     activity,
+    role,
     runOnce,
     poll,
     stop,

@@ -1,15 +1,33 @@
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CrankEmitted } from './crank-events.js';
-import { CRANK_ROLES } from './crank-types.js';
+import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, type CrankEmitted } from './crank-events.js';
+import { CRANK_ROLES, STEP_ACTIONS, type CrankRole } from './crank-types.js';
 import type { HealthFacts } from './health-facts.js';
 import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
-import { otherSignerActiveMs } from './rules.js';
+import { CHAINS, otherSignerActiveMs } from './rules.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
  * from its snapshot (the timestamp gauges mirror /health). Nothing here keeps state.
  */
+
+/**
+ * Every labelled counter of the crank (and the action duration histogram) at 0 from the start,
+ * for each label value known then: a series that appears only at its first event leaves
+ * dashboard panels at "No data" and makes `increase()` miss that first event (deploy/grafana,
+ * deploy/prometheus).
+ */
+export function zeroCrankSeries(metrics: Metrics): void {
+  for (const outcome of CYCLE_OUTCOMES) metrics.crankCycles.inc({ outcome }, 0);
+  for (const action of Object.values(STEP_ACTIONS)) {
+    for (const outcome of ATTEMPT_OUTCOMES) metrics.crankSubmissions.inc({ action, outcome }, 0);
+    metrics.crankRetries.inc({ action }, 0);
+    metrics.crankTransactionsLanded.inc({ action }, 0);
+    metrics.crankDryRunPlanned.inc({ action }, 0);
+    metrics.crankActionDuration.zero({ action });
+  }
+  for (const chain of CHAINS) metrics.foreignSignatures.inc({ chain }, 0);
+}
 
 export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Metrics): void {
   switch (emitted.type) {
@@ -104,6 +122,19 @@ function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { typ
   log.info(
     { chain, signature, slot, quietWindowMs },
     `crank: standing by: another instance signs with this key; this server submits nothing until that one has been quiet for ${windowSecs} s`,
+  );
+}
+
+/**
+ * Once at the start, at info: an instance that starts as standby submits nothing for at least
+ * the quiet window, and an operator who sees no votes should read why rather than suspect a fault.
+ */
+export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: Logger): void {
+  if (role !== 'standby') return;
+  log.info(
+    { role, quietWindowMs },
+    `crank: standing by: every start waits until no other instance has signed with this key for ${quietWindowMs / 1000} s ` +
+      '(the quiet window, from its first read) before this server submits; BRIDGE_HANDOFF_SECS=0 signs from the start',
   );
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff } from '../chain/bridge-chains.js';
+import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 
 /**
@@ -42,10 +42,11 @@ export type CrankReport = z.infer<typeof crankReportSchema>;
 // The signer and the checks that are off keep their types in src/chain: `satisfies` here and
 // health()'s assignment from them (crank-service.ts) hold each pair together in both directions.
 
-/** With runtime configuration: `file`, or `pkcs11` with the token's label and its session (never a PIN). */
+/** With runtime configuration: `file`, `pkcs11` with the token's label and its session (never a PIN), or a key service and the key's name. */
 const signerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('file') }),
   z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
+  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']), key: z.string() }),
 ]) satisfies z.ZodType<SignerDescription>;
 
 const checkOffSchema = z.strictObject({
@@ -53,6 +54,8 @@ const checkOffSchema = z.strictObject({
   chain: z.enum(['source', 'target']),
   reason: z.string(),
 }) satisfies z.ZodType<CheckOff>;
+
+const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
 
 /** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
 export const crankHealthSchema = z.strictObject({
@@ -72,8 +75,22 @@ export const crankHealthSchema = z.strictObject({
   signer: signerSchema.optional(),
   /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
   checks_off: z.array(checkOffSchema).optional(),
+  /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
+  landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
+
+/**
+ * The role beside POST /crank/once's report, POST /crank/poll's outcome and GET /crank/activity
+ * (docs/crank.md, "Role"): an extension beside SPEC §2.3's fields, so that a standby's report of
+ * nothing attempted is not read as a bridge with no work.
+ */
+export const crankRoleViewSchema = z.strictObject({
+  role: z.enum(CRANK_ROLES),
+  /** Standby only: unix seconds (rounded up) from which it may sign, if no other instance signs first. */
+  may_sign_at: z.int().optional(),
+});
+export type CrankRoleView = z.infer<typeof crankRoleViewSchema>;
 
 /** `started`: the crank was idle and a cycle began; `coalesced`: a cycle was already running. */
 export const crankPollOutcomeSchema = z.enum(['started', 'coalesced']);

@@ -12,6 +12,7 @@ export function createDisabledCrank(): CrankService {
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
     status: () => 'ok',
     activity: createCrankActivityLog(),
+    role: () => null,
     runOnce: () => Promise.reject(crankDisabledError()),
     poll: () => {
       throw crankDisabledError();

@@ -12,6 +12,12 @@ import { measuredSlotMs, withSlotSample, type SlotSample } from './slot-clock.js
  * samples, the ages of the votes planned at the latest read, and the source entries that read
  * held; observations made before a chain's slot time is measured wait for it (at most
  * MAX_UNMEASURED, the oldest dropped beyond).
+ *
+ * The oldest waiting entry's age in seconds is computed when /metrics is scraped, from the
+ * latest read and the monotonic clock: its age at the read plus the time since. A crank whose
+ * reads fail (the node is down) or whose action retries for minutes (every send fails) makes no
+ * new read, and the age must keep growing then, or BridgeTransfersWaiting could not fire in the
+ * incidents it exists for (after sui-bridge's watchdog: a stalled loop must not freeze its gauges).
  */
 
 const MAX_UNMEASURED = 1024;
@@ -34,7 +40,8 @@ function isVoteAction(action: CrankAction): action is VoteAction {
   return action !== 'cleanup_deposit';
 }
 
-export function createLatencyTelemetry(metrics: Metrics): LatencyTelemetry {
+/** `clock`: monotonic ms, the clock of the reads' `readAtMs` (performance.now()). */
+export function createLatencyTelemetry(metrics: Metrics, clock: () => number = () => performance.now()): LatencyTelemetry {
   const samples: Record<ChainSide, SlotSample[]> = { source: [], target: [] };
   let latest: { waiting: WaitingRead; readAtMs: number } | null = null;
   let deposits: readonly DepositProgress[] = [];
@@ -59,7 +66,6 @@ export function createLatencyTelemetry(metrics: Metrics): LatencyTelemetry {
     const waitingBefore = unmeasured;
     unmeasured = [];
     for (const observation of waitingBefore) observe(observation);
-    for (const action of ACTIONS) recordOldest(action, waiting);
     for (const { stage, ageSlots } of stagesFinished(deposits, waiting)) {
       observe({ chain: 'source', ageSlots, afterReadMs: 0, record: (seconds) => metrics.transferLatency.observe({ stage }, seconds) });
     }
@@ -67,12 +73,21 @@ export function createLatencyTelemetry(metrics: Metrics): LatencyTelemetry {
     latest = { waiting, readAtMs };
   }
 
-  function recordOldest(action: CrankAction, waiting: WaitingRead): void {
-    const ageSlots = waiting.oldest[action]?.ageSlots ?? 0;
-    metrics.oldestPendingAgeSlots.set({ action }, ageSlots);
-    const ms = slotMs(AGE_CHAIN[action]);
-    if (ms !== null) metrics.oldestPendingAgeSeconds.set({ action }, (ageSlots * ms) / 1000);
+  /** At scrape time: slots at the latest read; seconds at the read plus the monotonic time since. */
+  function publishOldest(): void {
+    if (latest === null) return;
+    const afterReadMs = Math.max(0, clock() - latest.readAtMs);
+    for (const action of ACTIONS) {
+      const entry = latest.waiting.oldest[action];
+      metrics.oldestPendingAgeSlots.set({ action }, entry?.ageSlots ?? 0);
+      const ms = slotMs(AGE_CHAIN[action]);
+      if (ms !== null) metrics.oldestPendingAgeSeconds.set({ action }, entry === null ? 0 : (entry.ageSlots * ms + afterReadMs) / 1000);
+    }
   }
+
+  // prom-client calls a metric's `collect` right before reading it (as publishHealthStatusAtScrape does).
+  Object.assign(metrics.oldestPendingAgeSeconds, { collect: publishOldest });
+  Object.assign(metrics.oldestPendingAgeSlots, { collect: publishOldest });
 
   /** Votes of a landed attempt: each entry's age at the read plus the time since the read. */
   function votesLanded(action: VoteAction, indices: readonly number[], nowMs: number): void {

@@ -219,11 +219,20 @@ export function roleAfterRead<T extends KeyUse>(
     return { facts: standby, foreign: [...seen], change: { kind: 'standing_by', other: latest } };
   }
   const quietMs = atMs - facts.quietSinceMs!;
-  if (facts.role === 'standby' && quietMs >= windowMs + facts.extraQuietMs) {
+  if (facts.role === 'standby' && atMs >= mayTakeOverAtMs(facts, settings, atMs)) {
     const active: RoleFacts = { role: 'active', sinceMs: atMs, quietSinceMs: facts.quietSinceMs, extraQuietMs: 0, otherSigner: null };
     return { facts: active, foreign: [], change: { kind: 'taking_over', quietMs } };
   }
   return { facts, foreign: [], change: null };
+}
+
+/**
+ * When a standby may take over: once the quiet window (plus its extra) has passed since the
+ * latest read that saw another signer, at the first read from then on; each further sighting
+ * moves it later. Before its first read the window has not started: `nowMs` stands for that read.
+ */
+export function mayTakeOverAtMs(facts: RoleFacts, settings: RoleSettings, nowMs: number): number {
+  return (facts.quietSinceMs ?? nowMs) + quietWindowMs(settings.pollIntervalMs) + facts.extraQuietMs;
 }
 
 function watch(previous: OtherSigner | null, latest: KeyUse, atMs: number): OtherSigner {

@@ -210,7 +210,7 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     oldestPendingAgeSeconds: new Gauge({
       name: 'bridge_oldest_pending_age_seconds',
-      help: 'Age of the oldest entry waiting for this authority at the latest read, by action (0 when none waits); slots times the measured slot time, absent until it is measured (docs/crank.md "Waiting and latency").',
+      help: 'Age of the oldest entry waiting for this authority, by action (0 when none waited at the latest read), computed when scraped: its age at the latest read (slots times the measured slot time) plus the time since, so it grows while reads fail or an action retries; absent until the slot time is measured (docs/crank.md "Waiting and latency").',
       labelNames: ['action'] as const,
       registers,
     }),

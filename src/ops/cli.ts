@@ -11,15 +11,17 @@ import {
   type TransferPage,
   type TransferQueries,
 } from '../machines/transfers/transfer-queries.js';
-import { loadOpsContext, type OpsContext } from './context.js';
+import { loadOpsContext, loadOpsSigner, type OpsContext, type OpsSigner } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
 import { fetchHealth } from './health.js';
-import { renderStatus, renderTransfer } from './render.js';
+import { nonceInit } from './nonce.js';
+import { describeSigner, renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
 /**
- * `npm run ops -- <command>`: read-only operator commands over the server's own configuration
- * (docs/operating.md "Operating"). Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
+ * `npm run ops -- <command>`: operator commands over the server's own configuration
+ * (docs/operating.md "Operating"), read-only but for `nonce init`, which creates the
+ * authority's nonce accounts. Exit codes: 0 ok, 1 bad usage or configuration, 2 a chain unreachable,
  * 3 no such transfer index. Everything written goes through escapeUnsafeCharacters: chain data
  * and a /health answer cannot move the cursor, recolour or reorder the terminal.
  */
@@ -115,23 +117,48 @@ export function exitCodeOf(err: unknown): number {
   return EXIT.usage;
 }
 
-function program(run: (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => Promise<void>): Command {
+/** Loads what a command needs (the whole context, or only the signer), then runs it; prints failures. */
+type Runner = <C>(load: (env: NodeJS.ProcessEnv) => Promise<C>, action: (ctx: C, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => Promise<void>;
+
+/** The public key an operator registers (as an authority in both trackers), and which signer holds it. */
+async function signer(ctx: OpsSigner, output: Output): Promise<void> {
+  const authority = ctx.authority.toBase58();
+  output.out(output.json ? JSON.stringify({ authority, signer: ctx.signer }) : `${authority}\n(held by ${describeSigner(ctx.signer)})`);
+}
+
+function program(run: Runner): Command {
   const jsonOption = () => new Option('--json', 'print JSON for machines');
   const cli = new Command('ops')
-    .description('Read-only operator commands over the bridge server configuration (BRIDGE_* variables)')
+    .description('Operator commands over the bridge server configuration (BRIDGE_* variables); all read-only but nonce init')
     .exitOverride()
     .showHelpAfterError();
   cli
     .command('status')
     .description('both trackers side by side, which side is ahead, unsettled transfers per phase')
     .addOption(jsonOption())
-    .action((options: { json?: boolean }) => run((ctx, output, signal) => status(ctx, output, signal), options.json === true));
+    .action((options: { json?: boolean }) => run(loadOpsContext, (ctx, output, signal) => status(ctx, output, signal), options.json === true));
   cli
     .command('transfer')
     .description('one transfer on both chains: result, rule 3.1, voters, the SPEC §7 row that applies')
     .argument('<index>', 'transfer (deposit entry) index')
     .addOption(jsonOption())
-    .action((index: string, options: { json?: boolean }) => run((ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true));
+    .action((index: string, options: { json?: boolean }) => run(loadOpsContext, (ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true));
+  cli
+    .command('nonce')
+    .description('the authority\'s durable-nonce accounts')
+    .command('init')
+    .description('create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints the rent')
+    .addOption(jsonOption())
+    .action((options: { json?: boolean }) =>
+      run(
+        loadOpsContext,
+        async (ctx, output, signal) => {
+          const { json, text } = await nonceInit(ctx, signal);
+          output.out(output.json ? JSON.stringify(json) : text);
+        },
+        options.json === true,
+      ),
+    );
   cli
     .command('escalate')
     .description('one JSON document with everything SPEC §7 says to collect when escalating')
@@ -139,16 +166,21 @@ function program(run: (action: (ctx: OpsContext, output: Output, signal: AbortSi
     .option('--health <url>', 'the /health URL of this authority\'s server')
     .addOption(jsonOption())
     .action((index: string, options: { health?: string; json?: boolean }) =>
-      run((ctx, output, signal) => escalate(ctx, index, options.health, output, signal), options.json === true),
+      run(loadOpsContext, (ctx, output, signal) => escalate(ctx, index, options.health, output, signal), options.json === true),
     );
+  cli
+    .command('signer')
+    .description('the base58 public key of the key BRIDGE_AUTHORITY_KEYPAIR names (file, token or key service), to register it; needs no other variable')
+    .addOption(jsonOption())
+    .action((options: { json?: boolean }) => run(loadOpsSigner, (ctx, output) => signer(ctx, output), options.json === true));
   return cli;
 }
 
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  const run = async (action: (ctx: OpsContext, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => {
+  const run: Runner = async (load, action, json) => {
     try {
-      const ctx = await loadOpsContext(process.env);
+      const ctx = await load(process.env);
       await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
     } catch (err) {
       code = exitCodeOf(err);

@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { SignerDescription } from '../chain/authority-signer.js';
+import { KEY_SERVICE_NAMES, type SignerDescription } from '../chain/authority-signer.js';
 import type { TrackerSummary } from '../machines/transfers/transfer-queries.js';
 import { PHASES, type ResultView, type TransferView, type Voters } from '../machines/transfers/transfer-view.js';
 import type { StatusReport, TransferAge } from './status.js';
@@ -89,6 +89,8 @@ function describeVoters(voters: Voters, side: keyof Voters): string {
 }
 
 /** Which kind of signer holds the key: never a PIN. */
-function describeSigner(signer: SignerDescription): string {
-  return signer.kind === 'file' ? 'a keypair file' : `the PKCS#11 token ${JSON.stringify(signer.token)}`;
+export function describeSigner(signer: SignerDescription): string {
+  if (signer.kind === 'file') return 'a keypair file';
+  if (signer.kind === 'pkcs11') return `the PKCS#11 token ${JSON.stringify(signer.token)}`;
+  return `the ${KEY_SERVICE_NAMES[signer.kind]} key ${JSON.stringify(signer.key)}`;
 }

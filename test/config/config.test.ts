@@ -60,6 +60,7 @@ describe('parseConfig: defaults', () => {
       dryRun: false,
       transferWaitAlertMs: 600_000,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+      nonceAccounts: 2,
     });
   });
 
@@ -83,6 +84,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_TRANSFER_WAIT_ALERT_SECS: '1800',
       BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '1000',
       BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1000000000',
+      BRIDGE_NONCE_ACCOUNTS: '8',
     });
     expect(config.logLevel).toBe('debug');
     expect(config.shutdownTimeoutMs).toBe(0);
@@ -101,7 +103,15 @@ describe('parseConfig: defaults', () => {
       dryRun: true,
       transferWaitAlertMs: 1_800_000,
       priorityFee: { minMicroLamports: 1000, maxMicroLamports: 1_000_000_000 },
+      nonceAccounts: 8,
     });
+  });
+
+  it('BRIDGE_NONCE_ACCOUNTS: 2 per chain by default, 0 for blockhash mode, at most 8', () => {
+    const nonceAccounts = (value?: string) => parseConfig({ ...RUNTIME, ...(value === undefined ? {} : { BRIDGE_NONCE_ACCOUNTS: value }) }).config.crank?.nonceAccounts;
+    expect(nonceAccounts()).toBe(2);
+    expect(nonceAccounts('0')).toBe(0);
+    expect(() => nonceAccounts('9')).toThrow('BRIDGE_NONCE_ACCOUNTS');
   });
 
   it('refuses a priority fee floor above its cap, or a price past 10^9 micro-lamports per CU', () => {

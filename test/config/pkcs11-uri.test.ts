@@ -64,4 +64,15 @@ describe('parsePkcs11Uri (RFC 7512)', () => {
       expect(problemOf(uri)).not.toContain(PIN_SECRET);
     }
   });
+
+  it('never quotes a query attribute name: an unencoded & turns the PIN\'s tail into one', () => {
+    const line = problemOf(`pkcs11:object=a?${MODULE}&pin-value=PINzq7&TAIL${PIN_SECRET}`);
+    expect(line).toBe(
+      'BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: an attribute of the query (not quoted: a query may hold a secret; percent-encode & as %26 inside a value) has no value (expected name=value)',
+    );
+    expect(line).not.toContain('TAIL');
+    for (const uri of [`pkcs11:object=a?${MODULE}&pin-value=PINzq7&TAIL${PIN_SECRET}=x`, `pkcs11:object=a?${MODULE}&pin-value=1&TAIL${PIN_SECRET}=x`]) {
+      expect(problemOf(uri)).not.toContain(PIN_SECRET);
+    }
+  });
 });

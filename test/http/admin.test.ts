@@ -19,11 +19,19 @@ describe('POST /crank/poll', () => {
     app = await startTestApp({ crank });
     const started = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
     expect(started.status).toBe(202);
-    expect(await started.json()).toEqual({ status: 'started' });
+    expect(await started.json()).toEqual({ status: 'started', role: 'active' });
     crank.pollOutcome = 'coalesced';
     const coalesced = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
-    expect(await coalesced.json()).toEqual({ status: 'coalesced' });
+    expect(await coalesced.json()).toEqual({ status: 'coalesced', role: 'active' });
     expect(crank.polls).toBe(2);
+  });
+
+  it('says while standing by from when the crank may sign', async () => {
+    const crank = new ControlledCrank();
+    crank.roleView = { role: 'standby', may_sign_at: 1_795_000_055 };
+    app = await startTestApp({ crank });
+    const res = await fetch(`${app.url}/crank/poll`, { method: 'POST' });
+    expect(await res.json()).toEqual({ status: 'started', role: 'standby', may_sign_at: 1_795_000_055 });
   });
 
   it('answers 409 when the crank is disabled', async () => {
@@ -56,7 +64,7 @@ describe('POST /crank/once', () => {
     });
   });
 
-  it("answers CrankReportResponse with the cycle's report, exactly its four fields", async () => {
+  it("answers CrankReportResponse with the cycle's report, exactly its four fields, and the role beside them", async () => {
     const crank = new ControlledCrank();
     app = await startTestApp({ crank });
     const response = fetch(`${app.url}/crank/once`, { method: 'POST' });
@@ -64,7 +72,17 @@ describe('POST /crank/once', () => {
     crank.finishNext({ ...REPORT, ...({ signatures: ['x'] } as object) });
     const res = await response;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(REPORT);
+    expect(await res.json()).toEqual({ ...REPORT, role: 'active' });
+  });
+
+  it('says while standing by from when the crank may sign, so that nothing attempted is not read as no work', async () => {
+    const crank = new ControlledCrank();
+    crank.roleView = { role: 'standby', may_sign_at: 1_795_000_055 };
+    app = await startTestApp({ crank });
+    const response = fetch(`${app.url}/crank/once`, { method: 'POST' });
+    await crank.cyclesRequested(1);
+    crank.finishNext(REPORT);
+    expect(await (await response).json()).toEqual({ ...REPORT, role: 'standby', may_sign_at: 1_795_000_055 });
   });
 
   it('gives each of two concurrent callers the report of its own cycle', async () => {

@@ -124,6 +124,7 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
 
     await waitForActive(page, ['crank.idle']);
     expect(await page.locator('#cycles tbody tr').count()).toBe(1);
+    expect(await page.locator('#role').textContent()).toBe('active: this server signs');
 
     const authorization = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
     const report = fetch(`${app.url}/crank/once`, { method: 'POST', headers: { authorization } });

@@ -50,7 +50,7 @@ describe('second signer: two servers with one key', () => {
     expect(await crankOnce(first.url)).toMatchObject({ ack_deposit_attempted: true });
     const [firstVote] = landedSignatures(first, 'ack_deposit');
     // The key's position moved: the second server has nothing to vote, and sees who moved it.
-    expect(await crankOnce(second.url)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(second.url)).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     const seen = await serverHealth(second);
     expect(seen).toMatchObject({ code: 200, status: 'degraded' });
     expect(seen.lastError).toMatch(new RegExp(`^transaction ${firstVote} on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server: .*SPEC §8`));
@@ -78,12 +78,12 @@ describe('second signer: two servers with one key', () => {
 
     await newDeposit(b, 100n);
     expect(await crankOnce(voter.url)).toMatchObject({ ack_deposit_attempted: true });
-    expect(await crankOnce(halting.url)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(halting.url)).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     expect(foreignLines(halting)).toEqual([expect.objectContaining({ chain: 'target', halted: true })]);
 
     await newDeposit(b, 200n);
     const runsBefore = await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}');
-    expect(await crankOnce(halting.url)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(halting.url)).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     expect(await metric(halting, 'bridge_crank_cycles_total{outcome="ok"}')).toBe(runsBefore! + 1);
     expect(await metric(halting, 'bridge_crank_pending_entries{action="ack_deposit"}')).toBe(1);
     expect(landedSignatures(halting, 'ack_deposit')).toEqual([]);

@@ -55,7 +55,7 @@ describe('a forged tracker header', () => {
     } while (!cycleDone && healthMs.length < 200);
     const answer = await cycle;
     expect(answer.status).toBe(200);
-    expect(await answer.json()).toEqual(NOTHING_ATTEMPTED);
+    expect(await answer.json()).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     expect(Math.max(...healthMs)).toBeLessThan(100);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * MIB);
 
@@ -66,7 +66,7 @@ describe('a forged tracker header', () => {
 
     account.data.set(honest, 0);
     const good = await fetch(`${url}/crank/once`, { method: 'POST' });
-    expect(await good.json()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
+    expect(await good.json()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, role: 'active' });
     const healthy = (await (await fetch(`${url}/health`)).json()) as { status: string; crank: { last_error: string | null } };
     expect(healthy).toMatchObject({ status: 'ok', crank: { last_error: null } });
   });

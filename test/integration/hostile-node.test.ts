@@ -57,7 +57,7 @@ describe('a node with a 150 KiB error message echoing a keyed URL', () => {
 
     hostile.on = false;
     const good = await fetch(`${url}/crank/once`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
-    expect(await good.json()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
+    expect(await good.json()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, role: 'active' });
     expect(crank.service.health().last_error).toBeNull();
   });
 });

@@ -53,22 +53,23 @@ describe('a bridge server over HTTP', () => {
 
     await deposit(bridge, { amount: 100n, sourceMint: bridge.world.tokenPairs.frozen.sourceMint });
     await deposit(bridge, { amount: 600n, sourceMint: bridge.world.tokenPairs.lowVault.sourceMint });
-    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
+    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, role: 'active' });
     // Authority 1 finalizes both (Rejected); authority 2 votes late and proposes the results to the source.
     await runRound([b!, c!]);
 
     // A read that fails on every try (retries included) fails the cycle.
     bridge.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
-    expect(await crankOnce(url)).toEqual(NOTHING_ATTEMPTED);
+    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     expect((await health(url)).crank.last_error).toMatch(/^reading the trackers failed: getAccountInfo on the source chain RPC/);
     bridge.pair.source.faults.clear();
 
-    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
+    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, role: 'active' });
     expect((await health(url)).crank).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0..1 (2 votes)' });
-    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, cleanup_attempted: 2, cleanup_completed: 2 });
+    expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, cleanup_attempted: 2, cleanup_completed: 2, role: 'active' });
 
     // Two requests at once: the run lock queues the second behind the first; each gets its own cycle's report.
-    expect(await Promise.all([crankOnce(url), crankOnce(url)])).toEqual([NOTHING_ATTEMPTED, NOTHING_ATTEMPTED]);
+    const idle = { ...NOTHING_ATTEMPTED, role: 'active' };
+    expect(await Promise.all([crankOnce(url), crankOnce(url)])).toEqual([idle, idle]);
 
     const { crank } = await health(url);
     expect(crank).toMatchObject({ enabled: true, last_error: null, last_action: 'cleanup_deposit 2 entries', total_actions_submitted: 3 });

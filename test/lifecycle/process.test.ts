@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../support/http-app.js';
@@ -143,19 +143,6 @@ describe('startup', () => {
     expect(`${server.stdout()}${server.stderr()}`).not.toContain(MARKER);
     expect(`${server.stdout()}${server.stderr()}`).not.toContain('7,7,7');
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toBeUndefined();
-  });
-
-  it('exits 1 with a fatal log line when the port is taken', async () => {
-    const blocker: Server = createServer();
-    blocker.listen(0, '127.0.0.1');
-    await once(blocker, 'listening');
-    cleanups.push(() => void blocker.close());
-    const { port } = blocker.address() as AddressInfo;
-    const server = startServer({ BRIDGE_BIND_ADDRESS: `127.0.0.1:${port}` });
-    expect(await server.exited).toEqual({ code: 1, signal: null });
-    expect(server.logs()).toContainEqual(
-      expect.objectContaining({ level: 'fatal', msg: 'cannot listen: not starting', err: expect.objectContaining({ code: 'EADDRINUSE' }) }),
-    );
   });
 });
 

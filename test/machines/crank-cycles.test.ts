@@ -72,6 +72,7 @@ describe('crank cycles', () => {
       total_actions_submitted: 0,
       role: 'active',
       role_since: START_SECONDS,
+      landing_mode: { source: 'blockhash', target: 'blockhash' },
     });
     await vi.advanceTimersByTimeAsync(14_999);
     expect(chains.callsOf('readState')).toHaveLength(1);

@@ -24,7 +24,8 @@ function landed(action: 'ack_deposit' | 'ack_withdraw', indices: number[]): Extr
 describe('latency telemetry', () => {
   it('publishes the oldest age in slots at once and in seconds once the slot time is measured', async () => {
     const metrics = createMetrics(new Registry());
-    const latency = createLatencyTelemetry(metrics);
+    // Scraped at the second read's time: no time has passed since it.
+    const latency = createLatencyTelemetry(metrics, () => 10_000);
     const oldest = { ack_deposit: { index: 3, ageSlots: 50 }, ack_withdraw: { index: 1, ageSlots: 100 }, cleanup_deposit: null };
     latency.record(read(0, { oldest }), 0);
     expect(await metricValue(metrics.oldestPendingAgeSlots, { action: 'ack_deposit' })).toBe(50);

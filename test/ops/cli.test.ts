@@ -1,40 +1,20 @@
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Keypair } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runRound, startBridgeCranks } from '../integration/support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
 import { deposit } from '../integration/support/transactions.js';
 import { startTestApp } from '../support/http-app.js';
+import { FIXTURE_PUBLIC_KEY, keypairDir } from '../support/keypair-files.js';
 import { ensureBuilt } from '../support/server-process.js';
+import { ops, secretForms, serverEnv } from './ops-cli.js';
 
 /**
  * `npm run ops` as operators run it: the built CLI (dist/ops/cli.js) spawned against a devnet
  * with the server's variables; exit codes, --json parsed and checked, the human output's key
  * facts, and never a byte of the keypair's secret.
  */
-
-const CLI = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'ops', 'cli.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function ops(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 let bridge: DevnetBridge | undefined;
 
@@ -43,23 +23,6 @@ afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
-
-function serverEnv(b: DevnetBridge, slot: number): Record<string, string> {
-  return {
-    BRIDGE_SOURCE_RPC_URL: b.pair.source.url,
-    BRIDGE_TARGET_RPC_URL: b.pair.target.url,
-    BRIDGE_SOURCE_CHAIN_ID: String(b.world.source.chainId),
-    BRIDGE_TARGET_CHAIN_ID: String(b.world.target.chainId),
-    BRIDGE_AUTHORITY_KEYPAIR: b.world.authorities[slot]!.keypairPath,
-  };
-}
-
-/** Every textual form of the keypair file's secret half an output could leak. */
-function secretForms(path: string): string[] {
-  const bytes = Uint8Array.from(JSON.parse(readFileSync(path, 'utf8')) as number[]);
-  const secret = bytes.slice(0, 32);
-  return [bs58.encode(bytes), bs58.encode(secret), Buffer.from(secret).toString('hex'), Buffer.from(bytes).toString('base64'), secret.join(',')];
-}
 
 describe('npm run ops', () => {
   it('status, transfer and escalate against a devnet where one of two needed authorities runs', async () => {
@@ -185,5 +148,23 @@ describe('npm run ops', () => {
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).not.toContain('secret-path');
     expect(unreachable.stderr).not.toContain('api-key');
+  });
+});
+
+describe('npm run ops -- signer', () => {
+  it('prints the base58 key of a keypair file from BRIDGE_AUTHORITY_KEYPAIR alone, and says which variable is missing', async () => {
+    const files = keypairDir();
+    try {
+      const path = files.copyFixture(0o600);
+      const human = await ops(['signer'], { BRIDGE_AUTHORITY_KEYPAIR: path });
+      expect(human).toEqual({ code: 0, stdout: `${FIXTURE_PUBLIC_KEY}\n(held by a keypair file)\n`, stderr: '' });
+      const json = await ops(['signer', '--json'], { BRIDGE_AUTHORITY_KEYPAIR: path });
+      expect(JSON.parse(json.stdout)).toEqual({ authority: FIXTURE_PUBLIC_KEY, signer: { kind: 'file' } });
+      for (const form of secretForms(path)) expect(human.stdout + json.stdout).not.toContain(form);
+    } finally {
+      files.remove();
+    }
+    const missing = await ops(['signer'], {});
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/^ops: BRIDGE_AUTHORITY_KEYPAIR: not set;/) });
   });
 });

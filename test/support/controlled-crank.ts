@@ -1,7 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport } from '../../src/machines/crank-types.js';
+import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from '../../src/machines/crank-types.js';
 import type { HealthStatus } from '../../src/machines/health-status.js';
 
 interface PendingCycle {
@@ -32,6 +32,13 @@ export class ControlledCrank implements CrankService {
 
   /** What status() answers. */
   healthStatus: HealthStatus = 'ok';
+
+  /** What role() answers. */
+  roleView: CrankRoleView = { role: 'active' };
+
+  role(): CrankRoleView {
+    return this.roleView;
+  }
 
   health(): CrankHealth {
     return this.snapshot;

@@ -100,11 +100,8 @@ export function createSoftHsm(): SoftHsm {
   };
 }
 
-/**
- * What an HSM restart does to this process's sessions: every handle invalid, logged out. The
- * module is one per process (dlopen), so a second binding reaches the signer's sessions.
- */
-export function closeAllSessions(modulePath: string): void {
+/** A second binding of the module this process has loaded (dlopen gives the same one): its sessions, its state. */
+function loadedModule(modulePath: string): InstanceType<typeof pkcs11js.PKCS11> {
   const module = new pkcs11js.PKCS11();
   module.load(modulePath);
   try {
@@ -112,5 +109,55 @@ export function closeAllSessions(modulePath: string): void {
   } catch (err) {
     if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) throw err;
   }
+  return module;
+}
+
+/**
+ * What an HSM restart does to this process's sessions: every handle invalid, logged out. The
+ * module is one per process (dlopen), so a second binding reaches the signer's sessions.
+ */
+export function closeAllSessions(modulePath: string): void {
+  const module = loadedModule(modulePath);
   for (const slot of module.C_GetSlotList(true)) module.C_CloseAllSessions(slot);
+}
+
+/** What a device reset does to a module that needs C_Initialize again: C_Finalize, from a second binding of the same module. */
+export function finalizeModule(modulePath: string): void {
+  const module = loadedModule(modulePath);
+  module.C_Finalize();
+}
+
+/**
+ * Replaces the public key object of `label` with one whose CKA_EC_PARAMS names the curve as
+ * `params` (DER), as tokens other than SoftHSM write it (Thales Luna: PrintableString "Ed25519").
+ */
+export function rewriteCurveParams(modulePath: string, token: string, label: string, params: Buffer): void {
+  const module = loadedModule(modulePath);
+  const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trimEnd() === token);
+  if (slot === undefined) throw new Error(`no token ${token}`);
+  const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+  try {
+    try {
+      module.C_Login(session, pkcs11js.CKU_USER, TOKEN_PIN);
+    } catch (err) {
+      if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_USER_ALREADY_LOGGED_IN')) throw err;
+    }
+    module.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY }, { type: pkcs11js.CKA_LABEL, value: label }]);
+    const [handle] = module.C_FindObjects(session, 1);
+    module.C_FindObjectsFinal(session);
+    if (handle === undefined) throw new Error(`no public key ${label}`);
+    const [id, point] = module.C_GetAttributeValue(session, handle, [{ type: pkcs11js.CKA_ID }, { type: pkcs11js.CKA_EC_POINT }]);
+    module.C_DestroyObject(session, handle);
+    module.C_CreateObject(session, [
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
+      { type: pkcs11js.CKA_KEY_TYPE, value: 0x40 /* CKK_EC_EDWARDS */ },
+      { type: pkcs11js.CKA_TOKEN, value: true },
+      { type: pkcs11js.CKA_LABEL, value: label },
+      { type: pkcs11js.CKA_ID, value: id!.value as Buffer },
+      { type: pkcs11js.CKA_EC_PARAMS, value: params },
+      { type: pkcs11js.CKA_EC_POINT, value: point!.value as Buffer },
+    ]);
+  } finally {
+    module.C_CloseSession(session);
+  }
 }

@@ -21,6 +21,7 @@ const LAYOUT = {
 const chart = document.getElementById('chart');
 const statusLine = document.getElementById('status');
 const currentState = document.getElementById('current-state');
+const roleLine = document.getElementById('role');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -194,7 +195,16 @@ function entries(indices) {
   return indices.length === 1 ? String(indices[0]) : `${indices[0]}..${indices[indices.length - 1]} (${indices.length})`;
 }
 
+/** A standby submits nothing until the time it gives, and then only if no other instance signed meanwhile. */
+function roleText(role) {
+  if (role === undefined) return 'none (crank disabled)';
+  if (role.role === 'active') return 'active: this server signs';
+  return `standby: this server submits nothing; it may sign from ${time(role.may_sign_at * 1000)} UTC if no other instance signs with its key before then`;
+}
+
 function showActivity(activity) {
+  roleLine.textContent = roleText(activity.role);
+  roleLine.classList.toggle('standby', activity.role?.role === 'standby');
   const active = new Set(activity.state);
   for (const element of chart.querySelectorAll('[data-state-id]')) {
     element.classList.toggle('active', active.has(element.getAttribute('data-state-id')));

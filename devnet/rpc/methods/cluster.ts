@@ -5,9 +5,9 @@ import { checkReadConfig, configParam } from '../params.js';
 
 const SLOTS_PER_EPOCH = 432_000;
 
-const getLatestBlockhash: RpcMethod = (params, { bank }) => {
+const getLatestBlockhash: RpcMethod = (params, { bank, faults }) => {
   checkReadConfig(configParam(params[0], 'config'), bank.slot);
-  return { context: responseContext(bank), value: bank.latestBlockhash() };
+  return { context: responseContext(bank), value: bank.latestBlockhash(faults.blockhashLagSlots) };
 };
 
 const getBlockHeight: RpcMethod = (params, { bank }) => {

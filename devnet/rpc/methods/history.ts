@@ -1,3 +1,5 @@
+import type { AddressSignature, AddressSignatureQuery } from '../../bank/history.js';
+import type { ForgedHistory } from '../../faults/forged-history.js';
 import { RpcError, historyNotAvailable, invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
 import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '../params.js';
@@ -25,10 +27,12 @@ const getSignaturesForAddress: RpcMethod = (params, { bank, faults }) => {
   const limit = limitParam(config['limit']);
   const before = optionalSignature(config['before'], 'before');
   const until = optionalSignature(config['until'], 'until');
-  const beforeSlot = before === undefined ? undefined : bank.signatureStatus(before)?.slot;
+  const slotOf = (signature: string) => bank.signatureStatus(signature)?.slot ?? faults.forgedHistory?.transactions.get(signature)?.slot;
+  const beforeSlot = before === undefined ? undefined : slotOf(before);
   if (before !== undefined && beforeSlot === undefined) return [];
-  const untilSlot = until === undefined ? undefined : bank.signatureStatus(until)?.slot;
-  return bank.signaturesForAddress(address, { beforeSlot, untilSlot, limit }).map(({ signature, slot, err, blockTime }) => ({
+  const untilSlot = until === undefined ? undefined : slotOf(until);
+  const landed = bank.signaturesForAddress(address, { beforeSlot, untilSlot, limit });
+  return withForged(landed, faults.forgedHistory, address, { beforeSlot, untilSlot, limit }).map(({ signature, slot, err, blockTime }) => ({
     signature,
     slot,
     err,
@@ -55,7 +59,7 @@ const getTransaction: RpcMethod = (params, { bank, faults }) => {
   if (maxVersion !== undefined && maxVersion !== null && maxVersion !== 0) {
     throw invalidParams('Invalid params: maxSupportedTransactionVersion must be 0');
   }
-  const landed = bank.transaction(signature);
+  const landed = bank.transaction(signature) ?? faults.forgedHistory?.transactions.get(signature);
   if (landed === undefined) return null;
   if (landed.version === 0 && maxVersion !== 0) {
     throw new RpcError(
@@ -79,6 +83,18 @@ const getTransaction: RpcMethod = (params, { bank, faults }) => {
 };
 
 export const historyMethods = { getSignaturesForAddress, getTransaction };
+
+/** A lying node's forged entries among the landed ones: newest first, the forged above the landed of their slot. */
+function withForged(
+  landed: AddressSignature[],
+  forged: ForgedHistory | null,
+  address: string,
+  { beforeSlot, untilSlot, limit }: AddressSignatureQuery,
+): AddressSignature[] {
+  if (forged === null || forged.address !== address) return landed;
+  const inRange = forged.entries.filter(({ slot }) => (beforeSlot === undefined || slot < beforeSlot) && (untilSlot === undefined || slot > untilSlot));
+  return [...landed, ...inRange].sort((a, b) => b.slot - a.slot || Number(forged.transactions.has(b.signature)) - Number(forged.transactions.has(a.signature))).slice(0, limit);
+}
 
 function limitParam(value: unknown): number {
   if (value === undefined || value === null) return MAX_SIGNATURES_FOR_ADDRESS;

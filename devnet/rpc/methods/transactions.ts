@@ -37,17 +37,17 @@ const sendTransaction: RpcMethod = (params, { bank, faults, exchange }) => {
   checkMinContextSlot(config, bank.slot);
   if (config['maxRetries'] !== undefined && config['maxRetries'] !== null) integerParam(config['maxRetries'], 'maxRetries');
   const skipPreflight = booleanParam(config['skipPreflight'], 'skipPreflight', false);
-  if (!skipPreflight) preflight(bank, tx);
+  if (!skipPreflight) preflight(bank, tx, faults.blockhashLagSlots);
   if (faults.takeDroppedTransaction()) return tx.signature;
-  bank.submit(tx, !skipPreflight);
+  bank.submit(tx, !skipPreflight, faults.landAfterSlots);
   const lost = faults.takeLostResponse();
   if (lost !== undefined) exchange.lostResponse = lost;
   return tx.signature;
 };
 
-function preflight(bank: Bank, tx: DevnetTransaction): void {
+function preflight(bank: Bank, tx: DevnetTransaction, blockhashLagSlots: number): void {
   if (!verifySignatures(tx)) throw signatureFailure();
-  const { err, logs, unitsConsumed } = bank.simulate(tx, { checkBlockhash: true });
+  const { err, logs, unitsConsumed } = bank.simulate(tx, { checkBlockhash: true, blockhashLagSlots });
   if (err === null) return;
   throw new RpcError(RPC_ERRORS.SEND_TRANSACTION_PREFLIGHT_FAILURE, `Transaction simulation failed: ${describeTransactionError(err)}`, {
     err,
@@ -58,7 +58,7 @@ function preflight(bank: Bank, tx: DevnetTransaction): void {
   });
 }
 
-const simulateTransaction: RpcMethod = (params, { bank }) => {
+const simulateTransaction: RpcMethod = (params, { bank, faults }) => {
   const config = configParam(params[1], 'config');
   const tx = wireTransaction(params[0], config);
   checkReadConfig(config, bank.slot);
@@ -67,16 +67,16 @@ const simulateTransaction: RpcMethod = (params, { bank }) => {
   if (sigVerify && replaceRecentBlockhash) throw invalidParams('Invalid params: sigVerify may not be used with replaceRecentBlockhash');
   if (sigVerify && !verifySignatures(tx)) throw signatureFailure();
   const addresses = requestedAccounts(config);
-  const result = bank.simulate(tx, { checkBlockhash: !replaceRecentBlockhash, accounts: addresses ?? [] });
+  const result = bank.simulate(tx, { checkBlockhash: !replaceRecentBlockhash, blockhashLagSlots: faults.blockhashLagSlots, accounts: addresses ?? [] });
   return {
     context: responseContext(bank),
     value: {
       err: result.err,
       logs: result.logs,
       accounts: addresses === undefined ? null : result.accounts.map((account) => (account === undefined ? null : encodeAccount(account))),
-      unitsConsumed: result.unitsConsumed,
+      unitsConsumed: faults.simulateUnitsConsumed ?? result.unitsConsumed,
       returnData: null,
-      ...(replaceRecentBlockhash ? { replacementBlockhash: bank.latestBlockhash() } : {}),
+      ...(replaceRecentBlockhash ? { replacementBlockhash: bank.latestBlockhash(faults.blockhashLagSlots) } : {}),
     },
   };
 };

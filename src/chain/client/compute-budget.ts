@@ -1,4 +1,6 @@
-import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
+import type { CrankAction } from '../../domain.js';
+import { DEFAULT_UNITS_PER_INSTRUCTION } from '../fee-rate.js';
 import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 
@@ -10,6 +12,11 @@ import type { ChainRpc } from '../rpc/chain-rpc.js';
  * COMPUTE_UNIT_MARGIN. A batch that does not fit is cut to what does and the rest goes in the
  * next transaction; the priority part of the fee is paid on the requested limit, so a measured
  * limit costs a fraction of the default reservation (200,000 CU per instruction).
+ *
+ * A simulation is one node's word, so it cannot set the limit alone: the limit is also bounded
+ * by what the chain has shown these instructions cost (`ComputeCeilings`). A simulation that
+ * fails (other than by running out of compute, which cuts the batch) is a refusal: nothing is
+ * signed.
  */
 
 /** The largest limit a transaction may request; a larger request is clamped by the runtime. */
@@ -49,35 +56,79 @@ export function budgetInstructions(budget: Pick<ComputeBudget, 'unitLimit' | 'mi
 /** The budget instructions as the byte count sees them: their size does not depend on their values. */
 export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0 });
 
-/** The limit to request for instructions that consumed `unitsConsumed`. */
-function unitLimitFor(unitsConsumed: number): number {
-  return Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.ceil(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN)));
+/** The limit to request for `count` instructions that consumed `unitsConsumed`, at most `count` x the ceiling. */
+function unitLimitFor(unitsConsumed: number, count: number, ceilingPerInstruction: number): number {
+  return Math.min(MAX_COMPUTE_UNIT_LIMIT, count * ceilingPerInstruction, Math.ceil(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN)));
+}
+
+/**
+ * A landed transaction may ask at most this many times the units per instruction of the
+ * smallest limit under which the action's instructions have landed: an instruction's path (and
+ * so its cost) varies with the state, and 2x covers that while bounding what a node's inflated
+ * simulation can make a transaction pay for (about 2.3x the real use, with the margin).
+ */
+const CEILING_HEADROOM = 2;
+
+/**
+ * After the chain ran the action's instructions out of compute under the ceiling (a program
+ * upgrade made them dearer), the ceiling becomes this many times the limit per instruction
+ * that was not enough: a 6x dearer program lands after one such failure.
+ */
+const CEILING_GROWTH = 4;
+
+/**
+ * What the chain has shown each action's instructions cost, per chain: the ceiling on a
+ * transaction's limit per instruction. It starts at the runtime's own reservation without a
+ * limit (DEFAULT_UNITS_PER_INSTRUCTION, which the fee estimate assumes too), falls to
+ * CEILING_HEADROOM x the limit per instruction of each transaction that lands, and rises by
+ * CEILING_GROWTH only when the chain refuses or lands a transaction for running out of compute.
+ * Never above MAX_COMPUTE_UNIT_LIMIT.
+ */
+export class ComputeCeilings {
+  readonly #perInstruction = new Map<CrankAction, number>();
+
+  perInstruction(action: CrankAction): number {
+    return this.#perInstruction.get(action) ?? DEFAULT_UNITS_PER_INSTRUCTION;
+  }
+
+  /** `count` instructions of `action` ran within `unitLimit`. */
+  landed(action: CrankAction, unitLimit: number, count: number): void {
+    const shown = Math.ceil((CEILING_HEADROOM * unitLimit) / count);
+    this.#perInstruction.set(action, Math.min(this.perInstruction(action), shown));
+  }
+
+  /** `count` instructions of `action` ran out of compute under `unitLimit`. */
+  exceeded(action: CrankAction, unitLimit: number, count: number): void {
+    const grown = Math.ceil((CEILING_GROWTH * unitLimit) / count);
+    this.#perInstruction.set(action, Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.max(this.perInstruction(action), grown)));
+  }
 }
 
 /**
  * The position among `instructions` (after the budget instructions) of the one that passed the
  * limit, when `err` is `{"InstructionError":[i,"ComputationalBudgetExceeded"]}`.
  */
-function budgetExceededAt(err: unknown): number | undefined {
+function budgetExceededAt(err: unknown, leading: number): number | undefined {
   const instructionError = runtimeInstructionError(err);
   if (instructionError === undefined || instructionError[1] !== 'ComputationalBudgetExceeded') return undefined;
-  return Math.max(0, instructionError[0] - BUDGET_INSTRUCTION_COUNT);
+  return Math.max(0, instructionError[0] - leading);
 }
 
-export interface MeasuredBatch {
-  /** How many of the leading instructions go in this transaction (at least 1). */
-  count: number;
-  budget: ComputeBudget;
-}
+/** How many of the leading instructions go in this transaction (at least 1) and its budget; or the simulation's refusal. */
+export type MeasuredBatch = { count: number; budget: ComputeBudget } | { count: number; refusal: TransactionError };
 
 export interface MeasureInput {
   rpc: ChainRpc;
   feePayer: PublicKey;
+  /** Instructions before the budget's in the signed transaction (AdvanceNonceAccount in nonce mode): measured with the rest. */
+  leading: readonly TransactionInstruction[];
   /** Instructions that fit one transaction by bytes, in order. */
   instructions: readonly TransactionInstruction[];
   microLamportsPerUnit: number;
   /** Take at most this many (a send that met ComputationalBudgetExceeded halves it). */
   maxCount?: number;
+  /** The most units per instruction the limit may ask (`ComputeCeilings`). */
+  ceilingPerInstruction: number;
 }
 
 /** Most simulations one transaction's measurement makes (the attempt's deadline counts them). */
@@ -87,26 +138,28 @@ export const MAX_SIMULATIONS = 4;
  * How many of the leading instructions fit one transaction's compute, and its budget. Each
  * simulation either fits or cuts the batch (to the instruction that passed the limit, or in
  * proportion to the overshoot): in practice one simulation, or two when the batch is cut, and
- * never more than MAX_SIMULATIONS; past them one instruction goes under the largest limit. One
- * instruction that alone passes the largest limit goes as it is: its send fails
- * ComputationalBudgetExceeded, which the failure policy tries again (an upgrade may be rolling out).
+ * never more than MAX_SIMULATIONS; past them one instruction goes under the largest limit the
+ * ceiling allows. One instruction that alone passes the largest limit, or any other simulation
+ * error, is a refusal: the failure policy judges it (ComputationalBudgetExceeded is tried again:
+ * an upgrade may be rolling out).
  */
 export async function measureBatch(input: MeasureInput, signal: AbortSignal): Promise<MeasuredBatch> {
-  const { rpc, feePayer, instructions, microLamportsPerUnit } = input;
+  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilingPerInstruction } = input;
   let count = Math.min(instructions.length, input.maxCount ?? instructions.length);
   for (let simulations = 0; simulations < MAX_SIMULATIONS; simulations++) {
-    const probe = [...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
+    const probe = [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
     const { err, unitsConsumed } = await rpc.simulateTransaction(unsignedWire(probe, feePayer), signal);
-    const exceededAt = budgetExceededAt(err);
-    const wanted = unitsConsumed * (1 + COMPUTE_UNIT_MARGIN);
+    const exceededAt = budgetExceededAt(err, leading.length + BUDGET_INSTRUCTION_COUNT);
+    if (err !== null && (exceededAt === undefined || count === 1)) return { count, refusal: err };
+    const wanted = Math.min(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN), count * ceilingPerInstruction);
     if (exceededAt === undefined && (wanted <= MAX_COMPUTE_UNIT_LIMIT || count === 1)) {
-      return { count, budget: { unitLimit: unitLimitFor(unitsConsumed), microLamportsPerUnit, unitsConsumed } };
+      return { count, budget: { unitLimit: unitLimitFor(unitsConsumed, count, ceilingPerInstruction), microLamportsPerUnit, unitsConsumed } };
     }
-    if (count === 1) break;
     const fits = exceededAt ?? Math.floor((count * MAX_COMPUTE_UNIT_LIMIT) / wanted);
     count = Math.max(1, Math.min(count - 1, fits));
   }
-  return { count: 1, budget: { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT } };
+  const unitLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, ceilingPerInstruction);
+  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit } };
 }
 
 function unsignedWire(instructions: readonly TransactionInstruction[], feePayer: PublicKey): Uint8Array {

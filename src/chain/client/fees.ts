@@ -13,9 +13,17 @@ import { BUDGET_SIZE_PREFIX, MAX_COMPUTE_UNIT_LIMIT } from './compute-budget.js'
  * program meters past the limit is split further when signed.
  */
 
-/** Lamports the instructions cost at most, packed in order into transactions as the submitters pack them. */
-export function packedFees(instructions: readonly TransactionInstruction[], feePayer: PublicKey, capMicroLamports: number): number {
-  return packBatches(instructions, feePayer, undefined, BUDGET_SIZE_PREFIX).reduce(
+/**
+ * Lamports the instructions cost at most, packed in order into transactions as the submitters
+ * pack them: behind `leading` (AdvanceNonceAccount in nonce mode) and the budget instructions.
+ */
+export function packedFees(
+  instructions: readonly TransactionInstruction[],
+  feePayer: PublicKey,
+  capMicroLamports: number,
+  leading: readonly TransactionInstruction[] = [],
+): number {
+  return packBatches(instructions, feePayer, undefined, [...leading, ...BUDGET_SIZE_PREFIX]).reduce(
     (sum, batch) => sum + LAMPORTS_PER_SIGNATURE + priorityFeeLamports(capMicroLamports, Math.min(MAX_COMPUTE_UNIT_LIMIT, batch.length * DEFAULT_UNITS_PER_INSTRUCTION)),
     0,
   );

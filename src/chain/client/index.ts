@@ -10,11 +10,15 @@ import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { chainName } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
+import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
+import { NoncePool } from './nonce-pool.js';
+import { setUpNoncePool, type NoncePoolSetup } from './nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
+import { zeroLandingCounters } from './signature-watch.js';
 import { cleanupActions, cleanupFor } from './submit-cleanups.js';
 import { ackDepositFor, ackWithdrawFor, voteActions } from './submit-votes.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -45,6 +49,8 @@ export interface BridgeChainsOptions {
   sourceReadCommitment: Commitment;
   /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS. */
   priorityFee: PriorityFeeBounds;
+  /** BRIDGE_NONCE_ACCOUNTS: the nonce pool's size per chain; 0 (the default here) keeps blockhash mode without reading any. */
+  nonceAccounts?: number;
   metrics: Metrics;
   logger: Logger;
 }
@@ -158,16 +164,33 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
   };
 }
 
+/**
+ * `npm run ops -- nonce init`: the authority's nonce pool made whole on both chains, the source
+ * first (./nonce-setup.ts).
+ */
+export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
+  const { source, target } = chainEndpoints(options);
+  return [
+    await setUpNoncePool({ rpc: source.rpc, signer, chainId: options.sourceChainId, size }, signal),
+    await setUpNoncePool({ rpc: target.rpc, signer, chainId: options.targetChainId, size }, signal),
+  ];
+}
+
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
   const { signer, metrics } = options;
   const logger = options.logger.child({ component: 'chain' });
   const authorityKey = signer.publicKey;
 
   const { fetch, submitTiming } = tuning;
-  const senderFor = (rpc: ChainRpc, signed: SignedSignatures): TransactionSender =>
+  const { source, target } = chainEndpoints(options, fetch, logger);
+  const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
+    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, logger: logger.child({ chain: rpc.chain }) });
+  const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
+  const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
       rpc,
       signer,
+      nonces: pool,
       metrics,
       logger: logger.child({ chain: rpc.chain }),
       signed,
@@ -175,15 +198,19 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
     new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
-  const { source, target } = chainEndpoints(options, fetch, logger);
+  for (const { rpc } of [source, target]) {
+    zeroLandingCounters(rpc.chain, metrics);
+    metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
+  }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
-  const sender = { source: senderFor(source.rpc, signed.source), target: senderFor(target.rpc, signed.target) };
+  const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
+  const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
   const common = { authority: authorityKey, metrics };
   const submitterOn: SubmitterOn = (side, action) => {
     const { rpc, tracker } = side === 'source' ? source : target;
-    return { ...common, rpc, sender: sender[side], bidder: bidder[side], target: { action, tracker } };
+    return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], target: { action, tracker } };
   };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);
@@ -193,8 +220,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   return {
     authority: authorityKey.toBase58(),
 
-    readState: (signal, limits) =>
-      readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
+    // The nonce accounts are read with the trackers: a cycle signs in the mode its read found.
+    readState: async (signal, limits) => {
+      const [view] = await Promise.all([
+        readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
+        nonces.source.refresh(signal),
+        nonces.target.refresh(signal),
+      ]);
+      return view;
+    },
 
     ...voteActions(submitterOn),
 
@@ -212,12 +246,14 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
     plannedFees: (work) => ({
-      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap),
+      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap, sender.target.leadingFor('ack_deposit')),
       source:
-        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap) +
-        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap),
+        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap, sender.source.leadingFor('ack_withdraw')) +
+        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap, sender.source.leadingFor('cleanup_deposit')),
     }),
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
+
+    landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
   };
 }

@@ -1,9 +1,10 @@
-import { Transaction, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import { Transaction, type PublicKey, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
+import type { CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
-import { BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget } from './compute-budget.js';
+import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
 import type { Bid, PriorityFeeBidder } from './priority-fee.js';
 import type { SignedTransaction } from './signature-watch.js';
 
@@ -41,7 +42,9 @@ export async function signTransaction(
 
 /** What signs a transaction's instructions behind its compute budget (the chain's TransactionSender). */
 interface Signs {
-  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction>;
+  /** What leads the action's instructions besides the budget (AdvanceNonceAccount in nonce mode): the simulation runs it too. */
+  leadingFor(action: CrankAction): TransactionInstruction[];
+  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, action: CrankAction, signal: AbortSignal): Promise<SignedTransaction>;
 }
 
 export interface SignedBatch<T> {
@@ -51,24 +54,36 @@ export interface SignedBatch<T> {
   bid: Bid;
 }
 
+/** The leading items whose simulation failed: nothing was signed. */
+export interface RefusedBatch<T> {
+  items: T[];
+  refusal: TransactionError;
+  /** Instructions before the items' in the simulated message. */
+  leading: number;
+}
+
 /**
  * The next transaction of a batch: as many of the leading `queue` items as fit one
- * transaction's bytes and compute (at most `maxCount`), priced by the chain's bidder and signed.
+ * transaction's bytes and compute (at most `maxCount`, at most the ceiling's units per
+ * instruction), priced by the chain's bidder and signed; or the simulation's refusal.
  */
 export async function signNextBatch<T extends { instruction: TransactionInstruction }>(
-  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs },
+  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs; ceilings: ComputeCeilings; target: { action: CrankAction } },
   queue: readonly T[],
   maxCount: number,
   signal: AbortSignal,
-): Promise<SignedBatch<T>> {
+): Promise<SignedBatch<T> | RefusedBatch<T>> {
+  const { action } = s.target;
+  const leading = s.sender.leadingFor(action);
   const instructions = queue.map((item) => item.instruction);
-  const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, BUDGET_SIZE_PREFIX));
+  const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, [...leading, ...BUDGET_SIZE_PREFIX]));
   const bid = await s.bidder.bid(bySize, signal);
   const measured = await measureBatch(
-    { rpc: s.rpc, feePayer: s.authority, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount },
+    { rpc: s.rpc, feePayer: s.authority, leading, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount, ceilingPerInstruction: s.ceilings.perInstruction(action) },
     signal,
   );
   const items = queue.slice(0, measured.count);
-  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, signal);
+  if ('refusal' in measured) return { items, refusal: measured.refusal, leading: leading.length + BUDGET_INSTRUCTION_COUNT };
+  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, action, signal);
   return { items, signed, bid };
 }

@@ -1,4 +1,4 @@
-import type { SignatureStatus } from '@solana/web3.js';
+import type { PublicKey, SignatureStatus } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import { describeError, isBridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -22,10 +22,25 @@ import type { ComputeBudget } from './compute-budget.js';
 export interface SignedTransaction {
   wire: Uint8Array;
   signature: string;
+  /** NO_EXPIRY for a durable-nonce transaction: it stays valid until its nonce moves. */
   lastValidBlockHeight: number;
   /** The compute budget its leading instructions set. */
   budget: ComputeBudget;
+  /** Instructions before the first of the action's (AdvanceNonceAccount, the budget's): an error's position counts them. */
+  leading: number;
+  /** The nonce value it was signed against, in nonce mode. */
+  nonce?: NonceBinding;
 }
+
+/** A transaction signed against the value `nonce` of the nonce account `lane`, read at `slot`. */
+export interface NonceBinding {
+  lane: PublicKey;
+  nonce: string;
+  slot: number;
+}
+
+/** A durable-nonce transaction's lastValidBlockHeight: no block height ends it. */
+export const NO_EXPIRY = Number.MAX_SAFE_INTEGER;
 
 /**
  * How far past a transaction's lastValidBlockHeight a node without history still knows it
@@ -86,6 +101,18 @@ export interface SignatureWatchOptions {
   metrics: Metrics;
   logger: Logger;
   timing: { pollIntervalMs: number; rebroadcastIntervalMs: number };
+}
+
+/**
+ * The counters of landing transactions on `chain` at 0 from the start, with every kind
+ * `recordLanded` uses: a series that appears only with its first event leaves a panel at
+ * "No data" and an increase() blind to that event (deploy/grafana).
+ */
+export function zeroLandingCounters(chain: ChainSide, metrics: Metrics): void {
+  metrics.transactionRebroadcasts.inc({ chain }, 0);
+  metrics.transactionResigns.inc({ chain }, 0);
+  for (const kind of ['base', 'priority']) metrics.feesPaid.inc({ chain, kind }, 0);
+  for (const kind of ['requested', 'used']) metrics.computeUnits.inc({ chain, kind }, 0);
 }
 
 export class SignatureWatch {

@@ -117,7 +117,7 @@ async function readAccountSlice(
   const { slot, account } = await rpc.getAccountInfo(tracker.address, { ...options, dataSlice }, signal);
   if (account === null) throw trackerNotFound(tracker, options.commitment);
   meter.add(tracker.chain, account.data.length);
-  assertOwnedBy(tracker.account, account.owner, tracker.programId);
+  assertOwnedBy(tracker.account, account.owner, tracker.programId, settingsOf(tracker.chain).programId);
   if (account.data.length !== dataSlice.length) {
     const field = dataSlice.offset === 0 ? 'header' : `bytes ${dataSlice.offset}..${dataSlice.offset + dataSlice.length}`;
     throw malformedAccount(
@@ -166,10 +166,16 @@ function trackerNotFound(tracker: TrackerRef, commitment: Commitment): BridgeErr
   return new BridgeError(
     'CHAIN__ACCOUNT_NOT_FOUND',
     { account: tracker.account, chain: tracker.chain },
-    `${tracker.kind} ${tracker.account} does not exist on the ${chainName(tracker.chain)} chain (commitment ${commitment}); ` +
-      `check BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, the program id and that the ${chainName(tracker.chain)} RPC URL ` +
-      'points at the right cluster',
+    `${tracker.kind} ${tracker.account} does not exist on the ${chainName(tracker.chain)} chain (commitment ${commitment}): a configuration error, not transient; ` +
+      `check that ${settingsOf(tracker.chain).rpcUrl} points at a node of the right cluster, that ${settingsOf(tracker.chain).programId} is the bridge program there, ` +
+      'and BRIDGE_SOURCE_CHAIN_ID and BRIDGE_TARGET_CHAIN_ID',
   );
+}
+
+/** The variables that say where a chain's trackers are, for messages about trackers that are not there. */
+function settingsOf(chain: ChainSide): { rpcUrl: string; programId: string } {
+  const prefix = `BRIDGE_${chain.toUpperCase()}`;
+  return { rpcUrl: `${prefix}_RPC_URL`, programId: `${prefix}_PROGRAM_ID` };
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -13,10 +13,12 @@ import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError 
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
-import { BUDGET_INSTRUCTION_COUNT, budgetInstructions, type ComputeBudget } from './compute-budget.js';
+import { budgetInstructions, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import type { NoncePool, NonceValue } from './nonce-pool.js';
+import { advanceNonceInstruction } from '../nonce-account.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
 import { signNextBatch, signTransaction, type SignedBatch } from './sign-transaction.js';
-import { SendRecord, SignatureWatch, type SignedTransaction, type Watched } from './signature-watch.js';
+import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
 import type { TrackerRef } from './tracker-reader.js';
 
 /**
@@ -32,6 +34,11 @@ import type { TrackerRef } from './tracker-reader.js';
  * BRIDGE_CRANK_MAX_ATTEMPTS. A transaction that leaves `sendAndConfirm` without a known outcome
  * (the caller aborted, or no confirmation within `confirmTimeoutMs`) stays pending: the next
  * call for the same action first resolves it (`settlePending`) before anything new is signed.
+ *
+ * In nonce mode (./nonce-pool.ts) a transaction is signed against its action's nonce value
+ * instead of a blockhash; it can no longer land once that value moved, and while it has not, a
+ * re-priced version against the same value joins it (docs/chain-client.md, "Landing once:
+ * durable nonces").
  */
 
 export interface SubmitTiming {
@@ -64,15 +71,15 @@ export interface TransactionJob extends ActionTarget {
  * What became of one signed transaction: it landed, or a CHAIN__FAILED_TO_SUBMIT says what
  * became of it (`refused` in preflight, `landed_with_error`, `not_landed` or `unknown`).
  */
-export type SendOutcome = { kind: 'landed' } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
-
-const LANDED: SendOutcome = { kind: 'landed' };
+export type SendOutcome = { kind: 'landed'; signature: string } | { kind: 'failed'; failure: BridgeError<'CHAIN__FAILED_TO_SUBMIT'> };
 
 export interface BudgetedSubmitter {
   target: ActionTarget;
   rpc: ChainRpc;
   sender: TransactionSender;
   bidder: PriorityFeeBidder;
+  /** The chain's: what its landed and refused transactions showed each action's instructions cost. */
+  ceilings: ComputeCeilings;
   authority: PublicKey;
 }
 
@@ -109,9 +116,12 @@ export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, ite
   while (queue.length > 0) {
     const next = await signNextBatch(s, queue, maxCount, signal);
     const job: TransactionJob = { ...s.target, indices: next.items.map((item) => item.index) };
-    const outcome = await sendSignedBatch(s, next, job, signal);
+    const outcome =
+      'refusal' in next
+        ? failedWith(job, next.refusal, { outcome: 'refused', where: 'refused in simulation', leading: next.leading })
+        : await sendSignedBatch(s, next, job, signal);
     if (outcome.kind === 'landed') {
-      outcomes.landed({ signature: next.signed.signature, indices: job.indices });
+      outcomes.landed({ signature: outcome.signature, indices: job.indices });
       queue = queue.slice(next.items.length);
       continue;
     }
@@ -129,22 +139,50 @@ export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, ite
 /**
  * Sends and confirms one signed batch. A transaction that expired after a node accepted it
  * raises the chain's escalation step, and its failure names the price offered, what recent
- * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it down.
+ * slots cleared and the cap; one that landed (with an error or not) counts towards stepping it
+ * down. What the chain showed of the instructions' cost moves the compute ceiling.
  */
-async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<unknown>, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
-  const outcome = await s.sender.sendAndConfirm(batch.signed, job, signal);
+async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchItem>, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
+  const outcome = await s.sender.sendAndConfirm(batch.signed, job, signal, repricer(s, batch, job));
+  // Every version of a batch asks the same limit (a re-sign changes only the price).
+  const { unitLimit } = batch.signed.budget;
   if (outcome.kind === 'landed') {
     s.bidder.landed();
+    s.ceilings.landed(job.action, unitLimit, job.indices.length);
     return outcome;
   }
   const err = outcome.failure;
+  if (err.context.transactionError === 'ComputationalBudgetExceeded') s.ceilings.exceeded(job.action, unitLimit, job.indices.length);
   if (err.context.outcome === 'landed_with_error') s.bidder.landed();
   if (err.context.outcome !== 'not_landed') return outcome;
-  // A transaction no node accepted says nothing about its price (an RPC outage, not congestion).
-  if (err.context.sendsAccepted !== 0) s.bidder.expired();
+  // A transaction no node accepted says nothing about its price (an RPC outage, not congestion);
+  // nor does a nonce that moved without it (a nonce-mode bid rises while it waits: `repricer`).
+  if (err.context.sendsAccepted !== 0 && batch.signed.nonce === undefined) s.bidder.expired();
   const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
   return { kind: 'failed', failure: priced };
 }
+
+/**
+ * Nonce mode: a version that has not landed after NONCE_RESIGN_SLOTS is signed again at the
+ * chain's next escalation step, against the same nonce value and with the same instructions
+ * and limit, so that whichever version lands, the others cannot. Undefined when the bid would
+ * not rise (it is at the cap).
+ */
+function repricer(s: BudgetedSubmitter, batch: SignedBatch<BatchItem>, job: TransactionJob): Reprice | undefined {
+  const binding = batch.signed.nonce;
+  if (binding === undefined) return undefined;
+  const instructions = batch.items.map((item) => item.instruction);
+  return async (current, signal) => {
+    s.bidder.expired();
+    const bid = await s.bidder.bid(instructions, signal);
+    if (bid.microLamportsPerUnit <= current.budget.microLamportsPerUnit) return undefined;
+    const budget = { ...current.budget, microLamportsPerUnit: bid.microLamportsPerUnit };
+    return s.sender.sign(instructions, budget, job.action, signal, binding);
+  };
+}
+
+/** Signs a higher-priced version of `current` against the same nonce value; undefined when there is none to sign. */
+export type Reprice = (current: SignedTransaction, signal: AbortSignal) => Promise<SignedTransaction | undefined>;
 
 export interface SettledPending {
   /** Some transaction of this action was pending: the caller must re-check the chain. */
@@ -154,11 +192,25 @@ export interface SettledPending {
   landedWithError: LandedTransaction[];
 }
 
-type Pending = Watched & { job: TransactionJob };
+/**
+ * A transaction whose outcome is not known yet. In nonce mode `signed` is the newest version and
+ * `versions` every version signed against the same nonce value (the newest last), any of which
+ * may be the one that lands.
+ */
+type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; reprice?: Reprice; pricedAtSlot?: number };
+
+/**
+ * Slots a nonce-mode version may wait unlanded before it is signed again one escalation step
+ * higher: 10 slots (4 s at 400 ms) per step reaches the cap three steps up within about 12 s of
+ * a surge the fee history does not show, plus one rebroadcast interval to notice.
+ */
+const NONCE_RESIGN_SLOTS = 10;
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
   signer: AuthoritySigner;
+  /** The chain's nonce accounts; blockhash mode without them. */
+  nonces?: NoncePool;
   metrics: Metrics;
   logger: Logger;
   timing?: SubmitTiming;
@@ -168,6 +220,7 @@ export interface TransactionSenderOptions {
 
 /** Signs, sends and confirms one transaction at a time on one chain. */
 export class TransactionSender {
+  /** By the first version's signature. */
   private readonly pending = new Map<string, Pending>();
   private readonly timing: SubmitTiming;
   private readonly watch: SignatureWatch;
@@ -177,13 +230,40 @@ export class TransactionSender {
     this.watch = new SignatureWatch({ rpc: options.rpc, metrics: options.metrics, logger: options.logger, timing: this.timing });
   }
 
-  /** Signs `instructions` behind the budget's SetComputeUnitLimit and SetComputeUnitPrice. */
-  async sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, signal: AbortSignal): Promise<SignedTransaction> {
-    const { blockhash, lastValidBlockHeight } = await this.options.rpc.getLatestBlockhash('confirmed', signal);
-    const { wire, signature } = await signTransaction(this.options.signer, [...budgetInstructions(budget), ...instructions], blockhash, lastValidBlockHeight);
+  /** What leads `action`'s instructions besides the budget: AdvanceNonceAccount of its lane in nonce mode. */
+  leadingFor(action: CrankAction): TransactionInstruction[] {
+    const pool = this.options.nonces;
+    return pool?.mode === 'nonce' ? [advanceNonceInstruction(pool.laneOf(action), this.options.signer.publicKey)] : [];
+  }
+
+  /**
+   * Signs `instructions` behind the budget's SetComputeUnitLimit and SetComputeUnitPrice: in
+   * nonce mode after AdvanceNonceAccount of the action's lane, against `binding` (a re-sign) or
+   * the lane's current value; otherwise against the latest blockhash.
+   */
+  async sign(
+    instructions: readonly TransactionInstruction[],
+    budget: ComputeBudget,
+    action: CrankAction,
+    signal: AbortSignal,
+    binding?: NonceBinding,
+  ): Promise<SignedTransaction> {
+    const nonce = binding ?? (await this.currentNonce(action, signal));
+    const advance = nonce === undefined ? [] : [advanceNonceInstruction(nonce.lane, this.options.signer.publicKey)];
+    const { blockhash, lastValidBlockHeight } =
+      nonce === undefined ? await this.options.rpc.getLatestBlockhash('confirmed', signal) : { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY };
+    const leading = [...advance, ...budgetInstructions(budget)];
+    const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
-    return { wire, signature: encoded, lastValidBlockHeight, budget };
+    return { wire, signature: encoded, lastValidBlockHeight, budget, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
+  }
+
+  private async currentNonce(action: CrankAction, signal: AbortSignal): Promise<NonceBinding | undefined> {
+    const pool = this.options.nonces;
+    if (pool?.mode !== 'nonce') return undefined;
+    const lane = pool.laneOf(action);
+    return { lane, ...(await pool.current(lane, signal)) };
   }
 
   /**
@@ -191,9 +271,10 @@ export class TransactionSender {
    * (`unknown`: it stays pending). Throws only for an abort, or the RPC failure of a send that
    * a node certainly refused to forward.
    */
-  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal): Promise<SendOutcome> {
+  async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal, reprice?: Reprice): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const pending: Pending = { signed, job, sends: new SendRecord() };
+    const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], ...(reprice === undefined ? {} : { reprice }) };
+    if (signed.nonce !== undefined) pending.pricedAtSlot = signed.nonce.slot;
     this.pending.set(signed.signature, pending);
     const refused = await this.sendFirst(pending, signal);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
@@ -205,11 +286,10 @@ export class TransactionSender {
     const landed: LandedTransaction[] = [];
     const landedWithError: LandedTransaction[] = [];
     for (const entry of mine) {
-      const { signed, job } = entry;
-      const transaction = { signature: signed.signature, indices: job.indices };
+      const { job } = entry;
       const outcome = await this.confirm(entry, { resumed: true }, signal);
       if (outcome.kind === 'landed') {
-        landed.push(transaction);
+        landed.push({ signature: outcome.signature, indices: job.indices });
         continue;
       }
       const err = outcome.failure;
@@ -217,8 +297,9 @@ export class TransactionSender {
       if (err.context.outcome === 'unknown') throw err;
       // Landed with an error: resolved, and the failure belonged to the earlier call. Expired: resolved, nothing landed.
       if (err.context.outcome !== 'landed_with_error') continue;
-      this.options.logger.warn({ err, signature: signed.signature, action }, 'an earlier transaction of this action landed with an error');
-      landedWithError.push(transaction);
+      const signature = err.context.signature ?? entry.signed.signature;
+      this.options.logger.warn({ err, signature, action }, 'an earlier transaction of this action landed with an error');
+      landedWithError.push({ signature, indices: job.indices });
     }
     return { hadPending: mine.length > 0, landed, landedWithError };
   }
@@ -236,7 +317,7 @@ export class TransactionSender {
       if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
       if (preflight !== undefined) {
         this.pending.delete(signed.signature);
-        return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight' }, err);
+        return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight', leading: signed.leading }, err);
       }
       if (isDefiniteSendRefusal(err)) {
         this.pending.delete(signed.signature);
@@ -249,7 +330,8 @@ export class TransactionSender {
   }
 
   private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<SendOutcome> {
-    const { signed, job, sends } = pending;
+    const { job, sends } = pending;
+    const key = pending.versions[0]!.signature;
     const { pollIntervalMs, rebroadcastIntervalMs, confirmTimeoutMs } = this.timing;
     const started = Date.now();
     // A resumed transaction may be long expired or never sent: check and rebroadcast at once.
@@ -260,19 +342,20 @@ export class TransactionSender {
       if (checkExpiry) lastExpiryCheck = Date.now();
       const outcome = await this.pollOutcome(pending, checkExpiry, signal);
       if (outcome !== 'waiting') {
-        this.pending.delete(signed.signature);
+        this.pending.delete(key);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
-        await this.watch.rebroadcast(signed, sends, signal);
+        await this.watch.rebroadcast(pending.signed, sends, signal);
       }
-      if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(signed, job) };
+      if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
       await sleep(pollIntervalMs, signal);
     }
   }
 
   private async pollOutcome(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    if (pending.signed.nonce !== undefined) return this.pollNonceOutcome(pending, pending.signed.nonce, checkExpiry, signal);
     const { signed, job } = pending;
     const recent = await this.watch.poll(signed.signature, false, signal);
     const seen = recent.kind === 'found' ? recent : await this.watch.afterAbsence(pending, recent, checkExpiry, signal);
@@ -281,15 +364,99 @@ export class TransactionSender {
     return { kind: 'failed', failure: submitFailure(job, { outcome: 'not_landed', reason: seen.reason, sendsAccepted: seen.sendsAccepted }) };
   }
 
+  /**
+   * Nonce mode: any version found settled is the outcome. Otherwise, at each expiry check, the
+   * lane's value decides: still `binding.nonce`, the versions can land (and a higher price is
+   * signed once NONCE_RESIGN_SLOTS passed); moved, they never can, and a status read from a
+   * view at or past the move says whether one of them is what moved it.
+   */
+  private async pollNonceOutcome(pending: Pending, binding: NonceBinding, checkNonce: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    const found = await this.foundVersion(pending, false, signal);
+    if (found !== undefined) return found;
+    if (!checkNonce) return 'waiting';
+    const now = await this.laneValue(binding, signal);
+    if (now === undefined) return 'waiting';
+    if (now.nonce === binding.nonce) {
+      await this.repriceIfDue(pending, now.slot, signal);
+      return 'waiting';
+    }
+    const final = await this.finalVersions(pending, now.slot, signal);
+    if (final !== 'absent') return final;
+    const { lane } = binding;
+    this.options.logger.warn(
+      { lane: lane.toBase58(), action: pending.job.action, indices: pending.job.indices, versions: pending.versions.map((version) => version.signature) },
+      'the nonce moved without any version of this transaction landing: another transaction signed with this key advanced it; the next attempt re-reads the trackers',
+    );
+    const reason = `nonce ${lane.toBase58()} moved from ${binding.nonce} without any of the ${pending.versions.length} version(s) signed against it landing`;
+    return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+  }
+
+  /** The outcome of the first version whose status is found and settled; undefined while none is. */
+  private async foundVersion(pending: Pending, searchTransactionHistory: boolean, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    for (const version of pending.versions) {
+      const poll = await this.watch.poll(version.signature, searchTransactionHistory, signal);
+      if (poll.kind !== 'found') continue;
+      const outcome = this.outcomeOf(poll.status, version, pending.job);
+      if (outcome !== 'waiting') return outcome;
+    }
+    return undefined;
+  }
+
+  /**
+   * After the nonce moved (seen at `movedBy`): a version found settled is the outcome; `absent`
+   * only when every version's status read (a history search where some endpoint keeps history,
+   * else the status cache) comes from a view at or past `movedBy`, since a lagging node may not
+   * have the version that moved it yet; `waiting` otherwise.
+   */
+  private async finalVersions(pending: Pending, movedBy: number, signal: AbortSignal): Promise<SendOutcome | 'waiting' | 'absent'> {
+    const searchHistory = this.options.rpc.hasHistory() !== false;
+    let decided = true;
+    for (const version of pending.versions) {
+      const poll = await this.watch.poll(version.signature, searchHistory, signal);
+      if (poll.kind === 'found') {
+        const outcome = this.outcomeOf(poll.status, version, pending.job);
+        if (outcome !== 'waiting') return outcome;
+      }
+      if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
+    }
+    return decided ? 'absent' : 'waiting';
+  }
+
+  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<NonceValue | undefined> {
+    try {
+      return await this.options.nonces!.current(binding.lane, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      this.options.logger.debug({ err, lane: binding.lane.toBase58() }, 'nonce read failed');
+      return undefined;
+    }
+  }
+
+  private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
+    if (pending.reprice === undefined || slot - (pending.pricedAtSlot ?? slot) < NONCE_RESIGN_SLOTS) return;
+    pending.pricedAtSlot = slot;
+    const next = await pending.reprice(pending.signed, signal);
+    if (next === undefined) return;
+    const { chain } = this.options.rpc;
+    this.options.metrics.transactionResigns.inc({ chain });
+    this.options.logger.info(
+      { signature: next.signature, replaces: pending.signed.signature, price: next.budget.microLamportsPerUnit, action: pending.job.action, chain },
+      'not landed yet: signed again one escalation step higher against the same nonce value',
+    );
+    pending.signed = next;
+    pending.versions.push(next);
+    await this.watch.rebroadcast(next, pending.sends, signal);
+  }
+
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
   private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): SendOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
     this.watch.recordLanded(signed.budget);
     const { signature } = signed;
-    if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature });
+    if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature, leading: signed.leading });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');
-    return LANDED;
+    return { kind: 'landed', signature };
   }
 
   private unresolved(signed: SignedTransaction, job: TransactionJob): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
@@ -311,18 +478,18 @@ export class TransactionSender {
 function failedWith(
   job: TransactionJob,
   transactionError: unknown,
-  { outcome, where, signature }: { outcome: 'refused' | 'landed_with_error'; where: string; signature?: string },
+  { outcome, where, signature, leading }: { outcome: 'refused' | 'landed_with_error'; where: string; signature?: string; leading: number },
   cause?: unknown,
 ): SendOutcome {
   const failure = classifyTransactionError(transactionError);
-  const index = failingIndex(failure.programError?.instructionIndex, job);
+  const index = failingIndex(failure.programError?.instructionIndex, job, leading);
   const detail = { ...failure, ...index, outcome, ...(signature === undefined ? {} : { signature }), reason: `${failure.reason}, ${where}` };
   return { kind: 'failed', failure: submitFailure(job, detail, [], cause) };
 }
 
-// Instruction positions count the budget instructions that lead every transaction.
-function failingIndex(instructionIndex: number | undefined, job: TransactionJob): { index?: number } {
-  const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex - BUDGET_INSTRUCTION_COUNT];
+// Instruction positions count the instructions that lead every transaction (the advance, the budget's).
+function failingIndex(instructionIndex: number | undefined, job: TransactionJob, leading: number): { index?: number } {
+  const index = instructionIndex === undefined ? undefined : job.indices[instructionIndex - leading];
   return index === undefined ? {} : { index };
 }
 

@@ -1,12 +1,12 @@
 import type { PublicKey } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
 
-/** Throws CHAIN__INVALID_OWNER unless the account is owned by the configured bridge program. */
-export function assertOwnedBy(account: string, owner: PublicKey, programId: PublicKey): void {
+/** Throws CHAIN__INVALID_OWNER unless the account is owned by the configured bridge program (`variable` names its setting). */
+export function assertOwnedBy(account: string, owner: PublicKey, programId: PublicKey, variable = 'the configured program id for this chain'): void {
   if (owner.equals(programId)) return;
   throw new BridgeError(
     'CHAIN__INVALID_OWNER',
     { account, expected: programId.toBase58(), actual: owner.toBase58() },
-    `account ${account}: owner is ${owner.toBase58()}, expected the bridge program ${programId.toBase58()}; check the configured program id for this chain`,
+    `account ${account}: owner is ${owner.toBase58()}, expected the bridge program ${programId.toBase58()}; a configuration error, not transient: check ${variable}`,
   );
 }

@@ -15,7 +15,7 @@ import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal } from '../../failure-poli
 import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { chainName } from '../chain-name.js';
-import type { RpcFetch } from './rpc-fetch.js';
+import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
 
 /**
  * The RPC methods the chain client uses on one chain, each with an AbortSignal and every
@@ -152,6 +152,8 @@ export interface ChainRpcOptions {
   logger?: Logger;
   /** The underlying fetch; globalThis.fetch unless a test injects one. */
   fetch?: RpcFetch;
+  /** The pool's clock (ms); Date.now unless a test moves time on. */
+  now?: () => number;
 }
 
 /** The default of BRIDGE_RPC_MAX_SLOT_LAG, for callers without configuration (tests, tools). */
@@ -162,8 +164,38 @@ export interface PooledChainRpc extends ChainRpc {
   readonly endpoints: readonly string[];
 }
 
+/** The JSON-RPC methods this client sends (the slot probes' getSlot included): its metric labels. */
+const RPC_METHODS = [
+  'getAccountInfo',
+  'getBalance',
+  'getLatestBlockhash',
+  'getEpochInfo',
+  'getSignatureStatuses',
+  'sendTransaction',
+  'simulateTransaction',
+  'getRecentPrioritizationFees',
+  'getSignaturesForAddress',
+  'getTransaction',
+  'getSlot',
+] as const;
+
+type RpcMethod = (typeof RPC_METHODS)[number];
+
+/**
+ * Every per-method counter at 0 from the start, so that a dashboard panel or an increase() sees
+ * the first request, retry or failure rather than a series that appears with it.
+ */
+function zeroMethodCounters(chain: ChainSide, metrics: Metrics): void {
+  for (const method of RPC_METHODS) {
+    metrics.rpcRequests.inc({ chain, method }, 0);
+    metrics.rpcRetries.inc({ chain, method }, 0);
+    for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcErrors.inc({ chain, method, kind }, 0);
+  }
+}
+
 export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
   const { chain, metrics } = options;
+  zeroMethodCounters(chain, metrics);
   const pool = new EndpointPool({
     chain,
     urls: [options.url, ...(options.fallbackUrls ?? [])],
@@ -172,6 +204,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     metrics,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const readRetry = createReadRetry();
   const budgetMs = readCallBudgetMs(options.timeoutMs);
@@ -181,7 +214,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
    * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
    * the budget.
    */
-  function read<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+  function read<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
     const order = pool.readOrder();
     let tries = 0;
     return retried(method, signal, (deadline) => {
@@ -196,7 +229,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
    * -32011 is marked and the next try moves on; with none left the read fails with -32011
    * (`isHistoryUnavailable`), without a request when none was left to begin with.
    */
-  function historyRead<T>(method: string, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+  function historyRead<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
     const tried = new Set<Endpoint>();
     return retried(method, signal, async (deadline) => {
       const order = pool.historyOrder();
@@ -218,7 +251,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
   }
 
   /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
-  async function retried<T>(method: string, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
+  async function retried<T>(method: RpcMethod, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
     signal.throwIfAborted();
     pool.probeSlots();
     const deadline = pool.time() + budgetMs;
@@ -343,12 +376,16 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 }
 
 /**
- * The failure of a send that no endpoint accepted: a definite refusal (a preflight error
- * first) when one endpoint gave one, as with a single endpoint; otherwise the first failure.
+ * The failure of a send that no endpoint accepted. It is a refusal only when every endpoint
+ * refused (a preflight error first, as with a single endpoint): one endpoint whose answer was
+ * lost (a timeout, a 504) may have forwarded the bytes to a leader, so while any failure leaves
+ * the outcome unknown, that failure is the answer and the sender watches the signature instead
+ * of signing the votes again.
  */
 function sendFailureOf(err: unknown): unknown {
   const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
-  return errors.find((one) => preflightFailure(one) !== undefined) ?? errors.find(isDefiniteSendRefusal) ?? errors[0];
+  const unknownOutcome = errors.find((one) => preflightFailure(one) === undefined && !isDefiniteSendRefusal(one));
+  return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
 }
 
 /** The required signers (the first numRequiredSignatures keys) of a base64 getTransaction result. */

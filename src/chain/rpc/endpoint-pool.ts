@@ -18,8 +18,8 @@ import {
   type EndpointKnowledge,
 } from './endpoint-choice.js';
 import { isRetryableReadFailure } from './read-retry.js';
-import { classifyRpcError, rpcFailure } from './rpc-failure.js';
-import { createRpcFetch, withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
+import { createRpcFetch, TRANSPORT_FAILURE_KINDS, withCallSignal, type RpcFetch } from './rpc-fetch.js';
 
 /**
  * The endpoints of one chain (primary first), their circuit breakers, slot knowledge, refusals,
@@ -45,7 +45,7 @@ const HISTORY_RECHECK_MS = 10 * 60_000;
 
 // Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
 // or another 4xx is an answer.
-const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'malformed', 'too_large']);
+const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'tls', 'malformed', 'too_large']);
 
 export interface Endpoint {
   readonly index: number;
@@ -88,6 +88,10 @@ export class EndpointPool {
   private readonly settings: ChoiceSettings;
   private lastProbeAt: number | undefined;
   private readonly now: () => number;
+  /** Endpoints whose refused Retry-After was logged: once per endpoint and process. */
+  private readonly retryAfterLogged = new Set<number>();
+  /** Republishes bridge_rpc_endpoint_up when an endpoint's Retry-After wait ends (at most RETRY_AFTER_MAX_MS away). */
+  private readonly waitEnds: (NodeJS.Timeout | undefined)[];
 
   constructor(private readonly options: EndpointPoolOptions) {
     const { chain, urls, metrics } = options;
@@ -95,11 +99,14 @@ export class EndpointPool {
     this.settings = { maxSlotLag: options.maxSlotLag, frozenAfterMs: SLOT_FROZEN_AFTER_MS };
     const labels = endpointLabels(urls);
     this.openedAt = urls.map(() => undefined);
+    this.waitEnds = urls.map(() => undefined);
     this.refusals = urls.map(() => undefined);
     this.history = urls.map(() => ({ lackingSince: undefined }));
     this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
+      // At 0 from the start for each kind, so that a panel or an increase() sees the first failure.
+      for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind }, 0);
       const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
       const rpcFetch = createRpcFetch({ chain, timeoutMs: options.timeoutMs, metrics, onFailure, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
       const connection = new Connection(url, {
@@ -217,11 +224,30 @@ export class EndpointPool {
   private failed(endpoint: Endpoint, failure: BridgeError): void {
     if (!isBridgeError(failure, 'CHAIN__RPC_FAILED')) return;
     const known = this.knowledge[endpoint.index]!;
-    const { kind, status, retryAfterMs } = failure.context;
-    if (retryAfterMs !== undefined) known.notBefore = Math.max(known.notBefore ?? 0, this.now() + retryAfterMs);
+    const { kind, status, retryAfterMs, retryAfterRefused } = failure.context;
+    if (retryAfterRefused !== undefined) this.retryAfterRefused(endpoint, retryAfterRefused);
+    if (retryAfterMs !== undefined && retryAfterMs > 0) this.waitFor(endpoint, retryAfterMs);
     known.silent = UNANSWERED_KINDS.has(kind) || (kind === 'http' && status !== undefined && status >= 500);
     if (isEndpointRefusal(failure.context)) this.refused(endpoint, status!);
     this.publish();
+  }
+
+  /** The endpoint asked for no calls for `ms` (at most RETRY_AFTER_MAX_MS): out of service, and republished when the wait ends. */
+  private waitFor(endpoint: Endpoint, ms: number): void {
+    const known = this.knowledge[endpoint.index]!;
+    known.notBefore = Math.max(known.notBefore ?? 0, this.now() + ms);
+    clearTimeout(this.waitEnds[endpoint.index]);
+    this.waitEnds[endpoint.index] = setTimeout(() => this.publish(), known.notBefore - this.now()).unref();
+  }
+
+  private retryAfterRefused(endpoint: Endpoint, header: string): void {
+    if (this.retryAfterLogged.has(endpoint.index)) return;
+    this.retryAfterLogged.add(endpoint.index);
+    this.options.logger?.warn(
+      { chain: this.options.chain, endpoint: endpoint.label, retryAfter: header, ceilingMs: RETRY_AFTER_MAX_MS },
+      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain sent a Retry-After the server does not honour as sent (${header}): ` +
+        `it waits at most ${RETRY_AFTER_MAX_MS / 1000} s and ignores one it cannot read; logged once per endpoint`,
+    );
   }
 
   private refused(endpoint: Endpoint, status: number): void {
@@ -345,7 +371,8 @@ export class EndpointPool {
     const all = this.current();
     const now = this.now();
     for (const known of all) {
-      const fit = !known.open && demotionOf(known, all, now, this.settings) === undefined;
+      // An endpoint waiting out a Retry-After serves nothing until then: not up.
+      const fit = !known.open && !isWaiting(known, now) && demotionOf(known, all, now, this.settings) === undefined;
       this.options.metrics.rpcEndpointUp.set({ chain: this.options.chain, endpoint: this.endpoints[known.index]!.label }, fit ? 1 : 0);
     }
   }

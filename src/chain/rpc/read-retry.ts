@@ -1,6 +1,6 @@
 import { ExponentialBackoff, handleWhen, retry, type IBackoff, type IBackoffFactory, type IRetryBackoffContext } from 'cockatiel';
 import { isBridgeError } from '../../errors.js';
-import { isTransientRpcFailure } from '../../failure-policy.js';
+import { isEndpointMisconfigured, isTransientRpcFailure } from '../../failure-policy.js';
 
 /**
  * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getEpochInfo,
@@ -29,9 +29,9 @@ export function readCallBudgetMs(rpcTimeoutMs: number): number {
   return READ_ATTEMPTS * rpcTimeoutMs + (READ_ATTEMPTS - 1) * READ_BACKOFF_MAX_MS;
 }
 
-/** True for a CHAIN__RPC_FAILED that another attempt may cure. */
+/** True for a CHAIN__RPC_FAILED that another attempt (on the same endpoint or the next) may cure. */
 export function isRetryableReadFailure(err: unknown): boolean {
-  return isBridgeError(err, 'CHAIN__RPC_FAILED') && isTransientRpcFailure(err.context);
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && (isTransientRpcFailure(err.context) || isEndpointMisconfigured(err.context));
 }
 
 /** The wait a node asked for (Retry-After), in ms, when the failure carries one. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
+import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 
@@ -21,6 +21,11 @@ import { boundText } from '../../text.js';
 const RPC_SETTING: Record<ChainSide, string> = {
   source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',
   target: 'destination chain RPC (BRIDGE_TARGET_RPC_URL)',
+};
+
+const URL_SETTINGS: Record<ChainSide, string> = {
+  source: 'BRIDGE_SOURCE_RPC_URL (or the entry of BRIDGE_SOURCE_RPC_FALLBACK_URLS with this origin)',
+  target: 'BRIDGE_TARGET_RPC_URL (or the entry of BRIDGE_TARGET_RPC_FALLBACK_URLS with this origin)',
 };
 
 /** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
@@ -57,27 +62,44 @@ export async function jsonRpcCall(
 }
 
 /**
- * An HTTP Retry-After header in ms: delay-seconds or an HTTP date (relative to `now`);
- * undefined when absent or unreadable.
+ * The longest wait a node's Retry-After buys: a node that asks for more (or sends an HTTP date
+ * years ahead, or digits that overflow to Infinity) gets this, so one answer cannot take an
+ * endpoint out for days. About a minute: a rate limiter's window is seconds to a minute.
  */
-export function parseRetryAfterMs(header: string | null, now: number = Date.now()): number | undefined {
+export const RETRY_AFTER_MAX_MS = 60_000;
+
+/** A Retry-After header as honoured: `ms` within 0..RETRY_AFTER_MAX_MS, and what was wrong with it, if anything. */
+export interface RetryAfter {
+  ms: number;
+  /** `too_long`: above the ceiling or not finite, cut to it; `unreadable`: neither delay-seconds nor an HTTP date, ignored. */
+  problem?: 'too_long' | 'unreadable';
+}
+
+/**
+ * An HTTP Retry-After header (RFC 9110: delay-seconds or an HTTP date, relative to `now`), clamped
+ * to RETRY_AFTER_MAX_MS; undefined when absent.
+ */
+export function parseRetryAfter(header: string | null, now: number = Date.now()): RetryAfter | undefined {
   if (header === null) return undefined;
   const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  const asked = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now;
+  if (Number.isNaN(asked)) return { ms: 0, problem: 'unreadable' };
+  if (asked > RETRY_AFTER_MAX_MS) return { ms: RETRY_AFTER_MAX_MS, problem: 'too_long' };
+  return { ms: Math.max(0, asked) };
 }
 
 export function rpcFailure(
   chain: ChainSide,
   method: string,
-  detail: { kind: RpcFailureKind; status?: number; rpcCode?: number; retryAfterMs?: number; reason: string },
+  detail: { kind: RpcFailureKind; status?: number; rpcCode?: number; retryAfterMs?: number; retryAfterRefused?: string; reason: string },
   cause?: unknown,
 ): BridgeError<'CHAIN__RPC_FAILED'> {
-  const { kind, status, rpcCode, retryAfterMs, reason } = detail;
+  const { kind, status, rpcCode, retryAfterMs, retryAfterRefused, reason } = detail;
   const advice = isEndpointRefusal(detail)
     ? 'this endpoint refuses the server: check its key or allow-list; the call moves to the next endpoint'
-    : isTransientRpcFailure(detail)
+    : isEndpointMisconfigured(detail)
+      ? `a configuration error, not transient: check the scheme (https or http) and the port of ${URL_SETTINGS[chain]}`
+      : isTransientRpcFailure(detail)
       ? 'transient; it is retried'
       : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(
@@ -89,6 +111,7 @@ export function rpcFailure(
       ...(status === undefined ? {} : { status }),
       ...(rpcCode === undefined ? {} : { rpcCode }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...(retryAfterRefused === undefined ? {} : { retryAfterRefused }),
     },
     `${method} on the ${rpcName(chain)} failed: ${boundText(reason)} (${advice})`,
     { cause: boundedCause(cause) },

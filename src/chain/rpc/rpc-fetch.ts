@@ -4,7 +4,8 @@ import { isBridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import { MAX_RESPONSE_BYTES, readBoundedBody } from './bounded-body.js';
-import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
+import { boundText } from '../../text.js';
+import { parseRetryAfter, RETRY_AFTER_MAX_MS, rpcFailure, type RetryAfter } from './rpc-failure.js';
 
 /**
  * The one HTTP path of every JSON-RPC request to a chain: web3.js's Connection and our own
@@ -20,6 +21,11 @@ import { parseRetryAfterMs, rpcFailure } from './rpc-failure.js';
  */
 
 export type RpcFetch = typeof globalThis.fetch;
+
+const MAX_QUOTED_HEADER_CHARS = 64;
+
+/** The failure kinds this fetch counts in bridge_rpc_errors_total (and the pool per endpoint). */
+export const TRANSPORT_FAILURE_KINDS = ['timeout', 'http', 'rpc', 'network', 'tls', 'malformed', 'too_large'] as const satisfies readonly RpcFailureKind[];
 
 const callSignal = new AsyncLocalStorage<AbortSignal>();
 
@@ -57,17 +63,24 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
     // The body is read under the same timeout: a node that stalls mid-body times out too.
     const read = await readBoundedBody(response, maxResponseBytes);
     if (read.kind === 'too_large') {
-      const from = new URL(input instanceof Request ? input.url : String(input)).origin;
-      const reason = `the response from ${from} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
+      const reason = `the response from ${originOf(input)} was too large: ${read.receivedBytes} bytes received, above the ${maxResponseBytes}-byte limit of one answer; refused before reading the rest`;
       throw fail(method, rpcFailure(chain, method, { kind: 'too_large', reason }));
     }
     const body = read.text;
     if (!response.ok) {
       const status = response.status;
-      const retryAfter = response.headers.get('retry-after');
-      const reason = `HTTP ${status} ${response.statusText}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`;
-      const retryAfterMs = parseRetryAfterMs(retryAfter);
-      const detail = { kind: 'http' as const, status, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const header = response.headers.get('retry-after');
+      const retryAfter = parseRetryAfter(header);
+      // A node's header, quoted: bounded so that the note after it survives boundText's cut.
+      const shown = header === null ? undefined : boundText(header, MAX_QUOTED_HEADER_CHARS);
+      const reason = `HTTP ${status} ${response.statusText}${shown === undefined ? '' : ` (Retry-After: ${shown}${retryAfterNote(retryAfter)})`}`;
+      const detail = {
+        kind: 'http' as const,
+        status,
+        reason,
+        ...(retryAfter === undefined || retryAfter.problem === 'unreadable' ? {} : { retryAfterMs: retryAfter.ms }),
+        ...(retryAfter?.problem === undefined || shown === undefined ? {} : { retryAfterRefused: shown }),
+      };
       throw fail(method, rpcFailure(chain, method, detail));
     }
     const kind = jsonRpcBodyKind(body);
@@ -98,12 +111,24 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
         const reason = `no response within ${timeoutMs} ms (BRIDGE_RPC_TIMEOUT_MS)`;
         throw fail(method, rpcFailure(chain, method, { kind: 'timeout', reason }, err));
       }
+      const origin = originOf(input);
+      const tls = tlsFailure(err);
+      if (tls !== undefined) {
+        const reason = `the TLS handshake with ${origin} failed (${tls})${TLS_HINTS[tls] ?? `: ${describeCause(err)}`}`;
+        throw fail(method, rpcFailure(chain, method, { kind: 'tls', reason }, err));
+      }
       const reason = `network error: ${describeCause(err)}`;
       throw fail(method, rpcFailure(chain, method, { kind: 'network', reason }, err));
     } finally {
       endTimer();
     }
   };
+}
+
+function retryAfterNote(retryAfter: RetryAfter | undefined): string {
+  if (retryAfter?.problem === 'too_long') return `, above the ${RETRY_AFTER_MAX_MS / 1000} s ceiling: honoured as ${RETRY_AFTER_MAX_MS / 1000} s`;
+  if (retryAfter?.problem === 'unreadable') return ', unreadable: ignored';
+  return '';
 }
 
 /** The JSON-RPC method of a request body, for metric labels ("batch" for a batch request). */
@@ -135,6 +160,23 @@ function jsonRpcBodyKind(body: string): 'result' | 'error' | 'malformed' {
 
 function isJsonRpcResponse(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && ('result' in value || 'error' in value);
+}
+
+function originOf(input: Parameters<RpcFetch>[0]): string {
+  return new URL(input instanceof Request ? input.url : String(input)).origin;
+}
+
+// OpenSSL's and Node's codes for a handshake that cannot succeed as configured.
+const TLS_CODE = /^(?:ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(?:VERIFY|GET)_)/;
+const TLS_HINTS: Record<string, string> = {
+  ERR_SSL_WRONG_VERSION_NUMBER: ': the node does not speak TLS on this port: an https:// URL to a plain-HTTP node?',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: ': the node does not speak TLS on this port: an https:// URL to a plain-HTTP node?',
+};
+
+/** The TLS error code under a failed fetch (undici keeps the socket's error as `cause`), or undefined. */
+function tlsFailure(err: unknown): string | undefined {
+  const code = (err instanceof Error ? (err.cause as { code?: unknown } | undefined)?.code : undefined) ?? undefined;
+  return typeof code === 'string' && TLS_CODE.test(code) ? code : undefined;
 }
 
 // undici reports "fetch failed" and keeps the socket error (ECONNREFUSED, ECONNRESET) as cause.

@@ -8,6 +8,7 @@ import { key } from '../../support/deposit-entry.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
+import { nonceAddress } from '../../../src/chain/nonce-account.js';
 import type { TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
 import { BridgeError, isBridgeError } from '../../../src/errors.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../../src/machines/planning/cycle-plan.js';
@@ -59,6 +60,8 @@ export interface BridgeFixture {
   source: FakeChain;
   target: FakeChain;
   chains: BridgeChains;
+  /** Another client over the same nodes and key, with nothing in memory: the process after a restart. */
+  restarted(): BridgeChains;
   metrics: Metrics;
   logs: CapturedLogs;
   close(): Promise<void>;
@@ -71,15 +74,27 @@ export async function startBridge(options: {
   timing?: SubmitTiming;
   rpcTimeoutMs?: number;
   priorityFee?: PriorityFeeBounds;
+  /** Further destination endpoints (BRIDGE_TARGET_RPC_FALLBACK_URLS). */
+  targetFallbackUrls?: string[];
+  /** BRIDGE_NONCE_ACCOUNTS; each chain holds that many of the authority's nonce accounts unless `createNonces` is false. */
+  nonceAccounts?: number;
+  createNonces?: boolean;
 }): Promise<BridgeFixture> {
   const source = await new FakeChain(programId, depositTracker, options.source).start();
   const target = await new FakeChain(programId, withdrawTracker, options.target).start();
+  for (const [chain, chainId] of [[source, SOURCE_CHAIN_ID], [target, TARGET_CHAIN_ID]] as const) {
+    if (options.createNonces === false) break;
+    for (let position = 0; position < (options.nonceAccounts ?? 0); position++) {
+      chain.nonces.set(nonceAddress(authority.publicKey, chainId, position).toBase58(), { authority: authority.publicKey, value: FakeChain.nonceValue() });
+    }
+  }
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('debug');
-  const chains = createBridgeChains(
+  const connect = () => createBridgeChains(
     {
       sourceRpcUrl: source.url,
       targetRpcUrl: target.url,
+      ...(options.targetFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: options.targetFallbackUrls }),
       sourceChainId: SOURCE_CHAIN_ID,
       targetChainId: TARGET_CHAIN_ID,
       sourceProgramId: programId,
@@ -88,6 +103,7 @@ export async function startBridge(options: {
       rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
       sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
       priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
+      nonceAccounts: options.nonceAccounts ?? 0,
       metrics,
       logger: logs.logger,
     },
@@ -96,7 +112,8 @@ export async function startBridge(options: {
   return {
     source,
     target,
-    chains,
+    chains: connect(),
+    restarted: connect,
     metrics,
     logs,
     close: async () => {

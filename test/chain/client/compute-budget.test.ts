@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMPUTE_UNIT_MARGIN, MAX_COMPUTE_UNIT_LIMIT } from '../../../src/chain/client/compute-budget.js';
-import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
+import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { metricValue } from '../../support/metric-value.js';
 import { proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
@@ -68,8 +68,10 @@ describe('measured compute', () => {
     };
     const report = await f.chains.ackDeposits(proposals(8), signal());
     expect(report.transactions.flatMap((t) => t.indices)).toEqual(proposals(8).map((v) => v.index));
-    // The first send was refused in preflight; the rest went in batches of at most 4.
-    expect(f.target.sends).toHaveLength(report.transactions.length + 1);
+    // The first send was refused in preflight, and the next because 300,000 CU per vote is above
+    // the ceiling (the runtime's 200,000 reservation) until the chain refused it; the rest went
+    // in batches of at most 4.
+    expect(f.target.sends).toHaveLength(report.transactions.length + 2);
     expect(Math.max(...report.transactions.map((t) => t.indices.length))).toBeLessThanOrEqual(4);
     expectMeasuredLimits(f.target);
   });
@@ -164,5 +166,53 @@ describe('priority fees', () => {
     expect(f.target.budgets.size).toBe(0);
     expect(await metricValue(f.metrics.feesPaid, { chain: 'target', kind: 'priority' })).toBe(0);
     expect(await metricValue(f.metrics.priorityFee, { chain: 'target' })).toBe(100_000);
+  });
+});
+
+describe('compute a lying node cannot inflate', () => {
+  const lyingSimulation = (f: BridgeFixture) => {
+    f.target.override = (call) =>
+      call.method === 'simulateTransaction'
+        ? { result: { context: { slot: f.target.slot }, value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null } } }
+        : undefined;
+  };
+  const limits = (f: BridgeFixture, signatures: string[]) => signatures.map((signature) => f.target.budgets.get(signature)!.unitLimit);
+
+  it('from the first transaction: at most the runtime reservation per vote, and the votes stay in one transaction', async () => {
+    const f = await start();
+    lyingSimulation(f);
+    const report = await f.chains.ackDeposits(proposals(6), signal());
+    expect(report.transactions).toHaveLength(1);
+    expect(limits(f, [report.transactions[0]!.signature])).toEqual([6 * DEFAULT_UNITS_PER_INSTRUCTION]);
+  });
+
+  it('after the chain has shown the cost: at most twice the smallest limit per vote that landed', async () => {
+    const f = await start();
+    const honest = await f.chains.ackDeposits(proposals(3), signal());
+    const [shown] = limits(f, [honest.transactions[0]!.signature]);
+    lyingSimulation(f);
+    const lied = await f.chains.ackDeposits(proposals(6).slice(3), signal());
+    expect(limits(f, [lied.transactions[0]!.signature])).toEqual([2 * shown!]);
+  });
+
+  it('a program upgrade that makes the votes 6x dearer still lands, after one refusal for compute', async () => {
+    const f = await start();
+    await f.chains.ackDeposits(proposals(3), signal());
+    f.target.unitsPerInstruction *= 6;
+    const first = await submitFailure(f.chains.ackDeposits(proposals(4).slice(3), signal()));
+    expect(first.context).toMatchObject({ outcome: 'refused', transactionError: 'ComputationalBudgetExceeded' });
+    expect(retriesAction(first)).toBe(true);
+    const report = await f.chains.ackDeposits(proposals(4).slice(3), signal());
+    expect(report.transactions).toHaveLength(1);
+    expectMeasuredLimits(f.target);
+  });
+
+  it('a simulation that fails with a program error is a refusal: nothing is signed or sent', async () => {
+    const f = await start();
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(4)], signal()));
+    expect(failure.context).toMatchObject({ outcome: 'refused', programError: 'VoteOutOfOrder', index: 4 });
+    expect(failure.message).toContain('refused in simulation');
+    expect(f.target.sends).toHaveLength(0);
+    expect(f.target.blockhashRequests).toHaveLength(0);
   });
 });

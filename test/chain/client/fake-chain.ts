@@ -1,4 +1,4 @@
-import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
@@ -17,12 +17,18 @@ import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } 
  * `onSend` scripts faults per send: lose the response, ignore the transaction, or both.
  *
  * Compute and fees follow PROTOCOL.md "Compute units and fees" in small: each bridge instruction
- * costs `unitsPerInstruction`, each ComputeBudget one 150; the limit is SetComputeUnitLimit's (or
- * 200,000 per bridge instruction); a transaction priced below `clearingPrice` is accepted and
- * never lands; getRecentPrioritizationFees answers `recentFees`.
+ * costs `unitsPerInstruction`, each builtin (ComputeBudget, System) one 150; the limit is
+ * SetComputeUnitLimit's (or 200,000 per bridge instruction and 3,000 per System one); a
+ * transaction priced below `clearingPrice` is accepted and never lands;
+ * getRecentPrioritizationFees answers `recentFees`.
+ *
+ * Durable nonces as PROTOCOL.md "Durable nonces" has them, in small: InitializeNonceAccount makes
+ * a nonce account, a transaction led by AdvanceNonceAccount is valid while the account holds its
+ * recent-blockhash value, and its landing (failed or not) moves the value.
  */
 
-export type SendFault = 'none' | 'drop-response' | 'ignore' | 'ignore-and-drop-response';
+/** `gateway-timeout`: the transaction is processed and the answer lost on the way back (HTTP 504). */
+export type SendFault = 'none' | 'drop-response' | 'gateway-timeout' | 'ignore' | 'ignore-and-drop-response';
 
 export interface SendRecord {
   signature: string;
@@ -64,6 +70,14 @@ export class FakeChain {
   recentFees: Array<{ slot: number; prioritizationFee: number }> = [];
   /** The compute budget of each transaction that landed (with an error or not), by signature. */
   readonly budgets = new Map<string, { unitLimit: number; price: number; unitsConsumed: number }>();
+  /**
+   * Durable nonces by account address: a transaction whose first instruction is
+   * AdvanceNonceAccount of one is valid while its recent-blockhash field holds the value, and
+   * its landing (with an error or not) moves the value, as Agave does.
+   */
+  readonly nonces = new Map<string, { authority: PublicKey; value: string }>();
+  /** Added to the slot at every read of a nonce account: slots pass while a transaction waits. */
+  slotsPerNonceRead = 0;
   /** Replaces the answer to a method, e.g. to fail getSignatureStatuses. */
   override: ((call: RpcCall) => Reply | undefined) | undefined;
 
@@ -149,6 +163,8 @@ export class FakeChain {
     if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) {
       return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
     }
+    const nonce = this.nonces.get(address);
+    if (nonce !== undefined) return this.nonceAccount(nonce);
     if (address !== this.trackerAddress.toBase58()) return { result: { context: { slot: this.slot }, value: null } };
     const state = config.commitment === 'finalized' && this.finalized !== undefined ? this.finalized : this.tracker;
     const space = this.rawAccount?.length ?? this.accountSize(state);
@@ -161,6 +177,24 @@ export class FakeChain {
         value: { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space },
       },
     };
+  }
+
+  private nonceAccount({ authority, value }: { authority: PublicKey; value: string }): Reply {
+    this.slot += this.slotsPerNonceRead;
+    const data = new Uint8Array(80);
+    const view = new DataView(data.buffer);
+    view.setUint32(0, 1, true);
+    view.setUint32(4, 1, true);
+    data.set(authority.toBytes(), 8);
+    data.set(bs58.decode(value), 40);
+    view.setBigUint64(72, 5_000n, true);
+    const account = { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1_447_680, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: 80 };
+    return { result: { context: { slot: this.slot }, value: account } };
+  }
+
+  /** A fresh durable nonce value. */
+  static nonceValue(): string {
+    return bs58.encode(Keypair.generate().publicKey.toBytes());
   }
 
   private accountSize(state: TrackerState): number {
@@ -178,6 +212,7 @@ export class FakeChain {
     if (fault === 'ignore') return { result: signature };
     if (fault === 'ignore-and-drop-response') return { drop: true };
     const reply = this.process(transaction, signature, skipPreflight);
+    if (fault === 'gateway-timeout') return { http: 504 };
     return fault === 'drop-response' ? { drop: true } : reply;
   }
 
@@ -191,17 +226,37 @@ export class FakeChain {
     if (!transaction.verifySignatures()) return { error: { code: -32003, message: 'Transaction signature verification failure' } };
     const preflightError = (err: unknown): Reply => ({ error: { code: -32002, message: 'Transaction simulation failed', data: { err, logs: [] } } });
     if (this.statuses.has(signature)) return skipPreflight ? { result: signature } : preflightError('AlreadyProcessed');
+    const nonce = this.nonceOf(transaction);
     const lastValid = this.blockhashes.get(transaction.recentBlockhash ?? '');
-    if (lastValid === undefined || this.blockHeight > lastValid) return skipPreflight ? { result: signature } : preflightError('BlockhashNotFound');
+    const valid = nonce === undefined ? lastValid !== undefined && this.blockHeight <= lastValid : nonce.value === transaction.recentBlockhash;
+    if (!valid) return skipPreflight ? { result: signature } : preflightError('BlockhashNotFound');
     const outcome = this.execute(transaction);
     if (outcome.err !== null && !skipPreflight) return preflightError(outcome.err);
     if (budgetOf(transaction).price < this.clearingPrice) return { result: signature };
     if (outcome.err === null) this.tracker = outcome.state;
+    if (nonce !== undefined) nonce.value = FakeChain.nonceValue();
+    if (outcome.err === null) this.initializeNonces(transaction);
     this.slot += 1;
     this.statuses.set(signature, { err: outcome.err, slot: this.slot });
     const { unitLimit, price } = budgetOf(transaction);
     this.budgets.set(signature, { unitLimit, price, unitsConsumed: outcome.unitsConsumed });
     return { result: signature };
+  }
+
+  /** InitializeNonceAccount makes its account a nonce account (CreateAccountWithSeed before it is taken as done). */
+  private initializeNonces(transaction: Transaction): void {
+    for (const instruction of transaction.instructions) {
+      if (!instruction.programId.equals(SystemProgram.programId) || instruction.data.readUInt32LE(0) !== INITIALIZE_NONCE) continue;
+      const authority = new PublicKey(instruction.data.subarray(4, 36));
+      this.nonces.set(instruction.keys[0]!.pubkey.toBase58(), { authority, value: FakeChain.nonceValue() });
+    }
+  }
+
+  /** The nonce a transaction advances first, when it is a durable-nonce transaction. */
+  private nonceOf(transaction: Transaction): { authority: PublicKey; value: string } | undefined {
+    const [first] = transaction.instructions;
+    if (first === undefined || !first.programId.equals(SystemProgram.programId) || first.data.readUInt32LE(0) !== ADVANCE_NONCE) return undefined;
+    return this.nonces.get(first.keys[0]!.pubkey.toBase58());
   }
 
   /** All or nothing: returns the new state, or the first failing instruction's error, and the units consumed. */
@@ -211,10 +266,10 @@ export class FakeChain {
     const { unitLimit } = budgetOf(transaction);
     let unitsConsumed = 0;
     for (const [k, instruction] of transaction.instructions.entries()) {
-      const budgetInstruction = instruction.programId.equals(ComputeBudgetProgram.programId);
-      unitsConsumed += budgetInstruction ? BUDGET_INSTRUCTION_UNITS : this.unitsPerInstruction;
+      const builtin = instruction.programId.equals(ComputeBudgetProgram.programId) || instruction.programId.equals(SystemProgram.programId);
+      unitsConsumed += builtin ? BUILTIN_INSTRUCTION_UNITS : this.unitsPerInstruction;
       if (unitsConsumed > unitLimit) return { err: { InstructionError: [k, 'ComputationalBudgetExceeded'] }, state, unitsConsumed: unitLimit };
-      if (budgetInstruction) continue;
+      if (builtin) continue;
       const failure = applyInstruction(state, signer, instruction.data, instruction.keys.map((key) => key.pubkey.toBase58()));
       if (failure !== undefined) return { err: { InstructionError: [k, { Custom: PROGRAM_ERRORS[failure] }] }, state, unitsConsumed };
     }
@@ -222,8 +277,11 @@ export class FakeChain {
   }
 }
 
-const BUDGET_INSTRUCTION_UNITS = 150;
+const BUILTIN_INSTRUCTION_UNITS = 150;
+const ADVANCE_NONCE = 4;
+const INITIALIZE_NONCE = 6;
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
+const DEFAULT_UNITS_PER_BUILTIN = 3_000;
 const MAX_UNIT_LIMIT = 1_400_000;
 
 /** The transaction's limit and price as the runtime reads them (PROTOCOL.md). */
@@ -231,7 +289,12 @@ function budgetOf(transaction: { instructions: TransactionInstruction[] }): { un
   let unitLimit: number | undefined;
   let price = 0;
   let bridgeInstructions = 0;
+  let builtinInstructions = 0;
   for (const instruction of transaction.instructions) {
+    if (instruction.programId.equals(SystemProgram.programId)) {
+      builtinInstructions += 1;
+      continue;
+    }
     if (!instruction.programId.equals(ComputeBudgetProgram.programId)) {
       bridgeInstructions += 1;
       continue;
@@ -240,7 +303,8 @@ function budgetOf(transaction: { instructions: TransactionInstruction[] }): { un
     if (type === 'SetComputeUnitLimit') unitLimit = ComputeBudgetInstruction.decodeSetComputeUnitLimit(instruction).units;
     if (type === 'SetComputeUnitPrice') price = Number(ComputeBudgetInstruction.decodeSetComputeUnitPrice(instruction).microLamports);
   }
-  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION), price };
+  const reserved = bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + builtinInstructions * DEFAULT_UNITS_PER_BUILTIN;
+  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? reserved), price };
 }
 
 function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {

@@ -226,7 +226,7 @@ describe('ackDeposits', () => {
       index: 6,
       landedSignatures: [],
     });
-    expect(err.message).toBe(`ack_deposit on destination tracker ${withdrawTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in preflight at index 6`);
+    expect(err.message).toBe(`ack_deposit on destination tracker ${withdrawTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 6`);
     expect(f.target.landed).toHaveLength(0);
   });
 
@@ -385,7 +385,7 @@ describe('ackWithdraws', () => {
   it('names the source tracker in failures', async () => {
     fixture = await startBridge({ source: depositState(10, 3), target: withdrawState(10, 10) });
     const err = await submitFailure(fixture.chains.ackWithdraws([{ index: 12, approve: true, result: { kind: 'Confirmed', amount: '1' } }], signal()));
-    expect(err.message).toBe(`ack_withdraw on source tracker ${depositTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in preflight at index 12`);
+    expect(err.message).toBe(`ack_withdraw on source tracker ${depositTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 12`);
     expect(err.context.chain).toBe('source');
   });
 });

@@ -14,7 +14,8 @@ export type Step =
   | { kind: 'transfer'; from: 'payer' | 'cosigner'; to: 'funded' | 'fresh' | 'cosigner'; lamports: bigint }
   | { kind: 'limit'; units: number }
   | { kind: 'price'; microLamports: bigint }
-  | { kind: 'unknownProgram' };
+  | { kind: 'unknownProgram' }
+  | { kind: 'advanceNonce' };
 
 type BlockhashCase = 'latest' | 'expired' | 'unknown';
 
@@ -28,6 +29,12 @@ export interface ConformanceCase {
   corruptSignature: number | undefined;
   /** Send the same bytes a second time. */
   repeat: boolean;
+  /**
+   * `durable`: the payer's nonce account exists, AdvanceNonceAccount comes first and the bytes are
+   * signed against the nonce (unless the blockhash is `unknown`); `advance`: the nonce account
+   * exists and an AdvanceNonceAccount sits anywhere in a transaction signed with a blockhash.
+   */
+  nonce: 'none' | 'durable' | 'advance';
 }
 
 /** Rent-exempt minimum of an account without data (128 bytes of overhead × 6,960 lamports = 890,880). */
@@ -107,8 +114,20 @@ export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
     blockhash: fc.oneof({ arbitrary: fc.constant('latest' as const), weight: 14 }, fc.constant('expired' as const), fc.constant('unknown' as const)),
     corruptSignature: fc.oneof({ arbitrary: fc.constant(undefined), weight: 14 }, fc.constant(0), fc.constant(1)),
     repeat: fc.boolean(),
+    nonce: fc.oneof({ arbitrary: fc.constant('none' as const), weight: 4 }, fc.constant('durable' as const), fc.constant('advance' as const)),
+    nonceAt: fc.nat(),
   })
-  .map((c) => ({ ...c, corruptSignature: c.corruptSignature !== undefined && c.corruptSignature < signerCount(c.steps) ? c.corruptSignature : undefined }));
+  .map(({ nonceAt, ...c }) => ({
+    ...c,
+    steps: withNonceAdvance(c.steps, c.nonce, nonceAt),
+    corruptSignature: c.corruptSignature !== undefined && c.corruptSignature < signerCount(c.steps) ? c.corruptSignature : undefined,
+  }));
+
+function withNonceAdvance(steps: Step[], nonce: ConformanceCase['nonce'], at: number): Step[] {
+  if (nonce === 'none') return steps;
+  const position = nonce === 'durable' ? 0 : at % (steps.length + 1);
+  return [...steps.slice(0, position), { kind: 'advanceNonce' }, ...steps.slice(position)];
+}
 
 function signerCount(steps: readonly Step[]): number {
   return steps.some((s) => s.kind === 'transfer' && s.from === 'cosigner') ? 2 : 1;
@@ -121,6 +140,8 @@ export interface CaseKeys {
   funded: PublicKey;
   fresh: PublicKey;
   unknownProgram: PublicKey;
+  /** The payer's nonce account (it exists only in nonce cases). */
+  nonce: PublicKey;
 }
 
 export function freshKeys(): CaseKeys {
@@ -130,12 +151,13 @@ export function freshKeys(): CaseKeys {
     funded: Keypair.generate().publicKey,
     fresh: Keypair.generate().publicKey,
     unknownProgram: Keypair.generate().publicKey,
+    nonce: Keypair.generate().publicKey,
   };
 }
 
 /** Every account whose balance the case compares, in a fixed order. */
 export function caseAccounts(keys: CaseKeys): string[] {
-  return [keys.payer.publicKey, keys.cosigner.publicKey, keys.funded, keys.fresh].map((key) => key.toBase58());
+  return [keys.payer.publicKey, keys.cosigner.publicKey, keys.funded, keys.fresh, keys.nonce].map((key) => key.toBase58());
 }
 
 export function initialBalances(c: ConformanceCase, keys: CaseKeys): Map<string, bigint> {
@@ -144,6 +166,21 @@ export function initialBalances(c: ConformanceCase, keys: CaseKeys): Map<string,
     [keys.cosigner.publicKey.toBase58(), c.cosignerLamports],
     [keys.funded.toBase58(), FUNDED_RECIPIENT_LAMPORTS],
   ]);
+}
+
+/** Rent-exempt minimum of an 80-byte nonce account. */
+export const NONCE_RENT = rentExemptMinimum(80);
+
+/** An initialized nonce account's data (PROTOCOL.md "Durable nonces"): the payer its authority, a random value. */
+export function nonceAccountData(keys: CaseKeys): { data: Uint8Array; value: string } {
+  const data = Buffer.alloc(80);
+  data.writeUInt32LE(1, 0);
+  data.writeUInt32LE(1, 4);
+  data.set(keys.payer.publicKey.toBytes(), 8);
+  const value = randomBytes(32);
+  data.set(value, 40);
+  data.writeBigUInt64LE(5_000n, 72);
+  return { data: new Uint8Array(data), value: bs58.encode(value) };
 }
 
 export function unknownBlockhash(): string {
@@ -183,6 +220,8 @@ function instruction(s: Step, keys: CaseKeys): TransactionInstruction {
       return ComputeBudgetProgram.setComputeUnitPrice({ microLamports: s.microLamports });
     case 'unknownProgram':
       return new TransactionInstruction({ programId: keys.unknownProgram, keys: [], data: Buffer.from([0]) });
+    case 'advanceNonce':
+      return SystemProgram.nonceAdvance({ noncePubkey: keys.nonce, authorizedPubkey: keys.payer.publicKey });
   }
 }
 
@@ -191,6 +230,7 @@ export function describeCase(c: ConformanceCase): string {
     if (s.kind === 'transfer') return `transfer(${s.from}->${s.to}, ${s.lamports})`;
     if (s.kind === 'limit') return `SetComputeUnitLimit(${s.units})`;
     if (s.kind === 'price') return `SetComputeUnitPrice(${s.microLamports})`;
+    if (s.kind === 'advanceNonce') return 'AdvanceNonceAccount';
     return 'unknownProgram';
   });
   const faults = [
@@ -199,6 +239,7 @@ export function describeCase(c: ConformanceCase): string {
     `blockhash ${c.blockhash}`,
     ...(c.corruptSignature === undefined ? [] : [`signature ${c.corruptSignature} corrupted`]),
     ...(c.repeat ? ['sent twice'] : []),
+    ...(c.nonce === 'durable' ? ['signed against the nonce'] : []),
   ];
   return `[${steps.join(', ')}] ${faults.join(', ')}`;
 }

@@ -33,6 +33,13 @@ export class DevnetRuntime {
     return (resultOf(answer, 'getLatestBlockhash') as { value: { blockhash: string; lastValidBlockHeight: number } }).value;
   }
 
+  /** An account's data as getAccountInfo answers it (undefined: no account). */
+  async accountData(key: string): Promise<Uint8Array | undefined> {
+    const [answer] = await this.#batch([['getAccountInfo', [key, { encoding: 'base64', commitment: 'processed' }]]]);
+    const { value } = resultOf(answer, 'getAccountInfo') as { value: { data: [string, 'base64'] } | null };
+    return value === null ? undefined : Uint8Array.from(Buffer.from(value.data[0], 'base64'));
+  }
+
   /** The outcome, and what the node's getTransaction recorded of a transaction that landed. */
   async run(wire: Uint8Array, accounts: readonly string[]): Promise<Outcome & { recorded: Recorded | null }> {
     const id = bs58.encode(wire.subarray(1, 65));

@@ -43,6 +43,17 @@ export class LiteSvmRuntime {
     }
   }
 
+  /** Creates or replaces a System account holding `data`: a state given to both runtimes, or the devnet's where the two differ. */
+  setSystemAccount(key: string, lamportsHeld: bigint, data: Uint8Array): void {
+    this.#svm.setAccount({ address: address(key), lamports: lamports(lamportsHeld), programAddress: SYSTEM_PROGRAM, data, executable: false, space: BigInt(data.length) });
+  }
+
+  /** An account's data (undefined: no account). */
+  accountData(key: string): Uint8Array | undefined {
+    const account = this.#svm.getAccount(address(key));
+    return account.exists ? Uint8Array.from(account.data) : undefined;
+  }
+
   run(wire: Uint8Array, accounts: readonly string[]): Outcome {
     const before = this.#total(accounts);
     const decoded = this.#rpcRefusal(wire);

@@ -1,7 +1,39 @@
-import { Keypair, PublicKey, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
+import { createHash } from 'node:crypto';
+import { Connection, Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import bs58 from 'bs58';
 import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
-import type { DevnetNode } from '../../../devnet/node.js';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+
+/**
+ * The node a test file's tests run on: one for the whole file (`file`), or a fresh one for each
+ * test (`each`); slots pass only with transactions and advanceSlots. Read `node` and
+ * `connection` inside the tests.
+ */
+export function testNode(scope: 'file' | 'each'): { readonly node: DevnetNode; readonly connection: Connection } {
+  const shared: { node?: DevnetNode; connection?: Connection } = {};
+  const [start, stop] = scope === 'file' ? [beforeAll, afterAll] : [beforeEach, afterEach];
+  start(async () => {
+    shared.node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
+    shared.connection = new Connection(shared.node.url, 'confirmed');
+  });
+  stop(async () => {
+    await shared.node?.close();
+  });
+  return {
+    get node() {
+      return shared.node ?? failNotStarted();
+    },
+    get connection() {
+      return shared.connection ?? failNotStarted();
+    },
+  };
+}
+
+function failNotStarted(): never {
+  throw new Error('testNode: the node is read outside a test (it starts before each test or the file)');
+}
 
 /** Raw JSON-RPC over fetch, to check exact wire shapes. */
 export async function rpc(url: string, method: string, params?: unknown[]): Promise<{ status: number; body: any; headers: Headers }> {
@@ -71,5 +103,8 @@ export async function signedWire(connection: Connection, instructions: Transacti
   tx.sign(...signers);
   return tx.serialize();
 }
+
+/** PROTOCOL.md "Durable nonces": sha256("DURABLE_NONCE" || blockhash), computed here apart from the devnet's own. */
+export const durableNonceOf = (blockhash: string): string => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 
 export const randomKey = (): PublicKey => Keypair.generate().publicKey;

@@ -1,46 +1,35 @@
-import { Connection, SystemProgram, TransactionInstruction } from '@solana/web3.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { fundedKeypair, randomKey, rpc, sendWire, signedWire } from './helpers.js';
+import { fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from './helpers.js';
 
-let node: DevnetNode;
-let connection: Connection;
+const chain = testNode('file');
 
-beforeAll(async () => {
-  node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0 });
-  connection = new Connection(node.url, 'confirmed');
-});
-
-afterAll(async () => {
-  await node.close();
-});
-
-const funded = (lamports: number) => fundedKeypair(node, lamports);
-const send = (wire: Buffer, skipPreflight = false) => sendWire(node.url, wire, skipPreflight);
+const funded = (lamports: number) => fundedKeypair(chain.node, lamports);
+const send = (wire: Buffer, skipPreflight = false) => sendWire(chain.node.url, wire, skipPreflight);
 
 describe('System program transfer over JSON-RPC', () => {
   it('moves lamports, creates the recipient as a System account, charges 5,000 per signature and logs as Agave', async () => {
     const from = funded(10_000_000);
     const to = randomKey();
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 1_000_000 })], [from]);
-    const simulated = await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+    const wire = await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 1_000_000 })], [from]);
+    const simulated = await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
     expect(simulated.body.result.value).toMatchObject({
       err: null,
       logs: [`Program ${SYSTEM_PROGRAM_ID} invoke [1]`, `Program ${SYSTEM_PROGRAM_ID} success`],
       unitsConsumed: 150,
     });
     const { body } = await send(wire);
-    const { value } = await connection.getSignatureStatuses([body.result]);
+    const { value } = await chain.connection.getSignatureStatuses([body.result]);
     expect(value[0]).toMatchObject({ err: null, confirmationStatus: 'finalized' });
-    expect(await connection.getBalance(from.publicKey)).toBe(10_000_000 - 1_000_000 - 5_000);
-    expect(await connection.getBalance(to)).toBe(1_000_000);
-    expect((await connection.getAccountInfo(to))?.owner.toBase58()).toBe(SYSTEM_PROGRAM_ID);
+    expect(await chain.connection.getBalance(from.publicKey)).toBe(10_000_000 - 1_000_000 - 5_000);
+    expect(await chain.connection.getBalance(to)).toBe(1_000_000);
+    expect((await chain.connection.getAccountInfo(to))?.owner.toBase58()).toBe(SYSTEM_PROGRAM_ID);
   });
 
   it('refuses a transfer above the balance in preflight with {"InstructionError":[0,{"Custom":1}]} and Agave\'s log', async () => {
     const from = funded(2_000_000);
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports: 3_000_000 })], [from]);
+    const wire = await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: randomKey(), lamports: 3_000_000 })], [from]);
     const { body } = await send(wire);
     expect(body.error).toMatchObject({
       code: -32002,
@@ -61,12 +50,12 @@ describe('System program transfer over JSON-RPC', () => {
   it('lands a failing transfer sent without preflight: the fee is paid, no lamports move', async () => {
     const from = funded(2_000_000);
     const to = randomKey();
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 3_000_000 })], [from]);
+    const wire = await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 3_000_000 })], [from]);
     const { body } = await send(wire, true);
-    const { value } = await connection.getSignatureStatuses([body.result]);
+    const { value } = await chain.connection.getSignatureStatuses([body.result]);
     expect(value[0]?.err).toEqual({ InstructionError: [0, { Custom: 1 }] });
-    expect(await connection.getBalance(from.publicKey)).toBe(2_000_000 - 5_000);
-    expect(await connection.getAccountInfo(to)).toBeNull();
+    expect(await chain.connection.getBalance(from.publicKey)).toBe(2_000_000 - 5_000);
+    expect(await chain.connection.getAccountInfo(to)).toBeNull();
   });
 
   it('fails as the runtime does: unsigned source, read-only recipient, short data, missing account, another System instruction', async () => {
@@ -83,8 +72,8 @@ describe('System program transfer over JSON-RPC', () => {
       [SystemProgram.allocate({ accountPubkey: payer.publicKey, space: 8 }), 'InvalidInstructionData'],
     ];
     for (const [ix, detail] of cases) {
-      const wire = await signedWire(connection, [ix], [payer]);
-      const { body } = await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
+      const wire = await signedWire(chain.connection, [ix], [payer]);
+      const { body } = await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
       expect(body.result.value.err, detail).toEqual({ InstructionError: [0, detail] });
     }
   });
@@ -92,18 +81,18 @@ describe('System program transfer over JSON-RPC', () => {
   it('removes an account that a transfer leaves without lamports, as a cluster does', async () => {
     const from = funded(2_000_000);
     const to = randomKey();
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 2_000_000 - 5_000 })], [from]);
+    const wire = await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: 2_000_000 - 5_000 })], [from]);
     const { body } = await send(wire);
-    expect((await connection.getSignatureStatuses([body.result])).value[0]?.err).toBeNull();
-    expect(await connection.getAccountInfo(from.publicKey)).toBeNull();
-    expect(await connection.getBalance(to)).toBe(1_995_000);
+    expect((await chain.connection.getSignatureStatuses([body.result])).value[0]?.err).toBeNull();
+    expect(await chain.connection.getAccountInfo(from.publicKey)).toBeNull();
+    expect(await chain.connection.getBalance(to)).toBe(1_995_000);
   });
 
   it('moves lamports from a source to itself without changing its balance beyond the fee', async () => {
     const from = funded(3_000_000);
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: from.publicKey, lamports: 1_000_000 })], [from]);
+    const wire = await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: from.publicKey, lamports: 1_000_000 })], [from]);
     const { body } = await send(wire);
     expect(typeof body.result).toBe('string');
-    expect(await connection.getBalance(from.publicKey)).toBe(3_000_000 - 5_000);
+    expect(await chain.connection.getBalance(from.publicKey)).toBe(3_000_000 - 5_000);
   });
 });

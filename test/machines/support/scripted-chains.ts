@@ -8,8 +8,10 @@ import type {
   CleanupReport,
   PlannedWork,
   CheckOff,
+  LandingMode,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
+import type { ChainSide } from '../../../src/domain.js';
 import { BridgeError } from '../../../src/errors.js';
 import { AUTHORITY } from './bridge-view.js';
 
@@ -101,6 +103,10 @@ export class ScriptedChains implements BridgeChains {
 
   checksOff(): CheckOff[] {
     return [];
+  }
+
+  landingModes(): Record<ChainSide, LandingMode> {
+    return { source: 'blockhash', target: 'blockhash' };
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {

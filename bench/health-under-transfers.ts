@@ -1,0 +1,188 @@
+/**
+ * /health while GET /transfers is hammered (issue 33, item 6): the built server
+ * (`node dist/index.js`) against a devnet whose trackers hold SEEDED transfers, 8 loopback
+ * addresses each holding the per-address limit of keep-alive connections and asking for
+ * 500-transfer pages (4 ranges, the most that read at once) as fast as answers come, from a
+ * process of their own; meanwhile this process probes /health as an orchestrator does (a new
+ * connection per probe, from an address of its own) and samples the server's resident memory.
+ * Targets: /health p99 under 50 ms, every probe answered, RSS under 200 MiB.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serverEnv } from '../devnet/server-env.js';
+import { sleep } from '../src/time.js';
+import { percentile, type Bench, type BenchResult } from './report.js';
+import { startBenchWorld } from './support/bench-world.js';
+import { startBuiltServer } from './support/built-server.js';
+import type { HammerOptions, HammerSummary } from './support/transfers-hammer.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const HAMMER = join(HERE, 'support', 'transfers-hammer.ts');
+const SEEDED = 2_000;
+const PAGE = 500;
+const ADDRESSES = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
+/** The prober's own address: this process's other requests (fetch, from 127.0.0.1) keep connections open. */
+const PROBE_ADDRESS = '127.0.0.10';
+const PER_ADDRESS = 32;
+const LOAD_SECONDS = 12;
+const PROBE_SECONDS = 10;
+const PROBE_EVERY_MS = 20;
+const PROBE_TIMEOUT_MS = 2_000;
+const RSS_EVERY_MS = 250;
+const TARGET_P99_MS = 50;
+const TARGET_RSS_MIB = 200;
+const RUN_TIMEOUT_MS = 180_000;
+
+interface Probes {
+  latencies: number[];
+  failed: number;
+  /** Why each failed probe failed. */
+  failures: string[];
+}
+
+/** One /health probe on a new connection (as kubelet probes): its latency in ms, or why it failed. */
+function probe(origin: string): Promise<number | string> {
+  const begin = performance.now();
+  return new Promise((resolve) => {
+    const request = get(`${origin}/health`, { agent: false, localAddress: PROBE_ADDRESS, headers: { connection: 'close' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode === 200 ? performance.now() - begin : `HTTP ${response.statusCode}`));
+      response.on('error', (err) => resolve(err.message));
+    });
+    request.setTimeout(PROBE_TIMEOUT_MS, () => request.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
+    request.on('error', (err) => resolve(err.message));
+  });
+}
+
+async function probeFor(origin: string, seconds: number, signal: AbortSignal): Promise<Probes> {
+  const probes: Probes = { latencies: [], failed: 0, failures: [] };
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const outcome = await probe(origin);
+    if (typeof outcome === 'number') probes.latencies.push(outcome);
+    else {
+      probes.failed += 1;
+      probes.failures.push(outcome);
+    }
+    await sleep(PROBE_EVERY_MS, signal);
+  }
+  return probes;
+}
+
+function residentMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((candidate) => candidate.startsWith('VmRSS:'));
+  return line === undefined ? Number.NaN : Number(line.replace(/\D+/g, '')) / 1024;
+}
+
+async function rpcRequests(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('bridge_rpc_requests_total{'))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
+function runHammer(options: HammerOptions): Promise<HammerSummary> {
+  const child = spawn(process.execPath, ['--import', 'tsx', HAMMER, JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: (options.seconds + 30) * 1000,
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(output) as HammerSummary) : reject(new Error(`the /transfers load exited with ${code}`))));
+  });
+}
+
+async function run(signal: AbortSignal): Promise<BenchResult> {
+  const bounded = AbortSignal.any([signal, AbortSignal.timeout(RUN_TIMEOUT_MS)]);
+  const bench = await startBenchWorld({ capacity: SEEDED + 64, signal: bounded });
+  bench.pair.seedSettledDeposits(SEEDED);
+  const server = await startBuiltServer({ ...serverEnv(bench.world, 0, 0), BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS) }, bounded);
+  const { origin } = server;
+  const rss: number[] = [];
+  const sampler = setInterval(() => rss.push(residentMiB(server.pid)), RSS_EVERY_MS);
+  try {
+    const paths = Array.from({ length: 4 }, (_, i) => `/transfers?from=${i * PAGE}&limit=${PAGE}`);
+    const pageBytes = (await (await fetch(`${origin}${paths[0]!}`)).arrayBuffer()).byteLength;
+    const idle = await probeFor(origin, 2, bounded);
+    const rpcBefore = await rpcRequests(origin);
+    const load = runHammer({ origin, addresses: ADDRESSES, connectionsPerAddress: PER_ADDRESS, seconds: LOAD_SECONDS, paths });
+    await sleep(1_000, bounded);
+    const busy = await probeFor(origin, PROBE_SECONDS, bounded);
+    const hammered = await load;
+    const rpcCalls = (await rpcRequests(origin)) - rpcBefore;
+    return report({ idle, busy, hammered, rpcCalls, pageBytes, rss });
+  } finally {
+    clearInterval(sampler);
+    await server.stop();
+    await bench.close();
+  }
+}
+
+function report(measured: { idle: Probes; busy: Probes; hammered: HammerSummary; rpcCalls: number; pageBytes: number; rss: number[] }): BenchResult {
+  const { idle, busy, hammered, rpcCalls, pageBytes, rss } = measured;
+  const row = (phase: string, probes: Probes) => ({
+    phase,
+    probes: probes.latencies.length + probes.failed,
+    failed: probes.failed,
+    p50: percentile(probes.latencies, 50),
+    p99: percentile(probes.latencies, 99),
+    max: Math.max(...probes.latencies),
+  });
+  const busyRow = row(`while ${ADDRESSES.length} x ${PER_ADDRESS} connections hammer /transfers`, busy);
+  const peakRss = Math.max(...rss);
+  // A probe that goes unanswered is a failed check; the latency and memory targets are figures to read, met or not.
+  const failures = busy.failed > 0 ? [`${busy.failed} /health probes failed under load: ${[...new Set(busy.failures)].join('; ')}`] : [];
+  const targets = [
+    { target: `/health p99 under load < ${TARGET_P99_MS} ms`, measured: `${busyRow.p99.toFixed(1)} ms`, met: busyRow.p99 < TARGET_P99_MS },
+    { target: `server RSS peak < ${TARGET_RSS_MIB} MiB`, measured: `${peakRss.toFixed(0)} MiB (${rss[0]?.toFixed(0) ?? '?'} MiB at the start)`, met: peakRss < TARGET_RSS_MIB },
+    { target: 'every /health probe answered', measured: `${busy.failed} of ${busyRow.probes} failed`, met: busy.failed === 0 },
+  ];
+  const ok = hammered.statuses['200'] ?? 0;
+  return {
+    name: 'health-under-transfers',
+    parameters: { seeded: SEEDED, page: PAGE, addresses: ADDRESSES.length, perAddress: PER_ADDRESS, loadSeconds: LOAD_SECONDS, probeSeconds: PROBE_SECONDS, probeEveryMs: PROBE_EVERY_MS },
+    failures,
+    data: { hammered, rssSamplesMiB: rss, busyLatenciesMs: busy.latencies },
+    tables: [
+      {
+        title: `/health probes (a new connection each, every ${PROBE_EVERY_MS} ms) while GET /transfers?limit=${PAGE} is hammered`,
+        columns: [
+          { key: 'phase', header: 'phase' },
+          { key: 'probes', header: 'probes' },
+          { key: 'failed', header: 'failed' },
+          { key: 'p50', header: 'p50 (ms)', digits: 2 },
+          { key: 'p99', header: 'p99 (ms)', digits: 2 },
+          { key: 'max', header: 'max (ms)', digits: 1 },
+        ],
+        rows: [row('idle', idle), busyRow],
+        notes: [
+          `/transfers: ${hammered.requests} answers in ${LOAD_SECONDS} s (${ok} x 200, ${JSON.stringify(hammered.statuses)}), ${hammered.errors} connections refused or failed, ${(hammered.bytes / 1_048_576).toFixed(0)} MiB sent; a page of ${PAGE} is ${(pageBytes / 1024).toFixed(0)} KiB; ${rpcCalls} RPC calls over the load (the crank's included).`,
+          `Server resident memory (VmRSS every ${RSS_EVERY_MS} ms): peak ${peakRss.toFixed(0)} MiB, target < ${TARGET_RSS_MIB} MiB; /health p99 target < ${TARGET_P99_MS} ms.`,
+          'The server, the load (its own process) and this process (the devnet and the prober) share the machine.',
+        ],
+      },
+      {
+        title: 'Targets (issue 33)',
+        columns: [
+          { key: 'target', header: 'target' },
+          { key: 'measured', header: 'measured' },
+          { key: 'met', header: 'met' },
+        ],
+        rows: targets,
+      },
+    ],
+  };
+}
+
+export const healthUnderTransfersBench: Bench = {
+  name: 'health-under-transfers',
+  description: '/health latency and server memory while 8 addresses hammer GET /transfers at the per-address limit',
+  run,
+};

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
+
+/**
+ * The authority's durable-nonce accounts (PROTOCOL.md "Durable nonces"): where they are, what
+ * their 80 bytes say, what they cost, and the System instructions that create and advance them.
+ * A leaf module: the chain client, `npm run ops -- nonce` and the tests share it.
+ */
+
+/** version u32, state u32, authority 32, durable nonce 32, lamports per signature u64. */
+const NONCE_ACCOUNT_SIZE = 80;
+
+/**
+ * The rent-exempt minimum of an 80-byte account, as the runtime computes it: (128 bytes of
+ * account overhead + 80) x 3,480 lamports per byte-year x 2 years = 1,447,680 lamports.
+ * Computed here rather than asked of a node: the cost `nonce init` prints is not a node's word.
+ */
+export const NONCE_ACCOUNT_RENT_LAMPORTS = (128 + NONCE_ACCOUNT_SIZE) * 3_480 * 2;
+
+const CURRENT_VERSION = 1;
+const INITIALIZED = 1;
+
+/** The seed of nonce account `position` on the chain `chainId`: `bridge-nonce-<chain id>-<position>`. */
+export function nonceSeed(chainId: number, position: number): string {
+  return `bridge-nonce-${chainId}-${position}`;
+}
+
+/** createAccountWithSeed's address: sha256(authority || seed || System program), owned by the System program. */
+export function nonceAddress(authority: PublicKey, chainId: number, position: number): PublicKey {
+  const hash = createHash('sha256')
+    .update(authority.toBytes())
+    .update(nonceSeed(chainId, position))
+    .update(SystemProgram.programId.toBytes())
+    .digest();
+  return new PublicKey(hash);
+}
+
+/** What one nonce account read says: absent, usable (the authority is the nonce authority), or unusable and why. */
+export type NonceAccountState = { kind: 'missing' } | { kind: 'ready'; nonce: string } | { kind: 'unusable'; reason: string };
+
+/** Decodes a nonce account's bytes as this authority's, without trusting the node's word on owner or shape. */
+export function nonceAccountState(account: { owner: PublicKey; data: Uint8Array } | null, authority: PublicKey): NonceAccountState {
+  if (account === null) return { kind: 'missing' };
+  if (!account.owner.equals(SystemProgram.programId)) return { kind: 'unusable', reason: `owned by ${account.owner.toBase58()}, not the System program` };
+  const { data } = account;
+  if (data.length !== NONCE_ACCOUNT_SIZE) return { kind: 'unusable', reason: `${data.length} bytes, not a nonce account's ${NONCE_ACCOUNT_SIZE}` };
+  const view = new DataView(data.buffer, data.byteOffset, data.length);
+  if (view.getUint32(0, true) !== CURRENT_VERSION || view.getUint32(4, true) !== INITIALIZED) {
+    return { kind: 'unusable', reason: 'not an initialized nonce account (version 1, state 1)' };
+  }
+  const nonceAuthority = new PublicKey(data.subarray(8, 40));
+  if (!nonceAuthority.equals(authority)) return { kind: 'unusable', reason: `its nonce authority is ${nonceAuthority.toBase58()}, not this authority` };
+  return { kind: 'ready', nonce: bs58.encode(data.subarray(40, 72)) };
+}
+
+/** AdvanceNonceAccount, the first instruction of every durable-nonce transaction. */
+export function advanceNonceInstruction(nonce: PublicKey, authority: PublicKey): TransactionInstruction {
+  return SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority });
+}
+
+/** CreateAccountWithSeed (rent-exempt, 80 bytes, owned by the System program) then InitializeNonceAccount, the authority paying. */
+export function createNonceInstructions(authority: PublicKey, chainId: number, position: number): TransactionInstruction[] {
+  const address = nonceAddress(authority, chainId, position);
+  return [
+    SystemProgram.createAccountWithSeed({
+      fromPubkey: authority,
+      newAccountPubkey: address,
+      basePubkey: authority,
+      seed: nonceSeed(chainId, position),
+      lamports: NONCE_ACCOUNT_RENT_LAMPORTS,
+      space: NONCE_ACCOUNT_SIZE,
+      programId: SystemProgram.programId,
+    }),
+    SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority }),
+  ];
+}

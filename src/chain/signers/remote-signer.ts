@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { PublicKey } from '@solana/web3.js';
+import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
+import { escapeUnsafeCharacters } from '../../text.js';
+import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription } from '../authority-signer.js';
+import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+
+/**
+ * The authority key inside a key service (AWS KMS, Google Cloud KMS, Vault transit): the private
+ * key never leaves it, and this process asks it for each signature over HTTPS.
+ *
+ * Nothing the service answers is taken on its word: its public key must be a 32-byte Ed25519
+ * key, and every signature it returns is verified against that key before the crank sees it
+ * (a wrong signature is `key_mismatch`, never a transaction). Every call is cut after
+ * KEY_SERVICE_CALL_TIMEOUT_MS (the SDK's own retries are off: the crank's attempts,
+ * BRIDGE_CRANK_MAX_ATTEMPTS, are the one retry loop), and a cut call is `service_unavailable`,
+ * which the failure policy tries again.
+ */
+
+export const KEY_SERVICE_CALL_TIMEOUT_MS = 10_000;
+
+/** One key in one service, as each platform's client reaches it. */
+export interface KeyService {
+  readonly description: { kind: KeyServiceKind; key: string };
+  /** The raw 32-byte Ed25519 public key the service reports, or a SIGNER__UNAVAILABLE saying why not. */
+  publicKey(signal: AbortSignal): Promise<Uint8Array>;
+  /** The service's signature over `message` (the message itself, not a digest). */
+  sign(message: Uint8Array, signal: AbortSignal): Promise<Uint8Array>;
+}
+
+/** Reads the service's public key and proves the pair with one verified signature; throws SIGNER__UNAVAILABLE. */
+export async function openRemoteSigner(service: KeyService, timeoutMs = KEY_SERVICE_CALL_TIMEOUT_MS): Promise<AuthoritySigner> {
+  const name = KEY_SERVICE_NAMES[service.description.kind];
+  const raw = await bounded(name, 'reading the public key', timeoutMs, (signal) => service.publicKey(signal));
+  if (raw.length !== 32) throw signerFailure(name, 'not_ed25519', `the public key is ${raw.length} bytes, not an Ed25519 key's 32`);
+  const signer = new RemoteSigner(service, name, new PublicKey(raw), timeoutMs);
+  await signer.sign(randomBytes(32));
+  return signer;
+}
+
+class RemoteSigner implements AuthoritySigner {
+  readonly publicKey: PublicKey;
+  readonly #service: KeyService;
+  readonly #name: string;
+  readonly #verifyKey: ReturnType<typeof ed25519PublicKeyObject>;
+  readonly #timeoutMs: number;
+
+  constructor(service: KeyService, name: string, publicKey: PublicKey, timeoutMs: number) {
+    this.#service = service;
+    this.#timeoutMs = timeoutMs;
+    this.#name = name;
+    this.publicKey = publicKey;
+    this.#verifyKey = ed25519PublicKeyObject(publicKey);
+  }
+
+  async sign(message: Uint8Array): Promise<Uint8Array> {
+    const signature = await bounded(this.#name, 'signing', this.#timeoutMs, (signal) => this.#service.sign(message, signal));
+    if (!verifiesEd25519(this.#verifyKey, message, signature)) {
+      throw signerFailure(this.#name, 'key_mismatch', `the signature returned does not verify with the key's public key ${this.publicKey.toBase58()}; nothing was sent with it`);
+    }
+    return signature;
+  }
+
+  describe(): SignerDescription {
+    return this.#service.description;
+  }
+
+  toJSON(): string {
+    return `RemoteSigner(${this.#name}, ${this.publicKey.toBase58()})`;
+  }
+}
+
+async function bounded<T>(name: string, what: string, timeoutMs: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(signerFailure(name, 'service_unavailable', `${what} took longer than ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([call(controller.signal), timeout]);
+  } catch (err) {
+    if (isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
+    throw signerFailure(name, 'service_unavailable', `${what} failed (${firstLine(err)})`, err);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
+  // A service's own words end up on a terminal (the startup line, ops): no control characters.
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, `${name}: ${escapeUnsafeCharacters(message)}`, cause === undefined ? undefined : { cause });
+}
+
+/** An error's first line, cut: a service's message, never a credential (the clients do not put them in errors). */
+export function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0]!.slice(0, 200);
+}

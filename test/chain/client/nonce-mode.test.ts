@@ -1,0 +1,129 @@
+import { SystemProgram, Transaction } from '@solana/web3.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../../src/chain/nonce-account.js';
+import { READ_LIMITS, TARGET_CHAIN_ID, authority, neverLandFirst, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { depositEntry } from '../../support/deposit-entry.js';
+import { FakeChain } from './fake-chain.js';
+
+/**
+ * Durable-nonce landing (docs/chain-client.md "Landing once: durable nonces") on the scripted
+ * node, which runs nonce transactions as Agave does: valid while the account holds the value
+ * they were signed against, the value moving when one lands.
+ */
+
+let fixture: BridgeFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+async function start(options: { nonceAccounts?: number; createNonces?: boolean; maxMicroLamports?: number } = {}) {
+  fixture = await startBridge({
+    source: { header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }), entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)) },
+    target: { header: trackerHeader('WithdrawTracker', { entryCount: 5, ownNext: 5 }), entries: [] },
+    nonceAccounts: options.nonceAccounts ?? 2,
+    ...(options.createNonces === undefined ? {} : { createNonces: options.createNonces }),
+    priorityFee: { minMicroLamports: 0, maxMicroLamports: options.maxMicroLamports ?? 100_000 },
+  });
+  // A cycle reads the nonce accounts with the trackers; its submissions sign in the mode found.
+  await fixture.chains.readState(signal(), READ_LIMITS);
+  return fixture;
+}
+
+const lane = nonceAddress(authority.publicKey, TARGET_CHAIN_ID, 0).toBase58();
+const sentTransaction = (wire: string) => Transaction.from(Buffer.from(wire, 'base64'));
+const history = (price: number) => Array.from({ length: 150 }, (_, i) => ({ slot: 1_000 + i, prioritizationFee: price }));
+
+describe('nonce mode', () => {
+  it('signs against the lane nonce after AdvanceNonceAccount, without a blockhash, and the landing moves the nonce', async () => {
+    const f = await start();
+    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+    const before = f.target.nonces.get(lane)!.value;
+    const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
+    expect(report.transactions).toEqual([{ signature: f.target.landed[0], indices: [5, 6] }]);
+    const sent = sentTransaction(f.target.sends[0]!.wire);
+    expect(sent.recentBlockhash).toBe(before);
+    expect(sent.instructions[0]!.programId.equals(SystemProgram.programId)).toBe(true);
+    expect(sent.instructions[0]!.keys[0]!.pubkey.toBase58()).toBe(lane);
+    expect(f.target.blockhashRequests).toHaveLength(0);
+    expect(f.target.nonces.get(lane)!.value).not.toBe(before);
+    expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);
+  });
+
+  it('packs votes behind the advance as well as the budget instructions: every transaction fits a packet', async () => {
+    const f = await start();
+    const votes = Array.from({ length: 25 }, (_, i) => proposal(5 + i));
+    const report = await f.chains.ackDeposits(votes, signal());
+    expect(report.transactions.flatMap((t) => t.indices)).toEqual(votes.map((v) => v.index));
+    for (const send of f.target.sends) expect(Buffer.from(send.wire, 'base64').length).toBeLessThanOrEqual(1232);
+  });
+
+  it('missing nonce accounts: blockhash mode, said in one line that names the command and the rent', async () => {
+    const f = await start({ createNonces: false });
+    await f.chains.readState(signal(), READ_LIMITS);
+    expect(f.chains.landingModes()).toEqual({ source: 'blockhash', target: 'blockhash' });
+    const lines = f.logs.records().filter((line) => String(line.msg).includes('nonce init'));
+    expect(lines.map((line) => line.chain).sort()).toEqual(['source', 'target']);
+    expect(lines[0]!.msg).toContain(`${NONCE_ACCOUNT_RENT_LAMPORTS} lamports of rent each`);
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    expect(report.transactions).toHaveLength(1);
+    expect(f.target.blockhashRequests).toHaveLength(1);
+  });
+
+  it('a surge the fee history does not show: re-signed one step higher against the same nonce value until one lands, never above the cap', async () => {
+    const f = await start({ maxMicroLamports: 80_000 });
+    f.target.recentFees = history(0);
+    f.target.clearingPrice = 20_000;
+    f.target.slotsPerNonceRead = 5;
+    const before = f.target.nonces.get(lane)!.value;
+    const report = await f.chains.ackDeposits([proposal(5)], signal());
+    const versions = [...new Set(f.target.sends.map((send) => send.wire))].map(sentTransaction);
+    expect(versions.length).toBeGreaterThan(1);
+    expect(versions.every((version) => version.recentBlockhash === before)).toBe(true);
+    expect(f.target.landed).toEqual(report.transactions.map((t) => t.signature));
+    const prices = [...f.target.budgets.values()].map((budget) => budget.price);
+    expect(prices).toHaveLength(1);
+    expect(prices[0]).toBeGreaterThanOrEqual(20_000);
+    expect(prices[0]).toBeLessThanOrEqual(80_000);
+    expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(6n);
+  });
+
+  it('a restart with a vote in flight: the new life signs against the same nonce value, so the earlier transaction can never land after it', async () => {
+    const f = await start();
+    // The previous life's transaction: accepted, not landed yet, its sender gone.
+    neverLandFirst(f.target);
+    const previousLife = f.chains.ackDeposits([proposal(5)], AbortSignal.timeout(300)).catch(() => undefined);
+    await previousLife;
+    const inFlight = f.target.sends[0]!;
+    const chains = f.restarted();
+    await chains.readState(signal(), READ_LIMITS);
+    // Planned afresh: one more vote than the previous life's, so a different transaction.
+    const report = await chains.ackDeposits([proposal(5), proposal(6)], signal());
+    expect(report.transactions).toHaveLength(1);
+    expect(sentTransaction(f.target.sends.at(-1)!.wire).recentBlockhash).toBe(sentTransaction(inFlight.wire).recentBlockhash);
+    // The network delivers the earlier version at last, to a leader that takes it: the nonce has moved, it cannot land.
+    f.target.onSend = () => 'none';
+    await fetch(f.target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [inFlight.wire, { encoding: 'base64', skipPreflight: true }] }),
+    });
+    expect(f.target.landed).toEqual([report.transactions[0]!.signature]);
+    expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);
+  });
+
+  it('the nonce moved by another transaction of this key: the attempt ends not landed and says so', async () => {
+    const f = await start();
+    f.target.clearingPrice = 1;
+    f.target.recentFees = history(0);
+    f.target.onSend = (send) => {
+      if (send.count === 1) f.target.nonces.get(lane)!.value = FakeChain.nonceValue();
+      return 'ignore';
+    };
+    const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
+    expect(failure.context.outcome).toBe('not_landed');
+    expect(failure.message).toContain(`nonce ${lane} moved from`);
+    expect(f.target.landed).toEqual([]);
+  });
+});

@@ -1,0 +1,135 @@
+import { Keypair } from '@solana/web3.js';
+import { randomBytes, verify } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ed25519PublicKeyObject } from '../../../src/chain/ed25519.js';
+import { loadAuthoritySigner } from '../../../src/config/keypair.js';
+import { isBridgeError } from '../../../src/errors.js';
+import { awsKmsService } from '../../../src/chain/signers/aws-kms.js';
+import { gcpKmsService } from '../../../src/chain/signers/gcp-kms.js';
+import { openRemoteSigner, type KeyService } from '../../../src/chain/signers/remote-signer.js';
+import { vaultTransitService } from '../../../src/chain/signers/vault-transit.js';
+import { AWS_KEY_ID, GCP_KEY_NAME, startKeyServiceFake, VAULT_TOKEN, type Fault, type KeyServiceFake, type KeyServiceName } from '../../support/key-service-fakes.js';
+import { keypairDir } from '../../support/keypair-files.js';
+
+/**
+ * Each key service's signer against its local fake (test/support/key-service-fakes.ts): the
+ * signer the server opens from BRIDGE_AUTHORITY_KEYPAIR, the platform's client underneath.
+ */
+
+const SERVICES: KeyServiceName[] = ['aws-kms', 'gcp-kms', 'vault-transit'];
+let fake: KeyServiceFake | undefined;
+const saved = { ...process.env };
+
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  process.env = { ...saved };
+});
+
+async function started(service: KeyServiceName, keypair = Keypair.generate()): Promise<KeyServiceFake> {
+  fake = await startKeyServiceFake(service, keypair);
+  // The platforms' clients read their standard chains from the process's environment.
+  Object.assign(process.env, fake.env);
+  return fake;
+}
+
+async function startProblem(f: KeyServiceFake): Promise<string> {
+  try {
+    await loadAuthoritySigner(f.uri, process.env);
+  } catch (err) {
+    if (isBridgeError(err, 'CONFIG__INVALID')) return err.context.problems.join('\n');
+    throw err;
+  }
+  throw new Error('expected the signer to be refused');
+}
+
+describe.each(SERVICES)('%s', (service) => {
+  it('reports the key as the authority and signs messages that verify with it, authenticated as the service requires', async () => {
+    const keypair = Keypair.generate();
+    const f = await started(service, keypair);
+    const { signer, warnings } = await loadAuthoritySigner(f.uri, process.env);
+    expect(warnings).toEqual([]);
+    expect(signer.publicKey.toBase58()).toBe(keypair.publicKey.toBase58());
+    expect(signer.describe()).toMatchObject({ kind: service });
+    const message = randomBytes(300);
+    const signature = await signer.sign(message);
+    expect(verify(null, message, ed25519PublicKeyObject(keypair.publicKey), signature)).toBe(true);
+    expect(f.requests.length).toBeGreaterThanOrEqual(3);
+    expect(f.requests.every((request) => request.authorization !== '')).toBe(true);
+  });
+
+  it.each<[Fault, RegExp]>([
+    ['denied', /permission|denied|AccessDenied/i],
+    ['not_ed25519', /Ed25519|ed25519/],
+    ['wrong_key', /does not verify with the key's public key/],
+    ['disabled', /disabled|not supported|DISABLED/i],
+  ])('refuses to start on %s with one line naming the variable', async (fault, problem) => {
+    const f = await started(service);
+    f.fault = fault;
+    const line = await startProblem(f);
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line.startsWith('BRIDGE_AUTHORITY_KEYPAIR: ')).toBe(true);
+    expect(line).toMatch(problem);
+  });
+
+  it('a refused permission at signing is final and names the permission; a failing service is retryable; a wrong signature is never returned', async () => {
+    const f = await started(service);
+    const { signer } = await loadAuthoritySigner(f.uri, process.env);
+    f.fault = 'denied';
+    const denied = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
+    expect(isBridgeError(denied, 'SIGNER__UNAVAILABLE') && denied.context.reason).toBe('permission_denied');
+    expect((denied as Error).message).toMatch(service === 'aws-kms' ? /kms:Sign/ : service === 'gcp-kms' ? /cloudkms\.cryptoKeyVersions\.useToSign/ : /"update" on transit\/sign\/bridge-authority/);
+    f.fault = 'unavailable';
+    const unavailable = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
+    expect(isBridgeError(unavailable, 'SIGNER__UNAVAILABLE') && unavailable.context.reason).toBe('service_unavailable');
+    f.fault = 'wrong_key';
+    const wrong = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
+    expect(isBridgeError(wrong, 'SIGNER__UNAVAILABLE') && wrong.context.reason).toBe('key_mismatch');
+    f.fault = 'none';
+    expect(await signer.sign(randomBytes(32))).toHaveLength(64);
+  });
+});
+
+describe('a key service that stops answering', () => {
+  const BOUND_MS = 300;
+  const services: Record<KeyServiceName, (f: KeyServiceFake) => Promise<KeyService>> = {
+    'aws-kms': async () => awsKmsService({ keyId: AWS_KEY_ID }),
+    'gcp-kms': async (f) => gcpKmsService({ name: GCP_KEY_NAME, endpoint: new URL(f.url) }),
+    'vault-transit': async (f) => vaultTransitService({ address: f.url, token: VAULT_TOKEN, mount: 'transit', key: 'bridge-authority' }),
+  };
+
+  it.each(SERVICES)('%s: a hung call becomes the retryable service_unavailable within the bound', async (service) => {
+    const f = await started(service);
+    const signer = await openRemoteSigner(await services[service](f), BOUND_MS);
+    f.fault = 'hang';
+    const began = performance.now();
+    const failure = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
+    const tookMs = performance.now() - began;
+    expect(isBridgeError(failure, 'SIGNER__UNAVAILABLE') && failure.context.reason).toBe('service_unavailable');
+    expect((failure as Error).message).toContain(`signing took longer than ${BOUND_MS} ms`);
+    expect(tookMs).toBeGreaterThanOrEqual(BOUND_MS - 5);
+    expect(tookMs).toBeLessThan(BOUND_MS + 1_000);
+  });
+});
+
+describe('Vault transit: the token from a token-source file', () => {
+  it('signs with the token the file holds (VAULT_TOKEN unset), and refuses a file others can change', async () => {
+    const f = await started('vault-transit');
+    delete process.env['VAULT_TOKEN'];
+    const files = keypairDir();
+    try {
+      const token = files.write('vault-token', `${VAULT_TOKEN}\n`, 0o600);
+      const { signer } = await loadAuthoritySigner(`${f.uri}?token-source=file:${token}`, process.env);
+      expect(await signer.sign(randomBytes(32))).toHaveLength(64);
+      const shared = files.write('shared-token', `${VAULT_TOKEN}\n`, 0o666);
+      const refused = await loadAuthoritySigner(`${f.uri}?token-source=file:${shared}`, process.env).catch((err: unknown) => err);
+      expect(isBridgeError(refused, 'CONFIG__INVALID') && refused.message).toBe(
+        `BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: token-source file ${JSON.stringify(shared)} is writable by others (mode 0666); restrict it with chmod 600`,
+      );
+      const none = await loadAuthoritySigner(f.uri, process.env).catch((err: unknown) => err);
+      expect((none as Error).message).toContain('no Vault token: set VAULT_TOKEN or add ?token-source=file:');
+    } finally {
+      files.remove();
+    }
+  });
+});

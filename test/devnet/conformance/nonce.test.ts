@@ -1,0 +1,198 @@
+import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { DevnetRuntime } from './devnet-runtime.js';
+import { durableNonceOf } from '../rpc/helpers.js';
+import { LiteSvmRuntime } from './litesvm-runtime.js';
+import { describeOutcome, type Outcome } from './outcome.js';
+
+/**
+ * Durable nonces on the devnet and on Agave's runtime (LiteSVM), the same signed bytes to both:
+ * the nonce account created with a seed and initialized, a nonce transaction after its
+ * blockhash expired, a version signed against the old value refused once the nonce moved, and
+ * the compute units of the advance. LiteSVM 1.5 differs from Agave twice, and the devnet follows
+ * Agave: a nonce advanced by a durable-nonce transaction takes its value from the bank's latest
+ * blockhash on a cluster (Agave's TransactionProcessingEnvironment.blockhash) and from the
+ * transaction's own recent-blockhash field, the old nonce, in LiteSVM; and a durable-nonce
+ * transaction that fails in execution advances its nonce on a cluster (the runtime commits the
+ * advanced nonce with the fee) and not in LiteSVM. The tests say where, then give LiteSVM the
+ * devnet's nonce so that the next case starts from one state.
+ */
+
+const SOL = 1_000_000_000n;
+const NONCE_RENT = 1_447_680n;
+const EXPIRY_SLOTS = 151;
+
+let node: DevnetNode;
+let devnet: DevnetRuntime;
+let litesvm: LiteSvmRuntime;
+const authority = Keypair.generate();
+const recipient = Keypair.generate().publicKey;
+/** Signs where the authority should have. */
+const stranger = Keypair.generate();
+let nonce: PublicKey;
+let accounts: string[];
+
+beforeAll(async () => {
+  node = await startDevnetNode({ name: 'conformance', chainId: 1, slotIntervalMs: 0 });
+  devnet = new DevnetRuntime(node);
+  litesvm = new LiteSvmRuntime();
+  nonce = await PublicKey.createWithSeed(authority.publicKey, 'nonce-0', SystemProgram.programId);
+  accounts = [authority.publicKey, nonce, recipient, stranger.publicKey].map((key) => key.toBase58());
+  node.airdrop(authority.publicKey, 10n * SOL);
+  node.airdrop(stranger.publicKey, SOL);
+  litesvm.fund(new Map([[authority.publicKey.toBase58(), 10n * SOL], [stranger.publicKey.toBase58(), SOL]]));
+});
+
+afterAll(async () => {
+  await node.close();
+});
+
+/** LiteSVM's latest blockhash becomes the devnet's, so a nonce advanced on both takes the same value. */
+async function syncBlockhash(): Promise<string> {
+  const { blockhash } = await devnet.latestBlockhash();
+  litesvm.useBlockhash(blockhash);
+  return blockhash;
+}
+
+function wire(instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
+  const message = new TransactionMessage({ payerKey: authority.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
+  const tx = new VersionedTransaction(message);
+  tx.sign([authority]);
+  return tx.serialize();
+}
+
+async function runBoth(bytes: Uint8Array): Promise<{ devnet: Outcome; litesvm: Outcome }> {
+  const { recorded: _recorded, ...onDevnet } = await devnet.run(bytes, accounts);
+  return { devnet: onDevnet, litesvm: litesvm.run(bytes, accounts) };
+}
+
+async function expectSame(bytes: Uint8Array): Promise<Outcome> {
+  const both = await runBoth(bytes);
+  expect(describeOutcome(both.devnet)).toBe(describeOutcome(both.litesvm));
+  return both.litesvm;
+}
+
+async function nonceData(): Promise<{ devnet: Uint8Array | undefined; litesvm: Uint8Array | undefined }> {
+  return { devnet: await devnet.accountData(nonce.toBase58()), litesvm: litesvm.accountData(nonce.toBase58()) };
+}
+
+const advance = () => SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+const pay = (lamports: bigint) => SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: recipient, lamports });
+const storedNonce = (data: Uint8Array | undefined) => NonceAccount.fromAccountData(Buffer.from(data ?? new Uint8Array(NONCE_ACCOUNT_LENGTH))).nonce;
+
+describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
+  let initialValue: string;
+
+  it('CreateAccountWithSeed + InitializeNonceAccount: 300 compute units, the same 80 bytes', async () => {
+    const blockhash = await syncBlockhash();
+    const create = SystemProgram.createAccountWithSeed({
+      fromPubkey: authority.publicKey,
+      basePubkey: authority.publicKey,
+      seed: 'nonce-0',
+      newAccountPubkey: nonce,
+      lamports: Number(NONCE_RENT),
+      space: NONCE_ACCOUNT_LENGTH,
+      programId: SystemProgram.programId,
+    });
+    const init = SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+    const outcome = await expectSame(wire([create, init], blockhash));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
+    const data = await nonceData();
+    expect(data.devnet).toEqual(data.litesvm);
+    initialValue = storedNonce(data.devnet);
+    expect(initialValue).toBe(durableNonceOf(blockhash));
+  });
+
+  it('a nonce transaction after its blockhash expired lands on both; the advance costs 150 compute units', async () => {
+    node.advanceSlots(EXPIRY_SLOTS);
+    const latest = await syncBlockhash();
+    const outcome = await expectSame(wire([advance(), pay(SOL)], initialValue));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
+    const data = await nonceData();
+    expect(storedNonce(data.devnet)).toBe(durableNonceOf(latest));
+    expect(storedNonce(data.litesvm)).toBe(durableNonceOf(initialValue));
+    expectSameBesidesNonce(data);
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, data.devnet!);
+  });
+
+  it('a version signed against the old value is refused once the nonce moved: BlockhashNotFound', async () => {
+    await syncBlockhash();
+    const outcome = await expectSame(wire([advance(), pay(2n * SOL)], initialValue));
+    expect(outcome).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
+  });
+
+  it('a nonce transaction that fails in execution pays its fee on both; Agave (and the devnet) advance its nonce, LiteSVM 1.5 does not', async () => {
+    const latest = await syncBlockhash();
+    const value = storedNonce((await nonceData()).devnet);
+    const both = await runBoth(wire([advance(), pay(100n * SOL)], value));
+    const failed = { landed: true, error: { err: { InstructionError: [1, { Custom: 1 }] } }, fee: 5_000n, unitsConsumed: 300 };
+    expect(both.devnet).toMatchObject(failed);
+    expect(both.litesvm).toMatchObject(failed);
+    expect(both.devnet.balances).toEqual(both.litesvm.balances);
+    const after = await nonceData();
+    expect(storedNonce(after.litesvm)).toBe(value);
+    expect(storedNonce(after.devnet)).toBe(durableNonceOf(latest));
+    expectSameBesidesNonce(after);
+  });
+});
+
+describe('System instructions that fail: the devnet and LiteSVM refuse them alike', () => {
+  function signedBy(signers: Keypair[], instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
+    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign(signers);
+    return tx.serialize();
+  }
+
+  const createWithSeed = (seed: string, to: PublicKey, lamports: bigint) =>
+    SystemProgram.createAccountWithSeed({
+      fromPubkey: authority.publicKey,
+      basePubkey: authority.publicKey,
+      seed,
+      newAccountPubkey: to,
+      lamports: Number(lamports),
+      space: NONCE_ACCOUNT_LENGTH,
+      programId: SystemProgram.programId,
+    });
+
+  it('CreateAccount + InitializeNonceAccount at a keypair address (web3.js createNonceAccount) lands alike, and so does a create the new key did not sign', async () => {
+    const second = Keypair.generate();
+    const instructions = SystemProgram.createNonceAccount({
+      fromPubkey: authority.publicKey,
+      noncePubkey: second.publicKey,
+      authorizedPubkey: authority.publicKey,
+      lamports: Number(NONCE_RENT),
+    }).instructions;
+    const unsigned = { ...instructions[0]!, keys: instructions[0]!.keys.map((key) => ({ ...key, isSigner: key.pubkey.equals(authority.publicKey) })) };
+    expect(await expectSame(signedBy([authority], [unsigned], await syncBlockhash()))).toMatchObject({
+      landed: true,
+      error: { err: { InstructionError: [0, 'MissingRequiredSignature'] } },
+    });
+    const outcome = await expectSame(signedBy([authority, second], instructions, await syncBlockhash()));
+    // Two signatures, and the rent the new account holds (it is not one of the compared accounts).
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 10_000n + NONCE_RENT, unitsConsumed: 300 });
+    expect(await devnet.accountData(second.publicKey.toBase58())).toEqual(litesvm.accountData(second.publicKey.toBase58()));
+  });
+
+  it.each([
+    ['an advance the authority did not sign', () => [stranger], () => [{ ...advance(), keys: advance().keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) }], { InstructionError: [0, 'MissingRequiredSignature'] }],
+    ['two advances in one blockhash (NonceBlockhashNotExpired)', () => [authority], () => [advance(), advance()], { InstructionError: [1, { Custom: 7 }] }],
+    ['an initialize of an initialized nonce', () => [authority], () => [SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey })], { InstructionError: [0, 'InvalidAccountData'] }],
+    ['a withdraw that would leave the nonce below rent', () => [authority], () => [SystemProgram.nonceWithdraw({ noncePubkey: nonce, authorizedPubkey: authority.publicKey, toPubkey: recipient, lamports: 1 })], { InstructionError: [0, 'InsufficientFunds'] }],
+    ['an authorize by someone else', () => [stranger], () => [SystemProgram.nonceAuthorize({ noncePubkey: nonce, authorizedPubkey: stranger.publicKey, newAuthorizedPubkey: stranger.publicKey })], { InstructionError: [0, 'MissingRequiredSignature'] }],
+    ['a create at an address its seed does not derive (AddressWithSeedMismatch)', () => [authority], () => [createWithSeed('other', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 5 }] }],
+    ['a create at an address in use (AccountAlreadyInUse)', () => [authority], () => [createWithSeed('nonce-0', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 0 }] }],
+  ] as Array<[string, () => Keypair[], () => TransactionInstruction[], unknown]>)('%s', async (_name, signers, instructions, err) => {
+    const blockhash = await syncBlockhash();
+    const outcome = await expectSame(signedBy(signers(), instructions(), blockhash));
+    expect(outcome).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
+  });
+});
+
+/** Version, state, authority and lamports per signature: all of the 80 bytes but the nonce (40..72). */
+function expectSameBesidesNonce(data: { devnet: Uint8Array | undefined; litesvm: Uint8Array | undefined }): void {
+  const besidesNonce = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : [...bytes.subarray(0, 40), ...bytes.subarray(72)]);
+  expect(besidesNonce(data.devnet)).toEqual(besidesNonce(data.litesvm));
+}
