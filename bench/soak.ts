@@ -1,7 +1,7 @@
 /**
  * `npm run soak -- --minutes N [--authorities 3 --threshold 2 --seeded 60000 --rate 500]`: hours
  * of traffic with faults against real server processes (bench/soak/run-soak.ts). Not in CI: a
- * 30-second profile of it runs in `npm test` (test/bench/soak.test.ts). Prints the tables and
+ * 15-second profile of it runs in `npm test` (test/bench/soak.test.ts). Prints the tables and
  * writes bench/results/soak.json; a failed end-of-run check is printed and sets exit code 1.
  */
 import { dirname, join } from 'node:path';

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 // Runs the whole vitest suite and ends with the plain `N passed, N failed` line that CI logs
-// are read for. Vitest's own exit code is kept: a failure anywhere fails the command.
+// are read for, after the slowest files (docs/testing.md keeps each file under FILE_BUDGET_S:
+// one file over it is the suite's wall time). Vitest's own exit code is kept: a failure
+// anywhere fails the command.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+
+const FILE_BUDGET_S = 40;
+const SLOWEST_SHOWN = 5;
 
 const dir = mkdtempSync(join(tmpdir(), 'bridge-tests-'));
 const report = join(dir, 'vitest.json');
@@ -18,11 +23,13 @@ const run = spawnSync(
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+let slowest = [];
 try {
   const summary = JSON.parse(readFileSync(report, 'utf8'));
   passed = summary.numPassedTests;
   failed = summary.numFailedTests;
   skipped = summary.numPendingTests + summary.numTodoTests;
+  slowest = slowestFiles(summary.testResults);
 } catch (err) {
   console.error(`run-tests: could not read the vitest JSON report at ${report}: ${err.message}`);
   failed = Math.max(failed, 1);
@@ -30,6 +37,16 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** The files that took longest, each with its wall time and a mark when over the budget. */
+function slowestFiles(files) {
+  return files
+    .map((file) => ({ name: relative(process.cwd(), file.name), seconds: (file.endTime - file.startTime) / 1000 }))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, SLOWEST_SHOWN)
+    .map(({ name, seconds }) => `${name} ${seconds.toFixed(1)} s${seconds > FILE_BUDGET_S ? ` (over ${FILE_BUDGET_S} s)` : ''}`);
+}
+
+if (slowest.length > 0) console.log(`slowest files: ${slowest.join(', ')}`);
 const status = run.status ?? 1;
 if (status !== 0 && failed === 0) failed = 1;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);

@@ -44,6 +44,8 @@ export interface SoakOptions {
   faultPhaseMs: number;
   /** Time between governance changes (reset_pending and set_token_pair, alternately). */
   governanceEveryMs: number;
+  /** How long the idle cycles are counted after the drain (the servers poll every 2 s). */
+  idleCyclesMs: number;
   signal: AbortSignal;
 }
 
@@ -56,13 +58,13 @@ export const SOAK_DEFAULTS = {
   depositsPerSecond: 2,
   faultPhaseMs: 15_000,
   governanceEveryMs: 120_000,
+  idleCyclesMs: 10_000,
 };
 
 const SERVER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'index.js');
 const SAMPLE_INTERVAL_MS = 2_000;
 const STARTUP_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 180_000;
-const IDLE_CYCLES_MS = 10_000;
 /** The stage clock's sampling: each stage is seen at most this late (reads only the unsettled entries). */
 const STAGE_SAMPLE_MS = 100;
 const STOP_DEADLINE_MS = 10_000;
@@ -178,7 +180,7 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
   }
   try {
     const idleHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
-    const idle = await idleCycleCost(servers, options.signal);
+    const idle = await idleCycleCost(servers, options.idleCyclesMs, options.signal);
     setup.votes.poll();
     sampler.stop();
     // The machine otherwise idle: no scrapes, the other servers stopped, only server 0's own idle cycles on the devnet.
@@ -253,9 +255,9 @@ async function drain(pair: ChainPair, world: World, signal: AbortSignal): Promis
 }
 
 /** RPC requests and account bytes per cycle while nothing is pending: the cost of an idle authority. */
-async function idleCycleCost(servers: SoakServer[], signal: AbortSignal): Promise<IdleCycleCost[]> {
+async function idleCycleCost(servers: SoakServer[], durationMs: number, signal: AbortSignal): Promise<IdleCycleCost[]> {
   const before = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
-  await sleep(IDLE_CYCLES_MS, signal);
+  await sleep(durationMs, signal);
   const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { quietWindowMs } from '../../src/machines/rules.js';
 import { sleep } from '../../src/time.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
@@ -15,6 +15,11 @@ import { claimAll, deposit } from './support/transactions.js';
  * on their own 1 s poll timers, production timing (docs/crank.md, "Role"): a rolling deploy
  * under steady traffic, a twin that stays, kill -9 of the active one of a pair, and two started
  * at the same instant. Authorities 1 and 2 are in-process cranks on their own timers.
+ *
+ * The four tests run side by side, each on its own devnet: they wait out quiet windows, not
+ * the CPU. The instance a test hands over from is already active when the test begins (it runs
+ * with BRIDGE_HANDOFF_SECS=0, as an instance that has long been active behaves): the quiet
+ * window every start waits out is the last test's, on an idle bridge.
  */
 
 const POLL_SECS = 1;
@@ -24,21 +29,51 @@ const TAKEOVER_BOUND_MS = WINDOW_MS + 10_000;
 const SETTLE_TIMEOUT_MS = 60_000;
 /** The test's pauses run to their end: nothing cancels them. */
 const UNCANCELLED = new AbortController().signal;
-
-let bridge: DevnetBridge | undefined;
+/** The active instance a test hands over from. */
+const ALREADY_ACTIVE = { BRIDGE_HANDOFF_SECS: '0' };
 
 beforeAll(() => {
   ensureBuilt();
 }, 120_000);
 
-afterEach(async () => {
-  await bridge?.close();
-  bridge = undefined;
-});
+/** A devnet bridge whose authorities 1 and 2 crank in-process on 1 s timers, closed when the test finishes. */
+async function startBridge(onTestFinished: TestContext['onTestFinished']): Promise<DevnetBridge> {
+  const b = await startDevnetBridge();
+  onTestFinished(() => b.close());
+  const others = await startBridgeCranks(b, [1, 2], { pollIntervalMs: POLL_SECS * 1000 });
+  b.onClose(async () => {
+    await Promise.all(others.map((crank) => crank.service.stop(2_000)));
+  });
+  return b;
+}
+
+/**
+ * Server starts take turns across the scenarios running side by side: each start loads dist/
+ * (about a second of CPU), and the scenarios' starts at once on a loaded 2-core machine ran past
+ * ServerProcess's 10 s bound on the startup line. One turn may start several at the same instant.
+ */
+const inTurn = turns();
+
+function turns(): <T>(start: () => Promise<T>) => Promise<T> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return (start) => {
+    const turn = previous.then(start);
+    previous = turn.catch(() => undefined);
+    return turn;
+  };
+}
+
+/** The production default handoff (serverEnv turns it off for the devnet's one server per authority), then `env`. */
+function handoffEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env };
+}
 
 function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<AuthorityServer> {
-  // The production default handoff (serverEnv turns it off for the devnet's one server per authority).
-  return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '300', ...env });
+  return inTurn(() => startAuthorityServer(b, handoffEnv(env)));
+}
+
+function startTwoAtOnce(b: DevnetBridge): Promise<[AuthorityServer, AuthorityServer]> {
+  return inTurn(() => Promise.all([startAuthorityServer(b, handoffEnv()), startAuthorityServer(b, handoffEnv())]));
 }
 
 async function metric(server: AuthorityServer, series: string): Promise<number> {
@@ -108,25 +143,21 @@ function watchHealth(server: AuthorityServer): { stop(): Promise<ServerHealth[]>
   };
 }
 
-/** A bridge whose authorities 1 and 2 crank in-process on 1 s timers, and server A for authority 0, active. */
-async function bridgeWithActiveServer(env: Record<string, string> = {}) {
-  const b = (bridge = await startDevnetBridge());
+/** A bridge with server A for authority 0, active from its start. */
+async function bridgeWithActiveServer(onTestFinished: TestContext['onTestFinished']) {
+  const b = await startBridge(onTestFinished);
   const startBalances = authorityBalances(b, 0);
-  const others = await startBridgeCranks(b, [1, 2], { pollIntervalMs: POLL_SECS * 1000 });
-  b.onClose(async () => {
-    await Promise.all(others.map((crank) => crank.service.stop(2_000)));
-  });
-  const a = await startServer(b, env);
-  expect(await serverHealth(a)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
-  await waitForRole(a, 'active', TAKEOVER_BOUND_MS);
+  const a = await startServer(b, ALREADY_ACTIVE);
+  expect(await serverHealth(a)).toMatchObject({ code: 200, status: 'ok', role: 'active' });
   return { b, a, startBalances };
 }
 
-describe('handoff between two instances of one signer', () => {
-  it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async () => {
-    const { b, a, startBalances } = await bridgeWithActiveServer();
+describe.concurrent('handoff between two instances of one signer', () => {
+  it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async ({ onTestFinished }) => {
+    const { b, a, startBalances } = await bridgeWithActiveServer(onTestFinished);
     const traffic = steadyTraffic(b, 500);
-    await sleep(3_000, UNCANCELLED);
+    // A's first votes under the traffic (its poll is 1 s) land while B starts.
+    await sleep(1_000, UNCANCELLED);
 
     const second = await startServer(b);
     const watch = watchHealth(second);
@@ -169,9 +200,9 @@ describe('handoff between two instances of one signer', () => {
     console.info(`rollout: ${count} transfers, B took over ${tookOverMs} ms after SIGTERM to A (window ${WINDOW_MS} ms)`);
   }, 180_000);
 
-  it('a twin that stays past BRIDGE_HANDOFF_SECS makes the standby one degraded, naming the other signer\'s latest transaction', async () => {
+  it('a twin that stays past BRIDGE_HANDOFF_SECS makes the standby one degraded, naming the other signer\'s latest transaction', async ({ onTestFinished }) => {
     const handoffSecs = 10;
-    const { b, a } = await bridgeWithActiveServer({ BRIDGE_HANDOFF_SECS: String(handoffSecs) });
+    const { b, a } = await bridgeWithActiveServer(onTestFinished);
     const traffic = steadyTraffic(b, 500);
     const twin = await startServer(b, { BRIDGE_HANDOFF_SECS: String(handoffSecs) });
     const startedAt = Date.now();
@@ -196,11 +227,10 @@ describe('handoff between two instances of one signer', () => {
     console.info(`twin: degraded ${degradedAfterMs} ms after it started (BRIDGE_HANDOFF_SECS ${handoffSecs})`);
   }, 120_000);
 
-  it('hot standby: kill -9 of the active one, and the standby takes over and completes every transfer', async () => {
-    const pair = { BRIDGE_HANDOFF_SECS: '86400' };
-    const { b, a } = await bridgeWithActiveServer(pair);
+  it('hot standby: kill -9 of the active one, and the standby takes over and completes every transfer', async ({ onTestFinished }) => {
+    const { b, a } = await bridgeWithActiveServer(onTestFinished);
     const traffic = steadyTraffic(b, 500);
-    const standby = await startServer(b, pair);
+    const standby = await startServer(b, { BRIDGE_HANDOFF_SECS: '86400' });
     await sleep(5_000, UNCANCELLED);
     expect(await serverHealth(standby)).toMatchObject({ status: 'ok', role: 'standby' });
 
@@ -218,14 +248,12 @@ describe('handoff between two instances of one signer', () => {
     console.info(`hot standby: took over ${tookOverMs} ms after kill -9 (window ${WINDOW_MS} ms), ${count} transfers`);
   }, 180_000);
 
-  it('two started at the same instant on an idle bridge never land a vote twice', async () => {
-    const b = (bridge = await startDevnetBridge());
+  it('two started at the same instant on an idle bridge never land a vote twice', async ({ onTestFinished }) => {
+    const b = await startBridge(onTestFinished);
     const startBalances = authorityBalances(b, 0);
-    const others = await startBridgeCranks(b, [1, 2], { pollIntervalMs: POLL_SECS * 1000 });
-    b.onClose(async () => {
-      await Promise.all(others.map((crank) => crank.service.stop(2_000)));
-    });
-    const [first, second] = await Promise.all([startServer(b), startServer(b)]);
+    const [first, second] = await startTwoAtOnce(b);
+    // Every start stands by: on an idle bridge nothing but the quiet window says no other instance is about to sign.
+    for (const server of [first, second]) expect(await serverHealth(server)).toMatchObject({ code: 200, status: 'ok', role: 'standby' });
     await Promise.all([waitForRole(first, 'active', TAKEOVER_BOUND_MS), waitForRole(second, 'active', TAKEOVER_BOUND_MS)]);
 
     const traffic = steadyTraffic(b, 500);
