@@ -12,9 +12,9 @@ const EXCLUDED = process.env['BRIDGE_REPLAY_FIXTURE'] === '1' ? configDefaults.e
  * Files that mostly wait (a devnet's slots, crank poll timers, real quiet windows) and assert
  * outcomes, not latencies (docs/testing.md, "How the suite is scheduled"): they run first,
  * side by side, WAITING_PER_CORE files per core. Every other file, a new one included, runs
- * after them in the compute group, one file per core and one more for the time a worker spends
- * starting and reading modules: a file that times an answer (a /health bound, a probe, a
- * deadline) has most of a core.
+ * after them in the compute group with vitest's own default, one core less than the machine
+ * has: a file that times an answer (a /health bound, a probe, a deadline) keeps a core of its
+ * own. `C + 1` at a time failed such bounds whenever the machine had other work.
  */
 const WAITING = [
   'test/integration/handoff.test.ts',
@@ -39,7 +39,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'compute', include: ALL, exclude: [...EXCLUDED, ...WAITING], maxWorkers: CORES + 1, sequence: { groupOrder: 1 } },
+        test: { name: 'compute', include: ALL, exclude: [...EXCLUDED, ...WAITING], maxWorkers: Math.max(1, CORES - 1), sequence: { groupOrder: 1 } },
       },
     ],
   },
