@@ -58,6 +58,12 @@ export interface AuthorityChainView {
   balance: number;
   /** Landed since the previous readAuthority, newest first; the first call reports none (docs/chain-client.md). */
   transactions: AuthorityTransaction[];
+  /**
+   * True when the history's bounds left entries since the previous read unchecked: whether
+   * another key signed among them is unknown (never "no other signer"), so a standby does not
+   * count the read as quiet. Absent: every entry was checked.
+   */
+  historyIncomplete?: boolean;
 }
 
 export type AuthorityView = Record<ChainSide, AuthorityChainView>;

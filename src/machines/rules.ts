@@ -227,6 +227,16 @@ export function roleAfterRead<T extends KeyUse>(
 }
 
 /**
+ * A read whose history left entries unchecked (its bounds, under traffic that lists the key) is
+ * not a quiet one: whether the other instance signed in them is unknown, so a standby's quiet
+ * window starts again from it. An active instance goes on: unknown is not a second signer.
+ */
+export function afterUnknownHistory(facts: RoleFacts, authority: AuthorityView, atMs: number): RoleFacts {
+  const unknown = CHAINS.some((chain) => authority[chain].historyIncomplete === true);
+  return unknown && facts.role === 'standby' ? { ...facts, quietSinceMs: atMs } : facts;
+}
+
+/**
  * When a standby may take over: once the quiet window (plus its extra) has passed since the
  * latest read that saw another signer, at the first read from then on; each further sighting
  * moves it later. Before its first read the window has not started: `nowMs` stands for that read.

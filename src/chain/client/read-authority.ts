@@ -25,7 +25,7 @@ export async function readAuthorityView(ctx: AuthorityReadContext, signal: Abort
 
 async function readChain(ctx: AuthorityReadContext, chain: ChainSide, signal: AbortSignal): Promise<AuthorityChainView> {
   const { rpc, history } = ctx[chain];
-  const [balance, transactions] = await Promise.all([rpc.getBalance(ctx.authority, 'confirmed', signal), history.readNew(signal)]);
+  const [balance, { transactions, complete }] = await Promise.all([rpc.getBalance(ctx.authority, 'confirmed', signal), history.readNew(signal)]);
   ctx.metrics.authorityBalance.set({ chain }, balance);
-  return { balance, transactions };
+  return { balance, transactions, ...(complete ? {} : { historyIncomplete: true }) };
 }
