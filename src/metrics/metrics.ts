@@ -171,7 +171,7 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     historyUnverified: new Counter({
       name: 'bridge_history_unverified_total',
-      help: 'Entries of the authority key\'s transaction history ignored because the transaction could not be verified (the node does not have it, its id is not its signature, or a signature does not verify against its message), by chain: a lying or broken history node.',
+      help: 'Entries of the authority key\'s transaction history ignored because the transaction does not verify (its id is not its fee payer\'s signature, or a signature does not match its message), by chain: a lying history node.',
       labelNames: ['chain'] as const,
       registers,
     }),

@@ -16,8 +16,9 @@ import { mapBounded } from './concurrency.js';
  * sign is fetched, and it counts only if its id is its fee payer's signature and that signature
  * verifies against its message (ed25519); it is a second signer's only if the authority is one
  * of its required signers and the authority's signature verifies too. An entry that fails (a
- * forged listing, or one the node cannot produce) is ignored, counted once in
- * bridge_history_unverified_total and remembered, so it is neither fetched nor counted again.
+ * forged listing) is ignored, counted once in bridge_history_unverified_total and remembered,
+ * so it is neither fetched nor counted again; one the node cannot produce (null) is ignored and
+ * remembered alike, uncounted (a pruned node, an airdrop on the devnet).
  * Only a verified entry (or one this process signed) becomes the cursor (`until`) of the next
  * read: a forged one never makes every later read unanswerable.
  *
@@ -57,8 +58,7 @@ export const HISTORY_READ_ROUNDS = HISTORY_MAX_PAGES + Math.ceil(HISTORY_MAX_LOO
  */
 export const MAX_SIGNED_KEPT = 10_000;
 
-/** Bounded memory of signatures, the oldest forgotten first. */
-class RecentSignatures {
+export class SignedSignatures {
   readonly #signatures = new Set<string>();
 
   add(signature: string): void {
@@ -71,8 +71,6 @@ class RecentSignatures {
   }
 }
 
-export class SignedSignatures extends RecentSignatures {}
-
 /** What one read found. */
 export interface HistoryRead {
   /** Signed by the authority key, landed since the previous read, newest first. */
@@ -81,8 +79,12 @@ export interface HistoryRead {
   complete: boolean;
 }
 
-/** A listed entry, checked: `own` this process signed it; `foreign` the key signed it elsewhere; `listed` it names the key without its signature; `unverified` see above. */
-type Verdict = 'own' | 'foreign' | 'listed' | 'unverified';
+/**
+ * A listed entry, checked: `own` this process signed it; `foreign` the key signed it elsewhere;
+ * `listed` it names the key without its signature; `missing` the node cannot produce it (an
+ * airdrop on the devnet, a pruned node); `unverified` its signatures do not match.
+ */
+type Verdict = 'own' | 'foreign' | 'listed' | 'missing' | 'unverified';
 
 interface Listed {
   signature: string;
@@ -102,8 +104,8 @@ export class AuthorityHistory {
   readonly #signed: SignedSignatures;
   readonly #metrics: Metrics;
   readonly #logger: Logger;
-  /** Entries found unverified, never looked up again. */
-  readonly #unverified = new RecentSignatures();
+  /** Entries found unverified or missing, never looked up again. */
+  readonly #ignored = new Map<string, 'missing' | 'unverified'>();
   /** The newest entry accounted for; undefined before the baseline is found, null when the address had no verified history. */
   #cursor: Cursor | null | undefined;
 
@@ -141,7 +143,7 @@ export class AuthorityHistory {
       const verdict = verdicts.get(entry.signature);
       if (verdict === undefined) break;
       checked += 1;
-      if (verdict === 'unverified') continue;
+      if (verdict === 'unverified' || verdict === 'missing') continue;
       this.#cursor = { signature: entry.signature, slot: entry.slot };
       if (verdict === 'own' || verdict === 'foreign') transactions.unshift({ signature: entry.signature, slot: entry.slot, signedHere: verdict === 'own' });
     }
@@ -177,7 +179,7 @@ export class AuthorityHistory {
     for (const entry of listing.entries) {
       const verdict = verdicts.get(entry.signature);
       if (verdict === undefined) return;
-      if (verdict !== 'unverified') {
+      if (verdict !== 'unverified' && verdict !== 'missing') {
         this.#cursor = { signature: entry.signature, slot: entry.slot };
         return;
       }
@@ -191,21 +193,24 @@ export class AuthorityHistory {
     const lookups: Listed[] = [];
     for (const entry of entries) {
       if (this.#signed.has(entry.signature)) verdicts.set(entry.signature, 'own');
-      else if (this.#unverified.has(entry.signature)) verdicts.set(entry.signature, 'unverified');
+      else if (this.#ignored.has(entry.signature)) verdicts.set(entry.signature, this.#ignored.get(entry.signature)!);
       else if (lookups.length < maxLookups) lookups.push(entry);
       else break;
     }
     const found = await mapBounded(lookups, HISTORY_LOOKUP_CONCURRENCY, signal, async (entry, lookupSignal) =>
       verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority),
     );
+    lookups.forEach((entry, i) => {
+      const verdict = found[i]!;
+      verdicts.set(entry.signature, verdict);
+      if (verdict === 'missing' || verdict === 'unverified') this.#ignore(entry.signature, verdict);
+    });
     const unverified = lookups.filter((_, i) => found[i] === 'unverified');
-    lookups.forEach((entry, i) => verdicts.set(entry.signature, found[i]!));
-    for (const entry of unverified) this.#unverified.add(entry.signature);
     if (unverified.length > 0) {
       this.#metrics.historyUnverified.inc({ chain: this.#rpc.chain }, unverified.length);
       this.#logger.warn(
         { chain: this.#rpc.chain, unverified: unverified.length, first: unverified[0]!.signature },
-        `${unverified.length} entries of the authority's history do not verify (the node does not have the transaction, or its signatures do not match its message): ignored, not a second signer; a history endpoint of this chain lies or is broken`,
+        `${unverified.length} entries of the authority's history do not verify (their signatures do not match their message): ignored, not a second signer; a history endpoint of this chain lies`,
       );
     }
     // Only the entries before the first one left unchecked are decided, in order.
@@ -216,6 +221,11 @@ export class AuthorityHistory {
       decided.set(entry.signature, verdict);
     }
     return decided;
+  }
+
+  #ignore(signature: string, verdict: 'missing' | 'unverified'): void {
+    this.#ignored.set(signature, verdict);
+    if (this.#ignored.size > MAX_SIGNED_KEPT) this.#ignored.delete(this.#ignored.keys().next().value as string);
   }
 
   /** What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later). */
@@ -255,7 +265,7 @@ interface Listing {
  * or not (`listed`).
  */
 function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey): Verdict {
-  if (transaction === null) return 'unverified';
+  if (transaction === null) return 'missing';
   const [payer] = transaction.signers;
   if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return 'unverified';
   const own = transaction.signers.find(({ key }) => key === authority.toBase58());
