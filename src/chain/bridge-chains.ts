@@ -53,6 +53,18 @@ export interface AuthorityTransaction {
   signedHere: boolean;
 }
 
+/**
+ * A nonce of this authority's pool that moved from `from` to `to` (seen at `slot`) with no
+ * transaction of this process landing: the key signed a transaction elsewhere
+ * (docs/chain-client.md, "Who signs, from the nonces").
+ */
+export interface NonceMove {
+  account: Base58;
+  from: string;
+  to: string;
+  slot: number;
+}
+
 export interface AuthorityChainView {
   /** Lamports the authority (the fee payer) holds, at confirmed. */
   balance: number;
@@ -64,6 +76,8 @@ export interface AuthorityChainView {
    * count the read as quiet. Absent: every entry was checked.
    */
   historyIncomplete?: boolean;
+  /** Nonce moves of another signer since the previous readAuthority, oldest first; absent: none. */
+  nonceMoves?: NonceMove[];
 }
 
 export type AuthorityView = Record<ChainSide, AuthorityChainView>;

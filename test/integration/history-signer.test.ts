@@ -5,13 +5,14 @@ import { metricValue } from '../support/metric-value.js';
 import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { startBridgeCrank, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { initNonces } from './support/nonces.js';
 import { deposit } from './support/transactions.js';
 
 /**
- * Second-signer detection from the authority key's history against the devnet over real HTTP
- * (issue 31, the security review): transfers that merely name the key cannot hide a twin's
- * transaction from the history, and a lying history node's forged "authority" transactions
- * neither halt the server nor poison the reads after them.
+ * Second-signer detection against the devnet over real HTTP (issue 31): from the nonces, with no
+ * history at all; and from the authority key's history (the security review), where transfers
+ * that merely name the key cannot hide a twin's transaction, and a lying history node's forged
+ * "authority" transactions neither halt the server nor poison the reads after them.
  */
 
 let bridge: DevnetBridge | undefined;
@@ -38,6 +39,27 @@ async function spamTransfers(b: DevnetBridge, count: number): Promise<void> {
 
 const foreignSignatures = (crank: BridgeCrank) => metricValue(crank.metrics.foreignSignatures, { chain: 'target' });
 const haltedLines = (crank: BridgeCrank) => crank.logs.records().filter((record) => record['halted'] === true);
+
+describe('the nonces as the first signal', () => {
+  it('without any history: a twin\'s votes move the shared nonce, and the instance halts on the second move it sees (the first is excused: a previous life\'s)', async () => {
+    const b = (bridge = await startDevnetBridge());
+    await initNonces(b, [0]);
+    for (const node of [b.pair.source, b.pair.target]) node.faults.set({ noHistory: true });
+    const a = await haltingCrank(b);
+    expect(a.service.health().landing_mode).toEqual({ source: 'nonce', target: 'nonce' });
+    const twin = await haltingCrank(b);
+    for (const [i, amount] of [100n, 101n].entries()) {
+      await deposit(b, { amount, sourceMint: b.world.tokenPairs.normal.sourceMint });
+      await twin.service.runOnce();
+      expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(i + 1);
+      await a.service.runOnce();
+    }
+    expect(await foreignSignatures(a)).toBe(1);
+    expect(haltedLines(a)).toEqual([expect.objectContaining({ chain: 'target', nonceMove: expect.objectContaining({ slot: expect.any(Number) }) })]);
+    expect(a.service.health().last_error).toMatch(/^a transaction that moved nonce account \w+ from \w+ to \w+ on the destination chain \(slot \d+\) was signed with this authority's key but not by this server/);
+    expect(await foreignSignatures(twin)).toBe(0);
+  }, 60_000);
+});
 
 describe('the authority history as a second signal', () => {
   it('30 transfers naming the key after a twin\'s vote (3 s of ~10 a second) do not hide the vote: the instance halts', async () => {

@@ -239,8 +239,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       readAuthorityView(
         {
           ...common,
-          source: { rpc: source.rpc, history: history.source },
-          target: { rpc: target.rpc, history: history.target },
+          source: { rpc: source.rpc, history: history.source, nonces: nonces.source },
+          target: { rpc: target.rpc, history: history.target, nonces: nonces.target },
         },
         signal,
       ),
