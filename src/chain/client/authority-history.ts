@@ -108,6 +108,8 @@ export class AuthorityHistory {
   readonly #ignored = new Map<string, 'missing' | 'unverified'>();
   /** The newest entry accounted for; undefined before the baseline is found, null when the address had no verified history. */
   #cursor: Cursor | null | undefined;
+  /** While looking for the baseline: the oldest entry of a page found all unverified, to list past. */
+  #baselineBefore: string | undefined;
 
   constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; metrics: Metrics; logger: Logger }) {
     this.#rpc = options.rpc;
@@ -131,7 +133,8 @@ export class AuthorityHistory {
   async #read(signal: AbortSignal): Promise<HistoryRead> {
     if (this.#cursor === undefined) {
       await this.#findBaseline(signal);
-      return NOTHING;
+      // Still none: the newest entries did not verify, and what came after them is unknown.
+      return this.#cursor === undefined ? { transactions: [], complete: false } : NOTHING;
     }
     const listing = await this.#listedSince(this.#cursor, signal);
     if (listing === undefined) return NOTHING;
@@ -164,19 +167,20 @@ export class AuthorityHistory {
   }
 
   /**
-   * The baseline: the newest entry of the listing that verifies. Until one does (the newest are
+   * The baseline: the newest entry that verifies, from one page. Until one does (the newest are
    * all forged, more than one round of lookups) there is none and the next read looks again,
-   * past the ones found forged; a listing of nothing real is no history at all.
+   * past the ones found forged (a page found all forged is passed with `before`); a listing of
+   * nothing real is no history at all.
    */
   async #findBaseline(signal: AbortSignal): Promise<void> {
     // At least as new as anything this process has read on the chain: a lagging node's older
     // baseline would let the previous life's last transactions count as another signer's.
     const floor = this.#rpc.newestSlotSeen();
-    const listing = await this.#listed(floor === undefined ? {} : { minContextSlot: floor }, undefined, signal);
-    if (listing === undefined) return;
+    const options = { limit: HISTORY_PAGE_LIMIT, ...(floor === undefined ? {} : { minContextSlot: floor }), ...(this.#baselineBefore === undefined ? {} : { before: this.#baselineBefore }) };
+    const page = (await this.#rpc.getSignaturesForAddress(this.#authority, options, signal)).map(({ signature, slot }) => ({ signature, slot }));
     // One round of lookups: only the newest verified entry matters.
-    const verdicts = await this.#check(listing.entries, HISTORY_LOOKUP_CONCURRENCY, signal);
-    for (const entry of listing.entries) {
+    const verdicts = await this.#check(page, HISTORY_LOOKUP_CONCURRENCY, signal);
+    for (const entry of page) {
       const verdict = verdicts.get(entry.signature);
       if (verdict === undefined) return;
       if (verdict !== 'unverified' && verdict !== 'missing') {
@@ -184,7 +188,8 @@ export class AuthorityHistory {
         return;
       }
     }
-    if (!listing.truncated) this.#cursor = null;
+    if (page.length < HISTORY_PAGE_LIMIT) this.#cursor = null;
+    else this.#baselineBefore = page.at(-1)!.signature;
   }
 
   /** The verdict on each entry, in order, until the lookup bound; entries this process signed need no lookup. */
@@ -230,16 +235,13 @@ export class AuthorityHistory {
 
   /** What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later). */
   async #listedSince(until: Cursor | null, signal: AbortSignal): Promise<Listing | undefined> {
-    return this.#listed(until === null ? {} : { until: until.signature, minContextSlot: until.slot }, until ?? undefined, signal);
-  }
-
-  async #listed(bound: { until?: string; minContextSlot?: number }, until: Cursor | undefined, signal: AbortSignal): Promise<Listing | undefined> {
+    const bound = until === null ? {} : { until: until.signature, minContextSlot: until.slot };
     const entries: Listed[] = [];
     let before: string | undefined;
     for (let page = 0; page < HISTORY_MAX_PAGES; page++) {
       const options = { limit: HISTORY_PAGE_LIMIT, ...bound, ...(before === undefined ? {} : { before }) };
       const batch = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
-      if (until !== undefined && batch.some(({ slot }) => slot < until.slot)) {
+      if (until !== null && batch.some(({ slot }) => slot < until.slot)) {
         this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot: until.slot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
         return undefined;
       }

@@ -211,11 +211,12 @@ describe('AuthorityHistory', () => {
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(real!)], complete: true });
   });
 
-  it(`forged entries above the baseline: the baseline is the newest entry that verifies, found past them (${HISTORY_LOOKUP_CONCURRENCY} lookups a try)`, async () => {
+  it(`forged entries above the baseline, more than a page: the baseline is the newest entry that verifies, found past them (${HISTORY_LOOKUP_CONCURRENCY} lookups a try); until then each read is unknown`, async () => {
     const { chain, history } = await start();
     chain.land(2);
-    chain.land(HISTORY_LOOKUP_CONCURRENCY + 8, 'forged');
-    expect(await history.readNew(signal())).toEqual(NOTHING);
+    chain.land(HISTORY_PAGE_LIMIT + 8, 'forged');
+    const tries = Math.ceil(HISTORY_PAGE_LIMIT / HISTORY_LOOKUP_CONCURRENCY);
+    for (let i = 0; i < tries; i++) expect(await history.readNew(signal())).toEqual({ transactions: [], complete: false });
     expect(await history.readNew(signal())).toEqual(NOTHING);
     const [foreign] = chain.land(1);
     // Neither the forged entries nor the two real ones from before the first read are reported.
