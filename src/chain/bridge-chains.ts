@@ -53,11 +53,31 @@ export interface AuthorityTransaction {
   signedHere: boolean;
 }
 
+/**
+ * A nonce of this authority's pool that moved from `from` to `to` (seen at `slot`) with no
+ * transaction of this process landing: the key signed a transaction elsewhere
+ * (docs/chain-client.md, "Who signs, from the nonces").
+ */
+export interface NonceMove {
+  account: Base58;
+  from: string;
+  to: string;
+  slot: number;
+}
+
 export interface AuthorityChainView {
   /** Lamports the authority (the fee payer) holds, at confirmed. */
   balance: number;
   /** Landed since the previous readAuthority, newest first; the first call reports none (docs/chain-client.md). */
   transactions: AuthorityTransaction[];
+  /**
+   * True when the history's bounds left entries since the previous read unchecked: whether
+   * another key signed among them is unknown (never "no other signer"), so a standby does not
+   * count the read as quiet. Absent: every entry was checked.
+   */
+  historyIncomplete?: boolean;
+  /** Nonce moves of another signer since the previous readAuthority, oldest first; absent: none. */
+  nonceMoves?: NonceMove[];
 }
 
 export type AuthorityView = Record<ChainSide, AuthorityChainView>;

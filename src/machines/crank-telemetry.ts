@@ -39,10 +39,10 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
       log.debug({ pending: emitted.pending }, 'crank planned');
       return;
     case 'foreignSigner':
-      for (const { chain, signature, slot } of emitted.transactions) {
+      for (const { chain, signature, slot, nonceMove } of emitted.transactions) {
         metrics.foreignSignatures.inc({ chain });
         log.error(
-          { chain, signature, slot, halted: emitted.halted },
+          { chain, signature, slot, nonceMove, halted: emitted.halted },
           'crank: a transaction signed with this authority\'s key was not signed by this server: another process signs with the same key; ' +
             'run only one instance per signer (SPEC §8): find and stop the other one' +
             (emitted.halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
@@ -118,9 +118,9 @@ function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { typ
     );
     return;
   }
-  const { chain, signature, slot } = change.other;
+  const { chain, signature, slot, nonceMove } = change.other;
   log.info(
-    { chain, signature, slot, quietWindowMs },
+    { chain, signature, slot, nonceMove, quietWindowMs },
     `crank: standing by: another instance signs with this key; this server submits nothing until that one has been quiet for ${windowSecs} s`,
   );
 }

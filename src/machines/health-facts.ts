@@ -1,3 +1,4 @@
+import type { NonceMove } from '../chain/bridge-chains.js';
 import type { ChainSide } from '../domain.js';
 import type { CrankRole } from './crank-types.js';
 
@@ -30,10 +31,7 @@ export interface ForeignTransaction extends KeyUse {
 }
 
 /** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
-export interface OtherSigner {
-  chain: ChainSide;
-  signature: string;
-  slot: number;
+export interface OtherSigner extends KeyUse {
   /** The read that first saw it signing in this standby stretch. */
   activeSinceMs: number;
   /** The latest read that saw a new transaction of it. */
@@ -58,9 +56,12 @@ export interface RoleFacts {
 /**
  * A transaction signed with the key but not by this process, as a read reports it: the
  * destination chain's first, each chain's newest first (slots of two chains do not compare).
+ * Seen in the history (its signature) or as a nonce of the pool that moved (the nonce; the
+ * transaction itself is not known).
  */
 export interface KeyUse {
   chain: ChainSide;
-  signature: string;
+  signature?: string;
   slot: number;
+  nonceMove?: NonceMove;
 }

@@ -1,5 +1,5 @@
 import { chainName } from '../chain/chain-name.js';
-import { chainsBelowMinimum, chainsShortOfFees, isHalted, twinProblem } from './rules.js';
+import { chainsBelowMinimum, chainsShortOfFees, isHalted, keyUseText, twinProblem } from './rules.js';
 import type { CrankSettings } from './crank-settings.js';
 import type { HealthFacts } from './health-facts.js';
 
@@ -80,7 +80,7 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying }: Health
   const halted = isHalted(settings.onForeignSigner, foreign);
   if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
     problems.push(
-      `transaction ${foreign.signature} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
+      `${keyUseText(foreign)} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
         'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
         (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
     );

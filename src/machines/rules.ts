@@ -109,15 +109,26 @@ export function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: n
 
 /**
  * Transactions the authority's key signed that this process did not: target chain first,
- * each chain newest first. The chain client reports each landed transaction once, and none
- * from before this process's first read (docs/chain-client.md, "Authority history").
+ * each chain newest first. The chain client reports each once: a nonce of the pool that moved
+ * without this process ("Who signs, from the nonces"), and a transaction in the key's history
+ * that landed after this process's first read ("Authority history"). One transaction can show
+ * in both.
  */
 export function foreignTransactions(authority: AuthorityView, seenAtMs: number): ForeignTransaction[] {
-  return (['target', 'source'] as const).flatMap((chain) =>
-    authority[chain].transactions
+  return (['target', 'source'] as const).flatMap((chain) => {
+    const fromHistory = authority[chain].transactions
       .filter((transaction) => !transaction.signedHere)
-      .map(({ signature, slot }) => ({ chain, signature, slot, seenAtMs })),
-  );
+      .map(({ signature, slot }): ForeignTransaction => ({ chain, signature, slot, seenAtMs }));
+    const fromNonces = (authority[chain].nonceMoves ?? []).map((nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }));
+    return [...fromHistory, ...fromNonces].sort((a, b) => b.slot - a.slot);
+  });
+}
+
+/** How a use of the key is named in a line an operator reads: its transaction, or the nonce it moved. */
+export function keyUseText(use: KeyUse): string {
+  if (use.signature !== undefined) return `transaction ${use.signature}`;
+  const move = use.nonceMove;
+  return `a transaction that moved nonce account ${move?.account} from ${move?.from} to ${move?.to}`;
 }
 
 /** BRIDGE_ON_FOREIGN_SIGNER=halt: once another signer showed, nothing more is submitted until restart. */
@@ -227,6 +238,16 @@ export function roleAfterRead<T extends KeyUse>(
 }
 
 /**
+ * A read whose history left entries unchecked (its bounds, under traffic that lists the key) is
+ * not a quiet one: whether the other instance signed in them is unknown, so a standby's quiet
+ * window starts again from it. An active instance goes on: unknown is not a second signer.
+ */
+export function afterUnknownHistory(facts: RoleFacts, authority: AuthorityView, atMs: number): RoleFacts {
+  const unknown = CHAINS.some((chain) => authority[chain].historyIncomplete === true);
+  return unknown && facts.role === 'standby' ? { ...facts, quietSinceMs: atMs } : facts;
+}
+
+/**
  * When a standby may take over: once the quiet window (plus its extra) has passed since the
  * latest read that saw another signer, at the first read from then on; each further sighting
  * moves it later. Before its first read the window has not started: `nowMs` stands for that read.
@@ -261,7 +282,8 @@ export function twinProblem(facts: RoleFacts, handoffMs: number): string | null 
   if (other === null || handoffMs === 0 || activeMs <= handoffMs) return null;
   return (
     `another instance has been signing with this authority's key for ${Math.round(activeMs / 1000)} s, longer than ` +
-    `BRIDGE_HANDOFF_SECS (${Math.round(handoffMs / 1000)} s); its latest transaction is ${other.signature} on the ` +
+    `BRIDGE_HANDOFF_SECS (${Math.round(handoffMs / 1000)} s); ` +
+    `${other.signature !== undefined ? `its latest transaction is ${other.signature}` : `its latest is ${keyUseText(other)}`} on the ` +
     `${chainName(other.chain)} chain (slot ${other.slot}); this server stands by. A rollout would have ended by now: ` +
     'find and stop the other instance (SPEC §8), or raise BRIDGE_HANDOFF_SECS if the pair is an intended hot standby'
   );

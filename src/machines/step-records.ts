@@ -14,7 +14,7 @@ import {
 import type { CrankEmitted } from './crank-events.js';
 import { STEP_ACTIONS, type CrankReport, type CrankStep } from './crank-types.js';
 import { landedSignaturesOf } from './landed-signatures.js';
-import { chainsShortOfFees, feeFacts, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './rules.js';
+import { afterUnknownHistory, chainsShortOfFees, feeFacts, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './rules.js';
 import { retriesAction } from '../failure-policy.js';
 import { hasBacklog, type CyclePlan } from './planning/cycle-plan.js';
 
@@ -57,7 +57,8 @@ export function cycleStarted(context: CrankContext, atMs: number): StepRecord {
  */
 export function readRecorded(context: CrankContext, read: CycleRead, atMs: number): StepRecord {
   const { settings } = context;
-  const decision = roleAfterRead(context.health.role, foreignTransactions(read.authority, atMs), settings, atMs);
+  const role = afterUnknownHistory(context.health.role, read.authority, atMs);
+  const decision = roleAfterRead(role, foreignTransactions(read.authority, atMs), settings, atMs);
   const { foreign, change } = decision;
   const fees = feeFacts(read.authority, read.fees);
   const foreignSigner = foreign[0] ?? context.health.foreignSigner;

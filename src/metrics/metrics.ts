@@ -169,6 +169,12 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    historyUnverified: new Counter({
+      name: 'bridge_history_unverified_total',
+      help: 'Entries of the authority key\'s transaction history ignored because the transaction does not verify (its id is not its fee payer\'s signature, or a signature does not match its message), by chain: a lying history node.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
     authorityMinBalance: new Gauge({
       name: 'bridge_authority_min_balance_lamports',
       help: 'Early-warning fee balance (BRIDGE_MIN_BALANCE_LAMPORTS), by chain: below it /health is degraded.',

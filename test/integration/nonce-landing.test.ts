@@ -1,11 +1,8 @@
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
-import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { devnetCrankConfig } from '../support/crank-config.js';
 import { startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { initNonces } from './support/nonces.js';
+import { metricValue } from '../support/metric-value.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { depositRejected, settleWithin } from './support/settle.js';
 
@@ -22,11 +19,9 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-async function initNonces(b: DevnetBridge, slots: readonly number[]): Promise<void> {
-  for (const slot of slots) {
-    const config = devnetCrankConfig(b.world, slot);
-    await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), new FileKeySigner(b.authorities[slot]!), config.nonceAccounts, AbortSignal.timeout(30_000));
-  }
+/** No crank took a move of its own nonces for another signer's (docs/chain-client.md, "Who signs, from the nonces"). */
+async function expectNoForeignSigner(cranks: readonly BridgeCrank[]): Promise<void> {
+  for (const crank of cranks) for (const chain of ['source', 'target']) expect(await metricValue(crank.metrics.foreignSignatures, { chain })).toBe(0);
 }
 
 const landedLines = (cranks: readonly BridgeCrank[]) => cranks.flatMap((crank) => crank.logs.records()).filter((record) => record.msg === 'transaction landed');
@@ -42,6 +37,7 @@ describe('nonce mode on the devnet', () => {
     expectSettled(bridge, 3);
     expect(landedLines(cranks).length).toBeGreaterThan(0);
     await expectTransactionsAccounted(bridge, cranks);
+    await expectNoForeignSigner(cranks);
   });
 
   it('lost send answers and transactions in flight 40 slots: each vote lands once, no transaction lands with an error', async () => {
@@ -54,5 +50,6 @@ describe('nonce mode on the devnet', () => {
     for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.clear();
     expectSettled(bridge, 2);
     await expectTransactionsAccounted(bridge, cranks);
+    await expectNoForeignSigner(cranks);
   });
 });

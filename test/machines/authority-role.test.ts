@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { AuthorityView } from '../../src/chain/bridge-chains.js';
 import {
+  afterUnknownHistory,
   initialRole,
   otherSignerActiveMs,
   quietWindowMs,
@@ -114,5 +116,29 @@ describe('twinProblem', () => {
     expect(otherSignerActiveMs({ ...long, role: 'active' })).toBe(0);
     expect(twinProblem({ ...long, otherSigner: null }, HANDOFF.handoffMs)).toBeNull();
     expect(twinProblem(long, 0)).toBeNull();
+  });
+});
+
+describe('afterUnknownHistory', () => {
+  const authority = (incomplete: boolean): AuthorityView => ({
+    source: { balance: 1, transactions: [] },
+    target: { balance: 1, transactions: [], ...(incomplete ? { historyIncomplete: true } : {}) },
+  });
+
+  it('a read whose history left entries unchecked is not quiet: the standby does not take over at it, and does at the first complete read a window later', () => {
+    const first = roleAfterRead(initialRole(HANDOFF), [], HANDOFF, T0).facts;
+    const unknownAt = T0 + WINDOW_MS;
+    const held = roleAfterRead(afterUnknownHistory(first, authority(true), unknownAt), [], HANDOFF, unknownAt);
+    expect(held.facts).toMatchObject({ role: 'standby', quietSinceMs: unknownAt });
+    expect(held.change).toBeNull();
+    expect(roleAfterRead(afterUnknownHistory(held.facts, authority(false), unknownAt + WINDOW_MS), [], HANDOFF, unknownAt + WINDOW_MS).change).toEqual({
+      kind: 'taking_over',
+      quietMs: WINDOW_MS,
+    });
+  });
+
+  it('an active instance goes on: unknown is not a second signer', () => {
+    const active = roleAfterRead(initialRole(NO_HANDOFF), [], NO_HANDOFF, T0).facts;
+    expect(afterUnknownHistory(active, authority(true), T0 + 1000)).toBe(active);
   });
 });

@@ -1,42 +1,52 @@
-import type { PublicKey } from '@solana/web3.js';
+import { PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { AuthorityTransaction } from '../bridge-chains.js';
-import { isHistoryUnavailable, type ChainRpc } from '../rpc/chain-rpc.js';
+import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import { isHistoryUnavailable, type ChainRpc, type TransactionSignatures } from '../rpc/chain-rpc.js';
 import { mapBounded } from './concurrency.js';
 
 /**
  * Which transactions signed by the authority key landed on one chain since the previous read,
- * and which of them this process signed: the facts second-signer detection decides on
- * (docs/chain-client.md, "Authority history").
+ * and which of them this process signed: the history, second-signer detection's second signal
+ * after the nonces (docs/chain-client.md, "Authority history").
  *
- * Rule for what came before this process: the first read only records the newest transaction
- * that lists the authority (its baseline, read at `minContextSlot` = the newest slot the chain
- * client has seen, so no older view) and reports nothing. Later reads report what landed
- * after the previous read's newest (`until`), so a restarted server never flags the
- * transactions of its own previous life, and nothing is reported twice.
+ * Nothing a history node says is taken on its word: every listed entry this process did not
+ * sign is fetched, and it counts only if its id is its fee payer's signature and that signature
+ * verifies against its message (ed25519); it is a second signer's only if the authority is one
+ * of its required signers and the authority's signature verifies too. An entry that fails (a
+ * forged listing) is ignored, counted once in bridge_history_unverified_total and remembered,
+ * so it is neither fetched nor counted again; one the node cannot produce (null) is ignored and
+ * remembered alike, uncounted (a pruned node, an airdrop on the devnet).
+ * Only a verified entry (or one this process signed) becomes the cursor (`until`) of the next
+ * read: a forged one never makes every later read unanswerable.
  *
- * One view per read: every page is asked at `minContextSlot` = the slot of `until` (a node
- * that has not reached it refuses, and the read goes to another endpoint), and an entry older
- * than that slot proves the node answering does not know `until` (a lagging or pruned node
- * then lists the whole history): the read is dropped and made again at the next cycle, never
- * taken as "everything is new".
+ * No unchecked tail: a read lists everything since the cursor (at most HISTORY_MAX_PAGES pages
+ * of HISTORY_PAGE_LIMIT) and checks it oldest first, at most HISTORY_MAX_LOOKUPS lookups per
+ * read; the cursor stops at the last entry checked, so what the bound left is the next read's,
+ * and a read that could not check everything says so (`complete: false`: unknown, never "no
+ * other signer"). Traffic that merely lists the authority (transfers to it, ~10 a second) costs
+ * lookups but cannot hide a transaction the key signed.
+ *
+ * Rule for what came before this process: the first read only finds the newest verified
+ * transaction that lists the authority (its baseline, read at `minContextSlot` = the newest slot
+ * the chain client has seen) and reports nothing, so a restarted server never flags its own
+ * previous life's transactions, and nothing is reported twice.
+ *
+ * One view per read: every page is asked at `minContextSlot` = the slot of `until`, and an entry
+ * older than that slot proves the node answering does not know `until`: the read is dropped and
+ * made again at the next cycle, never taken as "everything is new".
  *
  * History is optional: without it on any endpoint of the chain (JSON-RPC -32011) a read reports
- * nothing and the pool says once that second-signer detection is off (src/chain/rpc/endpoint-pool.ts).
- *
- * Cost per read and chain: one getSignaturesForAddress of at most HISTORY_PAGE_LIMIT entries
- * when nothing new landed; at most HISTORY_MAX_PAGES pages when much did, plus one
- * getTransaction per new entry this process did not sign (a transaction that lists the
- * authority without its signature, such as a transfer that funds it, is not the key's use),
- * for the newest HISTORY_MAX_LOOKUPS of them, HISTORY_LOOKUP_CONCURRENCY at a time. Anyone can
- * list the authority in a transaction (send it lamports): the cap keeps such traffic from
- * making every cycle's read long; what is left unchecked is logged.
+ * nothing and the pool says once that the check is off (src/chain/rpc/endpoint-pool.ts).
  */
 
-export const HISTORY_PAGE_LIMIT = 20;
+// 500 entries of about 160 bytes each stay well inside one answer's bound (MAX_RESPONSE_BYTES).
+export const HISTORY_PAGE_LIMIT = 500;
 export const HISTORY_MAX_PAGES = 5;
-export const HISTORY_MAX_LOOKUPS = 8;
-export const HISTORY_LOOKUP_CONCURRENCY = 4;
+export const HISTORY_MAX_LOOKUPS = 64;
+export const HISTORY_LOOKUP_CONCURRENCY = 32;
 
 /** Sequential rounds of read calls in one read: the pages, then the lookups. */
 export const HISTORY_READ_ROUNDS = HISTORY_MAX_PAGES + Math.ceil(HISTORY_MAX_LOOKUPS / HISTORY_LOOKUP_CONCURRENCY);
@@ -61,68 +71,172 @@ export class SignedSignatures {
   }
 }
 
+/** What one read found. */
+export interface HistoryRead {
+  /** Signed by the authority key, landed since the previous read, newest first. */
+  transactions: AuthorityTransaction[];
+  /** False when the bounds left entries unchecked: whether another key signed in them is unknown. */
+  complete: boolean;
+}
+
+/**
+ * A listed entry, checked: `own` this process signed it; `foreign` the key signed it elsewhere;
+ * `listed` it names the key without its signature; `missing` the node cannot produce it (an
+ * airdrop on the devnet, a pruned node); `unverified` its signatures do not match.
+ */
+type Verdict = 'own' | 'foreign' | 'listed' | 'missing' | 'unverified';
+
+interface Listed {
+  signature: string;
+  slot: number;
+}
+
+interface Cursor {
+  signature: string;
+  slot: number;
+}
+
+const NOTHING: HistoryRead = { transactions: [], complete: true };
+
 export class AuthorityHistory {
   readonly #rpc: ChainRpc;
   readonly #authority: PublicKey;
   readonly #signed: SignedSignatures;
+  readonly #metrics: Metrics;
   readonly #logger: Logger;
-  /** The newest transaction already accounted for; undefined before the first read, null when the address had no history. */
-  #newest: { signature: string; slot: number } | null | undefined;
+  /** Entries found unverified or missing, never looked up again. */
+  readonly #ignored = new Map<string, 'missing' | 'unverified'>();
+  /** The newest entry accounted for; undefined before the baseline is found, null when the address had no verified history. */
+  #cursor: Cursor | null | undefined;
+  /** While looking for the baseline: the oldest entry of a page found all unverified, to list past. */
+  #baselineBefore: string | undefined;
 
-  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; logger: Logger }) {
+  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; metrics: Metrics; logger: Logger }) {
     this.#rpc = options.rpc;
     this.#authority = options.authority;
     this.#signed = options.signed;
+    this.#metrics = options.metrics;
     this.#logger = options.logger;
   }
 
   /** Transactions signed by the authority key that landed since the previous read, newest first. */
-  async readNew(signal: AbortSignal): Promise<AuthorityTransaction[]> {
+  async readNew(signal: AbortSignal): Promise<HistoryRead> {
     try {
       return await this.#read(signal);
     } catch (err) {
       // No endpoint keeps history: nothing can be checked (the pool has said so once).
-      if (isHistoryUnavailable(err)) return [];
+      if (isHistoryUnavailable(err)) return NOTHING;
       throw err;
     }
   }
 
-  async #read(signal: AbortSignal): Promise<AuthorityTransaction[]> {
-    if (this.#newest === undefined) {
-      // At least as new as anything this process has read on the chain: a lagging node's older
-      // baseline would let the previous life's last transactions count as another signer's.
-      const floor = this.#rpc.newestSlotSeen();
-      const options = { limit: 1, ...(floor === undefined ? {} : { minContextSlot: floor }) };
-      const [newest] = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
-      this.#newest = newest === undefined ? null : { signature: newest.signature, slot: newest.slot };
-      return [];
+  async #read(signal: AbortSignal): Promise<HistoryRead> {
+    if (this.#cursor === undefined) {
+      await this.#findBaseline(signal);
+      // Still none: the newest entries did not verify, and what came after them is unknown.
+      return this.#cursor === undefined ? { transactions: [], complete: false } : NOTHING;
     }
-    const listed = await this.#listedSince(this.#newest, signal);
-    if (listed === undefined) return [];
-    const unknown = listed.filter(({ signature }) => !this.#signed.has(signature));
-    const checked = unknown.slice(0, HISTORY_MAX_LOOKUPS);
-    if (unknown.length > checked.length) {
+    const listing = await this.#listedSince(this.#cursor, signal);
+    if (listing === undefined) return NOTHING;
+    const oldestFirst = [...listing.entries].reverse();
+    const verdicts = await this.#check(oldestFirst, HISTORY_MAX_LOOKUPS, signal);
+    const transactions: AuthorityTransaction[] = [];
+    let checked = 0;
+    for (const entry of oldestFirst) {
+      const verdict = verdicts.get(entry.signature);
+      if (verdict === undefined) break;
+      checked += 1;
+      if (verdict === 'unverified' || verdict === 'missing') continue;
+      this.#cursor = { signature: entry.signature, slot: entry.slot };
+      if (verdict === 'own' || verdict === 'foreign') transactions.unshift({ signature: entry.signature, slot: entry.slot, signedHere: verdict === 'own' });
+    }
+    const complete = !listing.truncated && checked === oldestFirst.length;
+    if (listing.truncated) {
       this.#logger.warn(
-        { chain: this.#rpc.chain, checked: checked.length, unchecked: unknown.length - checked.length },
-        `${unknown.length} new transactions list the authority without being signed here; only the newest ${checked.length} are checked for a second signer`,
+        { chain: this.#rpc.chain, listed: oldestFirst.length },
+        `more than ${oldestFirst.length} transactions listed the authority since the previous read; the older ones were not listed: whether another key signed among them is unknown`,
       );
     }
-    const foreign = await mapBounded(checked, HISTORY_LOOKUP_CONCURRENCY, signal, (one, lookupSignal) =>
-      this.#signedByAuthority(one.signature, lookupSignal),
+    if (checked < oldestFirst.length) {
+      this.#logger.warn(
+        { chain: this.#rpc.chain, checked, unchecked: oldestFirst.length - checked },
+        `${oldestFirst.length} transactions listed the authority since the previous read; the oldest ${checked} are checked, the rest at the next read (${HISTORY_MAX_LOOKUPS} lookups per read): whether another key signed is unknown until then`,
+      );
+    }
+    return { transactions, complete };
+  }
+
+  /**
+   * The baseline: the newest entry that verifies, from one page. Until one does (the newest are
+   * all forged, more than one round of lookups) there is none and the next read looks again,
+   * past the ones found forged (a page found all forged is passed with `before`); a listing of
+   * nothing real is no history at all.
+   */
+  async #findBaseline(signal: AbortSignal): Promise<void> {
+    // At least as new as anything this process has read on the chain: a lagging node's older
+    // baseline would let the previous life's last transactions count as another signer's.
+    const floor = this.#rpc.newestSlotSeen();
+    const options = { limit: HISTORY_PAGE_LIMIT, ...(floor === undefined ? {} : { minContextSlot: floor }), ...(this.#baselineBefore === undefined ? {} : { before: this.#baselineBefore }) };
+    const page = (await this.#rpc.getSignaturesForAddress(this.#authority, options, signal)).map(({ signature, slot }) => ({ signature, slot }));
+    // One round of lookups: only the newest verified entry matters.
+    const verdicts = await this.#check(page, HISTORY_LOOKUP_CONCURRENCY, signal);
+    for (const entry of page) {
+      const verdict = verdicts.get(entry.signature);
+      if (verdict === undefined) return;
+      if (verdict !== 'unverified' && verdict !== 'missing') {
+        this.#cursor = { signature: entry.signature, slot: entry.slot };
+        return;
+      }
+    }
+    if (page.length < HISTORY_PAGE_LIMIT) this.#cursor = null;
+    else this.#baselineBefore = page.at(-1)!.signature;
+  }
+
+  /** The verdict on each entry, in order, until the lookup bound; entries this process signed need no lookup. */
+  async #check(entries: readonly Listed[], maxLookups: number, signal: AbortSignal): Promise<Map<string, Verdict>> {
+    const verdicts = new Map<string, Verdict>();
+    const lookups: Listed[] = [];
+    for (const entry of entries) {
+      if (this.#signed.has(entry.signature)) verdicts.set(entry.signature, 'own');
+      else if (this.#ignored.has(entry.signature)) verdicts.set(entry.signature, this.#ignored.get(entry.signature)!);
+      else if (lookups.length < maxLookups) lookups.push(entry);
+      else break;
+    }
+    const found = await mapBounded(lookups, HISTORY_LOOKUP_CONCURRENCY, signal, async (entry, lookupSignal) =>
+      verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority),
     );
-    const foreignSignatures = new Set(checked.filter((_, i) => foreign[i]).map((one) => one.signature));
-    const transactions: AuthorityTransaction[] = listed
-      .filter(({ signature }) => this.#signed.has(signature) || foreignSignatures.has(signature))
-      .map(({ signature, slot }) => ({ signature, slot, signedHere: this.#signed.has(signature) }));
-    // Only once every entry is accounted for: a failed read is read again in full.
-    if (listed.length > 0) this.#newest = { signature: listed[0]!.signature, slot: listed[0]!.slot };
-    return transactions;
+    lookups.forEach((entry, i) => {
+      const verdict = found[i]!;
+      verdicts.set(entry.signature, verdict);
+      if (verdict === 'missing' || verdict === 'unverified') this.#ignore(entry.signature, verdict);
+    });
+    const unverified = lookups.filter((_, i) => found[i] === 'unverified');
+    if (unverified.length > 0) {
+      this.#metrics.historyUnverified.inc({ chain: this.#rpc.chain }, unverified.length);
+      this.#logger.warn(
+        { chain: this.#rpc.chain, unverified: unverified.length, first: unverified[0]!.signature },
+        `${unverified.length} entries of the authority's history do not verify (their signatures do not match their message): ignored, not a second signer; a history endpoint of this chain lies`,
+      );
+    }
+    // Only the entries before the first one left unchecked are decided, in order.
+    const decided = new Map<string, Verdict>();
+    for (const entry of entries) {
+      const verdict = verdicts.get(entry.signature);
+      if (verdict === undefined) break;
+      decided.set(entry.signature, verdict);
+    }
+    return decided;
+  }
+
+  #ignore(signature: string, verdict: 'missing' | 'unverified'): void {
+    this.#ignored.set(signature, verdict);
+    if (this.#ignored.size > MAX_SIGNED_KEPT) this.#ignored.delete(this.#ignored.keys().next().value as string);
   }
 
   /** What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later). */
-  async #listedSince(until: { signature: string; slot: number } | null, signal: AbortSignal): Promise<Array<{ signature: string; slot: number }> | undefined> {
-    const listed: Array<{ signature: string; slot: number }> = [];
+  async #listedSince(until: Cursor | null, signal: AbortSignal): Promise<Listing | undefined> {
     const bound = until === null ? {} : { until: until.signature, minContextSlot: until.slot };
+    const entries: Listed[] = [];
     let before: string | undefined;
     for (let page = 0; page < HISTORY_MAX_PAGES; page++) {
       const options = { limit: HISTORY_PAGE_LIMIT, ...bound, ...(before === undefined ? {} : { before }) };
@@ -131,19 +245,36 @@ export class AuthorityHistory {
         this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot: until.slot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
         return undefined;
       }
-      listed.push(...batch);
-      if (batch.length < HISTORY_PAGE_LIMIT) return listed;
+      entries.push(...batch.map(({ signature, slot }) => ({ signature, slot })));
+      if (batch.length < HISTORY_PAGE_LIMIT) return { entries, truncated: false };
       before = batch.at(-1)!.signature;
     }
-    this.#logger.warn(
-      { chain: this.#rpc.chain, checked: listed.length },
-      `more than ${listed.length} transactions listed the authority since the previous read; older ones are not checked for a second signer`,
-    );
-    return listed;
+    return { entries, truncated: true };
   }
+}
 
-  async #signedByAuthority(signature: string, signal: AbortSignal): Promise<boolean> {
-    const signers = await this.#rpc.getTransactionSigners(signature, signal);
-    return signers?.includes(this.#authority.toBase58()) ?? false;
-  }
+interface Listing {
+  /** Newest first. */
+  entries: Listed[];
+  /** The page bound ended the listing before `until`: older entries were not listed. */
+  truncated: boolean;
+}
+
+/**
+ * What a fetched transaction proves. Its id must be its fee payer's signature, verifying against
+ * its message (the node could otherwise answer with another transaction, or with bytes that never
+ * landed); then it names the authority as a signer (`foreign`, if that signature verifies too)
+ * or not (`listed`).
+ */
+function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey): Verdict {
+  if (transaction === null) return 'missing';
+  const [payer] = transaction.signers;
+  if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return 'unverified';
+  const own = transaction.signers.find(({ key }) => key === authority.toBase58());
+  if (own === undefined) return 'listed';
+  return verifies(transaction.message, own) ? 'foreign' : 'unverified';
+}
+
+function verifies(message: Uint8Array, { key, signature }: { key: string; signature: Uint8Array }): boolean {
+  return verifiesEd25519(ed25519PublicKeyObject(new PublicKey(key)), message, signature);
 }

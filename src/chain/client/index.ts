@@ -197,9 +197,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
-    new AuthorityHistory({ rpc, authority: authorityKey, signed, logger: logger.child({ chain: rpc.chain }) });
+    new AuthorityHistory({ rpc, authority: authorityKey, signed, metrics, logger: logger.child({ chain: rpc.chain }) });
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
+    metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
     metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
   }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
@@ -238,8 +239,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       readAuthorityView(
         {
           ...common,
-          source: { rpc: source.rpc, history: history.source },
-          target: { rpc: target.rpc, history: history.target },
+          source: { rpc: source.rpc, history: history.source, nonces: nonces.source },
+          target: { rpc: target.rpc, history: history.target, nonces: nonces.target },
         },
         signal,
       ),

@@ -5,6 +5,7 @@ import type { LandingMode } from '../bridge-chains.js';
 import { chainName } from '../chain-name.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, type NonceAccountState } from '../nonce-account.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { NonceMoves } from './nonce-moves.js';
 
 /**
  * One chain's pool of durable-nonce accounts (docs/chain-client.md "Landing once: durable
@@ -39,11 +40,14 @@ export interface NoncePoolOptions {
 
 export class NoncePool {
   readonly addresses: readonly PublicKey[];
+  /** Every read of the pool is also a look at who signs (./nonce-moves.ts). */
+  readonly moves: NonceMoves;
   #mode: LandingMode = 'blockhash';
   #said: string | undefined;
 
   constructor(private readonly options: NoncePoolOptions) {
     this.addresses = Array.from({ length: options.size }, (_, position) => nonceAddress(options.authority, options.chainId, position));
+    this.moves = new NonceMoves(options.logger);
   }
 
   /** The mode the last `refresh` found; blockhash before the first. */
@@ -79,7 +83,9 @@ export class NoncePool {
 
   private async read(address: PublicKey, signal: AbortSignal): Promise<{ state: NonceAccountState; slot: number }> {
     const { slot, account } = await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal);
-    return { state: nonceAccountState(account, this.options.authority), slot };
+    const state = nonceAccountState(account, this.options.authority);
+    if (state.kind === 'ready') this.moves.observe(address.toBase58(), state.nonce, slot);
+    return { state, slot };
   }
 
   private sayMode(states: readonly NonceAccountState[]): void {

@@ -276,6 +276,7 @@ export class TransactionSender {
     const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], ...(reprice === undefined ? {} : { reprice }) };
     if (signed.nonce !== undefined) pending.pricedAtSlot = signed.nonce.slot;
     this.pending.set(signed.signature, pending);
+    if (signed.nonce !== undefined) this.options.nonces?.moves.sent(signed.nonce.lane.toBase58(), signed.nonce.nonce);
     const refused = await this.sendFirst(pending, signal);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
@@ -304,8 +305,19 @@ export class TransactionSender {
     return { hadPending: mine.length > 0, landed, landedWithError };
   }
 
+  /**
+   * The transaction's outcome is known: it is no longer pending, and the nonce it was signed
+   * against (if any) learns whether one of its versions moved it.
+   */
+  private settle(pending: Pending, landed: boolean): void {
+    this.pending.delete(pending.versions[0]!.signature);
+    const binding = pending.signed.nonce;
+    if (binding !== undefined) this.options.nonces?.moves.settled(binding.lane.toBase58(), binding.nonce, landed);
+  }
+
   /** The outcome when preflight refused the transaction; undefined when it is to be watched. */
-  private async sendFirst({ signed, job, sends }: Pending, signal: AbortSignal): Promise<SendOutcome | undefined> {
+  private async sendFirst(pending: Pending, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    const { signed, job, sends } = pending;
     sends.sending();
     try {
       await this.options.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
@@ -316,11 +328,11 @@ export class TransactionSender {
       const preflight = preflightFailure(err);
       if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
       if (preflight !== undefined) {
-        this.pending.delete(signed.signature);
+        this.settle(pending, false);
         return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight', leading: signed.leading }, err);
       }
       if (isDefiniteSendRefusal(err)) {
-        this.pending.delete(signed.signature);
+        this.settle(pending, false);
         throw err;
       }
       sends.failedWith(err);
@@ -331,7 +343,6 @@ export class TransactionSender {
 
   private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<SendOutcome> {
     const { job, sends } = pending;
-    const key = pending.versions[0]!.signature;
     const { pollIntervalMs, rebroadcastIntervalMs, confirmTimeoutMs } = this.timing;
     const started = Date.now();
     // A resumed transaction may be long expired or never sent: check and rebroadcast at once.
@@ -342,7 +353,7 @@ export class TransactionSender {
       if (checkExpiry) lastExpiryCheck = Date.now();
       const outcome = await this.pollOutcome(pending, checkExpiry, signal);
       if (outcome !== 'waiting') {
-        this.pending.delete(key);
+        this.settle(pending, outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error');
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {

@@ -76,6 +76,12 @@ interface AddressSignatureOptions {
   minContextSlot?: number;
 }
 
+/** A transaction's signed message and its required signers, in order (the first is the fee payer, whose signature is the transaction's id). */
+export interface TransactionSignatures {
+  message: Uint8Array;
+  signers: Array<{ key: string; signature: Uint8Array }>;
+}
+
 /** One signature's status and the slot of the view that answered. */
 export interface SignatureStatusAt {
   /** The context slot of the answer: the status is what the node knew at this slot. */
@@ -125,8 +131,12 @@ export interface ChainRpc {
    * goes only to endpoints that keep history and fails with `isHistoryUnavailable` when none does.
    */
   getSignaturesForAddress(address: PublicKey, options: AddressSignatureOptions, signal: AbortSignal): Promise<AddressSignature[]>;
-  /** The keys that signed a landed transaction (getTransaction, base64); null when the node does not have it. A history read. */
-  getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
+  /**
+   * A landed transaction's message bytes and each required signer's key and signature
+   * (getTransaction, base64), as the node sent them: nothing is verified here. Null when the
+   * node does not have it. A history read.
+   */
+  getTransactionSignatures(signature: string, signal: AbortSignal): Promise<TransactionSignatures | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
   /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
@@ -363,11 +373,11 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
       ),
 
-    getTransactionSigners: (signature, signal) =>
+    getTransactionSignatures: (signature, signal) =>
       historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
         const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
         const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
-        return result === null ? null : signersOf(chain, result);
+        return result === null ? null : signaturesOf(chain, result);
       }),
 
     hasHistory: () => pool.hasHistory(),
@@ -388,19 +398,21 @@ function sendFailureOf(err: unknown): unknown {
   return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
 }
 
-/** The required signers (the first numRequiredSignatures keys) of a base64 getTransaction result. */
-function signersOf(chain: ChainSide, result: unknown): string[] {
+/** The message and the required signers (the first numRequiredSignatures keys, with their signatures) of a base64 getTransaction result. */
+function signaturesOf(chain: ChainSide, result: unknown): TransactionSignatures {
   const encoded = (result as { transaction?: unknown } | undefined)?.transaction;
   if (!Array.isArray(encoded) || typeof encoded[0] !== 'string') {
     throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: 'the result has no base64 `transaction`' });
   }
-  let message: VersionedTransaction['message'];
+  let transaction: VersionedTransaction;
   try {
-    message = VersionedTransaction.deserialize(Buffer.from(encoded[0], 'base64')).message;
+    transaction = VersionedTransaction.deserialize(Buffer.from(encoded[0], 'base64'));
   } catch (err) {
     throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `the transaction does not deserialize: ${String(err)}` });
   }
-  return message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((key) => key.toBase58());
+  const { message, signatures } = transaction;
+  const keys = message.staticAccountKeys.slice(0, message.header.numRequiredSignatures);
+  return { message: message.serialize(), signers: keys.map((key, i) => ({ key: key.toBase58(), signature: signatures[i] ?? new Uint8Array() })) };
 }
 
 function simulationOf(chain: ChainSide, result: unknown): Simulation {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { ComputeBudgetProgram, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorityHistory, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../src/chain/client/authority-history.js';
+import { AuthorityHistory, HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../src/chain/client/authority-history.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
@@ -20,9 +20,16 @@ const other = Keypair.generate();
 interface Entry {
   signature: string;
   slot: number;
-  /** Who signed it; `authority` is the key, `funder` lists the key without its signature. */
-  signedBy: 'authority' | 'funder';
+  /** The transaction getTransaction answers for it. */
+  wire: string;
 }
+
+/**
+ * `authority`: the key signed it; `funder`: it lists the key without its signature; `forged`:
+ * the key "signed" it with random bytes; `own`: this process signed it (the test adds it to the
+ * signed set, so it is never fetched).
+ */
+type Kind = 'authority' | 'funder' | 'forged' | 'own';
 
 class ScriptedHistory {
   /** Newest first. */
@@ -34,8 +41,8 @@ class ScriptedHistory {
   noHistory = false;
   private slot = 100;
 
-  land(count: number, signedBy: Entry['signedBy'] = 'authority'): Entry[] {
-    const landed = Array.from({ length: count }, () => ({ signature: bs58.encode(randomBytes(64)), slot: (this.slot += 1), signedBy }));
+  land(count: number, kind: Kind = 'authority'): Entry[] {
+    const landed = Array.from({ length: count }, () => ({ ...transactionOf(kind), slot: (this.slot += 1) }));
     this.entries.unshift(...[...landed].reverse());
     return landed;
   }
@@ -53,20 +60,22 @@ class ScriptedHistory {
       if (this.failGetTransaction) return { http: 503 };
       const entry = this.entries.find((e) => e.signature === call.params[0]);
       if (entry === undefined) return { result: null };
-      return { result: { slot: entry.slot, transaction: [wireSignedBy(entry.signedBy), 'base64'], meta: { err: null } } };
+      return { result: { slot: entry.slot, transaction: [entry.wire, 'base64'], meta: { err: null } } };
     }
     return { error: { code: -32601, message: `Method not found: ${call.method}` } };
   };
 }
 
-/** A transaction the authority signs, or one a funder signs that lists the authority as a plain account. */
-function wireSignedBy(signedBy: Entry['signedBy']): string {
-  const payer = signedBy === 'authority' ? authority : other;
+/** A transaction the authority signs, one a funder signs that lists the authority as a plain account, or a forgery in the authority's name. */
+function transactionOf(kind: Kind): { signature: string; wire: string } {
+  if (kind === 'own') return { signature: bs58.encode(randomBytes(64)), wire: '' };
+  const payer = kind === 'funder' ? other : authority;
   const instruction = ComputeBudgetProgram.setComputeUnitLimit({ units: 1000 });
   instruction.keys.push({ pubkey: authority.publicKey, isSigner: false, isWritable: true });
-  const transaction = new Transaction({ feePayer: payer.publicKey, blockhash: PublicKey.default.toBase58(), lastValidBlockHeight: 0 }).add(instruction);
-  transaction.sign(payer);
-  return transaction.serialize().toString('base64');
+  const transaction = new Transaction({ feePayer: payer.publicKey, blockhash: bs58.encode(randomBytes(32)), lastValidBlockHeight: 0 }).add(instruction);
+  if (kind === 'forged') transaction.addSignature(authority.publicKey, randomBytes(64));
+  else transaction.sign(payer);
+  return { signature: bs58.encode(transaction.signature!), wire: transaction.serialize({ verifySignatures: false }).toString('base64') };
 }
 
 let server: JsonRpcTestServer | undefined;
@@ -78,24 +87,34 @@ afterEach(async () => {
 async function start(): Promise<{ chain: ScriptedHistory; history: AuthorityHistory; signed: SignedSignatures; logs: CapturedLogs; calls: () => RpcCall[] }> {
   const chain = new ScriptedHistory();
   server = await startJsonRpcServer(chain.answer);
-  const rpc = createChainRpc({ chain: 'target', url: server.url, timeoutMs: 5_000, metrics: createMetrics(new Registry()) });
+  const metrics = createMetrics(new Registry());
+  const rpc = createChainRpc({ chain: 'target', url: server.url, timeoutMs: 5_000, metrics });
   const signed = new SignedSignatures();
   const logs = captureLogs('info');
-  const history = new AuthorityHistory({ rpc, authority: authority.publicKey, signed, logger: logs.logger });
+  const history = new AuthorityHistory({ rpc, authority: authority.publicKey, signed, metrics, logger: logs.logger });
   const s = server;
   return { chain, history, signed, logs, calls: () => s.calls };
 }
 
 const signal = () => new AbortController().signal;
 
+const NOTHING = { transactions: [], complete: true };
+const foreignOf = ({ signature, slot }: Entry) => ({ signature, slot, signedHere: false });
+const ownOf = ({ signature, slot }: Entry) => ({ signature, slot, signedHere: true });
+const lookedUp = (calls: RpcCall[]) => calls.filter((c) => c.method === 'getTransaction').map((c) => c.params[0] as string);
+
 describe('AuthorityHistory', () => {
-  it('the first read sets the baseline with one small call and reports nothing that came before', async () => {
+  it('the first read sets the baseline at the newest verified entry and reports nothing that came before', async () => {
     const { chain, history, calls } = await start();
     chain.land(3);
-    expect(await history.readNew(signal())).toEqual([]);
-    expect(calls()).toEqual([{ method: 'getSignaturesForAddress', params: [authority.publicKey.toBase58(), expect.objectContaining({ limit: 1 })] }]);
-    expect(await history.readNew(signal())).toEqual([]);
-    expect(calls()[1]!.params[1]).toMatchObject({ limit: HISTORY_PAGE_LIMIT, until: chain.entries[0]!.signature, minContextSlot: chain.entries[0]!.slot });
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(calls()[0]).toEqual({ method: 'getSignaturesForAddress', params: [authority.publicKey.toBase58(), expect.objectContaining({ limit: HISTORY_PAGE_LIMIT })] });
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(calls().filter((c) => c.method === 'getSignaturesForAddress')[1]!.params[1]).toMatchObject({
+      limit: HISTORY_PAGE_LIMIT,
+      until: chain.entries[0]!.signature,
+      minContextSlot: chain.entries[0]!.slot,
+    });
   });
 
   it('a node that does not know `until` lists older history: nothing is reported, and the next read looks again from the same place', async () => {
@@ -105,67 +124,103 @@ describe('AuthorityHistory', () => {
     const [foreign] = chain.land(1);
     chain.forgetsUntil = true;
     // The authority's own older transactions (signed by a previous life of this server) are not reported as a second signer.
-    expect(await history.readNew(signal())).toEqual([]);
+    expect(await history.readNew(signal())).toEqual(NOTHING);
     chain.forgetsUntil = false;
     expect(signed.has(foreign!.signature)).toBe(false);
-    expect(await history.readNew(signal())).toEqual([{ signature: foreign!.signature, slot: foreign!.slot, signedHere: false }]);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
   });
 
   it('no history on the node: every read reports nothing (the check is off) instead of failing the cycle', async () => {
     const { chain, history } = await start();
     chain.noHistory = true;
-    expect(await history.readNew(signal())).toEqual([]);
-    expect(await history.readNew(signal())).toEqual([]);
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(await history.readNew(signal())).toEqual(NOTHING);
   });
 
-  it('pages back to the previous newest; marks what this process signed; looks up only the rest; drops transfers to the key', async () => {
+  it('lists back to the previous newest; marks what this process signed; looks up only the rest; drops transfers to the key', async () => {
     const { chain, history, signed, calls } = await start();
     await history.readNew(signal());
-    const own = chain.land(30);
+    const own = chain.land(30, 'own');
     for (const { signature } of own) signed.add(signature);
     const [foreign] = chain.land(1);
     const [funding] = chain.land(1, 'funder');
-    const more = chain.land(3);
+    const more = chain.land(3, 'own');
     for (const { signature } of more) signed.add(signature);
+    const before = calls().length;
 
     const reported = await history.readNew(signal());
-    const newestFirst = [...more].reverse();
-    expect(reported).toEqual([
-      ...newestFirst.map(({ signature, slot }) => ({ signature, slot, signedHere: true })),
-      { signature: foreign!.signature, slot: foreign!.slot, signedHere: false },
-      ...[...own].reverse().map(({ signature, slot }) => ({ signature, slot, signedHere: true })),
-    ]);
-    expect(reported.map((t) => t.signature)).not.toContain(funding!.signature);
-    const methods = calls().slice(1).map((call) => call.method);
-    expect(methods.filter((m) => m === 'getSignaturesForAddress')).toHaveLength(2);
-    expect(calls().filter((c) => c.method === 'getTransaction').map((c) => c.params[0])).toEqual([funding!.signature, foreign!.signature]);
-    expect(await history.readNew(signal())).toEqual([]);
+    expect(reported).toEqual({ transactions: [...[...more].reverse().map(ownOf), foreignOf(foreign!), ...[...own].reverse().map(ownOf)], complete: true });
+    const read = calls().slice(before);
+    expect(read.filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(1);
+    expect(lookedUp(read)).toEqual([foreign!.signature, funding!.signature]);
+    expect(await history.readNew(signal())).toEqual(NOTHING);
   });
 
-  it(`reads at most ${HISTORY_MAX_PAGES} pages, warns about the rest, and moves on`, async () => {
+  it(`lists at most ${HISTORY_MAX_PAGES} pages; a longer backlog is an incomplete read, said in a warn line`, async () => {
     const { chain, history, signed, logs, calls } = await start();
     await history.readNew(signal());
-    const landed = chain.land(HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES + 7);
+    const landed = chain.land(HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES + 7, 'own');
     for (const { signature } of landed) signed.add(signature);
-    expect(await history.readNew(signal())).toHaveLength(HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES);
-    expect(calls().filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(1 + HISTORY_MAX_PAGES);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', checked: 100, msg: expect.stringContaining('not checked for a second signer') }));
-    expect(await history.readNew(signal())).toEqual([]);
+    const before = calls().length;
+    const read = await history.readNew(signal());
+    expect(read.complete).toBe(false);
+    expect(read.transactions).toHaveLength(HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES);
+    expect(calls().slice(before).filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(HISTORY_MAX_PAGES);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', listed: HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES, msg: expect.stringContaining('whether another key signed among them is unknown') }));
+    expect(await history.readNew(signal())).toEqual(NOTHING);
   });
 
-  it(`looks up at most the newest ${HISTORY_MAX_LOOKUPS} transactions it did not sign, and warns about the rest`, async () => {
+  it(`no unchecked tail: checks the oldest first, ${HISTORY_MAX_LOOKUPS} lookups a read, and the rest at the next read`, async () => {
+    const { chain, history, logs, calls } = await start();
+    await history.readNew(signal());
+    chain.land(10, 'funder');
+    const [foreign] = chain.land(1);
+    const spam = chain.land(HISTORY_MAX_LOOKUPS, 'funder');
+    // Ten cheap transfers a second listing the key no longer push a signed transaction out of sight.
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: false });
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', checked: HISTORY_MAX_LOOKUPS, unchecked: 11 }));
+    const before = calls().length;
+    const [next] = chain.land(1);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(next!)], complete: true });
+    expect(lookedUp(calls().slice(before))).toEqual([...spam.slice(-11).map((one) => one.signature), next!.signature]);
+  });
+
+  it('a forged entry (its signature does not verify) is ignored, counted and logged once, never looked up again, and never the cursor', async () => {
     const { chain, history, logs, calls } = await start();
     await history.readNew(signal());
     const [foreign] = chain.land(1);
-    const spam = chain.land(HISTORY_MAX_LOOKUPS + 5, 'funder');
-    // The foreign vote is older than the newest lookups: not reached this read.
-    expect(await history.readNew(signal())).toEqual([]);
-    const looked = calls().filter((c) => c.method === 'getTransaction').map((c) => c.params[0] as string);
-    expect(looked.sort()).toEqual([...spam].reverse().slice(0, HISTORY_MAX_LOOKUPS).map((one) => one.signature).sort());
-    expect(looked).not.toContain(foreign!.signature);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', checked: HISTORY_MAX_LOOKUPS, unchecked: 6 }));
+    const forged = chain.land(3, 'forged');
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
+    expect(logs.records().filter((r) => r['unverified'] !== undefined)).toEqual([expect.objectContaining({ level: 'warn', unverified: 3, first: forged[0]!.signature })]);
+    const before = calls().length;
+    // Listed again (the cursor stayed at the verified entry), decided without a lookup, not counted again.
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(lookedUp(calls().slice(before))).toEqual([]);
+    expect(calls().at(-1)!.params[1]).toMatchObject({ until: foreign!.signature });
+    expect(logs.records().filter((r) => r['unverified'] !== undefined)).toHaveLength(1);
     const [next] = chain.land(1);
-    expect(await history.readNew(signal())).toEqual([{ signature: next!.signature, slot: next!.slot, signedHere: false }]);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(next!)], complete: true });
+  });
+
+  it('a listed signature answered with another transaction is forged too: a node cannot pass a real transaction off under a new id', async () => {
+    const { chain, history } = await start();
+    await history.readNew(signal());
+    const [real] = chain.land(1);
+    const [liar] = chain.land(1);
+    liar!.wire = real!.wire;
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(real!)], complete: true });
+  });
+
+  it(`forged entries above the baseline, more than a page: the baseline is the newest entry that verifies, found past them (${HISTORY_LOOKUP_CONCURRENCY} lookups a try); until then each read is unknown`, async () => {
+    const { chain, history } = await start();
+    chain.land(2);
+    chain.land(HISTORY_PAGE_LIMIT + 8, 'forged');
+    const tries = Math.ceil(HISTORY_PAGE_LIMIT / HISTORY_LOOKUP_CONCURRENCY);
+    for (let i = 0; i < tries; i++) expect(await history.readNew(signal())).toEqual({ transactions: [], complete: false });
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    const [foreign] = chain.land(1);
+    // Neither the forged entries nor the two real ones from before the first read are reported.
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
   });
 
   it('a failed lookup fails the read and leaves the cursor: the next read reports the same transactions', async () => {
@@ -175,7 +230,7 @@ describe('AuthorityHistory', () => {
     chain.failGetTransaction = true;
     await expect(history.readNew(signal())).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method: 'getTransaction' } });
     chain.failGetTransaction = false;
-    expect(await history.readNew(signal())).toEqual([{ signature: foreign!.signature, slot: foreign!.slot, signedHere: false }]);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
   });
 
   it('keeps the most recent signatures this process signed, bounded', async () => {

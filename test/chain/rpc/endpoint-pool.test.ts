@@ -141,7 +141,7 @@ describe('several endpoints per chain', () => {
     expect(said[0]!['level']).toBe('warn');
     // Not asked again until HISTORY_RECHECK_MS has passed: the next read fails without a request.
     const before = primary.calls.length;
-    expect(isHistoryUnavailable(await alone.getTransactionSigners('sig', signal()).catch((error: unknown) => error))).toBe(true);
+    expect(isHistoryUnavailable(await alone.getTransactionSignatures('sig', signal()).catch((error: unknown) => error))).toBe(true);
     expect(primary.calls.length).toBe(before);
   });
 

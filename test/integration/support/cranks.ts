@@ -4,6 +4,7 @@ import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
+import type { CrankConfig } from '../../../src/config/config.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankService } from '../../../src/machines/crank-service.js';
 import type { CrankReport } from '../../../src/machines/crank-types.js';
@@ -54,6 +55,8 @@ export interface CrankTuning {
   signer?: AuthoritySigner;
   /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults (0, 100,000) when absent. */
   priorityFee?: PriorityFeeBounds;
+  /** Any other setting (BRIDGE_ON_FOREIGN_SIGNER, BRIDGE_HANDOFF_SECS, ...), applied last. */
+  config?: Partial<CrankConfig>;
 }
 
 const FAST_SUBMIT: SubmitTiming = { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 10_000 };
@@ -73,6 +76,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     ...(tuning.priorityFee === undefined ? {} : { priorityFee: tuning.priorityFee }),
     ...(tuning.sourceRpcUrls === undefined ? {} : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
     ...(tuning.targetRpcUrls === undefined ? {} : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
+    ...tuning.config,
   });
   const service = assembleCrank({
     config,
