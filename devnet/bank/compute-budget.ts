@@ -19,6 +19,8 @@ export const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 const MIN_HEAP_FRAME_BYTES = 32 * 1024;
 const MAX_HEAP_FRAME_BYTES = 256 * 1024;
+/** Agave's MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES: the limit without SetLoadedAccountsDataSizeLimit, and the most it sets. */
+export const MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES = 64 * 1024 * 1024;
 /**
  * The runtime's builtins among the programs the devnet knows, with the name the native loader
  * gives each one's account; every other program is metered as a program.
@@ -34,6 +36,8 @@ export interface ComputeBudget {
   unitLimit: number;
   /** SetComputeUnitPrice, micro-lamports per compute unit; 0 without it. */
   unitPrice: bigint;
+  /** SetLoadedAccountsDataSizeLimit (bytes, clamped to 64 MiB), or 64 MiB without it. */
+  loadedAccountsBytes: number;
   /** A budget request the runtime refuses before charging anything. */
   error?: TransactionError;
 }
@@ -69,7 +73,8 @@ export function readComputeBudget(instructions: readonly BudgetInstruction[]): C
     if (ix.programId === COMPUTE_BUDGET_PROGRAM_ID) readRequest(requests, index, ix.data);
   }
   const unitLimit = Math.min(requests.limit ?? defaultUnitLimit(instructions), MAX_COMPUTE_UNIT_LIMIT);
-  const budget: ComputeBudget = { unitLimit, unitPrice: requests.price ?? 0n };
+  const loadedAccountsBytes = Math.min(requests.loadedAccountsBytes ?? MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES);
+  const budget: ComputeBudget = { unitLimit, unitPrice: requests.price ?? 0n, loadedAccountsBytes };
   const error = refusedRequest(requests);
   return error === undefined ? budget : { ...budget, error };
 }

@@ -1,0 +1,17 @@
+import { ComputeBudgetProgram, TransactionInstruction } from '@solana/web3.js';
+
+/**
+ * ComputeBudget's SetLoadedAccountsDataSizeLimit (variant 4, a u32 LE of bytes), which web3.js
+ * v1 does not build: the most account data, 64 bytes per account included, the transaction may
+ * load (PROTOCOL.md "Compute units and fees").
+ */
+
+const SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT = 4;
+
+export function setLoadedAccountsDataSizeLimitInstruction(bytes: number): TransactionInstruction {
+  if (!Number.isInteger(bytes) || bytes < 0 || bytes > 0xffff_ffff) throw new RangeError(`a loaded-accounts data-size limit is a u32, got ${bytes}`);
+  const data = Buffer.alloc(5);
+  data.writeUInt8(SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT, 0);
+  data.writeUInt32LE(bytes, 1);
+  return new TransactionInstruction({ programId: ComputeBudgetProgram.programId, keys: [], data });
+}
