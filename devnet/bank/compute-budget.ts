@@ -1,4 +1,5 @@
 import { ComputeBudgetProgram } from '@solana/web3.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } from '../../src/chain/codec/compute-budget.js';
 import { SYSTEM_PROGRAM_ID } from '../program/store.js';
 import type { TransactionError } from './transaction-error.js';
 
@@ -19,8 +20,6 @@ export const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 const MIN_HEAP_FRAME_BYTES = 32 * 1024;
 const MAX_HEAP_FRAME_BYTES = 256 * 1024;
-/** Agave's MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES: the limit without SetLoadedAccountsDataSizeLimit, and the most it sets. */
-export const MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES = 64 * 1024 * 1024;
 /**
  * The runtime's builtins among the programs the devnet knows, with the name the native loader
  * gives each one's account; every other program is metered as a program.

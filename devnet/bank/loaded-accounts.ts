@@ -1,3 +1,4 @@
+import { TRANSACTION_ACCOUNT_BASE_SIZE } from '../../src/chain/codec/compute-budget.js';
 import type { Account } from '../program/store.js';
 import type { TransactionError } from './transaction-error.js';
 
@@ -8,8 +9,6 @@ import type { TransactionError } from './transaction-error.js';
  * 0. (Agave also counts the programdata account of an upgradeable program the message invokes;
  * the devnet's bridge program has none, so its program account, 36 bytes, is all it loads.)
  */
-
-export const TRANSACTION_ACCOUNT_BASE_SIZE = 64;
 
 export function loadedAccountsDataSize(accountKeys: readonly string[], lookup: (address: string) => Readonly<Account> | undefined): number {
   return accountKeys.reduce((sum, address) => {

@@ -1,12 +1,15 @@
 import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
 import type { CrankAction } from '../../domain.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION } from '../fee-rate.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, setLoadedAccountsDataSizeLimitInstruction } from '../codec/compute-budget.js';
 import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { LoadedAccounts } from './loaded-accounts.js';
 
 /**
  * The compute budget of a crank transaction (PROTOCOL.md "Compute units and fees"). Every crank
- * transaction starts with SetComputeUnitLimit and SetComputeUnitPrice. The limit is measured,
+ * transaction starts with SetComputeUnitLimit, SetComputeUnitPrice and
+ * SetLoadedAccountsDataSizeLimit (sized by ./loaded-accounts.ts). The limit is measured,
  * never assumed (a program upgrade changes what an instruction costs): the exact instructions
  * are simulated under the largest limit, and the limit is what they consumed plus
  * COMPUTE_UNIT_MARGIN. A batch that does not fit is cut to what does and the rest goes in the
@@ -30,8 +33,8 @@ export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
  */
 export const COMPUTE_UNIT_MARGIN = 0.15;
 
-/** SetComputeUnitLimit and SetComputeUnitPrice lead every crank transaction. */
-export const BUDGET_INSTRUCTION_COUNT = 2;
+/** SetComputeUnitLimit, SetComputeUnitPrice and SetLoadedAccountsDataSizeLimit lead every crank transaction. */
+export const BUDGET_INSTRUCTION_COUNT = 3;
 
 // Any blockhash does: the node replaces it (replaceRecentBlockhash) before it simulates.
 const SIMULATION_BLOCKHASH = PublicKey.default.toBase58();
@@ -41,20 +44,23 @@ export interface ComputeBudget {
   unitLimit: number;
   /** SetComputeUnitPrice: micro-lamports per CU. */
   microLamportsPerUnit: number;
+  /** SetLoadedAccountsDataSizeLimit: the bytes the transaction's accounts load, at most 64 MiB. */
+  loadedAccountsBytes: number;
   /** What the simulation of these instructions consumed. */
   unitsConsumed: number;
 }
 
-/** The two instructions that lead a transaction with this budget. */
-export function budgetInstructions(budget: Pick<ComputeBudget, 'unitLimit' | 'microLamportsPerUnit'>): TransactionInstruction[] {
+/** The instructions that lead a transaction with this budget. */
+export function budgetInstructions(budget: Omit<ComputeBudget, 'unitsConsumed'>): TransactionInstruction[] {
   return [
     ComputeBudgetProgram.setComputeUnitLimit({ units: budget.unitLimit }),
     ComputeBudgetProgram.setComputeUnitPrice({ microLamports: budget.microLamportsPerUnit }),
+    setLoadedAccountsDataSizeLimitInstruction(budget.loadedAccountsBytes),
   ];
 }
 
 /** The budget instructions as the byte count sees them: their size does not depend on their values. */
-export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0 });
+export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0, loadedAccountsBytes: 0 });
 
 /** The limit to request for `count` instructions that consumed `unitsConsumed`, at most `count` x the ceiling. */
 function unitLimitFor(unitsConsumed: number, count: number, ceilingPerInstruction: number): number {
@@ -129,6 +135,8 @@ export interface MeasureInput {
   maxCount?: number;
   /** The most units per instruction the limit may ask (`ComputeCeilings`). */
   ceilingPerInstruction: number;
+  /** What the chain's accounts load: the SetLoadedAccountsDataSizeLimit of each probe. */
+  loaded: LoadedAccounts;
 }
 
 /** Most simulations one transaction's measurement makes (the attempt's deadline counts them). */
@@ -139,28 +147,43 @@ export const MAX_SIMULATIONS = 4;
  * simulation either fits or cuts the batch (to the instruction that passed the limit, or in
  * proportion to the overshoot): in practice one simulation, or two when the batch is cut, and
  * never more than MAX_SIMULATIONS; past them one instruction goes under the largest limit the
- * ceiling allows. One instruction that alone passes the largest limit, or any other simulation
- * error, is a refusal: the failure policy judges it (ComputationalBudgetExceeded is tried again:
- * an upgrade may be rolling out).
+ * ceiling allows and the 64 MiB loaded-accounts default. A probe that loads more than its
+ * counted limit (`MaxLoadedAccountsDataSizeExceeded`: an account holds more than the crank
+ * counted) is simulated again under the 64 MiB default, which the transaction then asks. One
+ * instruction that alone passes the largest limit, or any other simulation error, is a
+ * refusal: the failure policy judges it (ComputationalBudgetExceeded is tried again: an
+ * upgrade may be rolling out).
  */
 export async function measureBatch(input: MeasureInput, signal: AbortSignal): Promise<MeasuredBatch> {
-  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilingPerInstruction } = input;
+  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilingPerInstruction, loaded } = input;
   let count = Math.min(instructions.length, input.maxCount ?? instructions.length);
+  let counted = true;
   for (let simulations = 0; simulations < MAX_SIMULATIONS; simulations++) {
-    const probe = [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
+    const batch = instructions.slice(0, count);
+    const loadedAccountsBytes = counted ? loaded.limitFor(feePayer, [...leading, ...BUDGET_SIZE_PREFIX, ...batch]) : MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
+    const probe = [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit, loadedAccountsBytes }), ...batch];
     const { err, unitsConsumed } = await rpc.simulateTransaction(unsignedWire(probe, feePayer), signal);
+    if (err === LOADED_ACCOUNTS_EXCEEDED && loadedAccountsBytes < MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES) {
+      loaded.exceeded();
+      counted = false;
+      continue;
+    }
     const exceededAt = budgetExceededAt(err, leading.length + BUDGET_INSTRUCTION_COUNT);
     if (err !== null && (exceededAt === undefined || count === 1)) return { count, refusal: err };
     const wanted = Math.min(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN), count * ceilingPerInstruction);
     if (exceededAt === undefined && (wanted <= MAX_COMPUTE_UNIT_LIMIT || count === 1)) {
-      return { count, budget: { unitLimit: unitLimitFor(unitsConsumed, count, ceilingPerInstruction), microLamportsPerUnit, unitsConsumed } };
+      const unitLimit = unitLimitFor(unitsConsumed, count, ceilingPerInstruction);
+      return { count, budget: { unitLimit, microLamportsPerUnit, unitsConsumed, loadedAccountsBytes } };
     }
     const fits = exceededAt ?? Math.floor((count * MAX_COMPUTE_UNIT_LIMIT) / wanted);
     count = Math.max(1, Math.min(count - 1, fits));
   }
   const unitLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, ceilingPerInstruction);
-  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit } };
+  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit, loadedAccountsBytes: MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } };
 }
+
+/** The runtime's refusal of a transaction whose accounts load more than its SetLoadedAccountsDataSizeLimit. */
+export const LOADED_ACCOUNTS_EXCEEDED = 'MaxLoadedAccountsDataSizeExceeded';
 
 function unsignedWire(instructions: readonly TransactionInstruction[], feePayer: PublicKey): Uint8Array {
   const transaction = new Transaction({ feePayer, blockhash: SIMULATION_BLOCKHASH, lastValidBlockHeight: 0 }).add(...instructions);

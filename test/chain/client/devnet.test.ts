@@ -2,7 +2,7 @@ import { ownNextIndex } from '../../../src/chain/authority-position.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, type Commitment } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, VersionedTransaction, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
@@ -12,6 +12,10 @@ import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { depositResultToWire } from '../../../src/chain/result-wire.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
+import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.js';
+import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
+import type { DevnetNode } from '../../../devnet/node.js';
+import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
@@ -105,6 +109,27 @@ function ackWithdrawVotes(view: BridgeView): AckWithdrawVote[] {
 
 const signal = () => new AbortController().signal;
 
+/**
+ * The `count` crank transactions that landed on `node` each asked a loaded-accounts data-size
+ * limit of what the devnet counts them to load, plus at most the allowance of each account the
+ * crank does not read (the authority, the ComputeBudget program, a token pair, a depositor).
+ */
+function expectCountedLoads(node: DevnetNode, count: number): void {
+  const limits = [...node.bank.landedTransactions()].flatMap(({ wire }) => {
+    const { message } = VersionedTransaction.deserialize(wire);
+    const keys = message.staticAccountKeys.map((key) => key.toBase58());
+    const limit = message.compiledInstructions.find((ix) => keys[ix.programIdIndex] === COMPUTE_BUDGET_PROGRAM_ID && ix.data[0] === 4);
+    if (limit === undefined) return [];
+    const loads = loadedAccountsDataSize(keys, (address) => node.bank.account(address));
+    return [{ limit: Buffer.from(limit.data).readUInt32LE(1), loads, unread: 4 * UNREAD_ACCOUNT_ALLOWANCE }];
+  });
+  expect(limits).toHaveLength(count);
+  for (const { limit, loads, unread } of limits) {
+    expect(limit).toBeGreaterThanOrEqual(loads);
+    expect(limit).toBeLessThanOrEqual(loads + unread);
+  }
+}
+
 describe('createBridgeChains against the devnet', () => {
   it('carries transfers through ack_deposit, ack_withdraw and cleanup_deposit', async () => {
     const b = await bridge({ capacity: 200 });
@@ -139,6 +164,8 @@ describe('createBridgeChains against the devnet', () => {
     expect(settled.deposits.header.settledPrefix).toBe(3n);
     expect(settled.deposits.entries.size).toBe(0);
     expect(settled.withdrawals.entries.size).toBe(0);
+    expectCountedLoads(b.pair.source, 3);
+    expectCountedLoads(b.pair.target, 2);
   });
 
   it('a lost sendTransaction response lands the votes once', async () => {
