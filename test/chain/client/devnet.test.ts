@@ -50,13 +50,19 @@ async function bridge(options: { capacity: number; slotIntervalMs?: number }): P
   return { pair, world, authorities };
 }
 
-function chainsFor(b: Bridge, authority: Keypair, sourceReadCommitment: Commitment = 'finalized'): { chains: BridgeChains; metrics: Metrics } {
+function chainsFor(
+  b: Bridge,
+  authority: Keypair,
+  sourceReadCommitment: Commitment = 'finalized',
+  targetRpcFallbackUrls: string[] = [],
+): { chains: BridgeChains; metrics: Metrics } {
   const metrics = createMetrics(new Registry());
   const programId = new PublicKey(b.world.programId);
   const chains = createBridgeChains(
     {
       sourceRpcUrl: b.pair.source.url,
       targetRpcUrl: b.pair.target.url,
+      targetRpcFallbackUrls,
       sourceChainId: b.world.source.chainId,
       targetChainId: b.world.target.chainId,
       sourceProgramId: programId,
@@ -251,6 +257,41 @@ describe('createBridgeChains against the devnet', () => {
     const small = await bytesRead(100, 5);
     expect(large).toEqual({ source: 2 * TRACKER_HEADER_SIZE + 10 * 160, target: TRACKER_HEADER_SIZE });
     expect(small).toEqual(large);
+  });
+});
+
+describe('a simulation above the compute ceiling, with a second destination endpoint', () => {
+  /** A bridge with 6 deposits, a second destination endpoint, and the ceiling lowered by one honest landing of 3 votes. */
+  async function measured() {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 6, b.world.tokenPairs.normal.sourceMint);
+    const second = await b.pair.target.addEndpoint();
+    cleanups.push(() => second.close());
+    const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [second.url]);
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
+    await chains.ackDeposits(votes.slice(0, 3), signal());
+    const unitLimits = () =>
+      [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58()).map((landed) => landed.computeUnitLimit);
+    const [shown] = unitLimits();
+    return { b, second, chains, rest: votes.slice(3), shown: shown!, unitLimits };
+  }
+
+  it('one node that inflates it cannot raise the ceiling: the limit stays at twice the landed one', async () => {
+    const { b, chains, rest, shown, unitLimits } = await measured();
+    b.pair.target.faults.set({ simulateUnitsConsumed: 1_400_000 });
+    await chains.ackDeposits(rest, signal());
+    expect(unitLimits()).toEqual([shown, 3 * Math.ceil((2 * shown) / 3)]);
+  });
+
+  it('both endpoints show a 6x dearer program: the ceiling moves and the votes land without a refusal first', async () => {
+    const { b, chains, rest, shown, unitLimits } = await measured();
+    b.pair.target.setComputeCostScale(6);
+    const report = await chains.ackDeposits(rest, signal());
+    expect(report.transactions).toHaveLength(1);
+    const [, raised] = unitLimits();
+    expect(raised).toBeGreaterThan(2 * shown);
+    const { units } = b.pair.target.bank.computeCosts;
+    expect(raised).toBe(Math.ceil((3 * units.ack_deposit + 3 * 150) * 1.15));
   });
 });
 
