@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
+import { loadedAccountsRefusal } from './loaded-accounts.js';
 import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
@@ -410,8 +411,11 @@ export class Bank {
     const fee = this.feeFor(tx);
     if (payer.lamports < fee) return 'InsufficientFundsForFee';
     if (!rentStateAllowed(payer.lamports, payer.lamports - fee, payer.data.length)) return insufficientFundsForRent(0);
-    // Agave loads every invoked program after it has validated the fee payer; one that is not
-    // an executable account fails the load, and a failed load charges nothing.
+    // Agave loads the accounts after it has validated the fee payer, counting their data against
+    // the limit, then every invoked program; one that is not an executable account, or more data
+    // than the limit, fails the load, and a failed load charges nothing (as in LiteSVM 1.5).
+    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.account(address));
+    if (overLimit !== undefined) return overLimit;
     if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { ComputeBudgetProgram } from '@solana/web3.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } from '../../src/chain/codec/compute-budget.js';
 import { SYSTEM_PROGRAM_ID } from '../program/store.js';
 import type { TransactionError } from './transaction-error.js';
 
@@ -34,6 +35,8 @@ export interface ComputeBudget {
   unitLimit: number;
   /** SetComputeUnitPrice, micro-lamports per compute unit; 0 without it. */
   unitPrice: bigint;
+  /** SetLoadedAccountsDataSizeLimit (bytes, clamped to 64 MiB), or 64 MiB without it. */
+  loadedAccountsBytes: number;
   /** A budget request the runtime refuses before charging anything. */
   error?: TransactionError;
 }
@@ -69,7 +72,8 @@ export function readComputeBudget(instructions: readonly BudgetInstruction[]): C
     if (ix.programId === COMPUTE_BUDGET_PROGRAM_ID) readRequest(requests, index, ix.data);
   }
   const unitLimit = Math.min(requests.limit ?? defaultUnitLimit(instructions), MAX_COMPUTE_UNIT_LIMIT);
-  const budget: ComputeBudget = { unitLimit, unitPrice: requests.price ?? 0n };
+  const loadedAccountsBytes = Math.min(requests.loadedAccountsBytes ?? MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES);
+  const budget: ComputeBudget = { unitLimit, unitPrice: requests.price ?? 0n, loadedAccountsBytes };
   const error = refusedRequest(requests);
   return error === undefined ? budget : { ...budget, error };
 }

@@ -32,6 +32,7 @@ export type TransactionError =
   | 'AccountNotFound'
   | 'InvalidLoadedAccountsDataSizeLimit'
   | 'InvalidProgramForExecution'
+  | 'MaxLoadedAccountsDataSizeExceeded'
   | { InsufficientFundsForRent: { account_index: number } }
   | { InstructionError: [number, InstructionErrorDetail] };
 
@@ -42,6 +43,7 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
   InvalidLoadedAccountsDataSizeLimit: 'LoadedAccountsDataSizeLimit set for transaction must be greater than 0.',
   InvalidProgramForExecution: 'This program may not be used for executing instructions',
+  MaxLoadedAccountsDataSizeExceeded: 'Transaction exceeded max loaded accounts data size cap',
 };
 
 export function describeTransactionError(err: TransactionError): string {

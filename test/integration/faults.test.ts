@@ -257,7 +257,7 @@ describe('RPC faults', () => {
     bridge.pair.source.faults.clear();
     expect(failedAttemptErrors(a)).toEqual([]);
     const failedLanded = loggedSignatures(a).filter((signature) => landedStatus(bridge!, signature)?.err !== null);
-    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [2, { Custom: 6006 }] }]); // after the two budget instructions
+    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [3, { Custom: 6006 }] }]); // after the three budget instructions
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'cleanup_deposit 1 entry (1 already done)' });
     expect(a.service.health().total_actions_submitted).toBe(landedTransactionsPaidBy(bridge, 0, a.startBalances));
 

@@ -203,7 +203,7 @@ describe('governance resets mid-flight', () => {
     bridge.pair.target.faults.clear();
     expect(failedAttemptErrors(a)).toEqual([expect.stringMatching(/VoteOutOfOrder \(6001\), landed in transaction \w+ at index 1$/)]);
     const failedLanded = loggedSignatures(a).filter((signature) => landedStatus(bridge!, signature)?.err !== null);
-    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [2, { Custom: 6001 }] }]); // after the two budget instructions
+    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [3, { Custom: 6001 }] }]); // after the three budget instructions
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..1 (2 votes)' });
     expect(a.service.health().total_actions_submitted).toBe(landedTransactionsPaidBy(bridge, 0, a.startBalances));
 

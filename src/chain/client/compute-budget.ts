@@ -1,12 +1,15 @@
 import { ComputeBudgetProgram, PublicKey, Transaction, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
 import type { CrankAction } from '../../domain.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION } from '../fee-rate.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, setLoadedAccountsDataSizeLimitInstruction } from '../codec/compute-budget.js';
 import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { LoadedAccounts } from './loaded-accounts.js';
 
 /**
  * The compute budget of a crank transaction (PROTOCOL.md "Compute units and fees"). Every crank
- * transaction starts with SetComputeUnitLimit and SetComputeUnitPrice. The limit is measured,
+ * transaction starts with SetComputeUnitLimit, SetComputeUnitPrice and
+ * SetLoadedAccountsDataSizeLimit (sized by ./loaded-accounts.ts). The limit is measured,
  * never assumed (a program upgrade changes what an instruction costs): the exact instructions
  * are simulated under the largest limit, and the limit is what they consumed plus
  * COMPUTE_UNIT_MARGIN. A batch that does not fit is cut to what does and the rest goes in the
@@ -14,7 +17,8 @@ import type { ChainRpc } from '../rpc/chain-rpc.js';
  * limit costs a fraction of the default reservation (200,000 CU per instruction).
  *
  * A simulation is one node's word, so it cannot set the limit alone: the limit is also bounded
- * by what the chain has shown these instructions cost (`ComputeCeilings`). A simulation that
+ * by what the chain has shown these instructions cost (`ComputeCeilings`), and a simulation
+ * above that ceiling moves it only when a second endpoint's simulation agrees. A simulation that
  * fails (other than by running out of compute, which cuts the batch) is a refusal: nothing is
  * signed.
  */
@@ -30,8 +34,8 @@ export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
  */
 export const COMPUTE_UNIT_MARGIN = 0.15;
 
-/** SetComputeUnitLimit and SetComputeUnitPrice lead every crank transaction. */
-export const BUDGET_INSTRUCTION_COUNT = 2;
+/** SetComputeUnitLimit, SetComputeUnitPrice and SetLoadedAccountsDataSizeLimit lead every crank transaction. */
+export const BUDGET_INSTRUCTION_COUNT = 3;
 
 // Any blockhash does: the node replaces it (replaceRecentBlockhash) before it simulates.
 const SIMULATION_BLOCKHASH = PublicKey.default.toBase58();
@@ -41,20 +45,23 @@ export interface ComputeBudget {
   unitLimit: number;
   /** SetComputeUnitPrice: micro-lamports per CU. */
   microLamportsPerUnit: number;
+  /** SetLoadedAccountsDataSizeLimit: the bytes the transaction's accounts load, at most 64 MiB. */
+  loadedAccountsBytes: number;
   /** What the simulation of these instructions consumed. */
   unitsConsumed: number;
 }
 
-/** The two instructions that lead a transaction with this budget. */
-export function budgetInstructions(budget: Pick<ComputeBudget, 'unitLimit' | 'microLamportsPerUnit'>): TransactionInstruction[] {
+/** The instructions that lead a transaction with this budget. */
+export function budgetInstructions(budget: Omit<ComputeBudget, 'unitsConsumed'>): TransactionInstruction[] {
   return [
     ComputeBudgetProgram.setComputeUnitLimit({ units: budget.unitLimit }),
     ComputeBudgetProgram.setComputeUnitPrice({ microLamports: budget.microLamportsPerUnit }),
+    setLoadedAccountsDataSizeLimitInstruction(budget.loadedAccountsBytes),
   ];
 }
 
 /** The budget instructions as the byte count sees them: their size does not depend on their values. */
-export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0 });
+export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0, loadedAccountsBytes: 0 });
 
 /** The limit to request for `count` instructions that consumed `unitsConsumed`, at most `count` x the ceiling. */
 function unitLimitFor(unitsConsumed: number, count: number, ceilingPerInstruction: number): number {
@@ -97,6 +104,12 @@ export class ComputeCeilings {
     this.#perInstruction.set(action, Math.min(this.perInstruction(action), shown));
   }
 
+  /** Two endpoints' simulations agree that `count` instructions of `action` need `unitLimit`. */
+  agreed(action: CrankAction, unitLimit: number, count: number): void {
+    const needed = Math.ceil(unitLimit / count);
+    this.#perInstruction.set(action, Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.max(this.perInstruction(action), needed)));
+  }
+
   /** `count` instructions of `action` ran out of compute under `unitLimit`. */
   exceeded(action: CrankAction, unitLimit: number, count: number): void {
     const grown = Math.ceil((CEILING_GROWTH * unitLimit) / count);
@@ -127,11 +140,14 @@ export interface MeasureInput {
   microLamportsPerUnit: number;
   /** Take at most this many (a send that met ComputationalBudgetExceeded halves it). */
   maxCount?: number;
-  /** The most units per instruction the limit may ask (`ComputeCeilings`). */
-  ceilingPerInstruction: number;
+  /** The chain's ceilings: the most units per instruction of `action` the limit may ask. */
+  ceilings: ComputeCeilings;
+  action: CrankAction;
+  /** What the chain's accounts load: the SetLoadedAccountsDataSizeLimit of each probe. */
+  loaded: LoadedAccounts;
 }
 
-/** Most simulations one transaction's measurement makes (the attempt's deadline counts them). */
+/** Most simulations one transaction's measurement makes, a second opinion included (the attempt's deadline counts them). */
 export const MAX_SIMULATIONS = 4;
 
 /**
@@ -139,28 +155,80 @@ export const MAX_SIMULATIONS = 4;
  * simulation either fits or cuts the batch (to the instruction that passed the limit, or in
  * proportion to the overshoot): in practice one simulation, or two when the batch is cut, and
  * never more than MAX_SIMULATIONS; past them one instruction goes under the largest limit the
- * ceiling allows. One instruction that alone passes the largest limit, or any other simulation
- * error, is a refusal: the failure policy judges it (ComputationalBudgetExceeded is tried again:
- * an upgrade may be rolling out).
+ * ceiling allows and the 64 MiB loaded-accounts default. A simulation that wants more than the
+ * ceiling asks a second endpoint once (`secondOpinion`): the ceiling moves only when both
+ * agree. A probe that loads more than its counted limit (`MaxLoadedAccountsDataSizeExceeded`:
+ * an account holds more than the crank counted) is simulated again under the 64 MiB default,
+ * which the transaction then asks. One instruction that alone passes the largest limit, or any
+ * other simulation error, is a refusal: the failure policy judges it (ComputationalBudgetExceeded
+ * is tried again: an upgrade may be rolling out).
  */
 export async function measureBatch(input: MeasureInput, signal: AbortSignal): Promise<MeasuredBatch> {
-  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilingPerInstruction } = input;
+  const { rpc, feePayer, leading, instructions, microLamportsPerUnit, ceilings, action, loaded } = input;
   let count = Math.min(instructions.length, input.maxCount ?? instructions.length);
+  let counted = true;
+  let askedElsewhere = false;
   for (let simulations = 0; simulations < MAX_SIMULATIONS; simulations++) {
-    const probe = [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit }), ...instructions.slice(0, count)];
-    const { err, unitsConsumed } = await rpc.simulateTransaction(unsignedWire(probe, feePayer), signal);
+    const batch = instructions.slice(0, count);
+    const loadedAccountsBytes = counted ? loaded.limitFor(feePayer, [...leading, ...BUDGET_SIZE_PREFIX, ...batch]) : MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
+    const wire = unsignedWire([...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit, loadedAccountsBytes }), ...batch], feePayer);
+    const simulation = await rpc.simulateTransaction(wire, signal);
+    const { err } = simulation;
+    if (err === LOADED_ACCOUNTS_EXCEEDED && loadedAccountsBytes < MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES) {
+      loaded.exceeded();
+      counted = false;
+      continue;
+    }
     const exceededAt = budgetExceededAt(err, leading.length + BUDGET_INSTRUCTION_COUNT);
     if (err !== null && (exceededAt === undefined || count === 1)) return { count, refusal: err };
-    const wanted = Math.min(unitsConsumed * (1 + COMPUTE_UNIT_MARGIN), count * ceilingPerInstruction);
+    let { unitsConsumed } = simulation;
+    if (err === null && !askedElsewhere && simulations + 1 < MAX_SIMULATIONS && asked(unitsConsumed) > count * ceilings.perInstruction(action)) {
+      askedElsewhere = true;
+      const second = await rpc.simulateTransactionElsewhere(wire, simulation.endpoint, signal);
+      if (second !== undefined) simulations += 1;
+      unitsConsumed = secondOpinion(simulation, second, { count, ceilings, action });
+    }
+    const ceilingPerInstruction = ceilings.perInstruction(action);
+    const wanted = Math.min(asked(unitsConsumed), count * ceilingPerInstruction);
     if (exceededAt === undefined && (wanted <= MAX_COMPUTE_UNIT_LIMIT || count === 1)) {
-      return { count, budget: { unitLimit: unitLimitFor(unitsConsumed, count, ceilingPerInstruction), microLamportsPerUnit, unitsConsumed } };
+      const unitLimit = unitLimitFor(unitsConsumed, count, ceilingPerInstruction);
+      return { count, budget: { unitLimit, microLamportsPerUnit, unitsConsumed, loadedAccountsBytes } };
     }
     const fits = exceededAt ?? Math.floor((count * MAX_COMPUTE_UNIT_LIMIT) / wanted);
     count = Math.max(1, Math.min(count - 1, fits));
   }
-  const unitLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, ceilingPerInstruction);
-  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit } };
+  const unitLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, ceilings.perInstruction(action));
+  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit, loadedAccountsBytes: MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } };
 }
+
+/** The units a simulation's use asks, with the margin. */
+function asked(unitsConsumed: number): number {
+  return unitsConsumed * (1 + COMPUTE_UNIT_MARGIN);
+}
+
+/**
+ * A simulation asked more than the ceiling, and `second` is the same bytes on a second endpoint
+ * (undefined: the chain has none). When it too succeeds above the ceiling, the two agree and
+ * the ceiling rises to the lower of their asks (a program upgrade lands without a refusal
+ * first); otherwise the first is one node's word and the ceiling stays, as it does without a
+ * second endpoint: then only the chain moves it (`ComputeCeilings.exceeded`). Returns the units
+ * to measure the batch by: the lower of the two uses when they agree, the first's otherwise
+ * (clamped by the unmoved ceiling, so a second endpoint that says less cannot starve the limit).
+ */
+function secondOpinion(
+  first: { unitsConsumed: number },
+  second: { err: TransactionError | null; unitsConsumed: number } | undefined,
+  s: { count: number; ceilings: ComputeCeilings; action: CrankAction },
+): number {
+  if (second === undefined || second.err !== null) return first.unitsConsumed;
+  const unitsConsumed = Math.min(first.unitsConsumed, second.unitsConsumed);
+  if (asked(unitsConsumed) <= s.count * s.ceilings.perInstruction(s.action)) return first.unitsConsumed;
+  s.ceilings.agreed(s.action, unitLimitFor(unitsConsumed, s.count, MAX_COMPUTE_UNIT_LIMIT), s.count);
+  return unitsConsumed;
+}
+
+/** The runtime's refusal of a transaction whose accounts load more than its SetLoadedAccountsDataSizeLimit. */
+export const LOADED_ACCOUNTS_EXCEEDED = 'MaxLoadedAccountsDataSizeExceeded';
 
 function unsignedWire(instructions: readonly TransactionInstruction[], feePayer: PublicKey): Uint8Array {
   const transaction = new Transaction({ feePayer, blockhash: SIMULATION_BLOCKHASH, lastValidBlockHeight: 0 }).add(...instructions);

@@ -12,6 +12,7 @@ import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
+import { LoadedAccounts } from './loaded-accounts.js';
 import { NoncePool } from './nonce-pool.js';
 import { setUpNoncePool, type NoncePoolSetup } from './nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
@@ -208,10 +209,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
+  const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
+  const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
   const common = { authority: authorityKey, metrics };
   const submitterOn: SubmitterOn = (side, action) => {
     const { rpc, tracker } = side === 'source' ? source : target;
-    return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], target: { action, tracker } };
+    return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], loaded: loaded[side], target: { action, tracker } };
   };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);
@@ -222,12 +225,17 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     authority: authorityKey.toBase58(),
 
     // The nonce accounts are read with the trackers: a cycle signs in the mode its read found.
+    // The trackers' headers and the programs size what the cycle's transactions load.
     readState: async (signal, limits) => {
       const [view] = await Promise.all([
         readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
         nonces.source.refresh(signal),
         nonces.target.refresh(signal),
+        loaded.source.readPrograms(signal),
+        loaded.target.readPrograms(signal),
       ]);
+      loaded.source.recordTracker(source.tracker.address, source.tracker.kind, view.deposits.header.capacity);
+      loaded.target.recordTracker(target.tracker.address, target.tracker.kind, view.withdrawals.header.capacity);
       return view;
     },
 

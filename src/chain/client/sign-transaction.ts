@@ -5,6 +5,7 @@ import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
 import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import type { LoadedAccounts } from './loaded-accounts.js';
 import type { Bid, PriorityFeeBidder } from './priority-fee.js';
 import type { SignedTransaction } from './signature-watch.js';
 
@@ -68,7 +69,7 @@ export interface RefusedBatch<T> {
  * instruction), priced by the chain's bidder and signed; or the simulation's refusal.
  */
 export async function signNextBatch<T extends { instruction: TransactionInstruction }>(
-  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs; ceilings: ComputeCeilings; target: { action: CrankAction } },
+  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs; ceilings: ComputeCeilings; loaded: LoadedAccounts; target: { action: CrankAction } },
   queue: readonly T[],
   maxCount: number,
   signal: AbortSignal,
@@ -79,7 +80,17 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, [...leading, ...BUDGET_SIZE_PREFIX]));
   const bid = await s.bidder.bid(bySize, signal);
   const measured = await measureBatch(
-    { rpc: s.rpc, feePayer: s.authority, leading, instructions: bySize, microLamportsPerUnit: bid.microLamportsPerUnit, maxCount, ceilingPerInstruction: s.ceilings.perInstruction(action) },
+    {
+      rpc: s.rpc,
+      feePayer: s.authority,
+      leading,
+      instructions: bySize,
+      microLamportsPerUnit: bid.microLamportsPerUnit,
+      maxCount,
+      ceilings: s.ceilings,
+      action,
+      loaded: s.loaded,
+    },
     signal,
   );
   const items = queue.slice(0, measured.count);

@@ -13,7 +13,8 @@ import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError 
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
-import { budgetInstructions, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import { budgetInstructions, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
@@ -80,6 +81,8 @@ export interface BudgetedSubmitter {
   bidder: PriorityFeeBidder;
   /** The chain's: what its landed and refused transactions showed each action's instructions cost. */
   ceilings: ComputeCeilings;
+  /** The chain's: what its accounts load, for SetLoadedAccountsDataSizeLimit. */
+  loaded: LoadedAccounts;
   authority: PublicKey;
 }
 
@@ -153,6 +156,7 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
   }
   const err = outcome.failure;
   if (err.context.transactionError === 'ComputationalBudgetExceeded') s.ceilings.exceeded(job.action, unitLimit, job.indices.length);
+  if (err.context.transactionError === LOADED_ACCOUNTS_EXCEEDED) s.loaded.exceeded();
   if (err.context.outcome === 'landed_with_error') s.bidder.landed();
   if (err.context.outcome !== 'not_landed') return outcome;
   // A transaction no node accepted says nothing about its price (an RPC outage, not congestion);

@@ -100,6 +100,8 @@ export interface ChainHeight {
 interface Simulation {
   err: TransactionError | null;
   unitsConsumed: number;
+  /** The label of the endpoint that answered: one node's word. */
+  endpoint: string;
 }
 
 /** One slot of getRecentPrioritizationFees: the lowest price (micro-lamports per CU) that landed in it. */
@@ -124,6 +126,11 @@ export interface ChainRpc {
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
   /** Runs unsigned wire bytes (any blockhash: the node puts in its own) without landing them, at confirmed. */
   simulateTransaction(wire: Uint8Array, signal: AbortSignal): Promise<Simulation>;
+  /**
+   * The same simulation on the best endpoint in service other than `answered` (a second
+   * opinion); undefined when the chain has no other.
+   */
+  simulateTransactionElsewhere(wire: Uint8Array, answered: string, signal: AbortSignal): Promise<Simulation | undefined>;
   /** The recent slots' lowest landed price for transactions that write `writableAccounts` (at most 128 addresses). */
   getRecentPrioritizationFees(writableAccounts: readonly PublicKey[], signal: AbortSignal): Promise<SlotPrioritizationFee[]>;
   /**
@@ -305,6 +312,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
+  async function simulateOn({ rpcFetch, url, label }: Endpoint, wire: Uint8Array, signal: AbortSignal): Promise<Simulation> {
+    const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
+    const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
+    return { ...simulationOf(chain, result), endpoint: label };
+  }
+
   return {
     chain,
     endpoints: pool.labels(),
@@ -354,12 +367,13 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 
     sendTransaction: send,
 
-    simulateTransaction: (wire, signal) =>
-      read('simulateTransaction', signal, async ({ rpcFetch, url }) => {
-        const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
-        const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
-        return simulationOf(chain, result);
-      }),
+    simulateTransaction: (wire, signal) => read('simulateTransaction', signal, (endpoint) => simulateOn(endpoint, wire, signal)),
+
+    simulateTransactionElsewhere: async (wire, answered, signal) => {
+      const other = pool.readOrder().find((endpoint) => endpoint.label !== answered);
+      if (other === undefined) return undefined;
+      return retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, signal)));
+    },
 
     getRecentPrioritizationFees: (writableAccounts, signal) =>
       read('getRecentPrioritizationFees', signal, async ({ rpcFetch, url }) => {
@@ -415,7 +429,7 @@ function signaturesOf(chain: ChainSide, result: unknown): TransactionSignatures 
   return { message: message.serialize(), signers: keys.map((key, i) => ({ key: key.toBase58(), signature: signatures[i] ?? new Uint8Array() })) };
 }
 
-function simulationOf(chain: ChainSide, result: unknown): Simulation {
+function simulationOf(chain: ChainSide, result: unknown): Omit<Simulation, 'endpoint'> {
   const value = (result as { value?: { err?: unknown; unitsConsumed?: unknown } } | null | undefined)?.value;
   const units = value?.unitsConsumed;
   if (value === undefined || value.err === undefined || !isCount(units)) {

@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMPUTE_UNIT_MARGIN, MAX_COMPUTE_UNIT_LIMIT } from '../../../src/chain/client/compute-budget.js';
+import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, TRANSACTION_ACCOUNT_BASE_SIZE } from '../../../src/chain/codec/compute-budget.js';
+import { trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { metricValue } from '../../support/metric-value.js';
-import { proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { proposal, READ_LIMITS, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import type { FakeChain } from './fake-chain.js';
 
 /**
@@ -45,8 +48,8 @@ describe('measured compute', () => {
     await f.chains.ackDeposits(proposals(3), signal());
     expectMeasuredLimits(f.target);
     const [budget] = f.target.budgets.values();
-    // Three votes and the two budget instructions, as the node metered them.
-    expect(budget!.unitsConsumed).toBe(3 * f.target.unitsPerInstruction + 2 * 150);
+    // Three votes and the three budget instructions, as the node metered them.
+    expect(budget!.unitsConsumed).toBe(3 * f.target.unitsPerInstruction + 3 * 150);
     expect(f.target.calls.filter((call) => call.method === 'simulateTransaction')).toHaveLength(1);
   });
 
@@ -192,7 +195,8 @@ describe('compute a lying node cannot inflate', () => {
     const [shown] = limits(f, [honest.transactions[0]!.signature]);
     lyingSimulation(f);
     const lied = await f.chains.ackDeposits(proposals(6).slice(3), signal());
-    expect(limits(f, [lied.transactions[0]!.signature])).toEqual([2 * shown!]);
+    // Twice the landed limit per vote, rounded up to a whole unit per vote.
+    expect(limits(f, [lied.transactions[0]!.signature])).toEqual([3 * Math.ceil((2 * shown!) / 3)]);
   });
 
   it('a program upgrade that makes the votes 6x dearer still lands, after one refusal for compute', async () => {
@@ -214,5 +218,43 @@ describe('compute a lying node cannot inflate', () => {
     expect(failure.message).toContain('refused in simulation');
     expect(f.target.sends).toHaveLength(0);
     expect(f.target.blockhashRequests).toHaveLength(0);
+  });
+});
+
+describe('loaded accounts data size', () => {
+  // The authority, the ComputeBudget program and the token pair are not read: each counts the allowance.
+  const unread = TRANSACTION_ACCOUNT_BASE_SIZE + UNREAD_ACCOUNT_ALLOWANCE;
+  const tracker = TRANSACTION_ACCOUNT_BASE_SIZE + trackerAccountSize('WithdrawTracker', 1_000);
+
+  it('every transaction asks what its accounts load: the tracker from its header, the program read once (absent here: 0)', async () => {
+    const f = await start();
+    await f.chains.readState(signal(), READ_LIMITS);
+    await f.chains.readState(signal(), READ_LIMITS);
+    const report = await f.chains.ackDeposits(proposals(3), signal());
+    expect(report.transactions).toHaveLength(1);
+    expect(f.target.budgets.get(report.transactions[0]!.signature)?.loadedAccountsBytes).toBe(tracker + 3 * unread);
+    // The program and the RecentBlockhashes sysvar: one zero-length or 36-byte slice each, in the first cycle only.
+    const programReads = f.target.calls.filter((call) => call.method === 'getAccountInfo' && call.params[0] !== f.target.trackerAddress.toBase58());
+    expect(programReads.map((call) => (call.params[1] as { dataSlice: { length: number } }).dataSlice.length).sort()).toEqual([0, 36]);
+  });
+
+  it('before the programs are read, the 64 MiB default', async () => {
+    const f = await start();
+    const report = await f.chains.ackDeposits(proposals(1), signal());
+    expect(f.target.budgets.get(report.transactions[0]!.signature)?.loadedAccountsBytes).toBe(MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES);
+  });
+
+  it('an account holding more than counted: the simulation fails, the transaction goes under 64 MiB, and the programs are read again', async () => {
+    const f = await start();
+    await f.chains.readState(signal(), READ_LIMITS);
+    f.target.loadedAccountsBytes = tracker + 10_000;
+    const report = await f.chains.ackDeposits(proposals(2), signal());
+    expect(f.target.budgets.get(report.transactions[0]!.signature)?.loadedAccountsBytes).toBe(MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES);
+    expect(f.target.calls.filter((call) => call.method === 'simulateTransaction')).toHaveLength(2);
+    const readsBefore = f.target.calls.filter((call) => call.method === 'getAccountInfo').length;
+    await f.chains.readState(signal(), READ_LIMITS);
+    // The tracker's header and entries, and the program and sysvar once more.
+    const programReads = f.target.calls.slice(readsBefore).filter((call) => call.method === 'getAccountInfo' && call.params[0] !== f.target.trackerAddress.toBase58());
+    expect(programReads).toHaveLength(2);
   });
 });

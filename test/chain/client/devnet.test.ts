@@ -2,7 +2,7 @@ import { ownNextIndex } from '../../../src/chain/authority-position.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, type Commitment } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, VersionedTransaction, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
@@ -12,6 +12,10 @@ import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { depositResultToWire } from '../../../src/chain/result-wire.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
+import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.js';
+import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
+import type { DevnetNode } from '../../../devnet/node.js';
+import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
@@ -46,13 +50,19 @@ async function bridge(options: { capacity: number; slotIntervalMs?: number }): P
   return { pair, world, authorities };
 }
 
-function chainsFor(b: Bridge, authority: Keypair, sourceReadCommitment: Commitment = 'finalized'): { chains: BridgeChains; metrics: Metrics } {
+function chainsFor(
+  b: Bridge,
+  authority: Keypair,
+  sourceReadCommitment: Commitment = 'finalized',
+  targetRpcFallbackUrls: string[] = [],
+): { chains: BridgeChains; metrics: Metrics } {
   const metrics = createMetrics(new Registry());
   const programId = new PublicKey(b.world.programId);
   const chains = createBridgeChains(
     {
       sourceRpcUrl: b.pair.source.url,
       targetRpcUrl: b.pair.target.url,
+      targetRpcFallbackUrls,
       sourceChainId: b.world.source.chainId,
       targetChainId: b.world.target.chainId,
       sourceProgramId: programId,
@@ -105,6 +115,27 @@ function ackWithdrawVotes(view: BridgeView): AckWithdrawVote[] {
 
 const signal = () => new AbortController().signal;
 
+/**
+ * The `count` crank transactions that landed on `node` each asked a loaded-accounts data-size
+ * limit of what the devnet counts them to load, plus at most the allowance of each account the
+ * crank does not read (the authority, the ComputeBudget program, a token pair, a depositor).
+ */
+function expectCountedLoads(node: DevnetNode, count: number): void {
+  const limits = [...node.bank.landedTransactions()].flatMap(({ wire }) => {
+    const { message } = VersionedTransaction.deserialize(wire);
+    const keys = message.staticAccountKeys.map((key) => key.toBase58());
+    const limit = message.compiledInstructions.find((ix) => keys[ix.programIdIndex] === COMPUTE_BUDGET_PROGRAM_ID && ix.data[0] === 4);
+    if (limit === undefined) return [];
+    const loads = loadedAccountsDataSize(keys, (address) => node.bank.account(address));
+    return [{ limit: Buffer.from(limit.data).readUInt32LE(1), loads, unread: 4 * UNREAD_ACCOUNT_ALLOWANCE }];
+  });
+  expect(limits).toHaveLength(count);
+  for (const { limit, loads, unread } of limits) {
+    expect(limit).toBeGreaterThanOrEqual(loads);
+    expect(limit).toBeLessThanOrEqual(loads + unread);
+  }
+}
+
 describe('createBridgeChains against the devnet', () => {
   it('carries transfers through ack_deposit, ack_withdraw and cleanup_deposit', async () => {
     const b = await bridge({ capacity: 200 });
@@ -139,6 +170,8 @@ describe('createBridgeChains against the devnet', () => {
     expect(settled.deposits.header.settledPrefix).toBe(3n);
     expect(settled.deposits.entries.size).toBe(0);
     expect(settled.withdrawals.entries.size).toBe(0);
+    expectCountedLoads(b.pair.source, 3);
+    expectCountedLoads(b.pair.target, 2);
   });
 
   it('a lost sendTransaction response lands the votes once', async () => {
@@ -224,6 +257,41 @@ describe('createBridgeChains against the devnet', () => {
     const small = await bytesRead(100, 5);
     expect(large).toEqual({ source: 2 * TRACKER_HEADER_SIZE + 10 * 160, target: TRACKER_HEADER_SIZE });
     expect(small).toEqual(large);
+  });
+});
+
+describe('a simulation above the compute ceiling, with a second destination endpoint', () => {
+  /** A bridge with 6 deposits, a second destination endpoint, and the ceiling lowered by one honest landing of 3 votes. */
+  async function measured() {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 6, b.world.tokenPairs.normal.sourceMint);
+    const second = await b.pair.target.addEndpoint();
+    cleanups.push(() => second.close());
+    const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [second.url]);
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
+    await chains.ackDeposits(votes.slice(0, 3), signal());
+    const unitLimits = () =>
+      [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58()).map((landed) => landed.computeUnitLimit);
+    const [shown] = unitLimits();
+    return { b, second, chains, rest: votes.slice(3), shown: shown!, unitLimits };
+  }
+
+  it('one node that inflates it cannot raise the ceiling: the limit stays at twice the landed one', async () => {
+    const { b, chains, rest, shown, unitLimits } = await measured();
+    b.pair.target.faults.set({ simulateUnitsConsumed: 1_400_000 });
+    await chains.ackDeposits(rest, signal());
+    expect(unitLimits()).toEqual([shown, 3 * Math.ceil((2 * shown) / 3)]);
+  });
+
+  it('both endpoints show a 6x dearer program: the ceiling moves and the votes land without a refusal first', async () => {
+    const { b, chains, rest, shown, unitLimits } = await measured();
+    b.pair.target.setComputeCostScale(6);
+    const report = await chains.ackDeposits(rest, signal());
+    expect(report.transactions).toHaveLength(1);
+    const [, raised] = unitLimits();
+    expect(raised).toBeGreaterThan(2 * shown);
+    const { units } = b.pair.target.bank.computeCosts;
+    expect(raised).toBe(Math.ceil((3 * units.ack_deposit + 3 * 150) * 1.15));
   });
 });
 

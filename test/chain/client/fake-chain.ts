@@ -1,6 +1,7 @@
 import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
+import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } from '../../../src/chain/codec/compute-budget.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
 import { DEPOSIT_ENTRY_SIZE, TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE } from '../../../src/chain/codec/layout.js';
 import { PROGRAM_ERRORS, type ProgramErrorName } from '../../../src/chain/program-errors.js';
@@ -69,7 +70,13 @@ export class FakeChain {
   /** What getRecentPrioritizationFees answers. */
   recentFees: Array<{ slot: number; prioritizationFee: number }> = [];
   /** The compute budget of each transaction that landed (with an error or not), by signature. */
-  readonly budgets = new Map<string, { unitLimit: number; price: number; unitsConsumed: number }>();
+  readonly budgets = new Map<string, { unitLimit: number; price: number; unitsConsumed: number; loadedAccountsBytes: number }>();
+  /**
+   * Bytes every transaction's accounts load, when set: one whose SetLoadedAccountsDataSizeLimit
+   * is below it fails MaxLoadedAccountsDataSizeExceeded before it runs (an account holds more
+   * than the crank counted).
+   */
+  loadedAccountsBytes: number | undefined;
   /**
    * Durable nonces by account address: a transaction whose first instruction is
    * AdvanceNonceAccount of one is valid while its recent-blockhash field holds the value, and
@@ -238,8 +245,8 @@ export class FakeChain {
     if (outcome.err === null) this.initializeNonces(transaction);
     this.slot += 1;
     this.statuses.set(signature, { err: outcome.err, slot: this.slot });
-    const { unitLimit, price } = budgetOf(transaction);
-    this.budgets.set(signature, { unitLimit, price, unitsConsumed: outcome.unitsConsumed });
+    const { unitLimit, price, loadedAccountsBytes } = budgetOf(transaction);
+    this.budgets.set(signature, { unitLimit, price, unitsConsumed: outcome.unitsConsumed, loadedAccountsBytes });
     return { result: signature };
   }
 
@@ -263,7 +270,10 @@ export class FakeChain {
   private execute(transaction: Transaction): { err: unknown; state: TrackerState; unitsConsumed: number } {
     const state = structuredClone(this.tracker);
     const signer = transaction.feePayer?.toBase58() ?? '';
-    const { unitLimit } = budgetOf(transaction);
+    const { unitLimit, loadedAccountsBytes } = budgetOf(transaction);
+    if (this.loadedAccountsBytes !== undefined && this.loadedAccountsBytes > loadedAccountsBytes) {
+      return { err: 'MaxLoadedAccountsDataSizeExceeded', state, unitsConsumed: 0 };
+    }
     let unitsConsumed = 0;
     for (const [k, instruction] of transaction.instructions.entries()) {
       const builtin = instruction.programId.equals(ComputeBudgetProgram.programId) || instruction.programId.equals(SystemProgram.programId);
@@ -278,16 +288,18 @@ export class FakeChain {
 }
 
 const BUILTIN_INSTRUCTION_UNITS = 150;
+const SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT = 4;
 const ADVANCE_NONCE = 4;
 const INITIALIZE_NONCE = 6;
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
 const DEFAULT_UNITS_PER_BUILTIN = 3_000;
 const MAX_UNIT_LIMIT = 1_400_000;
 
-/** The transaction's limit and price as the runtime reads them (PROTOCOL.md). */
-function budgetOf(transaction: { instructions: TransactionInstruction[] }): { unitLimit: number; price: number } {
+/** The transaction's limits and price as the runtime reads them (PROTOCOL.md). */
+function budgetOf(transaction: { instructions: TransactionInstruction[] }): { unitLimit: number; price: number; loadedAccountsBytes: number } {
   let unitLimit: number | undefined;
   let price = 0;
+  let loadedAccountsBytes = MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
   let bridgeInstructions = 0;
   let builtinInstructions = 0;
   for (const instruction of transaction.instructions) {
@@ -299,12 +311,17 @@ function budgetOf(transaction: { instructions: TransactionInstruction[] }): { un
       bridgeInstructions += 1;
       continue;
     }
+    // web3.js decodes neither SetLoadedAccountsDataSizeLimit (variant 4) nor lets an unknown variant by.
+    if (instruction.data[0] === SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT) {
+      loadedAccountsBytes = instruction.data.readUInt32LE(1);
+      continue;
+    }
     const type = ComputeBudgetInstruction.decodeInstructionType(instruction);
     if (type === 'SetComputeUnitLimit') unitLimit = ComputeBudgetInstruction.decodeSetComputeUnitLimit(instruction).units;
     if (type === 'SetComputeUnitPrice') price = Number(ComputeBudgetInstruction.decodeSetComputeUnitPrice(instruction).microLamports);
   }
   const reserved = bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + builtinInstructions * DEFAULT_UNITS_PER_BUILTIN;
-  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? reserved), price };
+  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? reserved), price, loadedAccountsBytes };
 }
 
 function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {

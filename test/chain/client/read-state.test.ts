@@ -136,7 +136,8 @@ describe('readState', () => {
     expect(view.deposits.header.entryCount).toBe(9n);
     expect(view.deposits.header.votes).toEqual(confirmedState.header.votes);
     expect(view.deposits.entries).toEqual(byIndex(finalizedState.entries, 0));
-    const headerReads = f.source.calls.filter((call) => call.method === 'getAccountInfo' && (call.params[1] as { dataSlice: { offset: number } }).dataSlice.offset === 0);
+    const trackerReads = f.source.calls.filter((call) => call.method === 'getAccountInfo' && call.params[0] === f.source.trackerAddress.toBase58());
+    const headerReads = trackerReads.filter((call) => (call.params[1] as { dataSlice: { offset: number } }).dataSlice.offset === 0);
     expect(headerReads.map((call) => (call.params[1] as { commitment: string }).commitment).sort()).toEqual(['confirmed', 'finalized']);
   });
 
@@ -147,7 +148,9 @@ describe('readState', () => {
       sourceReadCommitment: 'confirmed',
     }));
     await f.chains.readState(signal(), READ_LIMITS);
-    const reads = f.source.calls.filter((call) => call.method === 'getAccountInfo').map((call) => call.params[1] as { commitment: string });
+    const reads = f.source.calls
+      .filter((call) => call.method === 'getAccountInfo' && call.params[0] === f.source.trackerAddress.toBase58())
+      .map((call) => call.params[1] as { commitment: string });
     expect(reads.map((r) => r.commitment)).toEqual(['confirmed', 'confirmed']);
   });
 

@@ -211,9 +211,28 @@ describe('createChainRpc bounds what the node writes', () => {
 });
 
 describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
-  it('simulateTransaction sends base64 without signature checks, on the node blockhash, at confirmed; returns err and unitsConsumed', async () => {
+  it('simulateTransactionElsewhere asks the other endpoint, and says which one answered', async () => {
+    const simulated = (unitsConsumed: number) => () => ({ result: { context: { slot: 9 }, value: { err: null, logs: [], unitsConsumed } } });
+    server = await startJsonRpcServer(simulated(1_400_000));
+    const other = await startJsonRpcServer(simulated(72_450));
+    try {
+      const rpc = createChainRpc({ chain: 'target', url: server.url, fallbackUrls: [other.url], timeoutMs: 2_000, metrics: createMetrics(new Registry()) });
+      const first = await rpc.simulateTransaction(new Uint8Array([1]), signal());
+      expect(first).toEqual({ err: null, unitsConsumed: 1_400_000, endpoint: rpc.endpoints[0] });
+      expect(await rpc.simulateTransactionElsewhere(new Uint8Array([1]), first.endpoint, signal())).toEqual({ err: null, unitsConsumed: 72_450, endpoint: rpc.endpoints[1] });
+      // Beside the pool's slot probes.
+      expect(other.calls.filter((call) => call.method === 'simulateTransaction')).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('simulateTransaction sends base64 without signature checks, on the node blockhash, at confirmed; returns err, unitsConsumed and who answered', async () => {
     const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: { err: null, logs: [], accounts: null, unitsConsumed: 24_450, returnData: null } } }));
-    expect(await rpc.simulateTransaction(new Uint8Array([1, 2, 3]), signal())).toEqual({ err: null, unitsConsumed: 24_450 });
+    const simulation = await rpc.simulateTransaction(new Uint8Array([1, 2, 3]), signal());
+    expect(simulation).toEqual({ err: null, unitsConsumed: 24_450, endpoint: rpc.endpoints[0] });
+    // One endpoint: no second opinion to ask.
+    expect(await rpc.simulateTransactionElsewhere(new Uint8Array([1, 2, 3]), simulation.endpoint, signal())).toBeUndefined();
     expect(server?.calls[0]).toEqual({
       method: 'simulateTransaction',
       params: ['AQID', { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' }],

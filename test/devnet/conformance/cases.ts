@@ -3,6 +3,7 @@ import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionInstruction, T
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import { rentExemptMinimum } from '../../../devnet/program/store.js';
+import { setLoadedAccountsDataSizeLimitInstruction } from '../../../src/chain/codec/compute-budget.js';
 
 /**
  * One generated case: a transaction of system transfers and ComputeBudget instructions, in any
@@ -14,6 +15,7 @@ export type Step =
   | { kind: 'transfer'; from: 'payer' | 'cosigner'; to: 'funded' | 'fresh' | 'cosigner'; lamports: bigint }
   | { kind: 'limit'; units: number }
   | { kind: 'price'; microLamports: bigint }
+  | { kind: 'loadedLimit'; bytes: number }
   | { kind: 'unknownProgram' }
   | { kind: 'advanceNonce' };
 
@@ -73,6 +75,19 @@ const priceStep: fc.Arbitrary<Step> = fc.record({
   ),
 });
 
+/**
+ * A loaded-accounts data-size limit: 0 (refused), below or around what a case without a nonce
+ * loads (64 bytes an account plus its data: 228 to 420 bytes), or above anything a case loads
+ * and above 64 MiB (clamped). Never between 450 and 7,000 bytes: a nonce case also loads the
+ * RecentBlockhashes sysvar, 6,008 bytes on a cluster and the devnet, 48 in LiteSVM (whose
+ * sysvar keeps one blockhash), so it loads at least 484 bytes in LiteSVM and at most 6,636 on
+ * the devnet, and both runtimes agree only outside that range.
+ */
+const loadedLimitStep: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constant('loadedLimit' as const),
+  bytes: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 450 }), fc.integer({ min: 7_000, max: 0xffff_ffff })),
+});
+
 /** `arbitrary` one time in `oneIn`, else nothing. */
 const sometimes = <T>(arbitrary: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
   fc.oneof({ arbitrary: fc.constant(undefined), weight: oneIn - 1 }, { arbitrary, weight: 1 });
@@ -86,11 +101,12 @@ const steps: fc.Arbitrary<Step[]> = fc
     transfers: fc.array(transferStep, { minLength: 1, maxLength: 4 }),
     limit: sometimes(limitStep, 2),
     price: sometimes(priceStep, 2),
-    duplicate: sometimes(fc.oneof(limitStep, priceStep), 10),
+    loadedLimit: sometimes(loadedLimitStep, 3),
+    duplicate: sometimes(fc.oneof(limitStep, priceStep, loadedLimitStep), 10),
     unknownProgram: sometimes(fc.constant<Step>({ kind: 'unknownProgram' }), 12),
   })
-  .chain(({ transfers, limit, price, duplicate, unknownProgram }) => {
-    const all = [...transfers, limit, price, duplicate, unknownProgram].filter((s): s is Step => s !== undefined);
+  .chain(({ transfers, limit, price, loadedLimit, duplicate, unknownProgram }) => {
+    const all = [...transfers, limit, price, loadedLimit, duplicate, unknownProgram].filter((s): s is Step => s !== undefined);
     return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length });
   });
 
@@ -218,6 +234,8 @@ function instruction(s: Step, keys: CaseKeys): TransactionInstruction {
       return ComputeBudgetProgram.setComputeUnitLimit({ units: s.units });
     case 'price':
       return ComputeBudgetProgram.setComputeUnitPrice({ microLamports: s.microLamports });
+    case 'loadedLimit':
+      return setLoadedAccountsDataSizeLimitInstruction(s.bytes);
     case 'unknownProgram':
       return new TransactionInstruction({ programId: keys.unknownProgram, keys: [], data: Buffer.from([0]) });
     case 'advanceNonce':
@@ -230,6 +248,7 @@ export function describeCase(c: ConformanceCase): string {
     if (s.kind === 'transfer') return `transfer(${s.from}->${s.to}, ${s.lamports})`;
     if (s.kind === 'limit') return `SetComputeUnitLimit(${s.units})`;
     if (s.kind === 'price') return `SetComputeUnitPrice(${s.microLamports})`;
+    if (s.kind === 'loadedLimit') return `SetLoadedAccountsDataSizeLimit(${s.bytes})`;
     if (s.kind === 'advanceNonce') return 'AdvanceNonceAccount';
     return 'unknownProgram';
   });

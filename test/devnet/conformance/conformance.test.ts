@@ -140,6 +140,21 @@ describe('the devnet and Agave runtime (LiteSVM) agree', () => {
     expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, 'ComputationalBudgetExceeded'] } }, fee: 5_000n });
   });
 
+  // The payer (64 + 0), the fresh recipient (absent: 0), the System (64 + 14) and ComputeBudget (64 + 22) programs.
+  const transferLoads = 228;
+
+  it('a loaded-accounts data-size limit of exactly what the transfer loads: it lands', async () => {
+    const steps: Step[] = [{ kind: 'loadedLimit', bytes: transferLoads }, { ...transfer, to: 'fresh', lamports: 1_000_000_000n }];
+    const [outcome] = await expectSameOutcome({ ...base, steps });
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
+  });
+
+  it('one byte less: MaxLoadedAccountsDataSizeExceeded, refused before any fee', async () => {
+    const steps: Step[] = [{ kind: 'loadedLimit', bytes: transferLoads - 1 }, { ...transfer, to: 'fresh', lamports: 1_000_000_000n }];
+    const [outcome] = await expectSameOutcome({ ...base, steps });
+    expect(outcome).toMatchObject({ landed: false, error: { err: 'MaxLoadedAccountsDataSizeExceeded' }, fee: 0n, unitsConsumed: 0 });
+  });
+
   it('generated transactions: the same outcome on both', async () => {
     await checkProperty(
       'devnet vs LiteSVM',

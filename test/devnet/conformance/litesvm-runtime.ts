@@ -19,10 +19,15 @@ import type { ErrorShape, Outcome } from './outcome.js';
  */
 
 const SYSTEM_PROGRAM = address('11111111111111111111111111111111');
+const NATIVE_LOADER = address('NativeLoader1111111111111111111111111111111');
 const decoder = getTransactionDecoder();
 
 export class LiteSvmRuntime {
   #svm = new LiteSVM();
+
+  constructor() {
+    this.#nameSystemProgramAsDevnet();
+  }
 
   /** From now on, `blockhash` is LiteSVM's latest (every earlier one is unknown to it). */
   useBlockhash(blockhash: string): void {
@@ -33,7 +38,19 @@ export class LiteSvmRuntime {
     if (offsets.length === 0) throw new Error('LiteSVM snapshot: its latest blockhash is not in its bytes; the snapshot format changed');
     for (const offset of offsets) bytes.set(bs58.decode(blockhash), offset);
     this.#svm = LiteSVM.fromBytes(bytes);
+    this.#nameSystemProgramAsDevnet();
     if (this.#svm.latestBlockhash() !== blockhash) throw new Error(`LiteSVM snapshot: blockhash rewrite to ${blockhash} did not take; the snapshot format changed`);
+  }
+
+  /**
+   * The System program's account as the devnet and Agave's genesis hold it (data: its builtin
+   * name, `system_program`; LiteSVM names it `solana_system_program`, and a snapshot restores
+   * that): a transaction loads its 14 bytes under a loaded-accounts data-size limit, so both
+   * runtimes start from one state.
+   */
+  #nameSystemProgramAsDevnet(): void {
+    const name = new TextEncoder().encode('system_program');
+    this.#svm.setAccount({ address: SYSTEM_PROGRAM, lamports: lamports(1n), programAddress: NATIVE_LOADER, data: name, executable: true, space: BigInt(name.length) });
   }
 
   /** Creates System accounts holding these lamports (0: no account). */

@@ -1,6 +1,7 @@
 import { ComputeBudgetProgram, Connection, Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { setLoadedAccountsDataSizeLimitInstruction } from '../../../src/chain/codec/compute-budget.js';
 import { depositSetup, fundedKeypair, randomKey, rpc, send as sendInstructions, signedWire } from './helpers.js';
 
 let node: DevnetNode;
@@ -178,6 +179,19 @@ describe('compute budget instructions', () => {
     expect((await simulate([heap(64 * 1024), transfer(payer)], payer)).result.value.err).toBeNull();
     const zeroData = await simulate([budgetIx([4, 0, 0, 0, 0]), transfer(payer)], payer);
     expect(zeroData.result.value.err).toBe('InvalidLoadedAccountsDataSizeLimit');
+  });
+
+  it('refuses a transaction that loads more account data than its SetLoadedAccountsDataSizeLimit before any fee', async () => {
+    const payer = funded();
+    // The payer (64 + 0 bytes), a fresh recipient (absent: 0), the System (64 + 14) and ComputeBudget (64 + 22) programs.
+    const loads = 228;
+    expect((await simulate([setLoadedAccountsDataSizeLimitInstruction(loads), transfer(payer)], payer)).result.value).toMatchObject({ err: null, unitsConsumed: 300 });
+    const over = [setLoadedAccountsDataSizeLimitInstruction(loads - 1), transfer(payer)];
+    const { error } = await send(over, payer);
+    expect(error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Transaction exceeded max loaded accounts data size cap', data: { err: 'MaxLoadedAccountsDataSizeExceeded', unitsConsumed: 0 } });
+    const { result: signature } = await send(over, payer, true);
+    expect((await connection.getSignatureStatuses([signature])).value[0]).toBeNull();
+    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000);
   });
 
   it('refuses a payer that can pay the base fee but not the priority (InsufficientFundsForFee): nothing lands', async () => {
