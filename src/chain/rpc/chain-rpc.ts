@@ -129,6 +129,8 @@ export interface ChainRpc {
   getTransactionSigners(signature: string, signal: AbortSignal): Promise<string[] | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
+  /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
+  configurationProblems(): string[];
   /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
   newestSlotSeen(): number | undefined;
 }
@@ -371,6 +373,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       }),
 
     hasHistory: () => pool.hasHistory(),
+    configurationProblems: () => pool.configurationProblems(),
     newestSlotSeen: () => pool.newestSlotSeen(),
   };
 }
