@@ -18,17 +18,17 @@ export function transferPageBody(page: TransferPage): Buffer {
 }
 
 function encodeWithin(page: TransferPage, maxBytes: number): Buffer {
-  // Each transfer is serialized once and the page assembled around them: no second pass to cut.
-  const parts = page.transfers.map((transfer) => JSON.stringify(transfer));
   const frame = (next: number | null) => JSON.stringify({ ...page, next, transfers: [] });
-  // The frame with the longest `next` it can carry, then each transfer and its comma.
+  // The frame with the longest `next` it can carry, then each transfer and its comma, serialized
+  // once and only while it fits: a page cut at half its transfers serializes half of them.
   let bytes = Buffer.byteLength(frame(Number.MAX_SAFE_INTEGER));
-  let kept = 0;
-  for (const part of parts) {
+  const parts: string[] = [];
+  for (const transfer of page.transfers) {
+    const part = JSON.stringify(transfer);
     bytes += Buffer.byteLength(part) + 1;
     if (bytes > maxBytes) break;
-    kept += 1;
+    parts.push(part);
   }
-  const next = kept === parts.length ? page.next : page.transfers[kept]!.index;
-  return Buffer.from(frame(next).replace('"transfers":[]', `"transfers":[${parts.slice(0, kept).join(',')}]`));
+  const next = parts.length === page.transfers.length ? page.next : page.transfers[parts.length]!.index;
+  return Buffer.from(frame(next).replace('"transfers":[]', `"transfers":[${parts.join(',')}]`));
 }
