@@ -112,14 +112,13 @@ function isSet(value: string | undefined): boolean {
   return value !== undefined && value !== '';
 }
 
-/** GET /transfers: read-only reads of both trackers, without the key, shared between requests. */
+/** GET /transfers: read-only reads of both trackers, without the key (the routes share their answers between requests). */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
-  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }, { shareTransferReads }] = await Promise.all([
+  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
     import('./chain/client/index.js'),
     import('./machines/transfers/transfer-queries.js'),
-    import('./machines/transfers/shared-reads.js'),
   ]);
-  return createTransferQueries(shareTransferReads(createOperatorReads(endpointsOptions(crank, metrics)).readRange));
+  return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
 }
 
 /**

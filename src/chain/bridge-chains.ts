@@ -23,6 +23,8 @@ export interface BridgeChains {
   plannedFees(work: PlannedWork): ChainAmounts;
   /** Checks the RPC endpoints do not allow right now (a capability, not a failure): /health lists them. */
   checksOff(): CheckOff[];
+  /** RPC endpoints left out for their configuration (a node of another cluster), each naming its variable: /health is degraded while one is. */
+  endpointProblems(): string[];
   /** How each chain's transactions land, as the last read of its nonce accounts found: /health names it. */
   landingModes(): Record<ChainSide, LandingMode>;
 }

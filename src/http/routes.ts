@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
 import type { CrankService } from '../machines/crank-service.js';
+import { shareReads } from '../machines/transfers/shared-reads.js';
 import { parseParameters } from '../machines/transfers/transfer-params.js';
 import {
   transferIndexParams,
@@ -76,22 +77,27 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
     handler: async (_request, reply) => reply.code(202).send({ status: 'shutting_down', message: 'graceful shutdown started' }),
   });
 
-  // Read-only, paginated: one bounded chain read per request at most, shared between requests
-  // (src/machines/transfers/shared-reads.ts).
-  // Answers paced in all (transfer-pace.ts), each page bounded and encoded once (transfer-page-body.ts).
+  // Read-only, paginated: one bounded chain read per request at most, its encoded answer shared
+  // between requests (src/machines/transfers/shared-reads.ts); answers paced in all
+  // (transfer-pace.ts), each page bounded (transfer-page-body.ts).
   const outage = createRpcOutageLog();
   const pace = createTransferPace();
+  const answers = shareReads<Buffer>();
+  const json = (body: Buffer, reply: FastifyReply) => reply.type('application/json; charset=utf-8').send(body);
   admin.setValidatorCompiler(parseWithSchema);
   admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, async (request, reply) => {
     const gone = clientGone(reply);
     await pace.turn(gone);
-    const page = await outage.watch(transfers.page(request.query, gone), request.log);
-    return reply.type('application/json; charset=utf-8').send(transferPageBody(page));
+    const { from, limit } = request.query;
+    const read = async (signal: AbortSignal) => transferPageBody(await transfers.page(request.query, signal));
+    return json(await outage.watch(answers(`page:${from}:${limit}`, read, gone), request.log), reply);
   });
   admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, async (request, reply) => {
     const gone = clientGone(reply);
     await pace.turn(gone);
-    return outage.watch(transfers.transfer(request.params.index, gone), request.log);
+    const { index } = request.params;
+    const read = async (signal: AbortSignal) => Buffer.from(JSON.stringify(await transfers.transfer(index, signal)));
+    return json(await outage.watch(answers(`transfer:${index}`, read, gone), request.log), reply);
   });
 
   await registerCrankUi(admin, crank);

@@ -1,11 +1,10 @@
 import type { TransferPage } from '../machines/transfers/transfer-queries.js';
 
 /**
- * The bytes of a GET /transfers answer, bounded and built once per page. Requests that share a
- * read (src/machines/transfers/shared-reads.ts) share its page object, and so these bytes: a
- * request costs a lookup and a socket write, not a 200 KB serialization (5,756 requests in 10 s
- * serialized each page anew and took /health's p50 to 859 ms). The cache is keyed by the page
- * object and holds nothing the shared reads do not already hold.
+ * The bytes of a GET /transfers answer, bounded. They are what the routes share between requests
+ * (src/machines/transfers/shared-reads.ts): a request costs a lookup and a socket write, not a
+ * 200 KB serialization (5,756 requests in 10 s serialized each page anew and took /health's p50
+ * to 859 ms), and a read keeps only these bytes once encoded, not the page they were built from.
  *
  * A page is at most MAX_TRANSFER_PAGE_BYTES: 500 transfers of a bridge with many authorities
  * (every one listed as a voter on both chains) would be about 1.2 MB. A page over the bound is
@@ -14,28 +13,22 @@ import type { TransferPage } from '../machines/transfers/transfer-queries.js';
 
 export const MAX_TRANSFER_PAGE_BYTES = 256 * 1024;
 
-const bodies = new WeakMap<TransferPage, Buffer>();
-
 export function transferPageBody(page: TransferPage): Buffer {
-  const known = bodies.get(page);
-  if (known !== undefined) return known;
-  const body = encodeWithin(page, MAX_TRANSFER_PAGE_BYTES);
-  bodies.set(page, body);
-  return body;
+  return encodeWithin(page, MAX_TRANSFER_PAGE_BYTES);
 }
 
 function encodeWithin(page: TransferPage, maxBytes: number): Buffer {
-  // Each transfer is serialized once and the page assembled around them: no second pass to cut.
-  const parts = page.transfers.map((transfer) => JSON.stringify(transfer));
   const frame = (next: number | null) => JSON.stringify({ ...page, next, transfers: [] });
-  // The frame with the longest `next` it can carry, then each transfer and its comma.
+  // The frame with the longest `next` it can carry, then each transfer and its comma, serialized
+  // once and only while it fits: a page cut at half its transfers serializes half of them.
   let bytes = Buffer.byteLength(frame(Number.MAX_SAFE_INTEGER));
-  let kept = 0;
-  for (const part of parts) {
+  const parts: string[] = [];
+  for (const transfer of page.transfers) {
+    const part = JSON.stringify(transfer);
     bytes += Buffer.byteLength(part) + 1;
     if (bytes > maxBytes) break;
-    kept += 1;
+    parts.push(part);
   }
-  const next = kept === parts.length ? page.next : page.transfers[kept]!.index;
-  return Buffer.from(frame(next).replace('"transfers":[]', `"transfers":[${parts.slice(0, kept).join(',')}]`));
+  const next = parts.length === page.transfers.length ? page.next : page.transfers[parts.length]!.index;
+  return Buffer.from(frame(next).replace('"transfers":[]', `"transfers":[${parts.join(',')}]`));
 }

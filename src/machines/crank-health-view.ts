@@ -35,12 +35,13 @@ export function foreignSignerHoldMs(pollIntervalMs: number): number {
   return Math.max(FOREIGN_SIGNER_HOLD_MS, 2 * pollIntervalMs);
 }
 
-export function crankVerdict(snapshot: CrankSnapshot, bounds: HealthBounds, nowMs: number): HealthVerdict {
+/** `endpointProblems`: the chains' endpoints left out for their configuration (BridgeChains.endpointProblems). */
+export function crankVerdict(snapshot: CrankSnapshot, bounds: HealthBounds, nowMs: number, endpointProblems: string[]): HealthVerdict {
   const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
   const { health: facts, settings, progress } = snapshot.context;
   const enabled = snapshot.status === 'active' || internalError !== null;
   const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
-  return healthVerdict({ enabled, internalError, facts, settings, retrying, ...bounds }, nowMs);
+  return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems, ...bounds }, nowMs);
 }
 
 /** What /health adds beside the facts: which key signs, dry run, checks that are off, how transactions land. */

@@ -129,7 +129,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   recordStartingRole(actor.getSnapshot().context.health.role.role, quietWindowMs(settings.pollIntervalMs), log);
 
   function verdict(): HealthVerdict {
-    return crankVerdict(actor.getSnapshot(), bounds, Date.now());
+    return crankVerdict(actor.getSnapshot(), bounds, Date.now(), options.chains.endpointProblems());
   }
 
   function health(): CrankHealth {

@@ -14,7 +14,8 @@ import type { HealthFacts } from './health-facts.js';
  *   failed (last_error is set), the authority cannot pay a plan's fees or is below
  *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
  *   crank halted on that, or it stands by for another instance that has kept signing for
- *   longer than BRIDGE_HANDOFF_SECS (a twin that stays).
+ *   longer than BRIDGE_HANDOFF_SECS (a twin that stays), or an RPC endpoint is left out for its
+ *   configuration (a node of another cluster).
  * - `ok`: the crank is disabled, or none of the above.
  */
 
@@ -36,6 +37,8 @@ export interface HealthStatusInput {
   foreignSignerHoldMs: number;
   /** The failed attempt an action is backing off from right now (the machine is in a `degraded`-tagged state); null otherwise. */
   retrying: string | null;
+  /** RPC endpoints left out for their configuration, each naming its variable. */
+  endpointProblems: string[];
 }
 
 export interface HealthVerdict {
@@ -60,8 +63,8 @@ function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: Hea
   return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
 }
 
-function degradations({ facts, settings, foreignSignerHoldMs, retrying }: HealthStatusInput, nowMs: number): string[] {
-  const problems: string[] = [];
+function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpointProblems }: HealthStatusInput, nowMs: number): string[] {
+  const problems: string[] = [...endpointProblems];
   if (retrying !== null) problems.push(`retrying after a failed attempt: ${retrying}`);
   if (facts.lastError !== null) problems.push(facts.lastError);
   for (const chain of chainsShortOfFees(facts.fees)) {

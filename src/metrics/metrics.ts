@@ -130,7 +130,7 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     rpcEndpointUp: new Gauge({
       name: 'bridge_rpc_endpoint_up',
-      help: '1 while an RPC endpoint is in service (answered its latest request, circuit closed, not refusing us, slot advancing, not lagging), 0 otherwise, by chain and endpoint (origin, never a path or query).',
+      help: '1 while an RPC endpoint is in service (answered its latest request, circuit closed, not refusing us, slot advancing, not lagging, a node of its chain\'s cluster), 0 otherwise, by chain and endpoint (origin, never a path or query).',
       labelNames: ['chain', 'endpoint'] as const,
       registers,
     }),
@@ -143,6 +143,12 @@ export function createMetrics(registry: Registry = new Registry()) {
     rpcEndpointSlot: new Gauge({
       name: 'bridge_rpc_endpoint_slot',
       help: 'Latest slot an RPC endpoint reported, by chain and endpoint.',
+      labelNames: ['chain', 'endpoint'] as const,
+      registers,
+    }),
+    rpcEndpointClusterMismatches: new Counter({
+      name: 'bridge_rpc_endpoint_cluster_mismatches_total',
+      help: "getGenesisHash answers of an RPC endpoint naming another cluster than its chain's (the primary's answer, or the majority's while the primary has none): that endpoint serves nothing, by chain and endpoint.",
       labelNames: ['chain', 'endpoint'] as const,
       registers,
     }),

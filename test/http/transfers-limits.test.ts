@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TransferRange } from '../../src/chain/client/read-transfers.js';
 import { BridgeError } from '../../src/errors.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads } from '../../src/machines/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/machines/transfers/shared-reads.js';
 import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
 import { trackerHeader } from '../machines/support/bridge-view.js';
 import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
@@ -31,7 +31,7 @@ describe('GET /transfers limits', () => {
   it(`beyond ${MAX_TRANSFER_READS_IN_FLIGHT} distinct reads in flight: 503 transfers_busy with Retry-After`, async () => {
     const held: Array<(range: TransferRange) => void> = [];
     const read = (_from: number, _limit: number, _signal: AbortSignal) => new Promise<TransferRange>((resolve) => held.push(resolve));
-    app = await startTestApp({ transfers: createTransferQueries(shareTransferReads(read)) });
+    app = await startTestApp({ transfers: createTransferQueries(read) });
     const port = app.port;
     const running = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, from) => rawRequest(port, { method: 'GET', path: `/transfers?from=${from}` }));
     await expect.poll(() => held.length, { timeout: 5_000 }).toBe(MAX_TRANSFER_READS_IN_FLIGHT);
@@ -52,7 +52,7 @@ describe('GET /transfers limits', () => {
       if (!failing) return EMPTY;
       throw new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'timeout' }, 'getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL) failed: no response within 10000 ms');
     };
-    app = await startTestApp({ transfers: createTransferQueries(shareTransferReads(read)) });
+    app = await startTestApp({ transfers: createTransferQueries(read) });
     for (const path of ['/transfers', '/transfers?from=1', '/transfers/3']) {
       const answer = await rawRequest(app.port, { method: 'GET', path });
       expect(answer.status, path).toBe(503);

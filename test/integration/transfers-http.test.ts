@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 async function startServer(b: DevnetBridge): Promise<string> {
-  const app = await startTransfersApp(bridgeTransferChains(b), { sharedReads: false, logs: captureLogs('info'), auth: CREDENTIALS });
+  const app = await startTransfersApp(bridgeTransferChains(b), { logs: captureLogs('info'), auth: CREDENTIALS });
   b.onClose(() => app.close());
   return app.url;
 }

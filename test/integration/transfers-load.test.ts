@@ -24,7 +24,7 @@ afterEach(async () => {
 
 /** The server's wiring: reads shared between requests; fetch opens one connection per concurrent request, all from 127.0.0.1. */
 function startServer(chains: TransferChains, options: { rpcTimeoutMs?: number } = {}): Promise<TestApp> {
-  return startTransfersApp(chains, { ...options, sharedReads: true, maxConnectionsPerAddress: 256 });
+  return startTransfersApp(chains, { ...options, maxConnectionsPerAddress: 256 });
 }
 
 /** Both chains behind one (failing) URL, with a program that does not exist. */

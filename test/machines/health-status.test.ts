@@ -30,6 +30,7 @@ function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatus
     stalledAfterMs: STALLED_AFTER_MS,
     foreignSignerHoldMs: HOLD_MS,
     retrying: null,
+    endpointProblems: [],
     ...overrides,
   };
 }
@@ -51,6 +52,7 @@ describe('healthVerdict', () => {
     ['below BRIDGE_MIN_BALANCE_LAMPORTS on the source', input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }), AT, 'degraded', /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/],
     ['foreign signature, within the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS, 'degraded', /^transaction 5Foreign on the destination chain \(slot 77\) was signed with this authority's key but not by this server: .*SPEC §8.*stop the other one$/],
     ['foreign signature, after the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS + 1, 'ok', null],
+    ['an RPC endpoint of another cluster', input({}, { endpointProblems: ['RPC endpoint http://127.0.0.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster'] }), AT, 'degraded', /^RPC endpoint http:\/\/127\.0\.0\.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster$/],
     ['halted on a foreign signature, long after', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS }, { settings: { onForeignSigner: 'halt', minBalanceLamports: 0, handoffMs: 300_000 } }), START + 10 * HOLD_MS, 'degraded', /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/],
   ])('%s', (_name, status, now, expected, problem) => {
     const verdict = healthVerdict(status, now);

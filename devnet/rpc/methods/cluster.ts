@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
 import { FEATURE_SET, SOLANA_CORE_VERSION, responseContext, type RpcMethod } from '../method.js';
 import { checkReadConfig, configParam } from '../params.js';
 
@@ -36,6 +38,9 @@ const getSlot: RpcMethod = (params, { bank }) => {
 
 const getHealth: RpcMethod = () => 'ok';
 
+// A real cluster's genesis hash is its identity: each devnet chain answers its own, from its chain id.
+const getGenesisHash: RpcMethod = (_params, { bank }) => bs58.encode(createHash('sha256').update(`bridge devnet chain ${bank.chainId}`).digest());
+
 const getVersion: RpcMethod = () => ({ 'solana-core': SOLANA_CORE_VERSION, 'feature-set': FEATURE_SET });
 
-export const clusterMethods = { getLatestBlockhash, getBlockHeight, getEpochInfo, getSlot, getHealth, getVersion };
+export const clusterMethods = { getLatestBlockhash, getBlockHeight, getEpochInfo, getSlot, getHealth, getGenesisHash, getVersion };

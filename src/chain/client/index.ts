@@ -263,6 +263,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
 
+    endpointProblems: () => [...source.rpc.configurationProblems(), ...target.rpc.configurationProblems()],
+
     landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
   };
 }

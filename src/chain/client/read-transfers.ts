@@ -15,8 +15,8 @@ import { toEntryIndex } from '../authority-position.js';
 /** Entries per read and tracker; bounds one request's RPC traffic (docs/operating.md "Operating"). */
 export const MAX_TRANSFERS_PER_READ = 500;
 
-/** Every read of a transfer range is at this commitment (shared reads key their cache by it). */
-export const TRANSFER_READ_COMMITMENT = 'confirmed' as const;
+/** Every read of a transfer range is at this commitment. */
+const TRANSFER_READ_COMMITMENT = 'confirmed' as const;
 
 export interface TransferRangeContext {
   source: ChainEndpoint;

@@ -146,6 +146,8 @@ export interface ChainRpc {
   getTransactionSignatures(signature: string, signal: AbortSignal): Promise<TransactionSignatures | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
+  /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
+  configurationProblems(): string[];
   /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
   newestSlotSeen(): number | undefined;
 }
@@ -395,6 +397,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       }),
 
     hasHistory: () => pool.hasHistory(),
+    configurationProblems: () => pool.configurationProblems(),
     newestSlotSeen: () => pool.newestSlotSeen(),
   };
 }

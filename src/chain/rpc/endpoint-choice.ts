@@ -14,6 +14,8 @@ export interface EndpointKnowledge {
   open: boolean;
   /** The latest request to it (a read, a send or a slot probe) got no answer: timeout, lost connection, HTTP 5xx. */
   silent: boolean;
+  /** A node of another cluster (its genesis hash is not the chain's, see `foreignEndpoints`): it serves nothing. */
+  foreign: boolean;
   /** It asked for no calls before this time (Retry-After; ms, same clock as `now`); undefined when it did not. */
   notBefore: number | undefined;
   /** Latest slot it reported (getSlot probe at `confirmed`); undefined until one answered. */
@@ -40,7 +42,8 @@ export function demotionOf(
 ): Demotion | undefined {
   // Up means "answered recently": an endpoint whose last request went unanswered is not fit.
   if (endpoint.silent) return 'silent';
-  const inService = all.filter((other) => !other.open);
+  // A foreign cluster's slots say nothing of this chain's: they neither set the best slot nor keep the chain "advancing".
+  const inService = all.filter((other) => !other.open && !other.foreign);
   const bestSlot = Math.max(...inService.map((other) => other.slot ?? -Infinity));
   if (endpoint.slot !== undefined && bestSlot - endpoint.slot > settings.maxSlotLag) return 'lagging';
   const frozen = (other: EndpointKnowledge) => other.advancedAt === undefined || now - other.advancedAt > settings.frozenAfterMs;
@@ -53,7 +56,7 @@ export function demotionOf(
  * The order in which a read tries the endpoints: those in service and not demoted first
  * (primary preferred, then configuration order), then those that asked us to wait
  * (Retry-After), then the demoted ones, then those taken out (the breaker answers for them
- * until its half-open probe).
+ * until its half-open probe). A node of another cluster is never tried.
  */
 export function readOrder(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
   const rank = (endpoint: EndpointKnowledge) => {
@@ -61,12 +64,15 @@ export function readOrder(all: readonly EndpointKnowledge[], now: number, settin
     if (demotionOf(endpoint, all, now, settings) !== undefined) return 2;
     return isWaiting(endpoint, now) ? 1 : 0;
   };
-  return [...all].sort((a, b) => rank(a) - rank(b) || a.index - b.index).map((endpoint) => endpoint.index);
+  return all
+    .filter((endpoint) => !endpoint.foreign)
+    .sort((a, b) => rank(a) - rank(b) || a.index - b.index)
+    .map((endpoint) => endpoint.index);
 }
 
 /**
  * Endpoints a signed transaction is sent to: every one in service that did not ask us to wait;
- * else every one in service; else all.
+ * else every one in service; else all but the nodes of another cluster.
  */
 export function sendTargets(all: readonly EndpointKnowledge[], now: number, settings: ChoiceSettings): number[] {
   const order = readOrder(all, now, settings);
@@ -93,4 +99,21 @@ export function probeDue(lastProbeAt: number | undefined, now: number, intervalM
 export function endpointLabels(urls: readonly string[]): string[] {
   const origins = urls.map((url) => new URL(url).origin);
   return origins.map((origin, index) => (origins.filter((other) => other === origin).length > 1 ? `${origin}#${index + 1}` : origin));
+}
+
+/**
+ * The genesis hash of the chain, from the hash each endpoint answered (undefined: not known yet):
+ * the primary's, or, while the primary's is not known, the one a strict majority of the answers
+ * share; undefined while undecided.
+ */
+export function chainGenesis(genesis: readonly (string | undefined)[]): string | undefined {
+  if (genesis[0] !== undefined) return genesis[0];
+  const answered = genesis.filter((hash): hash is string => hash !== undefined);
+  return answered.find((hash) => 2 * answered.filter((other) => other === hash).length > answered.length);
+}
+
+/** Which endpoints are nodes of another cluster: those that answered a genesis hash other than the chain's. None while undecided. */
+export function foreignEndpoints(genesis: readonly (string | undefined)[]): boolean[] {
+  const reference = chainGenesis(genesis);
+  return genesis.map((hash) => reference !== undefined && hash !== undefined && hash !== reference);
 }

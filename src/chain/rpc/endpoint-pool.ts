@@ -8,7 +8,9 @@ import type { ChainSide } from '../../domain.js';
 import { sleep } from '../../time.js';
 import { chainName } from '../chain-name.js';
 import {
+  chainGenesis,
   endpointLabels,
+  foreignEndpoints,
   isWaiting,
   probeDue,
   readOrder,
@@ -42,6 +44,8 @@ const SLOT_FROZEN_AFTER_MS = 10_000;
 export const REFUSAL_HOLD_MS = 60_000;
 /** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
 const HISTORY_RECHECK_MS = 10 * 60_000;
+/** A genesis hash: 32 bytes in base58. Anything else is no answer. */
+const GENESIS_HASH = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 // Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
 // or another 4xx is an answer.
@@ -69,6 +73,15 @@ export interface EndpointPoolOptions {
   now?: () => number;
 }
 
+/**
+ * An endpoint's cluster identity: the genesis hash it answered (kept until a new answer), and
+ * whether it is to be asked (`due`: never answered, or back from an outage), being asked, or known.
+ */
+interface ClusterKnowledge {
+  genesis: string | undefined;
+  ask: 'due' | 'asking' | 'known';
+}
+
 /** What the pool knows of an endpoint's transaction history. */
 interface HistoryKnowledge {
   /** When it last answered -32011; undefined while it is not known to lack history. */
@@ -82,6 +95,7 @@ export class EndpointPool {
   /** The HTTP status and time of an endpoint's latest refusal, until it serves again. */
   private readonly refusals: ({ status: number; at: number } | undefined)[];
   private readonly history: HistoryKnowledge[];
+  private readonly clusters: ClusterKnowledge[];
   private historyAvailable: boolean | undefined;
   /** The newest slot any answer of this chain carried (a context slot, a probed slot). */
   private newestSlot: number | undefined;
@@ -102,11 +116,13 @@ export class EndpointPool {
     this.waitEnds = urls.map(() => undefined);
     this.refusals = urls.map(() => undefined);
     this.history = urls.map(() => ({ lackingSince: undefined }));
-    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
+    this.clusters = urls.map(() => ({ genesis: undefined, ask: 'due' }));
+    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
       // At 0 from the start for each kind, so that a panel or an increase() sees the first failure.
       for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind }, 0);
+      metrics.rpcEndpointClusterMismatches.inc({ chain, endpoint: label }, 0);
       const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
       const rpcFetch = createRpcFetch({ chain, timeoutMs: options.timeoutMs, metrics, onFailure, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
       const connection = new Connection(url, {
@@ -134,6 +150,7 @@ export class EndpointPool {
     });
     breaker.onReset(() => {
       this.openedAt[index] = undefined;
+      this.clusterDue(index);
       this.publish();
     });
     return breaker;
@@ -216,6 +233,8 @@ export class EndpointPool {
    */
   private heard(endpoint: Endpoint): void {
     const known = this.knowledge[endpoint.index]!;
+    // Back from an outage: the node behind the URL may not be the one that answered before.
+    if (known.silent) this.clusterDue(endpoint.index);
     known.silent = false;
     this.publish();
   }
@@ -275,7 +294,9 @@ export class EndpointPool {
     if (this.endpoints.length < 2 || !probeDue(this.lastProbeAt, now, SLOT_PROBE_INTERVAL_MS)) return;
     this.lastProbeAt = now;
     // An endpoint that asked for no calls (Retry-After) is not probed either.
-    for (const endpoint of this.endpoints.filter(({ index }) => !isWaiting(this.knowledge[index]!, now))) {
+    const probed = this.endpoints.filter(({ index }) => !isWaiting(this.knowledge[index]!, now));
+    this.askClusters(probed.filter(({ index }) => this.clusters[index]!.ask === 'due'));
+    for (const endpoint of probed) {
       endpoint.connection
         .getSlot({ commitment: 'confirmed' })
         .then((slot) => {
@@ -284,6 +305,70 @@ export class EndpointPool {
         })
         .catch((err: unknown) => this.failed(endpoint, classifyRpcError(this.options.chain, 'getSlot', err)));
     }
+  }
+
+  /**
+   * One getGenesisHash per endpoint whose cluster is due (each bounded by BRIDGE_RPC_TIMEOUT_MS,
+   * as every request): at the first probe, and again once it is back from an outage. One that
+   * fails stays due and is asked at a later probe (at most one per SLOT_PROBE_INTERVAL_MS).
+   */
+  private askClusters(endpoints: readonly Endpoint[]): void {
+    for (const endpoint of endpoints) {
+      const cluster = this.clusters[endpoint.index]!;
+      cluster.ask = 'asking';
+      endpoint.connection
+        .getGenesisHash()
+        .then((hash) => {
+          if (!GENESIS_HASH.test(hash)) throw new Error('not a genesis hash');
+          cluster.ask = 'known';
+          cluster.genesis = hash;
+          this.decideClusters();
+          if (this.knowledge[endpoint.index]!.foreign) this.options.metrics.rpcEndpointClusterMismatches.inc({ chain: this.options.chain, endpoint: endpoint.label });
+        })
+        .catch(() => {
+          cluster.ask = 'due';
+        });
+    }
+  }
+
+  private clusterDue(index: number): void {
+    const cluster = this.clusters[index]!;
+    if (cluster.ask === 'known') cluster.ask = 'due';
+  }
+
+  /** Compares the genesis hashes known (./endpoint-choice.ts `foreignEndpoints`): a node of another cluster serves nothing. */
+  private decideClusters(): void {
+    const { chain, logger } = this.options;
+    const foreign = foreignEndpoints(this.clusters.map(({ genesis }) => genesis));
+    for (const known of this.knowledge) {
+      const endpoint = this.endpoints[known.index]!;
+      if (foreign[known.index] === known.foreign) continue;
+      known.foreign = foreign[known.index]!;
+      if (known.foreign) logger?.error({ chain, endpoint: endpoint.label }, this.foreignProblem(known.index));
+      else logger?.info({ chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(chain)} chain answers the chain's genesis hash again: it serves again`);
+    }
+    this.publish();
+  }
+
+  /**
+   * What is wrong with a node of another cluster, naming the variable that lists it and its origin
+   * (never its URL). Only a fallback can be one: the primary's answer, when there is one, is the chain's.
+   */
+  private foreignProblem(index: number): string {
+    const { chain } = this.options;
+    const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
+    const genesis = this.clusters.map((cluster) => cluster.genesis);
+    const whose = genesis[0] === undefined ? "the one most of the chain's endpoints answer" : `BRIDGE_${chain.toUpperCase()}_RPC_URL's`;
+    return (
+      `RPC endpoint ${this.endpoints[index]!.label} in ${variable} is a node of another cluster: its genesis hash ${genesis[index]} is not ${whose} ` +
+      `(${chainGenesis(genesis)}); it serves no reads or sends of the ${chainName(chain)} chain. ` +
+      `A configuration error, not transient: remove it from ${variable} or point it at a node of that chain`
+    );
+  }
+
+  /** What an operator must fix in this chain's endpoints right now: the nodes of another cluster, for /health. */
+  configurationProblems(): string[] {
+    return this.knowledge.filter((known) => known.foreign).map((known) => this.foreignProblem(known.index));
   }
 
   /** Records the context slot of an answer: the newest is the floor of reads that must not see an older view. */
@@ -371,8 +456,8 @@ export class EndpointPool {
     const all = this.current();
     const now = this.now();
     for (const known of all) {
-      // An endpoint waiting out a Retry-After serves nothing until then: not up.
-      const fit = !known.open && !isWaiting(known, now) && demotionOf(known, all, now, this.settings) === undefined;
+      // An endpoint waiting out a Retry-After, or of another cluster, serves nothing: not up.
+      const fit = !known.open && !known.foreign && !isWaiting(known, now) && demotionOf(known, all, now, this.settings) === undefined;
       this.options.metrics.rpcEndpointUp.set({ chain: this.options.chain, endpoint: this.endpoints[known.index]!.label }, fit ? 1 : 0);
     }
   }

@@ -1,53 +1,56 @@
-import { TRANSFER_READ_COMMITMENT, type TransferRange } from '../../chain/client/read-transfers.js';
 import { BridgeError } from '../../errors.js';
-import type { ReadTransferRange } from './transfer-queries.js';
 
 /**
- * Transfer reads shared between GET /transfers requests, so that request count does not turn
- * into RPC load (one read is 2 header reads, then the entry slices of both trackers):
- * - concurrent requests for the same range join the one read in flight;
- * - a finished read answers the same range for TRANSFER_CACHE_MS: one view of the chain
- *   (both headers and the entries read at their slots, at TRANSFER_READ_COMMITMENT), at most
+ * Answers shared between GET /transfers requests, so that request count turns into neither RPC
+ * load nor memory (one read is 2 header reads, then the entry slices of both trackers, then the
+ * answer built from them):
+ * - concurrent requests for the same key (a range, a transfer) join the one read in flight;
+ * - a finished read answers the same key for TRANSFER_CACHE_MS: one view of the chain, at most
  *   that old, about 2 to 3 slots;
  * - at most MAX_TRANSFER_READS_IN_FLIGHT distinct reads run at once; a request that would
  *   start another is refused with TRANSFER__BUSY (HTTP 503 with Retry-After).
  * So the RPC calls of GET /transfers in flight are at most MAX_TRANSFER_READS_IN_FLIGHT times
- * those of one read, whatever the number of requests, and memory holds at most
- * MAX_TRANSFER_READS_IN_FLIGHT + MAX_CACHED_TRANSFER_READS ranges of at most
- * MAX_TRANSFERS_PER_READ transfers each. A read whose every requester has gone is aborted, so a
- * stalled RPC holds no upstream socket for nobody.
+ * those of one read, whatever the number of requests. What is kept between requests is the
+ * answer itself, at most MAX_CACHED_TRANSFER_READS of them: the HTTP layer shares encoded
+ * bodies, so the decoded entries and views of a read are garbage as soon as it is encoded (kept,
+ * they lived for a second each, long enough to be promoted, and the old space grew into them
+ * under load). A read whose every requester has gone is aborted, so a stalled RPC holds no
+ * upstream socket for nobody.
  */
 
 export const MAX_TRANSFER_READS_IN_FLIGHT = 4;
 export const TRANSFER_CACHE_MS = 1_000;
-const MAX_CACHED_TRANSFER_READS = 16;
+export const MAX_CACHED_TRANSFER_READS = 16;
 
-interface InFlight {
-  result: Promise<TransferRange>;
+/** The answer for `key`: a cached one, the one in flight, or a new `read`. */
+export type SharedRead<T> = (key: string, read: (signal: AbortSignal) => Promise<T>, signal: AbortSignal) => Promise<T>;
+
+interface InFlight<T> {
+  result: Promise<T>;
   waiting: number;
-  /** Aborts the read and lets the next request for its range start a new one. */
+  /** Aborts the read and lets the next request for its key start a new one. */
   abandon(reason: unknown): void;
 }
 
-interface Cached {
-  range: TransferRange;
+interface Cached<T> {
+  answer: T;
   readAt: number;
 }
 
-export function shareTransferReads(read: ReadTransferRange, now: () => number = Date.now): ReadTransferRange {
-  const inFlight = new Map<string, InFlight>();
-  const cache = new Map<string, Cached>();
+export function shareReads<T>(now: () => number = Date.now): SharedRead<T> {
+  const inFlight = new Map<string, InFlight<T>>();
+  const cache = new Map<string, Cached<T>>();
 
-  function cached(key: string): TransferRange | undefined {
+  function cached(key: string): T | undefined {
     const entry = cache.get(key);
-    if (entry !== undefined && now() - entry.readAt < TRANSFER_CACHE_MS) return entry.range;
+    if (entry !== undefined && now() - entry.readAt < TRANSFER_CACHE_MS) return entry.answer;
     cache.delete(key);
     return undefined;
   }
 
-  function remember(key: string, range: TransferRange, readAt: number): void {
+  function remember(key: string, answer: T, readAt: number): void {
     cache.delete(key);
-    cache.set(key, { range, readAt });
+    cache.set(key, { answer, readAt });
     // Map order is insertion order: the first key is the oldest read.
     for (const oldest of cache.keys()) {
       if (cache.size <= MAX_CACHED_TRANSFER_READS) break;
@@ -55,18 +58,18 @@ export function shareTransferReads(read: ReadTransferRange, now: () => number = 
     }
   }
 
-  function start(key: string, from: number, limit: number): InFlight {
+  function start(key: string, read: (signal: AbortSignal) => Promise<T>): InFlight<T> {
     if (inFlight.size >= MAX_TRANSFER_READS_IN_FLIGHT) throw transfersBusy(inFlight.size);
     const controller = new AbortController();
     const startedAt = now();
-    const result = read(from, limit, controller.signal).then((range) => {
-      remember(key, range, startedAt);
-      return range;
+    const result = read(controller.signal).then((answer) => {
+      remember(key, answer, startedAt);
+      return answer;
     });
     const settle = () => {
       if (inFlight.get(key) === entry) inFlight.delete(key);
     };
-    const entry: InFlight = {
+    const entry: InFlight<T> = {
       result,
       waiting: 0,
       abandon: (reason) => {
@@ -79,19 +82,18 @@ export function shareTransferReads(read: ReadTransferRange, now: () => number = 
     return entry;
   }
 
-  return async (from, limit, signal) => {
+  return async (key, read, signal) => {
     signal.throwIfAborted();
-    const key = `${TRANSFER_READ_COMMITMENT}:${from}:${limit}`;
     const hit = cached(key);
     if (hit !== undefined) return hit;
-    return join(inFlight.get(key) ?? start(key, from, limit), signal);
+    return join(inFlight.get(key) ?? start(key, read), signal);
   };
 }
 
 /** The shared read's result for one requester; leaving (its signal aborts) aborts the read once nobody waits. */
-function join(entry: InFlight, signal: AbortSignal): Promise<TransferRange> {
+function join<T>(entry: InFlight<T>, signal: AbortSignal): Promise<T> {
   entry.waiting += 1;
-  return new Promise<TransferRange>((resolve, reject) => {
+  return new Promise<T>((resolve, reject) => {
     const leave = () => {
       entry.waiting -= 1;
       if (entry.waiting === 0) entry.abandon(signal.reason);
@@ -99,9 +101,9 @@ function join(entry: InFlight, signal: AbortSignal): Promise<TransferRange> {
     };
     signal.addEventListener('abort', leave, { once: true });
     entry.result.then(
-      (range) => {
+      (answer) => {
         signal.removeEventListener('abort', leave);
-        resolve(range);
+        resolve(answer);
       },
       (err: unknown) => {
         signal.removeEventListener('abort', leave);

@@ -65,16 +65,8 @@ export interface TransferQueries {
 }
 
 export function createTransferQueries(read: ReadTransferRange): TransferQueries {
-  // A shared read (shared-reads.ts) answers many requests with one range: its page is built once,
-  // and the same page object lets the HTTP layer encode it once.
-  const pages = new WeakMap<TransferRange, TransferPage>();
-  const pageOf = (range: TransferRange, from: number, limit: number): TransferPage => {
-    const page = pages.get(range) ?? transferPage(range, from, limit);
-    pages.set(range, page);
-    return page;
-  };
   return {
-    page: async ({ from, limit }, signal) => pageOf(await read(from, limit, signal), from, limit),
+    page: async ({ from, limit }, signal) => transferPage(await read(from, limit, signal), from, limit),
     transfer: async (index, signal) => {
       const range = await read(index, 1, signal);
       const [view] = transferPage(range, index, 1).transfers;

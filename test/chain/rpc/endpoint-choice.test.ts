@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   demotionOf,
   endpointLabels,
+  foreignEndpoints,
   probeDue,
   readOrder,
   sendTargets,
@@ -12,7 +13,7 @@ const settings = { maxSlotLag: 128, frozenAfterMs: 10_000 };
 const NOW = 100_000;
 
 function endpoint(index: number, known: Partial<EndpointKnowledge> = {}): EndpointKnowledge {
-  return { index, open: false, silent: false, notBefore: undefined, slot: 1_000, advancedAt: NOW - 500, ...known };
+  return { index, open: false, silent: false, foreign: false, notBefore: undefined, slot: 1_000, advancedAt: NOW - 500, ...known };
 }
 
 describe('which endpoint serves a read', () => {
@@ -108,5 +109,32 @@ describe('endpoint labels', () => {
       'https://a.example.org#2',
       'https://b.example.org',
     ]);
+  });
+});
+
+describe('nodes of another cluster (genesis hashes)', () => {
+  const OURS = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG';
+  const THEIRS = '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY';
+
+  it.each<[string, (string | undefined)[], boolean[]]>([
+    ['the primary answered: a fallback that differs is foreign', [OURS, OURS, THEIRS], [false, false, true]],
+    ['the primary answered: it is the reference, even against the majority', [OURS, THEIRS, THEIRS], [false, true, true]],
+    ['the primary did not answer: the majority decides', [undefined, OURS, OURS, THEIRS], [false, false, false, true]],
+    ['the primary did not answer and no majority: undecided, none foreign', [undefined, OURS, THEIRS], [false, false, false]],
+    ['an endpoint that did not answer is not foreign', [OURS, undefined], [false, false]],
+  ])('%s', (_name, genesis, foreign) => {
+    expect(foreignEndpoints(genesis)).toEqual(foreign);
+  });
+
+  it('a foreign endpoint serves no read and no send, and its slot demotes nobody', () => {
+    const all = [endpoint(0, { open: true }), endpoint(1, { foreign: true, slot: 900_000 }), endpoint(2)];
+    expect(readOrder(all, NOW, settings)).toEqual([2, 0]);
+    expect(sendTargets(all, NOW, settings)).toEqual([2]);
+    expect(demotionOf(all[2]!, all, NOW, settings)).toBeUndefined();
+  });
+
+  it('with every other endpoint out, sends still skip the foreign one', () => {
+    const all = [endpoint(0, { open: true }), endpoint(1, { foreign: true })];
+    expect(sendTargets(all, NOW, settings)).toEqual([0]);
   });
 });

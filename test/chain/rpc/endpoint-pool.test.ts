@@ -216,3 +216,52 @@ describe('several endpoints per chain', () => {
     expect(err).toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method: 'sendTransaction', status: 504 } });
   });
 });
+
+describe('each endpoint is a node of the chain (genesis hash)', () => {
+  const OURS = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG';
+  const THEIRS = '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY';
+  const PROBE_INTERVAL_MS = 2_000;
+
+  it('asked once per endpoint, and again once one is back from an outage: a node of another cluster behind the same URL is then left out', async () => {
+    const fallbackNode = { genesis: OURS, down: false };
+    const primary = await serve((call) => (call.method === 'getGenesisHash' ? { result: OURS } : node(500, 1)(call)));
+    const fallback = await serve((call) => {
+      if (fallbackNode.down) return { drop: true };
+      return call.method === 'getGenesisHash' ? { result: fallbackNode.genesis } : node(500, 2)(call);
+    });
+    let now = 1_000_000;
+    metrics = createMetrics(new Registry());
+    logs = captureLogs('info');
+    const rpc = createChainRpc({ chain: 'source', url: primary.url, fallbackUrls: [fallback.url], timeoutMs: 300, maxSlotLag: 128, metrics, logger: logs.logger, now: () => now });
+    const asked = () => fallback.calls.filter((call) => call.method === 'getGenesisHash').length;
+    const probe = async () => {
+      now += PROBE_INTERVAL_MS;
+      await rpc.getBalance(address, 'confirmed', signal());
+    };
+
+    await probe();
+    await expect.poll(asked).toBe(1);
+    await probe();
+    await probe();
+    expect(asked()).toBe(1);
+    expect(rpc.configurationProblems()).toEqual([]);
+
+    // An outage, and another cluster's node behind the URL when it comes back.
+    fallbackNode.down = true;
+    await probe();
+    await expect.poll(() => gauge('rpcEndpointUp', origin(fallback.url))).toBe(0);
+    fallbackNode.genesis = THEIRS;
+    fallbackNode.down = false;
+    await probe();
+    await expect.poll(() => gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
+    await probe();
+    await expect.poll(asked).toBe(2);
+    await expect.poll(() => rpc.configurationProblems()).toEqual([
+      `RPC endpoint ${origin(fallback.url)} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster: its genesis hash ${THEIRS} is not BRIDGE_SOURCE_RPC_URL's (${OURS}); ` +
+        'it serves no reads or sends of the source chain. A configuration error, not transient: remove it from BRIDGE_SOURCE_RPC_FALLBACK_URLS or point it at a node of that chain',
+    ]);
+    expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(0);
+    expect(await metricValue(metrics.rpcEndpointClusterMismatches, { endpoint: origin(fallback.url) })).toBe(1);
+    expect(logs.records().filter((record) => String(record['msg']).includes('is a node of another cluster'))).toHaveLength(1);
+  });
+});

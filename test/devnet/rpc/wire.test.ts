@@ -92,6 +92,18 @@ describe('cluster state', () => {
     expect(typeof version['feature-set']).toBe('number');
   });
 
+  it('getGenesisHash is a 32-byte base58 hash, the same at every ask, and another chain answers its own', async () => {
+    const genesis = await connection.getGenesisHash();
+    expect(bs58.decode(genesis)).toHaveLength(32);
+    expect(await connection.getGenesisHash()).toBe(genesis);
+    const other = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0 });
+    try {
+      expect(await new Connection(other.url).getGenesisHash()).not.toBe(genesis);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('reports -32016 when minContextSlot is ahead of the node', async () => {
     const { body } = await rpc(node.url, 'getSlot', [{ minContextSlot: node.slot + 10 }]);
     expect(body.error).toEqual({ code: -32016, message: 'Minimum context slot has not been reached', data: { contextSlot: node.slot } });

@@ -1,7 +1,6 @@
 import type { PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { createOperatorReads } from '../../../src/chain/client/index.js';
-import { shareTransferReads } from '../../../src/machines/transfers/shared-reads.js';
 import { createTransferQueries } from '../../../src/machines/transfers/transfer-queries.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../support/http-app.js';
@@ -29,13 +28,11 @@ export function bridgeTransferChains(b: DevnetBridge): TransferChains {
 export interface TransfersAppOptions extends Omit<TestAppOptions, 'transfers' | 'metrics'> {
   /** BRIDGE_RPC_TIMEOUT_MS of the reads; 5 s unless set. */
   rpcTimeoutMs?: number;
-  /** Reads shared between requests (shareTransferReads), as the server wires them; otherwise each request reads alone. */
-  sharedReads: boolean;
 }
 
-/** The app serving GET /transfers from real reads of `chains`, their RPC calls counted in the app's metrics. */
+/** The app serving GET /transfers from real reads of `chains` (its routes share them between requests), their RPC calls counted in the app's metrics. */
 export async function startTransfersApp(chains: TransferChains, options: TransfersAppOptions): Promise<TestApp> {
-  const { rpcTimeoutMs = 5_000, sharedReads, ...appOptions } = options;
+  const { rpcTimeoutMs = 5_000, ...appOptions } = options;
   const metrics = createMetrics(new Registry());
   const reads = createOperatorReads({
     sourceRpcUrl: chains.sourceRpcUrl,
@@ -47,6 +44,5 @@ export async function startTransfersApp(chains: TransferChains, options: Transfe
     rpcTimeoutMs,
     metrics,
   });
-  const readRange = sharedReads ? shareTransferReads(reads.readRange) : reads.readRange;
-  return startTestApp({ ...appOptions, transfers: createTransferQueries(readRange), metrics });
+  return startTestApp({ ...appOptions, transfers: createTransferQueries(reads.readRange), metrics });
 }

@@ -1,4 +1,6 @@
+import { Keypair } from '@solana/web3.js';
 import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import type { TransferRange } from '../../../src/chain/client/read-transfers.js';
 import type {
   DepositEntry,
   DepositResult,
@@ -138,4 +140,20 @@ function entriesFrom<E>(entries: readonly E[], start: number): Map<number, E> {
 
 export function deposits(count: number, overrides: Partial<DepositEntry> = {}): DepositEntry[] {
   return Array.from({ length: count }, (_, n) => depositEntry(n, overrides));
+}
+
+const SIXTEEN_AUTHORITIES = Array.from({ length: 16 }, (_, i) => Keypair.fromSeed(new Uint8Array(32).fill(i + 1)).publicKey.toBase58());
+const EVERYONE = 0xffff;
+
+/** `count` transfers from `start` on which all 16 authorities voted yes on both chains: 500 of them make the largest page there is. */
+export function everyoneVotedRange(count: number, start = 0): TransferRange {
+  const sources = deposits(count, { yesVotes: EVERYONE });
+  return {
+    sourceHeader: trackerHeader('DepositTracker', { entryCount: 10_000, ownNext: 0, authorities: SIXTEEN_AUTHORITIES }),
+    targetHeader: trackerHeader('WithdrawTracker', { entryCount: 10_000, ownNext: 0, authorities: SIXTEEN_AUTHORITIES }),
+    start,
+    deposits: sources,
+    withdrawals: sources.map((source) => withdrawal(source, { yesVotes: EVERYONE })),
+    slots: { source: 5_000, target: 5_000 },
+  };
 }

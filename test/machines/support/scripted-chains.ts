@@ -105,6 +105,10 @@ export class ScriptedChains implements BridgeChains {
     return [];
   }
 
+  endpointProblems(): string[] {
+    return [];
+  }
+
   landingModes(): Record<ChainSide, LandingMode> {
     return { source: 'blockhash', target: 'blockhash' };
   }

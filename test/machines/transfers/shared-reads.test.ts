@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TransferRange } from '../../../src/chain/client/read-transfers.js';
 import { isBridgeError } from '../../../src/errors.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT, shareTransferReads, TRANSFER_CACHE_MS } from '../../../src/machines/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS } from '../../../src/machines/transfers/shared-reads.js';
 import { rejection } from '../../support/rejection.js';
 import { trackerHeader } from '../support/bridge-view.js';
 
@@ -40,7 +40,15 @@ function heldReader() {
 
 const never = () => new AbortController().signal;
 
-describe('shareTransferReads', () => {
+type RangeReader = (from: number, limit: number, signal: AbortSignal) => Promise<TransferRange>;
+
+/** Shared reads keyed by range, as GET /transfers keys its pages. */
+function shareTransferReads(read: RangeReader, now?: () => number): RangeReader {
+  const shared = shareReads<TransferRange>(now);
+  return (from, limit, signal) => shared(`${from}:${limit}`, (readSignal) => read(from, limit, readSignal), signal);
+}
+
+describe('shareReads', () => {
   it('concurrent requests for one range join one read and all get its answer', async () => {
     const { reads, read } = heldReader();
     const shared = shareTransferReads(read);
