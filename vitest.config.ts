@@ -23,7 +23,7 @@ const WAITING = [
   'test/bench/soak.test.ts',
   'property-tests/*.test.ts',
 ];
-const WAITING_PER_CORE = 2;
+const WAITING_PER_CORE = 1;
 const CORES = availableParallelism();
 
 export default defineConfig({
