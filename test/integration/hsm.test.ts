@@ -130,8 +130,9 @@ describe('a lost PKCS#11 session (a token removed, an HSM restarted)', () => {
       const described = crank!.service.health().signer;
       return described?.kind === 'pkcs11' && described.session === 'lost';
     };
-    await waitFor(lost, { timeoutMs: 10_000, what: 'the signer to report its session lost' });
-    expect(crank!.service.status()).toBe('degraded');
+    // The signer marks its session lost as the signature fails; the crank records the failed
+    // attempt a moment later, when the rejection reaches the machine.
+    await waitFor(() => lost() && crank!.service.status() === 'degraded', { timeoutMs: 10_000, what: 'the signer to report its session lost and /health to say degraded' });
     expect(crank!.service.health().last_error).toMatch(/attempt 1 of 3 failed: .*PKCS#11: the token refused to sign \(CKR_SESSION_HANDLE_INVALID\)/);
 
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
