@@ -12,6 +12,7 @@ import {
   FaultsOffCommand,
   QuiesceCommand,
   ResetPendingCommand,
+  RestartCommand,
   SetTokenPairCommand,
   TimePassesCommand,
 } from './commands.js';
@@ -36,6 +37,8 @@ const deposit = fc
   .map(({ kind, amount, recipient, depositor }) => new DepositCommand(kind, amount, recipient, depositor));
 
 const crankCycle = fc.nat(15).map((crank) => new CrankCycleCommand(crank));
+
+const restart = fc.nat(15).map((crank) => new RestartCommand(crank));
 
 const claim = fc.nat(15).map((pick) => new ClaimCommand(pick));
 
@@ -78,6 +81,13 @@ function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
     fc.record({ kind: fc.constant('latency' as const), method, ms: fc.constantFrom(...latencies) }),
     fc.record({ kind: fc.constant('loseResponses' as const), count: fc.integer({ min: 1, max: 3 }), mode: fc.constantFrom('http500' as const, 'http504' as const, 'destroy' as const) }),
     fc.record({ kind: fc.constant('dropTransactions' as const), count: fc.constantFrom(1, 2, 3, 1_000) }),
+    // Slots pass only with landed transactions and timePasses: 2 lands within the same cycle's
+    // traffic, 20 after a timePasses or the liveness drain's traffic.
+    fc.record({ kind: fc.constant('inFlight' as const), slots: fc.constantFrom(2, 20) }),
+    // Under the first escalation step (cap/4 at the default cap of 100,000), under the cap, above it.
+    fc.record({ kind: fc.constant('hiddenSurge' as const), priceFloor: fc.constantFrom(20_000, 60_000, 150_000) }),
+    // A few blocks behind, or a whole blockhash lifetime.
+    fc.record({ kind: fc.constant('lagging' as const), slots: fc.constantFrom(5, 150) }),
   );
 }
 
@@ -94,6 +104,7 @@ export function bridgeCommands(profile: PropertyProfile): fc.Arbitrary<fc.AsyncC
     { arbitrary: quiesce, weight: 1 },
     { arbitrary: deposit, weight: 4 },
     { arbitrary: crankCycle, weight: 6 },
+    { arbitrary: restart, weight: 1 },
     { arbitrary: claim, weight: 2 },
     { arbitrary: byzantine, weight: 3 },
     { arbitrary: setTokenPair, weight: 1 },

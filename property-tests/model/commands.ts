@@ -99,6 +99,30 @@ export class CrankCycleCommand extends BridgeCommand {
   }
 }
 
+/**
+ * Honest authority k's server restarts between cycles (BRIDGE_HANDOFF_SECS=0, one server per
+ * key): a new crank over the same key and chains, with nothing of the old process's memory.
+ * What the old one sent may still be in flight (delayed, waiting below a price floor, answer
+ * lost); the new one must learn it from the nonce accounts before it signs anything.
+ */
+export class RestartCommand extends BridgeCommand {
+  constructor(readonly crank: number) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return system.restart(this.crank);
+  }
+
+  toString(): string {
+    return `restart(${this.crank})`;
+  }
+}
+
 export class ClaimCommand extends BridgeCommand {
   constructor(readonly pick: number) {
     super();

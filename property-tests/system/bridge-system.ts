@@ -27,6 +27,8 @@ export interface BridgeConfig {
   byzantine: number[];
 }
 
+type Fallback = Pick<ChainPair['source'], 'url' | 'faults'>;
+
 /** Entries per tracker: far above what a sequence deposits. */
 const CAPACITY = 256;
 
@@ -40,6 +42,8 @@ export class BridgeSystem {
   private constructor(
     readonly config: BridgeConfig,
     readonly pair: ChainPair,
+    /** Each chain's second endpoint, the honest cranks' fallback: where a lagging node's refusals come from. */
+    private readonly fallbacks: Record<ChainSide, Fallback>,
     readonly world: World,
     readonly ledger: Ledger,
     readonly honest: HonestCrank[],
@@ -58,6 +62,7 @@ export class BridgeSystem {
   static async start(config: BridgeConfig, metrics: Metrics): Promise<BridgeSystem> {
     checkConfig(config);
     const pair = await startChainPair({ slotIntervalMs: 0 });
+    const fallbacks = { source: await pair.source.addEndpoint(), target: await pair.target.addEndpoint() };
     const dir = await mkdtemp(join(tmpdir(), 'bridge-property-'));
     try {
       const world = await bootstrapWorld(pair, { authorities: config.authorities, threshold: config.threshold, capacity: CAPACITY, dir });
@@ -77,12 +82,12 @@ export class BridgeSystem {
       const byzantine: ByzantineAuthority[] = [];
       keys.forEach((keypair, slot) => {
         if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints, metrics));
-        else honest.push(new HonestCrank(slot, world, keypair, metrics));
+        else honest.push(new HonestCrank(slot, world, keypair, metrics, { source: fallbacks.source.url, target: fallbacks.target.url }));
       });
       // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
       await Promise.all(honest.map((crank) => crank.idle()));
       const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
-      return new BridgeSystem(config, pair, world, ledger, honest, byzantine, participants, feePayers, dir);
+      return new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir);
     } catch (err) {
       await pair.close();
       await rm(dir, { recursive: true, force: true });
@@ -94,15 +99,28 @@ export class BridgeSystem {
     this.trace.push(`${command} -> ${outcome}`);
   }
 
+  /** Through the ledger: a price floor set or lifted can land what waited below it. */
   faultOn(chain: ChainSide, spec: FaultSpec): string {
-    this.pair[chain].faults.set(faultSettings(spec));
+    const endpoint = spec.kind === 'lagging' ? this.fallbacks[chain] : this.pair[chain];
+    this.ledger.during(chain, 0, () => endpoint.faults.set(faultSettings(spec)));
     this.faultsActive[chain] = true;
     return `${chain}: ${describeFault(spec)}`;
   }
 
   faultsOff(chain: ChainSide): void {
-    this.pair[chain].faults.clear();
+    this.ledger.during(chain, 0, () => {
+      this.fallbacks[chain].faults.clear();
+      this.pair[chain].faults.clear();
+    });
     this.faultsActive[chain] = false;
+  }
+
+  /** Honest authority k's server restarts: a new crank over the same key and chains; what its previous life sent may still be in flight. */
+  async restart(k: number): Promise<string> {
+    const crank = this.honest[k % this.honest.length]!;
+    const inFlight = this.ledger.unlandedFrom(crank.authority);
+    await crank.restart(inFlight);
+    return `crank ${crank.slot} restarted with ${inFlight.length} transaction(s) sent and not landed`;
   }
 
   async close(): Promise<void> {
