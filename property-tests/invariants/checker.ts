@@ -93,7 +93,7 @@ export class InvariantChecker {
       const uncounted = [...landed].filter((signature) => !crank.reportedLanded.has(signature));
       this.lag = Math.max(this.lag, uncounted.length);
       for (const signature of uncounted) {
-        const unresolved = crank.declaredUnknown.has(signature) || crank.leftInFlight.has(signature);
+        const unresolved = crank.declaredUnknown(signature) || crank.leftInFlight.has(signature);
         if (!unresolved || crank.settledWithError.has(signature)) {
           problems.push(`8: the chains landed ${signature} from ${who}, which the crank never counted`);
         }

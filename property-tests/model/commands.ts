@@ -82,16 +82,8 @@ export class CrankCycleCommand extends BridgeCommand {
     return true;
   }
 
-  protected async act(system: BridgeSystem): Promise<string> {
-    const crank = system.honest[this.crank % system.honest.length]!;
-    try {
-      const report = await crank.cycle();
-      const error = crank.health().last_error;
-      if (error !== null) system.failedCycles += 1;
-      return `${describeReport(report)}${error === null ? '' : `; last_error: ${error}`}`;
-    } catch (err) {
-      return `failed: ${describeError(err)}`;
-    }
+  protected act(system: BridgeSystem): Promise<string> {
+    return runCycle(system, this.crank);
   }
 
   toString(): string {
@@ -120,6 +112,65 @@ export class RestartCommand extends BridgeCommand {
 
   toString(): string {
     return `restart(${this.crank})`;
+  }
+}
+
+/**
+ * Honest authority k's server restarts with its transactions in flight: `hold` (an in-flight
+ * delay, a floor above the cap, lost answers) goes on on `chain`, one cycle of k's crank sends
+ * into it, then the server restarts. The fault stays on, as it would on a cluster.
+ */
+export class RestartInFlightCommand extends BridgeCommand {
+  constructor(
+    readonly crank: number,
+    readonly chain: ChainSide,
+    readonly hold: FaultSpec,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    const fault = system.faultOn(this.chain, this.hold);
+    const cycle = await runCycle(system, this.crank);
+    return `${fault}; ${cycle}; ${await system.restart(this.crank)}`;
+  }
+
+  toString(): string {
+    return `restartInFlight(${this.crank}, ${this.chain}, ${JSON.stringify(this.hold)})`;
+  }
+}
+
+/**
+ * A fee surge the history does not show (a price floor, getRecentPrioritizationFees reporting
+ * per-slot minimums, mostly 0) begins on `chain`, and honest authority k's crank runs a cycle
+ * while slots pass: what it sends waits below the floor until it is re-priced, at most to the
+ * cap. The floor stays on.
+ */
+export class HiddenSurgeCommand extends BridgeCommand {
+  constructor(
+    readonly chain: ChainSide,
+    readonly priceFloor: number,
+    readonly crank: number,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected async act(system: BridgeSystem): Promise<string> {
+    const fault = system.faultOn(this.chain, { kind: 'hiddenSurge', priceFloor: this.priceFloor });
+    const cycle = await system.withSlotsPassing(this.chain, () => runCycle(system, this.crank));
+    return `${fault}; ${cycle}; ${this.chain} at slot ${system.pair[this.chain].slot}`;
+  }
+
+  toString(): string {
+    return `hiddenSurge(${this.chain}, floor ${this.priceFloor}, crankCycle(${this.crank}))`;
   }
 }
 
@@ -260,6 +311,19 @@ export class TimePassesCommand extends BridgeCommand {
 
   toString(): string {
     return `timePasses(${this.chain}, ${this.slots} slots)`;
+  }
+}
+
+/** One cycle of honest crank k (modulo their number), described. */
+async function runCycle(system: BridgeSystem, k: number): Promise<string> {
+  const crank = system.honest[k % system.honest.length]!;
+  try {
+    const report = await crank.cycle();
+    const error = crank.health().last_error;
+    if (error !== null) system.failedCycles += 1;
+    return `${describeReport(report)}${error === null ? '' : `; last_error: ${error}`}`;
+  } catch (err) {
+    return `failed: ${describeError(err)}`;
   }
 }
 

@@ -29,6 +29,13 @@ export interface BridgeConfig {
 
 type Fallback = Pick<ChainPair['source'], 'url' | 'faults'>;
 
+/**
+ * Milliseconds per block while slots pass (withSlotsPassing): the 10 slots a nonce-mode version
+ * waits before it is re-priced (docs/chain-client.md) pass in 50 ms, so the three escalation
+ * steps fit in the 300 ms a property crank waits for a confirmation (clients.ts).
+ */
+const SLOT_MS = 5;
+
 /** Entries per tracker: far above what a sequence deposits. */
 const CAPACITY = 256;
 
@@ -38,6 +45,8 @@ export class BridgeSystem {
   readonly faultsActive: Record<ChainSide, boolean> = { source: false, target: false };
   /** Crank cycles that ended with last_error set. */
   failedCycles = 0;
+  /** Restarts whose authority had sent transactions that had not landed. */
+  restartsWithUnlanded = 0;
 
   private constructor(
     readonly config: BridgeConfig,
@@ -115,11 +124,26 @@ export class BridgeSystem {
     this.faultsActive[chain] = false;
   }
 
+  /**
+   * Runs `during` while `chain` makes a block every SLOT_MS, as a cluster does: with no timer
+   * of their own the chains make blocks only for landings and timePasses, so without this no
+   * slot would pass while a crank waits for a transaction held below a price floor.
+   */
+  async withSlotsPassing<T>(chain: ChainSide, during: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => this.ledger.advanceSlots(chain, 1), SLOT_MS);
+    try {
+      return await during();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   /** Honest authority k's server restarts: a new crank over the same key and chains; what its previous life sent may still be in flight. */
   async restart(k: number): Promise<string> {
     const crank = this.honest[k % this.honest.length]!;
     const inFlight = this.ledger.unlandedFrom(crank.authority);
     await crank.restart(inFlight);
+    if (inFlight.length > 0) this.restartsWithUnlanded += 1;
     return `crank ${crank.slot} restarted with ${inFlight.length} transaction(s) sent and not landed`;
   }
 

@@ -50,13 +50,19 @@ export class Ledger {
   readonly records: LedgerRecord[] = [];
   /** Problems the ledger itself found (an unattributed block); reported by the invariants. */
   readonly anomalies: string[] = [];
+  /** Transactions that landed in a later call than their own send (in flight, or waiting below a price floor). */
+  lateLandings = 0;
+  /** Versions sent at a higher price under a blockhash or nonce value the same payer already sent under (re-pricing). */
+  repricedVersions = 0;
+  /** Per chain, fee payer and recent blockhash (or nonce value): the prices sent. */
+  private readonly prices = new Map<string, Set<bigint>>();
   private readonly nodes: Record<ChainSide, DevnetNode>;
   private readonly expectedSlot: Record<ChainSide, number>;
   /** Submitted transactions the bank had no status for, until they land: what a later call may land. */
   private readonly unlanded: Record<ChainSide, Map<string, Submitted>> = { source: new Map(), target: new Map() };
   private readonly restore: Array<() => void> = [];
   /** The chain whose watched call is running, and the trackers' state before each landing in it. */
-  private watching: { chain: ChainSide; before: BridgeState[] } | undefined;
+  private watching: { chain: ChainSide; before: BridgeState[]; sent: string | undefined } | undefined;
   private cached: { key: string; state: BridgeState } | undefined;
 
   constructor(
@@ -82,18 +88,18 @@ export class Ledger {
   }
 
   /** Runs `change` (a fault change on `chain`: a falling price floor lands what waited below it) and records what landed in it. */
-  during(chain: ChainSide, emptyBlocks: number, change: () => void): void {
+  during(chain: ChainSide, emptyBlocks: number, change: () => void, sent?: string): void {
     if (this.watching !== undefined) throw new Error(`the ledger is already watching a call on the ${this.watching.chain} chain`);
     const node = this.nodes[chain];
     const slotBefore = node.slot;
-    const watching = { chain, before: [] as BridgeState[] };
+    const watching = { chain, before: [] as BridgeState[], sent };
     this.watching = watching;
     try {
       change();
     } finally {
       this.watching = undefined;
     }
-    const landed = this.recordLandings(chain, watching.before);
+    const landed = this.recordLandings(chain, watching.before, sent);
     this.expectedSlot[chain] += emptyBlocks + landed;
     if (node.slot !== slotBefore + emptyBlocks + landed) {
       this.anomalies.push(`${chain} slot moved ${slotBefore} -> ${node.slot} in a call that landed ${landed} transaction(s) and made ${emptyBlocks} empty block(s)`);
@@ -132,8 +138,11 @@ export class Ledger {
       return isBlockhashValid(blockhash);
     };
     bank.submit = (tx, signaturesVerified, landAfterSlots) => {
-      if (bank.signatureStatus(tx.signature) === undefined) this.unlanded[chain].set(tx.signature, tx);
-      this.during(chain, 0, () => submit(tx, signaturesVerified, landAfterSlots));
+      if (bank.signatureStatus(tx.signature) === undefined && !this.unlanded[chain].has(tx.signature)) {
+        this.unlanded[chain].set(tx.signature, tx);
+        this.notePrice(chain, tx);
+      }
+      this.during(chain, 0, () => submit(tx, signaturesVerified, landAfterSlots), tx.signature);
     };
   }
 
@@ -141,7 +150,15 @@ export class Ledger {
    * The transactions of `chain` that landed in the call just watched, in landing order (one
    * slot each), each between the state taken before it and the one before the next landing.
    */
-  private recordLandings(chain: ChainSide, before: BridgeState[]): number {
+  private notePrice(chain: ChainSide, tx: Submitted): void {
+    const key = `${chain}|${tx.accountKeys[0]}|${tx.recentBlockhash}`;
+    const prices = this.prices.get(key) ?? new Set<bigint>();
+    if (prices.size > 0 && ![...prices].some((price) => price >= tx.budget.unitPrice)) this.repricedVersions += 1;
+    prices.add(tx.budget.unitPrice);
+    this.prices.set(key, prices);
+  }
+
+  private recordLandings(chain: ChainSide, before: BridgeState[], sent: string | undefined): number {
     const bank = this.nodes[chain].bank;
     const landed = [...this.unlanded[chain].values()]
       .flatMap((tx) => {
@@ -155,6 +172,7 @@ export class Ledger {
     const after = this.state();
     landed.forEach(({ tx, status }, k) => {
       this.unlanded[chain].delete(tx.signature);
+      if (tx.signature !== sent) this.lateLandings += 1;
       this.records.push({
         seq: this.records.length,
         chain,
