@@ -104,7 +104,6 @@ function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
     // Slots pass only with landed transactions and timePasses: 2 lands within the same cycle's
     // traffic, 20 after a timePasses or the liveness drain's traffic.
     fc.record({ kind: fc.constant('inFlight' as const), slots: fc.constantFrom(2, 20) }),
-    fc.record({ kind: fc.constant('hiddenSurge' as const), priceFloor: surgeFloor }),
     // A few blocks behind, or a whole blockhash lifetime.
     fc.record({ kind: fc.constant('lagging' as const), slots: fc.constantFrom(5, 150) }),
   );
@@ -124,8 +123,8 @@ export function bridgeCommands(profile: PropertyProfile): fc.Arbitrary<fc.AsyncC
     { arbitrary: deposit, weight: 4 },
     { arbitrary: crankCycle, weight: 6 },
     { arbitrary: restart, weight: 1 },
-    { arbitrary: restartInFlight, weight: 1 },
-    { arbitrary: hiddenSurge, weight: 1 },
+    { arbitrary: restartInFlight, weight: 2 },
+    { arbitrary: hiddenSurge, weight: 2 },
     { arbitrary: claim, weight: 2 },
     { arbitrary: byzantine, weight: 3 },
     { arbitrary: setTokenPair, weight: 1 },

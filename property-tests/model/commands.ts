@@ -118,7 +118,9 @@ export class RestartCommand extends BridgeCommand {
 /**
  * Honest authority k's server restarts with its transactions in flight: `hold` (an in-flight
  * delay, a floor above the cap, lost answers) goes on on `chain`, one cycle of k's crank sends
- * into it, then the server restarts. The fault stays on, as it would on a cluster.
+ * into it, the server restarts (the new crank's first cycle runs with the fault still on), then
+ * the chain's faults go off: what is still held lands with the traffic that follows. Kept on,
+ * the hold would make every later cycle wait out its confirmations, for no new interleaving.
  */
 export class RestartInFlightCommand extends BridgeCommand {
   constructor(
@@ -136,7 +138,9 @@ export class RestartInFlightCommand extends BridgeCommand {
   protected async act(system: BridgeSystem): Promise<string> {
     const fault = system.faultOn(this.chain, this.hold);
     const cycle = await runCycle(system, this.crank);
-    return `${fault}; ${cycle}; ${await system.restart(this.crank)}`;
+    const restarted = await system.restart(this.crank);
+    system.faultsOff(this.chain);
+    return `${fault}; ${cycle}; ${restarted}; ${this.chain} faults off`;
   }
 
   toString(): string {
@@ -148,7 +152,7 @@ export class RestartInFlightCommand extends BridgeCommand {
  * A fee surge the history does not show (a price floor, getRecentPrioritizationFees reporting
  * per-slot minimums, mostly 0) begins on `chain`, and honest authority k's crank runs a cycle
  * while slots pass: what it sends waits below the floor until it is re-priced, at most to the
- * cap. The floor stays on.
+ * cap. Then the surge passes (the chain's faults go off): what still waits lands.
  */
 export class HiddenSurgeCommand extends BridgeCommand {
   constructor(
@@ -166,7 +170,9 @@ export class HiddenSurgeCommand extends BridgeCommand {
   protected async act(system: BridgeSystem): Promise<string> {
     const fault = system.faultOn(this.chain, { kind: 'hiddenSurge', priceFloor: this.priceFloor });
     const cycle = await system.withSlotsPassing(this.chain, () => runCycle(system, this.crank));
-    return `${fault}; ${cycle}; ${this.chain} at slot ${system.pair[this.chain].slot}`;
+    const slot = system.pair[this.chain].slot;
+    system.faultsOff(this.chain);
+    return `${fault}; ${cycle}; ${this.chain} at slot ${slot}, faults off`;
   }
 
   toString(): string {
