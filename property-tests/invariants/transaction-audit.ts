@@ -245,7 +245,7 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
 }
 
 /**
- * 11. Spend within the cap (docs/chain-client.md, "Lamports per transaction"): an honest
+ * 11. Spend within the cap (docs/chain-client.md, "Compute budget and priority fees", its lamports per transaction): an honest
  * transaction of n bridge instructions pays at most 5,000 (its one signature) + ceil(cap ×
  * min(1,400,000, n × 200,000) / 10^6) lamports, whatever the fee history said, until the chain
  * refused a transaction for compute (nothing in this model makes it: the costs never change).

@@ -135,12 +135,8 @@ export class RestartInFlightCommand extends BridgeCommand {
     return true;
   }
 
-  protected async act(system: BridgeSystem): Promise<string> {
-    const fault = system.faultOn(this.chain, this.hold);
-    const cycle = await runCycle(system, this.crank);
-    const restarted = await system.restart(this.crank);
-    system.faultsOff(this.chain);
-    return `${fault}; ${cycle}; ${restarted}; ${this.chain} faults off`;
+  protected act(system: BridgeSystem): Promise<string> {
+    return whileFaulty(system, this.chain, this.hold, async () => `${await runCycle(system, this.crank)}; ${await system.restart(this.crank)}`);
   }
 
   toString(): string {
@@ -167,12 +163,12 @@ export class HiddenSurgeCommand extends BridgeCommand {
     return true;
   }
 
-  protected async act(system: BridgeSystem): Promise<string> {
-    const fault = system.faultOn(this.chain, { kind: 'hiddenSurge', priceFloor: this.priceFloor });
-    const cycle = await system.withSlotsPassing(this.chain, () => runCycle(system, this.crank));
-    const slot = system.pair[this.chain].slot;
-    system.faultsOff(this.chain);
-    return `${fault}; ${cycle}; ${this.chain} at slot ${slot}, faults off`;
+  protected act(system: BridgeSystem): Promise<string> {
+    const surge: FaultSpec = { kind: 'hiddenSurge', priceFloor: this.priceFloor };
+    return whileFaulty(system, this.chain, surge, async () => {
+      const cycle = await system.withSlotsPassing(this.chain, () => runCycle(system, this.crank));
+      return `${cycle}; ${this.chain} at slot ${system.pair[this.chain].slot}`;
+    });
   }
 
   toString(): string {
@@ -317,6 +313,16 @@ export class TimePassesCommand extends BridgeCommand {
 
   toString(): string {
     return `timePasses(${this.chain}, ${this.slots} slots)`;
+  }
+}
+
+/** `fault` on `chain` while `work` runs, then the chain's faults off (what they held lands with the traffic that follows). */
+async function whileFaulty(system: BridgeSystem, chain: ChainSide, fault: FaultSpec, work: () => Promise<string>): Promise<string> {
+  const on = system.faultOn(chain, fault);
+  try {
+    return `${on}; ${await work()}; ${chain} faults off`;
+  } finally {
+    system.faultsOff(chain);
   }
 }
 
