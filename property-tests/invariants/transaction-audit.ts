@@ -245,17 +245,22 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
 }
 
 /**
- * 11. Spend within the cap (docs/chain-client.md, "Compute budget and priority fees", its lamports per transaction): an honest
- * transaction of n bridge instructions pays at most 5,000 (its one signature) + ceil(cap ×
- * min(1,400,000, n × 200,000) / 10^6) lamports, whatever the fee history said, until the chain
- * refused a transaction for compute (nothing in this model makes it: the costs never change).
+ * 11. Spend within the cap: an honest transaction bids at most the cap
+ * (`BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS`), and one of n bridge instructions pays at most
+ * 5,000 (its one signature) + ceil(cap × min(1,400,000, n × 200,000) / 10^6) lamports
+ * (docs/chain-client.md, "Compute budget and priority fees", its lamports per transaction),
+ * whatever the fee history said, until the chain refused a transaction for compute (nothing in
+ * this model makes it: the costs never change).
  */
 function withinFeeCap(record: LedgerRecord, capMicroLamports: number, who: string): string[] {
+  const cap = BigInt(capMicroLamports);
   const units = BigInt(Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING));
-  const priority = (BigInt(capMicroLamports) * units + 999_999n) / 1_000_000n;
-  const bound = LAMPORTS_PER_SIGNATURE + priority;
-  if (record.fee <= bound) return [];
-  return [`11: ${who}'s transaction ${record.signature} of ${record.instructions.length} bridge instruction(s) paid ${record.fee} lamports, above the cap's ${bound}`];
+  const bound = LAMPORTS_PER_SIGNATURE + (cap * units + 999_999n) / 1_000_000n;
+  const what = `${who}'s transaction ${record.signature} of ${record.instructions.length} bridge instruction(s)`;
+  return [
+    ...(record.unitPrice <= cap ? [] : [`11: ${what} bid ${record.unitPrice} micro-lamports/CU, above the cap of ${cap}`]),
+    ...(record.fee <= bound ? [] : [`11: ${what} paid ${record.fee} lamports, above the cap's ${bound}`]),
+  ];
 }
 
 const LAMPORTS_PER_SIGNATURE = 5_000n;

@@ -108,10 +108,17 @@ export class BridgeSystem {
     this.trace.push(`${command} -> ${outcome}`);
   }
 
-  /** Through the ledger: a price floor set or lifted can land what waited below it. */
+  /**
+   * Through the ledger: a price floor set or lifted can land what waited below it. A lag is the
+   * fallback's alone (the primary stays current, as in issue 31's mixed answers); every other
+   * fault is set on both endpoints, or the honest cranks would route around it through the
+   * fallback (a delay or a drop on the primary alone would never hold a transaction).
+   */
   faultOn(chain: ChainSide, spec: FaultSpec): string {
-    const endpoint = spec.kind === 'lagging' ? this.fallbacks[chain] : this.pair[chain];
-    this.ledger.during(chain, 0, () => endpoint.faults.set(faultSettings(spec)));
+    const endpoints = spec.kind === 'lagging' ? [this.fallbacks[chain]] : [this.pair[chain], this.fallbacks[chain]];
+    this.ledger.during(chain, 0, () => {
+      for (const endpoint of endpoints) endpoint.faults.set(faultSettings(spec));
+    });
     this.faultsActive[chain] = true;
     return `${chain}: ${describeFault(spec)}`;
   }

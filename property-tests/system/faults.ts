@@ -10,7 +10,7 @@ import type { FaultSettings } from '../../devnet/index.js';
  * with Agave's per-slot minimums in getRecentPrioritizationFees) and a lagging fallback endpoint
  * (it has not seen the newest `slots` blockhashes: its preflight refuses transactions signed
  * against them with BlockhashNotFound). The lag is the fallback endpoint's; every other fault is
- * the primary's (the floor is the chain's).
+ * set on both endpoints (the floor is the chain's anyway).
  */
 
 export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;

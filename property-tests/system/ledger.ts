@@ -36,6 +36,8 @@ export interface LedgerRecord {
   err: unknown;
   feePayer: string;
   fee: bigint;
+  /** The compute-unit price it bid (micro-lamports per CU). */
+  unitPrice: bigint;
   /** The bridge program's instructions, decoded. */
   instructions: BridgeInstruction[];
   before: BridgeState;
@@ -181,6 +183,7 @@ export class Ledger {
         err: status.err,
         feePayer: tx.accountKeys[0]!,
         fee: bank.feeFor(tx),
+        unitPrice: tx.budget.unitPrice,
         instructions: this.bridgeInstructions(tx.accountKeys, tx.instructions),
         before: before[k] ?? after,
         after: before[k + 1] ?? after,
