@@ -109,18 +109,33 @@ export class BridgeSystem {
   }
 
   /**
-   * Through the ledger: a price floor set or lifted can land what waited below it. A lag is the
-   * fallback's alone (the primary stays current, as in issue 31's mixed answers); every other
-   * fault is set on both endpoints, or the honest cranks would route around it through the
-   * fallback (a delay or a drop on the primary alone would never hold a transaction).
+   * Through the ledger: a price floor set or lifted can land what waited below it. Where a fault
+   * goes: a lag on the fallback alone (the primary stays current, as in issue 31's mixed
+   * answers); what a cluster does to a transaction (delays, drops, lost answers, a surge) on both
+   * endpoints, or the cranks would route around it through the fallback; errors and latency on
+   * the primary alone, one bad node: on both, each endpoint is taken out after 3 consecutive
+   * failures and probed again only within 10 s, longer than the liveness drain lasts.
    */
   faultOn(chain: ChainSide, spec: FaultSpec): string {
-    const endpoints = spec.kind === 'lagging' ? [this.fallbacks[chain]] : [this.pair[chain], this.fallbacks[chain]];
     this.ledger.during(chain, 0, () => {
-      for (const endpoint of endpoints) endpoint.faults.set(faultSettings(spec));
+      for (const endpoint of this.endpointsOf(chain, spec)) endpoint.faults.set(faultSettings(spec));
     });
     this.faultsActive[chain] = true;
     return `${chain}: ${describeFault(spec)}`;
+  }
+
+  private endpointsOf(chain: ChainSide, spec: FaultSpec): Fallback[] {
+    switch (spec.kind) {
+      case 'lagging':
+        return [this.fallbacks[chain]];
+      case 'inFlight':
+      case 'dropTransactions':
+      case 'loseResponses':
+      case 'hiddenSurge':
+        return [this.pair[chain], this.fallbacks[chain]];
+      default:
+        return [this.pair[chain]];
+    }
   }
 
   faultsOff(chain: ChainSide): void {

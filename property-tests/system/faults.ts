@@ -9,8 +9,7 @@ import type { FaultSettings } from '../../devnet/index.js';
  * lands `slots` blocks after it was sent), a fee surge the history does not show (a price floor
  * with Agave's per-slot minimums in getRecentPrioritizationFees) and a lagging fallback endpoint
  * (it has not seen the newest `slots` blockhashes: its preflight refuses transactions signed
- * against them with BlockhashNotFound). The lag is the fallback endpoint's; every other fault is
- * set on both endpoints (the floor is the chain's anyway).
+ * against them with BlockhashNotFound). Which endpoints each goes on: BridgeSystem.faultOn.
  */
 
 export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
