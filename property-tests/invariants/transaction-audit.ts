@@ -54,18 +54,23 @@ export class TransactionAudit {
   private readonly nextVote = new Map<string, number>();
   private readonly cleanupCount = new Map<number, number>();
   private readonly wrongInstances = new Set<string>();
+  /** Per chain, honest authority, index and position pass: the ledger entry whose executed transaction counted that vote. */
+  private readonly counted = new Map<string, number>();
 
   constructor(
-    private readonly honest: ReadonlySet<string>,
+    /** The honest authorities and the cap on each one's priority fee (micro-lamports per CU). */
+    private readonly honest: ReadonlyMap<string, number>,
     private readonly names: ReadonlyMap<string, string>,
   ) {}
 
   audit(record: LedgerRecord): string[] {
+    const honest = this.honest.get(record.feePayer);
+    const own = honest === undefined ? [] : [...this.carriedTwice(record), ...withinFeeCap(record, honest, this.name(record.feePayer))];
     if (record.err !== null) {
       this.coverage.failedTransactions += 1;
-      return this.honest.has(record.feePayer) ? duplicateVotes(record, this.name(record.feePayer)) : [];
+      return honest === undefined ? [] : [...own, ...duplicateVotes(record, this.name(record.feePayer))];
     }
-    const problems = [...this.votesOf(record), ...this.cleanupsOf(record), ...monotone(record), ...finalizedAtTheMoment(record)];
+    const problems = [...own, ...this.votesOf(record), ...this.cleanupsOf(record), ...monotone(record), ...finalizedAtTheMoment(record)];
     this.recordRewinds(record);
     return problems;
   }
@@ -102,6 +107,30 @@ export class TransactionAudit {
     return problems.map((problem) => `${problem} (transaction ${record.signature}, ${this.name(authority)})`);
   }
 
+  /**
+   * 10. A vote is carried by one landed transaction: once an executed transaction of an honest
+   * authority counted its vote at an index, no other landed transaction of it (executed or
+   * failed) carries a vote at that index in the same position pass. Two carriers mean two
+   * versions of one vote were alive and both landed, which one nonce value per vote rules out.
+   * A carrier that failed counted nothing, so a re-sign after it is a new decision.
+   */
+  private carriedTwice(record: LedgerRecord): string[] {
+    return record.instructions.flatMap((ix) => {
+      if (ix.name !== 'ack_deposit' && ix.name !== 'ack_withdraw') return [];
+      const index = Number(ix.index);
+      const key = `${record.chain}|${record.feePayer}|${index}|${this.passOf(record.chain, record.feePayer, index)}`;
+      const first = this.counted.get(key);
+      if (record.err === null && first === undefined) this.counted.set(key, record.seq);
+      if (first === undefined) return [];
+      return [`10: ${this.name(record.feePayer)}'s ${ix.name} ${index} on the ${record.chain} chain is carried by transaction ${record.signature} (ledger #${record.seq}) and by ledger #${first}, which counted it: a vote carried by two landed transactions`];
+    });
+  }
+
+  /** How many times the authority's position was rewound to at most `index`: votes at `index` in different passes are different votes. */
+  private passOf(chain: ChainSide, authority: string, index: number): number {
+    return (this.rewinds.get(`${chain}|${authority}`) ?? []).filter((to) => to <= index).length;
+  }
+
   private instanceOf(record: LedgerRecord, vote: CastVote): string {
     const key = `${vote.chain}:${vote.index}`;
     if (vote.proposal) {
@@ -136,7 +165,7 @@ export class TransactionAudit {
   /** 4: at most one vote per instance and position pass; a repeat only as a late vote. */
   private once(vote: CastVote, instance: string, record: LedgerRecord): string[] {
     const key = `${instance}|${vote.authority}`;
-    const pass = (this.rewinds.get(`${vote.chain}|${vote.authority}`) ?? []).filter((to) => to <= vote.index).length;
+    const pass = this.passOf(vote.chain, vote.authority, vote.index);
     const late = entryOf(record.before, vote.chain, vote.index)?.status === 'Finalized';
     const earlier = this.votes.get(key) ?? [];
     this.votes.set(key, [...earlier, { pass, late, seq: record.seq }]);
@@ -214,6 +243,29 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
     .filter((ix): ix is Vote => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && ix.index < next)
     .map((ix) => `9: ${who}'s transaction ${record.signature} landed with an error carrying ${ix.name} ${ix.index}, already counted (next_index ${next}): a vote sent twice`);
 }
+
+/**
+ * 11. Spend within the cap: an honest transaction bids at most the cap
+ * (`BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS`), and one of n bridge instructions pays at most
+ * 5,000 (its one signature) + ceil(cap × min(1,400,000, n × 200,000) / 10^6) lamports
+ * (docs/chain-client.md, "Compute budget and priority fees", its lamports per transaction),
+ * whatever the fee history said, until the chain refused a transaction for compute (nothing in
+ * this model makes it: the costs never change).
+ */
+function withinFeeCap(record: LedgerRecord, capMicroLamports: number, who: string): string[] {
+  const cap = BigInt(capMicroLamports);
+  const units = BigInt(Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING));
+  const bound = LAMPORTS_PER_SIGNATURE + (cap * units + 999_999n) / 1_000_000n;
+  const what = `${who}'s transaction ${record.signature} of ${record.instructions.length} bridge instruction(s)`;
+  return [
+    ...(record.unitPrice <= cap ? [] : [`11: ${what} bid ${record.unitPrice} micro-lamports/CU, above the cap of ${cap}`]),
+    ...(record.fee <= bound ? [] : [`11: ${what} paid ${record.fee} lamports, above the cap's ${bound}`]),
+  ];
+}
+
+const LAMPORTS_PER_SIGNATURE = 5_000n;
+const MAX_COMPUTE_UNITS = 1_400_000;
+const UNITS_PER_INSTRUCTION_CEILING = 200_000;
 
 function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string): string[] {
   const deposit = before.source.entries[vote.index];

@@ -10,8 +10,11 @@ import {
   DepositCommand,
   FaultOnCommand,
   FaultsOffCommand,
+  HiddenSurgeCommand,
   QuiesceCommand,
   ResetPendingCommand,
+  RestartCommand,
+  RestartInFlightCommand,
   SetTokenPairCommand,
   TimePassesCommand,
 } from './commands.js';
@@ -36,6 +39,26 @@ const deposit = fc
   .map(({ kind, amount, recipient, depositor }) => new DepositCommand(kind, amount, recipient, depositor));
 
 const crankCycle = fc.nat(15).map((crank) => new CrankCycleCommand(crank));
+
+const restart = fc.nat(15).map((crank) => new RestartCommand(crank));
+
+/** What keeps a restarted server's transactions in flight: a delay, a floor above the cap (100,000), lost answers (a gateway's 504). */
+const hold = fc.oneof(
+  fc.record({ kind: fc.constant('inFlight' as const), slots: fc.constantFrom(2, 20) }),
+  fc.constant({ kind: 'hiddenSurge' as const, priceFloor: 150_000 }),
+  fc.record({ kind: fc.constant('loseResponses' as const), count: fc.integer({ min: 1, max: 3 }), mode: fc.constant('http504' as const) }),
+);
+
+const restartInFlight = fc
+  .record({ crank: fc.nat(15), chain, hold })
+  .map(({ crank, chain: side, hold: spec }) => new RestartInFlightCommand(crank, side, spec));
+
+// Under the first escalation step (cap/4 at the default cap of 100,000), under the cap, above it.
+const surgeFloor = fc.constantFrom(20_000, 60_000, 150_000);
+
+const hiddenSurge = fc
+  .record({ chain, priceFloor: surgeFloor, crank: fc.nat(15) })
+  .map(({ chain: side, priceFloor, crank }) => new HiddenSurgeCommand(side, priceFloor, crank));
 
 const claim = fc.nat(15).map((pick) => new ClaimCommand(pick));
 
@@ -78,6 +101,11 @@ function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
     fc.record({ kind: fc.constant('latency' as const), method, ms: fc.constantFrom(...latencies) }),
     fc.record({ kind: fc.constant('loseResponses' as const), count: fc.integer({ min: 1, max: 3 }), mode: fc.constantFrom('http500' as const, 'http504' as const, 'destroy' as const) }),
     fc.record({ kind: fc.constant('dropTransactions' as const), count: fc.constantFrom(1, 2, 3, 1_000) }),
+    // Slots pass only with landed transactions and timePasses: 2 lands within the same cycle's
+    // traffic, 20 after a timePasses or the liveness drain's traffic.
+    fc.record({ kind: fc.constant('inFlight' as const), slots: fc.constantFrom(2, 20) }),
+    // A few blocks behind, or a whole blockhash lifetime.
+    fc.record({ kind: fc.constant('lagging' as const), slots: fc.constantFrom(5, 150) }),
   );
 }
 
@@ -94,6 +122,9 @@ export function bridgeCommands(profile: PropertyProfile): fc.Arbitrary<fc.AsyncC
     { arbitrary: quiesce, weight: 1 },
     { arbitrary: deposit, weight: 4 },
     { arbitrary: crankCycle, weight: 6 },
+    { arbitrary: restart, weight: 1 },
+    { arbitrary: restartInFlight, weight: 2 },
+    { arbitrary: hiddenSurge, weight: 2 },
     { arbitrary: claim, weight: 2 },
     { arbitrary: byzantine, weight: 3 },
     { arbitrary: setTokenPair, weight: 1 },

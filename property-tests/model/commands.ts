@@ -82,20 +82,97 @@ export class CrankCycleCommand extends BridgeCommand {
     return true;
   }
 
-  protected async act(system: BridgeSystem): Promise<string> {
-    const crank = system.honest[this.crank % system.honest.length]!;
-    try {
-      const report = await crank.cycle();
-      const error = crank.health().last_error;
-      if (error !== null) system.failedCycles += 1;
-      return `${describeReport(report)}${error === null ? '' : `; last_error: ${error}`}`;
-    } catch (err) {
-      return `failed: ${describeError(err)}`;
-    }
+  protected act(system: BridgeSystem): Promise<string> {
+    return runCycle(system, this.crank);
   }
 
   toString(): string {
     return `crankCycle(${this.crank})`;
+  }
+}
+
+/**
+ * Honest authority k's server restarts between cycles (BRIDGE_HANDOFF_SECS=0, one server per
+ * key): a new crank over the same key and chains, with nothing of the old process's memory.
+ * What the old one sent may still be in flight (delayed, waiting below a price floor, answer
+ * lost); the new one must learn it from the nonce accounts before it signs anything.
+ */
+export class RestartCommand extends BridgeCommand {
+  constructor(readonly crank: number) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return system.restart(this.crank);
+  }
+
+  toString(): string {
+    return `restart(${this.crank})`;
+  }
+}
+
+/**
+ * Honest authority k's server restarts with its transactions in flight: `hold` (an in-flight
+ * delay, a floor above the cap, lost answers) goes on on `chain`, one cycle of k's crank sends
+ * into it, the server restarts (the new crank's first cycle runs with the fault still on), then
+ * the chain's faults go off: what is still held lands with the traffic that follows. Kept on,
+ * the hold would make every later cycle wait out its confirmations, for no new interleaving.
+ */
+export class RestartInFlightCommand extends BridgeCommand {
+  constructor(
+    readonly crank: number,
+    readonly chain: ChainSide,
+    readonly hold: FaultSpec,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    return whileFaulty(system, this.chain, this.hold, async () => `${await runCycle(system, this.crank)}; ${await system.restart(this.crank)}`);
+  }
+
+  toString(): string {
+    return `restartInFlight(${this.crank}, ${this.chain}, ${JSON.stringify(this.hold)})`;
+  }
+}
+
+/**
+ * A fee surge the history does not show (a price floor, getRecentPrioritizationFees reporting
+ * per-slot minimums, mostly 0) begins on `chain`, and honest authority k's crank runs a cycle
+ * while slots pass: what it sends waits below the floor until it is re-priced, at most to the
+ * cap. Then the surge passes (the chain's faults go off): what still waits lands.
+ */
+export class HiddenSurgeCommand extends BridgeCommand {
+  constructor(
+    readonly chain: ChainSide,
+    readonly priceFloor: number,
+    readonly crank: number,
+  ) {
+    super();
+  }
+
+  check(): boolean {
+    return true;
+  }
+
+  protected act(system: BridgeSystem): Promise<string> {
+    const surge: FaultSpec = { kind: 'hiddenSurge', priceFloor: this.priceFloor };
+    return whileFaulty(system, this.chain, surge, async () => {
+      const cycle = await system.withSlotsPassing(this.chain, () => runCycle(system, this.crank));
+      return `${cycle}; ${this.chain} at slot ${system.pair[this.chain].slot}`;
+    });
+  }
+
+  toString(): string {
+    return `hiddenSurge(${this.chain}, floor ${this.priceFloor}, crankCycle(${this.crank}))`;
   }
 }
 
@@ -236,6 +313,29 @@ export class TimePassesCommand extends BridgeCommand {
 
   toString(): string {
     return `timePasses(${this.chain}, ${this.slots} slots)`;
+  }
+}
+
+/** `fault` on `chain` while `work` runs, then the chain's faults off (what they held lands with the traffic that follows). */
+async function whileFaulty(system: BridgeSystem, chain: ChainSide, fault: FaultSpec, work: () => Promise<string>): Promise<string> {
+  const on = system.faultOn(chain, fault);
+  try {
+    return `${on}; ${await work()}; ${chain} faults off`;
+  } finally {
+    system.faultsOff(chain);
+  }
+}
+
+/** One cycle of honest crank k (modulo their number), described. */
+async function runCycle(system: BridgeSystem, k: number): Promise<string> {
+  const crank = system.honest[k % system.honest.length]!;
+  try {
+    const report = await crank.cycle();
+    const error = crank.health().last_error;
+    if (error !== null) system.failedCycles += 1;
+    return `${describeReport(report)}${error === null ? '' : `; last_error: ${error}`}`;
+  } catch (err) {
+    return `failed: ${describeError(err)}`;
   }
 }
 

@@ -35,6 +35,8 @@ export interface PropertySummary {
   /** Most landed transactions a crank had not counted yet (the lag invariant 8 allows). */
   maxHealthLag: number;
   coverage: Coverage;
+  /** What the faults of issue 31 did: restarts with sent, unlanded transactions; landings after their send's call; re-priced versions. */
+  inFlight: { restartsWithUnlanded: number; lateLandings: number; repricedVersions: number };
 }
 
 export async function checkTransferPhases(name: string, config: BridgeConfig, profile: PropertyProfile): Promise<PropertySummary> {
@@ -47,6 +49,7 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
     failedCycles: 0,
     maxHealthLag: 0,
     coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
+    inFlight: { restartsWithUnlanded: 0, lateLandings: 0, repricedVersions: 0 },
   };
   const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
   const metrics = createMetrics(new Registry());
@@ -64,6 +67,9 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
       summary.failedCycles += system.failedCycles;
       summary.maxHealthLag = Math.max(summary.maxHealthLag, checker.maxHealthLag);
       for (const key of Object.keys(summary.coverage) as Array<keyof Coverage>) summary.coverage[key] += checker.coverage[key];
+      summary.inFlight.restartsWithUnlanded += system.restartsWithUnlanded;
+      summary.inFlight.lateLandings += system.ledger.lateLandings;
+      summary.inFlight.repricedVersions += system.ledger.repricedVersions;
     } finally {
       await system.close();
     }

@@ -27,6 +27,15 @@ export interface BridgeConfig {
   byzantine: number[];
 }
 
+type Fallback = Pick<ChainPair['source'], 'url' | 'faults'>;
+
+/**
+ * Milliseconds per block while slots pass (withSlotsPassing): the 10 slots a nonce-mode version
+ * waits before it is re-priced (docs/chain-client.md) pass in 50 ms, so the three escalation
+ * steps fit in the 300 ms a property crank waits for a confirmation (clients.ts).
+ */
+const SLOT_MS = 5;
+
 /** Entries per tracker: far above what a sequence deposits. */
 const CAPACITY = 256;
 
@@ -36,10 +45,14 @@ export class BridgeSystem {
   readonly faultsActive: Record<ChainSide, boolean> = { source: false, target: false };
   /** Crank cycles that ended with last_error set. */
   failedCycles = 0;
+  /** Restarts whose authority had sent transactions that had not landed. */
+  restartsWithUnlanded = 0;
 
   private constructor(
     readonly config: BridgeConfig,
     readonly pair: ChainPair,
+    /** Each chain's second endpoint, the honest cranks' fallback: where a lagging node's refusals come from. */
+    private readonly fallbacks: Record<ChainSide, Fallback>,
     readonly world: World,
     readonly ledger: Ledger,
     readonly honest: HonestCrank[],
@@ -58,6 +71,7 @@ export class BridgeSystem {
   static async start(config: BridgeConfig, metrics: Metrics): Promise<BridgeSystem> {
     checkConfig(config);
     const pair = await startChainPair({ slotIntervalMs: 0 });
+    const fallbacks = { source: await pair.source.addEndpoint(), target: await pair.target.addEndpoint() };
     const dir = await mkdtemp(join(tmpdir(), 'bridge-property-'));
     try {
       const world = await bootstrapWorld(pair, { authorities: config.authorities, threshold: config.threshold, capacity: CAPACITY, dir });
@@ -77,12 +91,12 @@ export class BridgeSystem {
       const byzantine: ByzantineAuthority[] = [];
       keys.forEach((keypair, slot) => {
         if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints, metrics));
-        else honest.push(new HonestCrank(slot, world, keypair, metrics));
+        else honest.push(new HonestCrank(slot, world, keypair, metrics, { source: fallbacks.source.url, target: fallbacks.target.url }));
       });
       // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
       await Promise.all(honest.map((crank) => crank.idle()));
       const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
-      return new BridgeSystem(config, pair, world, ledger, honest, byzantine, participants, feePayers, dir);
+      return new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir);
     } catch (err) {
       await pair.close();
       await rm(dir, { recursive: true, force: true });
@@ -94,15 +108,65 @@ export class BridgeSystem {
     this.trace.push(`${command} -> ${outcome}`);
   }
 
+  /**
+   * Through the ledger: a price floor set or lifted can land what waited below it. Where a fault
+   * goes: a lag on the fallback alone (the primary stays current, as in issue 31's mixed
+   * answers); what a cluster does to a transaction (delays, drops, lost answers, a surge) on both
+   * endpoints, or the cranks would route around it through the fallback; errors and latency on
+   * the primary alone, one bad node: on both, each endpoint is taken out after 3 consecutive
+   * failures and probed again only within 10 s, longer than the liveness drain lasts.
+   */
   faultOn(chain: ChainSide, spec: FaultSpec): string {
-    this.pair[chain].faults.set(faultSettings(spec));
+    this.ledger.during(chain, 0, () => {
+      for (const endpoint of this.endpointsOf(chain, spec)) endpoint.faults.set(faultSettings(spec));
+    });
     this.faultsActive[chain] = true;
     return `${chain}: ${describeFault(spec)}`;
   }
 
+  private endpointsOf(chain: ChainSide, spec: FaultSpec): Fallback[] {
+    switch (spec.kind) {
+      case 'lagging':
+        return [this.fallbacks[chain]];
+      case 'inFlight':
+      case 'dropTransactions':
+      case 'loseResponses':
+      case 'hiddenSurge':
+        return [this.pair[chain], this.fallbacks[chain]];
+      default:
+        return [this.pair[chain]];
+    }
+  }
+
   faultsOff(chain: ChainSide): void {
-    this.pair[chain].faults.clear();
+    this.ledger.during(chain, 0, () => {
+      this.fallbacks[chain].faults.clear();
+      this.pair[chain].faults.clear();
+    });
     this.faultsActive[chain] = false;
+  }
+
+  /**
+   * Runs `during` while `chain` makes a block every SLOT_MS, as a cluster does: with no timer
+   * of their own the chains make blocks only for landings and timePasses, so without this no
+   * slot would pass while a crank waits for a transaction held below a price floor.
+   */
+  async withSlotsPassing<T>(chain: ChainSide, during: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => this.ledger.advanceSlots(chain, 1), SLOT_MS);
+    try {
+      return await during();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Honest authority k's server restarts: a new crank over the same key and chains; what its previous life sent may still be in flight. */
+  async restart(k: number): Promise<string> {
+    const crank = this.honest[k % this.honest.length]!;
+    const inFlight = this.ledger.unlandedFrom(crank.authority);
+    await crank.restart(inFlight);
+    if (inFlight.length > 0) this.restartsWithUnlanded += 1;
+    return `crank ${crank.slot} restarted with ${inFlight.length} transaction(s) sent and not landed`;
   }
 
   async close(): Promise<void> {

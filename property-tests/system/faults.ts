@@ -4,8 +4,12 @@ import type { FaultSettings } from '../../devnet/index.js';
  * The faults a FaultOn command injects into one node, through the devnet's typed fault API
  * (docs/devnet.md, Faults): HTTP 500 and 429, RPC errors, random error rates, latency, lost
  * sendTransaction responses (the transaction lands, the answer is lost: HTTP 500, a gateway's
- * 504, or a destroyed connection) and dropped
- * transactions (answered with their signature, never landed).
+ * 504, or a destroyed connection), dropped
+ * transactions (answered with their signature, never landed), in-flight delays (a transaction
+ * lands `slots` blocks after it was sent), a fee surge the history does not show (a price floor
+ * with Agave's per-slot minimums in getRecentPrioritizationFees) and a lagging fallback endpoint
+ * (it has not seen the newest `slots` blockhashes: its preflight refuses transactions signed
+ * against them with BlockhashNotFound). Which endpoints each goes on: BridgeSystem.faultOn.
  */
 
 export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
@@ -16,7 +20,10 @@ export type FaultSpec =
   | { kind: 'errorRate'; method: FaultMethod; rate: number; errorKind: 'rpc' | 'http500' | 'http429'; seed: number }
   | { kind: 'latency'; method: FaultMethod; ms: number }
   | { kind: 'loseResponses'; count: number; mode: 'http500' | 'http504' | 'destroy' }
-  | { kind: 'dropTransactions'; count: number };
+  | { kind: 'dropTransactions'; count: number }
+  | { kind: 'inFlight'; slots: number }
+  | { kind: 'hiddenSurge'; priceFloor: number }
+  | { kind: 'lagging'; slots: number };
 
 export function faultSettings(spec: FaultSpec): FaultSettings {
   switch (spec.kind) {
@@ -32,6 +39,12 @@ export function faultSettings(spec: FaultSpec): FaultSettings {
       return { loseResponses: spec.count, loseResponseMode: spec.mode };
     case 'dropTransactions':
       return { dropTransactions: spec.count };
+    case 'inFlight':
+      return { landAfterSlots: spec.slots };
+    case 'hiddenSurge':
+      return { priceFloor: spec.priceFloor, feeHistory: 'minimum' };
+    case 'lagging':
+      return { blockhashLagSlots: spec.slots };
   }
 }
 
@@ -49,5 +62,11 @@ export function describeFault(spec: FaultSpec): string {
       return `lose ${spec.count} sendTransaction responses (${spec.mode})`;
     case 'dropTransactions':
       return `drop ${spec.count} transactions`;
+    case 'inFlight':
+      return `transactions land ${spec.slots} slot(s) after they are sent`;
+    case 'hiddenSurge':
+      return `price floor ${spec.priceFloor} micro-lamports/CU, fee history of per-slot minimums`;
+    case 'lagging':
+      return `the fallback endpoint lags ${spec.slots} blockhash(es)`;
   }
 }

@@ -23,13 +23,22 @@ const KEPT_LOG_LINES = 12;
 
 export class HonestCrank {
   readonly authority: string;
+  /** BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS of its configuration. */
+  readonly priorityFeeCap: number;
   /** Signatures the crank's attempt log lines report as landed: what /health's total counts. */
   readonly reportedLanded = new Set<string>();
   /** Signatures whose outcome the crank declared unknown (it gave up waiting for a confirmation). */
-  readonly declaredUnknown = new Set<string>();
+  private readonly declaredUnknownVersions = new Set<string>();
+  /** Each re-priced version's first version (the crank's log line when it signs one): the versions are one transaction. */
+  private readonly firstVersion = new Map<string, string>();
   /** Of those, the ones a later call found landed with an error (resolved, so no longer unknown). */
   readonly settledWithError = new Set<string>();
-  private readonly service: CrankService;
+  /** Sent by an earlier life of this authority's server and not landed when it restarted: the new life may never count them. */
+  readonly leftInFlight = new Set<string>();
+  /** What /health's total said when each earlier life stopped: a new process counts from 0. */
+  private earlierLivesTotal = 0;
+  private service: CrankService;
+  private readonly assemble: () => CrankService;
   private cyclesStarted = 0;
   private cyclesFinished = 0;
   private readonly problems: string[] = [];
@@ -40,15 +49,54 @@ export class HonestCrank {
     world: World,
     keypair: Keypair,
     metrics: Metrics,
+    /** Each chain's second endpoint. */
+    fallbackUrls: Record<'source' | 'target', string>,
   ) {
     this.authority = keypair.publicKey.toBase58();
     const logger = createLogger({ level: 'debug', destination: { write: (line: string) => this.onLogLine(line) } });
-    const config = { pollIntervalMs: POLL_INTERVAL_MS, maxAttempts: MAX_ATTEMPTS, retryBackoffMs: RETRY_BACKOFF_MS };
-    this.service = assembleCrank(authorityParts(world, slot, keypair, metrics, { config, logger }));
+    const config = {
+      pollIntervalMs: POLL_INTERVAL_MS,
+      maxAttempts: MAX_ATTEMPTS,
+      retryBackoffMs: RETRY_BACKOFF_MS,
+      sourceRpcFallbackUrls: [fallbackUrls.source],
+      targetRpcFallbackUrls: [fallbackUrls.target],
+    };
+    const parts = () => authorityParts(world, slot, keypair, metrics, { config, logger });
+    this.priorityFeeCap = parts().config.priorityFee.maxMicroLamports;
+    this.assemble = () => assembleCrank(parts());
+    this.service = this.assemble();
   }
 
   health(): CrankHealth {
     return this.service.health();
+  }
+
+  /**
+   * The crank declared this transaction's outcome unknown: it named this version or another
+   * version of the same transaction (one signed against the same nonce value at a higher price).
+   */
+  declaredUnknown(signature: string): boolean {
+    return this.declaredUnknownVersions.has(this.firstOf(signature));
+  }
+
+  /** Transactions this authority's server lives have counted as landed (/health's total, summed over the lives). */
+  totalSubmitted(): number {
+    return this.earlierLivesTotal + this.service.health().total_actions_submitted;
+  }
+
+  /**
+   * The server stops and a new process starts over the same key, chains and configuration, with
+   * nothing of the old one's memory; `inFlight` is what the old one sent that has not landed.
+   * The new crank starts with a cycle of its own, as the server does.
+   */
+  async restart(inFlight: readonly string[]): Promise<void> {
+    const total = this.service.health().total_actions_submitted;
+    await this.stop();
+    this.earlierLivesTotal += total;
+    for (const signature of inFlight) this.leftInFlight.add(signature);
+    this.cyclesStarted = this.cyclesFinished;
+    this.service = this.assemble();
+    await this.idle();
   }
 
   /** One crank cycle (POST /crank/once), then waits until the crank is idle again. */
@@ -83,6 +131,10 @@ export class HonestCrank {
 
   private onLogLine(line: string): void {
     if (line.includes('"outcome":"')) this.onAttemptLine(JSON.parse(line) as Record<string, unknown>);
+    if (line.includes(RESIGNED)) {
+      const { signature, replaces } = JSON.parse(line) as Record<string, unknown>;
+      this.firstVersion.set(String(signature), this.firstOf(String(replaces)));
+    }
     if (line.includes(SETTLED_WITH_ERROR)) this.settledWithError.add(String((JSON.parse(line) as Record<string, unknown>)['signature']));
     if (line.includes('"msg":"crank cycle started"')) this.cyclesStarted += 1;
     if (line.includes('"msg":"crank cycle finished"')) this.cyclesFinished += 1;
@@ -97,9 +149,16 @@ export class HonestCrank {
     const { signatures, err } = record;
     if (Array.isArray(signatures)) for (const signature of signatures) this.reportedLanded.add(String(signature));
     if (typeof err !== 'string') return;
-    for (const [, signature] of err.matchAll(UNCONFIRMED)) this.declaredUnknown.add(signature!);
+    for (const [, signature] of err.matchAll(UNCONFIRMED)) this.declaredUnknownVersions.add(this.firstOf(signature!));
+  }
+
+  private firstOf(signature: string): string {
+    return this.firstVersion.get(signature) ?? signature;
   }
 }
+
+/** The chain client's log line when it signs a higher-priced version against the same nonce value (transaction-sender.ts). */
+const RESIGNED = '"msg":"not landed yet: signed again one escalation step higher against the same nonce value"';
 
 /** The chain client's log line when a pending transaction turns out to have landed with an error (transaction-sender.ts). */
 const SETTLED_WITH_ERROR = '"msg":"an earlier transaction of this action landed with an error"';

@@ -8,13 +8,20 @@ import { readBridgeState, type BridgeState, type TrackerAddresses } from './snap
  * just before and just after it: the chain's side of the story, which the invariants compare
  * the cranks' behaviour and reports against.
  *
- * The devnet has no typed log of landed transactions, so the ledger watches `bank.submit`,
- * the one entry point through which the node's JSON-RPC hands a transaction to the block
- * producer; a transaction lands synchronously inside it (block production is never paused
- * here), so the snapshots around the call are exactly that transaction's before and after.
- * Landing itself is read from the bank's signature statuses. Each landed transaction (and each
- * airdrop) makes one block, so the ledger also accounts for every slot: a block it cannot
- * attribute is reported instead of silently missing from the checks.
+ * The devnet has no typed log of landed transactions, so the ledger watches the calls through
+ * which anything can land: `bank.submit` (the one entry point through which the node's
+ * JSON-RPC hands a transaction to the block producer), `advanceSlots` (a block can land a
+ * transaction that was in flight, `landAfterSlots`) and fault changes (a price floor that
+ * falls lands the transactions waiting below it). Block production is never paused here and no
+ * timer makes blocks, so everything lands synchronously inside one of these calls. Several
+ * transactions can land in one call (each in a block of its own); the bank's public
+ * `isBlockhashValid` is asked exactly once per landing, after the transaction passed every
+ * check and before it executes, so the ledger takes the trackers' state there: the state after
+ * the previous landing and before this one. Landing itself, and the order, is read from the
+ * bank's signature statuses (one slot per landing). Each landed transaction (and each airdrop)
+ * makes one block, so the ledger also accounts for every slot: a block it cannot attribute, or
+ * a landing count that differs from the snapshots taken, is reported instead of silently
+ * missing from the checks.
  */
 
 export type ChainSide = 'source' | 'target';
@@ -29,21 +36,35 @@ export interface LedgerRecord {
   err: unknown;
   feePayer: string;
   fee: bigint;
+  /** The compute-unit price it bid (micro-lamports per CU). */
+  unitPrice: bigint;
   /** The bridge program's instructions, decoded. */
   instructions: BridgeInstruction[];
   before: BridgeState;
   after: BridgeState;
 }
 
-type Submit = DevnetNode['bank']['submit'];
+type Bank = DevnetNode['bank'];
+type Submit = Bank['submit'];
+type Submitted = Parameters<Submit>[0];
 
 export class Ledger {
   readonly records: LedgerRecord[] = [];
   /** Problems the ledger itself found (an unattributed block); reported by the invariants. */
   readonly anomalies: string[] = [];
+  /** Transactions that landed in a later call than their own send (in flight, or waiting below a price floor). */
+  lateLandings = 0;
+  /** Versions sent at a higher price under a blockhash or nonce value the same payer already sent under (re-pricing). */
+  repricedVersions = 0;
+  /** Per chain, fee payer and recent blockhash (or nonce value): the prices sent. */
+  private readonly prices = new Map<string, Set<bigint>>();
   private readonly nodes: Record<ChainSide, DevnetNode>;
   private readonly expectedSlot: Record<ChainSide, number>;
-  private readonly originals: Array<{ node: DevnetNode; submit: Submit }> = [];
+  /** Submitted transactions the bank had no status for, until they land: what a later call may land. */
+  private readonly unlanded: Record<ChainSide, Map<string, Submitted>> = { source: new Map(), target: new Map() };
+  private readonly restore: Array<() => void> = [];
+  /** The chain whose watched call is running, and the trackers' state before each landing in it. */
+  private watching: { chain: ChainSide; before: BridgeState[]; sent: string | undefined } | undefined;
   private cached: { key: string; state: BridgeState } | undefined;
 
   constructor(
@@ -63,10 +84,35 @@ export class Ledger {
     return this.cached.state;
   }
 
-  /** Lets time pass on one chain: `count` empty blocks (blockhashes age, pending transactions can expire). */
+  /** Lets time pass on one chain: `count` empty blocks (blockhashes age, pending transactions can expire, in-flight ones land). */
   advanceSlots(chain: ChainSide, count: number): void {
-    this.nodes[chain].advanceSlots(count);
-    this.expectedSlot[chain] += count;
+    this.during(chain, count, () => this.nodes[chain].advanceSlots(count));
+  }
+
+  /** Runs `change` (a fault change on `chain`: a falling price floor lands what waited below it) and records what landed in it. */
+  during(chain: ChainSide, emptyBlocks: number, change: () => void, sent?: string): void {
+    if (this.watching !== undefined) throw new Error(`the ledger is already watching a call on the ${this.watching.chain} chain`);
+    const node = this.nodes[chain];
+    const slotBefore = node.slot;
+    const watching = { chain, before: [] as BridgeState[], sent };
+    this.watching = watching;
+    try {
+      change();
+    } finally {
+      this.watching = undefined;
+    }
+    const landed = this.recordLandings(chain, watching.before, sent);
+    this.expectedSlot[chain] += emptyBlocks + landed;
+    if (node.slot !== slotBefore + emptyBlocks + landed) {
+      this.anomalies.push(`${chain} slot moved ${slotBefore} -> ${node.slot} in a call that landed ${landed} transaction(s) and made ${emptyBlocks} empty block(s)`);
+    }
+  }
+
+  /** Signatures of transactions `key` paid for that were sent and have not landed (in flight, waiting below a price floor, dropped). */
+  unlandedFrom(key: string): string[] {
+    return (['source', 'target'] as const).flatMap((chain) =>
+      [...this.unlanded[chain].values()].filter((tx) => tx.accountKeys[0] === key).map((tx) => tx.signature),
+    );
   }
 
   /** Blocks on either chain that no landed transaction or advanceSlots explains. */
@@ -78,26 +124,57 @@ export class Ledger {
 
   /** Puts the banks back as they were. */
   close(): void {
-    for (const { node, submit } of this.originals.splice(0)) node.bank.submit = submit;
+    for (const undo of this.restore.splice(0)) undo();
   }
 
   private watch(chain: ChainSide): void {
-    const node = this.nodes[chain];
-    const bank = node.bank;
+    const bank = this.nodes[chain].bank;
     const submit: Submit = bank.submit.bind(bank);
-    this.originals.push({ node, submit });
-    bank.submit = (tx, signaturesVerified) => {
-      const known = bank.signatureStatus(tx.signature) !== undefined;
-      const slotBefore = node.slot;
-      const before = this.state();
-      submit(tx, signaturesVerified);
-      const status = bank.signatureStatus(tx.signature);
-      const landed = !known && status !== undefined;
-      if (node.slot !== slotBefore + (landed ? 1 : 0)) {
-        this.anomalies.push(`${chain} slot moved ${slotBefore} -> ${node.slot} around transaction ${tx.signature} (landed: ${landed})`);
+    const isBlockhashValid = bank.isBlockhashValid.bind(bank);
+    this.restore.push(() => {
+      bank.submit = submit;
+      bank.isBlockhashValid = isBlockhashValid;
+    });
+    bank.isBlockhashValid = (blockhash) => {
+      if (this.watching?.chain === chain) this.watching.before.push(this.state());
+      return isBlockhashValid(blockhash);
+    };
+    bank.submit = (tx, signaturesVerified, landAfterSlots) => {
+      if (bank.signatureStatus(tx.signature) === undefined && !this.unlanded[chain].has(tx.signature)) {
+        this.unlanded[chain].set(tx.signature, tx);
+        this.notePrice(chain, tx);
       }
-      if (!landed) return;
-      this.expectedSlot[chain] += 1;
+      this.during(chain, 0, () => submit(tx, signaturesVerified, landAfterSlots), tx.signature);
+    };
+  }
+
+  /**
+   * The transactions of `chain` that landed in the call just watched, in landing order (one
+   * slot each), each between the state taken before it and the one before the next landing.
+   */
+  private notePrice(chain: ChainSide, tx: Submitted): void {
+    const key = `${chain}|${tx.accountKeys[0]}|${tx.recentBlockhash}`;
+    const prices = this.prices.get(key) ?? new Set<bigint>();
+    if (prices.size > 0 && ![...prices].some((price) => price >= tx.budget.unitPrice)) this.repricedVersions += 1;
+    prices.add(tx.budget.unitPrice);
+    this.prices.set(key, prices);
+  }
+
+  private recordLandings(chain: ChainSide, before: BridgeState[], sent: string | undefined): number {
+    const bank = this.nodes[chain].bank;
+    const landed = [...this.unlanded[chain].values()]
+      .flatMap((tx) => {
+        const status = bank.signatureStatus(tx.signature);
+        return status === undefined ? [] : [{ tx, status }];
+      })
+      .sort((a, b) => a.status.slot - b.status.slot);
+    if (landed.length !== before.length) {
+      this.anomalies.push(`${chain}: ${landed.length} transaction(s) landed in one call, the bank began ${before.length} landing(s)`);
+    }
+    const after = this.state();
+    landed.forEach(({ tx, status }, k) => {
+      this.unlanded[chain].delete(tx.signature);
+      if (tx.signature !== sent) this.lateLandings += 1;
       this.records.push({
         seq: this.records.length,
         chain,
@@ -106,11 +183,13 @@ export class Ledger {
         err: status.err,
         feePayer: tx.accountKeys[0]!,
         fee: bank.feeFor(tx),
+        unitPrice: tx.budget.unitPrice,
         instructions: this.bridgeInstructions(tx.accountKeys, tx.instructions),
-        before,
-        after: this.state(),
+        before: before[k] ?? after,
+        after: before[k + 1] ?? after,
       });
-    };
+    });
+    return landed.length;
   }
 
   private bridgeInstructions(accountKeys: readonly string[], instructions: ReadonlyArray<{ programIdIndex: number; data: Uint8Array }>) {
