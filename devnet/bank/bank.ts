@@ -6,7 +6,8 @@ import { loadedAccountsRefusal } from './loaded-accounts.js';
 import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
-import { advancedNonce, decodeNonceState, durableNonceAccount, encodeNonceState } from './nonce-account.js';
+import { decodeNonceState, encodeNonceState } from '../../src/chain/codec/nonce-state.js';
+import { advancedNonce, durableNonceAccount } from './nonce-account.js';
 import { RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount, RENT_SYSVAR_ID, rentSysvarAccount } from './sysvars.js';
 import {
   AddressSignatures,

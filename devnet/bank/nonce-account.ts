@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import { CURRENT_NONCE_VERSION, decodeNonceState, encodeNonceState, type InitializedNonce, type NonceState } from '../../src/chain/codec/nonce-state.js';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, rentExemptMinimum, type Account } from '../program/store.js';
 import { LAMPORTS_PER_SIGNATURE } from './compute-budget.js';
@@ -13,53 +14,18 @@ import type { DevnetTransaction } from './transaction.js';
  * program, and what makes a transaction a durable-nonce one.
  */
 
-const NONCE_ACCOUNT_SIZE = 80;
 export const ADVANCE_NONCE_ACCOUNT = 4;
 // SystemError: the nonce was already advanced to this blockhash's value.
 const NONCE_BLOCKHASH_NOT_EXPIRED = 7;
-const CURRENT_VERSION = 1;
-const INITIALIZED = 1;
-
-type InitializedNonce = { version: number; state: 'initialized'; authority: string; durableNonce: string; lamportsPerSignature: bigint };
-type NonceState = { version: number; state: 'uninitialized' } | InitializedNonce;
 
 /** DurableNonce::from_blockhash: sha256("DURABLE_NONCE" || blockhash), never itself a blockhash. */
 function durableNonceOf(blockhash: string): string {
   return bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 }
 
-/** bincode of Versions (trailing bytes allowed); undefined where Agave's get_state fails (InvalidAccountData). */
-export function decodeNonceState(data: Uint8Array): NonceState | undefined {
-  if (data.length < 8) return undefined;
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const version = view.getUint32(0, true);
-  const state = view.getUint32(4, true);
-  if (version > CURRENT_VERSION || state > INITIALIZED) return undefined;
-  if (state === 0) return { version, state: 'uninitialized' };
-  if (data.length < NONCE_ACCOUNT_SIZE) return undefined;
-  return {
-    version,
-    state: 'initialized',
-    authority: bs58.encode(data.subarray(8, 40)),
-    durableNonce: bs58.encode(data.subarray(40, 72)),
-    lamportsPerSignature: view.getBigUint64(72, true),
-  };
-}
-
-export function encodeNonceState(state: NonceState): Uint8Array {
-  const bytes = Buffer.alloc(state.state === 'uninitialized' ? 8 : NONCE_ACCOUNT_SIZE);
-  bytes.writeUInt32LE(state.version, 0);
-  if (state.state === 'uninitialized') return new Uint8Array(bytes);
-  bytes.writeUInt32LE(INITIALIZED, 4);
-  bytes.set(bs58.decode(state.authority), 8);
-  bytes.set(bs58.decode(state.durableNonce), 40);
-  bytes.writeBigUInt64LE(state.lamportsPerSignature, 72);
-  return new Uint8Array(bytes);
-}
-
 /** The state a nonce initialized or advanced while `blockhash` is the latest holds. */
 export function advancedNonce(authority: string, blockhash: string): InitializedNonce {
-  return { version: CURRENT_VERSION, state: 'initialized', authority, durableNonce: durableNonceOf(blockhash), lamportsPerSignature: BigInt(LAMPORTS_PER_SIGNATURE) };
+  return { version: CURRENT_NONCE_VERSION, state: 'initialized', authority, durableNonce: durableNonceOf(blockhash), lamportsPerSignature: BigInt(LAMPORTS_PER_SIGNATURE) };
 }
 
 /**
@@ -89,7 +55,7 @@ export function durableNonceAccount(tx: DevnetTransaction, get: (address: string
 function nonceAuthorityFor(account: Readonly<Account> | undefined, value: string): string | undefined {
   if (account === undefined || account.owner !== SYSTEM_PROGRAM_ID) return undefined;
   const state = decodeNonceState(account.data);
-  if (state?.state !== 'initialized' || state.version !== CURRENT_VERSION || state.durableNonce !== value) return undefined;
+  if (state?.state !== 'initialized' || state.version !== CURRENT_NONCE_VERSION || state.durableNonce !== value) return undefined;
   return state.authority;
 }
 
@@ -153,7 +119,7 @@ export function withdrawNonceAccount(call: SystemCall, lamports: bigint): void {
     if (state.durableNonce === durableNonceOf(call.blockhash)) {
       fail(call, { Custom: NONCE_BLOCKHASH_NOT_EXPIRED }, 'Withdraw nonce account: nonce can only advance once per slot');
     }
-    setState(call, nonce, encodeNonceState({ version: CURRENT_VERSION, state: 'uninitialized' }));
+    setState(call, nonce, encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'uninitialized' }));
     signer = state.authority;
   } else {
     const needed = lamports + rentExemptMinimum(current.data.length);

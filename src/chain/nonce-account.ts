@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import { CURRENT_NONCE_VERSION, decodeNonceState, NONCE_ACCOUNT_SIZE } from './codec/nonce-state.js';
 
 /**
  * The authority's durable-nonce accounts (PROTOCOL.md "Durable nonces"): where they are, what
@@ -8,18 +8,12 @@ import bs58 from 'bs58';
  * A leaf module: the chain client, `npm run ops -- nonce` and the tests share it.
  */
 
-/** version u32, state u32, authority 32, durable nonce 32, lamports per signature u64. */
-const NONCE_ACCOUNT_SIZE = 80;
-
 /**
  * The rent-exempt minimum of an 80-byte account, as the runtime computes it: (128 bytes of
  * account overhead + 80) x 3,480 lamports per byte-year x 2 years = 1,447,680 lamports.
  * Computed here rather than asked of a node: the cost `nonce init` prints is not a node's word.
  */
 export const NONCE_ACCOUNT_RENT_LAMPORTS = (128 + NONCE_ACCOUNT_SIZE) * 3_480 * 2;
-
-const CURRENT_VERSION = 1;
-const INITIALIZED = 1;
 
 /** The seed of nonce account `position` on the chain `chainId`: `bridge-nonce-<chain id>-<position>`. */
 export function nonceSeed(chainId: number, position: number): string {
@@ -45,13 +39,12 @@ export function nonceAccountState(account: { owner: PublicKey; data: Uint8Array 
   if (!account.owner.equals(SystemProgram.programId)) return { kind: 'unusable', reason: `owned by ${account.owner.toBase58()}, not the System program` };
   const { data } = account;
   if (data.length !== NONCE_ACCOUNT_SIZE) return { kind: 'unusable', reason: `${data.length} bytes, not a nonce account's ${NONCE_ACCOUNT_SIZE}` };
-  const view = new DataView(data.buffer, data.byteOffset, data.length);
-  if (view.getUint32(0, true) !== CURRENT_VERSION || view.getUint32(4, true) !== INITIALIZED) {
+  const state = decodeNonceState(data);
+  if (state?.state !== 'initialized' || state.version !== CURRENT_NONCE_VERSION) {
     return { kind: 'unusable', reason: 'not an initialized nonce account (version 1, state 1)' };
   }
-  const nonceAuthority = new PublicKey(data.subarray(8, 40));
-  if (!nonceAuthority.equals(authority)) return { kind: 'unusable', reason: `its nonce authority is ${nonceAuthority.toBase58()}, not this authority` };
-  return { kind: 'ready', nonce: bs58.encode(data.subarray(40, 72)) };
+  if (state.authority !== authority.toBase58()) return { kind: 'unusable', reason: `its nonce authority is ${state.authority}, not this authority` };
+  return { kind: 'ready', nonce: state.durableNonce };
 }
 
 /** AdvanceNonceAccount, the first instruction of every durable-nonce transaction. */
