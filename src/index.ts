@@ -17,7 +17,8 @@ import { boundText } from './text.js';
 
 /**
  * The process: configuration from the environment, then logger, metrics, HTTP app, listen,
- * and only then the crank (a port in use exits before any cycle), graceful shutdown. Everything with behaviour lives in the modules wired here.
+ * and only then the crank (a port in use exits before any cycle), graceful shutdown. Everything
+ * with behaviour lives in the modules wired here.
  * Configuration problems print one line each on stderr and exit 1 before anything listens; so
  * does a bind address that cannot be bound.
  */
@@ -95,8 +96,8 @@ const LISTEN_FAILURES: Record<string, string> = {
 };
 
 /**
- * One stderr line for a port that cannot be bound, naming the variable that chose it (README
- * "Configuration": one line per problem, starting with the variable, no stack trace).
+ * One stderr line for a port that cannot be bound, naming the variable that chose it
+ * (docs/configuration.md: one line per problem, starting with the variable, no stack trace).
  */
 function listenProblem(env: NodeJS.ProcessEnv, bind: Config['bind'], err: unknown): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
