@@ -49,6 +49,8 @@ export interface BridgeErrorContexts {
     retryAfterRefused?: string;
     endpoint?: string;
   };
+  /** A lane of the nonce pool is not this authority's initialized nonce account: `reason` says what it is instead. */
+  CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: string; reason: string };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
   /**

@@ -12,7 +12,7 @@ import type { FaultSettings } from '../../devnet/index.js';
  * against them with BlockhashNotFound). Which endpoints each goes on: BridgeSystem.faultOn.
  */
 
-export const FAULT_METHODS = ['*', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
+export const FAULT_METHODS = ['*', 'getAccountInfo', 'getMultipleAccounts', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
 type FaultMethod = (typeof FAULT_METHODS)[number];
 
 export type FaultSpec =

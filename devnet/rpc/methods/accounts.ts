@@ -56,7 +56,11 @@ const getMinimumBalanceForRentExemption: RpcMethod = (params: unknown[], { bank 
 
 export const accountMethods = { getAccountInfo, getMultipleAccounts, getBalance, getMinimumBalanceForRentExemption };
 
-/** The devnet serves account data as base64 only; `dataSlice` cuts it as a node does (clamped). */
+/**
+ * The devnet serves account data as base64 only; `dataSlice` cuts it as Agave's `slice_data`
+ * does (docs/devnet.md): a slice past an account's end answers the bytes up to it, an offset past
+ * the end none. getMultipleAccounts applies its one slice to every account so.
+ */
 function accountEncoder(config: Config): (account: Readonly<Account> | undefined) => EncodedAccount | null {
   const encoding = config['encoding'] ?? 'base64';
   if (encoding !== 'base64') {
@@ -66,7 +70,7 @@ function accountEncoder(config: Config): (account: Readonly<Account> | undefined
   return (account) => (account === undefined ? null : encodeAccount(account, slice));
 }
 
-/** An account in the wire shape of a node (base64 data, optionally cut by `dataSlice`, clamped). */
+/** An account in the wire shape of a node (base64 data, optionally cut by `dataSlice` as above). */
 export function encodeAccount(account: Readonly<Account>, slice?: { offset: number; length: number }): EncodedAccount {
   const data = slice === undefined ? account.data : account.data.subarray(slice.offset, slice.offset + slice.length);
   return {

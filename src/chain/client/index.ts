@@ -224,13 +224,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   return {
     authority: authorityKey.toBase58(),
 
-    // The nonce accounts are read with the trackers: a cycle signs in the mode its read found.
-    // The trackers' headers and the programs size what the cycle's transactions load.
+    // The nonce accounts come in one answer with each chain's confirmed tracker header: a cycle
+    // signs in the mode its read found. The trackers' headers and the programs size what the
+    // cycle's transactions load.
     readState: async (signal, limits) => {
       const [view] = await Promise.all([
-        readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment }, limits, signal),
-        nonces.source.refresh(signal),
-        nonces.target.refresh(signal),
+        readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment, companions: nonces }, limits, signal),
         loaded.source.readPrograms(signal),
         loaded.target.readPrograms(signal),
       ]);

@@ -4,8 +4,10 @@ import type { Logger } from '../../log/logger.js';
 import type { LandingMode } from '../bridge-chains.js';
 import { chainName } from '../chain-name.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, type NonceAccountState } from '../nonce-account.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
+import { BridgeError } from '../../errors.js';
+import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';
 import { NonceMoves } from './nonce-moves.js';
+import type { HeaderCompanions } from './tracker-reader.js';
 
 /**
  * One chain's pool of durable-nonce accounts (docs/chain-client.md "Landing once: durable
@@ -14,6 +16,10 @@ import { NonceMoves } from './nonce-moves.js';
  * it, is signed against the account's current value, and at most one of them can land before
  * the value moves. The pool runs the chain in nonce mode while every account of it is this
  * authority's initialized nonce account; otherwise in blockhash mode, said once per change.
+ *
+ * The cycle reads the pool with the chain's tracker header, in one answer (`observe`, as the
+ * header's companions); a lane's value is read again right before each signature (`current`):
+ * every transaction that lands moves it, so the cycle's value is stale after the first.
  */
 
 /** The actions of each chain, in lane order: an action's lane is its position modulo the pool size. */
@@ -38,7 +44,7 @@ export interface NoncePoolOptions {
   logger: Logger;
 }
 
-export class NoncePool {
+export class NoncePool implements HeaderCompanions {
   readonly addresses: readonly PublicKey[];
   /** Every read of the pool is also a look at who signs (./nonce-moves.ts). */
   readonly moves: NonceMoves;
@@ -50,7 +56,7 @@ export class NoncePool {
     this.moves = new NonceMoves(options.logger);
   }
 
-  /** The mode the last `refresh` found; blockhash before the first. */
+  /** The mode the last `observe` found; blockhash before the first. */
   get mode(): LandingMode {
     return this.#mode;
   }
@@ -62,30 +68,38 @@ export class NoncePool {
     return this.addresses[position % this.addresses.length]!;
   }
 
-  /** Reads every account of the pool and sets the mode; a change of mode is logged once. */
-  async refresh(signal: AbortSignal): Promise<LandingMode> {
-    if (this.addresses.length === 0) return this.#mode;
-    const states = await Promise.all(this.addresses.map(async (address) => (await this.read(address, signal)).state));
+  /** One answer's accounts of the pool (in `addresses` order) at `slot`: sets the mode; a change of mode is logged once. */
+  observe(accounts: readonly AccountData[], slot: number): void {
+    if (this.addresses.length === 0) return;
+    const states = this.addresses.map((address, i) => this.stateOf(address, accounts[i] ?? null, slot));
     this.#mode = states.every((state) => state.kind === 'ready') ? 'nonce' : 'blockhash';
     this.sayMode(states);
-    return this.#mode;
   }
 
-  /** The current value of the lane `address`, at confirmed; throws when it is not this authority's nonce account. */
+  /**
+   * The current value of the lane `address`, at confirmed. Throws CHAIN__INVALID_NONCE_ACCOUNT
+   * when it is not this authority's nonce account (closed since the cycle's read): the action
+   * fails without a retry (a configuration error to the failure policy), and the next cycle's
+   * read finds the pool incomplete and lands in blockhash mode.
+   */
   async current(address: PublicKey, signal: AbortSignal): Promise<NonceValue> {
-    const { state, slot } = await this.read(address, signal);
-    if (state.kind !== 'ready') {
-      const reason = state.kind === 'missing' ? 'does not exist' : state.reason;
-      throw new Error(`nonce account ${address.toBase58()} on the ${chainName(this.options.rpc.chain)} chain ${reason}`);
-    }
-    return { nonce: state.nonce, slot };
+    const { slot, account } = await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal);
+    const state = this.stateOf(address, account, slot);
+    if (state.kind === 'ready') return { nonce: state.nonce, slot };
+    const chain = this.options.rpc.chain;
+    const reason = state.kind === 'missing' ? 'does not exist' : state.reason;
+    throw new BridgeError(
+      'CHAIN__INVALID_NONCE_ACCOUNT',
+      { account: address.toBase58(), chain, reason },
+      `nonce account ${address.toBase58()} on the ${chainName(chain)} chain ${reason}: ` +
+        '`npm run ops -- nonce init` creates the missing ones; the next cycle reads the pool again and lands in blockhash mode until every account is usable',
+    );
   }
 
-  private async read(address: PublicKey, signal: AbortSignal): Promise<{ state: NonceAccountState; slot: number }> {
-    const { slot, account } = await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal);
+  private stateOf(address: PublicKey, account: AccountData, slot: number): NonceAccountState {
     const state = nonceAccountState(account, this.options.authority);
     if (state.kind === 'ready') this.moves.observe(address.toBase58(), state.nonce, slot);
-    return { state, slot };
+    return state;
   }
 
   private sayMode(states: readonly NonceAccountState[]): void {

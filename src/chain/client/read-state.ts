@@ -4,14 +4,17 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
-import { ReadMeter, readEntries, readTrackerHeader, type HeaderRead, type TrackerRef } from './tracker-reader.js';
+import type { ChainSide } from '../../domain.js';
+import { ReadMeter, readEntries, readTrackerHeader, readTrackerHeaderWith, type HeaderCompanions, type HeaderRead, type TrackerRef } from './tracker-reader.js';
 import { positionRanges } from './window.js';
 import { authoritySlot, ownNextIndex, toEntryIndex } from '../authority-position.js';
 
 /**
- * One consistent view of both trackers for the vote planner (docs/chain-client.md, "What
- * readState returns"). Three header reads, then the two entry windows; every step fetches
- * both chains concurrently; the authority's balances are read-authority.ts's. A window is
+ * One consistent view of both trackers for the vote planner (docs/chain-client.md, "readState:
+ * what it reads"). The header reads, then the two entry windows; every step fetches both chains
+ * concurrently. Each chain's confirmed header comes in one getMultipleAccounts with that chain's
+ * `companions` (the nonce pool): one answer, one slot, so the landing mode and who signs are
+ * read from the same view as the positions, at no call of their own; the authority's balances are read-authority.ts's. A window is
  * `limits.entriesPerPosition` entries from each position a planner starts at: settled_prefix
  * (cleanup) and this authority's two next_index (ack_withdraw from its source position,
  * ack_deposit from its destination position), on the source; the two next_index on the
@@ -34,6 +37,8 @@ export interface ReadStateContext {
   target: ChainEndpoint;
   authority: PublicKey;
   sourceReadCommitment: Commitment;
+  /** Read with each chain's confirmed header (./tracker-reader.ts, `readTrackerHeaderWith`). */
+  companions: Record<ChainSide, HeaderCompanions>;
   metrics: Metrics;
 }
 
@@ -46,19 +51,17 @@ const POSITION_COMMITMENT: Commitment = 'confirmed';
 export const STATE_READ_ROUNDS = 2;
 
 export async function readBridgeView(ctx: ReadStateContext, limits: ReadLimits, signal: AbortSignal): Promise<BridgeView> {
-  const { source, target, authority, sourceReadCommitment, metrics } = ctx;
+  const { source, target, authority, sourceReadCommitment, companions, metrics } = ctx;
   const meter = new ReadMeter(metrics);
   const authorityKey = authority.toBase58();
 
-  const sourceData = readTrackerHeader(source.rpc, source.tracker, sourceReadCommitment, meter, signal);
-  const sourcePositions =
-    sourceReadCommitment === POSITION_COMMITMENT
-      ? sourceData
-      : readTrackerHeader(source.rpc, source.tracker, POSITION_COMMITMENT, meter, signal);
+  const sourcePositions = readTrackerHeaderWith(source.rpc, source.tracker, POSITION_COMMITMENT, companions.source, meter, signal);
+  const sourceData =
+    sourceReadCommitment === POSITION_COMMITMENT ? sourcePositions : readTrackerHeader(source.rpc, source.tracker, sourceReadCommitment, meter, signal);
   const [dataRead, positionRead, targetRead] = await Promise.all([
     sourceData,
     sourcePositions,
-    readTrackerHeader(target.rpc, target.tracker, POSITION_COMMITMENT, meter, signal),
+    readTrackerHeaderWith(target.rpc, target.tracker, POSITION_COMMITMENT, companions.target, meter, signal),
   ]);
 
   const ownSourceNext = ownNextIndex(positionRead.header, authorityKey, source.tracker);

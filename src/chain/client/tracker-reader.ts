@@ -5,7 +5,7 @@ import type { ChainSide } from '../../domain.js';
 import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
 import { malformedAccount } from '../codec/account-errors.js';
 import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';
 import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
@@ -13,8 +13,8 @@ import { sliceRanges, type EntryRange } from './window.js';
 import { chainName } from '../chain-name.js';
 
 /**
- * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header, or runs
- * of entries in bounded slices. Every response is checked (account exists, owner is the
+ * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header (alone, or
+ * with other accounts in one getMultipleAccounts), or runs of entries in bounded slices. Every response is checked (account exists, owner is the
  * configured program, the slice is as long as asked) and its bytes are counted. A header read
  * also checks the account's length against its capacity (PROTOCOL.md: exactly
  * 848 + capacity × entry size) from the `space` the node reports with the slice, at no extra
@@ -56,6 +56,8 @@ export interface HeaderRead {
   slot: number;
 }
 
+const HEADER_SLICE = { offset: 0, length: TRACKER_HEADER_SIZE };
+
 export async function readTrackerHeader(
   rpc: ChainRpc,
   tracker: TrackerRef,
@@ -63,12 +65,43 @@ export async function readTrackerHeader(
   meter: ReadMeter,
   signal: AbortSignal,
 ): Promise<HeaderRead> {
-  const headerSlice = { offset: 0, length: TRACKER_HEADER_SIZE };
-  const { slot, data, space } = await readAccountSlice(rpc, tracker, headerSlice, { commitment }, meter, signal);
+  const { slot, account } = await rpc.getAccountInfo(tracker.address, { commitment, dataSlice: HEADER_SLICE }, signal);
+  return { header: checkedHeader(tracker, account, commitment, meter), slot };
+}
+
+/** Accounts read in the same answer as a tracker's header, and who is told what the answer held. */
+export interface HeaderCompanions {
+  addresses: readonly PublicKey[];
+  /** The answer's accounts for `addresses` (in order, each cut to the header's slice) and its slot; told before the header is checked. */
+  observe(accounts: readonly AccountData[], slot: number): void;
+}
+
+/**
+ * The tracker's header and `companions` in one getMultipleAccounts: one answer, one slot, so
+ * both are one view of the chain. The header's slice (848 bytes from 0) applies to every
+ * address; a node returns a shorter account whole (Agave's `slice_data`), so an account of at
+ * most 848 bytes (a nonce account's 80) reads as it would alone.
+ */
+export async function readTrackerHeaderWith(
+  rpc: ChainRpc,
+  tracker: TrackerRef,
+  commitment: Commitment,
+  companions: HeaderCompanions,
+  meter: ReadMeter,
+  signal: AbortSignal,
+): Promise<HeaderRead> {
+  const { slot, accounts } = await rpc.getMultipleAccounts([tracker.address, ...companions.addresses], { commitment, dataSlice: HEADER_SLICE }, signal);
+  const [account, ...others] = accounts;
+  companions.observe(others, slot);
+  return { header: checkedHeader(tracker, account ?? null, commitment, meter), slot };
+}
+
+function checkedHeader(tracker: TrackerRef, account: AccountData, commitment: Commitment, meter: ReadMeter): TrackerHeader {
+  const data = checkedSlice(tracker, HEADER_SLICE, account, commitment, meter);
   const header = decodeTrackerHeader(data, tracker.kind, tracker.account);
-  checkAccountLength(header, space, tracker);
+  checkAccountLength(header, account?.space, tracker);
   checkChainIds(header, tracker);
-  return { header, slot };
+  return header;
 }
 
 /** The raw bytes of entries `range.start .. range.end-1`, read in slices of at most MAX_SLICE_BYTES. */
@@ -84,7 +117,7 @@ export async function readEntryBytes(
   const slices = sliceRanges(range, size, MAX_SLICE_BYTES);
   const parts = await mapBounded(slices, SLICE_CONCURRENCY, signal, async (slice, sliceSignal) => {
     const dataSlice = { offset: entryOffset(tracker.kind, slice.start), length: (slice.end - slice.start) * size };
-    return (await readAccountSlice(rpc, tracker, dataSlice, options, meter, sliceSignal)).data;
+    return readAccountSlice(rpc, tracker, dataSlice, options, meter, sliceSignal);
   });
   return concat(parts);
 }
@@ -113,9 +146,14 @@ async function readAccountSlice(
   options: { commitment: Commitment; minContextSlot?: number },
   meter: ReadMeter,
   signal: AbortSignal,
-): Promise<{ slot: number; data: Uint8Array; space: number | undefined }> {
-  const { slot, account } = await rpc.getAccountInfo(tracker.address, { ...options, dataSlice }, signal);
-  if (account === null) throw trackerNotFound(tracker, options.commitment);
+): Promise<Uint8Array> {
+  const { account } = await rpc.getAccountInfo(tracker.address, { ...options, dataSlice }, signal);
+  return checkedSlice(tracker, dataSlice, account, options.commitment, meter);
+}
+
+/** The slice's bytes once the account exists, is the program's and is as long as asked; counted. */
+function checkedSlice(tracker: TrackerRef, dataSlice: { offset: number; length: number }, account: AccountData, commitment: Commitment, meter: ReadMeter): Uint8Array {
+  if (account === null) throw trackerNotFound(tracker, commitment);
   meter.add(tracker.chain, account.data.length);
   assertOwnedBy(tracker.account, account.owner, tracker.programId, settingsOf(tracker.chain).programId);
   if (account.data.length !== dataSlice.length) {
@@ -127,7 +165,7 @@ async function readAccountSlice(
         'the account is shorter than its header and entry_count entries',
     );
   }
-  return { slot, data: account.data, space: account.space };
+  return account.data;
 }
 
 // decodeTrackerHeader has bounded capacity, so the expected length is an exact small number.

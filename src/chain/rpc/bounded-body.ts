@@ -2,18 +2,24 @@
  * Reading a JSON-RPC response body with a byte limit, refused while it streams: a node that
  * answers with hundreds of MiB must cost the server at most the limit, never the whole body.
  *
- * The limit follows from what the client asks for. The largest answer is a getAccountInfo of one
- * dataSlice of at most MAX_ACCOUNT_SLICE_BYTES (tracker-reader.ts reads entries in such slices),
- * base64 in JSON: 4/3 of the slice, plus a little JSON around it. Every other answer (a header
- * slice, a signature status, a blockhash, 100 signatures, one transaction with its logs) is
- * smaller than that. Twice that, plus room for the JSON, is the limit: about 200 KiB.
+ * The limit follows from what the client asks for. The most account data one read asks for is
+ * MAX_ACCOUNT_SLICE_BYTES: one getAccountInfo's dataSlice (tracker-reader.ts reads entries in
+ * such slices), or a getMultipleAccounts's addresses x its one dataSlice (chain-rpc.ts refuses to
+ * ask more). Base64 in JSON, that is 4/3 of it, plus JSON around each account (at most
+ * MAX_MULTIPLE_ACCOUNTS of them: owner, lamports, space, rentEpoch, each one's base64 padding)
+ * and around the answer. Every other answer (a signature status, a blockhash, 100 signatures,
+ * one transaction with its logs) is smaller than that. Twice that is the limit: about 253 KiB.
  */
 
-/** The largest dataSlice a getAccountInfo asks for. */
+/** The most account data one read asks for (a getAccountInfo's dataSlice; a getMultipleAccounts's addresses x dataSlice). */
 export const MAX_ACCOUNT_SLICE_BYTES = 64 * 1024;
-/** JSON around the data (context, owner, lamports, ...) and a transaction's logs, generously. */
+/** Most addresses one getMultipleAccounts takes: a node refuses more (Agave's MAX_MULTIPLE_ACCOUNTS). */
+export const MAX_MULTIPLE_ACCOUNTS = 100;
+/** The JSON of one account around its data: about 190 bytes with every number at u64's 20 digits, 256 with room. */
+const ACCOUNT_JSON_BYTES = 256;
+/** JSON around the accounts (context, the JSON-RPC envelope) and a transaction's logs, generously. */
 const JSON_OVERHEAD_BYTES = 16 * 1024;
-export const MAX_RESPONSE_BYTES = 2 * (Math.ceil(MAX_ACCOUNT_SLICE_BYTES / 3) * 4 + JSON_OVERHEAD_BYTES);
+export const MAX_RESPONSE_BYTES = 2 * (Math.ceil(MAX_ACCOUNT_SLICE_BYTES / 3) * 4 + MAX_MULTIPLE_ACCOUNTS * ACCOUNT_JSON_BYTES + JSON_OVERHEAD_BYTES);
 
 export type BoundedBody = { kind: 'text'; text: string } | { kind: 'too_large'; receivedBytes: number };
 

@@ -1,9 +1,10 @@
+import { z } from 'zod';
 import {
+  PublicKey,
   VersionedTransaction,
   type BlockhashWithExpiryBlockHeight,
   type TransactionError,
   type Commitment,
-  type PublicKey,
   type SignatureStatus,
 } from '@solana/web3.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -16,6 +17,7 @@ import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { chainName } from '../chain-name.js';
 import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
+import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS } from './bounded-body.js';
 
 /**
  * The RPC methods the chain client uses on one chain, each with an AbortSignal and every
@@ -33,19 +35,41 @@ import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
  * counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
  */
 
+/**
+ * An account as a node answered: null when it does not exist. `space` is the whole account's
+ * data length, which nodes report next to a dataSlice (absent from nodes too old to send it).
+ */
+export type AccountData = { owner: PublicKey; lamports: number; data: Uint8Array; space?: number } | null;
+
 interface AccountSnapshot {
   /** The slot at which the node answered. */
   slot: number;
-  /**
-   * null when the account does not exist. `space` is the whole account's data length, which
-   * nodes report next to a dataSlice (absent from nodes too old to send it).
-   */
-  account: { owner: PublicKey; lamports: number; data: Uint8Array; space?: number } | null;
+  account: AccountData;
+}
+
+/** Several accounts from one answer: one view of the chain, at `slot`. */
+export interface AccountsSnapshot {
+  slot: number;
+  /** In the order of the addresses asked for. */
+  accounts: AccountData[];
 }
 
 interface GetAccountOptions {
   commitment: Commitment;
   dataSlice?: { offset: number; length: number };
+  /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
+  minContextSlot?: number;
+}
+
+interface GetMultipleAccountsOptions {
+  commitment: Commitment;
+  /**
+   * One slice for every address (the method takes one). A node cuts it to each account's data,
+   * as Agave's `slice_data` does: a shorter account answers its bytes from `offset` to its end,
+   * one that ends before `offset` answers none. addresses x length is at most
+   * MAX_ACCOUNT_SLICE_BYTES, so the answer stays within the response bound (./bounded-body.ts).
+   */
+  dataSlice: { offset: number; length: number };
   /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
   minContextSlot?: number;
 }
@@ -113,6 +137,11 @@ export interface SlotPrioritizationFee {
 export interface ChainRpc {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
+  /**
+   * Several accounts in one answer, at one slot: at most MAX_MULTIPLE_ACCOUNTS addresses and
+   * MAX_ACCOUNT_SLICE_BYTES of data in all (a RangeError before any request otherwise).
+   */
+  getMultipleAccounts(addresses: readonly PublicKey[], options: GetMultipleAccountsOptions, signal: AbortSignal): Promise<AccountsSnapshot>;
   getBalance(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<number>;
   getLatestBlockhash(commitment: Commitment, signal: AbortSignal): Promise<BlockhashWithExpiryBlockHeight>;
   /** The slot and block height of one node's view (getEpochInfo), never a pair from two nodes. */
@@ -186,6 +215,7 @@ export interface PooledChainRpc extends ChainRpc {
 /** The JSON-RPC methods this client sends (the slot probes' getSlot included): its metric labels. */
 const RPC_METHODS = [
   'getAccountInfo',
+  'getMultipleAccounts',
   'getBalance',
   'getLatestBlockhash',
   'getEpochInfo',
@@ -336,6 +366,17 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         return { slot: context.slot, account };
       }),
 
+    getMultipleAccounts: (addresses, { commitment, dataSlice, minContextSlot }, signal) => {
+      checkMultipleAccountsRequest(addresses.length, dataSlice.length);
+      const config = { commitment, encoding: 'base64', dataSlice, ...(minContextSlot === undefined ? {} : { minContextSlot }) };
+      const params = [addresses.map((address) => address.toBase58()), config];
+      return read('getMultipleAccounts', signal, async ({ rpcFetch, url }) => {
+        const snapshot = accountsOf(chain, await jsonRpcCall(rpcFetch, url, 'getMultipleAccounts', params, signal), addresses.length, dataSlice.length);
+        pool.observeContextSlot(snapshot.slot);
+        return snapshot;
+      });
+    },
+
     getBalance: (address, commitment, signal) =>
       read('getBalance', signal, async ({ connection }) => {
         const { context, value } = await connection.getBalanceAndContext(address, { commitment });
@@ -449,6 +490,58 @@ function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPrioritiza
     throw rpcFailure(chain, 'getRecentPrioritizationFees', { kind: 'invalid_result', reason: 'expected an array of {slot, prioritizationFee} counts' });
   }
   return (result as SlotPrioritizationFee[]).map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }));
+}
+
+// A caller's mistake, caught before any request: a node would refuse the first, and the second
+// would let an answer outgrow the response bound.
+function checkMultipleAccountsRequest(addresses: number, sliceLength: number): void {
+  if (addresses > MAX_MULTIPLE_ACCOUNTS) throw new RangeError(`getMultipleAccounts takes at most ${MAX_MULTIPLE_ACCOUNTS} addresses, not ${addresses}`);
+  if (addresses * sliceLength > MAX_ACCOUNT_SLICE_BYTES) {
+    throw new RangeError(`getMultipleAccounts asks at most ${MAX_ACCOUNT_SLICE_BYTES} bytes in all, not ${addresses} x ${sliceLength}`);
+  }
+}
+
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+const accountsAnswer = z.object({
+  context: z.object({ slot: count }),
+  value: z.array(
+    z
+      .object({
+        data: z.tuple([z.base64(), z.literal('base64')]),
+        lamports: count,
+        owner: z.string().refine(isAddress, 'not a base58 address'),
+        space: count.optional(),
+      })
+      .nullable(),
+  ),
+});
+
+/**
+ * A getMultipleAccounts answer, checked: one account (or null) per address asked, in order,
+ * none with more data than the slice asked for, every count a safe integer.
+ */
+function accountsOf(chain: ChainSide, result: unknown, addresses: number, sliceLength: number): AccountsSnapshot {
+  const parsed = accountsAnswer.safeParse(result);
+  const invalid = (reason: string) => rpcFailure(chain, 'getMultipleAccounts', { kind: 'malformed', reason: `response of an unexpected shape: ${reason}` });
+  if (!parsed.success) throw invalid(z.prettifyError(parsed.error));
+  const { context, value } = parsed.data;
+  if (value.length !== addresses) throw invalid(`${value.length} accounts for ${addresses} addresses`);
+  const accounts = value.map((account) => {
+    if (account === null) return null;
+    const data = new Uint8Array(Buffer.from(account.data[0], 'base64'));
+    if (data.length > sliceLength) throw invalid(`an account of ${data.length} bytes for a slice of ${sliceLength}`);
+    return { owner: new PublicKey(account.owner), lamports: account.lamports, data, ...(account.space === undefined ? {} : { space: account.space }) };
+  });
+  return { slot: context.slot, accounts };
+}
+
+function isAddress(text: string): boolean {
+  try {
+    return new PublicKey(text).toBase58() === text;
+  } catch {
+    return false;
+  }
 }
 
 function isCount(value: unknown): value is number {

@@ -19,7 +19,7 @@ import { FakeChain, type TrackerState } from './fake-chain.js';
 
 /** Two FakeChains (source DepositTracker, destination WithdrawTracker) behind createBridgeChains. */
 
-const SOURCE_CHAIN_ID = 11;
+export const SOURCE_CHAIN_ID = 11;
 export const TARGET_CHAIN_ID = 22;
 const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 export const authority = Keypair.fromSeed(new Uint8Array(32).fill(21));

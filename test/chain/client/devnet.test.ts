@@ -225,19 +225,20 @@ describe('createBridgeChains against the devnet', () => {
     const b = await bridge({ capacity: 50 });
     const { chains, metrics } = chainsFor(b, b.authorities[0]!);
     b.pair.source.faults.set({ methods: { getAccountInfo: { http429: 1, retryAfterSecs: 0 } } });
-    b.pair.target.faults.set({ methods: { getAccountInfo: { http500: 1 } } });
+    // The destination's header comes with its nonce pool in one getMultipleAccounts.
+    b.pair.target.faults.set({ methods: { getMultipleAccounts: { http500: 1 } } });
     expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);
     const retries = (await metrics.rpcRetries.get()).values.map(({ labels, value }) => ({ ...labels, value }));
     expect(retries).toEqual(
       expect.arrayContaining([
         { chain: 'source', method: 'getAccountInfo', value: 1 },
-        { chain: 'target', method: 'getAccountInfo', value: 1 },
+        { chain: 'target', method: 'getMultipleAccounts', value: 1 },
       ]),
     );
     b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
     await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 429 } });
     b.pair.source.faults.clear();
-    b.pair.target.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http500' } } });
+    b.pair.target.faults.set({ methods: { getMultipleAccounts: { errorRate: 1, errorKind: 'http500' } } });
     await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 500 } });
     b.pair.target.faults.clear();
     expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);

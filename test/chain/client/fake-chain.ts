@@ -131,6 +131,8 @@ export class FakeChain {
     switch (call.method) {
       case 'getAccountInfo':
         return this.getAccountInfo(call.params);
+      case 'getMultipleAccounts':
+        return this.getMultipleAccounts(call.params);
       case 'getBalance':
         return { result: { context, value: this.balances.get(call.params[0] as string) ?? 0 } };
       case 'getLatestBlockhash':
@@ -166,27 +168,32 @@ export class FakeChain {
   }
 
   private getAccountInfo(params: unknown[]): Reply {
-    const [address, config] = params as [string, { commitment?: string; dataSlice?: { offset: number; length: number }; minContextSlot?: number }];
-    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) {
-      return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
-    }
+    const [address, config] = params as [string, AccountReadConfig];
+    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
+    const value = this.account(address, config);
+    return { result: { context: { slot: this.slot }, value } };
+  }
+
+  private getMultipleAccounts(params: unknown[]): Reply {
+    const [addresses, config] = params as [string[], AccountReadConfig];
+    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
+    const value = addresses.map((address) => this.account(address, config));
+    return { result: { context: { slot: this.slot }, value } };
+  }
+
+  private account(address: string, config: AccountReadConfig): EncodedAccount | null {
     const nonce = this.nonces.get(address);
-    if (nonce !== undefined) return this.nonceAccount(nonce);
-    if (address !== this.trackerAddress.toBase58()) return { result: { context: { slot: this.slot }, value: null } };
+    if (nonce !== undefined) return this.nonceAccount(nonce, config.dataSlice);
+    if (address !== this.trackerAddress.toBase58()) return null;
     const state = config.commitment === 'finalized' && this.finalized !== undefined ? this.finalized : this.tracker;
     const space = this.rawAccount?.length ?? this.accountSize(state);
     const { offset, length } = config.dataSlice ?? { offset: 0, length: space };
     // A node clamps a dataSlice to the account's data, as the devnet does.
     const data = this.rawAccount?.subarray(offset, offset + length) ?? renderSlice(state, offset, length);
-    return {
-      result: {
-        context: { slot: this.slot },
-        value: { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space },
-      },
-    };
+    return { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space };
   }
 
-  private nonceAccount({ authority, value }: { authority: PublicKey; value: string }): Reply {
+  private nonceAccount({ authority, value }: { authority: PublicKey; value: string }, slice: AccountReadConfig['dataSlice']): EncodedAccount {
     this.slot += this.slotsPerNonceRead;
     const data = new Uint8Array(80);
     const view = new DataView(data.buffer);
@@ -195,8 +202,8 @@ export class FakeChain {
     data.set(authority.toBytes(), 8);
     data.set(bs58.decode(value), 40);
     view.setBigUint64(72, 5_000n, true);
-    const account = { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1_447_680, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: 80 };
-    return { result: { context: { slot: this.slot }, value: account } };
+    const cut = slice === undefined ? data : data.subarray(slice.offset, slice.offset + slice.length);
+    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: 1_447_680, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: 80 };
   }
 
   /** A fresh durable nonce value. */
@@ -286,6 +293,23 @@ export class FakeChain {
     return { err: null, state, unitsConsumed };
   }
 }
+
+interface AccountReadConfig {
+  commitment?: string;
+  dataSlice?: { offset: number; length: number };
+  minContextSlot?: number;
+}
+
+interface EncodedAccount {
+  data: [string, 'base64'];
+  executable: boolean;
+  lamports: number;
+  owner: string;
+  rentEpoch: number;
+  space: number;
+}
+
+const MIN_CONTEXT_SLOT_NOT_REACHED: Reply = { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
 
 const BUILTIN_INSTRUCTION_UNITS = 150;
 const SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT = 4;

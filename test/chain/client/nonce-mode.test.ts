@@ -1,7 +1,8 @@
 import { SystemProgram, Transaction } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../../src/chain/nonce-account.js';
-import { READ_LIMITS, TARGET_CHAIN_ID, authority, neverLandFirst, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import { isBridgeError } from '../../../src/errors.js';
+import { READ_LIMITS, SOURCE_CHAIN_ID, TARGET_CHAIN_ID, authority, neverLandFirst, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import { depositEntry } from '../../support/deposit-entry.js';
 import { FakeChain } from './fake-chain.js';
 
@@ -49,6 +50,63 @@ describe('nonce mode', () => {
     expect(f.target.blockhashRequests).toHaveLength(0);
     expect(f.target.nonces.get(lane)!.value).not.toBe(before);
     expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);
+  });
+
+  it('a cycle reads each chain\'s tracker header and nonce pool in one getMultipleAccounts, one slot: no nonce is read on its own', async () => {
+    const f = await start();
+    const pool = (chainId: number) => [0, 1].map((position) => nonceAddress(authority.publicKey, chainId, position).toBase58());
+    const before = { source: f.source.calls.length, target: f.target.calls.length };
+    await f.chains.readState(signal(), READ_LIMITS);
+    const cycle = { source: f.source.calls.slice(before.source), target: f.target.calls.slice(before.target) };
+    // Source: the confirmed header with the pool, the finalized header (another commitment, so another call), the deposit entries.
+    expect(cycle.source.map((call) => call.method)).toEqual(['getMultipleAccounts', 'getAccountInfo', 'getAccountInfo']);
+    expect(cycle.source[0]!.params).toEqual([
+      [f.source.trackerAddress.toBase58(), ...pool(SOURCE_CHAIN_ID)],
+      { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 } },
+    ]);
+    // Destination: the header with the pool, the withdraw entries.
+    expect(cycle.target.map((call) => call.method)).toEqual(['getMultipleAccounts', 'getAccountInfo']);
+    expect(cycle.target[0]!.params[0]).toEqual([f.target.trackerAddress.toBase58(), ...pool(TARGET_CHAIN_ID)]);
+    // Every other read is of the tracker itself.
+    for (const chain of ['source', 'target'] as const) {
+      expect(cycle[chain].slice(1).map((call) => call.params[0])).toEqual(cycle[chain].slice(1).map(() => f[chain].trackerAddress.toBase58()));
+    }
+    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+  });
+
+  it('a nonce that moved between two cycles is seen from the cycle\'s one answer, at its slot: another signer, reported once', async () => {
+    const f = await start();
+    // Nodes without history: the nonces alone tell.
+    for (const chain of [f.source, f.target]) {
+      chain.override = (call) => (call.method === 'getSignaturesForAddress' ? { error: { code: -32011, message: 'Transaction history is not available from this node' } } : undefined);
+    }
+    f.target.nonces.get(lane)!.value = FakeChain.nonceValue();
+    f.target.slot += 1;
+    await f.chains.readState(signal(), READ_LIMITS);
+    f.target.nonces.get(lane)!.value = FakeChain.nonceValue();
+    f.target.slot += 1;
+    await f.chains.readState(signal(), READ_LIMITS);
+    const { target } = await f.chains.readAuthority(signal());
+    // The first move is from the value this process first saw (its previous life's, perhaps): excused once.
+    expect(target.nonceMoves).toEqual([expect.objectContaining({ account: lane, slot: f.target.slot })]);
+  });
+
+  it('a lane closed since the cycle\'s read: CHAIN__INVALID_NONCE_ACCOUNT names the account, the chain and the command', async () => {
+    const f = await start();
+    f.target.nonces.delete(lane);
+    const err = await f.chains.ackDeposits([proposal(5)], signal()).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    const cause = isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') ? err.cause : err;
+    expect(isBridgeError(cause, 'CHAIN__INVALID_NONCE_ACCOUNT') && cause.context).toEqual({ account: lane, chain: 'target', reason: 'does not exist' });
+    expect((cause as Error).message).toBe(
+      `nonce account ${lane} on the destination chain does not exist: \`npm run ops -- nonce init\` creates the missing ones; ` +
+        'the next cycle reads the pool again and lands in blockhash mode until every account is usable',
+    );
+    expect(f.target.sends).toEqual([]);
+    await f.chains.readState(signal(), READ_LIMITS);
+    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'blockhash' });
   });
 
   it('packs votes behind the advance as well as the budget instructions: every transaction fits a packet', async () => {

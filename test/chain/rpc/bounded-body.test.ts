@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_ACCOUNT_SLICE_BYTES, MAX_RESPONSE_BYTES, readBoundedBody } from '../../../src/chain/rpc/bounded-body.js';
+import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, readBoundedBody } from '../../../src/chain/rpc/bounded-body.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { MAX_SLICE_BYTES } from '../../../src/chain/client/tracker-reader.js';
 import { isBridgeError } from '../../../src/errors.js';
@@ -47,10 +47,18 @@ async function startHugeBodyNode(totalBytes: number, declareLength: boolean): Pr
 }
 
 describe('bounded JSON-RPC responses', () => {
-  it('the limit follows from the largest slice the client asks for: twice its base64 JSON, about 200 KiB', () => {
+  it('the limit follows from the most account data one read asks for: twice its base64 JSON, about 253 KiB', () => {
     expect(MAX_SLICE_BYTES).toBe(MAX_ACCOUNT_SLICE_BYTES);
     expect(MAX_RESPONSE_BYTES).toBeGreaterThan((MAX_ACCOUNT_SLICE_BYTES * 4) / 3);
-    expect(MAX_RESPONSE_BYTES).toBe(207_536);
+    expect(MAX_RESPONSE_BYTES).toBe(258_736);
+  });
+
+  it('the largest getMultipleAccounts the client may ask (100 addresses, 64 KiB of slices, every number at 20 digits) answers within half the limit', () => {
+    const length = Math.floor(MAX_ACCOUNT_SLICE_BYTES / MAX_MULTIPLE_ACCOUNTS);
+    const u64 = 18_446_744_073_709_551_615;
+    const account = { data: [Buffer.alloc(length, 0xff).toString('base64'), 'base64'], executable: false, lamports: u64, owner: '1'.repeat(44), rentEpoch: u64, space: u64 };
+    const answer = { jsonrpc: '2.0', id: '00000000-0000-0000-0000-000000000000', result: { context: { apiVersion: '2.3.13', slot: u64 }, value: Array.from({ length: MAX_MULTIPLE_ACCOUNTS }, () => account) } };
+    expect(JSON.stringify(answer).length).toBeLessThanOrEqual(MAX_RESPONSE_BYTES / 2);
   });
 
   it('readBoundedBody keeps a body at the limit and refuses one byte more', async () => {
@@ -79,7 +87,7 @@ describe('bounded JSON-RPC responses', () => {
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED')).toBe(true);
     const { message, context } = err as Error & { context: Record<string, unknown> };
     expect(message).toMatch(
-      /^getAccountInfo on the source chain RPC \(BRIDGE_SOURCE_RPC_URL\) failed: the response from http:\/\/127\.0\.0\.1:\d+ was too large: \d+ bytes received, above the 207536-byte limit of one answer/,
+      /^getAccountInfo on the source chain RPC \(BRIDGE_SOURCE_RPC_URL\) failed: the response from http:\/\/127\.0\.0\.1:\d+ was too large: \d+ bytes received, above the 258736-byte limit of one answer/,
     );
     expect(message).not.toContain('SECRET-KEY');
     expect(context).toMatchObject({ chain: 'source', method: 'getAccountInfo', kind: 'too_large' });

@@ -48,6 +48,49 @@ describe('createChainRpc reads through web3.js', () => {
     });
   });
 
+  describe('getMultipleAccounts', () => {
+    const other = Keypair.fromSeed(new Uint8Array(32).fill(3)).publicKey;
+    const encoded = (bytes: number[], space: number) => ({ data: [Buffer.from(bytes).toString('base64'), 'base64'], executable: false, lamports: 5, owner: owner.toBase58(), rentEpoch: 0, space });
+
+    it('sends every address with one dataSlice and minContextSlot; returns each account (or null) in order, at the answer\'s slot', async () => {
+      const rpc = await setup(() => ({ result: { context: { slot: 90 }, value: [encoded([1, 2], 2), null] } }));
+      const snapshot = await rpc.getMultipleAccounts([address, other], { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 }, signal());
+      expect(snapshot.slot).toBe(90);
+      expect(snapshot.accounts.map((account) => account && { owner: account.owner.toBase58(), data: [...account.data], space: account.space })).toEqual([
+        { owner: owner.toBase58(), data: [1, 2], space: 2 },
+        null,
+      ]);
+      expect(server?.calls[0]).toEqual({
+        method: 'getMultipleAccounts',
+        params: [[address.toBase58(), other.toBase58()], { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 }],
+      });
+    });
+
+    it.each([
+      ['fewer accounts than addresses', [encoded([1], 1)], /1 accounts for 2 addresses/],
+      ['more data than the slice asked', [encoded([1, 2, 3, 4, 5], 5), null], /an account of 5 bytes for a slice of 4/],
+      ['an owner that is not an address', [{ ...encoded([1], 1), owner: 'not-a-key' }, null], /not a base58 address/],
+      ['data that is not base64', [{ ...encoded([1], 1), data: ['%%%', 'base64'] }, null], /data/],
+      ['a negative lamports count', [{ ...encoded([1], 1), lamports: -1 }, null], /lamports/],
+    ])('%s: a malformed answer, retried on every try and then a retryable CHAIN__RPC_FAILED', async (_what, value, reason) => {
+      const rpc = await setup(() => ({ result: { context: { slot: 1 }, value } }));
+      const err = await rejection(rpc.getMultipleAccounts([address, other], { commitment: 'confirmed', dataSlice: { offset: 0, length: 4 } }, signal()));
+      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'getMultipleAccounts', kind: 'malformed' });
+      expect((err as Error).message).toMatch(reason);
+      expect(retriesAction(err)).toBe(true);
+      expect(server?.calls).toHaveLength(3);
+    });
+
+    it('asks no node for more than 100 addresses or 64 KiB of data in all: a RangeError before any request', async () => {
+      const rpc = await setup(() => ({ result: { context: { slot: 1 }, value: [] } }));
+      const many = Array.from({ length: 101 }, () => address);
+      expect(() => rpc.getMultipleAccounts(many, { commitment: 'confirmed', dataSlice: { offset: 0, length: 1 } }, signal())).toThrow(/at most 100 addresses, not 101/);
+      const wide = Array.from({ length: 78 }, () => address);
+      expect(() => rpc.getMultipleAccounts(wide, { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 } }, signal())).toThrow(/at most 65536 bytes in all, not 78 x 848/);
+      expect(server?.calls).toEqual([]);
+    });
+  });
+
   it('getSignaturesForAddress sends the limit at confirmed and returns the newest first', async () => {
     const rpc = await setup(() => ({
       result: [

@@ -55,6 +55,23 @@ describe('account reads', () => {
     expect(infos[2]?.executable).toBe(true);
   });
 
+  it('getMultipleAccounts applies its one dataSlice to every account and cuts it as Agave\'s slice_data does', async () => {
+    // A short account answers its bytes from the offset to its end, one that ends before the offset none; `space` stays the whole length.
+    const short = randomKey();
+    node.airdrop(short, 1_000_000);
+    const slice = { offset: 0, length: 848 };
+    const { body } = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58(), node.programId.toBase58(), short.toBase58()], { encoding: 'base64', dataSlice: slice }]);
+    const [tracker, program, wallet] = body.result.value as Array<{ data: [string, string]; space: number }>;
+    expect(Buffer.from(tracker!.data[0], 'base64').length).toBe(848);
+    expect(tracker!.space).toBe(848 + 16 * 160);
+    expect(Buffer.from(program!.data[0], 'base64').length).toBe(Math.min(848, program!.space));
+    expect(wallet!.data[0]).toBe('');
+    const past = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58()], { encoding: 'base64', dataSlice: { offset: 3_000, length: 848 } }]);
+    expect(Buffer.from(past.body.result.value[0].data[0], 'base64').length).toBe(848 + 16 * 160 - 3_000);
+    const beyond = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58()], { encoding: 'base64', dataSlice: { offset: 100_000, length: 8 } }]);
+    expect(beyond.body.result.value[0].data[0]).toBe('');
+  });
+
   it('rejects an encoding other than base64 with -32602 naming the parameter', async () => {
     for (const encoding of ['base58', 'jsonParsed', 'base64+zstd']) {
       const { body } = await rpc(node.url, 'getAccountInfo', [setup.tracker.toBase58(), { encoding }]);
