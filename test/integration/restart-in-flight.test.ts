@@ -1,0 +1,116 @@
+import { VersionedTransaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeInstructionData } from '../../src/chain/codec/instructions.js';
+import { sleep } from '../../src/time.js';
+import { ensureBuilt } from '../support/server-process.js';
+import { waitFor } from '../support/wait-for.js';
+import { serverHealth, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
+import { depositTracker } from './support/chain-state.js';
+import { runRound, startBridgeCranks } from './support/cranks.js';
+import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { expectSettled } from './support/expectations.js';
+import { initNonces } from './support/nonces.js';
+import { depositRejected } from './support/settle.js';
+
+/**
+ * Restart with a vote in flight, two real server processes one after the other for authority 0
+ * (`node dist/index.js`, BRIDGE_HANDOFF_SECS=0, nonce mode), issue 31: the first sends its vote,
+ * the chain keeps it in flight (`landAfterSlots`), the process is killed (SIGKILL: nothing of
+ * its memory survives) and a second one starts on the same key. Whatever it re-signs, it signs
+ * against the same nonce value as the vote in flight, so of the two at most one lands. Authority
+ * 1 cranks in-process; with threshold 2 every transfer needs authority 0's votes.
+ */
+
+/** In-flight delay: 100 slots of the devnet's 50 ms, about 5 s, long enough for the kill and the restart to fall inside it. */
+const IN_FLIGHT_SLOTS = 100;
+/** The in-flight delay and a server start (at most 10 s for its startup line, ServerProcess) with room. */
+const IN_FLIGHT_LANDED_MS = IN_FLIGHT_SLOTS * 50 + 10_000;
+/** One poll interval and one cycle of the first server, reading and sending once. */
+const FIRST_SEND_MS = 10_000;
+const SETTLE_MS = 20_000;
+/** Between two rounds of authority 1 while the second server cranks on its own 1 s timer. */
+const ROUND_PAUSE_MS = 200;
+const TRANSFERS = 2;
+/** The test's pauses run to their end: nothing cancels them. */
+const UNCANCELLED = new AbortController().signal;
+
+let bridge: DevnetBridge | undefined;
+
+beforeAll(() => {
+  ensureBuilt();
+}, 120_000);
+
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+/** Every bridge vote a landed transaction of authority `k` carried, as `chain instruction index`, with the transaction's error. */
+function landedVotes(b: DevnetBridge, k: number): Array<{ vote: string; err: unknown; signature: string }> {
+  const payer = b.authorities[k]!.publicKey.toBase58();
+  return (['source', 'target'] as const).flatMap((chain) =>
+    [...b.pair[chain].bank.landedTransactions()]
+      .filter((landed) => landed.feePayer === payer)
+      .flatMap((landed) => {
+        const { message, signatures } = VersionedTransaction.deserialize(landed.wire);
+        const keys = message.staticAccountKeys;
+        const signature = bs58.encode(signatures[0]!);
+        return message.compiledInstructions
+          .filter((ix) => keys[ix.programIdIndex]!.equals(b.programId))
+          .map((ix) => decodeInstructionData(ix.data))
+          .flatMap((ix) => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [{ vote: `${chain} ${ix.name} ${ix.index}`, err: landed.err, signature }] : []));
+      }),
+  );
+}
+
+function start(b: DevnetBridge): Promise<AuthorityServer> {
+  return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: '1', BRIDGE_HANDOFF_SECS: '0' });
+}
+
+describe('a server restarted with a vote in flight', () => {
+  it('kill -9 while its vote is in flight, restart: every transfer done, no transaction lands with an error, no vote carried twice', async () => {
+    const b = (bridge = await startDevnetBridge());
+    await initNonces(b, [0, 1]);
+    const [other] = await startBridgeCranks(b, [1]);
+    await depositRejected(b, TRANSFERS);
+    const { target } = b.pair;
+    target.faults.set({ landAfterSlots: IN_FLIGHT_SLOTS });
+
+    const first = await start(b);
+    await waitFor(() => target.bank.inFlight > 0, { timeoutMs: FIRST_SEND_MS, intervalMs: 20, what: 'the first server sending its ack_deposit' });
+    first.process.child.kill('SIGKILL');
+    expect(await first.process.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    // Killed with the vote in flight: nothing of authority 0 landed yet.
+    expect(landedVotes(b, 0)).toEqual([]);
+
+    const second = await start(b);
+    expect(await serverHealth(second)).toMatchObject({ code: 200, role: 'active' });
+    await waitFor(() => landedVotes(b, 0).length > 0, { timeoutMs: IN_FLIGHT_LANDED_MS, intervalMs: 50, what: "authority 0's first vote landing" });
+    target.faults.clear();
+
+    const deadline = Date.now() + SETTLE_MS;
+    while (depositTracker(b).header.settledPrefix < BigInt(TRANSFERS)) {
+      if (Date.now() > deadline) throw new Error(`transfers not settled within ${SETTLE_MS} ms`);
+      await runRound([other!]);
+      await sleep(ROUND_PAUSE_MS, UNCANCELLED);
+    }
+    expectSettled(b, TRANSFERS, [0, 1]);
+
+    for (const k of [0, 1]) {
+      const votes = landedVotes(b, k);
+      expect(votes.filter((landed) => landed.err !== null), `authority ${k}: landed with an error`).toEqual([]);
+      const twice = votes.filter((landed, i) => votes.findIndex((earlier) => earlier.vote === landed.vote) !== i);
+      expect(twice, `authority ${k}: a vote carried by two landed transactions`).toEqual([]);
+    }
+    // What the second life made of the vote in flight: the first ack_deposit that landed is either
+    // one of its own versions (signed against the same nonce value: on the devnet, with the same
+    // price, byte for byte the first life's transaction) or the first life's, excused once.
+    const [firstVote] = landedVotes(b, 0);
+    const secondLife = second.process.logs();
+    const ownLanded = secondLife.some((record) => record['msg'] === 'transaction landed' && record['signature'] === firstVote!.signature);
+    const excused = secondLife.filter((record) => String(record['msg']).startsWith('a nonce moved from the value this process first saw')).length;
+    const resigned = secondLife.filter((record) => String(record['msg']).startsWith('not landed yet: signed again')).length;
+    console.info(`restart in flight: the vote in flight landed as ${ownLanded ? "the second life's own" : "the first life's"} transaction; the second life re-priced ${resigned} time(s), excused ${excused} nonce move(s)`);
+  }, 60_000);
+});
