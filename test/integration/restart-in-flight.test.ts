@@ -68,49 +68,71 @@ function start(b: DevnetBridge): Promise<AuthorityServer> {
   return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: '1', BRIDGE_HANDOFF_SECS: '0' });
 }
 
+/**
+ * The scenario, with `depositsWhileDown` more transfers made between the kill and the restart:
+ * 0, and the second life plans the first life's vote again; more, and it plans a larger one, a
+ * different transaction against the same nonce value.
+ */
+async function restartInFlight(depositsWhileDown: number): Promise<void> {
+  const b = (bridge = await startDevnetBridge());
+  await initNonces(b, [0, 1]);
+  const [other] = await startBridgeCranks(b, [1]);
+  await depositRejected(b, TRANSFERS);
+  const { target } = b.pair;
+  target.faults.set({ landAfterSlots: IN_FLIGHT_SLOTS });
+
+  const first = await start(b);
+  await waitFor(() => target.bank.inFlight > 0, { timeoutMs: FIRST_SEND_MS, intervalMs: 20, what: 'the first server sending its ack_deposit' });
+  first.process.child.kill('SIGKILL');
+  expect(await first.process.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  // Killed with the vote in flight: nothing of authority 0 landed yet.
+  expect(landedVotes(b, 0)).toEqual([]);
+  await depositRejected(b, depositsWhileDown);
+
+  const second = await start(b);
+  expect(await serverHealth(second)).toMatchObject({ code: 200, role: 'active' });
+  await waitFor(() => landedVotes(b, 0).length > 0, { timeoutMs: IN_FLIGHT_LANDED_MS, intervalMs: 50, what: "authority 0's first vote landing" });
+  target.faults.clear();
+
+  const transfers = TRANSFERS + depositsWhileDown;
+  const deadline = Date.now() + SETTLE_MS;
+  while (depositTracker(b).header.settledPrefix < BigInt(transfers)) {
+    if (Date.now() > deadline) throw new Error(`transfers not settled within ${SETTLE_MS} ms`);
+    await runRound([other!]);
+    await sleep(ROUND_PAUSE_MS, UNCANCELLED);
+  }
+  expectSettled(b, transfers, [0, 1]);
+
+  for (const k of [0, 1]) {
+    const votes = landedVotes(b, k);
+    expect(votes.filter((landed) => landed.err !== null), `authority ${k}: landed with an error`).toEqual([]);
+    const twice = votes.filter((landed, i) => votes.findIndex((earlier) => earlier.vote === landed.vote) !== i);
+    expect(twice, `authority ${k}: a vote carried by two landed transactions`).toEqual([]);
+  }
+  // What the second life made of the vote in flight. With the same plan and price it signs the
+  // first life's transaction byte for byte (same instructions, same nonce value, deterministic
+  // Ed25519): the landing is its own. With a larger plan its versions differ, the first life's
+  // (sent first) lands, and the second life excuses that move of the first value it saw.
+  const firstVote = landedVotes(b, 0).find((landed) => landed.vote.startsWith('target ack_deposit'));
+  const secondLife = second.process.logs();
+  const ownLanded = secondLife.some((record) => record['msg'] === 'transaction landed' && record['signature'] === firstVote!.signature);
+  const excused = secondLife.filter((record) => String(record['msg']).startsWith('a nonce moved from the value this process first saw')).length;
+  const resigned = secondLife.filter((record) => String(record['msg']).startsWith('not landed yet: signed again')).length;
+  const failed = secondLife.filter((record) => record['outcome'] === 'failed').map((record) => String(record['err']));
+  expect(ownLanded).toBe(depositsWhileDown === 0);
+  expect(excused).toBe(depositsWhileDown === 0 ? 0 : 1);
+  console.info(
+    `restart in flight (${depositsWhileDown} deposits while down): the vote in flight landed as ${ownLanded ? "the second life's own" : "the first life's"} transaction; ` +
+      `the second life re-priced ${resigned} time(s), excused ${excused} nonce move(s), failed attempts: ${JSON.stringify(failed)}`,
+  );
+}
+
 describe('a server restarted with a vote in flight', () => {
   it('kill -9 while its vote is in flight, restart: every transfer done, no transaction lands with an error, no vote carried twice', async () => {
-    const b = (bridge = await startDevnetBridge());
-    await initNonces(b, [0, 1]);
-    const [other] = await startBridgeCranks(b, [1]);
-    await depositRejected(b, TRANSFERS);
-    const { target } = b.pair;
-    target.faults.set({ landAfterSlots: IN_FLIGHT_SLOTS });
+    await restartInFlight(0);
+  }, 60_000);
 
-    const first = await start(b);
-    await waitFor(() => target.bank.inFlight > 0, { timeoutMs: FIRST_SEND_MS, intervalMs: 20, what: 'the first server sending its ack_deposit' });
-    first.process.child.kill('SIGKILL');
-    expect(await first.process.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    // Killed with the vote in flight: nothing of authority 0 landed yet.
-    expect(landedVotes(b, 0)).toEqual([]);
-
-    const second = await start(b);
-    expect(await serverHealth(second)).toMatchObject({ code: 200, role: 'active' });
-    await waitFor(() => landedVotes(b, 0).length > 0, { timeoutMs: IN_FLIGHT_LANDED_MS, intervalMs: 50, what: "authority 0's first vote landing" });
-    target.faults.clear();
-
-    const deadline = Date.now() + SETTLE_MS;
-    while (depositTracker(b).header.settledPrefix < BigInt(TRANSFERS)) {
-      if (Date.now() > deadline) throw new Error(`transfers not settled within ${SETTLE_MS} ms`);
-      await runRound([other!]);
-      await sleep(ROUND_PAUSE_MS, UNCANCELLED);
-    }
-    expectSettled(b, TRANSFERS, [0, 1]);
-
-    for (const k of [0, 1]) {
-      const votes = landedVotes(b, k);
-      expect(votes.filter((landed) => landed.err !== null), `authority ${k}: landed with an error`).toEqual([]);
-      const twice = votes.filter((landed, i) => votes.findIndex((earlier) => earlier.vote === landed.vote) !== i);
-      expect(twice, `authority ${k}: a vote carried by two landed transactions`).toEqual([]);
-    }
-    // What the second life made of the vote in flight: the first ack_deposit that landed is either
-    // one of its own versions (signed against the same nonce value: on the devnet, with the same
-    // price, byte for byte the first life's transaction) or the first life's, excused once.
-    const [firstVote] = landedVotes(b, 0);
-    const secondLife = second.process.logs();
-    const ownLanded = secondLife.some((record) => record['msg'] === 'transaction landed' && record['signature'] === firstVote!.signature);
-    const excused = secondLife.filter((record) => String(record['msg']).startsWith('a nonce moved from the value this process first saw')).length;
-    const resigned = secondLife.filter((record) => String(record['msg']).startsWith('not landed yet: signed again')).length;
-    console.info(`restart in flight: the vote in flight landed as ${ownLanded ? "the second life's own" : "the first life's"} transaction; the second life re-priced ${resigned} time(s), excused ${excused} nonce move(s)`);
+  it('the same with a deposit made while it was down: the second life signs a larger vote against the same nonce value, and still one lands', async () => {
+    await restartInFlight(1);
   }, 60_000);
 });
