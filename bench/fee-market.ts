@@ -1,5 +1,5 @@
-import { VersionedTransaction } from '@solana/web3.js';
-import { BUDGET_INSTRUCTION_COUNT, MAX_COMPUTE_UNIT_LIMIT } from '../src/chain/client/compute-budget.js';
+import { SystemProgram, VersionedTransaction } from '@solana/web3.js';
+import { MAX_COMPUTE_UNIT_LIMIT } from '../src/chain/client/compute-budget.js';
 import type { PriorityFeeBounds } from '../src/chain/client/priority-fee.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, priorityFeeLamports } from '../src/chain/fee-rate.js';
 import { sleep } from '../src/time.js';
@@ -110,8 +110,8 @@ function feesOf(bench: BenchWorld) {
     for (const landed of node.bank.landedTransactions()) {
       if (!payers.has(landed.feePayer)) continue;
       const price = Number(landed.computeUnitPrice);
-      const bridgeInstructions = VersionedTransaction.deserialize(landed.wire).message.compiledInstructions.length - BUDGET_INSTRUCTION_COUNT;
-      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT);
+      const { bridge, builtins } = defaultReservationOf(landed.wire, bench);
+      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridge * DEFAULT_UNITS_PER_INSTRUCTION + builtins * MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT);
       fees.transactions += 1;
       fees.baseLamports += Number(landed.fee - landed.priorityFee);
       fees.priorityLamports += Number(landed.priorityFee);
@@ -120,6 +120,19 @@ function feesOf(bench: BenchWorld) {
     }
   }
   return fees;
+}
+
+/**
+ * What the same transaction would reserve without a limit: 200,000 CU per bridge instruction
+ * and 3,000 per builtin it keeps, the price instruction and (in nonce mode) AdvanceNonceAccount.
+ * Counted by program, not by position: a nonce transaction leads with one more instruction.
+ */
+function defaultReservationOf(wire: Uint8Array, bench: BenchWorld): { bridge: number; builtins: number } {
+  const { message } = VersionedTransaction.deserialize(wire);
+  const programs = message.compiledInstructions.map((ix) => message.staticAccountKeys[ix.programIdIndex]!);
+  const bridge = programs.filter((program) => program.equals(bench.programId)).length;
+  const advance = programs.filter((program) => program.equals(SystemProgram.programId)).length;
+  return { bridge, builtins: 1 + advance };
 }
 
 function row(outcome: Outcome) {
@@ -157,7 +170,7 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     notes: [
       'Floor: both chains land only transactions bidding at least that many micro-lamports per CU; the fee history follows it (steady), or stays at 0 (sudden). Set after the deposits, before the cranks start.',
       'no bid (before issue 20): the cap set to 0, so every transaction bids 0, as one without budget instructions does: it is accepted and never lands.',
-      'lamports/transfer: base + priority fees the chains charged the three authorities, over the transfers done. saved by measured limit: what the same landed transactions would have paid in priority with the default reservation (200,000 CU per bridge instruction + 3,000 for the price instruction, at most 1,400,000) at the same price, minus what they paid.',
+      'lamports/transfer: base + priority fees the chains charged the three authorities, over the transfers done. saved by measured limit: what the same landed transactions would have paid in priority with the default reservation (200,000 CU per bridge instruction + 3,000 for the price instruction and for a nonce advance, at most 1,400,000) at the same price, minus what they paid.',
       'drain: from the cranks\' start until every transfer is cleaned up. re-signs: transactions whose blockhash expired unlanded.',
     ],
   };

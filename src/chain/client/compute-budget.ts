@@ -86,10 +86,13 @@ const CEILING_GROWTH = 4;
 /**
  * What the chain has shown each action's instructions cost, per chain: the ceiling on a
  * transaction's limit per instruction. It starts at the runtime's own reservation without a
- * limit (DEFAULT_UNITS_PER_INSTRUCTION, which the fee estimate assumes too), falls to
+ * limit (DEFAULT_UNITS_PER_INSTRUCTION), falls to
  * CEILING_HEADROOM x the limit per instruction of each transaction that lands, and rises by
- * CEILING_GROWTH only when the chain refuses or lands a transaction for running out of compute.
- * Never above MAX_COMPUTE_UNIT_LIMIT.
+ * CEILING_GROWTH only when a transaction is refused or lands for running out of compute.
+ * Never above MAX_COMPUTE_UNIT_LIMIT. A preflight refusal is a node's simulation: a node that
+ * lies there raises the ceiling to that bound after two refused attempts, so a transaction then
+ * pays at most the cap on MAX_COMPUTE_UNIT_LIMIT (docs/chain-client.md, "A ceiling one node
+ * cannot raise"); plannedFees prices a plan on the same ceiling.
  */
 export class ComputeCeilings {
   readonly #perInstruction = new Map<CrankAction, number>();

@@ -1,7 +1,7 @@
 import { PublicKey, type Commitment } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide } from '../../domain.js';
+import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { BridgeChains, CheckOff } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
@@ -253,12 +253,16 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       ),
 
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
-    plannedFees: (work) => ({
-      target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, cap, sender.target.leadingFor('ack_deposit')),
-      source:
-        packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, cap, sender.source.leadingFor('ack_withdraw')) +
-        packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, cap, sender.source.leadingFor('cleanup_deposit')),
-    }),
+    // Each action's limit is bounded by its compute ceiling, as when its transactions are signed.
+    plannedFees: (work) => {
+      const priced = (side: ChainSide, action: CrankAction) => ({ capMicroLamports: cap, unitsPerInstruction: ceilings[side].perInstruction(action) });
+      return {
+        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.leadingFor('ack_deposit')),
+        source:
+          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.leadingFor('ack_withdraw')) +
+          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.leadingFor('cleanup_deposit')),
+      };
+    },
 
     checksOff: () => [source.rpc, target.rpc].filter((rpc) => rpc.hasHistory() === false).map(secondSignerOff),
 

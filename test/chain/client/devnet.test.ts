@@ -347,7 +347,7 @@ describe('readAuthority and plannedFees against the devnet', () => {
     expect(await requests(here.metrics, 'target', 'getTransaction')).toBe(before.get);
   });
 
-  it('plannedFees bounds what submitting the work costs: 5000 lamports per transaction and the cap on its default reservation', async () => {
+  it('plannedFees bounds what submitting the work costs: 5000 lamports per transaction and the cap on the compute ceiling, which landings lower', async () => {
     const b = await bridge({ capacity: 200 });
     await deposit(b, 40, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!);
@@ -363,6 +363,11 @@ describe('readAuthority and plannedFees against the devnet', () => {
     expect(fees.source).toBe(0);
     expect(fees.target).toBeGreaterThan(start - balance());
     expect(fees.target).toBeLessThanOrEqual(transactions.length * (5000 + 140_000));
+    // Landed transactions showed what an ack_deposit costs: the ceiling (2x the limit per vote)
+    // now bounds the plan, far below the 200,000 CU per vote it assumed before anything landed.
+    const again = chains.plannedFees({ ackDeposits: votes, ackWithdraws: [], cleanups: [] });
+    expect(again.target).toBeLessThan(fees.target / 2);
+    expect(again.target).toBeGreaterThan(transactions.length * 5000);
     const cleanupFees = chains.plannedFees({ ackDeposits: [], ackWithdraws: [], cleanups: Array.from({ length: 64 }, (_, i) => i) });
     expect(cleanupFees.target).toBe(0);
     expect(cleanupFees.source).toBeGreaterThanOrEqual(2 * 5000);
