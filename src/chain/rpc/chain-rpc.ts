@@ -48,7 +48,7 @@ interface AccountSnapshot {
 }
 
 /** Several accounts from one answer: one view of the chain, at `slot`. */
-export interface AccountsSnapshot {
+interface AccountsSnapshot {
   slot: number;
   /** In the order of the addresses asked for. */
   accounts: AccountData[];
