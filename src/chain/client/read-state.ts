@@ -14,11 +14,11 @@ import { authoritySlot, ownNextIndex, toEntryIndex } from '../authority-position
  * what it reads"). The header reads, then the two entry windows; every step fetches both chains
  * concurrently. Each chain's confirmed header comes in one getMultipleAccounts with that chain's
  * `companions` (the nonce pool): one answer, one slot, so the landing mode and who signs are
- * read from the same view as the positions, at no call of their own; the authority's balances are read-authority.ts's. A window is
- * `limits.entriesPerPosition` entries from each position a planner starts at: settled_prefix
- * (cleanup) and this authority's two next_index (ack_withdraw from its source position,
- * ack_deposit from its destination position), on the source; the two next_index on the
- * destination. At most three runs of that length per tracker, whatever the header's counters say.
+ * read from the same view as the positions, at no call of their own. The authority's balances
+ * are read-authority.ts's. A window is `limits.entriesPerPosition` entries from each position a
+ * planner starts at: settled_prefix (cleanup) and this authority's two next_index (ack_withdraw
+ * from its source position, ack_deposit from its destination position), on the source; the two
+ * next_index on the destination. At most three runs of that length per tracker, whatever the header's counters say.
  *
  * Commitments: the source entries and the source header's counters (entry_count,
  * settled_prefix) come from one read at `sourceReadCommitment` (finalized by default), since

@@ -13,12 +13,13 @@ import { sliceRanges, type EntryRange } from './window.js';
 import { chainName } from '../chain-name.js';
 
 /**
- * Reads of one tracker account with getAccountInfo + dataSlice: its 848-byte header (alone, or
- * with other accounts in one getMultipleAccounts), or runs of entries in bounded slices. Every response is checked (account exists, owner is the
- * configured program, the slice is as long as asked) and its bytes are counted. A header read
- * also checks the account's length against its capacity (PROTOCOL.md: exactly
- * 848 + capacity × entry size) from the `space` the node reports with the slice, at no extra
- * request; a node that does not report it leaves that to the slice-length check of each entry read.
+ * Reads of one tracker account with a dataSlice: its 848-byte header (alone, or with other
+ * accounts in one getMultipleAccounts), or runs of entries in bounded slices. Every response is
+ * checked (account exists, owner is the configured program, the slice is as long as asked) and
+ * its bytes are counted. A header read also checks the account's length against its capacity
+ * (PROTOCOL.md: exactly 848 + capacity × entry size) from the `space` the node reports with the
+ * slice, at no extra request; a node that does not report it leaves that to the slice-length
+ * check of each entry read.
  */
 
 /** At most this many bytes of account data per request (the response limit of ../rpc/bounded-body.ts follows from it). */
