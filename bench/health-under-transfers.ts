@@ -5,7 +5,10 @@
  * 500-transfer pages (4 ranges, the most that read at once) as fast as answers come, from a
  * process of their own; meanwhile this process probes /health as an orchestrator does (a new
  * connection per probe, from an address of its own) and samples the server's resident memory.
- * Targets: /health p99 under 50 ms, every probe answered, RSS under 200 MiB.
+ * Targets: /health p99 under 50 ms, every probe answered, RSS under 200 MiB. It also reads the
+ * server's own event-loop delay each second (prom-client's nodejs_eventloop_lag_max_seconds,
+ * reset at each scrape, 10 ms resolution): the longest the loop was held, which the machine's
+ * load moves less than the probes' latency (a probe also waits for a core).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -32,6 +35,7 @@ const PROBE_SECONDS = 10;
 const PROBE_EVERY_MS = 20;
 const PROBE_TIMEOUT_MS = 2_000;
 const RSS_EVERY_MS = 250;
+const LOOP_DELAY_EVERY_MS = 1_000;
 const TARGET_P99_MS = 50;
 const TARGET_RSS_MIB = 200;
 const RUN_TIMEOUT_MS = 180_000;
@@ -72,17 +76,43 @@ async function probeFor(origin: string, seconds: number, signal: AbortSignal): P
   return probes;
 }
 
+/** Nanoseconds the process has run on a core and waited in the run queue for one (/proc/<pid>/schedstat). */
+function schedstat(pid: number): { runNs: number; waitNs: number } {
+  const [runNs = Number.NaN, waitNs = Number.NaN] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { runNs, waitNs };
+}
+
 function residentMiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((candidate) => candidate.startsWith('VmRSS:'));
   return line === undefined ? Number.NaN : Number(line.replace(/\D+/g, '')) / 1024;
 }
 
-async function rpcRequests(origin: string): Promise<number> {
+async function metricLines(origin: string, prefix: string): Promise<number[]> {
   const text = await (await fetch(`${origin}/metrics`)).text();
   return text
     .split('\n')
-    .filter((line) => line.startsWith('bridge_rpc_requests_total{'))
-    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => Number(line.split(' ').at(-1)));
+}
+
+async function rpcRequests(origin: string): Promise<number> {
+  return (await metricLines(origin, 'bridge_rpc_requests_total{')).reduce((sum, value) => sum + value, 0);
+}
+
+/** The server's longest event-loop delay (ms) in each LOOP_DELAY_EVERY_MS, until `done` settles. */
+async function loopDelays(origin: string, done: Promise<unknown>, signal: AbortSignal): Promise<number[]> {
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  await metricLines(origin, 'nodejs_eventloop_lag_max_seconds ');
+  const delays: number[] = [];
+  while (!finished) {
+    await sleep(LOOP_DELAY_EVERY_MS, signal);
+    const [maxSeconds] = await metricLines(origin, 'nodejs_eventloop_lag_max_seconds ');
+    if (maxSeconds !== undefined) delays.push(maxSeconds * 1000);
+  }
+  return delays;
 }
 
 function runHammer(options: HammerOptions): Promise<HammerSummary> {
@@ -113,11 +143,18 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     const idle = await probeFor(origin, 2, bounded);
     const rpcBefore = await rpcRequests(origin);
     const load = runHammer({ origin, addresses: ADDRESSES, connectionsPerAddress: PER_ADDRESS, seconds: LOAD_SECONDS, paths });
+    const delays = loopDelays(origin, load, bounded);
     await sleep(1_000, bounded);
+    const scheduledBefore = schedstat(server.pid);
+    const busyBegan = performance.now();
     const busy = await probeFor(origin, PROBE_SECONDS, bounded);
+    const scheduledAfter = schedstat(server.pid);
+    const busyNs = (performance.now() - busyBegan) * 1e6;
+    const cpu = { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs };
     const hammered = await load;
+    const loopDelayMs = await delays;
     const rpcCalls = (await rpcRequests(origin)) - rpcBefore;
-    return report({ idle, busy, hammered, rpcCalls, pageBytes, rss });
+    return report({ idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu });
   } finally {
     clearInterval(sampler);
     await server.stop();
@@ -125,8 +162,14 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
   }
 }
 
-function report(measured: { idle: Probes; busy: Probes; hammered: HammerSummary; rpcCalls: number; pageBytes: number; rss: number[] }): BenchResult {
-  const { idle, busy, hammered, rpcCalls, pageBytes, rss } = measured;
+/** While probed under load, the server's time on a core and waiting for one, as fractions of the wall time. */
+interface ServerCpu {
+  run: number;
+  wait: number;
+}
+
+function report(measured: { idle: Probes; busy: Probes; hammered: HammerSummary; rpcCalls: number; pageBytes: number; rss: number[]; loopDelayMs: number[]; cpu: ServerCpu }): BenchResult {
+  const { idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu } = measured;
   const row = (phase: string, probes: Probes) => ({
     phase,
     probes: probes.latencies.length + probes.failed,
@@ -149,7 +192,7 @@ function report(measured: { idle: Probes; busy: Probes; hammered: HammerSummary;
     name: 'health-under-transfers',
     parameters: { seeded: SEEDED, page: PAGE, addresses: ADDRESSES.length, perAddress: PER_ADDRESS, loadSeconds: LOAD_SECONDS, probeSeconds: PROBE_SECONDS, probeEveryMs: PROBE_EVERY_MS },
     failures,
-    data: { hammered, rssSamplesMiB: rss, busyLatenciesMs: busy.latencies },
+    data: { hammered, rssSamplesMiB: rss, busyLatenciesMs: busy.latencies, loopDelayMaxPerSecondMs: loopDelayMs, serverCpu: cpu },
     tables: [
       {
         title: `/health probes (a new connection each, every ${PROBE_EVERY_MS} ms) while GET /transfers?limit=${PAGE} is hammered`,
@@ -165,7 +208,8 @@ function report(measured: { idle: Probes; busy: Probes; hammered: HammerSummary;
         notes: [
           `/transfers: ${hammered.requests} answers in ${LOAD_SECONDS} s (${ok} x 200, ${JSON.stringify(hammered.statuses)}), ${hammered.errors} connections refused or failed, ${(hammered.bytes / 1_048_576).toFixed(0)} MiB sent; a page of ${PAGE} is ${(pageBytes / 1024).toFixed(0)} KiB; ${rpcCalls} RPC calls over the load (the crank's included).`,
           `Server resident memory (VmRSS every ${RSS_EVERY_MS} ms): peak ${peakRss.toFixed(0)} MiB, target < ${TARGET_RSS_MIB} MiB; /health p99 target < ${TARGET_P99_MS} ms.`,
-          'The server, the load (its own process) and this process (the devnet and the prober) share the machine.',
+          `Server event-loop delay under load (nodejs_eventloop_lag_max_seconds, the longest in each ${LOOP_DELAY_EVERY_MS / 1000} s): median ${percentile(loopDelayMs, 50).toFixed(1)} ms, longest ${Math.max(...loopDelayMs).toFixed(1)} ms over ${loopDelayMs.length} s.`,
+          `The server, the load (its own process) and this process (the devnet and the prober) share the machine: while probed under load the server ran on a core ${(cpu.run * 100).toFixed(0)} % of the time and waited in the run queue for one ${(cpu.wait * 100).toFixed(0)} % (/proc/<pid>/schedstat; the machine's other work shows in the wait).`,
         ],
       },
       {

@@ -54,3 +54,14 @@ function checkDelay(delayMs: number): void {
     throw new RangeError(`timer delay must be a finite number of milliseconds >= 0, got ${delayMs}`);
   }
 }
+
+/**
+ * Resolves on a later turn of the event loop, after the I/O that is ready now (setImmediate),
+ * then rejects with `signal.reason` if the signal aborted meanwhile. Long synchronous work
+ * (decoding and encoding a /transfers page) awaits it between bounded chunks, so that a
+ * request arriving meanwhile (a /health probe) waits for one chunk, not for the whole work.
+ */
+export async function nextTurn(signal: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
+}

@@ -89,7 +89,7 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
     const gone = clientGone(reply);
     await pace.turn(gone);
     const { from, limit } = request.query;
-    const read = async (signal: AbortSignal) => transferPageBody(await transfers.page(request.query, signal));
+    const read = async (signal: AbortSignal) => transferPageBody(await transfers.page(request.query, signal), signal);
     return json(await outage.watch(answers(`page:${from}:${limit}`, read, gone), request.log), reply);
   });
   admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, async (request, reply) => {

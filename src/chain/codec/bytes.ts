@@ -57,7 +57,7 @@ export class ByteReader {
 
   /** A 32-byte key or address as base58. */
   base58(): Base58 {
-    return bs58.encode(this.bytes(KEY_SIZE));
+    return keyToBase58(this.#bytes, this.#advance(KEY_SIZE));
   }
 
   skip(size: number): void {
@@ -70,6 +70,54 @@ export class ByteReader {
     this.#offset = start + size;
     return start;
   }
+}
+
+const BASE58_CODES = Buffer.from('123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 'latin1');
+const BASE58_ZERO = BASE58_CODES[0]!;
+/** Three digits per division: a remainder below 58^3 times 2^32, plus a word, stays below 2^53. */
+const THREE_DIGITS = 58 ** 3;
+const WORD = 2 ** 32;
+/** Digits the divisions produce for a 32-byte key, leading zeros included: 15 rounds of 3 (58^45 > 2^256). */
+const KEY_DIGITS = 45;
+/**
+ * keyToBase58's working memory, reused by every call: the function is synchronous and calls
+ * nothing that could call it again, so no two calls ever share it.
+ */
+const keyWords = new Float64Array(KEY_SIZE / 4);
+const keyDigits = Buffer.alloc(KEY_DIGITS);
+
+/**
+ * The 32-byte key at `bytes[start..]` in base58, the same text as bs58.encode, about 4 times
+ * faster and allocating only the string (bs58 allocates about 1.5 KB per key, appending one
+ * character at a time): a 500-transfer read decodes 3,000 keys. The key is 8 big-endian 32-bit
+ * words, divided by 58^3 until nothing is left; each leading zero byte is a leading '1'.
+ */
+function keyToBase58(bytes: Uint8Array, start: number): Base58 {
+  for (let word = 0; word < keyWords.length; word++) {
+    const at = start + word * 4;
+    keyWords[word] = bytes[at]! * 0x100_0000 + ((bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!);
+  }
+  let digit = KEY_DIGITS;
+  let first = 0;
+  while (first < keyWords.length && keyWords[first] === 0) first++;
+  while (first < keyWords.length) {
+    let remainder = 0;
+    for (let word = first; word < keyWords.length; word++) {
+      const value = remainder * WORD + keyWords[word]!;
+      const quotient = Math.floor(value / THREE_DIGITS);
+      remainder = value - quotient * THREE_DIGITS;
+      keyWords[word] = quotient;
+    }
+    while (first < keyWords.length && keyWords[first] === 0) first++;
+    for (let k = 0; k < 3; k++) {
+      const quotient = Math.floor(remainder / 58);
+      keyDigits[--digit] = BASE58_CODES[remainder - quotient * 58]!;
+      remainder = quotient;
+    }
+  }
+  while (digit < KEY_DIGITS && keyDigits[digit] === BASE58_ZERO) digit++;
+  for (let at = start; at < start + KEY_SIZE && bytes[at] === 0; at++) keyDigits[--digit] = BASE58_ZERO;
+  return keyDigits.toString('latin1', digit, KEY_DIGITS);
 }
 
 /**

@@ -1,3 +1,5 @@
+import bs58 from 'bs58';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ByteReader, ByteWriter, base58ToKeyBytes } from '../../../src/chain/codec/bytes.js';
 import { atOffset, key, keyBytes } from './hand-bytes.js';
@@ -15,6 +17,23 @@ describe('ByteReader', () => {
     reader.skip(2);
     expect(reader.base58()).toBe(key(5));
     expect(reader.remaining).toBe(0);
+  });
+
+  it('reads a key as the base58 text bs58 gives it, leading zero bytes and extremes included', () => {
+    const readKey = (bytes: Uint8Array, skip = 0) => {
+      const reader = new ByteReader(Uint8Array.from([...new Uint8Array(skip).fill(7), ...bytes]), shortRead);
+      reader.skip(skip);
+      return reader.base58();
+    };
+    const edges = [new Uint8Array(32), new Uint8Array(32).fill(0xff), Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0)), Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0))];
+    for (const bytes of edges) expect(readKey(bytes)).toBe(bs58.encode(bytes));
+    const leadingZeros = fc.tuple(fc.integer({ min: 0, max: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 })).map(([zeros, bytes]) => bytes.fill(0, 0, zeros));
+    fc.assert(
+      fc.property(fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }), leadingZeros), fc.integer({ min: 0, max: 40 }), (bytes, skip) => {
+        expect(readKey(bytes, skip)).toBe(bs58.encode(bytes));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('reads u64 up to 2^64-1 as bigint', () => {

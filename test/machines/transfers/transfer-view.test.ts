@@ -61,9 +61,9 @@ describe('transfer phases, rule 3.1 and the SPEC §7 row', () => {
     expect(votersOf(header, 0, 0)).toEqual({ yes: [], no: [] });
   });
 
-  it('pages: u64 values as strings, next page index, counts per phase', () => {
+  it('pages: u64 values as strings, next page index, counts per phase', async () => {
     const deposits = [finalizedDeposit(true), deposit(1), deposit(2)];
-    const page = transferPage(
+    const page = await transferPage(
       {
         sourceHeader: trackerHeader('DepositTracker', { entryCount: 5, settledPrefix: 1, ownNext: 1 }),
         targetHeader: trackerHeader('WithdrawTracker', { entryCount: 2, ownNext: 2 }),
@@ -74,6 +74,7 @@ describe('transfer phases, rule 3.1 and the SPEC §7 row', () => {
       },
       0,
       3,
+      new AbortController().signal,
     );
     expect(page.next).toBe(3);
     expect(page.slots).toEqual({ source: 700, destination: 900 });
