@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema, crankRoleViewSchema } from '../machines/crank-types.js';
-import { HEALTH_STATUSES } from '../machines/health-status.js';
+import { HEALTH_STATUSES } from '../machines/health.js';
 
 /**
  * Response schemas of SPEC §2.2 and §2.3, converted from the zod schemas that also give the

@@ -1,7 +1,7 @@
 import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
 import type { CrankSettings } from './crank-settings.js';
 import type { CrankStep } from './crank-types.js';
-import type { HealthFacts } from './health-facts.js';
+import type { HealthFacts } from './health.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 import { initialRole } from './rules.js';
 import type { WaitingRead } from './planning/waiting.js';
@@ -9,7 +9,7 @@ import type { PlannedVote } from './crank-events.js';
 
 /**
  * The crank machine's data: its settings (crank-settings.ts), the current cycle's plan and
- * attempts, and the health facts /health reports (health-facts.ts); below, what a step hands
+ * attempts, and the health facts /health reports (health.ts); below, what a step hands
  * its one effect of writing (the submit actor) and what it gets back. JSON-serializable
  * throughout (numbers, strings, booleans, arrays): no bigint, no Error, no class instance, so
  * that snapshots, the inspector and the graph tools can all handle it.

@@ -1,7 +1,6 @@
 import type { CrankAction, ChainSide } from '../domain.js';
-import type { RoleChange } from './rules.js';
+import type { ForeignTransaction, RoleChange } from './rules.js';
 import type { CrankReport } from './crank-types.js';
-import type { ForeignTransaction } from './health-facts.js';
 import type { WaitingRead } from './planning/waiting.js';
 
 /** What the crank machine takes in, and what it tells the runtime (JSON-safe, like its context). */

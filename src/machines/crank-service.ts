@@ -1,5 +1,4 @@
 import { createActor } from 'xstate';
-import type { HealthStatus, HealthVerdict } from './health-status.js';
 import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
 import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from './crank-types.js';
 import type { SignerDescription } from '../chain/authority-signer.js';
@@ -9,12 +8,12 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
-import { CHAINS, quietWindowMs } from './rules.js';
+import { CHAINS, crankRoleView, quietWindowMs } from './rules.js';
 import { crankActors } from './crank-actors.js';
 import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
 import type { CrankEmitted } from './crank-events.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
-import { crankHealth, crankRoleView, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
+import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type HealthStatus, type HealthVerdict } from './health.js';
 import { crankMachine } from './crank-machine.js';
 import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
@@ -30,7 +29,7 @@ import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemet
 
 export interface CrankService {
   health(): CrankHealth;
-  /** /health's `status` (health-status.ts): `stalled` is the one a restart can fix. */
+  /** /health's `status` (health.ts): `stalled` is the one a restart can fix. */
   status(): HealthStatus;
   /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
   readonly activity: CrankActivity;
@@ -79,7 +78,7 @@ export interface StartCrankOptions {
 
 export function startCrank(options: StartCrankOptions): CrankService {
   const { settings, metrics } = options;
-  const bounds: HealthBounds = {
+  const bounds = {
     startedAtMs: Date.now(),
     stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings),
     foreignSignerHoldMs: foreignSignerHoldMs(settings.pollIntervalMs),
@@ -128,13 +127,19 @@ export function startCrank(options: StartCrankOptions): CrankService {
   );
   recordStartingRole(actor.getSnapshot().context.health.role.role, quietWindowMs(settings.pollIntervalMs), log);
 
+  /** /health's input from the actor's snapshot, the chains and the time. */
   function verdict(): HealthVerdict {
-    return crankVerdict(actor.getSnapshot(), bounds, Date.now(), options.chains.endpointProblems());
+    const snapshot = actor.getSnapshot();
+    const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
+    const { health: facts, progress } = snapshot.context;
+    const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
+    const enabled = snapshot.status === 'active' || internalError !== null;
+    return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds }, Date.now());
   }
 
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
-    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict().problems, {
+    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict(), {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),

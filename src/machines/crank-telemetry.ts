@@ -2,8 +2,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, type CrankEmitted } from './crank-events.js';
 import { CRANK_ROLES, STEP_ACTIONS, type CrankRole } from './crank-types.js';
-import type { HealthFacts } from './health-facts.js';
-import { HEALTH_STATUSES, type HealthStatus } from './health-status.js';
+import { HEALTH_STATUSES, type HealthFacts, type HealthStatus } from './health.js';
 import { CHAINS, otherSignerActiveMs } from './rules.js';
 
 /**

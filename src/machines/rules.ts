@@ -1,10 +1,9 @@
 import { isRelayableWithdrawResult, type CyclePlan } from './planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../time.js';
-import type { AuthorityView, ChainAmounts } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, NonceMove } from '../chain/bridge-chains.js';
 import type { ChainSide } from '../domain.js';
 import type { ForeignSignerPolicy } from '../config/config.js';
-import type { CrankStep } from './crank-types.js';
-import type { ChainFees, ForeignTransaction, KeyUse, OtherSigner, RoleFacts } from './health-facts.js';
+import type { CrankRole, CrankRoleView, CrankStep } from './crank-types.js';
 import { chainName } from '../chain/chain-name.js';
 
 /**
@@ -287,4 +286,58 @@ export function twinProblem(facts: RoleFacts, handoffMs: number): string | null 
     `${chainName(other.chain)} chain (slot ${other.slot}); this server stands by. A rollout would have ended by now: ` +
     'find and stop the other instance (SPEC §8), or raise BRIDGE_HANDOFF_SECS if the pair is an intended hot standby'
   );
+}
+
+interface FeeFacts {
+  balance: number;
+  need: number;
+}
+
+export type ChainFees = Record<ChainSide, FeeFacts>;
+
+export interface ForeignTransaction extends KeyUse {
+  seenAtMs: number;
+}
+
+/** The other instance a standby watches: its latest transaction and since when it has been seen signing. */
+export interface OtherSigner extends KeyUse {
+  /** The read that first saw it signing in this standby stretch. */
+  activeSinceMs: number;
+  /** The latest read that saw a new transaction of it. */
+  lastSeenAtMs: number;
+}
+
+export interface RoleFacts {
+  role: CrankRole;
+  /** When this role began; null before the first read. */
+  sinceMs: number | null;
+  /** The latest read that saw another signer, or the first read: the quiet window runs from here. */
+  quietSinceMs: number | null;
+  /**
+   * Added to the quiet window after this instance stood by on seeing another signer while it was
+   * active: uniform in [0, window), so that two instances that stood by on each other's
+   * transactions do not take over in the same instant again. 0 otherwise.
+   */
+  extraQuietMs: number;
+  otherSigner: OtherSigner | null;
+}
+
+/**
+ * A transaction signed with the key but not by this process, as a read reports it: the
+ * destination chain's first, each chain's newest first (slots of two chains do not compare).
+ * Seen in the history (its signature) or as a nonce of the pool that moved (the nonce; the
+ * transaction itself is not known).
+ */
+export interface KeyUse {
+  chain: ChainSide;
+  signature?: string;
+  slot: number;
+  nonceMove?: NonceMove;
+}
+
+/** The role beside the crank's answers: a standby says from when it may sign. */
+export function crankRoleView(facts: RoleFacts, settings: RoleSettings, nowMs: number): CrankRoleView {
+  if (facts.role === 'active') return { role: 'active' };
+  // Rounded up: a "not before" must not name a second at which the standby still waits.
+  return { role: 'standby', may_sign_at: Math.ceil(mayTakeOverAtMs(facts, settings, nowMs) / 1000) };
 }

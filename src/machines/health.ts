@@ -1,10 +1,24 @@
+import type { SignerDescription } from '../chain/authority-signer.js';
+import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
-import { chainsBelowMinimum, chainsShortOfFees, isHalted, keyUseText, twinProblem } from './rules.js';
+import type { ChainSide } from '../domain.js';
 import type { CrankSettings } from './crank-settings.js';
-import type { HealthFacts } from './health-facts.js';
+import type { CrankHealth } from './crank-types.js';
+import {
+  chainsBelowMinimum,
+  chainsShortOfFees,
+  isHalted,
+  keyUseText,
+  twinProblem,
+  type ChainFees,
+  type ForeignTransaction,
+  type RoleFacts,
+} from './rules.js';
 
 /**
- * /health's `status`, decided from the crank's health facts and the time (docs/http-api.md "GET /health").
+ * /health, decided in one place: the facts the crank keeps (HealthFacts, in its context) and
+ * what the running actor and the chains say right now (HealthInput) go in; the `status` and
+ * the `crank` object of the answer come out (docs/http-api.md "GET /health").
  *
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
@@ -19,12 +33,41 @@ import type { HealthFacts } from './health-facts.js';
  * - `ok`: the crank is disabled, or none of the above.
  */
 
+/** What the crank keeps for /health, in its context (times in unix milliseconds; the answer is in seconds). */
+export interface HealthFacts {
+  lastRunAtMs: number | null;
+  lastSuccessAtMs: number | null;
+  lastError: string | null;
+  lastAction: string | null;
+  /** Transactions signed by this authority that landed (SPEC total_actions_submitted). */
+  transactionsLanded: number;
+  lastCycleFinishedAtMs: number | null;
+  /** Per chain at the latest read: the authority's balance and the fees the plan needed. */
+  fees: ChainFees | null;
+  /** The latest transaction signed by this authority's key that this process did not sign, while it was active. */
+  foreignSigner: ForeignTransaction | null;
+  /** Active or standby, and the other signer a standby watches (rules.ts). */
+  role: RoleFacts;
+}
+
 export type HealthStatus = 'ok' | 'degraded' | 'stalled';
 
 export const HEALTH_STATUSES: readonly HealthStatus[] = ['ok', 'degraded', 'stalled'];
 
-export interface HealthStatusInput {
-  /** False when the crank is disabled by configuration. */
+/**
+ * A foreign signature keeps /health degraded this long (BRIDGE_ON_FOREIGN_SIGNER=continue): long
+ * enough for a scrape-based alert to see it, short enough that a rollout's seconds of overlap
+ * clear on their own.
+ */
+export const FOREIGN_SIGNER_HOLD_MS = 15 * 60_000;
+
+/** At least FOREIGN_SIGNER_HOLD_MS, and two polls so that a slow poll still sees it. */
+export function foreignSignerHoldMs(pollIntervalMs: number): number {
+  return Math.max(FOREIGN_SIGNER_HOLD_MS, 2 * pollIntervalMs);
+}
+
+export interface HealthInput {
+  /** False when the crank is disabled by configuration, or its actor has stopped. */
   enabled: boolean;
   /** Why the crank's actor stopped on an internal error; null while it runs. */
   internalError: string | null;
@@ -47,7 +90,7 @@ export interface HealthVerdict {
   problems: string[];
 }
 
-export function healthVerdict(input: HealthStatusInput, nowMs: number): HealthVerdict {
+export function healthVerdict(input: HealthInput, nowMs: number): HealthVerdict {
   if (!input.enabled && input.internalError === null) return { status: 'ok', problems: [] };
   const stall = stallProblem(input, nowMs);
   const problems = [...(stall === null ? [] : [stall]), ...degradations(input, nowMs)];
@@ -55,7 +98,7 @@ export function healthVerdict(input: HealthStatusInput, nowMs: number): HealthVe
   return { status: problems.length > 0 ? 'degraded' : 'ok', problems };
 }
 
-function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: HealthStatusInput, nowMs: number): string | null {
+function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: HealthInput, nowMs: number): string | null {
   if (internalError !== null) return `${internalError}; restart the server`;
   const sinceMs = nowMs - (facts.lastCycleFinishedAtMs ?? startedAtMs);
   if (sinceMs <= stalledAfterMs) return null;
@@ -63,7 +106,7 @@ function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: Hea
   return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
 }
 
-function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpointProblems }: HealthStatusInput, nowMs: number): string[] {
+function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpointProblems }: HealthInput, nowMs: number): string[] {
   const problems: string[] = [...endpointProblems];
   if (retrying !== null) problems.push(`retrying after a failed attempt: ${retrying}`);
   if (facts.lastError !== null) problems.push(facts.lastError);
@@ -91,6 +134,42 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
   const twin = twinProblem(facts.role, settings.handoffMs);
   if (twin !== null) problems.push(twin);
   return problems;
+}
+
+/** "attempt 1 of 3 failed: <error>", for /health while the action backs off. */
+export function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
+  return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
+}
+
+/** What /health adds beside the facts: which key signs, dry run, checks that are off, how transactions land. */
+export interface HealthExtras {
+  signer: SignerDescription | undefined;
+  dryRun: boolean;
+  checksOff: CheckOff[];
+  landingModes: Record<ChainSide, LandingMode>;
+}
+
+/** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
+export function crankHealth(facts: HealthFacts, active: boolean, verdict: HealthVerdict, extras: HealthExtras): CrankHealth {
+  const { problems } = verdict;
+  return {
+    enabled: active,
+    last_run_at: toUnixSeconds(facts.lastRunAtMs),
+    last_success_at: toUnixSeconds(facts.lastSuccessAtMs),
+    last_error: problems.length > 0 ? problems.join('; ') : null,
+    last_action: facts.lastAction,
+    total_actions_submitted: facts.transactionsLanded,
+    role: facts.role.role,
+    role_since: toUnixSeconds(facts.role.sinceMs),
+    ...(extras.signer === undefined ? {} : { signer: extras.signer }),
+    ...(extras.dryRun ? { dry_run: true } : {}),
+    ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
+    landing_mode: extras.landingModes,
+  };
+}
+
+function toUnixSeconds(ms: number | null): number | null {
+  return ms === null ? null : Math.floor(ms / 1000);
 }
 
 function seconds(ms: number): string {
