@@ -1,6 +1,9 @@
 import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
+import type { CrankAction } from '../domain.js';
+import { describeError } from '../errors.js';
+import { boundText } from '../text.js';
 import type { CrankSettings } from './crank-settings.js';
-import type { CrankStep } from './crank-types.js';
+import type { CrankReport, CrankStep } from './crank-types.js';
 import type { HealthFacts } from './health.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 import { initialRole } from './rules.js';
@@ -112,6 +115,50 @@ export function newCycle(startedAtMs: number, requests: string[]): CycleState {
     cleanupSubmitted: [],
     cleanupResolved: [],
   };
+}
+
+/** The cycle after `step` started an attempt that submits `submitted`. */
+export function attemptedIn(cycle: CycleState, step: CrankStep, submitted: readonly number[]): CycleState {
+  return {
+    ...cycle,
+    attempted: { ...cycle.attempted, [step]: true },
+    cleanupSubmitted: step === 'cleanup' ? unionIndices(cycle.cleanupSubmitted, submitted) : cycle.cleanupSubmitted,
+  };
+}
+
+/** What the cycle answers to the POST /crank/once requests it serves (SPEC §2.3). */
+export function cycleReport(cycle: CycleState): CrankReport {
+  return {
+    ack_deposit_attempted: cycle.attempted.ack_deposit,
+    ack_withdraw_attempted: cycle.attempted.ack_withdraw,
+    cleanup_attempted: cycle.cleanupSubmitted.length,
+    cleanup_completed: cycle.cleanupResolved.length,
+  };
+}
+
+/** Sorted union of two index lists. */
+export function unionIndices(a: readonly number[], b: readonly number[]): number[] {
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
+}
+
+export function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
+  return {
+    ack_deposit: plan.ackDeposit.pending,
+    ack_withdraw: plan.ackWithdraw.pending,
+    cleanup_deposit: plan.cleanup.pending,
+  };
+}
+
+/**
+ * Cap of an error as /health's last_error and the crank's log lines quote it. Our own messages
+ * (account, variable, what to do) stay well below it; foreign text inside them was already cut
+ * to 256 characters where it entered (src/chain/rpc/rpc-failure.ts). This is the second line.
+ */
+export const MAX_ERROR_CHARS = 1024;
+
+/** An error as the context keeps it: its text, bounded (the error object itself stays out). */
+export function errorText(error: unknown): string {
+  return boundText(describeError(error), MAX_ERROR_CHARS);
 }
 
 /** What the submit actor sends, per step. */

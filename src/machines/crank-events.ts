@@ -1,6 +1,6 @@
 import type { CrankAction, ChainSide } from '../domain.js';
 import type { ForeignTransaction, RoleChange } from './rules.js';
-import type { CrankReport } from './crank-types.js';
+import { STEP_ACTIONS, type CrankReport, type CrankStep } from './crank-types.js';
 import type { WaitingRead } from './planning/waiting.js';
 
 /** What the crank machine takes in, and what it tells the runtime (JSON-safe, like its context). */
@@ -52,4 +52,26 @@ export type CrankEmitted =
 export interface PlannedVote {
   index: number;
   approve: boolean;
+}
+
+type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
+
+/** An `attempt` event of `step`; what `details` leaves out is empty (no indices, signatures, error, retry). */
+export function attemptEvent(
+  step: CrankStep,
+  attempt: number,
+  outcome: AttemptOutcome,
+  details: Partial<AttemptEvent> & Pick<AttemptEvent, 'atMs' | 'durationMs'>,
+): AttemptEvent {
+  return {
+    type: 'attempt',
+    action: STEP_ACTIONS[step],
+    attempt,
+    outcome,
+    indices: [],
+    signatures: [],
+    error: null,
+    willRetry: false,
+    ...details,
+  };
 }
