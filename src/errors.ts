@@ -105,7 +105,7 @@ export interface BridgeErrorContexts {
   /** Too many POST /crank/once requests already wait for the next cycle. */
   CRANK__BUSY: { waiting: number; limit: number };
   /**
-   * An attempt of a crank action ran past its deadline (one transaction's life, cycle-bound.ts):
+   * An attempt of a crank action ran past its deadline (one transaction's life, delays.ts):
    * cut, and tried again; a transaction it left without an outcome is resolved by the next attempt.
    */
   CRANK__ATTEMPT_DEADLINE_EXCEEDED: { action: string; deadlineMs: number };

@@ -1,22 +1,62 @@
 import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
-import { describeError } from '../errors.js';
-import { boundText } from '../text.js';
-import type { CrankSettings } from './crank-settings.js';
-import type { CrankReport, CrankStep } from './crank-types.js';
+import type { CrankConfig } from '../config/config.js';
+import type { CrankReport, CrankStep, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
-import type { CyclePlan } from './planning/cycle-plan.js';
-import { initialRole } from './rules.js';
+import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { initialRole } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
-import type { PlannedVote } from './crank-events.js';
 
 /**
- * The crank machine's data: its settings (crank-settings.ts), the current cycle's plan and
+ * The crank machine's data: its settings, the current cycle's plan and
  * attempts, and the health facts /health reports (health.ts); below, what a step hands
  * its one effect of writing (the submit actor) and what it gets back. JSON-serializable
  * throughout (numbers, strings, booleans, arrays): no bigint, no Error, no class instance, so
  * that snapshots, the inspector and the graph tools can all handle it.
  */
+
+/**
+ * Consecutive back-to-back cycles a backlog may trigger before the crank waits one poll
+ * interval again; bounds how long one burst keeps the RPC endpoints busy (docs/crank.md).
+ */
+export const MAX_BACKLOG_CYCLES = 10;
+
+/**
+ * The settings the machine reads: its share of CrankConfig, taken whole from the configuration
+ * (the field comments there say what each is), plus the bounds the crank fixes itself.
+ */
+export interface CrankSettings extends ConfiguredCrankSettings {
+  /** Votes (or cleanups) per action per cycle. */
+  batchLimit: number;
+  /** Back-to-back cycles a backlog may trigger in a row. */
+  maxBacklogCycles: number;
+}
+
+/** The machine's share of CrankConfig; a test's settings are a CrankConfig too (one value from configuration to machine). */
+export type ConfiguredCrankSettings = Pick<
+  CrankConfig,
+  'pollIntervalMs' | 'maxAttempts' | 'retryBackoffMs' | 'onForeignSigner' | 'minBalanceLamports' | 'dryRun' | 'handoffMs'
+>;
+
+/** Picks the machine's fields (the context stays JSON: nothing else of the configuration rides along). */
+export function crankSettings(configured: ConfiguredCrankSettings): CrankSettings {
+  return {
+    pollIntervalMs: configured.pollIntervalMs,
+    maxAttempts: configured.maxAttempts,
+    retryBackoffMs: configured.retryBackoffMs,
+    batchLimit: MAX_PLANNED_PER_ACTION,
+    maxBacklogCycles: MAX_BACKLOG_CYCLES,
+    onForeignSigner: configured.onForeignSigner,
+    minBalanceLamports: configured.minBalanceLamports,
+    dryRun: configured.dryRun,
+    handoffMs: configured.handoffMs,
+  };
+}
+
+/** What the read step takes. */
+export interface ReadInput {
+  batchLimit: number;
+}
 
 /** What the read step returns: the plan, and what it learned about the authority's own accounts. */
 export interface CycleRead {
@@ -147,18 +187,6 @@ export function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
     ack_withdraw: plan.ackWithdraw.pending,
     cleanup_deposit: plan.cleanup.pending,
   };
-}
-
-/**
- * Cap of an error as /health's last_error and the crank's log lines quote it. Our own messages
- * (account, variable, what to do) stay well below it; foreign text inside them was already cut
- * to 256 characters where it entered (src/chain/rpc/rpc-failure.ts). This is the second line.
- */
-export const MAX_ERROR_CHARS = 1024;
-
-/** An error as the context keeps it: its text, bounded (the error object itself stays out). */
-export function errorText(error: unknown): string {
-  return boundText(describeError(error), MAX_ERROR_CHARS);
 }
 
 /** What the submit actor sends, per step. */

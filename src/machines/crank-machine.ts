@@ -1,9 +1,8 @@
 import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import type { ReadInput } from './crank-actors.js';
+import { hasAttemptsLeft, landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
   attemptedIn,
   cycleReport,
-  errorText,
   freshProgress,
   initialCrankContext,
   newCycle,
@@ -14,40 +13,23 @@ import {
   unionIndices,
   type ActionReport,
   type CrankContext,
+  type CrankSettings,
   type CycleRead,
+  type ReadInput,
   type Submission,
 } from './crank-context.js';
-import type { CrankSettings } from './crank-settings.js';
-import { attemptEvent, type CrankEmitted, type CrankEvent } from './crank-events.js';
-import { STEP_ACTIONS, type CrankStep } from './crank-types.js';
 import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
-import { landedSignaturesOf } from './landed-signatures.js';
-import { hasBacklog } from './planning/cycle-plan.js';
-import { retryBackoffDelay } from './backoff.js';
-import { hasAttemptsLeft, retriesAction } from '../failure-policy.js';
-import {
-  afterUnknownHistory,
-  chainsShortOfFees,
-  feeFacts,
-  foreignTransactions,
-  hasAckDepositWork,
-  hasAckWithdrawWork,
-  hasCleanupWork,
-  idleWaitAfterChunk,
-  isCycleDue,
-  isHalted,
-  maySubmit,
-  nextCycleDelay,
-  quietWindowMs,
-  roleAfterRead,
-  type PollSchedule,
-} from './rules.js';
+import { attemptEvent, STEP_ACTIONS, STEP_CHAINS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
+import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, retryBackoffDelay, type PollSchedule } from './delays.js';
+import { chainsShortOfFees, errorText, feeFacts } from './health.js';
+import { hasBacklog, isRelayableWithdrawResult } from './planning/cycle-plan.js';
+import { afterUnknownHistory, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './role.js';
 
 /**
  * The crank: one cycle at a time (SPEC §1 run lock), in SPEC §3 order: read and plan, then
  * ack_deposit, ack_withdraw, cleanup_deposit, each retried with backoff up to the attempt
  * limit, then back to idle until the next poll. The machine has no I/O: effects are the
- * `readAndPlan` and `submitAction` actors (crank-actors.ts), provided by startCrank; what the
+ * `readAndPlan` and `submitAction` actors, provided by startCrank (crank-service.ts); what the
  * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted. In a dry run
  * (settings.dryRun) each action state records its plan instead of invoking submitAction.
  * docs/crank.md describes every state, event and rule.
@@ -91,15 +73,26 @@ const crankSetup = setup({
     hasQueuedRequests: ({ context }) => context.queuedRequests.length > 0,
     isCycleDue: ({ context }) => isCycleDue(pollSchedule(context)),
     isStopRequested: ({ context }) => context.stopRequested,
-    hasAckDepositWork: ({ context }) => hasAckDepositWork(context.plan),
-    hasAckWithdrawWork: ({ context }) => hasAckWithdrawWork(context.plan),
-    hasCleanupWork: ({ context }) => hasCleanupWork(context.plan),
+    // Crank cycle step 1: the source has deposits this authority has not voted on yet.
+    hasAckDepositWork: ({ context: { plan } }) => plan !== null && plan.ackDeposit.votes.length > 0,
+    // Crank cycle step 3: finalized destination results wait for this authority's vote. Rule 3.1
+    // again on every planned vote (the planner applied it first), so that no vote for an unready
+    // result can leave even if planning went wrong.
+    hasAckWithdrawWork: ({ context: { plan } }) =>
+      plan !== null && plan.ackWithdraw.votes.length > 0 && plan.ackWithdraw.votes.every((planned) => isRelayableWithdrawResult(planned.destination)),
+    // Crank cycle step 5: finalized deposit entries not cleaned up yet.
+    hasCleanupWork: ({ context: { plan } }) => plan !== null && plan.cleanup.indices.length > 0,
     hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
     isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
-    // A base of 0 is the only one whose every backoff is 0 ms (backoff.ts): no timer at all,
+    // A base of 0 is the only one whose every backoff is 0 ms (delays.ts): no timer at all,
     // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
     retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
-    maySubmit: ({ context }, params: { step: CrankStep }) => maySubmit(params.step, context.health, context.settings.onForeignSigner),
+    // A step submits only while active (role.ts), not halted on a second signer, and while the
+    // authority can pay the fees on the chain the step's transactions land on.
+    maySubmit: ({ context: { health, settings } }, params: { step: CrankStep }) =>
+      health.role.role === 'active' &&
+      !isHalted(settings.onForeignSigner, health.foreignSigner) &&
+      !chainsShortOfFees(health.fees).includes(STEP_CHAINS[params.step]),
     isDryRun: ({ context }) => context.settings.dryRun,
   },
   // Every write to the context is an assign, every message to the runtime an emit; a step that
@@ -123,7 +116,7 @@ const crankSetup = setup({
     }),
     // The plan, the fee balances, and any transaction another process signed with this key: a
     // second signer while this instance is active, the instance it stands by for while it is a
-    // standby (rules.ts).
+    // standby (role.ts).
     recordRead: enqueueActions(({ context, enqueue }, { read }: { read: CycleRead }) => {
       const { settings, health } = context;
       const atMs = now();

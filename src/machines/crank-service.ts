@@ -1,24 +1,26 @@
-import { createActor } from 'xstate';
-import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from './crank-types.js';
+import { createActor, fromPromise } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { BridgeChains } from '../chain/bridge-chains.js';
+import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
-import { describeError } from '../errors.js';
+import { CHAINS } from '../domain.js';
+import { BridgeError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
-import { CHAINS, crankRoleView, quietWindowMs } from './rules.js';
-import { crankActors } from './crank-actors.js';
-import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
-import type { CrankEmitted } from './crank-events.js';
+import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
+import { crankSettings, type ActionReport, type ConfiguredCrankSettings, type CycleRead, type ReadInput, type Submission } from './crank-context.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
-import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type HealthStatus, type HealthVerdict } from './health.js';
 import { crankMachine } from './crank-machine.js';
+import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
-import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
+import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
+import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
+import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthStatus, type HealthVerdict } from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
+import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
+import { waitingRead } from './planning/waiting.js';
+import { mayTakeOverAtMs, quietWindowMs } from './role.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -56,8 +58,9 @@ export interface CrankService {
 }
 
 /**
- * Runs the crank machine as the process's one crank actor and presents it as the
- * CrankService the HTTP layer and the lifecycle use (docs/architecture.md, "Crank").
+ * Runs the crank machine as the process's one crank actor, its effects provided as actors over
+ * BridgeChains (below), and presents it as the CrankService the HTTP layer and the lifecycle
+ * use (docs/architecture.md, "Crank").
  */
 
 /**
@@ -147,8 +150,12 @@ export function startCrank(options: StartCrankOptions): CrankService {
     });
   }
 
+  /** The role beside the crank's answers: a standby says from when it may sign. */
   function role(): CrankRoleView {
-    return crankRoleView(actor.getSnapshot().context.health.role, settings, Date.now());
+    const facts = actor.getSnapshot().context.health.role;
+    if (facts.role === 'active') return { role: 'active' };
+    // Rounded up: a "not before" must not name a second at which the standby still waits.
+    return { role: 'standby', may_sign_at: Math.ceil(mayTakeOverAtMs(facts, settings, Date.now()) / 1000) };
   }
 
   function acceptsCycles(): boolean {
@@ -242,68 +249,86 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
 }
 
 /**
- * The CRANK_ONCE requests waiting for their cycle. Each gets an id that travels through the
- * machine; the machine emits which cycle answered which ids, or which ids it abandoned.
+ * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
+ * wrapped with `fromPromise` for the machine. Everything they return is JSON-safe.
  */
 
-interface Waiter {
-  resolve(report: CrankReport): void;
-  reject(error: unknown): void;
+/**
+ * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
+ * balances and the transactions its key signed, and price the plan in fees.
+ */
+async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
+  const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
+  const readAtMs = performance.now();
+  signal.throwIfAborted();
+  const plan = planCycle(view, input.batchLimit);
+  const waiting = waitingRead(view, plan);
+  const fees = chains.plannedFees(plannedWork(plan));
+  // Last: it reports each new transaction once, so nothing may fail after it and drop them.
+  const authority = await chains.readAuthority(signal);
+  return { plan, authority, fees, waiting, readAtMs };
 }
 
-interface CrankRequests {
-  /** A new request: its id for the CRANK_ONCE event and the promise its caller awaits. */
-  open(signal?: AbortSignal): { requestId: string; report: Promise<CrankReport> };
-  answer(requestIds: readonly string[], report: CrankReport): void;
-  reject(requestIds: readonly string[], error: unknown): void;
-  rejectAll(error: unknown): void;
-  /** Requests still waiting for their answer. */
-  size(): number;
-}
-
-function createCrankRequests(): CrankRequests {
-  const waiting = new Map<string, Waiter>();
-  let sequence = 0;
-
-  function settle(requestId: string, settleWith: (waiter: Waiter) => void): void {
-    const waiter = waiting.get(requestId);
-    if (waiter === undefined) return;
-    waiting.delete(requestId);
-    settleWith(waiter);
-  }
-
+function plannedWork(plan: CyclePlan): PlannedWork {
   return {
-    open(signal) {
-      sequence += 1;
-      const requestId = `crank-once-${sequence}`;
-      const report = new Promise<CrankReport>((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason);
-        // The cycle still runs for an abandoned request; only its answer is dropped.
-        const onAbort = () => settle(requestId, (waiter) => waiter.reject(signal?.reason));
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const forgetSignal = () => signal?.removeEventListener('abort', onAbort);
-        waiting.set(requestId, {
-          resolve(value) {
-            forgetSignal();
-            resolve(value);
-          },
-          reject(error) {
-            forgetSignal();
-            reject(error);
-          },
-        });
-      });
-      return { requestId, report };
-    },
-    size: () => waiting.size,
-    answer(requestIds, report) {
-      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.resolve({ ...report }));
-    },
-    reject(requestIds, error) {
-      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.reject(error));
-    },
-    rejectAll(error) {
-      for (const requestId of [...waiting.keys()]) settle(requestId, (waiter) => waiter.reject(error));
-    },
+    ackDeposits: plan.ackDeposit.votes,
+    ackWithdraws: plan.ackWithdraw.votes.map((planned) => planned.vote),
+    cleanups: plan.cleanup.indices,
+  };
+}
+
+/** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
+async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
+  switch (submission.step) {
+    case 'ack_deposit': {
+      const { transactions } = await chains.ackDeposits(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'ack_withdraw': {
+      const { transactions } = await chains.ackWithdraws(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'cleanup': {
+      const { transactions, completed, alreadyDone } = await chains.cleanupDeposits(submission.indices, signal);
+      return { transactions, completed, alreadyDone };
+    }
+  }
+}
+
+/**
+ * Runs one attempt of an action, cut at `deadlineMs` (delays.ts: one transaction's life) as
+ * a retryable failure. The chain client leaves a transaction whose outcome the cut left unknown
+ * pending, and the next attempt resolves it before signing anything new.
+ */
+export async function withAttemptDeadline<T>(
+  submission: Submission,
+  deadlineMs: number,
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setLongTimeout(() => deadline.abort(new Error('attempt deadline')), deadlineMs);
+  try {
+    return await run(AbortSignal.any([signal, deadline.signal]));
+  } catch (err) {
+    if (!deadline.signal.aborted || signal.aborted) throw err;
+    const action = STEP_ACTIONS[submission.step];
+    throw new BridgeError(
+      'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
+      { action, deadlineMs },
+      `${action} attempt cut after ${Math.round(deadlineMs / 1000)} s (one transaction's life, docs/crank.md "Bounds"): ` +
+        'the chain is not confirming or the RPC is not answering; a transaction left without an outcome is resolved by the next attempt',
+    );
+  } finally {
+    timer.clear();
+  }
+}
+
+export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }) {
+  return {
+    readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) =>
+      withAttemptDeadline(input, limits.attemptDeadlineMs, signal, (attemptSignal) => submitAction(chains, input, attemptSignal)),
+    ),
   };
 }

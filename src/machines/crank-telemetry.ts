@@ -1,10 +1,10 @@
+import { CHAINS } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, type CrankEmitted } from './crank-events.js';
 import type { ActionReport } from './crank-context.js';
-import { CRANK_ROLES, STEP_ACTIONS, type CrankRole, type CrankStep } from './crank-types.js';
+import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
 import { HEALTH_STATUSES, type HealthFacts, type HealthStatus } from './health.js';
-import { CHAINS, otherSignerActiveMs } from './rules.js';
+import { CRANK_ROLES, otherSignerActiveMs, type CrankRole } from './role.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and

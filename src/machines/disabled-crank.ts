@@ -1,7 +1,7 @@
 import { BridgeError } from '../errors.js';
 import { createCrankActivityLog } from './crank-activity.js';
 import type { CrankService } from './crank-service.js';
-import { DISABLED_CRANK_HEALTH } from './crank-types.js';
+import { DISABLED_CRANK_HEALTH } from './health.js';
 
 /**
  * The CrankService of a server started without runtime configuration: /health reports

@@ -1,24 +1,17 @@
+import { z } from 'zod';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LandingMode } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
-import type { ChainSide } from '../domain.js';
-import type { CrankSettings } from './crank-settings.js';
-import type { CrankHealth } from './crank-types.js';
-import {
-  chainsBelowMinimum,
-  chainsShortOfFees,
-  isHalted,
-  keyUseText,
-  twinProblem,
-  type ChainFees,
-  type ForeignTransaction,
-  type RoleFacts,
-} from './rules.js';
+import type { CrankConfig } from '../config/config.js';
+import { CHAINS, type ChainSide } from '../domain.js';
+import { describeError } from '../errors.js';
+import { boundText } from '../text.js';
+import { CRANK_ROLES, isHalted, keyUseText, twinProblem, type ForeignTransaction, type RoleFacts } from './role.js';
 
 /**
  * /health, decided in one place: the facts the crank keeps (HealthFacts, in its context) and
  * what the running actor and the chains say right now (HealthInput) go in; the `status` and
- * the `crank` object of the answer come out (docs/http-api.md "GET /health").
+ * the `crank` object of the answer (its schema too) come out (docs/http-api.md "GET /health").
  *
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
@@ -46,8 +39,45 @@ export interface HealthFacts {
   fees: ChainFees | null;
   /** The latest transaction signed by this authority's key that this process did not sign, while it was active. */
   foreignSigner: ForeignTransaction | null;
-  /** Active or standby, and the other signer a standby watches (rules.ts). */
+  /** Active or standby, and the other signer a standby watches (role.ts). */
   role: RoleFacts;
+}
+
+interface FeeFacts {
+  balance: number;
+  need: number;
+}
+
+export type ChainFees = Record<ChainSide, FeeFacts>;
+
+/** The balance and the need on each chain, from one read. */
+export function feeFacts(authority: AuthorityView, need: ChainAmounts): ChainFees {
+  return {
+    source: { balance: authority.source.balance, need: need.source },
+    target: { balance: authority.target.balance, need: need.target },
+  };
+}
+
+/** The chains on which the authority cannot pay what the plan would send. */
+export function chainsShortOfFees(fees: ChainFees | null): ChainSide[] {
+  return fees === null ? [] : CHAINS.filter((chain) => fees[chain].balance < fees[chain].need);
+}
+
+/** The chains on which the balance is below the early-warning level (a level of 0 warns never). */
+function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: number): ChainSide[] {
+  return fees === null ? [] : CHAINS.filter((chain) => fees[chain].balance < minBalanceLamports);
+}
+
+/**
+ * Cap of an error as /health's last_error and the crank's log lines quote it. Our own messages
+ * (account, variable, what to do) stay well below it; foreign text inside them was already cut
+ * to 256 characters where it entered (src/chain/rpc/rpc-failure.ts). This is the second line.
+ */
+export const MAX_ERROR_CHARS = 1024;
+
+/** An error as the crank keeps it for /health and its logs: its text, bounded (the error object itself stays out of the context). */
+export function errorText(error: unknown): string {
+  return boundText(describeError(error), MAX_ERROR_CHARS);
 }
 
 export type HealthStatus = 'ok' | 'degraded' | 'stalled';
@@ -73,8 +103,8 @@ export interface HealthInput {
   internalError: string | null;
   startedAtMs: number;
   facts: HealthFacts;
-  settings: Pick<CrankSettings, 'onForeignSigner' | 'minBalanceLamports' | 'handoffMs'>;
-  /** Poll interval + worst-case cycle (cycle-bound.ts). */
+  settings: Pick<CrankConfig, 'onForeignSigner' | 'minBalanceLamports' | 'handoffMs'>;
+  /** Poll interval + worst-case cycle (delays.ts). */
   stalledAfterMs: number;
   /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
   foreignSignerHoldMs: number;
@@ -140,6 +170,57 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
 export function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
   return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
 }
+
+// The signer and the checks that are off keep their types in src/chain: `satisfies` here and
+// crankHealth's assignment from them (below) hold each pair together in both directions.
+
+/** With runtime configuration: `file`, `pkcs11` with the token's label and its session (never a PIN), or a key service and the key's name. */
+const signerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('file') }),
+  z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
+  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']), key: z.string() }),
+]) satisfies z.ZodType<SignerDescription>;
+
+const checkOffSchema = z.strictObject({
+  check: z.literal('second_signer'),
+  chain: z.enum(['source', 'target']),
+  reason: z.string(),
+}) satisfies z.ZodType<CheckOff>;
+
+const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
+
+/** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
+export const crankHealthSchema = z.strictObject({
+  enabled: z.boolean(),
+  last_run_at: z.int().nullable(),
+  last_success_at: z.int().nullable(),
+  last_error: z.string().nullable(),
+  last_action: z.string().nullable(),
+  total_actions_submitted: z.int(),
+  /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
+  dry_run: z.literal(true).optional(),
+  /** An enabled crank only: `standby` submits nothing while another instance signs (docs/crank.md, "Role"). */
+  role: z.enum(CRANK_ROLES).optional(),
+  /** Unix seconds at which the role began; null before the first read. */
+  role_since: z.int().nullable().optional(),
+  /** Which key signs: an extension beside SPEC §2.2's fields. */
+  signer: signerSchema.optional(),
+  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
+  checks_off: z.array(checkOffSchema).optional(),
+  /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
+  landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
+});
+export type CrankHealth = z.infer<typeof crankHealthSchema>;
+
+/** /health's crank object of the service used when no runtime configuration is present. */
+export const DISABLED_CRANK_HEALTH: CrankHealth = {
+  enabled: false,
+  last_run_at: null,
+  last_success_at: null,
+  last_error: null,
+  last_action: null,
+  total_actions_submitted: 0,
+};
 
 /** What /health adds beside the facts: which key signs, dry run, checks that are off, how transactions land. */
 export interface HealthExtras {

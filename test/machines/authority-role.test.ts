@@ -10,7 +10,7 @@ import {
   type KeyUse,
   type RoleFacts,
   type RoleSettings,
-} from '../../src/machines/rules.js';
+} from '../../src/machines/role.js';
 
 const POLL_MS = 1000;
 const WINDOW_MS = quietWindowMs(POLL_MS);

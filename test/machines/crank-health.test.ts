@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
 import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';
-import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
+import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
 import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { transition, type EventFromLogic, type StateValue } from 'xstate';
-import { MAX_ERROR_CHARS, initialCrankContext, type CrankContext, type CycleRead } from '../../src/machines/crank-context.js';
-import type { CrankEmitted } from '../../src/machines/crank-events.js';
+import { crankSettings, initialCrankContext, type CrankContext, type CycleRead } from '../../src/machines/crank-context.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
-import { crankSettings } from '../../src/machines/crank-settings.js';
+import type { CrankEmitted } from '../../src/machines/crank-types.js';
+import { MAX_ERROR_CHARS } from '../../src/machines/health.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { TEST_CRANK_SETTINGS, useCrankClock } from './support/test-crank.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError, type SubmitOutcome } from '../../src/errors.js';
-import { landedSignaturesOf } from '../../src/machines/landed-signatures.js';
+import { landedSignaturesOf } from '../../src/failure-policy.js';
 
 function submitError(outcome: SubmitOutcome, landedSignatures: string[], signature?: string) {
   return new BridgeError(
