@@ -171,6 +171,11 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
     }
   });
 
+  it('keeps each path within 12 files (issue 35: one cycle to /health, one failed send to last_error)', () => {
+    const long = paths.filter(({ files }) => files.length > 12).map(({ heading, files }) => `${heading}: ${files.length} files`);
+    expect(long).toEqual([]);
+  });
+
   it('skips no file: each file is one import away from a file listed before it', () => {
     const skipped = paths.flatMap(({ heading, files }) =>
       files.slice(1).flatMap((file, i) => (files.slice(0, i + 1).some((earlier) => adjacent.has(`${earlier} ${file}`)) ? [] : [`${heading}: ${file} imports and is imported by none of the files before it`])),
