@@ -106,7 +106,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     // Without this handler xstate rethrows an actor error as an uncaught exception.
     error: (err) => {
       log.fatal({ err: describeError(err) }, 'the crank stopped on an internal error; /health reports it; restart the server');
-      requests.rejectAll(stoppedError(`the crank stopped on an internal error: ${describeError(err)}`));
+      requests.rejectAll(stoppedError({ when: 'internal_error', error: describeError(err) }));
       metrics.crankEnabled.set(0);
     },
   });
@@ -163,7 +163,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   function runOnce(signal?: AbortSignal): Promise<CrankReport> {
-    if (!acceptsCycles()) return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
+    if (!acceptsCycles()) return Promise.reject(stoppedError({ when: 'stopping' }));
     if (requests.size() >= MAX_WAITING_CRANK_REQUESTS) return Promise.reject(busyError(requests.size()));
     const { requestId, report } = requests.open(signal);
     actor.send({ type: 'CRANK_ONCE', requestId });
@@ -171,7 +171,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   function poll(): CrankPollOutcome {
-    if (!acceptsCycles()) throw stoppedError('the crank is stopping or stopped and runs no more cycles');
+    if (!acceptsCycles()) throw stoppedError({ when: 'stopping' });
     // A `busy` state is a cycle running: the machine coalesces the POLL into it.
     const outcome = actor.getSnapshot().hasTag('busy') ? 'coalesced' : 'started';
     actor.send({ type: 'POLL' });
@@ -189,7 +189,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       log.warn({ deadlineMs }, 'crank: the running cycle did not finish before the shutdown deadline; aborting it');
       actor.stop();
     }
-    requests.rejectAll(stoppedError('the crank stopped before the cycle for this request completed'));
+    requests.rejectAll(stoppedError({ when: 'before_cycle' }));
     inspection.stop();
     metrics.crankEnabled.set(0);
     log.info('crank stopped');
@@ -227,7 +227,7 @@ function handleEmitted(
   const { log, metrics, requests, activity, latency } = deps;
   if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
   if (emitted.type === 'requestsAbandoned') {
-    requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
+    requests.reject(emitted.requests, stoppedError({ when: 'before_cycle' }));
   }
   // Telemetry must never take the crank down with it.
   try {
@@ -316,8 +316,6 @@ export async function withAttemptDeadline<T>(
     throw new BridgeError(
       'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
       { action, deadlineMs },
-      `${action} attempt cut after ${Math.round(deadlineMs / 1000)} s (one transaction's life, docs/crank.md "Bounds"): ` +
-        'the chain is not confirming or the RPC is not answering; a transaction left without an outcome is resolved by the next attempt',
     );
   } finally {
     timer.clear();

@@ -25,7 +25,5 @@ export function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
   return new BridgeError(
     'CRANK__DISABLED',
     {},
-    'the crank is disabled because runtime configuration is absent (set BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, ' +
-      'BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID and BRIDGE_AUTHORITY_KEYPAIR, then restart)',
   );
 }

@@ -70,7 +70,7 @@ describe('retrying', () => {
     });
     await settle();
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit: transaction expired before it landed");
+    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed");
     await vi.advanceTimersByTimeAsync(1000);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     expect(crank.status()).toBe('ok');
