@@ -9,3 +9,6 @@ export type ChainSide = 'source' | 'target';
 
 /** The three things the crank submits, by their instruction names. */
 export type CrankAction = 'ack_deposit' | 'ack_withdraw' | 'cleanup_deposit';
+
+/** Both chains, in the order logs, metrics and /health list them. */
+export const CHAINS: readonly ChainSide[] = ['source', 'target'];

@@ -12,7 +12,8 @@ import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './e
  * - the rest of a batch within one attempt (src/chain/client/transaction-sender.ts):
  *   `resendAfterRefusal`;
  * - an action within a cycle (`retriesAction`, recorded with the failed attempt; the machine's
- *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts).
+ *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts); what a
+ *   failed attempt landed all the same is counted (`landedSignaturesOf`).
  *
  * docs/failure-policy.md is the table an operator reads; a test checks it row by row.
  */
@@ -182,4 +183,17 @@ export type BatchResend = 'nothing' | 'before_refused' | 'all_but_refused';
 export function resendAfterRefusal(action: CrankAction, position: number): BatchResend {
   if (action === 'cleanup_deposit') return 'all_but_refused';
   return position > 0 ? 'before_refused' : 'nothing';
+}
+
+/**
+ * Transactions of a failed action that landed (CHAIN__FAILED_TO_SUBMIT): those that landed
+ * before the failure and, when the failure is a transaction that landed with an error
+ * (outcome `landed_with_error`, naming its signature), that one too: it is on chain and its fee
+ * was paid. An `unknown` outcome's signature is a transaction that may still land.
+ */
+export function landedSignaturesOf(error: unknown): string[] {
+  if (!isBridgeError(error, 'CHAIN__FAILED_TO_SUBMIT')) return [];
+  const { landedSignatures, signature } = error.context;
+  if (error.context.outcome !== 'landed_with_error' || signature === undefined || landedSignatures.includes(signature)) return landedSignatures;
+  return [...landedSignatures, signature];
 }

@@ -16,10 +16,10 @@ import {
 
 type RpcFacts = Omit<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'chain' | 'method'>;
 
-const rpc = (facts: RpcFacts) => new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', ...facts }, 'rpc failed');
+const rpc = (facts: RpcFacts) => new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', ...facts }, { what: 'getAccountInfo', reason: 'rpc failed' });
 const submit = (outcome: SubmitOutcome, facts: Partial<BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT']> = {}, cause?: unknown) =>
-  new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome, landedSignatures: [], ...facts }, 'submit failed', { cause });
-const signer = (reason: SignerFailure) => new BridgeError('SIGNER__UNAVAILABLE', { reason }, `signer: ${reason}`);
+  new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome, landedSignatures: [], ...facts }, { tracker: 'T', reason: 'submit failed' }, { cause });
+const signer = (reason: SignerFailure) => new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: 'signer', detail: reason });
 const refusedWith = (programError: string) => submit('refused', { programError });
 const landedWith = (transactionError: string) => submit('landed_with_error', { transactionError, signature: 'sig' });
 
@@ -59,7 +59,7 @@ const ROWS: Record<string, unknown[]> = {
   'Action: InsufficientFundsForFee or AccountNotFound (the fee payer)': [landedWith('InsufficientFundsForFee'), submit('refused', { transactionError: 'AccountNotFound' })],
   'Action: votes this server never sent moved its position (another signer)': [submit('foreign_vote')],
   'Action: some entries of a cleanup refused by the program': [submit('entries_refused')],
-  'Action: the attempt ran past its deadline (one transaction\'s life)': [new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action: 'ack_deposit', deadlineMs: 60_000 }, 'cut')],
+  'Action: the attempt ran past its deadline (one transaction\'s life)': [new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action: 'ack_deposit', deadlineMs: 60_000 })],
   'Signer: the PKCS#11 session lost, a signature refused or the token not found (token removed, HSM restarting)': (['session_lost', 'sign_failed', 'token_not_found'] as const).map(signer),
   'Signer: the token refused the PIN, the key is gone, changed, mismatched or not Ed25519, the module does not load': (
     ['login_refused', 'key_not_found', 'key_changed', 'key_mismatch', 'not_ed25519', 'module_not_loaded'] as const
@@ -67,10 +67,10 @@ const ROWS: Record<string, unknown[]> = {
   'Signer: a key service did not answer in time, throttled or failed inside (a 5xx)': [signer('service_unavailable')],
   'Signer: a key service refused a permission or the key is disabled': (['permission_denied', 'key_unusable'] as const).map(signer),
   'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [
-    new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, 'missing'),
-    new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }, 'malformed'),
-    new BridgeError('CHAIN__AUTHORITY_NOT_FOUND', { chain: 'target', authority: 'A' }, 'not an authority'),
-    new BridgeError('CRANK__ENTRY_NOT_FOUND', { tracker: 'DepositTracker', index: 1, windowStart: 2, windowEnd: 3 }, 'x'),
+    new BridgeError('CHAIN__ACCOUNT_NOT_FOUND', { account: 'T', chain: 'source' }, { tracker: 'DepositTracker', commitment: 'finalized', rpcUrlVariable: 'BRIDGE_SOURCE_RPC_URL', programIdVariable: 'BRIDGE_SOURCE_PROGRAM_ID' }),
+    new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: 'T', field: 'capacity', reason: 'too large' }),
+    new BridgeError('CHAIN__AUTHORITY_NOT_FOUND', { chain: 'target', authority: 'A' }, { tracker: 'WithdrawTracker', authorityCount: 3 }),
+    new BridgeError('CRANK__ENTRY_NOT_FOUND', { tracker: 'DepositTracker', index: 1, windowStart: 2, windowEnd: 3 }, { read: 0 }),
   ],
   'Anything unexpected (not a BridgeError)': [new TypeError('fetch failed'), 'a thrown string'],
 };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RETRY_BACKOFF_CAP_MS, retryBackoffDelay } from '../../src/machines/backoff.js';
+import { RETRY_BACKOFF_CAP_MS, retryBackoffDelay } from '../../src/machines/delays.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { bridgeView, deposits } from '../../test/machines/support/bridge-view.js';
 import { fails, programError, retryableSubmitError } from '../../test/machines/support/scripted-chains.js';

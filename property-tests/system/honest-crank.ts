@@ -3,7 +3,8 @@ import type { World } from '../../devnet/index.js';
 import { assembleCrank } from '../../src/assemble-crank.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
-import type { CrankHealth, CrankReport } from '../../src/machines/crank-types.js';
+import type { CrankReport } from '../../src/machines/crank-types.js';
+import type { CrankHealth } from '../../src/machines/health.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { authorityParts } from './clients.js';
 

@@ -1,7 +1,6 @@
 import { BridgeError } from '../errors.js';
 import type { ChainSide } from '../domain.js';
 import { malformedAccount } from './codec/account-errors.js';
-import { chainName } from './chain-name.js';
 import type { TrackerHeader } from './types.js';
 
 /**
@@ -30,9 +29,7 @@ export function authoritySlot(header: TrackerHeader, authority: string, where: T
   throw new BridgeError(
     'CHAIN__AUTHORITY_NOT_FOUND',
     { ...(where.account === undefined ? {} : { account: where.account }), chain: where.chain, authority },
-    `authority ${authority} (BRIDGE_AUTHORITY_KEYPAIR) is not one of the ${header.authorityCount} authorities ` +
-      `of ${header.kind}${where.account === undefined ? '' : ` ${where.account}`} on the ${chainName(where.chain)} chain; ` +
-      'check the keypair file and the chain ids',
+    { tracker: header.kind, authorityCount: header.authorityCount },
   );
 }
 

@@ -48,6 +48,6 @@ function invalidVote(field: string, value: unknown, expected: string): BridgeErr
   return new BridgeError(
     'CHAIN__INVALID_VOTE',
     { field, value: String(value), reason: `expected ${expected}` },
-    `${field} is ${shown}, expected ${expected}`,
+    { shown },
   );
 }

@@ -225,7 +225,7 @@ export function parseConfig(env: Env): ParsedConfig {
   const problems = [...presenceProblems(set), ...(parsed.success ? [] : parsed.error.issues.map(issueLine))];
   if (!parsed.success || problems.length > 0) {
     const ordered = sortByVariable(problems);
-    throw new BridgeError('CONFIG__INVALID', { problems: ordered }, `invalid configuration: ${ordered.join('; ')}`);
+    throw new BridgeError('CONFIG__INVALID', { problems: ordered }, { heading: 'invalid configuration' });
   }
   return { config: toConfig(parsed.data), warnings: unknownVariableWarnings(env) };
 }

@@ -37,7 +37,7 @@ export function keyServiceKind(value: string): KeyServiceKind | undefined {
 
 export function keyServiceProblem(kind: KeyServiceKind, problem: string): BridgeError<'CONFIG__INVALID'> {
   const line = `${VARIABLE}: ${kind} URI: ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+  return new BridgeError('CONFIG__INVALID', { problems: [line] });
 }
 
 /** Throws CONFIG__INVALID with one problem line. */

@@ -19,7 +19,7 @@ export async function openKeyServiceSigner(source: string, kind: KeyServiceKind,
   } catch (err) {
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
     const line = `BRIDGE_AUTHORITY_KEYPAIR: ${err.message}`;
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
   }
 }
 

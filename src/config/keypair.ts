@@ -59,7 +59,7 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
     // The signer's message starts with "PKCS#11: " and never holds the PIN.
     const line = `${VARIABLE}: ${err.message}`;
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
   }
 }
 
@@ -71,7 +71,7 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
 function refuseKeyItself(source: string): void {
   if (!looksLikeKey(source.trim())) return;
   const line = `${VARIABLE}: the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`;
-  throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+  throw new BridgeError('CONFIG__INVALID', { problems: [line] });
 }
 
 /** JSON, PEM, several lines, base58/hex/base64url without a slash or dot, or padded base64 with digits. */
@@ -104,7 +104,7 @@ export function loadAuthorityKeypair(path: string): LoadedKeypair {
 
 function keypairProblem(path: string, problem: string): BridgeError<'CONFIG__INVALID'> {
   const line = `${VARIABLE}: keypair file ${JSON.stringify(path)} ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+  return new BridgeError('CONFIG__INVALID', { problems: [line] });
 }
 
 function statKeypairFile(path: string): Stats {

@@ -38,7 +38,7 @@ export function isPkcs11Uri(value: string): boolean {
 
 export function pkcs11UriProblem(problem: string): BridgeError<'CONFIG__INVALID'> {
   const line = `${VARIABLE}: PKCS#11 URI: ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+  return new BridgeError('CONFIG__INVALID', { problems: [line] });
 }
 
 /** Throws CONFIG__INVALID with one problem line. */

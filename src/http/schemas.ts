@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { crankHealthSchema, crankPollOutcomeSchema, crankReportSchema, crankRoleViewSchema } from '../machines/crank-types.js';
-import { HEALTH_STATUSES } from '../machines/health-status.js';
+import { crankPollOutcomeSchema, crankReportSchema, crankRoleViewSchema } from '../machines/crank-types.js';
+import { crankHealthSchema, HEALTH_STATUSES } from '../machines/health.js';
 
 /**
  * Response schemas of SPEC §2.2 and §2.3, converted from the zod schemas that also give the
- * crank's types (src/machines/crank-types.ts). fastify serializes with them, so a response
+ * crank's types (src/machines/crank-types.ts, src/machines/health.ts). fastify serializes with them, so a response
  * carries exactly these fields whatever else the crank's objects hold.
  */
 

@@ -44,6 +44,5 @@ function rateExceeded(): BridgeError<'TRANSFER__RATE_EXCEEDED'> {
   return new BridgeError(
     'TRANSFER__RATE_EXCEEDED',
     { perSecond: TRANSFER_ANSWERS_PER_SECOND, waitMaxMs: TRANSFER_WAIT_MAX_MS },
-    `GET /transfers answers at most ${TRANSFER_ANSWERS_PER_SECOND} requests a second and every turn of the next ${TRANSFER_WAIT_MAX_MS / 1000} s is taken; retry shortly`,
   );
 }

@@ -1,5 +1,5 @@
 import type { StateValue } from 'xstate';
-import type { CrankEmitted } from './crank-events.js';
+import type { CrankEmitted } from './crank-types.js';
 
 /**
  * What the crank is doing now and did last, for GET /crank/ui: the machine's current state

@@ -1,19 +1,62 @@
 import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
-import type { CrankSettings } from './crank-settings.js';
-import type { CrankStep } from './crank-types.js';
-import type { HealthFacts } from './health-facts.js';
-import type { CyclePlan } from './planning/cycle-plan.js';
-import { initialRole } from './rules.js';
+import type { CrankAction } from '../domain.js';
+import type { CrankConfig } from '../config/config.js';
+import type { CrankReport, CrankStep, PlannedVote } from './crank-types.js';
+import type { HealthFacts } from './health.js';
+import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { initialRole } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
-import type { PlannedVote } from './crank-events.js';
 
 /**
- * The crank machine's data: its settings (crank-settings.ts), the current cycle's plan and
- * attempts, and the health facts /health reports (health-facts.ts); below, what a step hands
+ * The crank machine's data: its settings, the current cycle's plan and
+ * attempts, and the health facts /health reports (health.ts); below, what a step hands
  * its one effect of writing (the submit actor) and what it gets back. JSON-serializable
  * throughout (numbers, strings, booleans, arrays): no bigint, no Error, no class instance, so
  * that snapshots, the inspector and the graph tools can all handle it.
  */
+
+/**
+ * Consecutive back-to-back cycles a backlog may trigger before the crank waits one poll
+ * interval again; bounds how long one burst keeps the RPC endpoints busy (docs/crank.md).
+ */
+export const MAX_BACKLOG_CYCLES = 10;
+
+/**
+ * The settings the machine reads: its share of CrankConfig, taken whole from the configuration
+ * (the field comments there say what each is), plus the bounds the crank fixes itself.
+ */
+export interface CrankSettings extends ConfiguredCrankSettings {
+  /** Votes (or cleanups) per action per cycle. */
+  batchLimit: number;
+  /** Back-to-back cycles a backlog may trigger in a row. */
+  maxBacklogCycles: number;
+}
+
+/** The machine's share of CrankConfig; a test's settings are a CrankConfig too (one value from configuration to machine). */
+export type ConfiguredCrankSettings = Pick<
+  CrankConfig,
+  'pollIntervalMs' | 'maxAttempts' | 'retryBackoffMs' | 'onForeignSigner' | 'minBalanceLamports' | 'dryRun' | 'handoffMs'
+>;
+
+/** Picks the machine's fields (the context stays JSON: nothing else of the configuration rides along). */
+export function crankSettings(configured: ConfiguredCrankSettings): CrankSettings {
+  return {
+    pollIntervalMs: configured.pollIntervalMs,
+    maxAttempts: configured.maxAttempts,
+    retryBackoffMs: configured.retryBackoffMs,
+    batchLimit: MAX_PLANNED_PER_ACTION,
+    maxBacklogCycles: MAX_BACKLOG_CYCLES,
+    onForeignSigner: configured.onForeignSigner,
+    minBalanceLamports: configured.minBalanceLamports,
+    dryRun: configured.dryRun,
+    handoffMs: configured.handoffMs,
+  };
+}
+
+/** What the read step takes. */
+export interface ReadInput {
+  batchLimit: number;
+}
 
 /** What the read step returns: the plan, and what it learned about the authority's own accounts. */
 export interface CycleRead {
@@ -111,6 +154,38 @@ export function newCycle(startedAtMs: number, requests: string[]): CycleState {
     attempted: { ack_deposit: false, ack_withdraw: false, cleanup: false },
     cleanupSubmitted: [],
     cleanupResolved: [],
+  };
+}
+
+/** The cycle after `step` started an attempt that submits `submitted`. */
+export function attemptedIn(cycle: CycleState, step: CrankStep, submitted: readonly number[]): CycleState {
+  return {
+    ...cycle,
+    attempted: { ...cycle.attempted, [step]: true },
+    cleanupSubmitted: step === 'cleanup' ? unionIndices(cycle.cleanupSubmitted, submitted) : cycle.cleanupSubmitted,
+  };
+}
+
+/** What the cycle answers to the POST /crank/once requests it serves (SPEC §2.3). */
+export function cycleReport(cycle: CycleState): CrankReport {
+  return {
+    ack_deposit_attempted: cycle.attempted.ack_deposit,
+    ack_withdraw_attempted: cycle.attempted.ack_withdraw,
+    cleanup_attempted: cycle.cleanupSubmitted.length,
+    cleanup_completed: cycle.cleanupResolved.length,
+  };
+}
+
+/** Sorted union of two index lists. */
+export function unionIndices(a: readonly number[], b: readonly number[]): number[] {
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
+}
+
+export function pendingCounts(plan: CyclePlan): Record<CrankAction, number> {
+  return {
+    ack_deposit: plan.ackDeposit.pending,
+    ack_withdraw: plan.ackWithdraw.pending,
+    cleanup_deposit: plan.cleanup.pending,
   };
 }
 

@@ -1,4 +1,4 @@
-import { BridgeError } from '../errors.js';
+import { BridgeError, type BridgeErrorWords } from '../errors.js';
 
 /** The errors the running crank answers a request with (HTTP 503 `crank_stopped`, `crank_busy`). */
 
@@ -8,14 +8,13 @@ import { BridgeError } from '../errors.js';
  */
 export const MAX_WAITING_CRANK_REQUESTS = 64;
 
-export function stoppedError(message: string): BridgeError<'CRANK__STOPPED'> {
-  return new BridgeError('CRANK__STOPPED', {}, message);
+export function stoppedError(why: BridgeErrorWords['CRANK__STOPPED']): BridgeError<'CRANK__STOPPED'> {
+  return new BridgeError('CRANK__STOPPED', {}, why);
 }
 
 export function busyError(waiting: number): BridgeError<'CRANK__BUSY'> {
   return new BridgeError(
     'CRANK__BUSY',
     { waiting, limit: MAX_WAITING_CRANK_REQUESTS },
-    `${waiting} crank requests already wait for the next cycle (at most ${MAX_WAITING_CRANK_REQUESTS}); try again after it, or read /health`,
   );
 }

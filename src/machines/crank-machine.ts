@@ -1,52 +1,35 @@
-import { and, assign, emit, enqueueActions, fromPromise, setup, type ParameterizedObject } from 'xstate';
-import type { ReadInput } from './crank-actors.js';
+import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { hasAttemptsLeft, landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
+  attemptedIn,
+  cycleReport,
   freshProgress,
   initialCrankContext,
-  type CrankContext,
-  type CycleRead,
+  newCycle,
+  pendingCounts,
+  plannedVotes,
   submissionFor,
+  submittedIndices,
+  unionIndices,
   type ActionReport,
+  type CrankContext,
+  type CrankSettings,
+  type CycleRead,
+  type ReadInput,
   type Submission,
 } from './crank-context.js';
-import type { CrankSettings } from './crank-settings.js';
-import type { CrankEmitted, CrankEvent } from './crank-events.js';
-import type { CrankStep } from './crank-types.js';
-import {
-  actionFailed,
-  actionResolved,
-  attemptFailed,
-  attemptLanded,
-  attemptStarted,
-  cycleAbandoned,
-  cycleFinished,
-  cycleStarted,
-  dryRunRecorded,
-  failedAttemptReported,
-  readFailed,
-  readRecorded,
-  rereadStarted,
-  stopRequested,
-  type StepRecord,
-} from './step-records.js';
-import { retryBackoffDelay } from './backoff.js';
-import { hasAttemptsLeft } from '../failure-policy.js';
-import {
-  hasAckDepositWork,
-  hasAckWithdrawWork,
-  hasCleanupWork,
-  idleWaitAfterChunk,
-  isCycleDue,
-  maySubmit,
-  nextCycleDelay,
-  type PollSchedule,
-} from './rules.js';
+import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
+import { attemptEvent, STEP_ACTIONS, STEP_CHAINS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
+import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, retryBackoffDelay, type PollSchedule } from './delays.js';
+import { chainsShortOfFees, errorText, feeFacts } from './health.js';
+import { hasBacklog, isRelayableWithdrawResult } from './planning/cycle-plan.js';
+import { afterUnknownHistory, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './role.js';
 
 /**
  * The crank: one cycle at a time (SPEC §1 run lock), in SPEC §3 order: read and plan, then
  * ack_deposit, ack_withdraw, cleanup_deposit, each retried with backoff up to the attempt
  * limit, then back to idle until the next poll. The machine has no I/O: effects are the
- * `readAndPlan` and `submitAction` actors (crank-actors.ts), provided by startCrank; what the
+ * `readAndPlan` and `submitAction` actors, provided by startCrank (crank-service.ts); what the
  * outside world should learn (logs, metrics, answers to CRANK_ONCE) is emitted. In a dry run
  * (settings.dryRun) each action state records its plan instead of invoking submitAction.
  * docs/crank.md describes every state, event and rule.
@@ -61,24 +44,6 @@ function unprovided(name: string) {
 }
 
 const now = (): number => Date.now();
-
-/**
- * An action that records one step: the step's pure record (step-records.ts) from the context
- * and the action's params, applied as one context update and its events. The type arguments
- * are spelled out because setup() cannot infer them through a helper; `never` for actors,
- * actions, guards and delays is what assign() itself declares, and setup accepts it.
- */
-function record<TParams extends ParameterizedObject['params'] | undefined = undefined>(
-  step: (context: CrankContext, params: TParams) => StepRecord,
-) {
-  return enqueueActions<CrankContext, CrankEvent, TParams, CrankEvent, never, never, never, never, CrankEmitted>(
-    ({ context, enqueue }, params) => {
-      const { update, emit: events } = step(context, params);
-      enqueue.assign(update);
-      for (const event of events) enqueue.emit(event);
-    },
-  );
-}
 
 function pollSchedule(context: CrankContext): PollSchedule {
   return {
@@ -108,41 +73,179 @@ const crankSetup = setup({
     hasQueuedRequests: ({ context }) => context.queuedRequests.length > 0,
     isCycleDue: ({ context }) => isCycleDue(pollSchedule(context)),
     isStopRequested: ({ context }) => context.stopRequested,
-    hasAckDepositWork: ({ context }) => hasAckDepositWork(context.plan),
-    hasAckWithdrawWork: ({ context }) => hasAckWithdrawWork(context.plan),
-    hasCleanupWork: ({ context }) => hasCleanupWork(context.plan),
+    // Crank cycle step 1: the source has deposits this authority has not voted on yet.
+    hasAckDepositWork: ({ context: { plan } }) => plan !== null && plan.ackDeposit.votes.length > 0,
+    // Crank cycle step 3: finalized destination results wait for this authority's vote. Rule 3.1
+    // again on every planned vote (the planner applied it first), so that no vote for an unready
+    // result can leave even if planning went wrong.
+    hasAckWithdrawWork: ({ context: { plan } }) =>
+      plan !== null && plan.ackWithdraw.votes.length > 0 && plan.ackWithdraw.votes.every((planned) => isRelayableWithdrawResult(planned.destination)),
+    // Crank cycle step 5: finalized deposit entries not cleaned up yet.
+    hasCleanupWork: ({ context: { plan } }) => plan !== null && plan.cleanup.indices.length > 0,
     hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
     isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
-    // A base of 0 is the only one whose every backoff is 0 ms (backoff.ts): no timer at all,
+    // A base of 0 is the only one whose every backoff is 0 ms (delays.ts): no timer at all,
     // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
     retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
-    maySubmit: ({ context }, params: { step: CrankStep }) => maySubmit(params.step, context.health, context.settings.onForeignSigner),
+    // A step submits only while active (role.ts), not halted on a second signer, and while the
+    // authority can pay the fees on the chain the step's transactions land on.
+    maySubmit: ({ context: { health, settings } }, params: { step: CrankStep }) =>
+      health.role.role === 'active' &&
+      !isHalted(settings.onForeignSigner, health.foreignSigner) &&
+      !chainsShortOfFees(health.fees).includes(STEP_CHAINS[params.step]),
     isDryRun: ({ context }) => context.settings.dryRun,
   },
+  // Every write to the context is an assign, every message to the runtime an emit; a step that
+  // does both from one computation (one reading of the clock, one role decision) enqueues both.
   actions: {
-    queueRequest: assign(({ context }, params: { requestId: string }) => ({
-      queuedRequests: [...context.queuedRequests, params.requestId],
-    })),
+    queueRequest: assign({ queuedRequests: ({ context }, params: { requestId: string }) => [...context.queuedRequests, params.requestId] }),
     abandonRequest: emit((_, params: { requestId: string }) => ({ type: 'requestsAbandoned' as const, requests: [params.requestId] })),
     dropPoll: emit({ type: 'pollCoalesced' as const }),
-    requestStop: record((context) => stopRequested(context)),
-    waitIdleChunk: assign(({ context }) => ({ idleWaitedMs: idleWaitAfterChunk(pollSchedule(context)) })),
-    startCycle: record((context) => cycleStarted(context, now())),
-    recordRead: record((context, { read }: { read: CycleRead }) => readRecorded(context, read, now())),
-    recordReadFailure: record((context, { error }: { error: unknown }) => readFailed(context, error)),
-    beginAction: assign(() => ({ progress: freshProgress() })),
-    recordDryRun: record((context, { step }: { step: CrankStep }) => dryRunRecorded(context, step)),
-    beginAttempt: record((context, { step }: { step: CrankStep }) => attemptStarted(context, step, now())),
-    beginReread: record((context) => rereadStarted(context, now())),
-    recordLanded: record((context, { step, report }: { step: CrankStep; report: ActionReport }) => attemptLanded(context, step, report, now())),
-    recordFailure: record((context, { error }: { error: unknown }) => attemptFailed(context, error)),
-    reportFailedAttempt: record((context, { step, willRetry }: { step: CrankStep; willRetry: boolean }) =>
-      failedAttemptReported(context, step, willRetry, now()),
-    ),
-    recordActionFailed: record((context, { step }: { step: CrankStep }) => actionFailed(context, step)),
-    resolveAction: record((context, { step }: { step: CrankStep }) => actionResolved(context, step, now())),
-    finishCycle: record((context) => cycleFinished(context, now())),
-    abandonCycle: record((context) => cycleAbandoned(context)),
+    // STOP: no more cycles, so requests waiting for one are answered now.
+    requestStop: enqueueActions(({ context, enqueue }) => {
+      const requests = context.queuedRequests;
+      enqueue.assign({ stopRequested: true, queuedRequests: [] });
+      if (requests.length > 0) enqueue.emit({ type: 'requestsAbandoned', requests });
+    }),
+    waitIdleChunk: assign({ idleWaitedMs: ({ context }) => idleWaitAfterChunk(pollSchedule(context)) }),
+    startCycle: enqueueActions(({ context, enqueue }) => {
+      const atMs = now();
+      const requests = context.queuedRequests;
+      enqueue.assign({ cycle: newCycle(atMs, requests), queuedRequests: [], plan: null, health: { ...context.health, lastRunAtMs: atMs } });
+      enqueue.emit({ type: 'cycleStarted', atMs, requests });
+    }),
+    // The plan, the fee balances, and any transaction another process signed with this key: a
+    // second signer while this instance is active, the instance it stands by for while it is a
+    // standby (role.ts).
+    recordRead: enqueueActions(({ context, enqueue }, { read }: { read: CycleRead }) => {
+      const { settings, health } = context;
+      const atMs = now();
+      const role = afterUnknownHistory(health.role, read.authority, atMs);
+      const { facts, foreign, change } = roleAfterRead(role, foreignTransactions(read.authority, atMs), settings, atMs);
+      const fees = feeFacts(read.authority, read.fees);
+      const foreignSigner = foreign[0] ?? health.foreignSigner;
+      enqueue.assign({ plan: read.plan, health: { ...health, fees, foreignSigner, role: facts } });
+      enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
+      if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
+      if (change !== null) enqueue.emit({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
+      for (const chain of chainsShortOfFees(fees)) enqueue.emit({ type: 'feesShort', chain, ...fees[chain] });
+    }),
+    recordReadFailure: enqueueActions(({ context, enqueue }, { error }: { error: unknown }) => {
+      const message = errorText(error);
+      enqueue.assign({
+        cycle: context.cycle && { ...context.cycle, failed: true },
+        health: { ...context.health, lastError: `reading the trackers failed: ${message}` },
+      });
+      enqueue.emit({ type: 'readFailed', error: message });
+    }),
+    beginAction: assign({ progress: () => freshProgress() }),
+    // Dry run: the plan is logged instead of submitted. Nothing landed, so neither
+    // last_success_at nor the landed count moves; last_action says what was planned.
+    recordDryRun: enqueueActions(({ context, enqueue }, { step }: { step: CrankStep }) => {
+      const submission = submissionFor(step, context.plan);
+      const indices = submittedIndices(submission);
+      enqueue.assign({ health: { ...context.health, lastAction: describePlanned(step, indices) } });
+      enqueue.emit({ type: 'dryRunPlanned', action: STEP_ACTIONS[step], indices, votes: plannedVotes(submission) });
+    }),
+    // Submitting starts: the cycle has now attempted this action.
+    beginAttempt: assign(({ context }, { step }: { step: CrankStep }) => {
+      const submitted = submittedIndices(submissionFor(step, context.plan));
+      return {
+        cycle: context.cycle && attemptedIn(context.cycle, step, submitted),
+        progress: { ...context.progress, attemptStartedAtMs: now(), submitted, failure: null },
+      };
+    }),
+    // A retry starts with a fresh read.
+    beginReread: assign({
+      progress: ({ context }) => ({ ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: now(), submitted: [], failure: null }),
+    }),
+    recordLanded: enqueueActions(({ context, enqueue }, { step, report }: { step: CrankStep; report: ActionReport }) => {
+      const atMs = now();
+      const { attempt, attemptStartedAtMs, submitted } = context.progress;
+      const signatures = report.transactions.map((transaction) => transaction.signature);
+      enqueue.assign({
+        cycle: context.cycle && {
+          ...context.cycle,
+          cleanupResolved: unionIndices(context.cycle.cleanupResolved, [...report.completed, ...report.alreadyDone]),
+        },
+        health: {
+          ...context.health,
+          transactionsLanded: context.health.transactionsLanded + signatures.length,
+          lastSuccessAtMs: atMs,
+          lastAction: describeLanded(step, submitted, report),
+        },
+      });
+      const outcome = signatures.length > 0 ? 'landed' : 'already_done';
+      enqueue.emit(attemptEvent(step, attempt, outcome, { indices: submitted, signatures, atMs, durationMs: atMs - attemptStartedAtMs }));
+    }),
+    // The failure as data; transactions that landed before it count as submitted.
+    recordFailure: assign(({ context }, { error }: { error: unknown }) => {
+      const landedSignatures = landedSignaturesOf(error);
+      return {
+        progress: { ...context.progress, failure: { error: errorText(error), retryable: retriesAction(error), landedSignatures } },
+        health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
+      };
+    }),
+    // The failed attempt's log line and metrics, once the machine knows whether it will retry.
+    reportFailedAttempt: emit(({ context }, { step, willRetry }: { step: CrankStep; willRetry: boolean }) => {
+      const { attempt, attemptStartedAtMs, submitted, failure } = context.progress;
+      const atMs = now();
+      return attemptEvent(step, attempt, 'failed', {
+        indices: submitted,
+        signatures: failure?.landedSignatures ?? [],
+        error: failure?.error ?? null,
+        willRetry,
+        atMs,
+        durationMs: atMs - attemptStartedAtMs,
+      });
+    }),
+    // All attempts used (or the failure cannot be retried): the cycle has failed, SPEC §3.
+    recordActionFailed: assign(({ context }, { step }: { step: CrankStep }) => {
+      const { attempt, submitted, failure } = context.progress;
+      const failed = describeFailed(step, submitted, attempt);
+      return {
+        cycle: context.cycle && { ...context.cycle, failed: true },
+        health: { ...context.health, lastAction: failed, lastError: `${failed}: ${failure?.error ?? 'unknown error'}` },
+      };
+    }),
+    // A retry's re-read found nothing left to submit: the earlier attempt's work got done after all.
+    resolveAction: enqueueActions(({ context, enqueue }, { step }: { step: CrankStep }) => {
+      const { attempt, attemptStartedAtMs } = context.progress;
+      if (attempt === 1) return;
+      const atMs = now();
+      enqueue.emit(attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs }));
+    }),
+    finishCycle: enqueueActions(({ context, enqueue }) => {
+      const { cycle, plan, settings } = context;
+      if (cycle === null) return;
+      const atMs = now();
+      // A dry run's backlog never drains: it must not trigger back-to-back cycles.
+      const backlog = !settings.dryRun && !cycle.failed && plan !== null && hasBacklog(plan);
+      const drainBacklog = backlog && context.backlogStreak < settings.maxBacklogCycles;
+      enqueue.assign({
+        cycle: null,
+        plan: null,
+        idleWaitedMs: 0,
+        drainBacklog,
+        backlogStreak: drainBacklog ? context.backlogStreak + 1 : 0,
+        // SPEC §3: last_error clears only when a whole cycle completes without a failed action.
+        health: { ...context.health, lastCycleFinishedAtMs: atMs, ...(cycle.failed ? {} : { lastError: null }) },
+      });
+      enqueue.emit({
+        type: 'cycleFinished',
+        outcome: cycle.failed ? 'error' : 'ok',
+        report: cycleReport(cycle),
+        requests: cycle.requests,
+        atMs,
+        durationMs: atMs - cycle.startedAtMs,
+      });
+    }),
+    // Stopped mid-cycle: that cycle's requests get no report.
+    abandonCycle: enqueueActions(({ context, enqueue }) => {
+      const requests = [...(context.cycle?.requests ?? []), ...context.queuedRequests];
+      enqueue.assign({ cycle: null, queuedRequests: [] });
+      if (requests.length > 0) enqueue.emit({ type: 'requestsAbandoned', requests });
+    }),
   },
   delays: {
     nextCycleDelay: ({ context }) => nextCycleDelay(pollSchedule(context)),

@@ -1,25 +1,26 @@
-import { createActor } from 'xstate';
-import type { HealthStatus, HealthVerdict } from './health-status.js';
-import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from './crank-types.js';
+import { createActor, fromPromise } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { BridgeChains } from '../chain/bridge-chains.js';
+import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
-import { describeError } from '../errors.js';
+import { CHAINS } from '../domain.js';
+import { BridgeError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
-import { CHAINS, quietWindowMs } from './rules.js';
-import { crankActors } from './crank-actors.js';
-import { crankSettings, type ConfiguredCrankSettings } from './crank-settings.js';
-import type { CrankEmitted } from './crank-events.js';
+import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
+import { crankSettings, type ActionReport, type ConfiguredCrankSettings, type CycleRead, type ReadInput, type Submission } from './crank-context.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
-import { crankHealth, crankRoleView, crankVerdict, foreignSignerHoldMs, type HealthBounds } from './crank-health-view.js';
 import { crankMachine } from './crank-machine.js';
+import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
-import { attemptDeadlineMs, worstCaseCycleMs } from './cycle-bound.js';
+import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
+import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
+import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthStatus, type HealthVerdict } from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
+import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
+import { waitingRead } from './planning/waiting.js';
+import { mayTakeOverAtMs, quietWindowMs } from './role.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -30,7 +31,7 @@ import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemet
 
 export interface CrankService {
   health(): CrankHealth;
-  /** /health's `status` (health-status.ts): `stalled` is the one a restart can fix. */
+  /** /health's `status` (health.ts): `stalled` is the one a restart can fix. */
   status(): HealthStatus;
   /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
   readonly activity: CrankActivity;
@@ -57,8 +58,9 @@ export interface CrankService {
 }
 
 /**
- * Runs the crank machine as the process's one crank actor and presents it as the
- * CrankService the HTTP layer and the lifecycle use (docs/architecture.md, "Crank").
+ * Runs the crank machine as the process's one crank actor, its effects provided as actors over
+ * BridgeChains (below), and presents it as the CrankService the HTTP layer and the lifecycle
+ * use (docs/architecture.md, "Crank").
  */
 
 /**
@@ -79,7 +81,7 @@ export interface StartCrankOptions {
 
 export function startCrank(options: StartCrankOptions): CrankService {
   const { settings, metrics } = options;
-  const bounds: HealthBounds = {
+  const bounds = {
     startedAtMs: Date.now(),
     stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings),
     foreignSignerHoldMs: foreignSignerHoldMs(settings.pollIntervalMs),
@@ -104,7 +106,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     // Without this handler xstate rethrows an actor error as an uncaught exception.
     error: (err) => {
       log.fatal({ err: describeError(err) }, 'the crank stopped on an internal error; /health reports it; restart the server');
-      requests.rejectAll(stoppedError(`the crank stopped on an internal error: ${describeError(err)}`));
+      requests.rejectAll(stoppedError({ when: 'internal_error', error: describeError(err) }));
       metrics.crankEnabled.set(0);
     },
   });
@@ -128,13 +130,19 @@ export function startCrank(options: StartCrankOptions): CrankService {
   );
   recordStartingRole(actor.getSnapshot().context.health.role.role, quietWindowMs(settings.pollIntervalMs), log);
 
+  /** /health's input from the actor's snapshot, the chains and the time. */
   function verdict(): HealthVerdict {
-    return crankVerdict(actor.getSnapshot(), bounds, Date.now(), options.chains.endpointProblems());
+    const snapshot = actor.getSnapshot();
+    const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
+    const { health: facts, progress } = snapshot.context;
+    const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
+    const enabled = snapshot.status === 'active' || internalError !== null;
+    return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds }, Date.now());
   }
 
   function health(): CrankHealth {
     const snapshot = actor.getSnapshot();
-    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict().problems, {
+    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict(), {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
@@ -142,8 +150,12 @@ export function startCrank(options: StartCrankOptions): CrankService {
     });
   }
 
+  /** The role beside the crank's answers: a standby says from when it may sign. */
   function role(): CrankRoleView {
-    return crankRoleView(actor.getSnapshot().context.health.role, settings, Date.now());
+    const facts = actor.getSnapshot().context.health.role;
+    if (facts.role === 'active') return { role: 'active' };
+    // Rounded up: a "not before" must not name a second at which the standby still waits.
+    return { role: 'standby', may_sign_at: Math.ceil(mayTakeOverAtMs(facts, settings, Date.now()) / 1000) };
   }
 
   function acceptsCycles(): boolean {
@@ -151,7 +163,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   function runOnce(signal?: AbortSignal): Promise<CrankReport> {
-    if (!acceptsCycles()) return Promise.reject(stoppedError('the crank is stopping or stopped and runs no more cycles'));
+    if (!acceptsCycles()) return Promise.reject(stoppedError({ when: 'stopping' }));
     if (requests.size() >= MAX_WAITING_CRANK_REQUESTS) return Promise.reject(busyError(requests.size()));
     const { requestId, report } = requests.open(signal);
     actor.send({ type: 'CRANK_ONCE', requestId });
@@ -159,7 +171,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   function poll(): CrankPollOutcome {
-    if (!acceptsCycles()) throw stoppedError('the crank is stopping or stopped and runs no more cycles');
+    if (!acceptsCycles()) throw stoppedError({ when: 'stopping' });
     // A `busy` state is a cycle running: the machine coalesces the POLL into it.
     const outcome = actor.getSnapshot().hasTag('busy') ? 'coalesced' : 'started';
     actor.send({ type: 'POLL' });
@@ -177,7 +189,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       log.warn({ deadlineMs }, 'crank: the running cycle did not finish before the shutdown deadline; aborting it');
       actor.stop();
     }
-    requests.rejectAll(stoppedError('the crank stopped before the cycle for this request completed'));
+    requests.rejectAll(stoppedError({ when: 'before_cycle' }));
     inspection.stop();
     metrics.crankEnabled.set(0);
     log.info('crank stopped');
@@ -215,7 +227,7 @@ function handleEmitted(
   const { log, metrics, requests, activity, latency } = deps;
   if (emitted.type === 'cycleFinished') requests.answer(emitted.requests, emitted.report);
   if (emitted.type === 'requestsAbandoned') {
-    requests.reject(emitted.requests, stoppedError('the crank stopped before the cycle for this request completed'));
+    requests.reject(emitted.requests, stoppedError({ when: 'before_cycle' }));
   }
   // Telemetry must never take the crank down with it.
   try {
@@ -237,68 +249,84 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
 }
 
 /**
- * The CRANK_ONCE requests waiting for their cycle. Each gets an id that travels through the
- * machine; the machine emits which cycle answered which ids, or which ids it abandoned.
+ * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
+ * wrapped with `fromPromise` for the machine. Everything they return is JSON-safe.
  */
 
-interface Waiter {
-  resolve(report: CrankReport): void;
-  reject(error: unknown): void;
+/**
+ * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
+ * balances and the transactions its key signed, and price the plan in fees.
+ */
+async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
+  const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
+  const readAtMs = performance.now();
+  signal.throwIfAborted();
+  const plan = planCycle(view, input.batchLimit);
+  const waiting = waitingRead(view, plan);
+  const fees = chains.plannedFees(plannedWork(plan));
+  // Last: it reports each new transaction once, so nothing may fail after it and drop them.
+  const authority = await chains.readAuthority(signal);
+  return { plan, authority, fees, waiting, readAtMs };
 }
 
-interface CrankRequests {
-  /** A new request: its id for the CRANK_ONCE event and the promise its caller awaits. */
-  open(signal?: AbortSignal): { requestId: string; report: Promise<CrankReport> };
-  answer(requestIds: readonly string[], report: CrankReport): void;
-  reject(requestIds: readonly string[], error: unknown): void;
-  rejectAll(error: unknown): void;
-  /** Requests still waiting for their answer. */
-  size(): number;
-}
-
-function createCrankRequests(): CrankRequests {
-  const waiting = new Map<string, Waiter>();
-  let sequence = 0;
-
-  function settle(requestId: string, settleWith: (waiter: Waiter) => void): void {
-    const waiter = waiting.get(requestId);
-    if (waiter === undefined) return;
-    waiting.delete(requestId);
-    settleWith(waiter);
-  }
-
+function plannedWork(plan: CyclePlan): PlannedWork {
   return {
-    open(signal) {
-      sequence += 1;
-      const requestId = `crank-once-${sequence}`;
-      const report = new Promise<CrankReport>((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason);
-        // The cycle still runs for an abandoned request; only its answer is dropped.
-        const onAbort = () => settle(requestId, (waiter) => waiter.reject(signal?.reason));
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const forgetSignal = () => signal?.removeEventListener('abort', onAbort);
-        waiting.set(requestId, {
-          resolve(value) {
-            forgetSignal();
-            resolve(value);
-          },
-          reject(error) {
-            forgetSignal();
-            reject(error);
-          },
-        });
-      });
-      return { requestId, report };
-    },
-    size: () => waiting.size,
-    answer(requestIds, report) {
-      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.resolve({ ...report }));
-    },
-    reject(requestIds, error) {
-      for (const requestId of requestIds) settle(requestId, (waiter) => waiter.reject(error));
-    },
-    rejectAll(error) {
-      for (const requestId of [...waiting.keys()]) settle(requestId, (waiter) => waiter.reject(error));
-    },
+    ackDeposits: plan.ackDeposit.votes,
+    ackWithdraws: plan.ackWithdraw.votes.map((planned) => planned.vote),
+    cleanups: plan.cleanup.indices,
+  };
+}
+
+/** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
+async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
+  switch (submission.step) {
+    case 'ack_deposit': {
+      const { transactions } = await chains.ackDeposits(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'ack_withdraw': {
+      const { transactions } = await chains.ackWithdraws(submission.votes, signal);
+      return { transactions, completed: [], alreadyDone: [] };
+    }
+    case 'cleanup': {
+      const { transactions, completed, alreadyDone } = await chains.cleanupDeposits(submission.indices, signal);
+      return { transactions, completed, alreadyDone };
+    }
+  }
+}
+
+/**
+ * Runs one attempt of an action, cut at `deadlineMs` (delays.ts: one transaction's life) as
+ * a retryable failure. The chain client leaves a transaction whose outcome the cut left unknown
+ * pending, and the next attempt resolves it before signing anything new.
+ */
+export async function withAttemptDeadline<T>(
+  submission: Submission,
+  deadlineMs: number,
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setLongTimeout(() => deadline.abort(new Error('attempt deadline')), deadlineMs);
+  try {
+    return await run(AbortSignal.any([signal, deadline.signal]));
+  } catch (err) {
+    if (!deadline.signal.aborted || signal.aborted) throw err;
+    const action = STEP_ACTIONS[submission.step];
+    throw new BridgeError(
+      'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
+      { action, deadlineMs },
+    );
+  } finally {
+    timer.clear();
+  }
+}
+
+export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }) {
+  return {
+    readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) =>
+      withAttemptDeadline(input, limits.attemptDeadlineMs, signal, (attemptSignal) => submitAction(chains, input, attemptSignal)),
+    ),
   };
 }

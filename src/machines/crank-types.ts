@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import type { SignerDescription } from '../chain/authority-signer.js';
-import type { CheckOff, LandingMode } from '../chain/bridge-chains.js';
-import type { CrankAction } from '../domain.js';
+import type { ChainSide, CrankAction } from '../domain.js';
+import type { WaitingRead } from './planning/waiting.js';
+import { CRANK_ROLES, type ForeignTransaction, type RoleChange } from './role.js';
 
 /**
- * The words every part of the crank shares: its steps, its roles, and the answers it gives over HTTP.
- * A leaf: it imports nothing of the crank, so the machine's data, its events, /health and the
- * HTTP service can all use it without importing one another.
+ * The words every part of the crank shares: its steps, the events the machine takes in and
+ * emits, and the answers it gives over POST /crank/* (/health's is health.ts's). Of the crank it
+ * imports only role.ts and the waiting read's type, so the machine, its data, its telemetry and
+ * the HTTP service can all use it without importing one another.
  */
 
 /** The action steps of a cycle, in SPEC §3 order; each is a state of the machine. */
@@ -19,13 +20,15 @@ export const STEP_ACTIONS: Readonly<Record<CrankStep, CrankAction>> = {
   cleanup: 'cleanup_deposit',
 };
 
-/** Whether this instance submits (rules.ts, the role). */
-export type CrankRole = 'active' | 'standby';
-
-export const CRANK_ROLES: readonly CrankRole[] = ['active', 'standby'];
+/** Where each step's transactions land, and so who pays their fees. */
+export const STEP_CHAINS: Readonly<Record<CrankStep, ChainSide>> = {
+  ack_deposit: 'target',
+  ack_withdraw: 'source',
+  cleanup: 'source',
+};
 
 /**
- * The answers the crank gives over HTTP, each declared once as a zod schema: its TypeScript type
+ * The answers the crank gives over POST /crank/*, each declared once as a zod schema: its TypeScript type
  * is inferred from it, and src/http/schemas.ts turns it into the JSON Schema fastify serializes
  * with, so a response carries exactly these fields in the wire's snake_case.
  */
@@ -38,47 +41,6 @@ export const crankReportSchema = z.strictObject({
   cleanup_completed: z.int(),
 });
 export type CrankReport = z.infer<typeof crankReportSchema>;
-
-// The signer and the checks that are off keep their types in src/chain: `satisfies` here and
-// health()'s assignment from them (crank-service.ts) hold each pair together in both directions.
-
-/** With runtime configuration: `file`, `pkcs11` with the token's label and its session (never a PIN), or a key service and the key's name. */
-const signerSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('file') }),
-  z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
-  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']), key: z.string() }),
-]) satisfies z.ZodType<SignerDescription>;
-
-const checkOffSchema = z.strictObject({
-  check: z.literal('second_signer'),
-  chain: z.enum(['source', 'target']),
-  reason: z.string(),
-}) satisfies z.ZodType<CheckOff>;
-
-const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
-
-/** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
-export const crankHealthSchema = z.strictObject({
-  enabled: z.boolean(),
-  last_run_at: z.int().nullable(),
-  last_success_at: z.int().nullable(),
-  last_error: z.string().nullable(),
-  last_action: z.string().nullable(),
-  total_actions_submitted: z.int(),
-  /** Present (true) only under BRIDGE_DRY_RUN: an extension beside SPEC §2.2's fields. */
-  dry_run: z.literal(true).optional(),
-  /** An enabled crank only: `standby` submits nothing while another instance signs (docs/crank.md, "Role"). */
-  role: z.enum(CRANK_ROLES).optional(),
-  /** Unix seconds at which the role began; null before the first read. */
-  role_since: z.int().nullable().optional(),
-  /** Which key signs: an extension beside SPEC §2.2's fields. */
-  signer: signerSchema.optional(),
-  /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
-  checks_off: z.array(checkOffSchema).optional(),
-  /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
-  landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
-});
-export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
 /**
  * The role beside POST /crank/once's report, POST /crank/poll's outcome and GET /crank/activity
@@ -96,12 +58,75 @@ export type CrankRoleView = z.infer<typeof crankRoleViewSchema>;
 export const crankPollOutcomeSchema = z.enum(['started', 'coalesced']);
 export type CrankPollOutcome = z.infer<typeof crankPollOutcomeSchema>;
 
-/** /health's crank object of the service used when no runtime configuration is present. */
-export const DISABLED_CRANK_HEALTH: CrankHealth = {
-  enabled: false,
-  last_run_at: null,
-  last_success_at: null,
-  last_error: null,
-  last_action: null,
-  total_actions_submitted: 0,
-};
+/** What the crank machine takes in, and what it tells the runtime (JSON-safe, like its context). */
+
+export type CrankEvent =
+  /** Start a cycle now if none runs; dropped (coalesced) while one runs. */
+  | { type: 'POLL' }
+  /** Run a cycle for this request and answer it with that cycle's report (queued while one runs). */
+  | { type: 'CRANK_ONCE'; requestId: string }
+  /** Take no more cycles; the running one ends at its next safe point. */
+  | { type: 'STOP' };
+
+export const ATTEMPT_OUTCOMES = ['landed', 'failed', 'already_done'] as const;
+type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const CYCLE_OUTCOMES = ['ok', 'error'] as const;
+
+/** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
+export type CrankEmitted =
+  | { type: 'cycleStarted'; atMs: number; requests: string[] }
+  | { type: 'planned'; pending: Record<CrankAction, number>; waiting: WaitingRead; readAtMs: number }
+  /** Transactions signed by this authority's key that this process did not sign, new at this read. */
+  | { type: 'foreignSigner'; transactions: ForeignTransaction[]; halted: boolean }
+  /** The authority cannot pay this plan's fees on `chain`: its actions there are skipped. */
+  | { type: 'feesShort'; chain: ChainSide; balance: number; need: number }
+  /** This instance stood by (another one signs) or took over (the other one went quiet for the window). */
+  | { type: 'roleChanged'; change: RoleChange; quietWindowMs: number }
+  | { type: 'readFailed'; error: string }
+  | {
+      type: 'attempt';
+      action: CrankAction;
+      attempt: number;
+      outcome: AttemptOutcome;
+      indices: number[];
+      signatures: string[];
+      error: string | null;
+      /** A failed attempt that will be retried after a backoff. */
+      willRetry: boolean;
+      atMs: number;
+      durationMs: number;
+    }
+  | { type: 'cycleFinished'; outcome: (typeof CYCLE_OUTCOMES)[number]; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
+  | { type: 'requestsAbandoned'; requests: string[] }
+  | { type: 'pollCoalesced' }
+  /** Dry run: what the action would have submitted; nothing was sent. */
+  | { type: 'dryRunPlanned'; action: CrankAction; indices: number[]; votes: PlannedVote[] };
+
+/** A vote as a dry run logs it: the entry and its direction (approve = yes). */
+export interface PlannedVote {
+  index: number;
+  approve: boolean;
+}
+
+type AttemptEvent = Extract<CrankEmitted, { type: 'attempt' }>;
+
+/** An `attempt` event of `step`; what `details` leaves out is empty (no indices, signatures, error, retry). */
+export function attemptEvent(
+  step: CrankStep,
+  attempt: number,
+  outcome: AttemptOutcome,
+  details: Partial<AttemptEvent> & Pick<AttemptEvent, 'atMs' | 'durationMs'>,
+): AttemptEvent {
+  return {
+    type: 'attempt',
+    action: STEP_ACTIONS[step],
+    attempt,
+    outcome,
+    indices: [],
+    signatures: [],
+    error: null,
+    willRetry: false,
+    ...details,
+  };
+}

@@ -1,7 +1,7 @@
 import { BridgeError } from '../errors.js';
 import { createCrankActivityLog } from './crank-activity.js';
 import type { CrankService } from './crank-service.js';
-import { DISABLED_CRANK_HEALTH } from './crank-types.js';
+import { DISABLED_CRANK_HEALTH } from './health.js';
 
 /**
  * The CrankService of a server started without runtime configuration: /health reports
@@ -25,7 +25,5 @@ export function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
   return new BridgeError(
     'CRANK__DISABLED',
     {},
-    'the crank is disabled because runtime configuration is absent (set BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, ' +
-      'BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID and BRIDGE_AUTHORITY_KEYPAIR, then restart)',
   );
 }

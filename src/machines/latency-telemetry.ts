@@ -1,6 +1,6 @@
 import type { ChainSide, CrankAction } from '../domain.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CrankEmitted } from './crank-events.js';
+import type { CrankEmitted } from './crank-types.js';
 import { AGE_CHAIN, stagesFinished, type DepositProgress, type VoteAction, type WaitingRead } from './planning/waiting.js';
 import { measuredSlotMs, withSlotSample, type SlotSample } from './slot-clock.js';
 

@@ -29,7 +29,7 @@ export async function loadOpsContext(env: NodeJS.ProcessEnv): Promise<OpsContext
   const { config } = parseConfig(env);
   if (config.crank === undefined) {
     const line = `${RUNTIME_VARIABLES.join(', ')}: not set; npm run ops reads the same variables as the server (set them as for the server)`;
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
   }
   const reads = createOperatorReads(endpointsOptions(config.crank, createMetrics(new Registry())));
   return { crank: config.crank, ...(await loadOpsSigner(env)), reads };
@@ -40,7 +40,7 @@ export async function loadOpsSigner(env: NodeJS.ProcessEnv): Promise<OpsSigner> 
   const source = env['BRIDGE_AUTHORITY_KEYPAIR'];
   if (source === undefined || source === '') {
     const line = 'BRIDGE_AUTHORITY_KEYPAIR: not set; name the keypair file, PKCS#11 URI or key-service URI the server will sign with';
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] }, line);
+    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
   }
   const { signer } = await loadAuthoritySigner(source, env);
   return { authority: signer.publicKey, signer: signer.describe(), key: signer };

@@ -121,10 +121,10 @@ describe('POST /crank/once', () => {
     app = await startTestApp({ crank });
     const response = fetch(`${app.url}/crank/once`, { method: 'POST' });
     await crank.cyclesRequested(1);
-    crank.failNext(new BridgeError('CRANK__STOPPED', {}, 'the crank is shutting down and takes no more cycles'));
+    crank.failNext(new BridgeError('CRANK__STOPPED', {}, { when: 'stopping' }));
     const res = await response;
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 'shutting_down', message: 'the crank is shutting down and takes no more cycles' });
+    expect(await res.json()).toEqual({ error: 'shutting_down', message: 'the crank is stopping or stopped and runs no more cycles' });
   });
 
   it('answers 500 with a request id and logs the error when a cycle throws unexpectedly', async () => {

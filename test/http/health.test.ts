@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DISABLED_CRANK_HEALTH } from '../../src/machines/crank-types.js';
+import { DISABLED_CRANK_HEALTH } from '../../src/machines/health.js';
 import { ControlledCrank } from '../support/controlled-crank.js';
 import { basicAuth, startTestApp, type TestApp } from '../support/http-app.js';
 

@@ -91,7 +91,7 @@ describe('HTTP server limits', () => {
   });
 
   it('a full queue of POST /crank/once is 503 with Retry-After', () => {
-    const busy = new BridgeError('CRANK__BUSY', { waiting: 64, limit: 64 }, '64 crank requests already wait for the next cycle (at most 64)');
+    const busy = new BridgeError('CRANK__BUSY', { waiting: 64, limit: 64 });
     expect(errorResponse(busy, 'req-1', 1024)).toEqual({
       statusCode: 503,
       headers: { 'retry-after': '5' },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrankRoleView } from '../../src/machines/crank-types.js';
-import { quietWindowMs } from '../../src/machines/rules.js';
+import { quietWindowMs } from '../../src/machines/role.js';
 import { bridgeView } from '../machines/support/bridge-view.js';
 import { startTestCrank } from '../machines/support/test-crank.js';
 import { startTestApp, type TestApp } from '../support/http-app.js';

@@ -50,7 +50,7 @@ describe('GET /transfers limits', () => {
     let failing = true;
     const read = async () => {
       if (!failing) return EMPTY;
-      throw new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'timeout' }, 'getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL) failed: no response within 10000 ms');
+      throw new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'timeout' }, { what: 'getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL)', reason: 'no response within 10000 ms' });
     };
     app = await startTestApp({ transfers: createTransferQueries(read) });
     for (const path of ['/transfers', '/transfers?from=1', '/transfers/3']) {

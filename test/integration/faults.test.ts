@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
+import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import type { FaultSettings } from '../../devnet/faults/settings.js';
 import { depositTracker, landedStatus, landedTransactionsPaidBy, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
 import {

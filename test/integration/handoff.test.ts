@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { quietWindowMs } from '../../src/machines/rules.js';
+import { quietWindowMs } from '../../src/machines/role.js';
 import { sleep } from '../../src/time.js';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../devnet/node.js';
 import { createChainRpc } from '../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { attemptDeadlineMs } from '../../src/machines/cycle-bound.js';
+import { attemptDeadlineMs } from '../../src/machines/delays.js';
 import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { failedAttemptErrors, runRound, startBridgeCrank, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';

@@ -60,7 +60,7 @@ describe('createLogger', () => {
   it('serializes errors with code, context, stack and cause, without a keypair attached anywhere', () => {
     const keypair = Keypair.generate();
     const cause = Object.assign(new Error('socket hang up'), { signer: keypair });
-    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'network' }, 'source getAccountInfo failed', {
+    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'network' }, { what: 'source getAccountInfo', reason: 'socket hang up' }, {
       cause,
     });
     const logs = captureLogs();

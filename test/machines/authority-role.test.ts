@@ -7,9 +7,10 @@ import {
   quietWindowMs,
   roleAfterRead,
   twinProblem,
+  type KeyUse,
+  type RoleFacts,
   type RoleSettings,
-} from '../../src/machines/rules.js';
-import type { KeyUse, RoleFacts } from '../../src/machines/health-facts.js';
+} from '../../src/machines/role.js';
 
 const POLL_MS = 1000;
 const WINDOW_MS = quietWindowMs(POLL_MS);

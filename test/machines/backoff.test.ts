@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RETRY_BACKOFF_CAP_MS, retryBackoffDelay } from '../../src/machines/backoff.js';
+import { RETRY_BACKOFF_CAP_MS, retryBackoffDelay } from '../../src/machines/delays.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 
 const LOWEST = () => 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CRANK_ACTION_HISTORY, CRANK_CYCLE_HISTORY, activeStateIds, createCrankActivityLog } from '../../src/machines/crank-activity.js';
-import type { CrankEmitted } from '../../src/machines/crank-events.js';
+import type { CrankEmitted } from '../../src/machines/crank-types.js';
 import { crankMachineGraph } from '../../src/machines/export.js';
 
 const REPORT = { ack_deposit_attempted: true, ack_withdraw_attempted: false, cleanup_attempted: 0, cleanup_completed: 0 };

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
-import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-settings.js';
+import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
 import type { CrankReport } from '../../src/machines/crank-types.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/crank-errors.js';
@@ -148,7 +148,7 @@ describe('crank cycles', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(501);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
-    expect(crank.health().last_error).toBe('retrying after a failed attempt: attempt 2 of 3 failed: ack_deposit: transaction expired before it landed');
+    expect(crank.health().last_error).toBe('retrying after a failed attempt: attempt 2 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed');
     await vi.advanceTimersByTimeAsync(2000);
     expect(chains.calls.map((call) => call.method)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'readState', 'ackDeposits']);
     expect(attemptLines(logs).map((line) => [line['attempt'], line['outcome'], line['level']])).toEqual([
@@ -156,7 +156,7 @@ describe('crank cycles', () => {
       [2, 'failed', 'warn'],
       [3, 'landed', 'info'],
     ]);
-    expect(attemptLines(logs)[0]).toMatchObject({ err: 'ack_deposit: transaction expired before it landed', indices: [0, 1] });
+    expect(attemptLines(logs)[0]).toMatchObject({ err: 'ack_deposit on destination tracker T failed: transaction expired before it landed', indices: [0, 1] });
     expect(crank.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..1 (2 votes)', total_actions_submitted: 1 });
     expect(await metricValue(metrics.crankRetries, { action: 'ack_deposit' })).toBe(2);
     expect(await metricValue(metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'failed' })).toBe(2);
@@ -174,7 +174,7 @@ describe('crank cycles', () => {
     expect(await answer).toEqual({ ...NO_WORK_REPORT, ack_deposit_attempted: true, ack_withdraw_attempted: true });
     expect(chains.calls.map((call) => call.method).slice(1)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'ackWithdraws']);
     const health = crank.health();
-    expect(health.last_error).toBe('ack_deposit 1 (1 vote) failed after 2 attempts: ack_deposit: transaction expired before it landed');
+    expect(health.last_error).toBe('ack_deposit 1 (1 vote) failed after 2 attempts: ack_deposit on destination tracker T failed: transaction expired before it landed');
     // A later success in the same cycle does not clear last_error.
     expect(health.last_action).toBe('ack_withdraw 0 (1 vote)');
     expect(health.last_success_at).not.toBeNull();
@@ -204,7 +204,7 @@ describe('crank cycles', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     expect(crank.health()).toMatchObject({
       total_actions_submitted: 2,
-      last_error: 'ack_deposit 0..19 (20 votes) failed after 2 attempts: ack_deposit: the program rejected the transaction with NotAnAuthority',
+      last_error: 'ack_deposit 0..19 (20 votes) failed after 2 attempts: ack_deposit on destination tracker T failed: the program rejected the transaction with NotAnAuthority',
     });
     await crank.stop(0);
   });
@@ -215,7 +215,7 @@ describe('crank cycles', () => {
     });
     await settle();
     expect(chains.calls.map((call) => call.method)).toEqual(['readState']);
-    expect(crank.health().last_error).toBe('reading the trackers failed: getAccountInfo on the source chain failed (timeout)');
+    expect(crank.health().last_error).toBe('reading the trackers failed: getAccountInfo on the source chain failed: timeout');
     expect(await metricValue(metrics.crankCycles, { outcome: 'error' })).toBe(1);
     await vi.advanceTimersByTimeAsync(15_000);
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);

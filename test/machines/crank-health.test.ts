@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/bridge-chains.js';
 import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';
-import { worstCaseCycleMs } from '../../src/machines/cycle-bound.js';
-import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/crank-health-view.js';
+import { worstCaseCycleMs } from '../../src/machines/delays.js';
+import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
 import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';
 import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
@@ -70,7 +70,7 @@ describe('retrying', () => {
     });
     await settle();
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit: transaction expired before it landed");
+    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed");
     await vi.advanceTimersByTimeAsync(1000);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     expect(crank.status()).toBe('ok');

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
-import { crankActors } from '../../src/machines/crank-actors.js';
-import { crankSettings } from '../../src/machines/crank-settings.js';
-import type { CrankEmitted } from '../../src/machines/crank-events.js';
+import { crankSettings } from '../../src/machines/crank-context.js';
+import { crankActors } from '../../src/machines/crank-service.js';
+import type { CrankEmitted } from '../../src/machines/crank-types.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import { crankMachineDefinition } from '../../src/machines/export.js';
 import { bridgeView, deposits } from './support/bridge-view.js';

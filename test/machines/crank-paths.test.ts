@@ -13,12 +13,11 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
-import type { ReadInput } from '../../src/machines/crank-actors.js';
 import type { AuthorityView } from '../../src/chain/bridge-chains.js';
-import { chainsShortOfFees } from '../../src/machines/rules.js';
+import { chainsShortOfFees } from '../../src/machines/health.js';
 import type { CycleRead, ActionReport, Submission } from '../../src/machines/crank-context.js';
-import type { CrankSettings } from '../../src/machines/crank-settings.js';
-import type { CrankEvent } from '../../src/machines/crank-events.js';
+import type { CrankSettings, ReadInput } from '../../src/machines/crank-context.js';
+import type { CrankEvent } from '../../src/machines/crank-types.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';

@@ -3,15 +3,9 @@ import { HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES } fr
 import { STATE_READ_ROUNDS } from '../../src/chain/client/read-state.js';
 import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/tracker-reader.js';
 import { DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
-import { withAttemptDeadline } from '../../src/machines/crank-actors.js';
-import {
-  CYCLE_READ_ROUNDS,
-  attemptDeadlineMs,
-  cycleReadMs,
-  transactionLifeMs,
-  worstCaseActionMs,
-  worstCaseCycleMs,
-} from '../../src/machines/cycle-bound.js';
+import { withAttemptDeadline } from '../../src/machines/crank-service.js';
+import { CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/chain-bounds.js';
+import { attemptDeadlineMs, worstCaseActionMs, worstCaseCycleMs } from '../../src/machines/delays.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../src/machines/planning/cycle-plan.js';
 import { sleep } from '../../src/time.js';
 

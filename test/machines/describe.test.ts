@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFailed, describeLanded } from '../../src/machines/step-records.js';
+import { describeFailed, describeLanded } from '../../src/machines/crank-telemetry.js';
 
 const landed = (alreadyDone: number[] = []) => ({ transactions: [], completed: [], alreadyDone });
 

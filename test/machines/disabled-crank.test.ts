@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isBridgeError } from '../../src/errors.js';
-import { DISABLED_CRANK_HEALTH } from '../../src/machines/crank-types.js';
+import { DISABLED_CRANK_HEALTH } from '../../src/machines/health.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 
 describe('createDisabledCrank', () => {

@@ -16,7 +16,7 @@ const SECRET_TEXT = [...SECRET].join(',');
 
 /** An error dragging a keypair-shaped object along, as a careless layer might. */
 function errorWithSecret(): BridgeError<'CHAIN__RPC_FAILED'> {
-  const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', kind: 'timeout' }, 'sendTransaction timed out');
+  const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', kind: 'timeout' }, { what: 'sendTransaction', reason: 'timed out' });
   Object.assign(error, { signer: { publicKey: 'Authority1111', secretKey: SECRET } });
   return error;
 }
@@ -35,7 +35,7 @@ describe('sanitizeInspected', () => {
   it('keeps JSON data, turns errors into their messages and bigint into decimal strings', () => {
     expect(sanitizeInspected({ type: 'x', error: errorWithSecret(), amount: 5n, nested: [{ ok: true }], fn: () => 1 })).toEqual({
       type: 'x',
-      error: { error: 'sendTransaction timed out' },
+      error: { error: 'sendTransaction failed: timed out' },
       amount: '5',
       nested: [{ ok: true }],
     });
@@ -90,7 +90,7 @@ describe('crank inspection', () => {
     crank = startOnDemandCrank(chains, logs.logger, sink.url);
     // The failed ack_deposit reaches the inspector as an error event carrying only its message.
     const failure = await sink.waitFor((message) => message.includes('xstate.error.actor.submit') && message.includes('@xstate.snapshot'));
-    expect(failure).toContain('sendTransaction timed out');
+    expect(failure).toContain('sendTransaction failed: timed out');
     await sink.waitFor((message) => message.includes('"@xstate.actor"') && message.includes('"crank"'));
     const all = sink.messages.join('\n');
     expect(all).not.toContain(SECRET_TEXT);

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import type { CrankEmitted } from '../../src/machines/crank-events.js';
+import type { CrankEmitted } from '../../src/machines/crank-types.js';
 import { createLatencyTelemetry } from '../../src/machines/latency-telemetry.js';
 import type { WaitingRead } from '../../src/machines/planning/waiting.js';
 import { histogramValue, metricValue } from '../support/metric-value.js';

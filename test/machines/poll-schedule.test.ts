@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } from '../../src/machines/rules.js';
+import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, type PollSchedule } from '../../src/machines/delays.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 
 const schedule = (pollIntervalMs: number, idleWaitedMs = 0, drainBacklog = false): PollSchedule => ({

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { quietWindowMs } from '../../src/machines/rules.js';
+import { quietWindowMs } from '../../src/machines/role.js';
 import { bridgeView } from './support/bridge-view.js';
 import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
 

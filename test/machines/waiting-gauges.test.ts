@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { CrankEmitted } from '../../src/machines/crank-events.js';
+import type { CrankEmitted } from '../../src/machines/crank-types.js';
 import { createLatencyTelemetry } from '../../src/machines/latency-telemetry.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { metricValue } from '../support/metric-value.js';

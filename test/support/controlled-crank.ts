@@ -1,8 +1,8 @@
 import { EventEmitter, once } from 'node:events';
 import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
-import type { CrankHealth, CrankPollOutcome, CrankReport, CrankRoleView } from '../../src/machines/crank-types.js';
-import type { HealthStatus } from '../../src/machines/health-status.js';
+import type { CrankPollOutcome, CrankReport, CrankRoleView } from '../../src/machines/crank-types.js';
+import type { CrankHealth, HealthStatus } from '../../src/machines/health.js';
 
 interface PendingCycle {
   resolve(report: CrankReport): void;

@@ -55,7 +55,7 @@ export async function setUpNoncePool({ rpc, signer, chainId, size }: NonceSetupI
     const state = nonceAccountState(account, authority);
     if (state.kind === 'unusable') {
       const reason = `nonce account ${address.toBase58()} on the ${chainName(rpc.chain)} chain is unusable: ${state.reason}`;
-      throw new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: address.toBase58(), field: 'nonce account', reason }, reason);
+      throw new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account: address.toBase58(), field: 'nonce account', reason });
     }
     if (state.kind === 'ready') {
       accounts.push({ address: address.toBase58(), state: 'present' });
@@ -84,6 +84,6 @@ async function createOne({ rpc, signer, chainId }: NonceSetupInput, position: nu
 }
 
 function notCreated(chain: ChainSide, signature: string, reason: string): BridgeError<'CHAIN__RPC_FAILED'> {
-  const message = `creating a nonce account on the ${chainName(chain)} chain (transaction ${signature}) failed: ${reason}`;
-  return new BridgeError('CHAIN__RPC_FAILED', { chain, method: 'sendTransaction', kind: 'unexpected' }, message);
+  const what = `creating a nonce account on the ${chainName(chain)} chain (transaction ${signature})`;
+  return new BridgeError('CHAIN__RPC_FAILED', { chain, method: 'sendTransaction', kind: 'unexpected' }, { what, reason });
 }

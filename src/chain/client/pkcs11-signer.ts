@@ -341,5 +341,5 @@ function firstLine(err: unknown): string {
 }
 
 function failure(reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, `PKCS#11: ${message}`, cause === undefined ? undefined : { cause });
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: 'PKCS#11', detail: message }, cause === undefined ? undefined : { cause });
 }

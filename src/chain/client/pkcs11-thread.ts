@@ -144,7 +144,7 @@ export class Pkcs11Thread {
 }
 
 function unresponsive(message: string): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason: 'session_lost' }, `PKCS#11: ${message}`);
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason: 'session_lost' }, { signer: 'PKCS#11', detail: message });
 }
 
 /** Buffers cross threads as Uint8Arrays: make them Buffers again, at any depth. */

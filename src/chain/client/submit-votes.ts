@@ -41,7 +41,7 @@ export function entryIndexArg(index: number, field: string): bigint {
   throw new BridgeError(
     'CHAIN__INVALID_VOTE',
     { field, value: String(index), reason: 'expected an entry index: an integer 0 ..= 2^53-1' },
-    `${field} is ${String(index)}, expected an entry index: an integer 0 ..= 2^53-1`,
+    { shown: String(index) },
   );
 }
 

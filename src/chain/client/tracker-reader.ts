@@ -10,7 +10,6 @@ import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
 import { sliceRanges, type EntryRange } from './window.js';
-import { chainName } from '../chain-name.js';
 
 /**
  * Reads of one tracker account with a dataSlice: its 848-byte header (alone, or with other
@@ -192,8 +191,7 @@ function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {
     throw new BridgeError(
       'CHAIN__INVALID_CHAIN_ID',
       { account: tracker.account, variable, expected, actual },
-      `${tracker.kind} ${tracker.account} stores ${field} ${actual}, but ${variable} is ${expected}; ` +
-        `set ${variable} to the chain id the bridge was deployed with`,
+      { tracker: tracker.kind, field },
     );
   }
 }
@@ -205,9 +203,7 @@ function trackerNotFound(tracker: TrackerRef, commitment: Commitment): BridgeErr
   return new BridgeError(
     'CHAIN__ACCOUNT_NOT_FOUND',
     { account: tracker.account, chain: tracker.chain },
-    `${tracker.kind} ${tracker.account} does not exist on the ${chainName(tracker.chain)} chain (commitment ${commitment}): a configuration error, not transient; ` +
-      `check that ${settingsOf(tracker.chain).rpcUrl} points at a node of the right cluster, that ${settingsOf(tracker.chain).programId} is the bridge program there, ` +
-      'and BRIDGE_SOURCE_CHAIN_ID and BRIDGE_TARGET_CHAIN_ID',
+    { tracker: tracker.kind, commitment, rpcUrlVariable: settingsOf(tracker.chain).rpcUrl, programIdVariable: settingsOf(tracker.chain).programId },
   );
 }
 

@@ -8,7 +8,6 @@ import { sleep } from '../../time.js';
 import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { LandedTransaction } from '../bridge-chains.js';
-import { chainName } from '../chain-name.js';
 import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
@@ -162,7 +161,7 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
   // A transaction no node accepted says nothing about its price (an RPC outage, not congestion);
   // nor does a nonce that moved without it (a nonce-mode bid rises while it waits: `repricer`).
   if (err.context.sendsAccepted !== 0 && batch.signed.nonce === undefined) s.bidder.expired();
-  const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, `${err.message}; ${feeNote(batch.bid)}`, { cause: err.cause });
+  const priced = new BridgeError('CHAIN__FAILED_TO_SUBMIT', err.context, { ...err.words, fee: feeNote(batch.bid) }, { cause: err.cause });
   return { kind: 'failed', failure: priced };
 }
 
@@ -535,7 +534,6 @@ export function submitFailure(
   cause?: unknown,
 ): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
   const { outcome, reason, programError, transactionError, index, signature, sendsAccepted } = detail;
-  const where = index === undefined ? '' : ` at index ${index}`;
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
     {
@@ -549,7 +547,7 @@ export function submitFailure(
       ...(sendsAccepted === undefined ? {} : { sendsAccepted }),
       landedSignatures: landed.map((transaction) => transaction.signature),
     },
-    `${target.action} on ${chainName(target.tracker.chain)} tracker ${target.tracker.account} failed: ${reason}${where}${landedNote(landed)}`,
+    { tracker: target.tracker.account, reason },
     { cause },
   );
 }
@@ -563,12 +561,8 @@ export function asSubmitFailure(err: unknown, target: ActionTarget, landed: read
   if (isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT')) {
     if (landed.length === 0 || err.context.landedSignatures.length > 0) return err;
     const landedSignatures = landed.map((transaction) => transaction.signature);
-    return new BridgeError('CHAIN__FAILED_TO_SUBMIT', { ...err.context, landedSignatures }, `${err.message}${landedNote(landed)}`, { cause: err.cause });
+    return new BridgeError('CHAIN__FAILED_TO_SUBMIT', { ...err.context, landedSignatures }, err.words, { cause: err.cause });
   }
   const reason = err instanceof Error ? err.message : String(err);
   return submitFailure(target, { outcome: 'failed', reason }, landed, err);
-}
-
-function landedNote(landed: readonly LandedTransaction[]): string {
-  return landed.length === 0 ? '' : ` (${landed.length} earlier transaction(s) of this action landed)`;
 }

@@ -11,7 +11,7 @@ export function malformedAccount(account: string, field: string, reason: string)
   return new BridgeError(
     'CHAIN__MALFORMED_ACCOUNT',
     { account, field, reason },
-    `account ${account}: field ${field} ${reason}; ${LAYOUT_HINT}`,
+    { hint: LAYOUT_HINT },
   );
 }
 
@@ -38,7 +38,7 @@ export function checkDiscriminator(data: Uint8Array, name: AccountName, account:
   throw new BridgeError(
     'CHAIN__INVALID_DISCRIMINATOR',
     { account, expected: toHex(expected), actual: toHex(actual) },
-    `account ${account}: field discriminator is ${toHex(actual)}, expected ${toHex(expected)} (${name}); ${LAYOUT_HINT}`,
+    { accountType: name, hint: LAYOUT_HINT },
   );
 }
 

@@ -204,6 +204,6 @@ function malformedInstruction(
   return new BridgeError(
     'CHAIN__MALFORMED_INSTRUCTION',
     { instruction, reason, anchorCode },
-    `instruction ${instruction}: ${reason} (Anchor error ${anchorCode} ${programErrorName(anchorCode) ?? ''})`,
+    { anchorName: programErrorName(anchorCode) ?? '' },
   );
 }

@@ -7,6 +7,6 @@ export function assertOwnedBy(account: string, owner: PublicKey, programId: Publ
   throw new BridgeError(
     'CHAIN__INVALID_OWNER',
     { account, expected: programId.toBase58(), actual: owner.toBase58() },
-    `account ${account}: owner is ${owner.toBase58()}, expected the bridge program ${programId.toBase58()}; a configuration error, not transient: check ${variable}`,
+    { variable },
   );
 }

@@ -198,7 +198,7 @@ export class EndpointPool {
         this.options.metrics.rpcEndpointErrors.inc({ chain: this.options.chain, endpoint: endpoint.label, kind: 'rpc' });
       }
       // Which endpoint failed, for messages that name it (origin only: the label).
-      throw new BridgeError('CHAIN__RPC_FAILED', { ...failure.context, endpoint: endpoint.label }, failure.message, { cause: failure.cause });
+      throw new BridgeError('CHAIN__RPC_FAILED', { ...failure.context, endpoint: endpoint.label }, failure.words, { cause: failure.cause });
     }
   }
 

@@ -113,7 +113,7 @@ export function rpcFailure(
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(retryAfterRefused === undefined ? {} : { retryAfterRefused }),
     },
-    `${method} on the ${rpcName(chain)} failed: ${boundText(reason)} (${advice})`,
+    { what: `${method} on the ${rpcName(chain)}`, reason: boundText(reason), advice },
     { cause: boundedCause(cause) },
   );
 }

@@ -92,7 +92,7 @@ async function bounded<T>(name: string, what: string, timeoutMs: number, call: (
 
 export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
   // A service's own words end up on a terminal (the startup line, ops): no control characters.
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, `${name}: ${escapeUnsafeCharacters(message)}`, cause === undefined ? undefined : { cause });
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: escapeUnsafeCharacters(message) }, cause === undefined ? undefined : { cause });
 }
 
 /** An error's first line, cut: a service's message, never a credential (the clients do not put them in errors). */

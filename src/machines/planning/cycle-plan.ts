@@ -251,9 +251,7 @@ function entryAt<E>(window: TrackerWindow<E>, index: number): E {
     throw new BridgeError(
       'CRANK__ENTRY_NOT_FOUND',
       { tracker: window.header.kind, index, windowStart, windowEnd },
-      `${window.header.kind} entry ${index} is not among the ${indices.length} entries BridgeChains.readState read ` +
-        `(between ${windowStart} and ${windowEnd}); the read must hold entries from every position ` +
-        'the crank votes or cleans from (docs/crank.md "What the planners read")',
+      { read: indices.length },
     );
   }
   return entry;

@@ -117,6 +117,5 @@ function transfersBusy(inFlight: number): BridgeError<'TRANSFER__BUSY'> {
   return new BridgeError(
     'TRANSFER__BUSY',
     { inFlight, limit: MAX_TRANSFER_READS_IN_FLIGHT },
-    `${inFlight} different transfer reads are already running (at most ${MAX_TRANSFER_READS_IN_FLIGHT}); retry shortly, or ask for a range already being read`,
   );
 }

@@ -36,5 +36,5 @@ export function parseParameters<S extends z.ZodType>(schema: S, raw: unknown): z
 
 function invalidParameter(parameter: string, value: string, reason: string): BridgeError<'TRANSFER__INVALID_PARAMETER'> {
   const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;
-  return new BridgeError('TRANSFER__INVALID_PARAMETER', { parameter, value: shown, reason }, `${parameter}: ${reason}, got ${JSON.stringify(shown)}`);
+  return new BridgeError('TRANSFER__INVALID_PARAMETER', { parameter, value: shown, reason });
 }

@@ -141,7 +141,5 @@ function transferNotFound(index: number, header: TrackerHeader): BridgeError<'TR
   return new BridgeError(
     'TRANSFER__NOT_FOUND',
     { index, entryCount },
-    `transfer ${index} does not exist: the source DepositTracker has ${entryCount} entries` +
-      (entryCount > 0 ? ` (indices 0..${entryCount - 1})` : ''),
   );
 }

@@ -167,7 +167,7 @@ export function retryableSubmitError(action = 'ack_deposit', landedSignatures: s
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
     { chain: 'target', action, outcome: 'not_landed', landedSignatures },
-    `${action}: transaction expired before it landed`,
+    { tracker: 'T', reason: 'transaction expired before it landed' },
   );
 }
 
@@ -175,7 +175,7 @@ export function programError(programErrorName: string, action = 'ack_deposit'): 
   return new BridgeError(
     'CHAIN__FAILED_TO_SUBMIT',
     { chain: 'target', action, outcome: 'refused', programError: programErrorName, landedSignatures: [] },
-    `${action}: the program rejected the transaction with ${programErrorName}`,
+    { tracker: 'T', reason: `the program rejected the transaction with ${programErrorName}` },
   );
 }
 
@@ -184,7 +184,7 @@ export function rpcError(transient: boolean): BridgeError<'CHAIN__RPC_FAILED'> {
   return new BridgeError(
     'CHAIN__RPC_FAILED',
     { chain: 'source', method: 'getAccountInfo', ...(transient ? { kind: 'timeout' as const } : { kind: 'http' as const, status: 401 }) },
-    `getAccountInfo on the source chain failed${transient ? ' (timeout)' : ' (HTTP 401)'}`,
+    { what: 'getAccountInfo on the source chain', reason: transient ? 'timeout' : 'HTTP 401' },
   );
 }
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HealthFacts } from '../../src/machines/health-facts.js';
-import { healthVerdict, type HealthStatus, type HealthStatusInput } from '../../src/machines/health-status.js';
+import { healthVerdict, type HealthFacts, type HealthInput, type HealthStatus } from '../../src/machines/health.js';
 
 const START = 1_795_000_000_000;
 const STALLED_AFTER_MS = 60_000;
@@ -20,7 +19,7 @@ const FACTS: HealthFacts = {
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
 
-function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatusInput> = {}): HealthStatusInput {
+function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthInput> = {}): HealthInput {
   return {
     enabled: true,
     internalError: null,
@@ -38,7 +37,7 @@ function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthStatus
 const AT = START + 10_000;
 
 describe('healthVerdict', () => {
-  it.each<[string, HealthStatusInput, number, HealthStatus, RegExp | null]>([
+  it.each<[string, HealthInput, number, HealthStatus, RegExp | null]>([
     ['disabled crank', input({}, { enabled: false }), AT, 'ok', null],
     ['clean latest cycle', input(), AT, 'ok', null],
     ['before the first cycle, within the bound', input({ lastCycleFinishedAtMs: null, fees: null }), START + STALLED_AFTER_MS, 'ok', null],
