@@ -54,7 +54,7 @@ export interface BridgeErrorContexts {
     endpoint?: string;
   };
   /** A lane of the nonce pool is not this authority's initialized nonce account: `reason` says what it is instead. */
-  CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: string; reason: string };
+  CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: ChainSide; reason: string };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
   /**
@@ -151,6 +151,7 @@ export interface BridgeErrorWords {
   CHAIN__INVALID_VOTE: { shown: string };
   /** `what` failed, `reason` (bounded), and `advice` when the kind of failure has one. */
   CHAIN__RPC_FAILED: { what: string; reason: string; advice?: string };
+  CHAIN__INVALID_NONCE_ACCOUNT: Record<string, never>;
   CHAIN__INVALID_CHAIN_ID: { tracker: string; field: string };
   CHAIN__AUTHORITY_NOT_FOUND: { tracker: string; authorityCount: number };
   /** `tracker`: the account the action wrote to; `fee`: what the transaction bid, once a send is priced. */
@@ -185,6 +186,9 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
   CHAIN__MALFORMED_INSTRUCTION: ({ instruction, reason, anchorCode }, { anchorName }) => `instruction ${instruction}: ${reason} (Anchor error ${anchorCode} ${anchorName})`,
   CHAIN__INVALID_VOTE: ({ field, reason }, { shown }) => `${field} is ${shown}, ${reason}`,
   CHAIN__RPC_FAILED: (_context, { what, reason, advice }) => `${what} failed: ${reason}${advice === undefined ? '' : ` (${advice})`}`,
+  CHAIN__INVALID_NONCE_ACCOUNT: ({ account, chain, reason }) =>
+    `nonce account ${account} on the ${chainName(chain)} chain ${reason}: ` +
+    '`npm run ops -- nonce init` creates the missing ones; the next cycle reads the pool again and lands in blockhash mode until every account is usable',
   CHAIN__INVALID_CHAIN_ID: ({ account, variable, expected, actual }, { tracker, field }) =>
     `${tracker} ${account} stores ${field} ${actual}, but ${variable} is ${expected}; set ${variable} to the chain id the bridge was deployed with`,
   CHAIN__AUTHORITY_NOT_FOUND: ({ account, chain, authority }, { tracker, authorityCount }) =>

@@ -88,12 +88,7 @@ export class NoncePool implements HeaderCompanions {
     if (state.kind === 'ready') return { nonce: state.nonce, slot };
     const chain = this.options.rpc.chain;
     const reason = state.kind === 'missing' ? 'does not exist' : state.reason;
-    throw new BridgeError(
-      'CHAIN__INVALID_NONCE_ACCOUNT',
-      { account: address.toBase58(), chain, reason },
-      `nonce account ${address.toBase58()} on the ${chainName(chain)} chain ${reason}: ` +
-        '`npm run ops -- nonce init` creates the missing ones; the next cycle reads the pool again and lands in blockhash mode until every account is usable',
-    );
+    throw new BridgeError('CHAIN__INVALID_NONCE_ACCOUNT', { account: address.toBase58(), chain, reason });
   }
 
   private stateOf(address: PublicKey, account: AccountData, slot: number): NonceAccountState {
