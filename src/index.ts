@@ -11,7 +11,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import type { CrankService } from './machines/crank-service.js';
 import { publishHealthStatusAtScrape } from './machines/crank-telemetry.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
-import { createDisabledTransferQueries, type TransferQueries } from './machines/transfers/transfer-queries.js';
+import { createDisabledTransferQueries, type TransferQueries } from './transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { boundText } from './text.js';
 
@@ -117,7 +117,7 @@ function isSet(value: string | undefined): boolean {
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
   const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
     import('./chain/client/index.js'),
-    import('./machines/transfers/transfer-queries.js'),
+    import('./transfers/transfer-queries.js'),
   ]);
   return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
 }

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { MAX_CONNECTIONS } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { CrankService } from '../machines/crank-service.js';
-import type { TransferQueries } from '../machines/transfers/transfer-queries.js';
+import type { TransferQueries } from '../transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HostPolicy } from './allowed-hosts.js';
 import type { AdminCredentials } from './auth.js';

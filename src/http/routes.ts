@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
 import type { CrankService } from '../machines/crank-service.js';
-import { shareReads } from '../machines/transfers/shared-reads.js';
-import { parseParameters } from '../machines/transfers/transfer-params.js';
+import { shareReads } from '../transfers/shared-reads.js';
+import { parseParameters } from '../transfers/transfer-params.js';
 import {
   transferIndexParams,
   transferPageParams,
   type TransferIndexParams,
   type TransferPageParams,
   type TransferQueries,
-} from '../machines/transfers/transfer-queries.js';
+} from '../transfers/transfer-queries.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { refuseUnexpectedHosts, type HostPolicy } from './allowed-hosts.js';
 import { requireAdminAuth, type AdminCredentials } from './auth.js';
@@ -78,7 +78,7 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   });
 
   // Read-only, paginated: one bounded chain read per request at most, its encoded answer shared
-  // between requests (src/machines/transfers/shared-reads.ts); answers paced in all
+  // between requests (src/transfers/shared-reads.ts); answers paced in all
   // (transfer-pace.ts), each page bounded (transfer-page-body.ts).
   const outage = createRpcOutageLog();
   const pace = createTransferPace();

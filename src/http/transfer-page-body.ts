@@ -1,9 +1,9 @@
-import type { TransferPage } from '../machines/transfers/transfer-queries.js';
+import type { TransferPage } from '../transfers/transfer-queries.js';
 import { nextTurn } from '../time.js';
 
 /**
  * The bytes of a GET /transfers answer, bounded. They are what the routes share between requests
- * (src/machines/transfers/shared-reads.ts): a request costs a lookup and a socket write, not a
+ * (src/transfers/shared-reads.ts): a request costs a lookup and a socket write, not a
  * 200 KB serialization (5,756 requests in 10 s serialized each page anew and took /health's p50
  * to 859 ms), and a read keeps only these bytes once encoded, not the page they were built from.
  *

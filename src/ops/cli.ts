@@ -3,14 +3,14 @@ import { Command, CommanderError, Option } from 'commander';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
-import { parseParameters } from '../machines/transfers/transfer-params.js';
+import { parseParameters } from '../transfers/transfer-params.js';
 import {
   createTransferQueries,
   MAX_TRANSFER_PAGE,
   transferIndexParams,
   type TransferPage,
   type TransferQueries,
-} from '../machines/transfers/transfer-queries.js';
+} from '../transfers/transfer-queries.js';
 import { loadOpsContext, loadOpsSigner, type OpsContext, type OpsSigner } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
 import { fetchHealth } from './health.js';

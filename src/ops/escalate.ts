@@ -1,4 +1,4 @@
-import type { TransferView } from '../machines/transfers/transfer-view.js';
+import type { TransferView } from '../transfers/transfer-view.js';
 
 /**
  * `ops escalate`: one JSON document with what SPEC §7 says to collect when escalating. Pure:

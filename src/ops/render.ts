@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { KEY_SERVICE_NAMES, type SignerDescription } from '../chain/authority-signer.js';
-import type { TrackerSummary } from '../machines/transfers/transfer-queries.js';
-import { PHASES, type ResultView, type TransferView, type Voters } from '../machines/transfers/transfer-view.js';
+import type { TrackerSummary } from '../transfers/transfer-queries.js';
+import { PHASES, type ResultView, type TransferView, type Voters } from '../transfers/transfer-view.js';
 import type { StatusReport, TransferAge } from './status.js';
 
 /** Human output of `npm run ops` (tables); `--json` prints the same data unrendered. */

@@ -1,6 +1,6 @@
-import type { TrackerSummary, TransferPage } from '../machines/transfers/transfer-queries.js';
-import { countPhases } from '../machines/transfers/transfer-queries.js';
-import type { Phase, TransferView } from '../machines/transfers/transfer-view.js';
+import type { TrackerSummary, TransferPage } from '../transfers/transfer-queries.js';
+import { countPhases } from '../transfers/transfer-queries.js';
+import type { Phase, TransferView } from '../transfers/transfer-view.js';
 
 /**
  * `ops status`: both trackers side by side, which side is ahead, and the unsettled transfers

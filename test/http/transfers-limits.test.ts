@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TransferRange } from '../../src/chain/client/read-transfers.js';
 import { BridgeError } from '../../src/errors.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/machines/transfers/shared-reads.js';
-import { createTransferQueries } from '../../src/machines/transfers/transfer-queries.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/transfers/shared-reads.js';
+import { createTransferQueries } from '../../src/transfers/transfer-queries.js';
 import { trackerHeader } from '../machines/support/bridge-view.js';
 import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
 

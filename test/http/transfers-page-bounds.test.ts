@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TRANSFER_PAGE_BYTES, transferPageBody } from '../../src/http/transfer-page-body.js';
-import { TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
-import { createTransferQueries, MAX_TRANSFER_PAGE } from '../../src/machines/transfers/transfer-queries.js';
+import { TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
+import { createTransferQueries, MAX_TRANSFER_PAGE } from '../../src/transfers/transfer-queries.js';
 import { everyoneVotedRange } from '../machines/support/bridge-view.js';
 import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
 

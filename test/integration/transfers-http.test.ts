@@ -1,7 +1,7 @@
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFER_PAGE, type TransferPage } from '../../src/machines/transfers/transfer-queries.js';
-import type { TransferView } from '../../src/machines/transfers/transfer-view.js';
+import { MAX_TRANSFER_PAGE, type TransferPage } from '../../src/transfers/transfer-queries.js';
+import type { TransferView } from '../../src/transfers/transfer-view.js';
 import { basicAuth, startTestApp } from '../support/http-app.js';
 import { captureLogs } from '../support/log-capture.js';
 import { runRound, startBridgeCranks } from './support/cranks.js';

@@ -1,6 +1,6 @@
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFER_READS_IN_FLIGHT, TRANSFER_CACHE_MS } from '../../src/machines/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
 import type { TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
 import { closedPortUrl, startStalledEndpoint } from '../../devnet/rpc/silent-endpoints.js';

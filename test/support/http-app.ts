@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { buildApp, type AppDependencies } from '../../src/http/app.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
-import { createDisabledTransferQueries, type TransferQueries } from '../../src/machines/transfers/transfer-queries.js';
+import { createDisabledTransferQueries, type TransferQueries } from '../../src/transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from './log-capture.js';
 

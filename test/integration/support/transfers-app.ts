@@ -1,7 +1,7 @@
 import type { PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { createOperatorReads } from '../../../src/chain/client/index.js';
-import { createTransferQueries } from '../../../src/machines/transfers/transfer-queries.js';
+import { createTransferQueries } from '../../../src/transfers/transfer-queries.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../support/http-app.js';
 import type { DevnetBridge } from './devnet-bridge.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TransferRange } from '../../../src/chain/client/read-transfers.js';
-import { isBridgeError } from '../../../src/errors.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS } from '../../../src/machines/transfers/shared-reads.js';
-import { rejection } from '../../support/rejection.js';
-import { trackerHeader } from '../support/bridge-view.js';
+import type { TransferRange } from '../../src/chain/client/read-transfers.js';
+import { isBridgeError } from '../../src/errors.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
+import { rejection } from '../support/rejection.js';
+import { trackerHeader } from '../machines/support/bridge-view.js';
 
 /**
  * The reads behind GET /transfers, shared: a range reader the test holds open counts the reads

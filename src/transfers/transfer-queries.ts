@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../../chain/client/read-transfers.js';
-import type { TrackerHeader } from '../../chain/types.js';
-import { BridgeError } from '../../errors.js';
-import { nextTurn } from '../../time.js';
-import { crankDisabledError } from '../disabled-crank.js';
+import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../chain/client/read-transfers.js';
+import type { TrackerHeader } from '../chain/types.js';
+import { BridgeError } from '../errors.js';
+import { nextTurn } from '../time.js';
+import { crankDisabledError } from '../machines/disabled-crank.js';
 import { integerParameter } from './transfer-params.js';
 import { PHASES, transferView, type Phase, type TransferView } from './transfer-view.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DepositEntry, WithdrawEntry } from '../../../src/chain/types.js';
-import { countPhases, transferPage } from '../../../src/machines/transfers/transfer-queries.js';
-import { phaseOf, recoveryRow, transferView, votersOf, type Phase } from '../../../src/machines/transfers/transfer-view.js';
-import { AUTHORITY, CONFIRMED_FULL, deposit, finalizedWithdrawal, OTHER_AUTHORITIES, trackerHeader, withdrawal } from '../support/bridge-view.js';
+import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
+import { countPhases, transferPage } from '../../src/transfers/transfer-queries.js';
+import { phaseOf, recoveryRow, transferView, votersOf, type Phase } from '../../src/transfers/transfer-view.js';
+import { AUTHORITY, CONFIRMED_FULL, deposit, finalizedWithdrawal, OTHER_AUTHORITIES, trackerHeader, withdrawal } from '../machines/support/bridge-view.js';
 
 const source = deposit(0);
 const REJECTED = { kind: 'Rejected', reason: 'TokenPairFrozen' } as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BridgeError } from '../../errors.js';
+import { BridgeError } from '../errors.js';
 
 /**
  * Parameters of GET /transfers and `npm run ops`: non-negative decimal integers, declared as zod

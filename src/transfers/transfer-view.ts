@@ -1,5 +1,5 @@
-import type { DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from '../../chain/types.js';
-import { isRelayableWithdrawResult } from '../planning/cycle-plan.js';
+import type { DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from '../chain/types.js';
+import { isRelayableWithdrawResult } from '../machines/planning/cycle-plan.js';
 
 /**
  * The operator's view of transfers (`npm run ops`, GET /transfers): per transfer index, its

@@ -1,4 +1,4 @@
-import { BridgeError } from '../../errors.js';
+import { BridgeError } from '../errors.js';
 
 /**
  * Answers shared between GET /transfers requests, so that request count turns into neither RPC
