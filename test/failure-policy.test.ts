@@ -4,6 +4,7 @@ import { BridgeError, type BridgeErrorContexts, type SignerFailure, type SubmitO
 import {
   hasAttemptsLeft,
   isTransientRpcFailure,
+  landedSignaturesOf,
   resendAfterRefusal,
   retriesAction,
   type BatchResend,
@@ -159,5 +160,19 @@ describe('hasAttemptsLeft', () => {
     [4, 3, false],
   ])('after %i failed attempts of %i allowed -> %s', (failed, max, left) => {
     expect(hasAttemptsLeft(failed, max)).toBe(left);
+  });
+});
+
+describe('landedSignaturesOf', () => {
+  it.each([
+    ['an error of another kind', new Error('boom'), []],
+    ['an RPC failure', rpc({ kind: 'timeout' }), []],
+    ['earlier batches only', submit('not_landed', { landedSignatures: ['a', 'b'] }), ['a', 'b']],
+    ['an unknown outcome: its signature may still land', submit('unknown', { landedSignatures: ['a'], signature: 'pending' }), ['a']],
+    ['a transaction that landed with a program error: its fee was paid', submit('landed_with_error', { landedSignatures: ['a'], signature: 'failed-on-chain' }), ['a', 'failed-on-chain']],
+    ['a landed-with-error signature already listed is not counted twice', submit('landed_with_error', { landedSignatures: ['a', 'x'], signature: 'x' }), ['a', 'x']],
+    ['a preflight refusal names no signature', submit('refused', { landedSignatures: ['a'] }), ['a']],
+  ])('%s', (_case, error, expected) => {
+    expect(landedSignaturesOf(error)).toEqual(expected);
   });
 });
