@@ -9,22 +9,56 @@ const ALL = ['test/**/*.test.ts', 'property-tests/**/*.test.ts'];
 const EXCLUDED = process.env['BRIDGE_REPLAY_FIXTURE'] === '1' ? configDefaults.exclude : [...configDefaults.exclude, REPLAY_FIXTURE];
 
 /**
- * Files that mostly wait (a devnet's slots, crank poll timers, real quiet windows) and assert
- * outcomes, not latencies (docs/testing.md, "How the suite is scheduled"): they run first,
- * side by side, WAITING_PER_CORE files per core. Every other file, a new one included, runs
- * after them in the compute group with vitest's own default, one core less than the machine
- * has: a file that times an answer (a /health bound, a probe, a deadline) keeps a core of its
- * own. `C + 1` at a time failed such bounds whenever the machine had other work.
+ * How the suite is scheduled (docs/testing.md, "How the suite is scheduled"). Most files wait
+ * (a devnet's slots, crank timers, quiet windows, header timeouts) far more than they compute,
+ * so they run WIDE_PER_CORE files per core: a waiting file needs no core of its own. The files
+ * that time an answer against a bound with less than about a second to spare run afterwards,
+ * on their own, one per core, so that no neighbour's CPU is counted against their bound.
  */
-const WAITING = [
+const WIDE_PER_CORE = 2;
+const CORES = availableParallelism();
+
+/**
+ * The longest files (over 10 s alone), started first so that none of them is the tail of the
+ * wide group: the group lasts about as long as its longest file or its CPU over the cores,
+ * whichever is more, only when the long files do not start last.
+ */
+const LONG = [
   'test/integration/handoff.test.ts',
-  'test/integration/congestion.test.ts',
-  'test/integration/faults.test.ts',
   'test/bench/soak.test.ts',
   'property-tests/*.test.ts',
+  'test/integration/congestion.test.ts',
+  'test/integration/faults.test.ts',
+  'test/integration/real-nodes.test.ts',
+  'test/integration/nonce-landing.test.ts',
+  'test/http/connection-exhaustion.test.ts',
+  'test/ops/cli.test.ts',
+  'test/install/runtime-install.test.ts',
+  'test/integration/transfers-load.test.ts',
+  'test/integration/key-services.test.ts',
+  'test/integration/hsm.test.ts',
 ];
-const WAITING_PER_CORE = 1;
-const CORES = availableParallelism();
+
+/**
+ * Files that bound a wall time with under about a second to spare (a /health answer within
+ * 100 ms, an abort honoured within 500 ms, a signer's 300 to 400 ms deadline, a shutdown
+ * deadline): on a core of their own each, after the wide group. A new file with such a bound
+ * joins this list.
+ */
+const TIMED = [
+  'test/integration/hostile-chain.test.ts',
+  'test/integration/hostile-node.test.ts',
+  'test/integration/shutdown.test.ts',
+  'test/devnet/faults/faults.test.ts',
+  'test/chain/client/read-state.test.ts',
+  'test/chain/client/submit-votes.test.ts',
+  'test/chain/client/pkcs11-hardening.test.ts',
+  'test/chain/signers/key-services.test.ts',
+  'test/chain/rpc/endpoint-pool.test.ts',
+  'test/chain/rpc/rpc-fetch.test.ts',
+  'test/chain/rpc/read-retry.test.ts',
+  'test/lifecycle/process.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -33,13 +67,18 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
+      // One group (the same groupOrder and width): vitest runs a group's projects in the order of their names, so `long` starts before `short`.
       {
         extends: true,
-        test: { name: 'waiting', include: WAITING, exclude: EXCLUDED, maxWorkers: WAITING_PER_CORE * CORES, sequence: { groupOrder: 0 } },
+        test: { name: 'long', include: LONG, exclude: EXCLUDED, maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
-        test: { name: 'compute', include: ALL, exclude: [...EXCLUDED, ...WAITING], maxWorkers: Math.max(1, CORES - 1), sequence: { groupOrder: 1 } },
+        test: { name: 'short', include: ALL, exclude: [...EXCLUDED, ...LONG, ...TIMED], maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'timed', include: TIMED, exclude: EXCLUDED, maxWorkers: CORES, sequence: { groupOrder: 1 } },
       },
     ],
   },
