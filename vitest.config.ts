@@ -57,7 +57,8 @@ class LongFirst extends BaseSequencer {
 /**
  * Files that bound a wall time with under about a second to spare (a /health answer within
  * 100 ms, an abort honoured within 500 ms, a signer's 300 to 400 ms deadline, a shutdown
- * deadline, a 300 ms RPC timeout the live endpoint must beat): on a core of their own each,
+ * deadline, a 300 ms RPC timeout the live endpoint must beat, one timing against another
+ * measured moments apart): on a core of their own each,
  * after the wide group. A new file with such a bound joins this list.
  */
 const TIMED = [
@@ -66,6 +67,7 @@ const TIMED = [
   'test/integration/shutdown.test.ts',
   'test/integration/endpoints.test.ts',
   'test/devnet/faults/faults.test.ts',
+  'test/devnet/seed.test.ts',
   'test/chain/client/read-state.test.ts',
   'test/chain/client/submit-votes.test.ts',
   'test/chain/client/pkcs11-hardening.test.ts',
