@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
@@ -77,6 +78,12 @@ const TIMED = [
   'test/chain/rpc/read-retry.test.ts',
   'test/lifecycle/process.test.ts',
 ];
+
+// A renamed or removed file would otherwise leave its entry matching nothing, and the file
+// itself scheduled as a short one.
+for (const path of [...LONG, ...TIMED]) {
+  if (!existsSync(new URL(path, import.meta.url))) throw new Error(`vitest.config.ts schedules ${path} (LONG or TIMED), which does not exist: update the list`);
+}
 
 export default defineConfig({
   test: {
