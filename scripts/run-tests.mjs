@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Runs the whole vitest suite and ends with the plain `N passed, N failed` line that CI logs
 // are read for, after the slowest files (docs/testing.md keeps each file under FILE_BUDGET_S:
-// one file over it is the suite's wall time). Vitest's own exit code is kept: a failure
-// anywhere fails the command.
+// one file over it is the suite's wall time) and the suite's wall time with the machine's load
+// average at its start and end (a wall time means little without the load it ran under).
+// Vitest's own exit code is kept: a failure anywhere fails the command.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const FILE_BUDGET_S = 40;
@@ -14,6 +15,8 @@ const SLOWEST_SHOWN = 5;
 const dir = mkdtempSync(join(tmpdir(), 'bridge-tests-'));
 const report = join(dir, 'vitest.json');
 const vitest = join(process.cwd(), 'node_modules', 'vitest', 'vitest.mjs');
+const startedAt = performance.now();
+const loadAtStart = loadavg()[0];
 const run = spawnSync(
   process.execPath,
   [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
@@ -47,6 +50,8 @@ function slowestFiles(files) {
 }
 
 if (slowest.length > 0) console.log(`slowest files: ${slowest.join(', ')}`);
+const wallS = (performance.now() - startedAt) / 1000;
+console.log(`suite: ${wallS.toFixed(0)} s, load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`);
 const status = run.status ?? 1;
 if (status !== 0 && failed === 0) failed = 1;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
