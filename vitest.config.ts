@@ -33,6 +33,7 @@ const LONG = [
   'test/integration/congestion.test.ts',
   'property-tests/three-authorities.test.ts',
   'test/integration/faults.test.ts',
+  'test/integration/restart-in-flight.test.ts',
   'test/integration/real-nodes.test.ts',
   'test/integration/nonce-landing.test.ts',
   'test/http/connection-exhaustion.test.ts',

@@ -142,7 +142,7 @@ describe('RPC faults', () => {
     const storm: FaultSettings = {
       seed: 5,
       methods: Object.fromEntries(
-        ['getAccountInfo', 'getLatestBlockhash', 'getEpochInfo', 'getSignatureStatuses', 'getBalance'].map((method) => [
+        ['getAccountInfo', 'getMultipleAccounts', 'getLatestBlockhash', 'getEpochInfo', 'getSignatureStatuses', 'getBalance'].map((method) => [
           method,
           { http429: 2, retryAfterSecs: 0 },
         ]),
@@ -161,8 +161,10 @@ describe('RPC faults', () => {
     await settleWithin(bridge, cranks, 3);
 
     expectSettled(bridge, 3);
-    const retried = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.rpcRetries, { chain: 'source', method: 'getAccountInfo' })));
-    expect(retried.every((count) => count >= 2 * 3)).toBe(true);
+    for (const method of ['getAccountInfo', 'getMultipleAccounts']) {
+      const retried = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.rpcRetries, { chain: 'source', method })));
+      expect(retried.every((count) => count >= 2 * 3)).toBe(true);
+    }
     for (const crank of cranks) expect(failedAttemptErrors(crank)).toEqual([]);
     await expectTransactionsAccounted(bridge, cranks);
   });
@@ -277,6 +279,7 @@ describe('RPC faults', () => {
       methods: {
         '*': { errorRate: 0.08, errorKind: 'http500' },
         getAccountInfo: { errorRate: 0.05, errorKind: 'http429', retryAfterSecs: 0 },
+        getMultipleAccounts: { errorRate: 0.05, errorKind: 'http429', retryAfterSecs: 0 },
         sendTransaction: { errorRate: 0.15, errorKind: 'rpc' },
       },
       loseResponses: 2,
