@@ -20,7 +20,7 @@ import { initialModel } from './model.js';
  * it so that a failure is always reported.
  */
 export const SEQUENCES: Record<PropertyProfile, { runs: number; maxCommands: number; timeoutMs: number }> = {
-  fast: { runs: 20, maxCommands: 24, timeoutMs: 240_000 },
+  fast: { runs: 16, maxCommands: 24, timeoutMs: 240_000 },
   long: { runs: 1_000, maxCommands: 60, timeoutMs: 6 * 3_600_000 },
 };
 const REPORT_MARGIN_MS = 20_000;
