@@ -27,7 +27,8 @@ const CORES = availableParallelism();
  * longest file, whichever is more; started last, a long file would add its own time to that.
  */
 const LONG = [
-  'test/integration/handoff.test.ts',
+  'test/integration/handoff-rollout.test.ts',
+  'test/integration/handoff-takeover.test.ts',
   'property-tests/five-authorities.test.ts',
   'test/bench/soak.test.ts',
   'test/integration/congestion.test.ts',

@@ -25,7 +25,7 @@ afterEach(async () => {
 /**
  * A server for authority 0; its cycles run on POST /crank/once only (the poll interval is an
  * hour). No handoff (BRIDGE_HANDOFF_SECS=0): both servers sign from the start, as two instances
- * did before handoffs existed; test/integration/handoff.test.ts covers the handoff.
+ * did before handoffs existed; test/integration/handoff-rollout.test.ts and handoff-takeover.test.ts cover the handoff.
  */
 function startServer(b: DevnetBridge, env: Record<string, string> = {}): Promise<AuthorityServer> {
   return startAuthorityServer(b, { BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_HANDOFF_SECS: '0', ...env });
