@@ -20,6 +20,9 @@ import {
   WINDOW_MS,
 } from './support/handoff.js';
 
+/** How long a landing may take to reach a server's log after its fee is charged: a status poll and an action's last batch. */
+const LOGS_CATCH_UP_MS = 10_000;
+
 /**
  * Handing the authority over between two real servers with one key at production timing
  * (test/integration/support/handoff.ts): kill -9 of the active one of a pair, and two started at
@@ -71,9 +74,20 @@ describe.concurrent('handoff between two instances of one signer: kill -9 and th
     // error (a repeated vote is refused by the program, so it could only land as a failure). Both
     // may log the same signature: Ed25519 is deterministic, so two instances that sign the same
     // votes over the same blockhash make one transaction, which lands once.
+    // A server logs an action's landing once its status poll has seen every transaction of it,
+    // a moment after the chain charged the fee (the settle above can be the very transaction):
+    // wait for the logs to catch up with what was paid, bounded. A transaction that landed with
+    // an error is never logged as landed, so it keeps the counts apart and fails the test.
+    const loggedSignatures = () => [...new Set([...landedSignatures(first), ...landedSignatures(second)])];
+    await waitFor(() => landedTransactionsPaidBy(b, 0, startBalances) === loggedSignatures().length, { timeoutMs: LOGS_CATCH_UP_MS, intervalMs: 100, what: 'every transaction the key paid for logged as landed' }).catch(
+      (error: unknown) => {
+        const failed = [...failedAttempts(first), ...failedAttempts(second)].map((record) => record['error']);
+        throw new Error(`${String(error)}: ${landedTransactionsPaidBy(b, 0, startBalances)} paid, ${loggedSignatures().length} logged as landed; failed attempts: ${JSON.stringify(failed)}`);
+      },
+    );
     for (const server of [first, second]) expect(new Set(landedSignatures(server)).size, 'a server logged one landing twice').toBe(landedSignatures(server).length);
     const logged = [...landedSignatures(first), ...landedSignatures(second)];
-    const signatures = [...new Set(logged)];
+    const signatures = loggedSignatures();
     expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
     expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length);
     const foreign = (await metric(first, 'bridge_foreign_signatures_total{chain="target"}')) + (await metric(second, 'bridge_foreign_signatures_total{chain="target"}'));
