@@ -31,8 +31,8 @@ export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: {
   // A snapshot: never waits for a running cycle. 503 only for `stalled`, the state a restart
   // fixes, so that a liveness probe restarts exactly then (docs/http-api.md "GET /health").
   app.get('/health', { schema: { response: { 200: healthSchema, 503: healthSchema } } }, async (_request, reply) => {
-    const status = crank.status();
-    return reply.code(status === 'stalled' ? 503 : 200).send({ status, service: SERVICE_NAME, crank: crank.health() });
+    const { status, crank: crankHealth } = crank.report();
+    return reply.code(status === 'stalled' ? 503 : 200).send({ status, service: SERVICE_NAME, crank: crankHealth });
   });
 
   app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));

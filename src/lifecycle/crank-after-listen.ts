@@ -17,6 +17,7 @@ export function crankAfterListen(before: CrankService): CrankAfterListen {
     service: {
       health: () => current.health(),
       status: () => current.status(),
+      report: () => current.report(),
       get activity() {
         return current.activity;
       },

@@ -15,7 +15,7 @@ import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
-import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthStatus, type HealthVerdict } from './health.js';
+import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
@@ -33,6 +33,8 @@ export interface CrankService {
   health(): CrankHealth;
   /** /health's `status` (health.ts): `stalled` is the one a restart can fix. */
   status(): HealthStatus;
+  /** Both, decided once: GET /health's status code and `crank` object never disagree. */
+  report(): HealthReport;
   /** The machine's current state and its recent cycles and actions (bounded), for GET /crank/ui. */
   readonly activity: CrankActivity;
   /** Active or standby, and a standby's earliest signing time; null while the crank is disabled. */
@@ -140,9 +142,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
     return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds }, Date.now());
   }
 
-  function health(): CrankHealth {
+  function healthOf(decided: HealthVerdict): CrankHealth {
     const snapshot = actor.getSnapshot();
-    return crankHealth(snapshot.context.health, snapshot.status === 'active', verdict(), {
+    return crankHealth(snapshot.context.health, snapshot.status === 'active', decided, {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
@@ -210,8 +212,12 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   return {
-    health,
+    health: () => healthOf(verdict()),
     status: () => verdict().status,
+    report: () => {
+      const decided = verdict();
+      return { status: decided.status, crank: healthOf(decided) };
+    },
     activity,
     role,
     runOnce,

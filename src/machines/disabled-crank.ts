@@ -11,6 +11,7 @@ export function createDisabledCrank(): CrankService {
   return {
     health: () => ({ ...DISABLED_CRANK_HEALTH }),
     status: () => 'ok',
+    report: () => ({ status: 'ok', crank: { ...DISABLED_CRANK_HEALTH } }),
     activity: createCrankActivityLog(),
     role: () => null,
     runOnce: () => Promise.reject(crankDisabledError()),

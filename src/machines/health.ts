@@ -212,6 +212,12 @@ export const crankHealthSchema = z.strictObject({
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
+/** What GET /health answers beside the service name: the status and the crank object, from one verdict. */
+export interface HealthReport {
+  status: HealthStatus;
+  crank: CrankHealth;
+}
+
 /** /health's crank object of the service used when no runtime configuration is present. */
 export const DISABLED_CRANK_HEALTH: CrankHealth = {
   enabled: false,

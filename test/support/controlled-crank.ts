@@ -2,7 +2,7 @@ import { EventEmitter, once } from 'node:events';
 import { createCrankActivityLog } from '../../src/machines/crank-activity.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import type { CrankPollOutcome, CrankReport, CrankRoleView } from '../../src/machines/crank-types.js';
-import type { CrankHealth, HealthStatus } from '../../src/machines/health.js';
+import type { CrankHealth, HealthReport, HealthStatus } from '../../src/machines/health.js';
 
 interface PendingCycle {
   resolve(report: CrankReport): void;
@@ -46,6 +46,10 @@ export class ControlledCrank implements CrankService {
 
   status(): HealthStatus {
     return this.healthStatus;
+  }
+
+  report(): HealthReport {
+    return { status: this.healthStatus, crank: this.snapshot };
   }
 
   /** Honours `signal` as the CrankService contract says: the caller's promise rejects with its reason. */
