@@ -68,13 +68,17 @@ export const RETRY_BACKOFF_CAP_MS = 60_000;
  *   at least 1: Node waits 1 ms for a 0 ms timer anyway, and the delay is what is really waited
  */
 export function retryBackoffDelay(failedAttempts: number, baseMs: number, random: () => number = Math.random): number {
-  const capMs = Math.min(MAX_TIMER_DELAY_MS, Math.max(RETRY_BACKOFF_CAP_MS, baseMs));
-  // 2^1023 is the largest finite power; beyond that the cap applies anyway.
-  const exponent = Math.min(Math.max(failedAttempts - 1, 0), 1023);
-  const ceilingMs = Math.min(capMs, baseMs * 2 ** exponent);
+  const ceilingMs = Math.min(MAX_TIMER_DELAY_MS, backoffCeilingMs(failedAttempts, baseMs));
   const halfMs = ceilingMs / 2;
   const delayMs = Math.floor(halfMs + random() * halfMs);
   return ceilingMs === 0 ? 0 : Math.max(1, delayMs);
+}
+
+/** The unjittered backoff after `failedAttempts` failures: min(cap, base × 2^(failedAttempts−1)), the cap at least the base. */
+function backoffCeilingMs(failedAttempts: number, baseMs: number): number {
+  // 2^1023 is the largest finite power; beyond that the cap applies anyway.
+  const exponent = Math.min(Math.max(failedAttempts - 1, 0), 1023);
+  return Math.min(Math.max(RETRY_BACKOFF_CAP_MS, baseMs), baseMs * 2 ** exponent);
 }
 
 // The bounds.
@@ -110,7 +114,7 @@ function backoffsMs(settings: Pick<CycleBoundSettings, 'maxAttempts' | 'retryBac
   const capMs = Math.max(RETRY_BACKOFF_CAP_MS, retryBackoffMs);
   let totalMs = 0;
   for (let failed = 1; failed < maxAttempts; failed++) {
-    const ceilingMs = Math.min(capMs, retryBackoffMs * 2 ** Math.min(failed - 1, 1023));
+    const ceilingMs = backoffCeilingMs(failed, retryBackoffMs);
     totalMs += ceilingMs;
     // Past the cap every further backoff is the cap: no need to loop over a huge attempt count.
     if (ceilingMs >= capMs) return totalMs + (maxAttempts - 1 - failed) * capMs;
