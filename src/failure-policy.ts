@@ -71,7 +71,6 @@ export function isEndpointRefusal(facts: RpcFacts): boolean {
   return facts.kind === 'http' && facts.status !== undefined && ENDPOINT_REFUSAL_STATUSES.has(facts.status);
 }
 
-/** Whether the same RPC request may succeed if asked again (of this endpoint or another). */
 /**
  * A failure one endpoint's configuration causes: a TLS handshake that fails (an https:// URL to
  * a plain-HTTP node, a certificate that does not verify). Never transient, so no action is
@@ -82,6 +81,7 @@ export function isEndpointMisconfigured(facts: RpcFacts): boolean {
   return facts.kind === 'tls';
 }
 
+/** Whether the same RPC request may succeed if asked again (of this endpoint or another). */
 export function isTransientRpcFailure(facts: RpcFacts): boolean {
   switch (facts.kind) {
     case 'http':
