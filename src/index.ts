@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${listenProblem(process.env, config.bind, err)}\n`);
     process.exit(1);
   }
-  crank.begin(startCrank());
+  crank.begin(startCrank);
   logStarted(logger, config, app.server.address() as AddressInfo, authority);
 }
 
