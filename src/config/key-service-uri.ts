@@ -1,6 +1,6 @@
 import type { KeyServiceKind } from '../chain/authority-signer.js';
 import { BridgeError } from '../errors.js';
-import { parseAttributes, percentDecode } from './uri-attributes.js';
+import { fileSourcePath, parseAttributes, percentDecode } from './uri-attributes.js';
 
 /**
  * BRIDGE_AUTHORITY_KEYPAIR naming a key in a key service (docs/configuration.md lists the grammar):
@@ -94,7 +94,5 @@ function vaultTransit(path: string, tokenSource: string | undefined, problem: (t
     throw problem(`${JSON.stringify(path)} is not <mount>/<key> (letters, digits, _ . - between slashes)`);
   }
   if (tokenSource === undefined) return { kind: 'vault-transit', mount, key };
-  const tokenFile = tokenSource.replace(/^file:(\/\/(?=\/))?/, '');
-  if (!tokenFile.startsWith('/')) throw problem('token-source must be a file: an absolute path or file:/absolute/path');
-  return { kind: 'vault-transit', mount, key, tokenFile };
+  return { kind: 'vault-transit', mount, key, tokenFile: fileSourcePath(tokenSource, 'token-source', problem) };
 }

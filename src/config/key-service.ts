@@ -1,26 +1,21 @@
 import type { AuthoritySigner, KeyServiceKind } from '../chain/authority-signer.js';
 import type { KeyService } from '../chain/signers/remote-signer.js';
-import { BridgeError, isBridgeError } from '../errors.js';
 import { keyServiceProblem, parseKeyServiceUri, type KeyServiceUri } from './key-service-uri.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
  * Opens the signer of a key-service URI (key-service-uri.ts): each platform's client is loaded
  * only here, and the pair is proved (the service's public key, one verified signature) before
- * the server listens. A failure is one CONFIG__INVALID line naming BRIDGE_AUTHORITY_KEYPAIR.
+ * the server listens. A URI or credential problem is CONFIG__INVALID; a service that cannot be
+ * used is SIGNER__UNAVAILABLE, which loadAuthoritySigner (keypair.ts) turns into one line naming
+ * BRIDGE_AUTHORITY_KEYPAIR.
  */
 
 export async function openKeyServiceSigner(source: string, kind: KeyServiceKind, env: NodeJS.ProcessEnv): Promise<AuthoritySigner> {
   const uri = parseKeyServiceUri(source, kind);
   const service = await keyService(uri, env);
   const { openRemoteSigner } = await import('../chain/signers/remote-signer.js');
-  try {
-    return await openRemoteSigner(service);
-  } catch (err) {
-    if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
-    const line = `BRIDGE_AUTHORITY_KEYPAIR: ${err.message}`;
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
-  }
+  return openRemoteSigner(service);
 }
 
 async function keyService(uri: KeyServiceUri, env: NodeJS.ProcessEnv): Promise<KeyService> {

@@ -42,7 +42,7 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
   const service = keyServiceKind(source);
   if (service !== undefined) {
     const { openKeyServiceSigner } = await import('./key-service.js');
-    return { signer: await openKeyServiceSigner(source, service, env), warnings: [] };
+    return { signer: await opened(openKeyServiceSigner(source, service, env)), warnings: [] };
   }
   if (!isPkcs11Uri(source)) {
     const { keypair, warnings } = loadAuthorityKeypair(source);
@@ -53,13 +53,17 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
   const pinValue = pin.kind === 'value' ? pin.value : readSecretFile(pin.path, 'pin-source', pkcs11UriProblem);
   // Loaded on demand: the native binding is needed only with a token.
   const { openPkcs11Signer } = await import('../chain/client/pkcs11-signer.js');
+  return { signer: await opened(openPkcs11Signer({ modulePath, ...selection, pin: pinValue })), warnings: [] };
+}
+
+/** A signer that cannot be opened is one CONFIG__INVALID line naming the variable. */
+async function opened(signer: Promise<AuthoritySigner>): Promise<AuthoritySigner> {
   try {
-    return { signer: await openPkcs11Signer({ modulePath, ...selection, pin: pinValue }), warnings: [] };
+    return await signer;
   } catch (err) {
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
-    // The signer's message starts with "PKCS#11: " and never holds the PIN.
-    const line = `${VARIABLE}: ${err.message}`;
-    throw new BridgeError('CONFIG__INVALID', { problems: [line] });
+    // The signer's message starts with its name ("PKCS#11: ", the key service's) and never holds a secret.
+    throw new BridgeError('CONFIG__INVALID', { problems: [`${VARIABLE}: ${err.message}`] });
   }
 }
 

@@ -1,5 +1,5 @@
 import { BridgeError } from '../errors.js';
-import { parseAttributes, percentDecode, percentDecodeBytes } from './uri-attributes.js';
+import { fileSourcePath, parseAttributes, percentDecode, percentDecodeBytes } from './uri-attributes.js';
 
 /**
  * BRIDGE_AUTHORITY_KEYPAIR as a PKCS#11 URI (RFC 7512):
@@ -87,9 +87,7 @@ function pin(query: Map<string, string>): Pkcs11Pin {
   if (value !== undefined) return { kind: 'value', value: decode(value, 'pin-value') };
   if (source === undefined) throw pkcs11UriProblem('gives no PIN; add pin-source=file:<a mounted secret file holding the PIN>');
   const decoded = decode(source, 'pin-source');
-  const path = decoded.replace(/^file:(\/\/(?=\/))?/, '');
-  if (!path.startsWith('/')) throw pkcs11UriProblem('pin-source must be a file: an absolute path or file:/absolute/path');
-  return { kind: 'file', path };
+  return { kind: 'file', path: fileSourcePath(decoded, 'pin-source', pkcs11UriProblem) };
 }
 
 function decode(text: string, attribute: string): string {

@@ -58,3 +58,10 @@ export function percentDecodeBytes(text: string, attribute: string, problem: Pro
   }
   return Uint8Array.from(bytes);
 }
+
+/** The path of a `file:` source attribute (pin-source, token-source): an absolute path, with or without `file:` or `file://`. */
+export function fileSourcePath(source: string, attribute: string, problem: Problem): string {
+  const path = source.replace(/^file:(\/\/(?=\/))?/, '');
+  if (!path.startsWith('/')) throw problem(`${attribute} must be a file: an absolute path or file:/absolute/path`);
+  return path;
+}
