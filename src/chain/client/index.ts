@@ -7,7 +7,7 @@ import type { BridgeChains, CheckOff } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
-import { chainName } from '../chain-name.js';
+import { chainName, chainVariables } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
@@ -101,8 +101,7 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
 }
 
 function secondSignerOff({ chain }: ChainRpc): CheckOff {
-  const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
-  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${variable}` };
+  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${chainVariables(chain).fallbackUrls}` };
 }
 
 /** The RPC client and tracker of each chain. */
