@@ -256,10 +256,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     plannedFees: (work) => {
       const priced = (side: ChainSide, action: CrankAction) => ({ capMicroLamports: cap, unitsPerInstruction: ceilings[side].perInstruction(action) });
       return {
-        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.leadingFor('ack_deposit')),
+        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.landingFor('ack_deposit').leading),
         source:
-          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.leadingFor('ack_withdraw')) +
-          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.leadingFor('cleanup_deposit')),
+          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.landingFor('ack_withdraw').leading) +
+          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.landingFor('cleanup_deposit').leading),
       };
     },
 
