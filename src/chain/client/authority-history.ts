@@ -91,11 +91,6 @@ interface Listed {
   slot: number;
 }
 
-interface Cursor {
-  signature: string;
-  slot: number;
-}
-
 const NOTHING: HistoryRead = { transactions: [], complete: true };
 
 export class AuthorityHistory {
@@ -107,7 +102,7 @@ export class AuthorityHistory {
   /** Entries found unverified or missing, never looked up again. */
   readonly #ignored = new Map<string, 'missing' | 'unverified'>();
   /** The newest entry accounted for; undefined before the baseline is found, null when the address had no verified history. */
-  #cursor: Cursor | null | undefined;
+  #cursor: Listed | null | undefined;
   /** While looking for the baseline: the oldest entry of a page found all unverified, to list past. */
   #baselineBefore: string | undefined;
 
@@ -192,7 +187,10 @@ export class AuthorityHistory {
     else this.#baselineBefore = page.at(-1)!.signature;
   }
 
-  /** The verdict on each entry, in order, until the lookup bound; entries this process signed need no lookup. */
+  /**
+   * The verdict on each entry, in order, until the lookup bound (none from the first entry past it
+   * on); entries this process signed need no lookup.
+   */
   async #check(entries: readonly Listed[], maxLookups: number, signal: AbortSignal): Promise<Map<string, Verdict>> {
     const verdicts = new Map<string, Verdict>();
     const lookups: Listed[] = [];
@@ -218,14 +216,7 @@ export class AuthorityHistory {
         `${unverified.length} entries of the authority's history do not verify (their signatures do not match their message): ignored, not a second signer; a history endpoint of this chain lies`,
       );
     }
-    // Only the entries before the first one left unchecked are decided, in order.
-    const decided = new Map<string, Verdict>();
-    for (const entry of entries) {
-      const verdict = verdicts.get(entry.signature);
-      if (verdict === undefined) break;
-      decided.set(entry.signature, verdict);
-    }
-    return decided;
+    return verdicts;
   }
 
   #ignore(signature: string, verdict: 'missing' | 'unverified'): void {
@@ -234,7 +225,7 @@ export class AuthorityHistory {
   }
 
   /** What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later). */
-  async #listedSince(until: Cursor | null, signal: AbortSignal): Promise<Listing | undefined> {
+  async #listedSince(until: Listed | null, signal: AbortSignal): Promise<Listing | undefined> {
     const bound = until === null ? {} : { until: until.signature, minContextSlot: until.slot };
     const entries: Listed[] = [];
     let before: string | undefined;

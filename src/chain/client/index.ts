@@ -7,7 +7,7 @@ import type { BridgeChains, CheckOff } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
-import { chainName } from '../chain-name.js';
+import { chainName, chainVariables } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
@@ -101,8 +101,7 @@ export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics)
 }
 
 function secondSignerOff({ chain }: ChainRpc): CheckOff {
-  const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
-  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${variable}` };
+  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${chainVariables(chain).fallbackUrls}` };
 }
 
 /** The RPC client and tracker of each chain. */
@@ -257,10 +256,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     plannedFees: (work) => {
       const priced = (side: ChainSide, action: CrankAction) => ({ capMicroLamports: cap, unitsPerInstruction: ceilings[side].perInstruction(action) });
       return {
-        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.leadingFor('ack_deposit')),
+        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.landingFor('ack_deposit').leading),
         source:
-          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.leadingFor('ack_withdraw')) +
-          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.leadingFor('cleanup_deposit')),
+          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.landingFor('ack_withdraw').leading) +
+          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.landingFor('cleanup_deposit').leading),
       };
     },
 

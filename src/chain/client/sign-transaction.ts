@@ -41,11 +41,21 @@ export async function signTransaction(
   return { wire: transaction.serialize({ verifySignatures: false }), signature };
 }
 
+/**
+ * How one batch lands, decided once from the nonce pool's mode: what leads its instructions
+ * besides the budget (AdvanceNonceAccount of `lane` in nonce mode, nothing in blockhash mode).
+ * The simulation runs it and the signature covers it: the message measured is the one signed.
+ */
+export interface Landing {
+  leading: TransactionInstruction[];
+  /** The nonce account the batch advances; absent in blockhash mode. */
+  lane?: PublicKey;
+}
+
 /** What signs a transaction's instructions behind its compute budget (the chain's TransactionSender). */
 interface Signs {
-  /** What leads the action's instructions besides the budget (AdvanceNonceAccount in nonce mode): the simulation runs it too. */
-  leadingFor(action: CrankAction): TransactionInstruction[];
-  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, action: CrankAction, signal: AbortSignal): Promise<SignedTransaction>;
+  landingFor(action: CrankAction): Landing;
+  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, landing: Landing, signal: AbortSignal): Promise<SignedTransaction>;
 }
 
 export interface SignedBatch<T> {
@@ -53,6 +63,8 @@ export interface SignedBatch<T> {
   items: T[];
   signed: SignedTransaction;
   bid: Bid;
+  /** How it was signed: a re-sign lands the same way. */
+  landing: Landing;
 }
 
 /** The leading items whose simulation failed: nothing was signed. */
@@ -75,7 +87,8 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   signal: AbortSignal,
 ): Promise<SignedBatch<T> | RefusedBatch<T>> {
   const { action } = s.target;
-  const leading = s.sender.leadingFor(action);
+  const landing = s.sender.landingFor(action);
+  const { leading } = landing;
   const instructions = queue.map((item) => item.instruction);
   const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, [...leading, ...BUDGET_SIZE_PREFIX]));
   const bid = await s.bidder.bid(bySize, signal);
@@ -95,6 +108,6 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   );
   const items = queue.slice(0, measured.count);
   if ('refusal' in measured) return { items, refusal: measured.refusal, leading: leading.length + BUDGET_INSTRUCTION_COUNT };
-  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, action, signal);
-  return { items, signed, bid };
+  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, landing, signal);
+  return { items, signed, bid, landing };
 }

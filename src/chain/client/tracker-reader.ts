@@ -7,6 +7,7 @@ import { malformedAccount } from '../codec/account-errors.js';
 import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';
 import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';
 import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
+import { chainVariables } from '../chain-name.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
 import { sliceRanges, type EntryRange } from './window.js';
@@ -155,7 +156,7 @@ async function readAccountSlice(
 function checkedSlice(tracker: TrackerRef, dataSlice: { offset: number; length: number }, account: AccountData, commitment: Commitment, meter: ReadMeter): Uint8Array {
   if (account === null) throw trackerNotFound(tracker, commitment);
   meter.add(tracker.chain, account.data.length);
-  assertOwnedBy(tracker.account, account.owner, tracker.programId, settingsOf(tracker.chain).programId);
+  assertOwnedBy(tracker.account, account.owner, tracker.programId, chainVariables(tracker.chain).programId);
   if (account.data.length !== dataSlice.length) {
     const field = dataSlice.offset === 0 ? 'header' : `bytes ${dataSlice.offset}..${dataSlice.offset + dataSlice.length}`;
     throw malformedAccount(
@@ -200,17 +201,12 @@ function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {
 // (chain ids, program id, RPC URL of the wrong cluster). A node that lags behind a fresh
 // deployment heals by itself: every cycle reads again.
 function trackerNotFound(tracker: TrackerRef, commitment: Commitment): BridgeError<'CHAIN__ACCOUNT_NOT_FOUND'> {
+  const { rpcUrl, programId } = chainVariables(tracker.chain);
   return new BridgeError(
     'CHAIN__ACCOUNT_NOT_FOUND',
     { account: tracker.account, chain: tracker.chain },
-    { tracker: tracker.kind, commitment, rpcUrlVariable: settingsOf(tracker.chain).rpcUrl, programIdVariable: settingsOf(tracker.chain).programId },
+    { tracker: tracker.kind, commitment, rpcUrlVariable: rpcUrl, programIdVariable: programId },
   );
-}
-
-/** The variables that say where a chain's trackers are, for messages about trackers that are not there. */
-function settingsOf(chain: ChainSide): { rpcUrl: string; programId: string } {
-  const prefix = `BRIDGE_${chain.toUpperCase()}`;
-  return { rpcUrl: `${prefix}_RPC_URL`, programId: `${prefix}_PROGRAM_ID` };
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -17,7 +17,7 @@ import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
-import { signNextBatch, signTransaction, type SignedBatch } from './sign-transaction.js';
+import { signNextBatch, signTransaction, type Landing, type SignedBatch } from './sign-transaction.js';
 import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
 import type { TrackerRef } from './tracker-reader.js';
 
@@ -180,7 +180,7 @@ function repricer(s: BudgetedSubmitter, batch: SignedBatch<BatchItem>, job: Tran
     const bid = await s.bidder.bid(instructions, signal);
     if (bid.microLamportsPerUnit <= current.budget.microLamportsPerUnit) return undefined;
     const budget = { ...current.budget, microLamportsPerUnit: bid.microLamportsPerUnit };
-    return s.sender.sign(instructions, budget, job.action, signal, binding);
+    return s.sender.sign(instructions, budget, batch.landing, signal, binding);
   };
 }
 
@@ -233,39 +233,40 @@ export class TransactionSender {
     this.watch = new SignatureWatch({ rpc: options.rpc, metrics: options.metrics, logger: options.logger, timing: this.timing });
   }
 
-  /** What leads `action`'s instructions besides the budget: AdvanceNonceAccount of its lane in nonce mode. */
-  leadingFor(action: CrankAction): TransactionInstruction[] {
+  /** How `action`'s next batch lands: in nonce mode behind AdvanceNonceAccount of its lane. */
+  landingFor(action: CrankAction): Landing {
     const pool = this.options.nonces;
-    return pool?.mode === 'nonce' ? [advanceNonceInstruction(pool.laneOf(action), this.options.signer.publicKey)] : [];
+    if (pool?.mode !== 'nonce') return { leading: [] };
+    const lane = pool.laneOf(action);
+    return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey)], lane };
   }
 
   /**
-   * Signs `instructions` behind the budget's SetComputeUnitLimit and SetComputeUnitPrice: in
-   * nonce mode after AdvanceNonceAccount of the action's lane, against `binding` (a re-sign) or
-   * the lane's current value; otherwise against the latest blockhash.
+   * Signs `instructions` behind `landing`'s leading instructions and the budget's
+   * SetComputeUnitLimit and SetComputeUnitPrice: with a lane against `binding` (a re-sign) or the
+   * lane's current value; otherwise against the latest blockhash.
    */
   async sign(
     instructions: readonly TransactionInstruction[],
     budget: ComputeBudget,
-    action: CrankAction,
+    landing: Landing,
     signal: AbortSignal,
     binding?: NonceBinding,
   ): Promise<SignedTransaction> {
-    const nonce = binding ?? (await this.currentNonce(action, signal));
-    const advance = nonce === undefined ? [] : [advanceNonceInstruction(nonce.lane, this.options.signer.publicKey)];
+    const nonce = binding ?? (await this.currentNonce(landing.lane, signal));
     const { blockhash, lastValidBlockHeight } =
       nonce === undefined ? await this.options.rpc.getLatestBlockhash('confirmed', signal) : { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY };
-    const leading = [...advance, ...budgetInstructions(budget)];
+    const leading = [...landing.leading, ...budgetInstructions(budget)];
     const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
     return { wire, signature: encoded, lastValidBlockHeight, budget, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
   }
 
-  private async currentNonce(action: CrankAction, signal: AbortSignal): Promise<NonceBinding | undefined> {
+  private async currentNonce(lane: PublicKey | undefined, signal: AbortSignal): Promise<NonceBinding | undefined> {
     const pool = this.options.nonces;
-    if (pool?.mode !== 'nonce') return undefined;
-    const lane = pool.laneOf(action);
+    // A lane comes only from the pool (`landingFor`).
+    if (lane === undefined || pool === undefined) return undefined;
     return { lane, ...(await pool.current(lane, signal)) };
   }
 

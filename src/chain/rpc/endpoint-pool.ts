@@ -6,7 +6,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import { sleep } from '../../time.js';
-import { chainName } from '../chain-name.js';
+import { chainName, chainVariables } from '../chain-name.js';
 import {
   chainGenesis,
   endpointLabels,
@@ -356,9 +356,9 @@ export class EndpointPool {
    */
   private foreignProblem(index: number): string {
     const { chain } = this.options;
-    const variable = `BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS`;
+    const { fallbackUrls: variable, rpcUrl } = chainVariables(chain);
     const genesis = this.clusters.map((cluster) => cluster.genesis);
-    const whose = genesis[0] === undefined ? "the one most of the chain's endpoints answer" : `BRIDGE_${chain.toUpperCase()}_RPC_URL's`;
+    const whose = genesis[0] === undefined ? "the one most of the chain's endpoints answer" : `${rpcUrl}'s`;
     return (
       `RPC endpoint ${this.endpoints[index]!.label} in ${variable} is a node of another cluster: its genesis hash ${genesis[index]} is not ${whose} ` +
       `(${chainGenesis(genesis)}); it serves no reads or sends of the ${chainName(chain)} chain. ` +
@@ -428,7 +428,7 @@ export class EndpointPool {
     if (!available) {
       logger?.warn(
         { chain, check: 'second_signer' },
-        `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC -32011): second-signer detection is off there, and dropped transactions are resolved from the status cache; add an endpoint with history to BRIDGE_${chain.toUpperCase()}_RPC_FALLBACK_URLS to turn it on`,
+        `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC -32011): second-signer detection is off there, and dropped transactions are resolved from the status cache; add an endpoint with history to ${chainVariables(chain).fallbackUrls} to turn it on`,
       );
     } else if (!first) {
       logger?.info({ chain, check: 'second_signer' }, `an RPC endpoint of the ${chainName(chain)} chain keeps transaction history again: second-signer detection is on`);

@@ -4,6 +4,7 @@ import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js
 import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
+import { chainName, chainVariables } from '../chain-name.js';
 
 /**
  * What an RPC answer says when it fails: the plain JSON-RPC call whose error answer becomes a
@@ -18,19 +19,15 @@ import { boundText } from '../../text.js';
  * chain, so a 1 MB error message must not ride along in it.
  */
 
-const RPC_SETTING: Record<ChainSide, string> = {
-  source: 'source chain RPC (BRIDGE_SOURCE_RPC_URL)',
-  target: 'destination chain RPC (BRIDGE_TARGET_RPC_URL)',
-};
-
-const URL_SETTINGS: Record<ChainSide, string> = {
-  source: 'BRIDGE_SOURCE_RPC_URL (or the entry of BRIDGE_SOURCE_RPC_FALLBACK_URLS with this origin)',
-  target: 'BRIDGE_TARGET_RPC_URL (or the entry of BRIDGE_TARGET_RPC_FALLBACK_URLS with this origin)',
-};
-
-/** "the source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
+/** "source chain RPC (BRIDGE_SOURCE_RPC_URL)", for messages. */
 function rpcName(chain: ChainSide): string {
-  return RPC_SETTING[chain];
+  return `${chainName(chain)} chain RPC (${chainVariables(chain).rpcUrl})`;
+}
+
+/** Where an endpoint's URL is set: the primary or one of the fallbacks. */
+function urlSettings(chain: ChainSide): string {
+  const { rpcUrl, fallbackUrls } = chainVariables(chain);
+  return `${rpcUrl} (or the entry of ${fallbackUrls} with this origin)`;
 }
 
 /**
@@ -98,7 +95,7 @@ export function rpcFailure(
   const advice = isEndpointRefusal(detail)
     ? 'this endpoint refuses the server: check its key or allow-list; the call moves to the next endpoint'
     : isEndpointMisconfigured(detail)
-      ? `a configuration error, not transient: check the scheme (https or http) and the port of ${URL_SETTINGS[chain]}`
+      ? `a configuration error, not transient: check the scheme (https or http) and the port of ${urlSettings(chain)}`
       : isTransientRpcFailure(detail)
       ? 'transient; it is retried'
       : 'not transient: check the RPC endpoint and its version';
