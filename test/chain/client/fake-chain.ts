@@ -3,7 +3,9 @@ import bs58 from 'bs58';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
 import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } from '../../../src/chain/codec/compute-budget.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
+import { CURRENT_NONCE_VERSION, encodeNonceState, NONCE_ACCOUNT_SIZE } from '../../../src/chain/codec/nonce-state.js';
 import { DEPOSIT_ENTRY_SIZE, TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE } from '../../../src/chain/codec/layout.js';
+import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../../../src/chain/nonce-account.js';
 import { PROGRAM_ERRORS, type ProgramErrorName } from '../../../src/chain/program-errors.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
 import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
@@ -195,15 +197,9 @@ export class FakeChain {
 
   private nonceAccount({ authority, value }: { authority: PublicKey; value: string }, slice: AccountReadConfig['dataSlice']): EncodedAccount {
     this.slot += this.slotsPerNonceRead;
-    const data = new Uint8Array(80);
-    const view = new DataView(data.buffer);
-    view.setUint32(0, 1, true);
-    view.setUint32(4, 1, true);
-    data.set(authority.toBytes(), 8);
-    data.set(bs58.decode(value), 40);
-    view.setBigUint64(72, 5_000n, true);
+    const data = encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'initialized', authority: authority.toBase58(), durableNonce: value, lamportsPerSignature: 5_000n });
     const cut = slice === undefined ? data : data.subarray(slice.offset, slice.offset + slice.length);
-    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: 1_447_680, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: 80 };
+    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: NONCE_ACCOUNT_RENT_LAMPORTS, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: NONCE_ACCOUNT_SIZE };
   }
 
   /** A fresh durable nonce value. */
