@@ -224,10 +224,6 @@ function isProposal(record: LedgerRecord, ix: Vote): boolean {
 }
 
 /**
- * 4 (and rule 3.1 for 2): an honest authority proposes exactly the source's data, approves
- * exactly the proposals that equal it, and relays only results rule 3.1 allows.
- */
-/**
  * 9. An honest authority's transaction never lands carrying a vote the tracker had already
  * counted (an index below its next_index when the transaction landed): that is a second
  * version of a vote landing after the first, which nonce mode rules out and blockhash mode only
@@ -267,6 +263,10 @@ const LAMPORTS_PER_SIGNATURE = 5_000n;
 const MAX_COMPUTE_UNITS = 1_400_000;
 const UNITS_PER_INSTRUCTION_CEILING = 200_000;
 
+/**
+ * 4 (and rule 3.1 for 2): an honest authority proposes exactly the source's data, approves
+ * exactly the proposals that equal it, and relays only results rule 3.1 allows.
+ */
 function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string): string[] {
   const deposit = before.source.entries[vote.index];
   const withdrawal = before.target.entries[vote.index];

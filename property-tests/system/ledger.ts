@@ -148,10 +148,6 @@ export class Ledger {
     };
   }
 
-  /**
-   * The transactions of `chain` that landed in the call just watched, in landing order (one
-   * slot each), each between the state taken before it and the one before the next landing.
-   */
   private notePrice(chain: ChainSide, tx: Submitted): void {
     const key = `${chain}|${tx.accountKeys[0]}|${tx.recentBlockhash}`;
     const prices = this.prices.get(key) ?? new Set<bigint>();
@@ -160,6 +156,10 @@ export class Ledger {
     this.prices.set(key, prices);
   }
 
+  /**
+   * The transactions of `chain` that landed in the call just watched, in landing order (one
+   * slot each), each between the state taken before it and the one before the next landing.
+   */
   private recordLandings(chain: ChainSide, before: BridgeState[], sent: string | undefined): number {
     const bank = this.nodes[chain].bank;
     const landed = [...this.unlanded[chain].values()]

@@ -1,13 +1,9 @@
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assembleCrank } from '../../src/assemble-crank.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
 import type { CrankConfig } from '../../src/config/config.js';
-import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { closedPortUrl } from '../../devnet/rpc/silent-endpoints.js';
-import { captureLogs } from '../support/log-capture.js';
-import { devnetCrankConfig } from '../support/crank-config.js';
 import { metricValue } from '../support/metric-value.js';
+import { startConfiguredCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 
 /**
@@ -30,18 +26,8 @@ afterEach(async () => {
 
 async function crankWith(overrides: (b: DevnetBridge) => Promise<Partial<CrankConfig>>) {
   bridge = await startDevnetBridge();
-  const b = bridge;
-  const metrics = createMetrics(new Registry());
-  const logs = captureLogs('info');
-  const service = assembleCrank({
-    config: devnetCrankConfig(b.world, 0, { rpcTimeoutMs: 2_000, ...(await overrides(b)) }),
-    signer: new FileKeySigner(b.authorities[0]!),
-    logger: logs.logger,
-    metrics,
-  });
-  b.onClose(() => service.stop(2_000));
-  await service.runOnce();
-  return { service, metrics, logs, foreignOrigin: new URL(b.pair.target.url).origin };
+  const crank = await startConfiguredCrank(bridge, await overrides(bridge));
+  return { ...crank, foreignOrigin: new URL(bridge.pair.target.url).origin };
 }
 
 async function expectLeftOut(metrics: Metrics, endpoint: string): Promise<void> {

@@ -1,12 +1,7 @@
 import { Keypair } from '@solana/web3.js';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assembleCrank } from '../../src/assemble-crank.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
 import type { CrankConfig } from '../../src/config/config.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { captureLogs } from '../support/log-capture.js';
-import { devnetCrankConfig } from '../support/crank-config.js';
+import { startConfiguredCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 
 /**
@@ -23,16 +18,7 @@ afterEach(async () => {
 
 async function healthWith(overrides: (b: DevnetBridge) => Partial<CrankConfig>) {
   bridge = await startDevnetBridge();
-  const b = bridge;
-  const logs = captureLogs('info');
-  const service = assembleCrank({
-    config: devnetCrankConfig(b.world, 0, { rpcTimeoutMs: 2_000, ...overrides(b) }),
-    signer: new FileKeySigner(b.authorities[0]!),
-    logger: logs.logger,
-    metrics: createMetrics(new Registry()),
-  });
-  b.onClose(() => service.stop(2_000));
-  await service.runOnce();
+  const { service } = await startConfiguredCrank(bridge, overrides(bridge));
   return { status: service.status(), lastError: service.health().last_error ?? '' };
 }
 

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import bs58 from 'bs58';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
+import { ops } from '../ops/ops-cli.js';
 import { AWS_SECRET, startKeyServiceFake, VAULT_TOKEN, type KeyServiceFake, type KeyServiceName } from '../support/key-service-fakes.js';
 import { fixtureKeypairBytes } from '../support/keypair-files.js';
 import { leakedFragments } from '../support/secret-fragments.js';
@@ -22,8 +20,6 @@ import { deposit } from './support/transactions.js';
  * prints any fragment of a secret.
  */
 
-const execFileAsync = promisify(execFile);
-const OPS_CLI = fileURLToPath(new URL('../../dist/ops/cli.js', import.meta.url));
 const SERVICES: KeyServiceName[] = ['aws-kms', 'gcp-kms', 'vault-transit'];
 // Nothing answers here: the refusals happen before any RPC call.
 const UNREACHABLE_RPC = { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2' };
@@ -50,16 +46,6 @@ function startServer(env: Record<string, string>): ServerProcess {
   const server = new ServerProcess({ BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_RPC_TIMEOUT_MS: '5000', ...env });
   servers.push(server);
   return server;
-}
-
-async function ops(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [OPS_CLI, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const { code, stdout, stderr } = err as { code: number; stdout: string; stderr: string };
-    return { code, stdout, stderr };
-  }
 }
 
 describe.each(SERVICES)('a server whose authority key is in %s', (service) => {

@@ -1,9 +1,11 @@
-import { ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
-import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } from '../../../src/chain/codec/compute-budget.js';
+import { readComputeBudget } from '../../../devnet/bank/compute-budget.js';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
+import { CURRENT_NONCE_VERSION, encodeNonceState, NONCE_ACCOUNT_SIZE } from '../../../src/chain/codec/nonce-state.js';
 import { DEPOSIT_ENTRY_SIZE, TRACKER_HEADER_SIZE, WITHDRAW_ENTRY_SIZE } from '../../../src/chain/codec/layout.js';
+import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../../../src/chain/nonce-account.js';
 import { PROGRAM_ERRORS, type ProgramErrorName } from '../../../src/chain/program-errors.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
 import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
@@ -195,15 +197,9 @@ export class FakeChain {
 
   private nonceAccount({ authority, value }: { authority: PublicKey; value: string }, slice: AccountReadConfig['dataSlice']): EncodedAccount {
     this.slot += this.slotsPerNonceRead;
-    const data = new Uint8Array(80);
-    const view = new DataView(data.buffer);
-    view.setUint32(0, 1, true);
-    view.setUint32(4, 1, true);
-    data.set(authority.toBytes(), 8);
-    data.set(bs58.decode(value), 40);
-    view.setBigUint64(72, 5_000n, true);
+    const data = encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'initialized', authority: authority.toBase58(), durableNonce: value, lamportsPerSignature: 5_000n });
     const cut = slice === undefined ? data : data.subarray(slice.offset, slice.offset + slice.length);
-    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: 1_447_680, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: 80 };
+    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: NONCE_ACCOUNT_RENT_LAMPORTS, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: NONCE_ACCOUNT_SIZE };
   }
 
   /** A fresh durable nonce value. */
@@ -312,40 +308,13 @@ interface EncodedAccount {
 const MIN_CONTEXT_SLOT_NOT_REACHED: Reply = { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
 
 const BUILTIN_INSTRUCTION_UNITS = 150;
-const SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT = 4;
 const ADVANCE_NONCE = 4;
 const INITIALIZE_NONCE = 6;
-const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
-const DEFAULT_UNITS_PER_BUILTIN = 3_000;
-const MAX_UNIT_LIMIT = 1_400_000;
 
-/** The transaction's limits and price as the runtime reads them (PROTOCOL.md). */
+/** The transaction's limits and price as the runtime reads them (PROTOCOL.md), as the devnet reads them. */
 function budgetOf(transaction: { instructions: TransactionInstruction[] }): { unitLimit: number; price: number; loadedAccountsBytes: number } {
-  let unitLimit: number | undefined;
-  let price = 0;
-  let loadedAccountsBytes = MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
-  let bridgeInstructions = 0;
-  let builtinInstructions = 0;
-  for (const instruction of transaction.instructions) {
-    if (instruction.programId.equals(SystemProgram.programId)) {
-      builtinInstructions += 1;
-      continue;
-    }
-    if (!instruction.programId.equals(ComputeBudgetProgram.programId)) {
-      bridgeInstructions += 1;
-      continue;
-    }
-    // web3.js decodes neither SetLoadedAccountsDataSizeLimit (variant 4) nor lets an unknown variant by.
-    if (instruction.data[0] === SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT) {
-      loadedAccountsBytes = instruction.data.readUInt32LE(1);
-      continue;
-    }
-    const type = ComputeBudgetInstruction.decodeInstructionType(instruction);
-    if (type === 'SetComputeUnitLimit') unitLimit = ComputeBudgetInstruction.decodeSetComputeUnitLimit(instruction).units;
-    if (type === 'SetComputeUnitPrice') price = Number(ComputeBudgetInstruction.decodeSetComputeUnitPrice(instruction).microLamports);
-  }
-  const reserved = bridgeInstructions * DEFAULT_UNITS_PER_INSTRUCTION + builtinInstructions * DEFAULT_UNITS_PER_BUILTIN;
-  return { unitLimit: Math.min(MAX_UNIT_LIMIT, unitLimit ?? reserved), price, loadedAccountsBytes };
+  const { unitLimit, unitPrice, loadedAccountsBytes } = readComputeBudget(transaction.instructions.map((ix) => ({ programId: ix.programId.toBase58(), data: ix.data })));
+  return { unitLimit, price: Number(unitPrice), loadedAccountsBytes };
 }
 
 function applyInstruction(state: TrackerState, signer: string, data: Uint8Array, keys: string[]): ProgramErrorName | undefined {

@@ -8,12 +8,10 @@ import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { FakeChain } from './fake-chain.js';
-import { trackerHeader } from './bridge-fixture.js';
+import { authority, TARGET_CHAIN_ID, trackerHeader } from './bridge-fixture.js';
 
 /** `npm run ops -- nonce init`'s work on one chain, against the scripted node. */
 
-const authority = Keypair.fromSeed(new Uint8Array(32).fill(21));
-const CHAIN_ID = 22;
 let chain: FakeChain | undefined;
 
 afterEach(async () => {
@@ -27,19 +25,19 @@ async function start(): Promise<FakeChain> {
 }
 
 const rpcOf = (url: string) => createChainRpc({ chain: 'target', url, timeoutMs: 2_000, metrics: createMetrics(new Registry()) });
-const input = (url: string, size: number) => ({ rpc: rpcOf(url), signer: new FileKeySigner(authority), chainId: CHAIN_ID, size });
+const input = (url: string, size: number) => ({ rpc: rpcOf(url), signer: new FileKeySigner(authority), chainId: TARGET_CHAIN_ID, size });
 const signal = () => AbortSignal.timeout(10_000);
 
 describe('nonce init', () => {
   it('creates the missing accounts at the derived addresses, then, run again, creates nothing', async () => {
     const fake = await start();
     const first = await setUpNoncePool(input(fake.url, 2), signal());
-    const addresses = [0, 1].map((position) => nonceAddress(authority.publicKey, CHAIN_ID, position).toBase58());
+    const addresses = [0, 1].map((position) => nonceAddress(authority.publicKey, TARGET_CHAIN_ID, position).toBase58());
     expect(first.accounts.map(({ address, state }) => ({ address, state }))).toEqual(addresses.map((address) => ({ address, state: 'created' })));
     expect(first.rentLamports).toBe(2 * NONCE_ACCOUNT_RENT_LAMPORTS);
     expect(addresses.every((address) => fake.nonces.get(address)?.authority.equals(authority.publicKey))).toBe(true);
-    expect(nonceSeed(CHAIN_ID, 1)).toBe(`bridge-nonce-${CHAIN_ID}-1`);
-    expect(await PublicKey.createWithSeed(authority.publicKey, nonceSeed(CHAIN_ID, 1), SystemProgram.programId)).toEqual(new PublicKey(addresses[1]!));
+    expect(nonceSeed(TARGET_CHAIN_ID, 1)).toBe(`bridge-nonce-${TARGET_CHAIN_ID}-1`);
+    expect(await PublicKey.createWithSeed(authority.publicKey, nonceSeed(TARGET_CHAIN_ID, 1), SystemProgram.programId)).toEqual(new PublicKey(addresses[1]!));
 
     const sent = fake.sends.length;
     const again = await setUpNoncePool(input(fake.url, 2), signal());
@@ -50,7 +48,7 @@ describe('nonce init', () => {
 
   it('an account at a pool address that is not this authority’s nonce stops it, naming the address', async () => {
     const fake = await start();
-    const address = nonceAddress(authority.publicKey, CHAIN_ID, 0);
+    const address = nonceAddress(authority.publicKey, TARGET_CHAIN_ID, 0);
     fake.nonces.set(address.toBase58(), { authority: Keypair.generate().publicKey, value: FakeChain.nonceValue() });
     await expect(setUpNoncePool(input(fake.url, 1), signal())).rejects.toThrow(`nonce account ${address.toBase58()} on the destination chain is unusable: its nonce authority is`);
     expect(fake.sends).toHaveLength(0);

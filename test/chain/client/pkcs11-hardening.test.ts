@@ -7,6 +7,7 @@ import { loadAuthoritySigner } from '../../../src/config/keypair.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { buildHangingModule, type HangingModule } from '../../support/hanging-module.js';
+import { rejection } from '../../support/rejection.js';
 import { createSoftHsm, finalizeModule, rewriteCurveParams, TOKEN_PIN, type SoftHsm } from '../../support/softhsm.js';
 
 /**
@@ -47,15 +48,6 @@ async function open(modulePath: string, object = 'authority'): Promise<Pkcs11Sig
   return signer;
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<Error> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof Error)) throw new Error('expected a failure');
-  return err;
-}
-
 /** Event-loop turns of a 10 ms interval while `promise` runs: a blocked loop counts none. */
 async function ticksDuring<T>(promise: Promise<T>): Promise<{ ticks: number; result: Promise<T> }> {
   let ticks = 0;
@@ -76,7 +68,7 @@ describe('a C_Sign that hangs (a network HSM that stops answering)', () => {
     const began = performance.now();
     const { ticks, result } = await ticksDuring(signer.sign(randomBytes(32)));
     const tookMs = performance.now() - began;
-    const err = await failureOf(result);
+    const err = (await rejection(result)) as Error;
     expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('session_lost');
     expect(err.message).toBe(`PKCS#11: the module did not answer within ${BOUND_MS} ms; the next signature loads it on a new thread`);
     expect(retriesAction(err)).toBe(true);
@@ -95,10 +87,10 @@ describe('a C_Sign that hangs (a network HSM that stops answering)', () => {
   it('leaves at most two hung threads behind: past that a signature fails at once, until one returns', async () => {
     const signer = await open(hanging.path);
     hanging.hang();
-    await failureOf(signer.sign(randomBytes(32)));
-    await failureOf(signer.sign(randomBytes(32)));
+    await rejection(signer.sign(randomBytes(32)));
+    await rejection(signer.sign(randomBytes(32)));
     const began = performance.now();
-    const third = await failureOf(signer.sign(randomBytes(32)));
+    const third = (await rejection(signer.sign(randomBytes(32)))) as Error;
     expect(performance.now() - began).toBeLessThan(BOUND_MS);
     expect(isBridgeError(third, 'SIGNER__UNAVAILABLE') && third.context.reason).toBe('session_lost');
     expect(third.message).toContain(`2 calls into the module have hung past ${BOUND_MS} ms and not returned`);
@@ -111,7 +103,7 @@ describe('a module that needs C_Initialize again (its device reset)', () => {
   it('fails one signature as retryable; the next finalizes, initializes, logs in and signs', async () => {
     const signer = await open(hsm.modulePath);
     finalizeModule(hsm.modulePath);
-    const err = await failureOf(signer.sign(randomBytes(32)));
+    const err = (await rejection(signer.sign(randomBytes(32)))) as Error;
     expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('session_lost');
     expect(err.message).toContain('CKR_CRYPTOKI_NOT_INITIALIZED');
     const message = randomBytes(64);
@@ -133,7 +125,7 @@ describe('the curve as tokens name it in CKA_EC_PARAMS', () => {
 
   it("refuses Ed448's OID 1.3.101.113 as not Ed25519", async () => {
     rewriteCurveParams(hsm.modulePath, 'bridge', 'ed448', Buffer.from('06032b6571', 'hex'));
-    const err = await failureOf(loadAuthoritySigner(hsm.uri('token=bridge;object=ed448', `pin-value=${TOKEN_PIN}`)));
+    const err = (await rejection(loadAuthoritySigner(hsm.uri('token=bridge;object=ed448', `pin-value=${TOKEN_PIN}`)))) as Error;
     expect(err.message).toContain('the key is an Edwards key but not on edwards25519');
   });
 });

@@ -4,6 +4,7 @@ import bs58 from 'bs58';
 import fc from 'fast-check';
 import { rentExemptMinimum } from '../../../devnet/program/store.js';
 import { setLoadedAccountsDataSizeLimitInstruction } from '../../../src/chain/codec/compute-budget.js';
+import { CURRENT_NONCE_VERSION, encodeNonceState, NONCE_ACCOUNT_SIZE } from '../../../src/chain/codec/nonce-state.js';
 
 /**
  * One generated case: a transaction of system transfers and ComputeBudget instructions, in any
@@ -185,18 +186,13 @@ export function initialBalances(c: ConformanceCase, keys: CaseKeys): Map<string,
 }
 
 /** Rent-exempt minimum of an 80-byte nonce account. */
-export const NONCE_RENT = rentExemptMinimum(80);
+export const NONCE_RENT = rentExemptMinimum(NONCE_ACCOUNT_SIZE);
 
 /** An initialized nonce account's data (PROTOCOL.md "Durable nonces"): the payer its authority, a random value. */
 export function nonceAccountData(keys: CaseKeys): { data: Uint8Array; value: string } {
-  const data = Buffer.alloc(80);
-  data.writeUInt32LE(1, 0);
-  data.writeUInt32LE(1, 4);
-  data.set(keys.payer.publicKey.toBytes(), 8);
-  const value = randomBytes(32);
-  data.set(value, 40);
-  data.writeBigUInt64LE(5_000n, 72);
-  return { data: new Uint8Array(data), value: bs58.encode(value) };
+  const value = bs58.encode(randomBytes(32));
+  const data = encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'initialized', authority: keys.payer.publicKey.toBase58(), durableNonce: value, lamportsPerSignature: 5_000n });
+  return { data, value };
 }
 
 export function unknownBlockhash(): string {

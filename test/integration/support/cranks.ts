@@ -103,6 +103,25 @@ export async function startBridgeCranks(bridge: DevnetBridge, slots: readonly nu
   return cranks;
 }
 
+/**
+ * Authority 0's crank on the devnet's configuration with `config` over it (a 2 s RPC timeout,
+ * the server's own submit timing), past its startup cycle: how a misconfigured endpoint or
+ * program shows in /health and the metrics after one cycle.
+ */
+export async function startConfiguredCrank(bridge: DevnetBridge, config: Partial<CrankConfig>): Promise<{ service: CrankService; metrics: Metrics; logs: CapturedLogs }> {
+  const metrics = createMetrics(new Registry());
+  const logs = captureLogs('info');
+  const service = assembleCrank({
+    config: devnetCrankConfig(bridge.world, 0, { rpcTimeoutMs: 2_000, ...config }),
+    signer: new FileKeySigner(bridge.authorities[0]!),
+    logger: logs.logger,
+    metrics,
+  });
+  bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
+  await service.runOnce();
+  return { service, metrics, logs };
+}
+
 /** One cycle of each crank, one after the other, in the given order: a deterministic round. */
 export async function runRound(cranks: readonly BridgeCrank[]): Promise<CrankReport[]> {
   const reports: CrankReport[] = [];
