@@ -102,9 +102,11 @@ async function rpcRequests(origin: string): Promise<number> {
 /** The server's longest event-loop delay (ms) in each LOOP_DELAY_EVERY_MS, until `done` settles. */
 async function loopDelays(origin: string, done: Promise<unknown>, signal: AbortSignal): Promise<number[]> {
   let finished = false;
-  void done.finally(() => {
+  const stop = (): void => {
     finished = true;
-  });
+  };
+  // Both arms: a derived promise with no rejection handler would reject unhandled when the load fails.
+  void done.then(stop, stop);
   await metricLines(origin, 'nodejs_eventloop_lag_max_seconds ');
   const delays: number[] = [];
   while (!finished) {
@@ -143,16 +145,8 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     const idle = await probeFor(origin, 2, bounded);
     const rpcBefore = await rpcRequests(origin);
     const load = runHammer({ origin, addresses: ADDRESSES, connectionsPerAddress: PER_ADDRESS, seconds: LOAD_SECONDS, paths });
-    const delays = loopDelays(origin, load, bounded);
-    await sleep(1_000, bounded);
-    const scheduledBefore = schedstat(server.pid);
-    const busyBegan = performance.now();
-    const busy = await probeFor(origin, PROBE_SECONDS, bounded);
-    const scheduledAfter = schedstat(server.pid);
-    const busyNs = (performance.now() - busyBegan) * 1e6;
-    const cpu = { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs };
-    const hammered = await load;
-    const loopDelayMs = await delays;
+    // One await over the three, so a failing load cannot leave the others' rejections unhandled.
+    const [hammered, loopDelayMs, { busy, cpu }] = await Promise.all([load, loopDelays(origin, load, bounded), probeUnderLoad(origin, server.pid, bounded)]);
     const rpcCalls = (await rpcRequests(origin)) - rpcBefore;
     return report({ idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu });
   } finally {
@@ -160,6 +154,17 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     await server.stop();
     await bench.close();
   }
+}
+
+/** After the load has ramped up for a second, PROBE_SECONDS of /health probes and the server's CPU over them. */
+async function probeUnderLoad(origin: string, pid: number, signal: AbortSignal): Promise<{ busy: Probes; cpu: ServerCpu }> {
+  await sleep(1_000, signal);
+  const scheduledBefore = schedstat(pid);
+  const busyBegan = performance.now();
+  const busy = await probeFor(origin, PROBE_SECONDS, signal);
+  const scheduledAfter = schedstat(pid);
+  const busyNs = (performance.now() - busyBegan) * 1e6;
+  return { busy, cpu: { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs } };
 }
 
 /** While probed under load, the server's time on a core and waiting for one, as fractions of the wall time. */
