@@ -6,8 +6,7 @@ import { loadedAccountsRefusal } from './loaded-accounts.js';
 import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
-import { decodeNonceState, encodeNonceState } from '../../src/chain/codec/nonce-state.js';
-import { advancedNonce, durableNonceAccount } from './nonce-account.js';
+import { durableNonceAccount, nonceAdvancedAfterFailure } from './nonce-account.js';
 import { RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount, RENT_SYSVAR_ID, rentSysvarAccount } from './sysvars.js';
 import {
   AddressSignatures,
@@ -320,7 +319,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
-    if (err !== null && nonce !== undefined) this.#advanceNonce(nonce);
+    if (err !== null && nonce !== undefined) this.#accounts.set(nonce, nonceAdvancedAfterFailure(nonce, this.#accounts.get(nonce)!, this.#latestBlockhash));
     this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
@@ -353,19 +352,6 @@ export class Bank {
   /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
   #durableNonce(tx: DevnetTransaction): string | undefined {
     return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
-  }
-
-  /**
-   * A durable-nonce transaction that failed still advances its nonce, as Agave commits it with
-   * the fee (PROTOCOL.md "Durable nonces"): no other version signed against the old value lands.
-   */
-  #advanceNonce(address: string): void {
-    const account = this.#accounts.get(address)!;
-    const state = decodeNonceState(account.data);
-    if (state?.state !== 'initialized') throw new Error(`nonce account ${address} was verified before the transaction but holds no nonce now`);
-    const data = account.data.slice();
-    data.set(encodeNonceState(advancedNonce(state.authority, this.#latestBlockhash)), 0);
-    this.#accounts.set(address, { ...account, data });
   }
 
   // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
