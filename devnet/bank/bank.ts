@@ -401,7 +401,9 @@ export class Bank {
     // Agave loads the accounts after it has validated the fee payer, counting their data against
     // the limit, then every invoked program; one that is not an executable account, or more data
     // than the limit, fails the load, and a failed load charges nothing (as in LiteSVM 1.5).
-    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.account(address));
+    // Only data lengths count here, so the stored accounts serve: account() would rebuild a stale
+    // RecentBlockhashes (150 decodes) whose stored copy, written at genesis, is already its fixed 6,008 bytes.
+    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.#accounts.get(address));
     if (overLimit !== undefined) return overLimit;
     if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;
