@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { serverEnv } from '../devnet/server-env.js';
 import { sleep } from '../src/time.js';
 import { percentile, type Bench, type BenchResult } from './report.js';
+import { sumOf } from './soak/server-samples.js';
 import { startBenchWorld } from './support/bench-world.js';
 import { startBuiltServer } from './support/built-server.js';
 import type { HammerOptions, HammerSummary } from './support/transfers-hammer.js';
@@ -39,6 +40,7 @@ const LOOP_DELAY_EVERY_MS = 1_000;
 const TARGET_P99_MS = 50;
 const TARGET_RSS_MIB = 200;
 const RUN_TIMEOUT_MS = 180_000;
+const FETCH_TIMEOUT_MS = 5_000;
 
 interface Probes {
   latencies: number[];
@@ -87,30 +89,28 @@ function residentMiB(pid: number): number {
   return line === undefined ? Number.NaN : Number(line.replace(/\D+/g, '')) / 1024;
 }
 
-async function metricLines(origin: string, prefix: string): Promise<number[]> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(prefix))
-    .map((line) => Number(line.split(' ').at(-1)));
+/** Each fetch of this process waits at most FETCH_TIMEOUT_MS, and not past the run's own bound. */
+function fetchSignal(signal: AbortSignal): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]);
 }
 
-async function rpcRequests(origin: string): Promise<number> {
-  return (await metricLines(origin, 'bridge_rpc_requests_total{')).reduce((sum, value) => sum + value, 0);
+async function metric(origin: string, name: string, signal: AbortSignal): Promise<number> {
+  return sumOf(await (await fetch(`${origin}/metrics`, { signal: fetchSignal(signal) })).text(), name);
 }
 
 /** The server's longest event-loop delay (ms) in each LOOP_DELAY_EVERY_MS, until `done` settles. */
 async function loopDelays(origin: string, done: Promise<unknown>, signal: AbortSignal): Promise<number[]> {
   let finished = false;
-  void done.finally(() => {
+  const stop = (): void => {
     finished = true;
-  });
-  await metricLines(origin, 'nodejs_eventloop_lag_max_seconds ');
+  };
+  // Both arms: a derived promise with no rejection handler would reject unhandled when the load fails.
+  void done.then(stop, stop);
+  await metric(origin, 'nodejs_eventloop_lag_max_seconds', signal);
   const delays: number[] = [];
   while (!finished) {
     await sleep(LOOP_DELAY_EVERY_MS, signal);
-    const [maxSeconds] = await metricLines(origin, 'nodejs_eventloop_lag_max_seconds ');
-    if (maxSeconds !== undefined) delays.push(maxSeconds * 1000);
+    delays.push((await metric(origin, 'nodejs_eventloop_lag_max_seconds', signal)) * 1000);
   }
   return delays;
 }
@@ -139,27 +139,30 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
   const sampler = setInterval(() => rss.push(residentMiB(server.pid)), RSS_EVERY_MS);
   try {
     const paths = Array.from({ length: 4 }, (_, i) => `/transfers?from=${i * PAGE}&limit=${PAGE}`);
-    const pageBytes = (await (await fetch(`${origin}${paths[0]!}`)).arrayBuffer()).byteLength;
+    const pageBytes = (await (await fetch(`${origin}${paths[0]!}`, { signal: fetchSignal(bounded) })).arrayBuffer()).byteLength;
     const idle = await probeFor(origin, 2, bounded);
-    const rpcBefore = await rpcRequests(origin);
+    const rpcBefore = await metric(origin, 'bridge_rpc_requests_total', bounded);
     const load = runHammer({ origin, addresses: ADDRESSES, connectionsPerAddress: PER_ADDRESS, seconds: LOAD_SECONDS, paths });
-    const delays = loopDelays(origin, load, bounded);
-    await sleep(1_000, bounded);
-    const scheduledBefore = schedstat(server.pid);
-    const busyBegan = performance.now();
-    const busy = await probeFor(origin, PROBE_SECONDS, bounded);
-    const scheduledAfter = schedstat(server.pid);
-    const busyNs = (performance.now() - busyBegan) * 1e6;
-    const cpu = { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs };
-    const hammered = await load;
-    const loopDelayMs = await delays;
-    const rpcCalls = (await rpcRequests(origin)) - rpcBefore;
+    // One await over the three, so a failing load cannot leave the others' rejections unhandled.
+    const [hammered, loopDelayMs, { busy, cpu }] = await Promise.all([load, loopDelays(origin, load, bounded), probeUnderLoad(origin, server.pid, bounded)]);
+    const rpcCalls = (await metric(origin, 'bridge_rpc_requests_total', bounded)) - rpcBefore;
     return report({ idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu });
   } finally {
     clearInterval(sampler);
     await server.stop();
     await bench.close();
   }
+}
+
+/** After the load has ramped up for a second, PROBE_SECONDS of /health probes and the server's CPU over them. */
+async function probeUnderLoad(origin: string, pid: number, signal: AbortSignal): Promise<{ busy: Probes; cpu: ServerCpu }> {
+  await sleep(1_000, signal);
+  const scheduledBefore = schedstat(pid);
+  const busyBegan = performance.now();
+  const busy = await probeFor(origin, PROBE_SECONDS, signal);
+  const scheduledAfter = schedstat(pid);
+  const busyNs = (performance.now() - busyBegan) * 1e6;
+  return { busy, cpu: { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs } };
 }
 
 /** While probed under load, the server's time on a core and waiting for one, as fractions of the wall time. */

@@ -6,8 +6,7 @@ import { loadedAccountsRefusal } from './loaded-accounts.js';
 import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
 import { executeInstructions, type ExecutionResult } from './execute.js';
-import { decodeNonceState, encodeNonceState } from '../../src/chain/codec/nonce-state.js';
-import { advancedNonce, durableNonceAccount } from './nonce-account.js';
+import { durableNonceAccount, nonceAdvancedAfterFailure } from './nonce-account.js';
 import { RECENT_BLOCKHASHES_SYSVAR_ID, recentBlockhashesSysvarAccount, RENT_SYSVAR_ID, rentSysvarAccount } from './sysvars.js';
 import {
   AddressSignatures,
@@ -320,7 +319,7 @@ export class Bank {
     const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
     if (err === null) journal.commit();
     else journal.rollback();
-    if (err !== null && nonce !== undefined) this.#advanceNonce(nonce);
+    if (err !== null && nonce !== undefined) this.#accounts.set(nonce, nonceAdvancedAfterFailure(nonce, this.#accounts.get(nonce)!, this.#latestBlockhash));
     this.#removeEmptyAccounts(tx.accountKeys);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
@@ -353,19 +352,6 @@ export class Bank {
   /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
   #durableNonce(tx: DevnetTransaction): string | undefined {
     return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
-  }
-
-  /**
-   * A durable-nonce transaction that failed still advances its nonce, as Agave commits it with
-   * the fee (PROTOCOL.md "Durable nonces"): no other version signed against the old value lands.
-   */
-  #advanceNonce(address: string): void {
-    const account = this.#accounts.get(address)!;
-    const state = decodeNonceState(account.data);
-    if (state?.state !== 'initialized') throw new Error(`nonce account ${address} was verified before the transaction but holds no nonce now`);
-    const data = account.data.slice();
-    data.set(encodeNonceState(advancedNonce(state.authority, this.#latestBlockhash)), 0);
-    this.#accounts.set(address, { ...account, data });
   }
 
   // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
@@ -415,7 +401,9 @@ export class Bank {
     // Agave loads the accounts after it has validated the fee payer, counting their data against
     // the limit, then every invoked program; one that is not an executable account, or more data
     // than the limit, fails the load, and a failed load charges nothing (as in LiteSVM 1.5).
-    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.account(address));
+    // Only data lengths count here, so the stored accounts serve: account() would rebuild a stale
+    // RecentBlockhashes (150 decodes) whose stored copy, written at genesis, is already its fixed 6,008 bytes.
+    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.#accounts.get(address));
     if (overLimit !== undefined) return overLimit;
     if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;

@@ -24,8 +24,21 @@ function durableNonceOf(blockhash: string): string {
 }
 
 /** The state a nonce initialized or advanced while `blockhash` is the latest holds. */
-export function advancedNonce(authority: string, blockhash: string): InitializedNonce {
+function advancedNonce(authority: string, blockhash: string): InitializedNonce {
   return { version: CURRENT_NONCE_VERSION, state: 'initialized', authority, durableNonce: durableNonceOf(blockhash), lamportsPerSignature: BigInt(LAMPORTS_PER_SIGNATURE) };
+}
+
+/**
+ * A durable-nonce transaction that failed still advances its nonce, as Agave commits it with the
+ * fee (PROTOCOL.md "Durable nonces"): no other version signed against the old value lands. The
+ * nonce account at `address` as it is then, advanced while `blockhash` is the latest.
+ */
+export function nonceAdvancedAfterFailure(address: string, account: Readonly<Account>, blockhash: string): Account {
+  const state = decodeNonceState(account.data);
+  if (state?.state !== 'initialized') throw new Error(`nonce account ${address} was verified before the transaction but holds no nonce now`);
+  const data = account.data.slice();
+  data.set(encodeNonceState(advancedNonce(state.authority, blockhash)), 0);
+  return { ...account, data };
 }
 
 /**

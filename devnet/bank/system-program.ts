@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import { ByteReader } from '../../src/chain/codec/bytes.js';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
 import {
@@ -45,7 +46,8 @@ export interface SystemInstructionInput {
 export function executeSystemInstruction({ store, accounts, data, blockhash, log }: SystemInstructionInput): InstructionErrorDetail | undefined {
   const call: SystemCall = { store, accounts, blockhash, log, signers: new Set(accounts.filter((a) => a.isSigner).map((a) => a.address)) };
   try {
-    run(call, new BincodeReader(data));
+    // bincode (fixint, little-endian, trailing bytes allowed): a short read is InvalidInstructionData.
+    run(call, new ByteReader(data, () => new SystemFailure('InvalidInstructionData')));
     return undefined;
   } catch (err) {
     if (err instanceof SystemFailure) return err.detail;
@@ -53,23 +55,21 @@ export function executeSystemInstruction({ store, accounts, data, blockhash, log
   }
 }
 
-function run(call: SystemCall, data: BincodeReader): void {
+function run(call: SystemCall, data: ByteReader): void {
   const variant = data.u32();
   switch (variant) {
     case CREATE_ACCOUNT: {
-      const [lamports, space, owner] = [data.u64(), data.u64(), data.pubkey()];
-      accountAt(call, 1);
-      return createAccount(call, { address: call.accounts[1]!.address }, lamports, space, owner);
+      const [lamports, space, owner] = [data.u64(), data.u64(), data.base58()];
+      return createAccount(call, { address: accountAt(call, 1).address }, lamports, space, owner);
     }
     case TRANSFER: {
       const lamports = data.u64();
-      accountAt(call, 1);
-      return transfer(call, call.accounts[0]!, call.accounts[1]!, lamports);
+      const to = accountAt(call, 1);
+      return transfer(call, call.accounts[0]!, to, lamports);
     }
     case CREATE_ACCOUNT_WITH_SEED: {
-      const [base, seed, lamports, space, owner] = [data.pubkey(), data.string(), data.u64(), data.u64(), data.pubkey()];
-      accountAt(call, 1);
-      const to = call.accounts[1]!.address;
+      const [base, seed, lamports, space, owner] = [data.base58(), seedString(data), data.u64(), data.u64(), data.base58()];
+      const to = accountAt(call, 1).address;
       const derived = addressWithSeed(call, base, seed, owner);
       if (to !== derived) fail(call, { Custom: ADDRESS_WITH_SEED_MISMATCH }, `Create: address ${to} does not match derived address ${derived}`);
       return createAccount(call, { address: to, base }, lamports, space, owner);
@@ -79,9 +79,9 @@ function run(call: SystemCall, data: BincodeReader): void {
     case WITHDRAW_NONCE_ACCOUNT:
       return withdrawNonceAccount(call, data.u64());
     case INITIALIZE_NONCE_ACCOUNT:
-      return initializeNonceAccount(call, data.pubkey());
+      return initializeNonceAccount(call, data.base58());
     case AUTHORIZE_NONCE_ACCOUNT:
-      return authorizeNonceAccount(call, data.pubkey());
+      return authorizeNonceAccount(call, data.base58());
     default:
       fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0, 2, 3, 4, 5, 6 and 7)`);
   }
@@ -130,44 +130,14 @@ function transfer(call: SystemCall, from: InstructionAccount, to: InstructionAcc
   setLamports(call, to, loaded(call, to).lamports + lamports);
 }
 
-/** bincode (fixint, little-endian, trailing bytes allowed): a short read is InvalidInstructionData. */
-class BincodeReader {
-  #at = 0;
-  readonly #view: DataView;
-
-  constructor(readonly bytes: Uint8Array) {
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-
-  u32(): number {
-    return this.#view.getUint32(this.#take(4), true);
-  }
-
-  u64(): bigint {
-    return this.#view.getBigUint64(this.#take(8), true);
-  }
-
-  pubkey(): string {
-    const at = this.#take(32);
-    return bs58.encode(this.bytes.subarray(at, at + 32));
-  }
-
-  /** A u64 length, then UTF-8. */
-  string(): string {
-    const length = this.u64();
-    if (length > BigInt(this.bytes.length)) throw new SystemFailure('InvalidInstructionData');
-    const at = this.#take(Number(length));
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(this.bytes.subarray(at, at + Number(length)));
-    } catch {
-      throw new SystemFailure('InvalidInstructionData');
-    }
-  }
-
-  #take(count: number): number {
-    if (this.#at + count > this.bytes.length) throw new SystemFailure('InvalidInstructionData');
-    const at = this.#at;
-    this.#at += count;
-    return at;
+/** A bincode String (a u64 length, then UTF-8); too long for the data or not UTF-8 is InvalidInstructionData. */
+function seedString(data: ByteReader): string {
+  const length = data.u64();
+  if (length > BigInt(data.remaining)) throw new SystemFailure('InvalidInstructionData');
+  const bytes = data.bytes(Number(length));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new SystemFailure('InvalidInstructionData');
   }
 }

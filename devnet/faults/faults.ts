@@ -51,7 +51,7 @@ export interface CallView {
   pastOnly: boolean;
 }
 
-type LostResponse = NonNullable<FaultSettings['loseResponseMode']>;
+export type LostResponse = NonNullable<FaultSettings['loseResponseMode']>;
 
 const DEFAULT_SEED = 1;
 const DEFAULT_RETRY_AFTER_SECS = 1;

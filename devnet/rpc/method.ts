@@ -1,5 +1,5 @@
 import type { Bank } from '../bank/bank.js';
-import type { Faults } from '../faults/faults.js';
+import type { Faults, LostResponse } from '../faults/faults.js';
 
 /** What a JSON-RPC method handler sees. */
 
@@ -9,7 +9,7 @@ export const FEATURE_SET = 1_416_569_292;
 
 /** Per HTTP exchange: a handler may ask for its response to be lost (fault injection). */
 export interface Exchange {
-  lostResponse?: 'http500' | 'http504' | 'destroy';
+  lostResponse?: LostResponse;
 }
 
 export interface MethodContext {
