@@ -4,6 +4,7 @@ import pkcs11js from 'pkcs11js';
 import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import { firstLine, signerFailure } from '../signers/signer-failure.js';
 import { Pkcs11CallError, Pkcs11Thread } from './pkcs11-thread.js';
 
 /**
@@ -335,11 +336,6 @@ function resultCode(err: unknown): string | undefined {
   return err instanceof Pkcs11CallError && err.message.startsWith('CKR_') ? err.message : undefined;
 }
 
-function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0]!.slice(0, 200);
-}
-
 function failure(reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: 'PKCS#11', detail: message }, cause === undefined ? undefined : { cause });
+  return signerFailure('PKCS#11', reason, message, cause);
 }

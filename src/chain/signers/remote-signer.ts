@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
-import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
-import { escapeUnsafeCharacters } from '../../text.js';
+import { isBridgeError } from '../../errors.js';
 import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import { firstLine, signerFailure } from './signer-failure.js';
 
 /**
  * The authority key inside a key service (AWS KMS, Google Cloud KMS, Vault transit): the private
@@ -88,15 +88,4 @@ async function bounded<T>(name: string, what: string, timeoutMs: number, call: (
   } finally {
     clearTimeout(timer);
   }
-}
-
-export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  // A service's own words end up on a terminal (the startup line, ops): no control characters.
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: escapeUnsafeCharacters(message) }, cause === undefined ? undefined : { cause });
-}
-
-/** An error's first line, cut: a service's message, never a credential (the clients do not put them in errors). */
-export function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0]!.slice(0, 200);
 }

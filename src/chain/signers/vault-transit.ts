@@ -1,7 +1,8 @@
 import { readBoundedBody } from '../rpc/bounded-body.js';
 import type { SignerFailure } from '../../errors.js';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
-import { signerFailure, type KeyService } from './remote-signer.js';
+import type { KeyService } from './remote-signer.js';
+import { signerFailure } from './signer-failure.js';
 
 /**
  * An `ed25519` key in a HashiCorp Vault transit engine, through Vault's HTTP API
