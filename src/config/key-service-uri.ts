@@ -79,11 +79,16 @@ function gcpKms(name: string, endpoint: string | undefined, problem: (text: stri
     throw problem('endpoint is not a URL (expected https://<host>[:<port>])');
   }
   // Plain HTTP only to this host (a local emulator): elsewhere it would carry the bearer token in clear.
-  const plainAllowed = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+  const plainAllowed = url.protocol === 'http:' && isLoopbackHost(url.hostname);
   if ((url.protocol !== 'https:' && !plainAllowed) || url.pathname !== '/' || url.search !== '' || url.username !== '') {
     throw problem('endpoint must be https://<host>[:<port>] with no path, query or user (http only to a loopback address)');
   }
   return { kind: 'gcp-kms', name, endpoint: url };
+}
+
+/** A URL's hostname that names this host's loopback interface: plain HTTP to it never crosses a network. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 function vaultTransit(path: string, tokenSource: string | undefined, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): KeyServiceUri {

@@ -56,7 +56,7 @@ async function call<T>(permission: string, send: () => Promise<T>): Promise<T> {
     return await send();
   } catch (err) {
     const name = (err as { name?: unknown }).name;
-    const { reason, advice } = classify(typeof name === 'string' ? name : '', permission);
+    const { reason, advice } = classify(typeof name === 'string' ? name : '', firstLine(err), permission);
     throw signerFailure(NAME, reason, `${permission.slice(4)} failed (${typeof name === 'string' ? `${name}: ` : ''}${firstLine(err)})${advice}`, err);
   }
 }
@@ -76,7 +76,14 @@ const FINAL: Record<string, SignerFailure> = {
   UnsupportedOperationException: 'key_unusable',
 };
 
-function classify(name: string, permission: string): { reason: SignerFailure; advice: string } {
+// What the client fails with before it sends anything: the settings it could not find.
+const REGION_MISSING = 'Region is missing';
+const REGION_ADVICE = "; name the key's region in the URI (aws-kms:<key>?region=<region>, or the key's ARN) or set AWS_REGION";
+const CREDENTIALS_ADVICE = '; give the server credentials through AWS\'s default chain (an instance or task role, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)';
+
+function classify(name: string, message: string, permission: string): { reason: SignerFailure; advice: string } {
+  if (message === REGION_MISSING) return { reason: 'key_not_found', advice: REGION_ADVICE };
+  if (name === 'CredentialsProviderError') return { reason: 'permission_denied', advice: CREDENTIALS_ADVICE };
   const reason = FINAL[name] ?? 'service_unavailable';
   if (reason === 'permission_denied') return { reason, advice: `; the credentials from AWS's default chain need ${permission} on the key` };
   if (reason === 'key_unusable') return { reason, advice: '; enable the key (or cancel its deletion) in KMS' };

@@ -39,6 +39,7 @@ export async function gcpKmsService(key: GcpKmsKey): Promise<KeyService> {
   return {
     description: { kind: 'gcp-kms', key: key.name },
     async publicKey() {
+      await authenticated(client);
       const [answer] = await call('cloudkms.cryptoKeyVersions.viewPublicKey', () => client.getPublicKey({ name: key.name }, options));
       const algorithm = answer.algorithm;
       if (algorithm !== 'EC_SIGN_ED25519' && algorithm !== EC_SIGN_ED25519) {
@@ -54,6 +55,21 @@ export async function gcpKmsService(key: GcpKmsKey): Promise<KeyService> {
       return Uint8Array.from(answer.signature);
     },
   };
+}
+
+/**
+ * Finds the credentials before the first call. Each of the client's methods starts the same
+ * lookup without handling its failure (`initialize().catch(err => { throw err })`): without
+ * credentials that is an unhandled rejection, which ends the process with a stack trace after
+ * the startup line. Awaited here first, the failure is one line and no method is called.
+ */
+async function authenticated(client: { initialize(): Promise<unknown> }): Promise<void> {
+  try {
+    await client.initialize();
+  } catch (err) {
+    const advice = 'set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run `gcloud auth application-default login`, or attach a service account to the machine';
+    throw signerFailure(NAME, 'permission_denied', `no Application Default Credentials (${firstLine(err).replace(/ Browse to \S+ for more information\.$/, '')}); ${advice}`, err);
+  }
 }
 
 function rawPublicKey(pem: string, name: string): Uint8Array {

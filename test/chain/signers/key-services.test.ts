@@ -95,7 +95,7 @@ describe('a key service that stops answering', () => {
   const services: Record<KeyServiceName, (f: KeyServiceFake) => Promise<KeyService>> = {
     'aws-kms': async () => awsKmsService({ keyId: AWS_KEY_ID }),
     'gcp-kms': async (f) => gcpKmsService({ name: GCP_KEY_NAME, endpoint: new URL(f.url) }),
-    'vault-transit': async (f) => vaultTransitService({ address: f.url, token: VAULT_TOKEN, mount: 'transit', key: 'bridge-authority' }),
+    'vault-transit': async (f) => vaultTransitService({ address: f.url, token: { current: () => VAULT_TOKEN }, mount: 'transit', key: 'bridge-authority' }),
   };
 
   it.each(SERVICES)('%s: a hung call becomes the retryable service_unavailable within the bound', async (service) => {

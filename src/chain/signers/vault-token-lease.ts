@@ -1,0 +1,93 @@
+import { KEY_SERVICE_CALL_TIMEOUT_MS } from './remote-signer.js';
+
+/**
+ * Keeps a renewable Vault token alive while the server signs with it, as Vault Agent's lifetime
+ * watcher does: `auth/token/lookup-self` says whether the token is renewable and its TTL, and
+ * `auth/token/renew-self` is asked when half of the lease is left (half of what is then left
+ * after a failed renewal, while that is over MIN_RETRY_MS). A renewal that no longer extends the
+ * token (its max TTL is reached) ends the watch: the token's source must then hold a new one,
+ * which is watched from its first use. A token that is not renewable (a root token, a batch
+ * token) or whose lookup is refused is only used. The calls of one token are at most
+ * log2(TTL / MIN_RETRY_MS) + the renewals its max TTL allows, each bounded by
+ * KEY_SERVICE_CALL_TIMEOUT_MS; the timer never keeps the process alive.
+ */
+
+export type VaultCall = (
+  method: 'GET' | 'POST',
+  path: string,
+  body: object | undefined,
+  signal: AbortSignal,
+  meaning: { capability: 'read' | 'update'; missing?: string },
+) => Promise<Record<string, unknown>>;
+
+const MIN_RETRY_MS = 1_000;
+// setTimeout's largest delay (about 24.8 days); a longer lease is looked at again then.
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+export class TokenLease {
+  readonly #call: VaultCall;
+  readonly #token: { current(): string };
+  #watched: string | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #expiresAtMs = 0;
+
+  constructor(call: VaultCall, token: { current(): string }) {
+    this.#call = call;
+    this.#token = token;
+  }
+
+  /** Watches the token the source holds now, once per token; never throws. */
+  watch(): void {
+    let token: string;
+    try {
+      token = this.#token.current();
+    } catch {
+      return;
+    }
+    if (token === this.#watched) return;
+    this.#watched = token;
+    clearTimeout(this.#timer);
+    void this.#lookup(token);
+  }
+
+  async #lookup(token: string): Promise<void> {
+    const answer = await this.#ask('GET', 'lookup-self');
+    if (answer === undefined || token !== this.#watched) return;
+    const data = answer['data'] as { renewable?: unknown; ttl?: unknown } | undefined;
+    if (data?.renewable === true && typeof data.ttl === 'number' && data.ttl > 0) this.#schedule(data.ttl * 1000);
+  }
+
+  async #renew(token: string): Promise<void> {
+    const before = this.#expiresAtMs;
+    const answer = await this.#ask('POST', 'renew-self');
+    if (token !== this.#watched) return;
+    if (answer === undefined) {
+      const left = before - Date.now();
+      if (left > 2 * MIN_RETRY_MS) this.#timer = timer(left / 2, () => void this.#renew(token));
+      return;
+    }
+    const auth = answer['auth'] as { renewable?: unknown; lease_duration?: unknown } | undefined;
+    if (auth?.renewable !== true || typeof auth.lease_duration !== 'number') return;
+    const leaseMs = auth.lease_duration * 1000;
+    // Capped by the token's max TTL: renewing again would not extend it.
+    if (Date.now() + leaseMs <= before + MIN_RETRY_MS) return;
+    this.#schedule(leaseMs);
+  }
+
+  #schedule(leaseMs: number): void {
+    this.#expiresAtMs = Date.now() + leaseMs;
+    const token = this.#watched!;
+    this.#timer = timer(Math.max(leaseMs / 2, MIN_RETRY_MS), () => void this.#renew(token));
+  }
+
+  #ask(method: 'GET' | 'POST', action: 'lookup-self' | 'renew-self'): Promise<Record<string, unknown> | undefined> {
+    const body = method === 'POST' ? {} : undefined;
+    return this.#call(method, `/v1/auth/token/${action}`, body, AbortSignal.timeout(KEY_SERVICE_CALL_TIMEOUT_MS), { capability: 'update' }).catch(() => undefined);
+  }
+}
+
+function timer(delayMs: number, run: () => void): NodeJS.Timeout {
+  const handle = setTimeout(run, Math.min(delayMs, MAX_DELAY_MS));
+  handle.unref();
+  return handle;
+}
