@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SignerDescription } from '../chain/authority-signer.js';
+import type { KeyServiceKind, SignerDescription } from '../chain/authority-signer.js';
 import type { AuthorityView, ChainAmounts, CheckOff, LandingMode } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { CrankConfig } from '../config/config.js';
@@ -174,12 +174,22 @@ export function retryingAttempt(attempt: number, maxAttempts: number, error: str
 // The signer and the checks that are off keep their types in src/chain: `satisfies` here and
 // crankHealth's assignment from them (below) hold each pair together in both directions.
 
-/** With runtime configuration: `file`, `pkcs11` with the token's label and its session (never a PIN), or a key service and the key's name. */
+/**
+ * The signer as the public /health names it: `file`, `pkcs11` with the token's label and its
+ * session (never a PIN), or the key service's kind alone. A key's ARN or resource name says which
+ * account and project hold it: the startup line and `ops` (operators only) name it, /health not.
+ */
+type HealthSigner = Exclude<SignerDescription, { key: string }> | { kind: KeyServiceKind };
+
 const signerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('file') }),
   z.strictObject({ kind: z.literal('pkcs11'), token: z.string(), session: z.enum(['open', 'lost']) }),
-  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']), key: z.string() }),
-]) satisfies z.ZodType<SignerDescription>;
+  z.strictObject({ kind: z.enum(['aws-kms', 'gcp-kms', 'vault-transit']) }),
+]) satisfies z.ZodType<HealthSigner>;
+
+function healthSigner(signer: SignerDescription): HealthSigner {
+  return 'key' in signer ? { kind: signer.kind } : signer;
+}
 
 const checkOffSchema = z.strictObject({
   check: z.literal('second_signer'),
@@ -248,7 +258,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     total_actions_submitted: facts.transactionsLanded,
     role: facts.role.role,
     role_since: toUnixSeconds(facts.role.sinceMs),
-    ...(extras.signer === undefined ? {} : { signer: extras.signer }),
+    ...(extras.signer === undefined ? {} : { signer: healthSigner(extras.signer) }),
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,

@@ -71,8 +71,43 @@ describe('files another account could change', () => {
     const path = join(dir, 'authority.json');
     files.write('shared/authority.json', JSON.stringify(fixtureKeypairBytes()));
     expect(await problemOf(path)).toBe(
-      `BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is in directory ${JSON.stringify(dir)}, which others can write to (mode 0777) and so replace the file; chmod o-w it or move the file`,
+      `BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is in directory ${JSON.stringify(dir)}, which its group and others can write to (mode 0777) and so replace the file; chmod go-w it or move the file`,
     );
+  });
+
+  it('a keypair file mode 0600 in a directory its group can write to', async () => {
+    const dir = join(files.dir, 'team');
+    mkdirSync(dir);
+    chmodSync(dir, 0o770);
+    const path = files.write('team/authority.json', JSON.stringify(fixtureKeypairBytes()));
+    expect(await problemOf(path)).toBe(
+      `BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is in directory ${JSON.stringify(dir)}, which its group can write to (mode 0770) and so replace the file; chmod go-w it or move the file`,
+    );
+  });
+
+  it('a keypair file mode 0600 in a directory owned by another user, even mode 0700', async () => {
+    const dir = join(files.dir, 'theirs');
+    mkdirSync(dir);
+    const path = files.write('theirs/authority.json', JSON.stringify(fixtureKeypairBytes()));
+    chmodSync(dir, 0o700);
+    chownSync(dir, OTHER_UID, OTHER_UID);
+    expect(await problemOf(path)).toBe(
+      `BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is in directory ${JSON.stringify(dir)}, owned by uid ${OTHER_UID}, neither this process's (${process.getuid!()}) nor root; that account could replace the file (chown it or move the file)`,
+    );
+  });
+
+  it('a directory owned by root, mode 0755, is accepted (a mounted secret volume)', async () => {
+    const dir = join(files.dir, 'secrets');
+    mkdirSync(dir, { mode: 0o755 });
+    chownSync(dir, 0, 0);
+    const path = files.write('secrets/authority.json', JSON.stringify(fixtureKeypairBytes()));
+    expect((await loadAuthoritySigner(path, {})).signer.describe()).toEqual({ kind: 'file' });
+  });
+
+  it('a pin-source file writable by its group', async () => {
+    const pin = files.write('pin', `${TOKEN_PIN}\n`, 0o660);
+    const line = await problemOf(`pkcs11:token=bridge;object=a?module-path=/nonexistent/lib.so&pin-source=file:${pin}`);
+    expect(line).toBe(`BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file ${JSON.stringify(pin)} is writable by its group (mode 0660); restrict it with chmod 600`);
   });
 
   it('a sticky shared directory (like /tmp) is accepted', async () => {
@@ -90,7 +125,7 @@ describe('files another account could change', () => {
     const target = files.write('shared/authority.json', JSON.stringify(fixtureKeypairBytes()));
     const link = join(files.dir, 'authority-link.json');
     symlinkSync(target, link);
-    expect(await problemOf(link)).toContain(`is in directory ${JSON.stringify(dir)}, which others can write to`);
+    expect(await problemOf(link)).toContain(`is in directory ${JSON.stringify(dir)}, which its group and others can write to`);
   });
 
   it('a pin-source file writable by others', async () => {
@@ -108,7 +143,7 @@ describe('files another account could change', () => {
   it('a module-path library others can write to', async () => {
     const library = files.write('libvendor.so', 'not a library', 0o666);
     expect(await problemOf(`pkcs11:token=bridge;object=a?module-path=${library}&pin-value=1234`)).toBe(
-      `BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: module-path ${JSON.stringify(library)} is writable by others (mode 0666); restrict it with chmod 600`,
+      `BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: module-path ${JSON.stringify(library)} is writable by its group and others (mode 0666); restrict it with chmod 600`,
     );
   });
 

@@ -74,9 +74,14 @@ describe('loadAuthorityKeypair: refusals name the variable and the path, never t
     expect(problemOf(link)).toContain('cannot be read (ENOENT)');
   });
 
-  it.each(['0602', '0666', '0777'])('a file writable by others (mode %s): anyone on the host could swap the key', (modeText) => {
+  it.each([
+    ['0602', 'others'],
+    ['0620', 'its group'],
+    ['0666', 'its group and others'],
+    ['0777', 'its group and others'],
+  ])('a file writable by group or others (mode %s): another account could swap the key', (modeText, writers) => {
     const path = files.copyFixture(Number.parseInt(modeText, 8));
-    expect(problemOf(path)).toBe(`BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is writable by others (mode ${modeText}); restrict it with chmod 600`);
+    expect(problemOf(path)).toBe(`BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is writable by ${writers} (mode ${modeText}); restrict it with chmod 600`);
   });
 
   it('a directory', () => {

@@ -187,8 +187,20 @@ async function initialize(thread: Pkcs11Thread, modulePath: string): Promise<voi
     await thread.call('C_Initialize', { flags: pkcs11js.CKF_OS_LOCKING_OK });
   } catch (err) {
     if (isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
-    if (resultCode(err) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw failure('module_not_loaded', `module ${JSON.stringify(modulePath)} failed to initialize (${resultCode(err) ?? firstLine(err)})`, err);
+    const code = resultCode(err);
+    if (code === 'CKR_CRYPTOKI_ALREADY_INITIALIZED') return;
+    const advice = code === 'CKR_GENERAL_ERROR' ? `; ${configurationAdvice(modulePath)}` : '';
+    throw failure('module_not_loaded', `module ${JSON.stringify(modulePath)} failed to initialize (${code ?? firstLine(err)})${advice}`, err);
   }
+}
+
+/**
+ * CKR_GENERAL_ERROR from C_Initialize is how modules say they could not read their own
+ * configuration (SoftHSM without a readable softhsm2.conf, a vendor client without its config).
+ */
+function configurationAdvice(modulePath: string): string {
+  if (/softhsm/i.test(modulePath)) return 'the module could not read its configuration: set SOFTHSM2_CONF to a softhsm2.conf this user can read, whose directories.tokendir holds the token';
+  return "the module could not read its configuration: set the vendor's configuration variable or file (see its PKCS#11 guide) for this user";
 }
 
 /** After CKR_CRYPTOKI_NOT_INITIALIZED or CKR_DEVICE_REMOVED: C_Finalize (whatever it answers), then C_Initialize. */

@@ -124,7 +124,7 @@ describe('Vault transit: the token from a token-source file', () => {
       const shared = files.write('shared-token', `${VAULT_TOKEN}\n`, 0o666);
       const refused = await loadAuthoritySigner(`${f.uri}?token-source=file:${shared}`, process.env).catch((err: unknown) => err);
       expect(isBridgeError(refused, 'CONFIG__INVALID') && refused.message).toBe(
-        `BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: token-source file ${JSON.stringify(shared)} is writable by others (mode 0666); restrict it with chmod 600`,
+        `BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: token-source file ${JSON.stringify(shared)} is writable by its group and others (mode 0666); restrict it with chmod 600`,
       );
       const none = await loadAuthoritySigner(f.uri, process.env).catch((err: unknown) => err);
       expect((none as Error).message).toContain('no Vault token: set VAULT_TOKEN or add ?token-source=file:');
