@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +14,16 @@ import { ed25519PrivateKeyObject } from '../../src/chain/ed25519.js';
  * speaking the service's documented wire protocol (AWS's JSON 1.1 `TrentService.*` targets,
  * Cloud KMS's REST `:asymmetricSign` and `/publicKey`, Vault's `/v1/<mount>/sign|keys/<key>`),
  * refusing a request without the service's authentication header, answering errors with the
- * service's error bodies, and signing with a real Ed25519 key. `fault` switches one failure on.
+ * service's error bodies, and signing with a real Ed25519 key. `fault` switches one failure on:
+ * `redirect` answers 307 to `redirectTo` (once per request: the redirected request is served),
+ * `garbled` a 500 whose message holds control characters. The Vault fake also answers
+ * `auth/token/lookup-self` and `renew-self` for its `vault.token`, with `vault.ttlSecs` (0: a
+ * root token, not renewable), and 404 `{"errors":[]}` for a key it does not hold, as Vault does.
+ * With `tls` it listens on https. `npm run rehearse:key-services` (scripts/key-service-fakes.ts)
+ * starts the three for an operator's rehearsal.
  */
 
-export type Fault = 'none' | 'denied' | 'hang' | 'unavailable' | 'wrong_key' | 'not_ed25519' | 'disabled';
+export type Fault = 'none' | 'denied' | 'hang' | 'unavailable' | 'wrong_key' | 'not_ed25519' | 'disabled' | 'redirect' | 'garbled';
 export type KeyServiceName = 'aws-kms' | 'gcp-kms' | 'vault-transit';
 
 export const AWS_KEY_ID = '1234abcd-12ab-34cd-56ef-1234567890ab';
@@ -34,13 +42,23 @@ export interface KeyServiceFake {
   /** The variables and URI a server needs to use this fake with its service's standard chain. */
   env: Record<string, string>;
   uri: string;
+  /** Where `redirect` sends a request: an origin (another one, or this fake's own). */
+  redirectTo: string;
+  vault: { token: string; ttlSecs: number };
   close(): Promise<void>;
+}
+
+export interface FakeOptions {
+  /** PEM key and certificate to listen on https with (loopbackCertificate()). */
+  tls?: { key: string; cert: string };
+  /** A fixed port (the rehearsal's); 0 picks a free one. */
+  port?: number;
 }
 
 type Reply = { status: number; body: unknown };
 type Handler = (operation: string, body: Record<string, unknown>, fake: KeyServiceFake) => Reply | undefined;
 
-export async function startKeyServiceFake(service: KeyServiceName, keypair: Keypair): Promise<KeyServiceFake> {
+export async function startKeyServiceFake(service: KeyServiceName, keypair: Keypair, options: FakeOptions = {}): Promise<KeyServiceFake> {
   const key = ed25519PrivateKeyObject(keypair.secretKey.subarray(0, 32));
   const other = generateKeyPairSync('ed25519').privateKey;
   const signWith = (fake: KeyServiceFake, data: Buffer) => sign(null, data, fake.fault === 'wrong_key' ? other : key);
@@ -52,9 +70,10 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
   };
   const { route, authorized, handle } = handlers[service];
   const hung = new Set<ServerResponse>();
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     void answer(req, res);
-  });
+  };
+  const server = options.tls === undefined ? createServer(listener) : createHttpsServer(options.tls, listener);
   const credentials = service === 'gcp-kms' ? googleCredentials() : undefined;
   const fake: KeyServiceFake = {
     url: '',
@@ -62,6 +81,8 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
     requests: [],
     env: {},
     uri: '',
+    redirectTo: '',
+    vault: { token: VAULT_TOKEN, ttlSecs: 0 },
     async close() {
       for (const res of hung) res.destroy();
       credentials?.remove();
@@ -79,6 +100,18 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
       hung.add(res);
       return;
     }
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (fake.fault === 'redirect' && !url.searchParams.has('redirected')) {
+      url.searchParams.set('redirected', '1');
+      res.writeHead(307, { location: `${fake.redirectTo}${url.pathname}${url.search}` });
+      res.end();
+      return;
+    }
+    if (fake.fault === 'garbled') {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(garbled(service)));
+      return;
+    }
     const reply: Reply =
       authorization === undefined
         ? unauthenticated(service)
@@ -87,8 +120,8 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
     res.end(JSON.stringify(reply.body));
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  fake.url = `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   if (service === 'aws-kms') {
     fake.env = { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: AWS_SECRET, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_KMS: fake.url };
     fake.uri = `aws-kms:${AWS_KEY_ID}`;
@@ -115,6 +148,15 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   } catch {
     return {};
   }
+}
+
+// An escape sequence, a NUL, a line break and a right-to-left override, as a hostile proxy might answer.
+export const GARBLED_TEXT = 'sealed\u001b[2J\u0000\nforged line \u202eabc';
+
+function garbled(service: KeyServiceName): unknown {
+  if (service === 'aws-kms') return { __type: 'KMSInternalException', message: GARBLED_TEXT };
+  if (service === 'gcp-kms') return { error: { code: 500, message: GARBLED_TEXT, status: 'INTERNAL' } };
+  return { errors: [GARBLED_TEXT] };
 }
 
 function unauthenticated(service: KeyServiceName): Reply {
@@ -191,16 +233,22 @@ function gcpKms(publicDer: Buffer, signWith: SignWith) {
 
 /** Vault transit: /v1/<mount>/keys/<key>, /v1/<mount>/sign/<key>, X-Vault-Token; errors as {errors: [...]}. */
 function vaultTransit(publicDer: Buffer, signWith: SignWith) {
+  let token = '';
   return {
     route: (req: IncomingMessage) => {
       const path = new URL(req.url ?? '/', 'http://fake').pathname;
-      if (req.method === 'GET' && path === '/v1/transit/keys/bridge-authority') return 'keys';
-      if (req.method === 'POST' && path === '/v1/transit/sign/bridge-authority') return 'sign';
-      return undefined;
+      token = String(req.headers['x-vault-token'] ?? '');
+      if (path === '/v1/auth/token/lookup-self' || path === '/v1/auth/token/renew-self') return path.slice('/v1/auth/token/'.length);
+      const key = /^\/v1\/transit\/(keys|sign)\/([^/]+)$/.exec(path);
+      if (key === null || (req.method === 'GET') !== (key[1] === 'keys')) return undefined;
+      return key[2] === 'bridge-authority' ? key[1] : 'missing';
     },
-    authorized: (req: IncomingMessage) => (req.headers['x-vault-token'] === VAULT_TOKEN ? 'X-Vault-Token' : undefined),
+    authorized: () => (token !== '' ? token : undefined),
     handle(operation: string, body: Record<string, unknown>, fake: KeyServiceFake): Reply | undefined {
-      if (fake.fault === 'denied') return { status: 403, body: { errors: ['1 error occurred:\n\t* permission denied\n\n'] } };
+      if (token !== fake.vault.token || fake.fault === 'denied') return { status: 403, body: { errors: ['1 error occurred:\n\t* permission denied\n\n'] } };
+      if (operation === 'lookup-self') return { status: 200, body: { data: { renewable: fake.vault.ttlSecs > 0, ttl: fake.vault.ttlSecs, policies: ['default', 'bridge'] } } };
+      if (operation === 'renew-self') return { status: 200, body: { auth: { client_token: token, renewable: true, lease_duration: fake.vault.ttlSecs } } };
+      if (operation === 'missing') return { status: 404, body: { errors: [] } };
       if (fake.fault === 'unavailable') return { status: 503, body: { errors: ['Vault is sealed'] } };
       if (fake.fault === 'disabled') return { status: 400, body: { errors: ['key not found or signing not supported by this key'] } };
       if (operation === 'keys') {
@@ -237,4 +285,17 @@ function googleCredentials(): { path: string; remove(): void } {
   };
   writeFileSync(path, JSON.stringify(file), { mode: 0o600 });
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1 (valid a day), made with openssl as an operator makes
+ * one: the fake's TLS identity and, as VAULT_CACERT, the only anchor that vouches for it.
+ */
+export function loopbackCertificate(): { key: string; cert: string; certPath: string; dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-tls-'));
+  const keyPath = join(dir, 'vault-key.pem');
+  const certPath = join(dir, 'vault-ca.pem');
+  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'];
+  execFileSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore', timeout: 30_000 });
+  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -3,12 +3,12 @@ import { escapeUnsafeCharacters } from '../../text.js';
 
 /**
  * The one way every signer (a PKCS#11 token, a key service) reports a failure. A module's or a
- * service's own words end up on a terminal (the startup line, `ops`) and in /health: their
- * control characters are escaped, never printed.
+ * service's own words end up on a terminal (the startup line, `ops`) and in /health: one line
+ * (line breaks become spaces), the other control characters escaped, never printed.
  */
 
 export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: escapeUnsafeCharacters(message) }, cause === undefined ? undefined : { cause });
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: escapeUnsafeCharacters(message.replace(/[\r\n]+/g, ' ')) }, cause === undefined ? undefined : { cause });
 }
 
 /** An error's first line, cut: a module's or service's message, never a credential (the clients do not put them in errors). */

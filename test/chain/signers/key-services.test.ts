@@ -90,6 +90,69 @@ describe.each(SERVICES)('%s', (service) => {
   });
 });
 
+describe('each failure to reach a key service is one line saying what to set', () => {
+  // Nothing here may look for credentials beyond this host: no instance metadata service, no home directory's files.
+  function isolated(): string {
+    const files = keypairDir();
+    after.push(() => files.remove());
+    Object.assign(process.env, { HOME: files.dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: `${files.dir}/none`, AWS_SHARED_CREDENTIALS_FILE: `${files.dir}/none` });
+    Object.assign(process.env, { METADATA_SERVER_DETECTION: 'none', GCE_METADATA_HOST: '127.0.0.1:9', GCE_METADATA_IP: '127.0.0.1:9' });
+    return files.dir;
+  }
+  const after: (() => void)[] = [];
+  afterEach(() => {
+    for (const cleanup of after.splice(0)) cleanup();
+  });
+
+  it('aws-kms without a region names ?region= and AWS_REGION', async () => {
+    const f = await started('aws-kms');
+    isolated();
+    delete process.env['AWS_REGION'];
+    delete process.env['AWS_DEFAULT_REGION'];
+    expect(await startProblem(f)).toBe(
+      "BRIDGE_AUTHORITY_KEYPAIR: AWS KMS: GetPublicKey failed (Error: Region is missing); name the key's region in the URI (aws-kms:<key>?region=<region>, or the key's ARN) or set AWS_REGION",
+    );
+    expect(f.requests).toEqual([]);
+  });
+
+  it('aws-kms without credentials names the default chain', async () => {
+    const f = await started('aws-kms');
+    isolated();
+    delete process.env['AWS_ACCESS_KEY_ID'];
+    delete process.env['AWS_SECRET_ACCESS_KEY'];
+    expect(await startProblem(f)).toMatch(/^BRIDGE_AUTHORITY_KEYPAIR: AWS KMS: GetPublicKey failed \(CredentialsProviderError: [^)]*\); give the server credentials through AWS's default chain/);
+  });
+
+  it('gcp-kms without credentials: one line naming GOOGLE_APPLICATION_CREDENTIALS, and no rejection left unhandled', async () => {
+    const f = await started('gcp-kms');
+    isolated();
+    delete process.env['GOOGLE_APPLICATION_CREDENTIALS'];
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      expect(await startProblem(f)).toBe(
+        'BRIDGE_AUTHORITY_KEYPAIR: Google Cloud KMS: no Application Default Credentials (Could not load the default credentials.); set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run `gcloud auth application-default login`, or attach a service account to the machine',
+      );
+      // Rejections are reported after the microtasks of the turn that made them.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    expect(unhandled).toEqual([]);
+    expect(f.requests).toEqual([]);
+  });
+
+  it.each(SERVICES)('%s: control characters in what the service answers are escaped, never printed', async (service) => {
+    const f = await started(service);
+    f.fault = 'garbled';
+    const line = await startProblem(f);
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(line).toContain('\\u001b[2J');
+  });
+});
+
 describe('a key service that stops answering', () => {
   const BOUND_MS = 300;
   const services: Record<KeyServiceName, (f: KeyServiceFake) => Promise<KeyService>> = {
