@@ -13,7 +13,7 @@ import { publishHealthStatusAtScrape } from './machines/crank-telemetry.js';
 import { createDisabledCrank } from './machines/disabled-crank.js';
 import { createDisabledTransferQueries, type TransferQueries } from './transfers/transfer-queries.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
-import { boundText } from './text.js';
+import { boundText, escapeUnsafeCharacters } from './text.js';
 
 /**
  * The process: configuration from the environment, then logger, metrics, HTTP app, listen,
@@ -78,7 +78,8 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {
     if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
-    process.stderr.write(`${err.context.problems.join('\n')}\n`);
+    // A problem may quote what the operator or a key service gave: no control character reaches the terminal.
+    process.stderr.write(`${escapeUnsafeCharacters(err.context.problems.join('\n'))}\n`);
     return undefined;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { healthVerdict, type HealthFacts, type HealthInput, type HealthStatus } from '../../src/machines/health.js';
+import { crankHealth, crankHealthSchema, healthVerdict, type HealthFacts, type HealthInput, type HealthStatus } from '../../src/machines/health.js';
 
 const START = 1_795_000_000_000;
 const STALLED_AFTER_MS = 60_000;
@@ -84,5 +84,23 @@ describe('healthVerdict', () => {
   it('a minimum of 0 never warns', () => {
     const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0, handoffMs: 300_000 } }), AT);
     expect(verdict).toEqual({ status: 'ok', problems: [] });
+  });
+});
+
+describe('crankHealth: the signer the public /health names', () => {
+  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const } };
+  const verdict = { status: 'ok' as const, problems: [] };
+
+  it.each([
+    [{ kind: 'aws-kms' as const, key: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' }, { kind: 'aws-kms' }],
+    [{ kind: 'gcp-kms' as const, key: 'projects/bridge/locations/global/keyRings/operators/cryptoKeys/authority/cryptoKeyVersions/1' }, { kind: 'gcp-kms' }],
+    [{ kind: 'vault-transit' as const, key: 'transit/bridge-authority' }, { kind: 'vault-transit' }],
+    [{ kind: 'pkcs11' as const, token: 'bridge', session: 'open' as const }, { kind: 'pkcs11', token: 'bridge', session: 'open' }],
+    [{ kind: 'file' as const }, { kind: 'file' }],
+  ])('%o is shown as %o: a key service by its kind, never the key ARN or resource name', (signer, shown) => {
+    const health = crankHealth(FACTS, true, verdict, { ...extras, signer });
+    expect(health.signer).toEqual(shown);
+    expect(crankHealthSchema.parse(health).signer).toEqual(shown);
+    expect(JSON.stringify(health)).not.toContain('key');
   });
 });
