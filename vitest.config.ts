@@ -42,6 +42,7 @@ const LONG = [
   'test/install/runtime-install.test.ts',
   'test/integration/transfers-load.test.ts',
   'test/integration/key-services.test.ts',
+  'test/integration/key-service-errors.test.ts',
   'test/integration/hsm.test.ts',
 ];
 

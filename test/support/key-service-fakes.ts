@@ -299,3 +299,11 @@ export function loopbackCertificate(): { key: string; cert: string; certPath: st
   execFileSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore', timeout: 30_000 });
   return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** What authenticates to a fake: the AWS secret key, the service account file's private key, the Vault token. */
+export function credentialsOf(fake: KeyServiceFake): string[] {
+  if (fake.env['AWS_SECRET_ACCESS_KEY'] !== undefined) return [AWS_SECRET];
+  if (fake.env['VAULT_TOKEN'] !== undefined) return [VAULT_TOKEN];
+  const file = JSON.parse(readFileSync(fake.env['GOOGLE_APPLICATION_CREDENTIALS']!, 'utf8')) as { private_key: string };
+  return [file.private_key.replace(/-----[A-Z ]+-----/g, '')];
+}
