@@ -11,8 +11,9 @@ import { ensureBuilt } from '../support/server-process.js';
 /**
  * Issue 32 item 5: docs/operating.md's SoftHSM recipe, run as written by a user that is not root
  * (the image runs as `node`; here `nobody`, through setpriv) in an empty directory holding only
- * ./authority.json: it ends printing the authority's base58 public key, and leaves every file it
- * wrote readable by that user only. The one substitution: the image's /app is this checkout.
+ * ./authority.json: it prints the authority's base58 public key, leaves every file it wrote
+ * readable by that user only, and ends by destroying the plaintext ./authority.json (issue 40):
+ * the token is then the key's only copy there. The one substitution: the image's /app is this checkout.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,6 +51,7 @@ it('the SoftHSM recipe works as written for a user that is not root and prints t
   const { stdout } = await execFileAsync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'bash', '-euo', 'pipefail', script], { cwd: dir, env, timeout: RECIPE_TIMEOUT_MS });
   expect(stdout).toContain(`${FIXTURE_PUBLIC_KEY}\n(held by the PKCS#11 token "bridge")`);
   expect(existsSync(join(dir, 'authority.pem'))).toBe(false);
+  expect(existsSync(join(dir, 'authority.json')), 'the plaintext keypair is destroyed').toBe(false);
   for (const written of ['softhsm', 'softhsm/pin', 'softhsm/softhsm2.conf', 'softhsm/tokens']) {
     expect((statSync(join(dir, written)).mode & 0o077).toString(8), `${written} is this user's only`).toBe('0');
   }
