@@ -29,7 +29,7 @@ export type KeyServiceName = 'aws-kms' | 'gcp-kms' | 'vault-transit';
 export const AWS_KEY_ID = '1234abcd-12ab-34cd-56ef-1234567890ab';
 export const GCP_KEY_NAME = 'projects/bridge/locations/global/keyRings/operators/cryptoKeys/authority/cryptoKeyVersions/1';
 export const VAULT_TOKEN = 'hvs.vault-token-3f9a-DO-NOT-LEAK';
-export const AWS_SECRET = 'aws-secret-8d2e-DO-NOT-LEAK';
+const AWS_SECRET = 'aws-secret-8d2e-DO-NOT-LEAK';
 // Bounds the fake's own reading of a request: the clients send a few KiB at most.
 const MAX_REQUEST_BYTES = 64 * 1024;
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -151,7 +151,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 // An escape sequence, a NUL, a line break and a right-to-left override, as a hostile proxy might answer.
-export const GARBLED_TEXT = 'sealed\u001b[2J\u0000\nforged line \u202eabc';
+const GARBLED_TEXT = 'sealed\u001b[2J\u0000\nforged line \u202eabc';
 
 function garbled(service: KeyServiceName): unknown {
   if (service === 'aws-kms') return { __type: 'KMSInternalException', message: GARBLED_TEXT };
