@@ -63,8 +63,9 @@ function variableToken(token: string | undefined, problem: Problem): VaultToken 
 /** The file's token, read again when the file changed (its inode, size or times) or when asked to. */
 function fileToken(path: string, problem: Problem): VaultToken {
   const read = (fail: Problem) => checkedToken(readSecretFile(path, 'token-source', fail), `token-source file ${JSON.stringify(path)}`, fail);
-  let token = read(problem);
+  // Stamped before it is read: a change in between is read again at the next call, never missed.
   let seen = stamp(path);
+  let token = read(problem);
   return {
     current(reread = false) {
       const now = stamp(path);
