@@ -119,6 +119,15 @@ describe('each key-service failure is one line with its fix, no stack trace (ser
       },
       /^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: module ".*libsofthsm2\.so" failed to initialize \(CKR_GENERAL_ERROR\); the module could not read its configuration: set SOFTHSM2_CONF to a softhsm2\.conf this user can read/,
     ],
+    [
+      'SoftHSM whose SOFTHSM2_CONF names a store without the token',
+      async () => {
+        const hsm = createSoftHsm();
+        cleanups.push(() => hsm.remove());
+        return { ...hsm.env, BRIDGE_AUTHORITY_KEYPAIR: hsm.uri('token=bridge;object=authority', `pin-value=${TOKEN_PIN}`) };
+      },
+      /^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: no initialized token matches token="bridge" \(tokens present: none\); SoftHSM reads its tokens from the directories\.tokendir of the softhsm2\.conf SOFTHSM2_CONF names/,
+    ],
   ];
 
   it.each(cases)('%s', async (_, setup, line) => {

@@ -248,7 +248,10 @@ async function findSlot(thread: Pkcs11Thread, options: Pkcs11Options): Promise<{
   });
   const wanted = selectionText(options, ['token', 'serial', 'slotId']) || 'any token';
   const present = tokens.map(({ label }) => JSON.stringify(label)).join(', ') || 'none';
-  if (matching.length === 0) throw failure('token_not_found', `no initialized token matches ${wanted} (tokens present: ${present})`);
+  if (matching.length === 0) {
+    const store = tokens.length === 0 && /softhsm/i.test(options.modulePath) ? '; SoftHSM reads its tokens from the directories.tokendir of the softhsm2.conf SOFTHSM2_CONF names (else /etc/softhsm/softhsm2.conf): set SOFTHSM2_CONF to the store holding the token' : '';
+    throw failure('token_not_found', `no initialized token matches ${wanted} (tokens present: ${present})${store}`);
+  }
   if (matching.length > 1) throw failure('token_not_found', `${matching.length} tokens match ${wanted} (${present}); add serial= to pick one`);
   return matching[0]!;
 }
