@@ -56,4 +56,8 @@ async function main(): Promise<void> {
   });
 }
 
-void main();
+main().catch((err: unknown) => {
+  // A bad --keypair or a missing openssl: one line, no stack trace.
+  process.stderr.write(`rehearse:key-services: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n`);
+  process.exit(1);
+});
