@@ -22,8 +22,9 @@ import { fileErrorCode, readSecretFile } from './secret-file.js';
 type VaultUri = Extract<KeyServiceUri, { kind: 'vault-transit' }>;
 type Problem = (text: string) => BridgeError<'CONFIG__INVALID'>;
 
-// Certificates of one CA bundle (the system's holds about 150): refuse a mis-mounted large file or directory.
-const MAX_CA_BYTES = 1024 * 1024;
+// A CA directory like /etc/ssl/certs (about 150 roots, each as a file, a hashed link and in the
+// bundle: about 1 MiB) fits; a mis-mounted large file or directory is refused.
+const MAX_CA_BYTES = 4 * 1024 * 1024;
 const MAX_CA_FILES = 1000;
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 const VAULT_TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
@@ -117,7 +118,8 @@ function trustAnchors(env: NodeJS.ProcessEnv, problem: Problem): string[] | unde
 
 /** Every PEM certificate of the files, each checked to parse; `named` says which file a problem is in. */
 function certificates(files: string[], named: (path: string) => string, problem: Problem): string[] {
-  const found: string[] = [];
+  // A hashed link (c_rehash) and its target hold the same certificate: kept once.
+  const found = new Set<string>();
   let bytes = 0;
   for (const path of files) {
     const text = readTrusted(path, named(path), problem);
@@ -125,11 +127,11 @@ function certificates(files: string[], named: (path: string) => string, problem:
     if (bytes > MAX_CA_BYTES) throw problem(`${named(path)}: the certificates are over ${MAX_CA_BYTES} bytes in all`);
     for (const [pem] of text.matchAll(PEM_CERTIFICATE)) {
       if (!parses(pem)) throw problem(`${named(path)} holds a PEM certificate that does not parse`);
-      found.push(pem);
+      found.add(pem);
     }
   }
-  if (found.length === 0) throw problem(`${named(files[0]!)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  return found;
+  if (found.size === 0) throw problem(`${named(files[0]!)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return [...found];
 }
 
 function parses(pem: string): boolean {

@@ -21,6 +21,7 @@ export type VaultCall = (
 ) => Promise<Record<string, unknown>>;
 
 const MIN_RETRY_MS = 1_000;
+const EXTENSION_SLACK_MS = 500;
 // setTimeout's largest delay (about 24.8 days); a longer lease is looked at again then.
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
@@ -69,8 +70,9 @@ export class TokenLease {
     const auth = answer['auth'] as { renewable?: unknown; lease_duration?: unknown } | undefined;
     if (auth?.renewable !== true || typeof auth.lease_duration !== 'number') return;
     const leaseMs = auth.lease_duration * 1000;
-    // Capped by the token's max TTL: renewing again would not extend it.
-    if (Date.now() + leaseMs <= before + MIN_RETRY_MS) return;
+    // Capped by the token's max TTL: renewing again would not extend it. Vault's whole-second
+    // lease_duration and the answer's latency blur the comparison by under EXTENSION_SLACK_MS.
+    if (Date.now() + leaseMs <= before + EXTENSION_SLACK_MS) return;
     this.#schedule(leaseMs);
   }
 

@@ -102,6 +102,19 @@ describe('the token', () => {
     expect(tokensSent(root, 'renew-self')).toEqual([]);
   });
 
+  it('is no longer renewed once a renewal does not extend it (its max TTL reached)', async () => {
+    const capped = await vault();
+    capped.vault.ttlSecs = 2;
+    await loadAuthoritySigner(capped.uri, capped.env);
+    await waitFor(() => tokensSent(capped, 'renew-self').length === 1, { timeoutMs: 5_000, what: 'the first renewal' });
+    // The next renewal grants 1 s, ending when the lease already ended: Vault's answer at the max TTL.
+    capped.vault.ttlSecs = 1;
+    await waitFor(() => tokensSent(capped, 'renew-self').length === 2, { timeoutMs: 5_000, what: 'the second renewal' });
+    // A bounded wait of more than the 1 s lease: no third renewal.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(tokensSent(capped, 'renew-self')).toHaveLength(2);
+  });
+
   it.each([
     ['a line break', `${VAULT_TOKEN}\nX-Injected: 1`],
     ['a NUL', `${VAULT_TOKEN}\u0000tail`],
