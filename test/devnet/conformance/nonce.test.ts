@@ -241,6 +241,68 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
   });
 });
 
+describe('a nonce account at a derived address someone funded first (npm run ops -- nonce init): the devnet and LiteSVM agree', () => {
+  /** A fresh derived address holding `lamports`, given to both runtimes by a transfer from the stranger; its seed. */
+  async function funded(lamports: bigint): Promise<{ address: PublicKey; seed: string }> {
+    const seed = `funded-${Math.random().toString(36).slice(2, 10)}`;
+    const address = await PublicKey.createWithSeed(authority.publicKey, seed, SystemProgram.programId);
+    const gift = SystemProgram.transfer({ fromPubkey: stranger.publicKey, toPubkey: address, lamports });
+    const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(), instructions: [gift] }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign([stranger]);
+    expect(await expectSame(tx.serialize())).toMatchObject({ landed: true, error: null });
+    return { address, seed };
+  }
+
+  const allocateWithSeed = (address: PublicKey, seed: string, base = authority.publicKey) =>
+    SystemProgram.allocate({ accountPubkey: address, basePubkey: base, seed, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId });
+
+  const unsignedBase = (ix: TransactionInstruction) => new TransactionInstruction({ ...ix, keys: ix.keys.map((key) => ({ ...key, isSigner: false })) });
+
+  async function expectSameAt(address: PublicKey, instructions: TransactionInstruction[], signers: Keypair[] = [authority]): Promise<Outcome> {
+    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: await syncBlockhash(), instructions }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign(signers);
+    const wired = tx.serialize();
+    const onDevnet = await devnet.run(wired, [...accounts, address.toBase58()]);
+    const { recorded: _recorded, ...outcome } = onDevnet;
+    const onLitesvm = litesvm.run(wired, [...accounts, address.toBase58()]);
+    expect(describeOutcome(outcome)).toBe(describeOutcome(onLitesvm));
+    expect(await devnet.accountData(address.toBase58())).toEqual(litesvm.accountData(address.toBase58()));
+    return onLitesvm;
+  }
+
+  it.each([
+    ['less than the rent: topped up', 890_880n],
+    ['more than the rent: no top-up', 2n * NONCE_RENT],
+  ])('%s: AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each', async (_name, gift) => {
+    const { address, seed } = await funded(gift);
+    const topUp = gift < NONCE_RENT ? [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: address, lamports: NONCE_RENT - gift })] : [];
+    const init = SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey });
+    const outcome = await expectSameAt(address, [allocateWithSeed(address, seed), ...topUp, init]);
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (2 + topUp.length) });
+    expect(NonceAccount.fromAccountData(Buffer.from((await devnet.accountData(address.toBase58()))!)).authorizedPubkey.toBase58()).toBe(authority.publicKey.toBase58());
+  });
+
+  it.each([
+    ['AllocateWithSeed the base did not sign (another pays)', (address: PublicKey, seed: string) => [unsignedBase(allocateWithSeed(address, seed))], { InstructionError: [0, 'MissingRequiredSignature'] }, [stranger]],
+    ['AllocateWithSeed with a seed that does not derive the address', (address: PublicKey) => [allocateWithSeed(address, 'other')], { InstructionError: [0, { Custom: 5 }] }],
+    ['AllocateWithSeed twice (AccountAlreadyInUse)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), allocateWithSeed(address, seed)], { InstructionError: [1, { Custom: 0 }] }],
+    ['AllocateWithSeed without a top-up, then InitializeNonceAccount (InsufficientFunds)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey })], { InstructionError: [1, 'InsufficientFunds'] }],
+    ['AssignWithSeed to another owner: a nonce address derives only with the System program (AddressWithSeedMismatch)', (address: PublicKey, seed: string) => [SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: SystemProgram.programId }), SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: stranger.publicKey })], { InstructionError: [1, { Custom: 5 }] }],
+  ] as Array<[string, (address: PublicKey, seed: string) => TransactionInstruction[], unknown, Keypair[]?]>)('%s: refused alike', async (_name, instructions, err, signers) => {
+    const { address, seed } = await funded(890_880n);
+    expect(await expectSameAt(address, instructions(address, seed), signers)).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
+  });
+
+  it('Allocate and Assign of a keypair account it signs: the same account on both', async () => {
+    const owned = Keypair.generate();
+    const instructions = [SystemProgram.allocate({ accountPubkey: owned.publicKey, space: 8 }), SystemProgram.assign({ accountPubkey: owned.publicKey, programId: stranger.publicKey })];
+    const topUp = SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: owned.publicKey, lamports: 946_560n });
+    expect(await expectSameAt(owned.publicKey, [topUp, ...instructions], [authority, owned])).toMatchObject({ landed: true, error: null, unitsConsumed: 450 });
+  });
+});
+
 /** Where the two runtimes were let differ: LiteSVM takes the devnet's balances and nonce account, so the next case starts from one state. */
 async function giveLiteSvmTheDevnetState(): Promise<void> {
   litesvm.fund(new Map([authority.publicKey, recipient].map((key) => [key.toBase58(), node.bank.account(key.toBase58())?.lamports ?? 0n])));
