@@ -111,7 +111,7 @@ function isLoadFailure(outcome: Outcome | undefined): boolean {
 
 /**
  * What Agave (and so the devnet) does where LiteSVM's outcome is a load failure it dropped for
- * free (docs/devnet.md, "Load failures"): the first send is committed fee-only, the case's fee
+ * free (docs/devnet.md "What the devnet models, checked against Agave's runtime"): the first send is committed fee-only, the case's fee
  * (`caseFee`, PROTOCOL.md's formula) taken from the payer and nothing else moved; a resend is
  * refused without a fee, `AlreadyProcessed`, or `BlockhashNotFound` for a durable-nonce
  * transaction (SIMD-0191 advanced its nonce). Any other outcome is LiteSVM's own.
