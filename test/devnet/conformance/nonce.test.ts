@@ -12,6 +12,7 @@ import {
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { nonceAddress, nonceSeed, nonceSetupInstructions } from '../../../src/chain/nonce-account.js';
 import { DevnetRuntime } from './devnet-runtime.js';
 import { durableNonceOf } from '../rpc/helpers.js';
 import { LiteSvmRuntime } from './litesvm-runtime.js';
@@ -242,16 +243,20 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
 });
 
 describe('a nonce account at a derived address someone funded first (npm run ops -- nonce init): the devnet and LiteSVM agree', () => {
-  /** A fresh derived address holding `lamports`, given to both runtimes by a transfer from the stranger; its seed. */
-  async function funded(lamports: bigint): Promise<{ address: PublicKey; seed: string }> {
-    const seed = `funded-${Math.random().toString(36).slice(2, 10)}`;
-    const address = await PublicKey.createWithSeed(authority.publicKey, seed, SystemProgram.programId);
+  let chainId = 100;
+
+  /** A fresh pool address of the authority (`nonceAddress`, a chain id of its own) holding `lamports`, sent by the stranger to both runtimes; its seed. */
+  async function funded(lamports: bigint): Promise<{ address: PublicKey; seed: string; chainId: number }> {
+    chainId += 1;
+    const address = nonceAddress(authority.publicKey, chainId, 0);
+    const seed = nonceSeed(chainId, 0);
+    if (lamports === 0n) return { address, seed, chainId };
     const gift = SystemProgram.transfer({ fromPubkey: stranger.publicKey, toPubkey: address, lamports });
     const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(), instructions: [gift] }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message);
     tx.sign([stranger]);
     expect(await expectSame(tx.serialize())).toMatchObject({ landed: true, error: null });
-    return { address, seed };
+    return { address, seed, chainId };
   }
 
   const allocateWithSeed = (address: PublicKey, seed: string, base = authority.publicKey) =>
@@ -273,14 +278,15 @@ describe('a nonce account at a derived address someone funded first (npm run ops
   }
 
   it.each([
+    ['nothing there: the whole rent', 0n],
     ['less than the rent: topped up', 890_880n],
     ['more than the rent: no top-up', 2n * NONCE_RENT],
-  ])('%s: AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each', async (_name, gift) => {
-    const { address, seed } = await funded(gift);
-    const topUp = gift < NONCE_RENT ? [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: address, lamports: NONCE_RENT - gift })] : [];
-    const init = SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey });
-    const outcome = await expectSameAt(address, [allocateWithSeed(address, seed), ...topUp, init]);
-    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (2 + topUp.length) });
+  ])('%s: nonce init\'s AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each', async (_name, gift) => {
+    const { address, chainId: id } = await funded(gift);
+    const topUp = gift < NONCE_RENT ? Number(NONCE_RENT - gift) : 0;
+    const outcome = await expectSameAt(address, nonceSetupInstructions(authority.publicKey, id, 0, topUp));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (topUp > 0 ? 3 : 2) });
+    expect(litesvm.accountData(address.toBase58())).toHaveLength(NONCE_ACCOUNT_LENGTH);
     expect(NonceAccount.fromAccountData(Buffer.from((await devnet.accountData(address.toBase58()))!)).authorizedPubkey.toBase58()).toBe(authority.publicKey.toBase58());
   });
 
