@@ -269,7 +269,7 @@ function secondOpinion(
 }
 
 /** Bounds the one getTransaction read per landing that `learnFromLanding` makes. */
-export const LANDED_READ_TIMEOUT_MS = 5_000;
+const LANDED_READ_TIMEOUT_MS = 5_000;
 
 /**
  * What one of the crank's own transactions showed when it landed, read once (one getTransaction,

@@ -31,7 +31,7 @@ const CONFIRM_TIMEOUT_MS = 120_000;
 const AUTHORITY_RENT_LAMPORTS = rentExemptLamports(0);
 
 /** One pool address as the plan found it: this authority's nonce account, nothing, or lamports someone sent there. */
-export interface NonceAccountPlan {
+interface NonceAccountPlan {
   address: string;
   position: number;
   state: 'present' | 'missing' | 'funded';
@@ -53,7 +53,7 @@ export interface NoncePoolPlan {
   payLamports: number;
 }
 
-export interface NonceAccountLine {
+interface NonceAccountLine {
   address: string;
   /** `created` by this run, or `present` before it. */
   state: 'created' | 'present';
