@@ -202,7 +202,8 @@ function program(run: Runner): Command {
         loadOpsContext,
         async (ctx, output, signal) => {
           const show = (text: string) => (output.json ? undefined : output.out(text));
-          const { json, text } = await nonceInit(ctx, { yes: options.yes === true, dryRun: options.dryRun === true, confirm: terminalConfirm(), show }, signal);
+          const choices = { yes: options.yes === true, dryRun: options.dryRun === true, confirm: terminalConfirm(), show, readTimeoutMs: COMMAND_TIMEOUT_MS };
+          const { json, text } = await nonceInit(ctx, choices, signal);
           output.out(output.json ? JSON.stringify(json) : text);
         },
         options.json === true,

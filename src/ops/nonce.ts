@@ -29,6 +29,8 @@ export interface NonceInitOptions {
   confirm: Confirm | undefined;
   /** Prints the plan before the question (human output only). */
   show(text: string): void;
+  /** Bounds the reads that make the plan (the CLI's COMMAND_TIMEOUT_MS); the question and the sends have bounds of their own. */
+  readTimeoutMs: number;
 }
 
 export interface NonceInitResult {
@@ -38,10 +40,11 @@ export interface NonceInitResult {
 
 export async function nonceInit(ctx: OpsContext, options: NonceInitOptions, signal: AbortSignal): Promise<NonceInitResult> {
   const endpoints = endpointsOptions(ctx.crank, createMetrics(new Registry()));
+  const reads = AbortSignal.any([signal, AbortSignal.timeout(options.readTimeoutMs)]);
   // The trackers at the configured program ids and chain ids, as `ops status` reads them: a wrong setting fails here.
-  await ctx.reads.readRange(0, 0, signal);
+  await ctx.reads.readRange(0, 0, reads);
   const pools = createNoncePools(endpoints);
-  const plans = await pools.plan(ctx.authority, ctx.crank.nonceAccounts, signal);
+  const plans = await pools.plan(ctx.authority, ctx.crank.nonceAccounts, reads);
   for (const plan of plans) checkFunded(ctx.authority.toBase58(), plan);
   const authority = ctx.authority.toBase58();
   const paying = plans.reduce((sum, plan) => sum + plan.payLamports, 0);

@@ -28,6 +28,7 @@ describe('nonce init asks before it pays', () => {
     const options = (answer: boolean) => ({
       yes: false,
       dryRun: false,
+      readTimeoutMs: 10_000,
       show: (text: string) => shown.push(text),
       confirm: async (question: string) => {
         asked.push(question);
