@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
+import { CONFIRM_TIMEOUT_MS } from '../chain/client/nonce-setup.js';
+import { MAX_NONCE_ACCOUNTS } from '../config/config.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
@@ -37,10 +39,10 @@ const PROMPT_TIMEOUT_MS = 300_000;
 
 /**
  * `nonce init` as a whole: its reads (COMMAND_TIMEOUT_MS), the question (PROMPT_TIMEOUT_MS),
- * and one setting-up transaction per account, each confirmed within 120 s
- * (src/chain/client/nonce-setup.ts), for at most 8 accounts on each of the two chains.
+ * and one setting-up transaction per account, each confirmed within CONFIRM_TIMEOUT_MS (120 s),
+ * for at most MAX_NONCE_ACCOUNTS (8) accounts on each of the two chains: 38 min at most.
  */
-const NONCE_INIT_TIMEOUT_MS = COMMAND_TIMEOUT_MS + PROMPT_TIMEOUT_MS + 2 * 8 * 120_000;
+const NONCE_INIT_TIMEOUT_MS = COMMAND_TIMEOUT_MS + PROMPT_TIMEOUT_MS + 2 * MAX_NONCE_ACCOUNTS * CONFIRM_TIMEOUT_MS;
 
 /** What running `nonce init` against a live server does (its --help says so; docs/operating.md "Operating"). */
 const NONCE_INIT_HELP = `

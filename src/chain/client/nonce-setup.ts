@@ -25,7 +25,7 @@ import { signTransaction } from './sign-transaction.js';
 const POLL_INTERVAL_MS = 500;
 
 /** One setting-up transaction is waited for at most this long: a blockhash's life (150 blocks at up to 600 ms) and a margin. */
-const CONFIRM_TIMEOUT_MS = 120_000;
+export const CONFIRM_TIMEOUT_MS = 120_000;
 
 /** The authority's own account (no data) must stay rent-exempt after it paid: a payer left below it is refused (InsufficientFundsForRent). */
 const AUTHORITY_RENT_LAMPORTS = rentExemptLamports(0);
