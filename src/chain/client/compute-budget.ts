@@ -4,7 +4,9 @@ import { DEFAULT_UNITS_PER_INSTRUCTION } from '../fee-rate.js';
 import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, setLoadedAccountsDataSizeLimitInstruction } from '../codec/compute-budget.js';
 import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { ChainSide } from '../../domain.js';
 import type { Logger } from '../../log/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
 
 /**
@@ -114,7 +116,8 @@ export class ComputeCeilings {
   /** Per action, the largest limit per instruction the chain showed too small (`exceeded`): no report of use can bring the ceiling to it again. */
   readonly #tooSmall = new Map<CrankAction, number>();
 
-  constructor(private readonly logger?: Logger) {}
+  /** `reported`: where a contradicted count is told (a warn line and `bridge_compute_use_ignored_total`); tests leave it out. */
+  constructor(private readonly reported?: { chain: ChainSide; logger: Logger; metrics: Metrics }) {}
 
   perInstruction(action: CrankAction): number {
     return this.#perInstruction.get(action) ?? DEFAULT_UNITS_PER_INSTRUCTION;
@@ -131,7 +134,8 @@ export class ComputeCeilings {
     const shown = Math.ceil((USED_HEADROOM * unitsConsumed) / count);
     const tooSmall = this.#tooSmall.get(action) ?? 0;
     if (unitsConsumed === 0 || unitsConsumed > unitLimit || shown <= tooSmall) {
-      this.logger?.warn({ action, unitsConsumed, unitLimit, count }, 'a landed transaction\'s reported compute use contradicts its limit or an earlier ComputationalBudgetExceeded: ignored, the ceiling learns from the limit');
+      this.reported?.metrics.computeUseIgnored.inc({ chain: this.reported.chain });
+      this.reported?.logger.warn({ action, unitsConsumed, unitLimit, count }, 'a landed transaction\'s reported compute use contradicts its limit or an earlier ComputationalBudgetExceeded: ignored, the ceiling learns from the limit');
       this.landed(action, unitLimit, count);
       return;
     }

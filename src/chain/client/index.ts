@@ -217,13 +217,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
+    metrics.computeUseIgnored.inc({ chain: rpc.chain }, 0);
     metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
   }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
-  const ceilings = { source: new ComputeCeilings(logger.child({ chain: 'source' })), target: new ComputeCeilings(logger.child({ chain: 'target' })) };
+  const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
+  const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
   const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
   const common = { authority: authorityKey, metrics };

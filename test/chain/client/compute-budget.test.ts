@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMPUTE_UNIT_MARGIN, ComputeCeilings, MAX_COMPUTE_UNIT_LIMIT, USED_HEADROOM } from '../../../src/chain/client/compute-budget.js';
 import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
@@ -5,6 +6,8 @@ import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, TRANSACTION_ACCOUNT_BASE_SIZE } fr
 import { trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { retriesAction } from '../../../src/failure-policy.js';
+import type { Logger } from '../../../src/log/logger.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
 import { metricValue } from '../../support/metric-value.js';
 import { proposal, READ_LIMITS, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import type { FakeChain } from './fake-chain.js';
@@ -257,10 +260,11 @@ describe('the compute ceiling arithmetic (ComputeCeilings)', () => {
     expect(ceilings.perInstruction('ack_withdraw')).toBe(DEFAULT_UNITS_PER_INSTRUCTION);
   });
 
-  it('a reported use the chain contradicts is ignored (warn) and the limit teaches instead: above the limit, 0, or at a limit shown too small', () => {
+  it('a reported use the chain contradicts is ignored (warn, bridge_compute_use_ignored_total) and the limit teaches instead: above the limit, 0, or at a limit shown too small', async () => {
     const lines: unknown[] = [];
-    const logger = { warn: (object: unknown) => lines.push(object) } as unknown as ConstructorParameters<typeof ComputeCeilings>[0];
-    const ceilings = new ComputeCeilings(logger);
+    const logger = { warn: (object: unknown) => lines.push(object) } as unknown as Logger;
+    const metrics = createMetrics(new Registry());
+    const ceilings = new ComputeCeilings({ chain: 'source', logger, metrics });
     ceilings.used('cleanup_deposit', { unitsConsumed: 90_000, unitLimit: 60_000, count: 3 });
     expect(ceilings.perInstruction('cleanup_deposit')).toBe(40_000);
     ceilings.used('cleanup_deposit', { unitsConsumed: 0, unitLimit: 60_000, count: 3 });
@@ -271,6 +275,7 @@ describe('the compute ceiling arithmetic (ComputeCeilings)', () => {
     ceilings.used('cleanup_deposit', { unitsConsumed: 8_000, unitLimit: 100_000, count: 1 });
     expect(ceilings.perInstruction('cleanup_deposit')).toBe(100_000);
     expect(lines).toHaveLength(3);
+    expect(await metricValue(metrics.computeUseIgnored, { chain: 'source' })).toBe(3);
     ceilings.used('cleanup_deposit', { unitsConsumed: 30_000, unitLimit: 100_000, count: 1 });
     expect(ceilings.perInstruction('cleanup_deposit')).toBe(90_000);
     expect(lines).toHaveLength(3);
