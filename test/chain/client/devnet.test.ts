@@ -6,7 +6,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, Versi
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { createBridgeChains, endpointsOptions, setUpNoncePools } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
@@ -17,6 +17,9 @@ import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js'
 import type { DevnetNode } from '../../../devnet/node.js';
 import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
 import { USED_HEADROOM } from '../../../src/chain/client/compute-budget.js';
+import { nonceAddress } from '../../../src/chain/nonce-account.js';
+import { devnetCrankConfig } from '../../support/crank-config.js';
+import bs58 from 'bs58';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
@@ -56,6 +59,7 @@ function chainsFor(
   authority: Keypair,
   sourceReadCommitment: Commitment = 'finalized',
   targetRpcFallbackUrls: string[] = [],
+  nonceAccounts = 0,
 ): { chains: BridgeChains; metrics: Metrics } {
   const metrics = createMetrics(new Registry());
   const programId = new PublicKey(b.world.programId);
@@ -72,6 +76,7 @@ function chainsFor(
       rpcTimeoutMs: 5_000,
       sourceReadCommitment,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+      nonceAccounts,
       metrics,
       logger: captureLogs('info').logger,
     },
@@ -326,11 +331,24 @@ describe('a simulation above the compute ceiling, with a second destination endp
 });
 
 describe('a transaction whose accounts outgrew its loaded-accounts limit after it was measured', () => {
-  it('lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands', async () => {
+  it.each([
+    ['blockhash', 0],
+    ['nonce', 1],
+  ])('%s mode: lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands', async (mode, nonceAccounts) => {
     const b = await bridge({ capacity: 50 });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
-    const { chains } = chainsFor(b, b.authorities[0]!);
-    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
+    const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
+    if (nonceAccounts > 0) {
+      const config = devnetCrankConfig(b.world, 0, { nonceAccounts });
+      await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), new FileKeySigner(b.authorities[0]!), nonceAccounts, AbortSignal.timeout(20_000));
+    }
+    const view = await chains.readState(signal(), READ_LIMITS);
+    expect(chains.landingModes().target).toBe(mode);
+    const votes = ackDepositVotes(view);
+    const lane = nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, 0);
+    const laneValue = () => b.pair.target.getAccount(lane)?.data.slice(40, 72);
+    const valueBefore = laneValue();
+    const setUp = ownLanded(b).length;
     const node = b.pair.target;
     // In flight 25 slots (about 0.5 s): the program account grows (an upgrade) after the preflight, before the landing.
     node.faults.set({ landAfterSlots: 25 });
@@ -342,7 +360,7 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     })();
     const report = await chains.ackDeposits(votes, signal());
     await grown;
-    const [failed, landed, ...rest] = ownLanded(b);
+    const [failed, landed, ...rest] = ownLanded(b).slice(setUp);
     expect(rest).toEqual([]);
     expect(failed).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded', computeUnitsConsumed: 0, fee: 5_000n });
     expect(landed).toMatchObject({ err: null });
@@ -351,6 +369,13 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     expect((await chains.readState(signal(), READ_LIMITS)).withdrawals.header.entryCount).toBe(2n);
     expect(loadedLimitOf(landed!.wire)).toBe(64 * 1024 * 1024);
     expect(loadedLimitOf(failed!.wire)).toBeLessThan(20_000);
+    if (mode === 'nonce') {
+      // Both were durable-nonce transactions of the lane: the fee-only one advanced it (SIMD-0191), and the resend was signed against the new value.
+      const recentBlockhashOf = (wire: Uint8Array) => VersionedTransaction.deserialize(wire).message.recentBlockhash;
+      expect(recentBlockhashOf(failed!.wire)).toBe(bs58.encode(valueBefore!));
+      expect(recentBlockhashOf(landed!.wire)).not.toBe(recentBlockhashOf(failed!.wire));
+      expect(laneValue()).not.toEqual(valueBefore);
+    }
   });
 });
 
