@@ -35,6 +35,7 @@ const LONG = [
   'property-tests/three-authorities.test.ts',
   'test/integration/faults.test.ts',
   'test/integration/restart-in-flight.test.ts',
+  'test/ops/nonce-init.test.ts',
   'test/integration/real-nodes.test.ts',
   'test/integration/nonce-landing.test.ts',
   'test/http/connection-exhaustion.test.ts',

@@ -57,6 +57,8 @@ export interface BridgeErrorContexts {
   CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: ChainSide; reason: string };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
+  /** The authority cannot pay what `npm run ops -- nonce init` would pay on a chain: `needed` is that plus its own rent-exempt minimum. */
+  CHAIN__INSUFFICIENT_FUNDS: { authority: string; chain: ChainSide; chainId: number; lamports: number; needed: number; paying: number };
   /**
    * The configured authority is not in a tracker's authority set (the chain client's read and
    * the planners look it up in one place, src/chain/authority-position.ts). `account`: the
@@ -153,6 +155,7 @@ export interface BridgeErrorWords {
   CHAIN__RPC_FAILED: { what: string; reason: string; advice?: string };
   CHAIN__INVALID_NONCE_ACCOUNT: Record<string, never>;
   CHAIN__INVALID_CHAIN_ID: { tracker: string; field: string };
+  CHAIN__INSUFFICIENT_FUNDS: Record<string, never>;
   CHAIN__AUTHORITY_NOT_FOUND: { tracker: string; authorityCount: number };
   /** `tracker`: the account the action wrote to; `fee`: what the transaction bid, once a send is priced. */
   CHAIN__FAILED_TO_SUBMIT: { tracker: string; reason: string; fee?: string };
@@ -191,6 +194,9 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
     '`npm run ops -- nonce init` creates the missing ones; the next cycle reads the pool again and lands in blockhash mode until every account is usable',
   CHAIN__INVALID_CHAIN_ID: ({ account, variable, expected, actual }, { tracker, field }) =>
     `${tracker} ${account} stores ${field} ${actual}, but ${variable} is ${expected}; set ${variable} to the chain id the bridge was deployed with`,
+  CHAIN__INSUFFICIENT_FUNDS: ({ authority, chain, chainId, lamports, needed, paying }) =>
+    `authority ${authority} has ${lamports} lamports on chain ${chainId} (the ${chainName(chain)} chain); needs at least ${needed} ` +
+    `(${paying} to pay, and ${needed - paying} for its own rent-exempt minimum): fund it and run the command again; nothing was sent`,
   CHAIN__AUTHORITY_NOT_FOUND: ({ account, chain, authority }, { tracker, authorityCount }) =>
     `authority ${authority} (BRIDGE_AUTHORITY_KEYPAIR) is not one of the ${authorityCount} authorities ` +
     `of ${tracker}${account === undefined ? '' : ` ${account}`} on the ${chainName(chain)} chain; check the keypair file and the chain ids`,

@@ -228,7 +228,7 @@ export class Bank {
    * node that has not seen them yet.
    */
   simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
-    const rejected = this.#check(tx, options.checkBlockhash, options.blockhashLagSlots ?? 0);
+    const rejected = this.#check(tx, options.checkBlockhash, options.blockhashLagSlots ?? 0) ?? this.#loadError(tx);
     if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
     const journal = new AccountJournal(this.#accounts);
@@ -314,9 +314,11 @@ export class Bank {
     const nonce = this.isBlockhashValid(tx.recentBlockhash) ? undefined : this.#durableNonce(tx);
     const payer = this.#accounts.get(tx.accountKeys[0]!)!;
     const fee = this.#fee(tx);
+    // SIMD-0191: a transaction that fails to load is committed fee-only, as one that fails in execution.
+    const loadError = this.#loadError(tx);
     payer.lamports -= fee.total;
     const journal = new AccountJournal(this.#accounts);
-    const { err, logs, unitsConsumed } = this.#execute(journal, tx, before);
+    const { err, logs, unitsConsumed } = loadError === undefined ? this.#execute(journal, tx, before) : { err: loadError, logs: [], unitsConsumed: 0 };
     if (err === null) journal.commit();
     else journal.rollback();
     if (err !== null && nonce !== undefined) this.#accounts.set(nonce, nonceAdvancedAfterFailure(nonce, this.#accounts.get(nonce)!, this.#latestBlockhash));
@@ -388,7 +390,7 @@ export class Bank {
     this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
   }
 
-  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, fee payer (and its rent state), programs. */
+  /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, compute budget, fee payer (and its rent state). */
   #check(tx: DevnetTransaction, checkBlockhash: boolean, blockhashLagSlots = 0): TransactionError | undefined {
     if (checkBlockhash && !this.#ageValid(tx, blockhashLagSlots)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
@@ -398,11 +400,18 @@ export class Bank {
     const fee = this.feeFor(tx);
     if (payer.lamports < fee) return 'InsufficientFundsForFee';
     if (!rentStateAllowed(payer.lamports, payer.lamports - fee, payer.data.length)) return insufficientFundsForRent(0);
-    // Agave loads the accounts after it has validated the fee payer, counting their data against
-    // the limit, then every invoked program; one that is not an executable account, or more data
-    // than the limit, fails the load, and a failed load charges nothing (as in LiteSVM 1.5).
-    // Only data lengths count here, so the stored accounts serve: account() would rebuild a stale
-    // RecentBlockhashes (150 decodes) whose stored copy, written at genesis, is already its fixed 6,008 bytes.
+    return undefined;
+  }
+
+  /**
+   * Agave loads the accounts after it has validated the fee payer, counting their data against
+   * the limit, then every invoked program; one that is not an executable account, or more data
+   * than the limit, fails the load. Since SIMD-0191 a failed load is committed fee-only: the fee
+   * charged, a durable nonce advanced, the status recorded (LiteSVM 1.5 still drops it for free).
+   * Only data lengths count here, so the stored accounts serve: account() would rebuild a stale
+   * RecentBlockhashes (150 decodes) whose stored copy, written at genesis, is already its fixed 6,008 bytes.
+   */
+  #loadError(tx: DevnetTransaction): TransactionError | undefined {
     const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.#accounts.get(address));
     if (overLimit !== undefined) return overLimit;
     if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';

@@ -17,7 +17,7 @@ export function loadedAccountsDataSize(accountKeys: readonly string[], lookup: (
   }, 0);
 }
 
-/** A transaction that loads more than its limit fails its load: nothing runs and nothing is charged (bank.ts #check). */
+/** A transaction that loads more than its limit fails its load: nothing runs, the fee is charged (SIMD-0191, bank.ts #loadError). */
 export function loadedAccountsRefusal(
   accountKeys: readonly string[],
   limit: number,

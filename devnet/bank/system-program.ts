@@ -16,16 +16,23 @@ import type { InstructionErrorDetail } from './transaction-error.js';
 /**
  * The System program's instructions a bridge operator uses, checked in the order Agave's
  * system_processor checks them, so a transaction runs the same here and on a cluster:
- * CreateAccount (0), Transfer (2), CreateAccountWithSeed (3) and the nonce instructions
- * (4 to 7, nonce-account.ts). Any other variant is refused with a log line saying so.
+ * CreateAccount (0), Assign (1), Transfer (2), CreateAccountWithSeed (3), the nonce
+ * instructions (4 to 7, nonce-account.ts), Allocate (8), AllocateWithSeed (9) and
+ * AssignWithSeed (10): `nonce init` sets up an address someone funded first with
+ * AllocateWithSeed, Transfer and InitializeNonceAccount. Any other variant is refused with a
+ * log line saying so.
  */
 
 const CREATE_ACCOUNT = 0;
+const ASSIGN = 1;
 const TRANSFER = 2;
 const CREATE_ACCOUNT_WITH_SEED = 3;
 const WITHDRAW_NONCE_ACCOUNT = 5;
 const INITIALIZE_NONCE_ACCOUNT = 6;
 const AUTHORIZE_NONCE_ACCOUNT = 7;
+const ALLOCATE = 8;
+const ALLOCATE_WITH_SEED = 9;
+const ASSIGN_WITH_SEED = 10;
 // SystemError codes.
 const ACCOUNT_ALREADY_IN_USE = 0;
 const RESULT_WITH_NEGATIVE_LAMPORTS = 1;
@@ -82,9 +89,63 @@ function run(call: SystemCall, data: ByteReader): void {
       return initializeNonceAccount(call, data.base58());
     case AUTHORIZE_NONCE_ACCOUNT:
       return authorizeNonceAccount(call, data.base58());
+    case ASSIGN: {
+      const owner = data.base58();
+      return assign(call, { address: accountAt(call, 0).address }, owner);
+    }
+    case ALLOCATE: {
+      const space = data.u64();
+      return allocate(call, { address: accountAt(call, 0).address }, space);
+    }
+    case ALLOCATE_WITH_SEED: {
+      const [base, seed, space, owner] = [data.base58(), seedString(data), data.u64(), data.base58()];
+      const to = seededAddress(call, base, seed, owner);
+      allocate(call, to, space);
+      return assign(call, to, owner);
+    }
+    case ASSIGN_WITH_SEED: {
+      const [base, seed, owner] = [data.base58(), seedString(data), data.base58()];
+      return assign(call, seededAddress(call, base, seed, owner), owner);
+    }
     default:
-      fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0, 2, 3, 4, 5, 6 and 7)`);
+      fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0 to 10)`);
   }
+}
+
+/** Address::create with a seed: account 0 must be sha256(base || seed || owner). */
+function seededAddress(call: SystemCall, base: string, seed: string, owner: string): Address {
+  const address = accountAt(call, 0).address;
+  const derived = addressWithSeed(call, base, seed, owner);
+  if (address !== derived) fail(call, { Custom: ADDRESS_WITH_SEED_MISMATCH }, `Create: address ${address} does not match derived address ${derived}`);
+  return { address, base };
+}
+
+/** system_processor::allocate on account 0: signed, unused, at most 10 MiB; then BorrowedAccount::set_data_length. */
+function allocate(call: SystemCall, to: Address, space: bigint): void {
+  const account = call.accounts[0]!;
+  const current = loaded(call, account);
+  if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Allocate: 'to' account ${describeAddress(to)} must sign`);
+  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
+  if (space > MAX_PERMITTED_DATA_LENGTH) {
+    fail(call, { Custom: INVALID_ACCOUNT_DATA_LENGTH }, `Allocate: requested ${space}, max allowed ${MAX_PERMITTED_DATA_LENGTH}`);
+  }
+  checkDataWritable(call, account);
+  if (space === 0n) return;
+  call.store.create(account.address, { lamports: current.lamports, owner: current.owner, data: new Uint8Array(Number(space)), executable: false });
+}
+
+/**
+ * system_processor::assign on account 0: nothing to do when it already has that owner (no
+ * signature needed); otherwise signed, then BorrowedAccount::set_owner (the System program's,
+ * writable, not executable, data all zero, else ModifiedProgramId).
+ */
+function assign(call: SystemCall, to: Address, owner: string): void {
+  const account = call.accounts[0]!;
+  const current = loaded(call, account);
+  if (current.owner === owner) return;
+  if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Assign: account ${describeAddress(to)} must sign`);
+  if (current.owner !== SYSTEM_PROGRAM_ID || !account.isWritable || current.executable || current.data.some((byte) => byte !== 0)) fail(call, 'ModifiedProgramId');
+  call.store.create(account.address, { lamports: current.lamports, owner, data: current.data.slice(), executable: false });
 }
 
 /** The `to` of a create: its address and, created with a seed, the base that signs for it. */

@@ -21,6 +21,7 @@ const INSTRUCTION_ERROR_TEXT = {
   ExternalAccountLamportSpend: 'instruction spent from the balance of an account it does not own',
   ReadonlyLamportChange: 'instruction changed the balance of a read-only account',
   ExecutableLamportChange: 'instruction changed the balance of an executable account',
+  ModifiedProgramId: 'instruction illegally modified the program id of an account',
 } as const;
 
 export type InstructionErrorDetail = { Custom: number } | keyof typeof INSTRUCTION_ERROR_TEXT;

@@ -9,11 +9,16 @@ import { CURRENT_NONCE_VERSION, decodeNonceState, NONCE_ACCOUNT_SIZE } from './c
  */
 
 /**
- * The rent-exempt minimum of an 80-byte account, as the runtime computes it: (128 bytes of
- * account overhead + 80) x 3,480 lamports per byte-year x 2 years = 1,447,680 lamports.
- * Computed here rather than asked of a node: the cost `nonce init` prints is not a node's word.
+ * The rent-exempt minimum of an account of `dataLength` bytes, as the runtime computes it: (128
+ * bytes of account overhead + its data) x 3,480 lamports per byte-year x 2 years. Computed here
+ * rather than asked of a node: the cost `nonce init` prints is not a node's word.
  */
-export const NONCE_ACCOUNT_RENT_LAMPORTS = (128 + NONCE_ACCOUNT_SIZE) * 3_480 * 2;
+export function rentExemptLamports(dataLength: number): number {
+  return (128 + dataLength) * 3_480 * 2;
+}
+
+/** An 80-byte nonce account's: 1,447,680 lamports. */
+export const NONCE_ACCOUNT_RENT_LAMPORTS = rentExemptLamports(NONCE_ACCOUNT_SIZE);
 
 /** The seed of nonce account `position` on the chain `chainId`: `bridge-nonce-<chain id>-<position>`. */
 export function nonceSeed(chainId: number, position: number): string {
@@ -32,6 +37,15 @@ export function nonceAddress(authority: PublicKey, chainId: number, position: nu
 
 /** What one nonce account read says: absent, usable (the authority is the nonce authority), or unusable and why. */
 export type NonceAccountState = { kind: 'missing' } | { kind: 'ready'; nonce: string } | { kind: 'unusable'; reason: string };
+
+/**
+ * An address someone sent lamports to before the nonce account was set up there: a System
+ * account without data (anyone can fund any address; only the authority can allocate it, its
+ * seed's base). `nonce init` sets it up all the same (`nonceSetupInstructions`).
+ */
+export function isFundedOnly(account: { owner: PublicKey; data: Uint8Array } | null): boolean {
+  return account !== null && account.owner.equals(SystemProgram.programId) && account.data.length === 0;
+}
 
 /** Decodes a nonce account's bytes as this authority's, without trusting the node's word on owner or shape. */
 export function nonceAccountState(account: { owner: PublicKey; data: Uint8Array } | null, authority: PublicKey): NonceAccountState {
@@ -52,19 +66,19 @@ export function advanceNonceInstruction(nonce: PublicKey, authority: PublicKey):
   return SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority });
 }
 
-/** CreateAccountWithSeed (rent-exempt, 80 bytes, owned by the System program) then InitializeNonceAccount, the authority paying. */
-export function createNonceInstructions(authority: PublicKey, chainId: number, position: number): TransactionInstruction[] {
+/**
+ * The nonce account at position `position`, set up whether or not its address already holds
+ * lamports (someone may fund it first, which would make CreateAccountWithSeed fail for good with
+ * AccountAlreadyInUse): AllocateWithSeed (80 bytes, owned by the System program: Agave's
+ * allocate-and-assign, which keeps the lamports there), a Transfer of `topUpLamports` from the
+ * authority when the address holds less than the rent-exempt minimum, then
+ * InitializeNonceAccount; the authority signs (the seed's base) and pays. Lamports sent to the
+ * address between the read and the landing only add to its balance.
+ */
+export function nonceSetupInstructions(authority: PublicKey, chainId: number, position: number, topUpLamports: number): TransactionInstruction[] {
   const address = nonceAddress(authority, chainId, position);
-  return [
-    SystemProgram.createAccountWithSeed({
-      fromPubkey: authority,
-      newAccountPubkey: address,
-      basePubkey: authority,
-      seed: nonceSeed(chainId, position),
-      lamports: NONCE_ACCOUNT_RENT_LAMPORTS,
-      space: NONCE_ACCOUNT_SIZE,
-      programId: SystemProgram.programId,
-    }),
-    SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority }),
-  ];
+  const seed = nonceSeed(chainId, position);
+  const allocate = SystemProgram.allocate({ accountPubkey: address, basePubkey: authority, seed, space: NONCE_ACCOUNT_SIZE, programId: SystemProgram.programId });
+  const topUp = topUpLamports > 0 ? [SystemProgram.transfer({ fromPubkey: authority, toPubkey: address, lamports: topUpLamports })] : [];
+  return [allocate, ...topUp, SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority })];
 }

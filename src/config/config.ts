@@ -72,7 +72,7 @@ export const DEFAULTS = {
 } as const;
 
 /** Most durable-nonce accounts per chain: more lanes than the chain's crank actions buy nothing (docs/chain-client.md). */
-const MAX_NONCE_ACCOUNTS = 8;
+export const MAX_NONCE_ACCOUNTS = 8;
 
 const DAY_MS = 86_400_000;
 // With no (or a sub-second) poll interval, cycles still take about a second each.

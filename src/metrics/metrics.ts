@@ -181,6 +181,12 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    computeUseIgnored: new Counter({
+      name: 'bridge_compute_use_ignored_total',
+      help: 'Compute-unit counts a node reported for this process\'s own landed transactions (getTransaction meta.computeUnitsConsumed) that the chain contradicts (0, above the limit asked, or at a limit already shown too small), by chain: ignored, the compute ceiling learns from the limit instead.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
     authorityMinBalance: new Gauge({
       name: 'bridge_authority_min_balance_lamports',
       help: 'Early-warning fee balance (BRIDGE_MIN_BALANCE_LAMPORTS), by chain: below it /health is degraded.',

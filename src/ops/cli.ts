@@ -1,5 +1,8 @@
+import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
+import { CONFIRM_TIMEOUT_MS } from '../chain/client/nonce-setup.js';
+import { MAX_NONCE_ACCOUNTS } from '../config/config.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';
@@ -14,7 +17,7 @@ import {
 import { loadOpsContext, loadOpsSigner, type OpsContext, type OpsSigner } from './context.js';
 import { escalationDocument, ESCALATE_SIGNATURES, type Part, type SignatureSummary } from './escalate.js';
 import { fetchHealth } from './health.js';
-import { nonceInit } from './nonce.js';
+import { nonceInit, type Confirm } from './nonce.js';
 import { describeSigner, renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
 
@@ -30,6 +33,45 @@ export const EXIT = { ok: 0, usage: 1, unreachable: 2, notFound: 3 } as const;
 
 /** Every chain read of one command together; a hung endpoint cannot keep the CLI waiting. */
 const COMMAND_TIMEOUT_MS = 60_000;
+
+/** How long `nonce init` waits for the operator's answer; no answer is a no. */
+const PROMPT_TIMEOUT_MS = 300_000;
+
+/**
+ * `nonce init` as a whole: its reads (COMMAND_TIMEOUT_MS), the question (PROMPT_TIMEOUT_MS),
+ * and one setting-up transaction per account, each confirmed within CONFIRM_TIMEOUT_MS (120 s),
+ * for at most MAX_NONCE_ACCOUNTS (8) accounts on each of the two chains: 38 min at most.
+ */
+const NONCE_INIT_TIMEOUT_MS = COMMAND_TIMEOUT_MS + PROMPT_TIMEOUT_MS + 2 * MAX_NONCE_ACCOUNTS * CONFIRM_TIMEOUT_MS;
+
+/** What running `nonce init` against a live server does (its --help says so; docs/operating.md "Operating"). */
+const NONCE_INIT_HELP = `
+Before anything is paid it reads both trackers at the configured program ids and chain ids (as
+\`ops status\` does: a wrong BRIDGE_SOURCE_CHAIN_ID or BRIDGE_TARGET_CHAIN_ID is refused), reads
+each derived address (one someone already sent lamports to is set up all the same), checks the
+authority's balance on each chain, prints what it will pay and asks. --yes pays without asking
+(needed when stdin is not a terminal); --dry-run prints the plan and sends nothing.
+
+Against a live server: run it while the server runs, no need to stop it. The server treats
+these transactions as the operator's own (they create and initialize this key's own nonce
+accounts: never a foreign signer), logs an info line, and switches each chain to nonce mode at
+its next cycle (/health crank.landing_mode).`;
+
+/** A yes or no on the terminal (stderr, so that stdout stays the command's output); no answer within PROMPT_TIMEOUT_MS is a no. */
+function terminalConfirm(): Confirm | undefined {
+  if (process.stdin.isTTY !== true) return undefined;
+  return async (question) => {
+    const terminal = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await terminal.question(question, { signal: AbortSignal.timeout(PROMPT_TIMEOUT_MS) })).trim());
+    } catch (err) {
+      if (err instanceof Error && err.name === 'AbortError') return false;
+      throw err;
+    } finally {
+      terminal.close();
+    }
+  };
+}
 
 interface Output {
   json: boolean;
@@ -117,8 +159,13 @@ export function exitCodeOf(err: unknown): number {
   return EXIT.usage;
 }
 
-/** Loads what a command needs (the whole context, or only the signer), then runs it; prints failures. */
-type Runner = <C>(load: (env: NodeJS.ProcessEnv) => Promise<C>, action: (ctx: C, output: Output, signal: AbortSignal) => Promise<void>, json: boolean) => Promise<void>;
+/** Loads what a command needs (the whole context, or only the signer), then runs it within `timeoutMs` (COMMAND_TIMEOUT_MS by default); prints failures. */
+type Runner = <C>(
+  load: (env: NodeJS.ProcessEnv) => Promise<C>,
+  action: (ctx: C, output: Output, signal: AbortSignal) => Promise<void>,
+  json: boolean,
+  timeoutMs?: number,
+) => Promise<void>;
 
 /** The public key an operator registers (as an authority in both trackers), and which signer holds it. */
 async function signer(ctx: OpsSigner, output: Output): Promise<void> {
@@ -147,16 +194,22 @@ function program(run: Runner): Command {
     .command('nonce')
     .description('the authority\'s durable-nonce accounts')
     .command('init')
-    .description('create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints the rent')
+    .description('create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints what it pays and asks first')
+    .option('--yes', 'pay without asking')
+    .option('--dry-run', 'print the plan and what it would pay; send nothing')
     .addOption(jsonOption())
-    .action((options: { json?: boolean }) =>
+    .addHelpText('after', NONCE_INIT_HELP)
+    .action((options: { json?: boolean; yes?: boolean; dryRun?: boolean }) =>
       run(
         loadOpsContext,
         async (ctx, output, signal) => {
-          const { json, text } = await nonceInit(ctx, signal);
+          const show = (text: string) => (output.json ? undefined : output.out(text));
+          const choices = { yes: options.yes === true, dryRun: options.dryRun === true, confirm: terminalConfirm(), show, readTimeoutMs: COMMAND_TIMEOUT_MS };
+          const { json, text } = await nonceInit(ctx, choices, signal);
           output.out(output.json ? JSON.stringify(json) : text);
         },
         options.json === true,
+        NONCE_INIT_TIMEOUT_MS,
       ),
     );
   cli
@@ -178,10 +231,10 @@ function program(run: Runner): Command {
 
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  const run: Runner = async (load, action, json) => {
+  const run: Runner = async (load, action, json, timeoutMs = COMMAND_TIMEOUT_MS) => {
     try {
       const ctx = await load(process.env);
-      await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+      await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(timeoutMs));
     } catch (err) {
       code = exitCodeOf(err);
       const message = isBridgeError(err, 'CONFIG__INVALID') ? err.context.problems.join('\n') : describeError(err);

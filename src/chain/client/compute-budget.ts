@@ -4,6 +4,9 @@ import { DEFAULT_UNITS_PER_INSTRUCTION } from '../fee-rate.js';
 import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, setLoadedAccountsDataSizeLimitInstruction } from '../codec/compute-budget.js';
 import { runtimeInstructionError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { ChainSide } from '../../domain.js';
+import type { Logger } from '../../log/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
 
 /**
@@ -70,11 +73,24 @@ function unitLimitFor(unitsConsumed: number, count: number, ceilingPerInstructio
 
 /**
  * A landed transaction may ask at most this many times the units per instruction of the
- * smallest limit under which the action's instructions have landed: an instruction's path (and
- * so its cost) varies with the state, and 2x covers that while bounding what a node's inflated
- * simulation can make a transaction pay for (about 2.3x the real use, with the margin).
+ * smallest limit under which the action's instructions have landed, when the units they
+ * consumed are not known (no endpoint keeps history): an instruction's path (and so its cost)
+ * varies with the state, and 2x covers that while bounding what a node's inflated simulation
+ * can make a transaction pay for (about 2.3x the real use, with the margin) once an honest
+ * simulation set a limit; a limit a lying simulation set teaches nothing.
  */
 const CEILING_HEADROOM = 2;
+
+/**
+ * A transaction may ask at most this many times the units per instruction that the action's
+ * own landed transactions consumed (getTransaction `meta.computeUnitsConsumed`, the chain's
+ * count, not a simulation's): after one landing, whatever a simulation says, a transaction asks
+ * at most 3x what the landed one used per instruction, under 4x its own use as long as its
+ * instructions cost what the landed ones did (the budget instructions' 450 units, spread over
+ * the landed transaction's instructions, stay within that); an instruction whose path costs
+ * more than 3x runs out of compute, pays its fee and raises the ceiling (`exceeded`).
+ */
+export const USED_HEADROOM = 3;
 
 /**
  * After the chain ran the action's instructions out of compute under the ceiling (a program
@@ -86,8 +102,9 @@ const CEILING_GROWTH = 4;
 /**
  * What the chain has shown each action's instructions cost, per chain: the ceiling on a
  * transaction's limit per instruction. It starts at the runtime's own reservation without a
- * limit (DEFAULT_UNITS_PER_INSTRUCTION), falls to
- * CEILING_HEADROOM x the limit per instruction of each transaction that lands, and rises by
+ * limit (DEFAULT_UNITS_PER_INSTRUCTION), falls with each of the action's transactions that
+ * lands to USED_HEADROOM x the units per instruction it consumed (`used`; CEILING_HEADROOM x
+ * its limit per instruction when that is not known: `landed`), and rises by
  * CEILING_GROWTH only when a transaction is refused or lands for running out of compute.
  * Never above MAX_COMPUTE_UNIT_LIMIT. A preflight refusal is a node's simulation: a node that
  * lies there raises the ceiling to that bound after two refused attempts, so a transaction then
@@ -96,9 +113,33 @@ const CEILING_GROWTH = 4;
  */
 export class ComputeCeilings {
   readonly #perInstruction = new Map<CrankAction, number>();
+  /** Per action, the largest limit per instruction the chain showed too small (`exceeded`): no report of use can bring the ceiling to it again. */
+  readonly #tooSmall = new Map<CrankAction, number>();
+
+  /** `reported`: where a contradicted count is told (a warn line and `bridge_compute_use_ignored_total`); tests leave it out. */
+  constructor(private readonly reported?: { chain: ChainSide; logger: Logger; metrics: Metrics }) {}
 
   perInstruction(action: CrankAction): number {
     return this.#perInstruction.get(action) ?? DEFAULT_UNITS_PER_INSTRUCTION;
+  }
+
+  /**
+   * `count` instructions of `action` landed within `unitLimit` and, a node says, consumed
+   * `unitsConsumed` (the whole transaction). The ceiling falls to USED_HEADROOM x that per
+   * instruction. A count the chain contradicts (more than the limit, or a use that would put the
+   * ceiling at or under a limit per instruction the chain has shown too small) is one node's
+   * word against the chain's: a warn line, and the ceiling learns from the limit instead.
+   */
+  used(action: CrankAction, { unitsConsumed, unitLimit, count }: { unitsConsumed: number; unitLimit: number; count: number }): void {
+    const shown = Math.ceil((USED_HEADROOM * unitsConsumed) / count);
+    const tooSmall = this.#tooSmall.get(action) ?? 0;
+    if (unitsConsumed === 0 || unitsConsumed > unitLimit || shown <= tooSmall) {
+      this.reported?.metrics.computeUseIgnored.inc({ chain: this.reported.chain });
+      this.reported?.logger.warn({ action, unitsConsumed, unitLimit, count }, 'a landed transaction\'s reported compute use contradicts its limit or an earlier ComputationalBudgetExceeded: ignored, the ceiling learns from the limit');
+      this.landed(action, unitLimit, count);
+      return;
+    }
+    this.#perInstruction.set(action, Math.min(this.perInstruction(action), shown));
   }
 
   /** `count` instructions of `action` ran within `unitLimit`. */
@@ -115,6 +156,7 @@ export class ComputeCeilings {
 
   /** `count` instructions of `action` ran out of compute under `unitLimit`. */
   exceeded(action: CrankAction, unitLimit: number, count: number): void {
+    this.#tooSmall.set(action, Math.max(this.#tooSmall.get(action) ?? 0, Math.floor(unitLimit / count)));
     const grown = Math.ceil((CEILING_GROWTH * unitLimit) / count);
     this.#perInstruction.set(action, Math.min(MAX_COMPUTE_UNIT_LIMIT, Math.max(this.perInstruction(action), grown)));
   }
@@ -228,6 +270,32 @@ function secondOpinion(
   if (asked(unitsConsumed) <= s.count * s.ceilings.perInstruction(s.action)) return first.unitsConsumed;
   s.ceilings.agreed(s.action, unitLimitFor(unitsConsumed, s.count, MAX_COMPUTE_UNIT_LIMIT), s.count);
   return unitsConsumed;
+}
+
+/** Bounds the one getTransaction read per landing that `learnFromLanding` makes. */
+const LANDED_READ_TIMEOUT_MS = 5_000;
+
+/**
+ * What one of the crank's own transactions showed when it landed, read once (one getTransaction,
+ * within LANDED_READ_TIMEOUT_MS and the response bound of ../rpc/bounded-body.ts): the units it
+ * consumed set the action's ceiling (`ComputeCeilings.used`). Without history, or when the read
+ * fails or says nothing, the limit it landed under does (`landed`). Never fails the landing.
+ */
+export async function learnFromLanding(
+  rpc: ChainRpc,
+  ceilings: ComputeCeilings,
+  landing: { signature: string; action: CrankAction; unitLimit: number; count: number },
+  signal: AbortSignal,
+): Promise<void> {
+  const { signature, action, unitLimit, count } = landing;
+  let unitsConsumed: number | null = null;
+  try {
+    unitsConsumed = await rpc.getTransactionComputeUnits(signature, AbortSignal.any([signal, AbortSignal.timeout(LANDED_READ_TIMEOUT_MS)]));
+  } catch {
+    // No history, a slow or failing node: the limit is what is known.
+  }
+  if (unitsConsumed === null) ceilings.landed(action, unitLimit, count);
+  else ceilings.used(action, { unitsConsumed, unitLimit, count });
 }
 
 /** The runtime's refusal of a transaction whose accounts load more than its SetLoadedAccountsDataSizeLimit. */

@@ -14,7 +14,7 @@ import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
 import { LoadedAccounts } from './loaded-accounts.js';
 import { NoncePool } from './nonce-pool.js';
-import { setUpNoncePool, type NoncePoolSetup } from './nonce-setup.js';
+import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
@@ -164,16 +164,32 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
   };
 }
 
-/**
- * `npm run ops -- nonce init`: the authority's nonce pool made whole on both chains, the source
- * first (./nonce-setup.ts).
- */
-export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
+/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce-setup.ts). */
+export interface NoncePools {
+  plan(authority: PublicKey, size: number, signal: AbortSignal): Promise<NoncePoolPlan[]>;
+  setUp(signer: AuthoritySigner, plans: readonly NoncePoolPlan[], signal: AbortSignal): Promise<NoncePoolSetup[]>;
+}
+
+export function createNoncePools(options: ChainEndpointsOptions): NoncePools {
   const { source, target } = chainEndpoints(options);
-  return [
-    await setUpNoncePool({ rpc: source.rpc, signer, chainId: options.sourceChainId, size }, signal),
-    await setUpNoncePool({ rpc: target.rpc, signer, chainId: options.targetChainId, size }, signal),
-  ];
+  const rpcOf = (chain: ChainSide): ChainRpc => (chain === 'source' ? source : target).rpc;
+  return {
+    plan: async (authority, size, signal) => [
+      await planNoncePool({ rpc: source.rpc, authority, chainId: options.sourceChainId, size }, signal),
+      await planNoncePool({ rpc: target.rpc, authority, chainId: options.targetChainId, size }, signal),
+    ],
+    setUp: async (signer, plans, signal) => {
+      const done: NoncePoolSetup[] = [];
+      for (const plan of plans) done.push(await setUpNoncePool(rpcOf(plan.chain), signer, plan, signal));
+      return done;
+    },
+  };
+}
+
+/** Planned and set up at once, without the CLI's checks and question: the tests' and benches' `nonce init`. */
+export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
+  const pools = createNoncePools(options);
+  return pools.setUp(signer, await pools.plan(signer.publicKey, size, signal), signal);
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
@@ -201,13 +217,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
+    metrics.computeUseIgnored.inc({ chain: rpc.chain }, 0);
     metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
   }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
-  const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
+  const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
+  const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
   const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
   const common = { authority: authorityKey, metrics };

@@ -12,7 +12,7 @@ import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError 
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
-import { budgetInstructions, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import { budgetInstructions, learnFromLanding, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
@@ -110,11 +110,14 @@ export interface BatchOutcomes<T extends BatchItem> {
  * The one batch-send loop of every action: sends `queue` in index order, as many leading items
  * per transaction as fit, one transaction at a time. A transaction that ran out of compute (the
  * program costs more than the simulation measured) is followed by batches half as large,
- * measured again.
+ * measured again. One that loaded more account data than its limit (refused, or landed fee-only
+ * as SIMD-0191 has it: an account grew after the measurement) is measured and signed again once,
+ * under the 64 MiB default (./loaded-accounts.ts re-reads the programs next cycle).
  */
 export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, items: readonly T[], outcomes: BatchOutcomes<T>, signal: AbortSignal): Promise<void> {
   let queue = [...items];
   let maxCount = queue.length;
+  let resized = false;
   while (queue.length > 0) {
     const next = await signNextBatch(s, queue, maxCount, signal);
     const job: TransactionJob = { ...s.target, indices: next.items.map((item) => item.index) };
@@ -125,9 +128,16 @@ export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, ite
     if (outcome.kind === 'landed') {
       outcomes.landed({ signature: outcome.signature, indices: job.indices });
       queue = queue.slice(next.items.length);
+      resized = false;
       continue;
     }
     const { failure } = outcome;
+    if (failure.context.transactionError === LOADED_ACCOUNTS_EXCEEDED && !resized) {
+      resized = true;
+      const { signature } = failure.context;
+      if (signature !== undefined && failure.context.outcome === 'landed_with_error') outcomes.paid({ signature, indices: job.indices });
+      continue;
+    }
     if (failure.context.transactionError === 'ComputationalBudgetExceeded' && next.items.length > 1) {
       const { signature } = failure.context;
       if (signature !== undefined) outcomes.paid({ signature, indices: job.indices });
@@ -150,7 +160,7 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
   const { unitLimit } = batch.signed.budget;
   if (outcome.kind === 'landed') {
     s.bidder.landed();
-    s.ceilings.landed(job.action, unitLimit, job.indices.length);
+    await learnFromLanding(s.rpc, s.ceilings, { signature: outcome.signature, action: job.action, unitLimit, count: job.indices.length }, signal);
     return outcome;
   }
   const err = outcome.failure;

@@ -173,6 +173,11 @@ export interface ChainRpc {
    * node does not have it. A history read.
    */
   getTransactionSignatures(signature: string, signal: AbortSignal): Promise<TransactionSignatures | null>;
+  /**
+   * What a landed transaction consumed (getTransaction `meta.computeUnitsConsumed`), as the node
+   * says it: null when the node does not have the transaction or reports no count. A history read.
+   */
+  getTransactionComputeUnits(signature: string, signal: AbortSignal): Promise<number | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
   /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
@@ -437,6 +442,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         return result === null ? null : signaturesOf(chain, result);
       }),
 
+    getTransactionComputeUnits: (signature, signal) =>
+      historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
+        const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
+        return computeUnitsOf(chain, await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal));
+      }),
+
     hasHistory: () => pool.hasHistory(),
     configurationProblems: () => pool.configurationProblems(),
     newestSlotSeen: () => pool.newestSlotSeen(),
@@ -454,6 +465,16 @@ function sendFailureOf(err: unknown): unknown {
   const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
   const unknownOutcome = errors.find((one) => preflightFailure(one) === undefined && !isDefiniteSendRefusal(one));
   return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
+}
+
+const landedMetaSchema = z.object({ meta: z.object({ computeUnitsConsumed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }).nullable() });
+
+/** `meta.computeUnitsConsumed` of a getTransaction result; null for no transaction, no meta or no count (older nodes). */
+function computeUnitsOf(chain: ChainSide, result: unknown): number | null {
+  if (result === null) return null;
+  const parsed = landedMetaSchema.safeParse(result);
+  if (!parsed.success) throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `meta.computeUnitsConsumed: ${parsed.error.issues[0]?.message ?? 'invalid'}` });
+  return parsed.data.meta?.computeUnitsConsumed ?? null;
 }
 
 /** The message and the required signers (the first numRequiredSignatures keys, with their signatures) of a base64 getTransaction result. */

@@ -1,10 +1,13 @@
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COMPUTE_UNIT_MARGIN, MAX_COMPUTE_UNIT_LIMIT } from '../../../src/chain/client/compute-budget.js';
+import { COMPUTE_UNIT_MARGIN, ComputeCeilings, MAX_COMPUTE_UNIT_LIMIT, USED_HEADROOM } from '../../../src/chain/client/compute-budget.js';
 import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
 import { MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, TRANSACTION_ACCOUNT_BASE_SIZE } from '../../../src/chain/codec/compute-budget.js';
 import { trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { retriesAction } from '../../../src/failure-policy.js';
+import type { Logger } from '../../../src/log/logger.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
 import { metricValue } from '../../support/metric-value.js';
 import { proposal, READ_LIMITS, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import type { FakeChain } from './fake-chain.js';
@@ -189,11 +192,30 @@ describe('compute a lying node cannot inflate', () => {
     expect(limits(f, [report.transactions[0]!.signature])).toEqual([6 * DEFAULT_UNITS_PER_INSTRUCTION]);
   });
 
-  it('after the chain has shown the cost: at most twice the smallest limit per vote that landed', async () => {
+  it('after one landing: at most 3x the units per vote it consumed (getTransaction), under 4x what the next one uses', async () => {
     const f = await start();
+    lyingSimulation(f);
+    const first = await f.chains.ackDeposits(proposals(3), signal());
+    const used = f.target.budgets.get(first.transactions[0]!.signature)!.unitsConsumed;
+    const lied = await f.chains.ackDeposits(proposals(6).slice(3), signal());
+    const [limit] = limits(f, [lied.transactions[0]!.signature]);
+    expect(limit).toBe(3 * Math.ceil((USED_HEADROOM * used) / 3));
+    expect(limit).toBeLessThanOrEqual(4 * f.target.budgets.get(lied.transactions[0]!.signature)!.unitsConsumed);
+    // One getTransaction per landing.
+    expect(f.target.calls.filter((call) => call.method === 'getTransaction')).toHaveLength(2);
+  });
+
+  it('without history the limit it landed under teaches: at most twice the smallest limit per vote that landed', async () => {
+    const f = await start();
+    f.target.override = (call) => (call.method === 'getTransaction' ? { error: { code: -32011, message: 'Transaction history is not available from this node' } } : undefined);
     const honest = await f.chains.ackDeposits(proposals(3), signal());
     const [shown] = limits(f, [honest.transactions[0]!.signature]);
-    lyingSimulation(f);
+    f.target.override = (call) =>
+      call.method === 'simulateTransaction'
+        ? { result: { context: { slot: f.target.slot }, value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null } } }
+        : call.method === 'getTransaction'
+          ? { error: { code: -32011, message: 'Transaction history is not available from this node' } }
+          : undefined;
     const lied = await f.chains.ackDeposits(proposals(6).slice(3), signal());
     // Twice the landed limit per vote, rounded up to a whole unit per vote.
     expect(limits(f, [lied.transactions[0]!.signature])).toEqual([3 * Math.ceil((2 * shown!) / 3)]);
@@ -218,6 +240,45 @@ describe('compute a lying node cannot inflate', () => {
     expect(failure.message).toContain('refused in simulation');
     expect(f.target.sends).toHaveLength(0);
     expect(f.target.blockhashRequests).toHaveLength(0);
+  });
+});
+
+describe('the compute ceiling arithmetic (ComputeCeilings)', () => {
+  it('starts at the runtime reservation and falls to 3x the units per instruction a landing consumed, never rising on a landing', () => {
+    const ceilings = new ComputeCeilings();
+    expect(ceilings.perInstruction('ack_deposit')).toBe(DEFAULT_UNITS_PER_INSTRUCTION);
+    // The case: 4 votes asked 800,000 under a lying simulation and used 96,450.
+    ceilings.used('ack_deposit', { unitsConsumed: 96_450, unitLimit: 800_000, count: 4 });
+    expect(ceilings.perInstruction('ack_deposit')).toBe(Math.ceil((3 * 96_450) / 4));
+    expect(4 * ceilings.perInstruction('ack_deposit')).toBeLessThanOrEqual(4 * 96_450);
+    // One vote of 24,000 plus 450 for the budget instructions: 3x its use per vote, still under 4x for any count.
+    ceilings.used('ack_deposit', { unitsConsumed: 24_450, unitLimit: 28_118, count: 1 });
+    expect(ceilings.perInstruction('ack_deposit')).toBe(Math.ceil((3 * 96_450) / 4));
+    ceilings.used('ack_deposit', { unitsConsumed: 60_000, unitLimit: 200_000, count: 1 });
+    expect(ceilings.perInstruction('ack_deposit')).toBe(Math.ceil((3 * 96_450) / 4));
+    // Other actions are their own.
+    expect(ceilings.perInstruction('ack_withdraw')).toBe(DEFAULT_UNITS_PER_INSTRUCTION);
+  });
+
+  it('a reported use the chain contradicts is ignored (warn, bridge_compute_use_ignored_total) and the limit teaches instead: above the limit, 0, or at a limit shown too small', async () => {
+    const lines: unknown[] = [];
+    const logger = { warn: (object: unknown) => lines.push(object) } as unknown as Logger;
+    const metrics = createMetrics(new Registry());
+    const ceilings = new ComputeCeilings({ chain: 'source', logger, metrics });
+    ceilings.used('cleanup_deposit', { unitsConsumed: 90_000, unitLimit: 60_000, count: 3 });
+    expect(ceilings.perInstruction('cleanup_deposit')).toBe(40_000);
+    ceilings.used('cleanup_deposit', { unitsConsumed: 0, unitLimit: 60_000, count: 3 });
+    expect(ceilings.perInstruction('cleanup_deposit')).toBe(40_000);
+    // The chain ran 2 cleanups out of compute under 50,000: 25,000 each is too little, whatever a node says later.
+    ceilings.exceeded('cleanup_deposit', 50_000, 2);
+    expect(ceilings.perInstruction('cleanup_deposit')).toBe(100_000);
+    ceilings.used('cleanup_deposit', { unitsConsumed: 8_000, unitLimit: 100_000, count: 1 });
+    expect(ceilings.perInstruction('cleanup_deposit')).toBe(100_000);
+    expect(lines).toHaveLength(3);
+    expect(await metricValue(metrics.computeUseIgnored, { chain: 'source' })).toBe(3);
+    ceilings.used('cleanup_deposit', { unitsConsumed: 30_000, unitLimit: 100_000, count: 1 });
+    expect(ceilings.perInstruction('cleanup_deposit')).toBe(90_000);
+    expect(lines).toHaveLength(3);
   });
 });
 

@@ -6,7 +6,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, Versi
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { createBridgeChains, endpointsOptions, setUpNoncePools } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
@@ -16,6 +16,10 @@ import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.j
 import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
 import type { DevnetNode } from '../../../devnet/node.js';
 import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
+import { USED_HEADROOM } from '../../../src/chain/client/compute-budget.js';
+import { nonceAddress } from '../../../src/chain/nonce-account.js';
+import { devnetCrankConfig } from '../../support/crank-config.js';
+import bs58 from 'bs58';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
 import { devnetConnection, submitTransaction } from '../../../devnet/world/submit.js';
@@ -55,6 +59,7 @@ function chainsFor(
   authority: Keypair,
   sourceReadCommitment: Commitment = 'finalized',
   targetRpcFallbackUrls: string[] = [],
+  nonceAccounts = 0,
 ): { chains: BridgeChains; metrics: Metrics } {
   const metrics = createMetrics(new Registry());
   const programId = new PublicKey(b.world.programId);
@@ -71,6 +76,7 @@ function chainsFor(
       rpcTimeoutMs: 5_000,
       sourceReadCommitment,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+      nonceAccounts,
       metrics,
       logger: captureLogs('info').logger,
     },
@@ -115,6 +121,14 @@ function ackWithdrawVotes(view: BridgeView): AckWithdrawVote[] {
 
 const signal = () => new AbortController().signal;
 
+/** The SetLoadedAccountsDataSizeLimit a transaction asked, if any. */
+function loadedLimitOf(wire: Uint8Array): number | undefined {
+  const { message } = VersionedTransaction.deserialize(wire);
+  const keys = message.staticAccountKeys.map((key) => key.toBase58());
+  const limit = message.compiledInstructions.find((ix) => keys[ix.programIdIndex] === COMPUTE_BUDGET_PROGRAM_ID && ix.data[0] === 4);
+  return limit === undefined ? undefined : Buffer.from(limit.data).readUInt32LE(1);
+}
+
 /**
  * The `count` crank transactions that landed on `node` each asked a loaded-accounts data-size
  * limit of what the devnet counts them to load, plus at most the allowance of each account the
@@ -122,12 +136,11 @@ const signal = () => new AbortController().signal;
  */
 function expectCountedLoads(node: DevnetNode, count: number): void {
   const limits = [...node.bank.landedTransactions()].flatMap(({ wire }) => {
-    const { message } = VersionedTransaction.deserialize(wire);
-    const keys = message.staticAccountKeys.map((key) => key.toBase58());
-    const limit = message.compiledInstructions.find((ix) => keys[ix.programIdIndex] === COMPUTE_BUDGET_PROGRAM_ID && ix.data[0] === 4);
+    const limit = loadedLimitOf(wire);
     if (limit === undefined) return [];
+    const keys = VersionedTransaction.deserialize(wire).message.staticAccountKeys.map((key) => key.toBase58());
     const loads = loadedAccountsDataSize(keys, (address) => node.bank.account(address));
-    return [{ limit: Buffer.from(limit.data).readUInt32LE(1), loads, unread: 4 * UNREAD_ACCOUNT_ALLOWANCE }];
+    return [{ limit, loads, unread: 4 * UNREAD_ACCOUNT_ALLOWANCE }];
   });
   expect(limits).toHaveLength(count);
   for (const { limit, loads, unread } of limits) {
@@ -261,6 +274,9 @@ describe('createBridgeChains against the devnet', () => {
   });
 });
 
+/** What the first authority's transactions on the destination chain paid and consumed, oldest first (the bank's record, as getTransaction serves it). */
+const ownLanded = (b: Bridge) => [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58());
+
 describe('a simulation above the compute ceiling, with a second destination endpoint', () => {
   /** A bridge with 6 deposits, a second destination endpoint, and the ceiling lowered by one honest landing of 3 votes. */
   async function measured() {
@@ -277,11 +293,29 @@ describe('a simulation above the compute ceiling, with a second destination endp
     return { b, second, chains, rest: votes.slice(3), shown: shown!, unitLimits };
   }
 
-  it('one node that inflates it cannot raise the ceiling: the limit stays at twice the landed one', async () => {
+  it('one node that inflates it cannot raise the ceiling: the limit stays at 3x what the landed one consumed', async () => {
     const { b, chains, rest, shown, unitLimits } = await measured();
+    const [used] = ownLanded(b).map((landed) => landed.computeUnitsConsumed);
     b.pair.target.faults.set({ simulateUnitsConsumed: 1_400_000 });
     await chains.ackDeposits(rest, signal());
-    expect(unitLimits()).toEqual([shown, 3 * Math.ceil((2 * shown) / 3)]);
+    expect(unitLimits()).toEqual([shown, 3 * Math.ceil((USED_HEADROOM * used!) / 3)]);
+  });
+
+  it('a simulation that lies from the start: after one landing, no transaction asks more than 4x what it used (getTransaction meta)', async () => {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 9, b.world.tokenPairs.normal.sourceMint);
+    b.pair.target.faults.set({ simulateUnitsConsumed: 1_400_000 });
+    const { chains } = chainsFor(b, b.authorities[0]!);
+    const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
+    for (const batch of [votes.slice(0, 4), votes.slice(4, 5), votes.slice(5, 9)]) await chains.ackDeposits(batch, signal());
+    const [first, ...later] = ownLanded(b);
+    // Before any landing only the runtime's own reservation bounds it: 200,000 per vote (the issue's 800,000 for 96,450 used).
+    expect(first).toMatchObject({ err: null, computeUnitLimit: 4 * 200_000 });
+    expect(later).toHaveLength(2);
+    for (const landed of later) {
+      expect(landed.err).toBeNull();
+      expect(landed.computeUnitLimit).toBeLessThanOrEqual(4 * landed.computeUnitsConsumed);
+    }
   });
 
   it('both endpoints show a 6x dearer program: the ceiling moves and the votes land without a refusal first', async () => {
@@ -293,6 +327,55 @@ describe('a simulation above the compute ceiling, with a second destination endp
     expect(raised).toBeGreaterThan(2 * shown);
     const { units } = b.pair.target.bank.computeCosts;
     expect(raised).toBe(Math.ceil((3 * units.ack_deposit + 3 * 150) * 1.15));
+  });
+});
+
+describe('a transaction whose accounts outgrew its loaded-accounts limit after it was measured', () => {
+  it.each([
+    ['blockhash', 0],
+    ['nonce', 1],
+  ])('%s mode: lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands', async (mode, nonceAccounts) => {
+    const b = await bridge({ capacity: 50 });
+    await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
+    const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
+    if (nonceAccounts > 0) {
+      const config = devnetCrankConfig(b.world, 0, { nonceAccounts });
+      await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), new FileKeySigner(b.authorities[0]!), nonceAccounts, AbortSignal.timeout(20_000));
+    }
+    const view = await chains.readState(signal(), READ_LIMITS);
+    expect(chains.landingModes().target).toBe(mode);
+    const votes = ackDepositVotes(view);
+    const lane = nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, 0);
+    const laneValue = () => b.pair.target.getAccount(lane)?.data.slice(40, 72);
+    const valueBefore = laneValue();
+    const setUp = ownLanded(b).length;
+    const node = b.pair.target;
+    // In flight 25 slots (about 0.5 s): the program account grows (an upgrade) after the preflight, before the landing.
+    node.faults.set({ landAfterSlots: 25 });
+    const grown = (async () => {
+      const until = Date.now() + 10_000;
+      while (node.bank.inFlight === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
+      const program = node.bank.account(b.world.programId)!;
+      node.bank.journal().create(b.world.programId, { ...program, data: new Uint8Array(20_000) });
+    })();
+    const report = await chains.ackDeposits(votes, signal());
+    await grown;
+    const [failed, landed, ...rest] = ownLanded(b).slice(setUp);
+    expect(rest).toEqual([]);
+    expect(failed).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded', computeUnitsConsumed: 0, fee: 5_000n });
+    expect(landed).toMatchObject({ err: null });
+    // Both are reported (the fee-only one as paid, never as landed votes), in one call.
+    expect(report.transactions.map((t) => t.indices)).toEqual([votes.map((v) => v.index), votes.map((v) => v.index)]);
+    expect((await chains.readState(signal(), READ_LIMITS)).withdrawals.header.entryCount).toBe(2n);
+    expect(loadedLimitOf(landed!.wire)).toBe(64 * 1024 * 1024);
+    expect(loadedLimitOf(failed!.wire)).toBeLessThan(20_000);
+    if (mode === 'nonce') {
+      // Both were durable-nonce transactions of the lane: the fee-only one advanced it (SIMD-0191), and the resend was signed against the new value.
+      const recentBlockhashOf = (wire: Uint8Array) => VersionedTransaction.deserialize(wire).message.recentBlockhash;
+      expect(recentBlockhashOf(failed!.wire)).toBe(bs58.encode(valueBefore!));
+      expect(recentBlockhashOf(landed!.wire)).not.toBe(recentBlockhashOf(failed!.wire));
+      expect(laneValue()).not.toEqual(valueBefore);
+    }
   });
 });
 

@@ -150,6 +150,8 @@ export class FakeChain {
         return this.simulateTransaction(call.params);
       case 'getRecentPrioritizationFees':
         return { result: this.recentFees };
+      case 'getTransaction':
+        return { result: this.landedTransaction(call.params[0] as string) };
       default:
         return { error: { code: -32601, message: `Method not found: ${call.method}` } };
     }
@@ -224,6 +226,15 @@ export class FakeChain {
     const reply = this.process(transaction, signature, skipPreflight);
     if (fault === 'gateway-timeout') return { http: 504 };
     return fault === 'drop-response' ? { drop: true } : reply;
+  }
+
+  /** getTransaction of a transaction that landed here: its bytes as sent and the units it consumed, as a node reports them. */
+  private landedTransaction(signature: string) {
+    const status = this.statuses.get(signature);
+    const sent = this.sends.find((send) => send.signature === signature);
+    if (status === undefined || sent === undefined) return null;
+    const meta = { err: status.err, fee: 5_000, computeUnitsConsumed: this.budgets.get(signature)?.unitsConsumed ?? 0 };
+    return { slot: status.slot, blockTime: null, meta, transaction: [sent.wire, 'base64'] };
   }
 
   private simulateTransaction(params: unknown[]): Reply {

@@ -255,18 +255,20 @@ describe('Bank: transactions', () => {
     expect(() => parseTransaction(tx.serialize())).toThrow(/address lookup tables are not supported/);
   });
 
-  it('refuses a program that is not an executable account with InvalidProgramForExecution, charging nothing (as Agave)', () => {
+  it('a program that is not an executable account fails the load with InvalidProgramForExecution: committed fee-only (SIMD-0191, as Agave)', () => {
     const bank = newBank();
     const payer = funded(bank);
     const unknown = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0) });
     const notAProgram = new TransactionInstruction({ programId: funded(bank).publicKey, keys: [], data: Buffer.alloc(0) });
     for (const ix of [unknown, notAProgram]) {
       const tx = signed(bank, [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), ix], [payer]);
-      expect(bank.simulate(tx, { checkBlockhash: true }).err).toBe('InvalidProgramForExecution');
+      expect(bank.simulate(tx, { checkBlockhash: true })).toMatchObject({ err: 'InvalidProgramForExecution', unitsConsumed: 0 });
       bank.submit(tx, false);
-      expect(bank.signatureStatus(tx.signature)).toBeUndefined();
+      expect(bank.signatureStatus(tx.signature)?.err).toBe('InvalidProgramForExecution');
+      expect(bank.transaction(tx.signature)).toMatchObject({ fee: 5_001n, computeUnitsConsumed: 0 });
     }
-    expect(bank.account(payer.publicKey.toBase58())?.lamports).toBe(1_000_000_000n);
+    // 5,000 a signature and ceil(1 x 203,000 / 1,000,000) = 1 of priority, twice; nothing else moved.
+    expect(bank.account(payer.publicKey.toBase58())?.lamports).toBe(1_000_000_000n - 2n * 5_001n);
   });
 
   it('keeps rent states as Agave does: a fee payer may not pay its way below rent exemption; a transfer may not leave an account there', () => {

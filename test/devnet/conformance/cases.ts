@@ -150,6 +150,23 @@ function signerCount(steps: readonly Step[]): number {
   return steps.some((s) => s.kind === 'transfer' && s.from === 'cosigner') ? 2 : 1;
 }
 
+const MAX_UNIT_LIMIT = 1_400_000;
+
+/**
+ * The fee of the case's transaction as PROTOCOL.md "Compute units and fees" states it: 5,000 a
+ * signature and the price times the limit (SetComputeUnitLimit clamped to 1,400,000; without
+ * it 200,000 per instruction of a program that is not a builtin, here the unknown one, and 3,000
+ * per builtin one), rounded up. For a case without a duplicate budget instruction.
+ */
+export function caseFee(c: ConformanceCase): bigint {
+  const limitStep = c.steps.find((s) => s.kind === 'limit');
+  const unknown = c.steps.filter((s) => s.kind === 'unknownProgram').length;
+  const defaultLimit = Math.min(MAX_UNIT_LIMIT, 200_000 * unknown + 3_000 * (c.steps.length - unknown));
+  const limit = BigInt(limitStep === undefined ? defaultLimit : Math.min(MAX_UNIT_LIMIT, limitStep.units));
+  const price = c.steps.find((s) => s.kind === 'price')?.microLamports ?? 0n;
+  return 5_000n * BigInt(signerCount(c.steps)) + (price * limit + 999_999n) / 1_000_000n;
+}
+
 /** The keys one run of a case uses. */
 export interface CaseKeys {
   payer: Keypair;

@@ -1,6 +1,18 @@
-import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
+import {
+  Keypair,
+  NONCE_ACCOUNT_LENGTH,
+  NonceAccount,
+  PublicKey,
+  SystemProgram,
+  SYSVAR_RECENT_BLOCKHASHES_PUBKEY,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
+import { nonceAddress, nonceSeed, nonceSetupInstructions } from '../../../src/chain/nonce-account.js';
 import { DevnetRuntime } from './devnet-runtime.js';
 import { durableNonceOf } from '../rpc/helpers.js';
 import { LiteSvmRuntime } from './litesvm-runtime.js';
@@ -10,13 +22,11 @@ import { describeOutcome, type Outcome } from './outcome.js';
  * Durable nonces on the devnet and on Agave's runtime (LiteSVM), the same signed bytes to both:
  * the nonce account created with a seed and initialized, a nonce transaction after its
  * blockhash expired, a version signed against the old value refused once the nonce moved, and
- * the compute units of the advance. LiteSVM 1.5 differs from Agave twice, and the devnet follows
- * Agave: a nonce advanced by a durable-nonce transaction takes its value from the bank's latest
- * blockhash on a cluster (Agave's TransactionProcessingEnvironment.blockhash) and from the
- * transaction's own recent-blockhash field, the old nonce, in LiteSVM; and a durable-nonce
- * transaction that fails in execution advances its nonce on a cluster (the runtime commits the
- * advanced nonce with the fee) and not in LiteSVM. The tests say where, then give LiteSVM the
- * devnet's nonce so that the next case starts from one state.
+ * the compute units of the advance. Where LiteSVM 1.5 is not Agave the devnet follows Agave, and
+ * a test here names each of the five differences (docs/devnet.md, "Where LiteSVM 1.5 is not
+ * Agave"): the value an advance stores, a second nonce transaction in one slot, a failed
+ * transaction's nonce, a transaction that fails to load (SIMD-0191), and the RecentBlockhashes
+ * sysvar's size. Each then gives LiteSVM the devnet's state so that the next case starts from one.
  */
 
 const SOL = 1_000_000_000n;
@@ -135,6 +145,47 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     expect(storedNonce(after.devnet)).toBe(durableNonceOf(latest));
     expectSameBesidesNonce(after);
   });
+
+  it('a nonce transaction that fails to load (an unknown program): LiteSVM 1.5 drops it for free; the devnet, as Agave since SIMD-0191, charges the fee and advances the nonce', async () => {
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
+    const latest = await syncBlockhash();
+    const value = storedNonce((await nonceData()).devnet);
+    const unknownProgram = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.from([0]) });
+    const both = await runBoth(wire([advance(), unknownProgram], value));
+    expect(both.litesvm).toMatchObject({ landed: false, error: { err: 'InvalidProgramForExecution' }, fee: 0n, unitsConsumed: 0 });
+    expect(both.devnet).toMatchObject({ landed: true, error: { err: 'InvalidProgramForExecution' }, fee: 5_000n, unitsConsumed: 0 });
+    const after = await nonceData();
+    expect(storedNonce(after.litesvm)).toBe(value);
+    expect(storedNonce(after.devnet)).toBe(durableNonceOf(latest));
+    expectSameBesidesNonce(after);
+    await giveLiteSvmTheDevnetState();
+  });
+
+  it('a second nonce transaction on one account in one slot: LiteSVM lands it; Agave, and the devnet, refuse a nonce still at the value this slot gave it (BlockhashNotFound)', async () => {
+    litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
+    await syncBlockhash();
+    const first = await expectSame(wire([advance(), pay(1_000_000n)], storedNonce((await nonceData()).devnet)));
+    expect(first).toMatchObject({ landed: true, error: null });
+    // LiteSVM's blockhash has not moved: its second advance is in the same slot, and it lands.
+    const second = litesvm.run(wire([advance(), pay(2_000_000n)], storedNonce(litesvm.accountData(nonce.toBase58()))), accounts);
+    expect(second).toMatchObject({ landed: true, error: null, fee: 5_000n });
+    // The devnet lands each transaction in a block of its own, so its nonce is never at the
+    // current blockhash's value after a landing; written there, as a cluster leaves it after an
+    // advance in this slot, a transaction signed against it is refused before any fee.
+    const { blockhash } = await devnet.latestBlockhash();
+    const data = (await nonceData()).devnet!.slice();
+    data.set(bs58.decode(durableNonceOf(blockhash)), 40);
+    node.bank.journal().writeData(nonce.toBase58(), 0, data);
+    const { recorded: _recorded, ...refused } = await devnet.run(wire([advance(), pay(3_000_000n)], durableNonceOf(blockhash)), accounts);
+    expect(refused).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
+    await giveLiteSvmTheDevnetState();
+  });
+
+  it('the RecentBlockhashes sysvar: 6,008 bytes on the devnet as on a cluster (150 entries), 48 in LiteSVM (one)', async () => {
+    const id = SYSVAR_RECENT_BLOCKHASHES_PUBKEY.toBase58();
+    expect((await devnet.accountData(id))?.length).toBe(6_008);
+    expect(litesvm.accountData(id)?.length).toBe(48);
+  });
 });
 
 describe('System instructions that fail: the devnet and LiteSVM refuse them alike', () => {
@@ -190,6 +241,79 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
     litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
   });
 });
+
+describe('a nonce account at a derived address someone funded first (npm run ops -- nonce init): the devnet and LiteSVM agree', () => {
+  let chainId = 100;
+
+  /** A fresh pool address of the authority (`nonceAddress`, a chain id of its own) holding `lamports`, sent by the stranger to both runtimes; its seed. */
+  async function funded(lamports: bigint): Promise<{ address: PublicKey; seed: string; chainId: number }> {
+    chainId += 1;
+    const address = nonceAddress(authority.publicKey, chainId, 0);
+    const seed = nonceSeed(chainId, 0);
+    if (lamports === 0n) return { address, seed, chainId };
+    const gift = SystemProgram.transfer({ fromPubkey: stranger.publicKey, toPubkey: address, lamports });
+    const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(), instructions: [gift] }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign([stranger]);
+    expect(await expectSame(tx.serialize())).toMatchObject({ landed: true, error: null });
+    return { address, seed, chainId };
+  }
+
+  const allocateWithSeed = (address: PublicKey, seed: string, base = authority.publicKey) =>
+    SystemProgram.allocate({ accountPubkey: address, basePubkey: base, seed, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId });
+
+  const unsignedBase = (ix: TransactionInstruction) => new TransactionInstruction({ ...ix, keys: ix.keys.map((key) => ({ ...key, isSigner: false })) });
+
+  async function expectSameAt(address: PublicKey, instructions: TransactionInstruction[], signers: Keypair[] = [authority]): Promise<Outcome> {
+    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: await syncBlockhash(), instructions }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign(signers);
+    const wired = tx.serialize();
+    const onDevnet = await devnet.run(wired, [...accounts, address.toBase58()]);
+    const { recorded: _recorded, ...outcome } = onDevnet;
+    const onLitesvm = litesvm.run(wired, [...accounts, address.toBase58()]);
+    expect(describeOutcome(outcome)).toBe(describeOutcome(onLitesvm));
+    expect(await devnet.accountData(address.toBase58())).toEqual(litesvm.accountData(address.toBase58()));
+    return onLitesvm;
+  }
+
+  it.each([
+    ['nothing there: the whole rent', 0n],
+    ['less than the rent: topped up', 890_880n],
+    ['more than the rent: no top-up', 2n * NONCE_RENT],
+  ])('%s: nonce init\'s AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each', async (_name, gift) => {
+    const { address, chainId: id } = await funded(gift);
+    const topUp = gift < NONCE_RENT ? Number(NONCE_RENT - gift) : 0;
+    const outcome = await expectSameAt(address, nonceSetupInstructions(authority.publicKey, id, 0, topUp));
+    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (topUp > 0 ? 3 : 2) });
+    expect(litesvm.accountData(address.toBase58())).toHaveLength(NONCE_ACCOUNT_LENGTH);
+    expect(NonceAccount.fromAccountData(Buffer.from((await devnet.accountData(address.toBase58()))!)).authorizedPubkey.toBase58()).toBe(authority.publicKey.toBase58());
+  });
+
+  it.each([
+    ['AllocateWithSeed the base did not sign (another pays)', (address: PublicKey, seed: string) => [unsignedBase(allocateWithSeed(address, seed))], { InstructionError: [0, 'MissingRequiredSignature'] }, [stranger]],
+    ['AllocateWithSeed with a seed that does not derive the address', (address: PublicKey) => [allocateWithSeed(address, 'other')], { InstructionError: [0, { Custom: 5 }] }],
+    ['AllocateWithSeed twice (AccountAlreadyInUse)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), allocateWithSeed(address, seed)], { InstructionError: [1, { Custom: 0 }] }],
+    ['AllocateWithSeed without a top-up, then InitializeNonceAccount (InsufficientFunds)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey })], { InstructionError: [1, 'InsufficientFunds'] }],
+    ['AssignWithSeed to another owner: a nonce address derives only with the System program (AddressWithSeedMismatch)', (address: PublicKey, seed: string) => [SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: SystemProgram.programId }), SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: stranger.publicKey })], { InstructionError: [1, { Custom: 5 }] }],
+  ] as Array<[string, (address: PublicKey, seed: string) => TransactionInstruction[], unknown, Keypair[]?]>)('%s: refused alike', async (_name, instructions, err, signers) => {
+    const { address, seed } = await funded(890_880n);
+    expect(await expectSameAt(address, instructions(address, seed), signers)).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
+  });
+
+  it('Allocate and Assign of a keypair account it signs: the same account on both', async () => {
+    const owned = Keypair.generate();
+    const instructions = [SystemProgram.allocate({ accountPubkey: owned.publicKey, space: 8 }), SystemProgram.assign({ accountPubkey: owned.publicKey, programId: stranger.publicKey })];
+    const topUp = SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: owned.publicKey, lamports: 946_560n });
+    expect(await expectSameAt(owned.publicKey, [topUp, ...instructions], [authority, owned])).toMatchObject({ landed: true, error: null, unitsConsumed: 450 });
+  });
+});
+
+/** Where the two runtimes were let differ: LiteSVM takes the devnet's balances and nonce account, so the next case starts from one state. */
+async function giveLiteSvmTheDevnetState(): Promise<void> {
+  litesvm.fund(new Map([authority.publicKey, recipient].map((key) => [key.toBase58(), node.bank.account(key.toBase58())?.lamports ?? 0n])));
+  litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
+}
 
 /** Version, state, authority and lamports per signature: all of the 80 bytes but the nonce (40..72). */
 function expectSameBesidesNonce(data: { devnet: Uint8Array | undefined; litesvm: Uint8Array | undefined }): void {

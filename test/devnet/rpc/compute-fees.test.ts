@@ -181,7 +181,7 @@ describe('compute budget instructions', () => {
     expect(zeroData.result.value.err).toBe('InvalidLoadedAccountsDataSizeLimit');
   });
 
-  it('refuses a transaction that loads more account data than its SetLoadedAccountsDataSizeLimit before any fee', async () => {
+  it('a transaction that loads more account data than its SetLoadedAccountsDataSizeLimit: refused in preflight, fee-only without it (SIMD-0191)', async () => {
     const payer = funded();
     // The payer (64 + 0 bytes), a fresh recipient (absent: 0), the System (64 + 14) and ComputeBudget (64 + 22) programs.
     const loads = 228;
@@ -190,8 +190,9 @@ describe('compute budget instructions', () => {
     const { error } = await send(over, payer);
     expect(error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Transaction exceeded max loaded accounts data size cap', data: { err: 'MaxLoadedAccountsDataSizeExceeded', unitsConsumed: 0 } });
     const { result: signature } = await send(over, payer, true);
-    expect((await connection.getSignatureStatuses([signature])).value[0]).toBeNull();
-    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000);
+    expect((await connection.getSignatureStatuses([signature])).value[0]).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded' });
+    expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000 - 5_000);
+    expect((await landed(signature)).meta).toMatchObject({ fee: 5_000, computeUnitsConsumed: 0, err: 'MaxLoadedAccountsDataSizeExceeded' });
   });
 
   it('refuses a payer that can pay the base fee but not the priority (InsufficientFundsForFee): nothing lands', async () => {
