@@ -253,6 +253,7 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
   for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, settings.minBalanceLamports);
   metrics.crankDryRun.set(settings.dryRun ? 1 : 0);
   metrics.crankHandoff.set(settings.handoffMs / 1000);
+  metrics.crankPollInterval.set(settings.pollIntervalMs / 1000);
   metrics.crankStandbyWindow.set((2 * quietWindowMs(settings.pollIntervalMs) + settings.pollIntervalMs) / 1000);
   metrics.transferWaitAlert.set(settings.transferWaitAlertMs / 1000);
 }

@@ -220,6 +220,11 @@ export function createMetrics(registry: Registry = new Registry()) {
       help: 'BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer (0: no handoff).',
       registers,
     }),
+    crankPollInterval: new Gauge({
+      name: 'bridge_crank_poll_interval_seconds',
+      help: 'BRIDGE_POLL_INTERVAL_SECS: the dashboard reads the ages of cycles against it.',
+      registers,
+    }),
     crankStandby: new Gauge({
       name: 'bridge_crank_standby_seconds',
       help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
