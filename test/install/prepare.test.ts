@@ -35,7 +35,7 @@ function prepare(dir: string, env: Record<string, string>) {
 }
 
 describe('scripts/prepare.mjs in a production install', () => {
-  it.each([{ npm_config_omit: 'dev' }, { npm_config_omit: 'dev optional' }, { NODE_ENV: 'production' }])('without dist/: exit 1, one line on stderr (%o)', (env) => {
+  it.each<Record<string, string>>([{ npm_config_omit: 'dev' }, { npm_config_omit: 'dev optional' }, { NODE_ENV: 'production' }])('without dist/: exit 1, one line on stderr (%o)', (env) => {
     const run = prepare(checkout(false), env);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
