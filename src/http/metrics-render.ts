@@ -1,5 +1,4 @@
 import type { Registry } from 'prom-client';
-import { MAX_CONNECTIONS } from '../config/config.js';
 
 /**
  * GET /metrics renders the whole registry (about 58 KB of text, every collector run): unbounded,
@@ -21,7 +20,6 @@ export const METRICS_RENDER_MAX_AGE_MS = 1000;
  * METRICS_ANSWERS_PER_SECOND = 5.1 s away, inside Prometheus' default 10 s scrape timeout.
  */
 export const METRICS_ANSWERS_PER_SECOND = 50;
-export const METRICS_WAIT_MAX_MS = (MAX_CONNECTIONS / METRICS_ANSWERS_PER_SECOND) * 1000;
 
 export function createMetricsRender(registry: Registry, now: () => number = () => performance.now()): () => Promise<string> {
   let latest: { text: Promise<string>; startedAtMs: number } | undefined;

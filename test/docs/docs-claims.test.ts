@@ -47,7 +47,7 @@ describe('Ctrl-C on npm run demo and npm run devnet', () => {
 
   // One retry: once in about ten runs on a machine at load average 17, npm itself ended on the
   // SIGINT after the devnet had printed `devnet stopped` (cause not found; never when run alone).
-  it('npm run devnet exits 0 when its process group gets SIGINT, as a terminal sends Ctrl-C to npm and node at once', async () => {
+  it('npm run devnet exits 0 when its process group gets SIGINT, as a terminal sends Ctrl-C to npm and node at once', { timeout: 40_000, retry: 1 }, async () => {
     const args = ['run', '--silent', 'devnet', '--', '--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '1'];
     // detached: a process group of its own, which the test signals whole (a terminal's Ctrl-C).
     const npm = spawn('npm', args, { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -68,7 +68,7 @@ describe('Ctrl-C on npm run demo and npm run devnet', () => {
     // The start lines it printed carry BRIDGE_HANDOFF_SECS=0 under the line that says what it is for.
     expect(stdout).toContain(`Start a bridge server per authority:\n  # ${ONE_SERVER_PER_AUTHORITY}\n`);
     expect(stdout).toMatch(/ BRIDGE_HANDOFF_SECS=0 npm start\n/);
-  }, { timeout: 40_000, retry: 1 });
+  });
 });
 
 describe('the devnet start line in docs/devnet.md', () => {
