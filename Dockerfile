@@ -7,9 +7,13 @@
 #           -e BRIDGE_AUTHORITY_KEYPAIR=/secrets/authority.json bridge-operator-server
 # (all five runtime variables or none: with none the server starts with the crank disabled).
 
+# Base images pinned by digest (the multi-platform index of each tag), so that a rebuild gets the
+# same Node and Debian: node:24-bookworm (Node 24.19.0) and node:24-bookworm-slim (Node 24.18.1),
+# as docker-library/repo-info recorded the tags (docs/operating.md, "Deployment": how they were
+# chosen and how to move them). The addon is N-API: built on one Node 24, loaded by the other.
 # --- builder: all dependencies, TypeScript compiled to dist/, the PKCS#11 addon compiled ------
 # The full (non-slim) image: it has the C++ toolchain and python3 that node-gyp needs.
-FROM node:24-bookworm AS builder
+FROM node:24-bookworm@sha256:da4221677e02b54ef6335adfa447578d512ad14f251024fb92ea433c2c102760 AS builder
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Scripts are skipped here: `prepare` (tsc) needs the sources, which are copied next.
@@ -23,7 +27,7 @@ COPY src ./src
 RUN npm run build
 
 # --- runtime: production dependencies and dist/ only, non-root --------------------------------
-FROM node:24-bookworm-slim AS runtime
+FROM node:24-bookworm-slim@sha256:235600a8101ab264e117b1768e925532262668dc9b581ef1dd7d96ced463b8e7 AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -47,7 +51,12 @@ COPY ui ./ui
 # With the key in an HSM (docs/operating.md, "Keeping the key in an HSM") the token vendor's PKCS#11 module
 # is added in an image derived from this one, and the PIN is mounted like the keypair.
 EXPOSE 8080
-# No HEALTHCHECK: Cloud Run ignores it and probes GET /health itself (deploy/cloud-run.yaml).
+# For `docker run` and Compose (Cloud Run ignores it and probes GET /health itself,
+# deploy/cloud-run.yaml): unhealthy only when /health answers 503 (stalled, what a restart
+# fixes) or nothing answers; degraded is 200. The slim image has no curl: Node's own fetch, on the
+# port BRIDGE_BIND_ADDRESS or PORT names (8080 by default), over loopback.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "const b=process.env.BRIDGE_BIND_ADDRESS;const p=b?b.slice(b.lastIndexOf(':')+1):(process.env.PORT||'8080');fetch('http://127.0.0.1:'+p+'/health',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))"]
 
 # The `node` user (uid 1000) of the official image: the process cannot write to /app.
 USER node

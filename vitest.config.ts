@@ -93,6 +93,8 @@ export default defineConfig({
   test: {
     environment: 'node',
     testTimeout: 30_000,
+    // Fails a test whose servers wrote a log line with a key twice (test/support/log-lines.ts).
+    setupFiles: ['test/support/log-lines-setup.ts'],
     hookTimeout: 30_000,
     pool: 'forks',
     sequence: { sequencer: LongFirst },

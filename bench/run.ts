@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { faultRecoveryBench } from './fault-recovery.js';
 import { feeMarketBench } from './fee-market.js';
-import { healthUnderTransfersBench } from './health-under-transfers.js';
+import { healthUnderMetricsBench, healthUnderTransfersBench } from './health-under-transfers.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
 import { signingBench } from './signing.js';
@@ -17,7 +17,7 @@ import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, surgeLandingBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

@@ -46,13 +46,17 @@ export function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Resolves on the first SIGINT or SIGTERM; the returned signal aborts at that moment. */
+/**
+ * Resolves on the first SIGINT or SIGTERM; the returned signal aborts at that moment. Later ones
+ * are ignored rather than left to kill the process mid-shutdown: under `npm run`, a terminal's
+ * Ctrl-C reaches this process twice (from the terminal, and forwarded by npm), and the shutdown
+ * after the first is bounded anyway.
+ */
 export function shutdownSignal(): { signal: AbortSignal; received: Promise<NodeJS.Signals> } {
   const controller = new AbortController();
   const received = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (name: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      if (controller.signal.aborted) return;
       controller.abort(new Error(`${name} received`));
       resolve(name);
     };

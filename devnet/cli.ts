@@ -2,7 +2,7 @@ import { describeError } from '../src/errors.js';
 import { startChainPair } from './chain-pair.js';
 import { DEFAULT_FIRST_SERVER_PORT, DEVNET_USAGE, UsageError, parseDevnetFlags, shellQuote, shutdownSignal, type DevnetFlags } from './cli-args.js';
 import { maxTrackerCapacity } from '../src/chain/codec/layout.js';
-import { serverEnv } from './server-env.js';
+import { ONE_SERVER_PER_AUTHORITY, serverEnv } from './server-env.js';
 import { startTraffic } from './traffic.js';
 import { bootstrapWorld, worldFilePath, type World } from './world/bootstrap.js';
 
@@ -71,6 +71,7 @@ function describeWorld(world: World): string {
     `Program ${world.programId}; ${world.authorities.length} authorities, threshold ${world.threshold}; world: ${worldFilePath(world.dir)}`,
     '',
     'Start a bridge server per authority:',
+    `  # ${ONE_SERVER_PER_AUTHORITY}`,
   ];
   world.authorities.forEach((authority, k) => {
     const env = serverEnv(world, k, DEFAULT_FIRST_SERVER_PORT + k);

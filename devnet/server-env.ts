@@ -17,3 +17,8 @@ export function serverEnv(world: World, k: number, bindPort: number): Record<str
     BRIDGE_HANDOFF_SECS: '0',
   };
 }
+
+/** Printed above the lines: two copies of one line would be two servers of one authority, both signing from the start. */
+export const ONE_SERVER_PER_AUTHORITY =
+  'BRIDGE_HANDOFF_SECS=0 is for one server per authority: each signs from its first cycle. To rehearse a rollout (two servers of one authority), ' +
+  'leave it out of the second so that it stands by (docs/operating.md, "Rolling deploys and hot standby")';

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import type { AuthoritySigner } from './chain/authority-signer.js';
 import { endpointLabels } from './chain/rpc/endpoint-choice.js';
-import { parseConfig, type Config, type CrankConfig } from './config/config.js';
+import { parseConfig, RUNTIME_VARIABLES, type Config, type CrankConfig } from './config/config.js';
 import { describeError, isBridgeError } from './errors.js';
 import { buildApp } from './http/app.js';
 import { crankAfterListen } from './lifecycle/crank-after-listen.js';
@@ -67,11 +67,16 @@ async function main(): Promise<void> {
   logStarted(logger, config, app.server.address() as AddressInfo, authority);
 }
 
+/** At warn, not info: a server without its crank answers /health ok and signs nothing. */
+const CRANK_DISABLED_LINE =
+  `the crank is disabled: none of ${RUNTIME_VARIABLES.join(', ')} is set, so this server signs nothing and /health says ok; ` +
+  'set them, or BRIDGE_REQUIRE_CRANK=true to make this a startup error where the crank must run';
+
 /** The configuration and, with runtime configuration, the authority keypair; undefined after printing problems. */
 async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined> {
   try {
     const { config, warnings } = parseConfig(env);
-    if (config.crank === undefined) return { config, authority: undefined, warnings };
+    if (config.crank === undefined) return { config, authority: undefined, warnings: [...warnings, CRANK_DISABLED_LINE] };
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
     const { loadAuthoritySigner } = await import('./config/keypair.js');
     const loaded = await loadAuthoritySigner(config.crank.authorityKeypair, env);

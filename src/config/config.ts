@@ -45,6 +45,7 @@ export const AUTH_VARIABLES = ['BRIDGE_AUTH_USERNAME', 'BRIDGE_AUTH_PASSWORD'] a
 
 /** Defaults of the optional variables, as the raw strings an operator would write. */
 export const DEFAULTS = {
+  BRIDGE_REQUIRE_CRANK: 'false',
   BRIDGE_POLL_INTERVAL_SECS: '15',
   BRIDGE_CRANK_MAX_ATTEMPTS: '3',
   BRIDGE_CRANK_RETRY_BACKOFF_MS: '1000',
@@ -125,6 +126,7 @@ const envSchema = z.object({
   BRIDGE_SOURCE_CHAIN_ID: u16Value().optional(),
   BRIDGE_TARGET_CHAIN_ID: u16Value().optional(),
   BRIDGE_AUTHORITY_KEYPAIR: z.string().optional(),
+  BRIDGE_REQUIRE_CRANK: booleanValue().prefault(DEFAULTS.BRIDGE_REQUIRE_CRANK),
   BRIDGE_POLL_INTERVAL_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_POLL_INTERVAL_SECS),
   BRIDGE_CRANK_MAX_ATTEMPTS: integerValue(1n, 4294967295n, 'an integer 1..4294967295 (at least one attempt)')
     .transform(Number)
@@ -243,7 +245,15 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  return [...partialRuntimeProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set)];
+  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set)];
+}
+
+/** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
+function requiredCrankProblems(set: SetVariables): string[] {
+  if (set.BRIDGE_REQUIRE_CRANK !== 'true' || RUNTIME_VARIABLES.some((name) => set[name] !== undefined)) return [];
+  return [
+    `BRIDGE_REQUIRE_CRANK: true, but none of ${RUNTIME_VARIABLES.join(', ')} is set: the crank would be disabled and this server would sign nothing; set them, or unset BRIDGE_REQUIRE_CRANK for a server without a crank`,
+  ];
 }
 
 /** The floor of the bid cannot be above its cap. */

@@ -17,7 +17,8 @@ import { registerCrankUi } from './crank-ui.js';
 import { refuseCrossSite } from './cross-site.js';
 import { createRpcOutageLog } from './rpc-outage.js';
 import { transferPageBody } from './transfer-page-body.js';
-import { createTransferPace } from './transfer-pace.js';
+import { createMetricsRender, METRICS_ANSWERS_PER_SECOND } from './metrics-render.js';
+import { createPace, createTransferPace } from './transfer-pace.js';
 import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
 
 /**
@@ -35,7 +36,13 @@ export function registerPublicRoutes(app: FastifyInstance, { crank, metrics }: {
     return reply.code(status === 'stalled' ? 503 : 200).send({ status, service: SERVICE_NAME, crank: crankHealth });
   });
 
-  app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  // Rendered at most once a second, answered at most METRICS_ANSWERS_PER_SECOND times a second, whoever asks (metrics-render.ts).
+  const renderMetrics = createMetricsRender(metrics.registry);
+  const metricsPace = createPace({ perSecond: METRICS_ANSWERS_PER_SECOND });
+  app.get('/metrics', async (_request, reply) => {
+    await metricsPace.turn(clientGone(reply));
+    return reply.type(metrics.registry.contentType).send(await renderMetrics());
+  });
 }
 
 export interface AdminRouteDependencies {

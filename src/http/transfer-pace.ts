@@ -17,7 +17,6 @@ import { sleep } from '../time.js';
 
 export const TRANSFER_ANSWERS_PER_SECOND = 100;
 export const TRANSFER_WAIT_MAX_MS = 5_000;
-const TRANSFER_TURN_MS = 1000 / TRANSFER_ANSWERS_PER_SECOND;
 
 export interface TransferPace {
   /** Resolves at this request's turn; rejects with TRANSFER__RATE_EXCEEDED after TRANSFER_WAIT_MAX_MS, or with the signal's reason. */
@@ -25,16 +24,28 @@ export interface TransferPace {
 }
 
 export function createTransferPace(now: () => number = () => performance.now()): TransferPace {
+  return createPace({ perSecond: TRANSFER_ANSWERS_PER_SECOND, refuse: { waitMaxMs: TRANSFER_WAIT_MAX_MS, refusal: rateExceeded } }, now);
+}
+
+export interface PaceOptions {
+  perSecond: number;
+  /** A request whose turn is further than `waitMaxMs` away waits that long, then is refused; without it every request waits its turn. */
+  refuse?: { waitMaxMs: number; refusal: () => Error };
+}
+
+/** Turns 1000 / perSecond ms apart, each reserved on arrival (GET /transfers*, GET /metrics). */
+export function createPace({ perSecond, refuse }: PaceOptions, now: () => number = () => performance.now()): TransferPace {
+  const turnMs = 1000 / perSecond;
   let nextTurnAt = -Infinity;
   return {
     async turn(signal) {
       const arrived = now();
       const at = Math.max(arrived, nextTurnAt);
-      if (at - arrived > TRANSFER_WAIT_MAX_MS) {
-        await sleep(TRANSFER_WAIT_MAX_MS, signal);
-        throw rateExceeded();
+      if (refuse !== undefined && at - arrived > refuse.waitMaxMs) {
+        await sleep(refuse.waitMaxMs, signal);
+        throw refuse.refusal();
       }
-      nextTurnAt = at + TRANSFER_TURN_MS;
+      nextTurnAt = at + turnMs;
       if (at > arrived) await sleep(at - arrived, signal);
     },
   };

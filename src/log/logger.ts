@@ -58,6 +58,8 @@ export function createLogger(options: LoggerOptions): Logger {
         level: (label) => ({ level: label, severity: SEVERITY[label] ?? 'DEFAULT' }),
         log: (object) => redactSecrets(object) as Record<string, unknown>,
       },
+      mixin: (_object, _level, instance) => ({ [BOUND]: instance.bindings() }),
+      mixinMergeStrategy: (object, mixed) => withoutBoundKeys(object as Record<string, unknown>, (mixed as { [BOUND]?: pino.Bindings })[BOUND] ?? {}),
     },
     options.destination ?? pino.destination({ dest: 1, sync: true }),
   );
@@ -77,8 +79,35 @@ function redactChildBindings(logger: Logger): void {
     bindings: pino.Bindings,
     childOptions?: pino.ChildLoggerOptions<L>,
   ): PinoLogger<L> {
-    return Reflect.apply(pinoChild, this, [redactSecrets(bindings), childOptions]) as PinoLogger<L>;
+    const fresh = withoutBoundKeys(redactSecrets(bindings) as pino.Bindings, this.bindings());
+    return Reflect.apply(pinoChild, this, [fresh, childOptions]) as PinoLogger<L>;
   };
+}
+
+const BOUND = Symbol('bound');
+
+/** Keys pino writes on every line before the bindings and the call's fields. */
+const WRITTEN_KEYS = ['level', 'severity', 'time'];
+
+/**
+ * pino writes a child's bindings and then the call's fields without merging them, so a field
+ * the logger already binds (`chain` on a chain's logger) would appear twice in one line, which
+ * Elasticsearch and OpenSearch refuse. A field equal to the bound value is left out; a
+ * different one is kept as `<key>_here`, never dropped.
+ */
+function withoutBoundKeys(fields: Record<string, unknown>, bound: pino.Bindings): Record<string, unknown> {
+  const clashes = Object.keys(fields).filter((key) => key in bound || WRITTEN_KEYS.includes(key));
+  if (clashes.length === 0) return fields;
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (!clashes.includes(key)) kept[key] = value;
+    else if (!(key in bound) || !sameJson(value, bound[key])) kept[`${key}_here`] = value;
+  }
+  return kept;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(redactSecrets(a)) === JSON.stringify(b);
 }
 
 /** pino's error serializer (type, message, stack, cause chain, own fields), then secrets out. */

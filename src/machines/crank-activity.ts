@@ -48,8 +48,8 @@ export function createCrankActivityLog(machineId = 'crank'): CrankActivityLog {
     },
     record(emitted) {
       if (emitted.type === 'cycleFinished') {
-        const { outcome, durationMs, report, atMs } = emitted;
-        cycles = [{ atMs, outcome, durationMs, report }, ...cycles].slice(0, CRANK_CYCLE_HISTORY);
+        const { outcome, kind, durationMs, report, atMs } = emitted;
+        cycles = [{ atMs, outcome, kind, durationMs, report }, ...cycles].slice(0, CRANK_CYCLE_HISTORY);
       } else if (emitted.type === 'attempt' || emitted.type === 'readFailed') {
         actions = [actionActivity(emitted), ...actions].slice(0, CRANK_ACTION_HISTORY);
       }

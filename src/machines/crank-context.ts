@@ -1,10 +1,10 @@
 import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 import type { CrankConfig } from '../config/config.js';
-import type { CrankReport, CrankStep, PlannedVote } from './crank-types.js';
+import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
-import { initialRole } from './role.js';
+import { initialRole, isHalted } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
 
 /**
@@ -164,6 +164,17 @@ export function attemptedIn(cycle: CycleState, step: CrankStep, submitted: reado
     attempted: { ...cycle.attempted, [step]: true },
     cleanupSubmitted: step === 'cleanup' ? unionIndices(cycle.cleanupSubmitted, submitted) : cycle.cleanupSubmitted,
   };
+}
+
+/** Whether the cycle started an attempt of any action (a dry run's plans are none). */
+export function submittedAny(cycle: CycleState): boolean {
+  return Object.values(cycle.attempted).some(Boolean);
+}
+
+export function cycleKind({ settings, health }: CrankContext): CycleKind {
+  if (settings.dryRun) return 'dry_run';
+  if (isHalted(settings.onForeignSigner, health.foreignSigner)) return 'halted';
+  return health.role.role;
 }
 
 /** What the cycle answers to the POST /crank/once requests it serves (SPEC §2.3). */

@@ -2,6 +2,7 @@ import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { hasAttemptsLeft, landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
   attemptedIn,
+  cycleKind,
   cycleReport,
   freshProgress,
   initialCrankContext,
@@ -9,6 +10,7 @@ import {
   pendingCounts,
   plannedVotes,
   submissionFor,
+  submittedAny,
   submittedIndices,
   unionIndices,
   type ActionReport,
@@ -219,8 +221,9 @@ const crankSetup = setup({
       const { cycle, plan, settings } = context;
       if (cycle === null) return;
       const atMs = now();
-      // A dry run's backlog never drains: it must not trigger back-to-back cycles.
-      const backlog = !settings.dryRun && !cycle.failed && plan !== null && hasBacklog(plan);
+      // Only a cycle that submitted can shrink a backlog: one that stood by, halted, dry-ran or
+      // lacked fees would read the same entries again at once, so it waits a poll interval.
+      const backlog = submittedAny(cycle) && !cycle.failed && plan !== null && hasBacklog(plan);
       const drainBacklog = backlog && context.backlogStreak < settings.maxBacklogCycles;
       enqueue.assign({
         cycle: null,
@@ -234,6 +237,7 @@ const crankSetup = setup({
       enqueue.emit({
         type: 'cycleFinished',
         outcome: cycle.failed ? 'error' : 'ok',
+        kind: cycleKind(context),
         report: cycleReport(cycle),
         requests: cycle.requests,
         atMs,

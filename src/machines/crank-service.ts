@@ -12,7 +12,7 @@ import { crankSettings, type ActionReport, type ConfiguredCrankSettings, type Cy
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
-import { recordCrankEvent, recordHealthGauges, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
+import { recordCrankEvent, recordHealthGauges, recordLandingModes, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
 import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
@@ -103,6 +103,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
   actor.subscribe({
     next: (snapshot) => {
       recordHealthGauges(snapshot.context.health, metrics);
+      // Known only once a read saw the nonce accounts (the fees come from a successful read).
+      if (snapshot.context.health.fees !== null) recordLandingModes(options.chains.landingModes(), metrics);
       activity.recordState(snapshot.value);
     },
     // Without this handler xstate rethrows an actor error as an uncaught exception.
@@ -251,6 +253,8 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
   for (const chain of CHAINS) metrics.authorityMinBalance.set({ chain }, settings.minBalanceLamports);
   metrics.crankDryRun.set(settings.dryRun ? 1 : 0);
   metrics.crankHandoff.set(settings.handoffMs / 1000);
+  metrics.crankPollInterval.set(settings.pollIntervalMs / 1000);
+  metrics.crankStandbyWindow.set((2 * quietWindowMs(settings.pollIntervalMs) + settings.pollIntervalMs) / 1000);
   metrics.transferWaitAlert.set(settings.transferWaitAlertMs / 1000);
 }
 

@@ -1,9 +1,10 @@
-import { CHAINS } from '../domain.js';
+import type { LandingMode } from '../chain/bridge-chains.js';
+import { CHAINS, type ChainSide } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActionReport } from './crank-context.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
-import { HEALTH_STATUSES, type HealthFacts, type HealthStatus } from './health.js';
+import { HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
 import { CRANK_ROLES, otherSignerActiveMs, type CrankRole } from './role.js';
 
 /**
@@ -143,9 +144,20 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
 export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
   for (const role of CRANK_ROLES) metrics.crankRole.set({ role }, role === health.role.role ? 1 : 0);
   metrics.crankOtherSignerActive.set(otherSignerActiveMs(health.role) / 1000);
+  metrics.crankStandby.set(standbyMs(health) / 1000);
   if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
   if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
   if (health.lastCycleFinishedAtMs !== null) metrics.crankLastCycleFinished.set(health.lastCycleFinishedAtMs / 1000);
+}
+
+/** How long the current standby stretch has lasted at the latest read; 0 while active or before the first read. */
+function standbyMs({ role, lastRunAtMs }: HealthFacts): number {
+  return role.role === 'standby' && role.sinceMs !== null && lastRunAtMs !== null ? Math.max(0, lastRunAtMs - role.sinceMs) : 0;
+}
+
+/** bridge_chain_landing_mode: 1 for each chain's current mode, 0 for the other. */
+export function recordLandingModes(modes: Record<ChainSide, LandingMode>, metrics: Metrics): void {
+  for (const chain of CHAINS) for (const mode of LANDING_MODES) metrics.landingMode.set({ chain, mode }, modes[chain] === mode ? 1 : 0);
 }
 
 /** bridge_health_status: 1 for the current status, 0 for the others. */

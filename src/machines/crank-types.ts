@@ -73,6 +73,9 @@ type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export const CYCLE_OUTCOMES = ['ok', 'error'] as const;
 
+/** A cycle as the crank page marks it: only an `active` one may submit; the others read and plan. */
+export type CycleKind = 'active' | 'standby' | 'halted' | 'dry_run';
+
 /** Emitted to the runtime, which turns them into logs, metrics and answers to requests. */
 export type CrankEmitted =
   | { type: 'cycleStarted'; atMs: number; requests: string[] }
@@ -97,7 +100,15 @@ export type CrankEmitted =
       atMs: number;
       durationMs: number;
     }
-  | { type: 'cycleFinished'; outcome: (typeof CYCLE_OUTCOMES)[number]; report: CrankReport; requests: string[]; atMs: number; durationMs: number }
+  | {
+      type: 'cycleFinished';
+      outcome: (typeof CYCLE_OUTCOMES)[number];
+      kind: CycleKind;
+      report: CrankReport;
+      requests: string[];
+      atMs: number;
+      durationMs: number;
+    }
   | { type: 'requestsAbandoned'; requests: string[] }
   | { type: 'pollCoalesced' }
   /** Dry run: what the action would have submitted; nothing was sent. */

@@ -197,7 +197,7 @@ const checkOffSchema = z.strictObject({
   reason: z.string(),
 }) satisfies z.ZodType<CheckOff>;
 
-const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
+export const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
 
 /** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
 export const crankHealthSchema = z.strictObject({

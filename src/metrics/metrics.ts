@@ -226,6 +226,27 @@ export function createMetrics(registry: Registry = new Registry()) {
       help: 'BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer (0: no handoff).',
       registers,
     }),
+    crankPollInterval: new Gauge({
+      name: 'bridge_crank_poll_interval_seconds',
+      help: 'BRIDGE_POLL_INTERVAL_SECS: the dashboard reads the ages of cycles against it.',
+      registers,
+    }),
+    crankStandby: new Gauge({
+      name: 'bridge_crank_standby_seconds',
+      help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
+      registers,
+    }),
+    crankStandbyWindow: new Gauge({
+      name: 'bridge_crank_standby_window_seconds',
+      help: 'The longest a standby waits when no other instance signs with its key: the quiet window, its random extra (at most one more window) and one poll interval.',
+      registers,
+    }),
+    landingMode: new Gauge({
+      name: 'bridge_chain_landing_mode',
+      help: 'How the chain lands transactions at the latest read, by chain and mode (nonce, blockhash): 1 for the current one. From nonce to blockhash: BridgeNonceModeLost.',
+      labelNames: ['chain', 'mode'] as const,
+      registers,
+    }),
     oldestPendingAgeSeconds: new Gauge({
       name: 'bridge_oldest_pending_age_seconds',
       help: 'Age of the oldest entry waiting for this authority, by action (0 when none waited at the latest read), computed when scraped: its age at the latest read (slots times the measured slot time) plus the time since, so it grows while reads fail or an action retries; absent until the slot time is measured (docs/crank.md "Waiting and latency").',

@@ -379,6 +379,7 @@ describe('parseConfig: other values', () => {
     ['BRIDGE_MIN_BALANCE_LAMPORTS', '0.5', 'expected an integer 0..9007199254740991, got "0.5"'],
     ['BRIDGE_ON_FOREIGN_SIGNER', 'stop', 'expected one of continue, halt, got "stop"'],
     ['BRIDGE_DRY_RUN', 'yes', 'expected one of true, false, got "yes"'],
+    ['BRIDGE_REQUIRE_CRANK', '1', 'expected one of true, false, got "1"'],
     ['BRIDGE_DRY_RUN', '1', 'expected one of true, false, got "1"'],
     ['BRIDGE_DRY_RUN', 'TRUE', 'expected one of true, false, got "TRUE"'],
     ['BRIDGE_TRANSFER_WAIT_ALERT_SECS', '10m', 'expected an unsigned 64-bit integer, got "10m"'],

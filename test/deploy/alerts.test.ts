@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -35,19 +37,27 @@ function runbookAnchors(): Set<string> {
 }
 
 const rules = alertRules(readFileSync(RULES, 'utf8'));
+const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
+const promtoolInstalled = promtool.error === undefined && promtool.status === 0;
 
 describe('deploy/prometheus/alerts.yml', () => {
   it('holds the alerts the runbook documents, each with for, severity, summary, description and runbook link', () => {
     expect(rules.map((rule) => rule.name).sort()).toEqual(
       [
         'BridgeBacklogGrowing',
+        'BridgeCrankDisabled',
         'BridgeCrankFailing',
         'BridgeCrankStalled',
+        'BridgeDegraded',
         'BridgeFeeBalanceLow',
+        'BridgeNonceModeLost',
         'BridgePriorityFeeAtCap',
         'BridgeRpcAllEndpointsDown',
         'BridgeRpcEndpointDown',
         'BridgeSecondSigner',
+        'BridgeStandbyTooLong',
+        'BridgeTargetDown',
+        'BridgeTargetMissing',
         'BridgeTransfersWaiting',
       ].sort(),
     );
@@ -68,8 +78,9 @@ describe('deploy/prometheus/alerts.yml', () => {
     }
   });
 
-  it('reads only metrics the server declares', () => {
+  it('reads only metrics the server declares (and Prometheus\' own `up`)', () => {
     const declared = new Set(Object.values(createMetrics(new Registry())).flatMap((m) => ('name' in m && typeof m.name === 'string' ? [m.name] : [])));
+    declared.add('up');
     for (const rule of rules) {
       const names = metricNamesIn(rule.expr);
       expect(names.length, rule.name).toBeGreaterThan(0);
@@ -78,8 +89,76 @@ describe('deploy/prometheus/alerts.yml', () => {
   });
 });
 
-const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-const promtoolInstalled = promtool.error === undefined && promtool.status === 0;
+/** The rows of docs/operating.md "How each failure pages": alert, severity, delay. */
+function pagingTable(): Array<{ alert: string; severity: string; after: string }> {
+  const runbook = readFileSync(`${ROOT}docs/operating.md`, 'utf8');
+  const section = runbook.slice(runbook.indexOf('## How each failure pages'));
+  const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| Failure |')));
+  return table
+    .split('\n')
+    .filter((line) => /^\| .* \| `Bridge\w+` \|/.test(line))
+    .map((line) => {
+      const cells = line.split(' | ');
+      return { alert: cells[1]!.replaceAll('`', ''), severity: cells[2]!, after: cells[3]!.split(' ')[0]! };
+    });
+}
+
+/** The alerts a promtool test of alerts.test.yml expects to fire (a non-empty exp_alerts). */
+function alertsTestedFiring(): Set<string> {
+  const tests = readFileSync(RULE_TESTS, 'utf8');
+  const fired = new Set<string>();
+  for (const match of tests.matchAll(/alertname: (\w+)\n\s+exp_alerts:\n\s+- exp_labels/g)) fired.add(match[1]!);
+  return fired;
+}
+
+describe('docs/operating.md "How each failure pages"', () => {
+  const rows = pagingTable();
+
+  it('has one row per alert, with its severity and delay as alerts.yml says', () => {
+    expect(rows.map((row) => row.alert).sort()).toEqual(rules.map((rule) => rule.name).sort());
+    for (const row of rows) {
+      const rule = rules.find((candidate) => candidate.name === row.alert)!;
+      expect(row.severity, row.alert).toBe(rule.fields.get('severity'));
+      expect(row.after, row.alert).toBe(rule.fields.get('for'));
+    }
+  });
+
+  it('backs every row by a promtool test case in which its alert fires', () => {
+    const fired = alertsTestedFiring();
+    for (const row of rows) expect(fired.has(row.alert), `${row.alert}: no promtool test expects it to fire`).toBe(true);
+  });
+});
+
+const SCRAPE_CONFIG = `${ROOT}deploy/prometheus/scrape-config.yml`;
+
+describe('deploy/prometheus/scrape-config.yml', () => {
+  const text = readFileSync(SCRAPE_CONFIG, 'utf8');
+
+  it('labels every job `bridge`, the job the availability alerts select', () => {
+    const jobs = [...text.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((match) => match[1]);
+    expect(jobs).toEqual(['bridge', 'bridge-cloud-run']);
+    expect(text).toMatch(/- target_label: job\n\s+replacement: bridge/);
+    for (const rule of rules.filter((candidate) => /\bup\b|absent\(/.test(candidate.expr))) expect(rule.expr, rule.name).toContain('job="bridge"');
+  });
+
+  it.runIf(promtoolInstalled)('promtool check config: valid, with alerts.yml as its rule file', () => {
+    // credentials_file must exist when the configuration loads: the sidecar's token file, here an empty one.
+    const dir = mkdtempSync(join(tmpdir(), 'scrape-config-'));
+    try {
+      const tokenFile = join(dir, 'id-token');
+      writeFileSync(tokenFile, '');
+      copyFileSync(RULES, join(dir, 'alerts.yml'));
+      expect(text).toContain('credentials_file: /var/run/bridge/id-token');
+      writeFileSync(join(dir, 'scrape-config.yml'), text.replaceAll('/var/run/bridge/id-token', tokenFile));
+      const check = spawnSync('promtool', ['check', 'config', join(dir, 'scrape-config.yml')], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
+      expect(`${check.stdout}${check.stderr}`).toContain('is valid prometheus config file syntax');
+      expect(check.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 
 describe('promtool on the shipped rules', () => {
   it.runIf(process.env.CI !== undefined)('is installed in CI (.ci/run installs the prometheus package)', () => {

@@ -20,11 +20,22 @@ const DASHBOARD = fileURLToPath(new URL('../../deploy/grafana/bridge-dashboard.j
 const ALERTS = fileURLToPath(new URL('../../deploy/prometheus/alerts.yml', import.meta.url));
 const FIRST_CYCLE_TIMEOUT_MS = 20_000;
 
+interface Steps {
+  steps: { color: string; value: number | null }[];
+}
+
+interface FieldDefaults {
+  unit?: string;
+  mappings?: { type: string; options: Record<string, { text: string; color: string }> }[];
+  thresholds?: Steps;
+}
+
 interface Panel {
   id: number;
   type: string;
   title: string;
   targets?: { expr: string; datasource: { uid: string } }[];
+  fieldConfig?: { defaults: FieldDefaults };
 }
 
 const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { uid: string; panels: Panel[] };
@@ -63,9 +74,50 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
       'bridge_priority_fee_max_microlamports',
       'bridge_fees_paid_lamports_total',
       'bridge_compute_units_total',
+      'bridge_crank_poll_interval_seconds',
+      'bridge_crank_standby_seconds',
+      'bridge_crank_standby_window_seconds',
+      'bridge_chain_landing_mode',
     ]) {
       expect(queried.has(name), `no panel queries ${name}`).toBe(true);
     }
+  });
+});
+
+describe('what the dashboard shows an incident as', () => {
+  const panel = (title: string): Panel => {
+    const found = dashboard.panels.find((candidate) => candidate.title === title);
+    expect(found, title).toBeDefined();
+    return found!;
+  };
+  const mapped = (defaults: FieldDefaults | undefined) =>
+    Object.fromEntries(Object.entries(defaults?.mappings?.[0]?.options ?? {}).map(([value, { text, color }]) => [value, `${text} ${color}`]));
+
+  it('maps the health status to words and colours: ok green, degraded orange, stalled red', () => {
+    const health = panel('Health status');
+    expect(health.targets?.[0]?.expr).toMatch(/status="degraded"\}\) \+ 2 \* max by \(instance\) \(bridge_health_status\{.*status="stalled"\}\)/);
+    expect(mapped(health.fieldConfig?.defaults)).toEqual({ '0': 'ok green', '1': 'degraded orange', '2': 'stalled red' });
+    expect(health.fieldConfig?.defaults.thresholds?.steps).toEqual([
+      { color: 'green', value: null },
+      { color: 'orange', value: 1 },
+      { color: 'red', value: 2 },
+    ]);
+  });
+
+  it('reads the ages of cycles against the poll interval: green under 2 intervals, orange from 2, red from 40', () => {
+    for (const title of ['Since the last finished cycle (poll intervals)', 'Since the last cycle start (poll intervals) / successful action']) {
+      const age = panel(title);
+      expect(age.targets?.[0]?.expr, title).toMatch(/^\(time\(\) - bridge_crank_last_\w+_timestamp_seconds\{.*\}\) \/ on \(job, instance\) bridge_crank_poll_interval_seconds\{/);
+      expect(age.fieldConfig?.defaults.thresholds?.steps, title).toEqual([
+        { color: 'green', value: null },
+        { color: 'orange', value: 2 },
+        { color: 'red', value: 40 },
+      ]);
+    }
+  });
+
+  it('maps the landing mode: nonce green, blockhash orange', () => {
+    expect(mapped(panel('Landing mode').fieldConfig?.defaults)).toEqual({ '0': 'blockhash orange', '1': 'nonce green' });
   });
 });
 
@@ -104,6 +156,9 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_vote_latency_seconds_bucket', 'by action, from the first vote that lands'],
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
 ]);
+
+/** Series Prometheus writes itself for each target, never in /metrics. */
+const PROMETHEUS_OWN: ReadonlySet<string> = new Set(['up']);
 
 describe('the dashboard and the alerts against a live /metrics', () => {
   let bridge: DevnetBridge | undefined;
@@ -169,7 +224,7 @@ describe('the dashboard and the alerts against a live /metrics', () => {
   it('has a sample of every series a panel or an alert reads once the first cycle finished, but those measured later', () => {
     const names = new Set(samplesOf(afterFirstCycle).map((sample) => sample.name));
     for (const { where, expr } of everyExpression) {
-      for (const name of metricNamesIn(expr).filter((used) => !MEASURED_LATER.has(used))) {
+      for (const name of metricNamesIn(expr).filter((used) => !MEASURED_LATER.has(used) && !PROMETHEUS_OWN.has(used))) {
         expect(names.has(name), `${where} reads ${name}, which has no sample after the first cycle`).toBe(true);
       }
     }

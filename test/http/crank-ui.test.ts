@@ -6,6 +6,7 @@ import type { CrankService } from '../../src/machines/crank-service.js';
 import { waitFor } from '../support/wait-for.js';
 import { bridgeView, deposits } from '../machines/support/bridge-view.js';
 import { startTestCrank } from '../machines/support/test-crank.js';
+import { fails, rpcError } from '../machines/support/scripted-chains.js';
 import { basicAuth, startTestApp, type TestApp } from '../support/http-app.js';
 import { CHROMIUM, chromiumInstalled, launchChromium } from '../support/chromium.js';
 
@@ -150,6 +151,29 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     await context.close();
   }, 60_000);
 
+  it("shows /health's status and last_error in its header, and marks a standby's cycles as read-only ones", async () => {
+    const started = startTestCrank(bridgeView({ deposits: deposits(100), withdrawals: [] }), { pollIntervalMs: 600_000, handoffMs: 3_600_000 });
+    crank = started.crank;
+    await waitUntilIdle(crank);
+    app = await startTestApp({ crank, auth: CREDENTIALS });
+    const context = await browser.newContext({ httpCredentials: CREDENTIALS });
+    const page = await context.newPage();
+    expect((await page.goto(`${app.url}/crank/ui`))?.status()).toBe(200);
+    await expect.poll(() => page.locator('#health-status').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toBe('ok');
+    expect(await page.locator('#cycles tbody tr').first().textContent()).toContain('standby (read only)');
+    expect(await page.locator('#role').textContent()).toMatch(/^standby: /);
+
+    started.chains.script('readState', fails(rpcError(true)));
+    await crank.runOnce();
+    expect(crank.status()).toBe('degraded');
+    const lastError = crank.health().last_error ?? '';
+    expect(lastError).toMatch(/reading the trackers failed/);
+    await expect.poll(() => page.locator('#health-status').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toBe('degraded');
+    expect(await page.locator('#health-status').getAttribute('class')).toBe('degraded');
+    expect(await page.locator('#last-error').textContent()).toBe(lastError);
+    await context.close();
+  }, 30_000);
+
   it('works when the credentials are in the URL: the page fetches from the origin and the browser adds them', async () => {
     app = await startTestApp({ auth: CREDENTIALS });
     const context = await browser.newContext();
@@ -159,6 +183,7 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     await page.waitForSelector('#chart[data-drawn="true"]', { timeout: PAGE_TIMEOUT_MS });
     await expect.poll(() => page.locator('#status').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toMatch(/^updated /);
     expect(await page.locator('#current-state').textContent()).toBe('crank disabled');
+    expect(await page.locator('#health-status').textContent()).toBe('ok');
     expect(await activeStates(page)).toEqual([]);
     await context.close();
   }, 30_000);

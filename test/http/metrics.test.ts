@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { Gauge } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { METRICS_ANSWERS_PER_SECOND, METRICS_RENDER_MAX_AGE_MS } from '../../src/http/metrics-render.js';
 import { ControlledCrank } from '../support/controlled-crank.js';
 import { startTestApp, type TestApp } from '../support/http-app.js';
 
@@ -96,6 +98,42 @@ describe('GET /metrics', () => {
     first.metrics.crankCycles.inc({ outcome: 'error' });
     expect(await (await fetch(`${first.url}/metrics`)).text()).toContain('bridge_crank_cycles_total{outcome="error"} 1');
     expect(await (await fetch(`${second.url}/metrics`)).text()).not.toContain('outcome="error"');
+  });
+});
+
+describe('GET /metrics under a flood', () => {
+  it(`renders the registry at most once a second and answers at most ${METRICS_ANSWERS_PER_SECOND} a second however many ask, and shows a change within that second`, async () => {
+    const app = await start();
+    let renders = 0;
+    // Every render runs every collector once: this one counts them.
+    new Gauge({ name: 'test_metrics_renders', help: 'renders counted by the test', registers: [app.metrics.registry], collect: () => void renders++ });
+    const FLOOD_MS = 2_500;
+    const CONNECTIONS = 16;
+    const startedAt = performance.now();
+    let answered = 0;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() - startedAt < FLOOD_MS) {
+          const res = await fetch(`${app.url}/metrics`);
+          expect(res.status).toBe(200);
+          await res.arrayBuffer();
+          answered++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - startedAt) / 1000;
+    // Paced: one turn every 20 ms from the first; the turns reserved when the flood ended are answered after it.
+    expect(answered).toBeLessThanOrEqual(METRICS_ANSWERS_PER_SECOND * seconds + CONNECTIONS);
+    expect(answered).toBeGreaterThan((METRICS_ANSWERS_PER_SECOND * seconds) / 2);
+    expect(renders).toBeGreaterThanOrEqual(2);
+    expect(renders).toBeLessThanOrEqual(Math.ceil(seconds * 1000 / METRICS_RENDER_MAX_AGE_MS) + 1);
+
+    app.metrics.crankCycles.inc({ outcome: 'error' });
+    const setAt = performance.now();
+    await expect
+      .poll(async () => (await (await fetch(`${app.url}/metrics`)).text()).includes('bridge_crank_cycles_total{outcome="error"} 1'), { timeout: 3_000, interval: 50 })
+      .toBe(true);
+    expect(performance.now() - setAt).toBeLessThan(METRICS_RENDER_MAX_AGE_MS + 500);
   });
 });
 

@@ -85,6 +85,7 @@ describe('startup', () => {
     const warnings = server.logs().filter((r) => r.level === 'warn');
     expect(warnings.map((r) => r.msg)).toEqual([
       'BRIDGE_POLL_INTERVAL_SEC: not a variable this server reads (misspelt?); it is ignored',
+      'the crank is disabled: none of BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, BRIDGE_AUTHORITY_KEYPAIR is set, so this server signs nothing and /health says ok; set them, or BRIDGE_REQUIRE_CRANK=true to make this a startup error where the crank must run',
       'admin endpoints (POST /crank/once, POST /crank/poll, POST /kill, GET /transfers, GET /crank/ui) have no authentication: they rely on ingress restriction (SPEC §5)',
     ]);
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
@@ -94,6 +95,15 @@ describe('startup', () => {
       maxConnectionsPerAddress: 32,
       crank: { enabled: false },
     });
+  });
+
+  it('BRIDGE_REQUIRE_CRANK=true without the runtime variables: one line, exit 1, nothing listens', async () => {
+    const server = startServer({ BRIDGE_REQUIRE_CRANK: 'true' });
+    expect(await server.exited).toEqual({ code: 1, signal: null });
+    expect(server.stderr()).toBe(
+      'BRIDGE_REQUIRE_CRANK: true, but none of BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, BRIDGE_AUTHORITY_KEYPAIR is set: the crank would be disabled and this server would sign nothing; set them, or unset BRIDGE_REQUIRE_CRANK for a server without a crank\n',
+    );
+    expect(server.logs()).toEqual([]);
   });
 
   it('prints one line per configuration problem on stderr and exits 1 without a stack trace or listening', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../../src/errors.js';
 import { serializeError } from '../../src/log/logger.js';
 import { captureLogs } from '../support/log-capture.js';
+import { checkLogLine, duplicateKeyIn, takeLogLineProblems } from '../support/log-lines.js';
 
 /** Renderings a secret key could take in a JSON line: a number list or an object of indices. */
 function secretRenderings(keypair: Keypair): string[] {
@@ -78,6 +79,37 @@ describe('createLogger', () => {
     });
     expect(text).toContain('socket hang up');
     expect(second?.failure).toMatchObject({ type: 'Error', message: 'other key', keypair: '[redacted]' });
+  });
+});
+
+describe('no key twice in a line', () => {
+  it('leaves out a field the logger already binds with the same value, keeps a different one as <key>_here', () => {
+    const logs = captureLogs();
+    const chain = logs.logger.child({ component: 'chain' }).child({ chain: 'source' });
+    chain.info({ chain: 'source', signature: 'sig' }, 'transaction landed');
+    chain.warn({ chain: 'target', time: 5, level: 'x' }, 'another chain named');
+    chain.child({ chain: 'source', lane: 'L' }).info('a grandchild binding the same chain');
+    chain.child({ chain: 'target' }).info('a grandchild binding another chain');
+    const lines = logs.text().trim().split('\n');
+    for (const line of lines) expect(duplicateKeyIn(line), line).toBeNull();
+    expect(logs.records()).toEqual([
+      expect.objectContaining({ component: 'chain', chain: 'source', signature: 'sig', msg: 'transaction landed' }),
+      expect.objectContaining({ chain: 'source', chain_here: 'target', time_here: 5, level_here: 'x', level: 'warn' }),
+      expect.objectContaining({ chain: 'source', lane: 'L' }),
+      expect.objectContaining({ chain: 'source', chain_here: 'target' }),
+    ]);
+  });
+
+  it('the suite\'s check finds a key twice at any depth, and only then', () => {
+    expect(duplicateKeyIn('{"component":"chain","chain":"source","chain":"source"}')).toBe('chain');
+    expect(duplicateKeyIn('{"a":{"b":1,"c":{"d":[{"e":1,"e":2}]}}}')).toBe('e');
+    expect(duplicateKeyIn('{"a":{"b":1},"b":{"a":1},"s":"\\"a\\":1,\\"a\\":2","l":[{"x":1},{"x":2}]}')).toBeNull();
+    expect(duplicateKeyIn('not json {"a":1,"a":1}')).toBeNull();
+    expect(takeLogLineProblems()).toEqual([]);
+    captureLogs().logger.info({ 'a"b': 1 }, 'a key with a quote');
+    expect(takeLogLineProblems()).toEqual([]);
+    checkLogLine('{"component":"chain","chain":"source","chain":"source"}\n', 'a writer');
+    expect(takeLogLineProblems()).toEqual([expect.stringContaining('a writer wrote the key "chain" twice in one object')]);
   });
 });
 

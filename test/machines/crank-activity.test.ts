@@ -6,7 +6,7 @@ import { crankMachineGraph } from '../../src/machines/export.js';
 const REPORT = { ack_deposit_attempted: true, ack_withdraw_attempted: false, cleanup_attempted: 0, cleanup_completed: 0 };
 
 function cycle(n: number): CrankEmitted {
-  return { type: 'cycleFinished', outcome: 'ok', report: REPORT, requests: [], atMs: n, durationMs: 5 };
+  return { type: 'cycleFinished', outcome: 'ok', kind: 'active', report: REPORT, requests: [], atMs: n, durationMs: 5 };
 }
 
 function attempt(n: number): CrankEmitted {

@@ -5,7 +5,7 @@ import type { CrankReport } from '../../src/machines/crank-types.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { MAX_WAITING_CRANK_REQUESTS } from '../../src/machines/crank-errors.js';
 import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal, withdrawal } from './support/bridge-view.js';
-import { fails, programError, retryableSubmitError, rpcError, type ChainsCall } from './support/scripted-chains.js';
+import { fails, programError, retryableSubmitError, rpcError, type ChainsCall, type ScriptedChains } from './support/scripted-chains.js';
 import { attemptLines, settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
 import { metricValue } from '../support/metric-value.js';
 
@@ -304,6 +304,27 @@ describe('crank cycles', () => {
     // The startup cycle and MAX_BACKLOG_CYCLES immediate follow-ups, then the poll interval.
     expect(chains.callsOf('readState')).toHaveLength(1 + MAX_BACKLOG_CYCLES);
     await expectNextReadAfterInterval(chains.calls, 15_000, () => chains.callsOf('readState').length);
+    await crank.stop(0);
+  });
+
+  // Issue 40: a standby that stood down with work waiting read 11 times per poll interval.
+  it.each([
+    ['standby', { handoffMs: 3_600_000 }, () => {}],
+    ['halted', { onForeignSigner: 'halt' as const, handoffMs: 0 }, (chains: ScriptedChains) => {
+      chains.authorityView.source.transactions = [{ signature: '5OtherProcess', slot: 90, signedHere: false }];
+    }],
+    ['dry_run', { dryRun: true, handoffMs: 0 }, () => {}],
+  ])('a %s crank with a backlog reads once per poll interval, and its cycles say so', async (kind, settings, arrange) => {
+    const { chains, crank } = startTestCrank(NOTHING_TO_DO, { pollIntervalMs: 15_000, ...settings });
+    await settle();
+    chains.view = ackDepositWork(100);
+    arrange(chains);
+    const before = chains.callsOf('readState').length;
+    // Three poll intervals (15, 30 and 45 s: inside a standby's 55 s quiet window): three reads.
+    await vi.advanceTimersByTimeAsync(45_000);
+    expect(chains.callsOf('readState').length - before).toBe(3);
+    expect(chains.callsOf('ackDeposits')).toEqual([]);
+    expect(crank.activity.snapshot().cycles[0]).toMatchObject({ kind, outcome: 'ok' });
     await crank.stop(0);
   });
 

@@ -65,17 +65,20 @@ describe('crank machine steps', () => {
     expect(finished(failed, null).context.health.lastError).toBe('ack_deposit failed after 3 attempts: x');
   });
 
-  it('drains a backlog at most maxBacklogCycles times in a row, and never after a failed cycle', () => {
-    let context = inCycle();
+  it('drains a backlog at most maxBacklogCycles times in a row, never after a failed cycle, nor after one that submitted nothing', () => {
+    const submitted = (context: CrankContext): CrankContext => ({ ...context, cycle: { ...context.cycle!, attempted: { ack_deposit: true, ack_withdraw: false, cleanup: false } } });
+    let context = submitted(inCycle());
     const drains: boolean[] = [];
     for (let cycle = 0; cycle < 4; cycle++) {
       const next = finished(context, backlogPlan).context;
       drains.push(next.drainBacklog);
-      context = inCycle({ backlogStreak: next.backlogStreak });
+      context = submitted(inCycle({ backlogStreak: next.backlogStreak }));
     }
     expect(drains).toEqual([true, true, false, true]);
-    const failed = inCycle();
+    const failed = submitted(inCycle());
     expect(finished({ ...failed, cycle: { ...failed.cycle!, failed: true } }, backlogPlan).context.drainBacklog).toBe(false);
+    // A standby, a halted crank, a dry run or a chain short of fees: the same entries would be read again at once.
+    expect(finished(inCycle(), backlogPlan).context.drainBacklog).toBe(false);
   });
 
   it('reports the cycle to the requests it serves, with its duration', () => {
@@ -87,6 +90,7 @@ describe('crank machine steps', () => {
       {
         type: 'cycleFinished',
         outcome: 'ok',
+        kind: 'active',
         report: { ack_deposit_attempted: false, ack_withdraw_attempted: false, cleanup_attempted: 0, cleanup_completed: 0 },
         requests: ['r1', 'r2'],
         atMs: Date.now(),

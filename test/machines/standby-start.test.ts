@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { quietWindowMs } from '../../src/machines/role.js';
 import { bridgeView } from './support/bridge-view.js';
+import { metricSample, metricValue } from '../support/metric-value.js';
 import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
 
 /**
@@ -53,6 +54,25 @@ describe('a crank that starts as standby', () => {
     expect(crank.role()?.role).toBe('standby');
     await vi.advanceTimersByTimeAsync(POLL_MS);
     expect(crank.role()).toEqual({ role: 'active' });
+    await crank.stop(0);
+  });
+
+  it("publishes how long it has stood by, the longest its window allows, and each chain's landing mode once read", async () => {
+    const { chains, crank, metrics } = startTestCrank(NOTHING_TO_DO, { handoffMs: HANDOFF_MS, pollIntervalMs: POLL_MS });
+    chains.landing = { source: 'nonce', target: 'blockhash' };
+    expect(await metricSample(metrics.landingMode, { chain: 'source', mode: 'nonce' })).toBeUndefined();
+    await settle();
+    expect(await metricValue(metrics.crankStandbyWindow)).toBe((2 * quietWindowMs(POLL_MS) + POLL_MS) / 1000);
+    expect(await metricValue(metrics.landingMode, { chain: 'source', mode: 'nonce' })).toBe(1);
+    expect(await metricValue(metrics.landingMode, { chain: 'source', mode: 'blockhash' })).toBe(0);
+    expect(await metricValue(metrics.landingMode, { chain: 'target', mode: 'blockhash' })).toBe(1);
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(await metricValue(metrics.crankStandby)).toBe((2 * POLL_MS) / 1000);
+    chains.landing = { source: 'blockhash', target: 'blockhash' };
+    await vi.advanceTimersByTimeAsync(4 * POLL_MS);
+    expect(crank.role()).toEqual({ role: 'active' });
+    expect(await metricValue(metrics.crankStandby)).toBe(0);
+    expect(await metricValue(metrics.landingMode, { chain: 'source', mode: 'nonce' })).toBe(0);
     await crank.stop(0);
   });
 

@@ -1,4 +1,5 @@
 import { createLogger, type LogLevel, type Logger } from '../../src/log/logger.js';
+import { checkLogLine } from './log-lines.js';
 
 export interface CapturedLogs {
   logger: Logger;
@@ -8,10 +9,14 @@ export interface CapturedLogs {
   records(): Array<Record<string, unknown>>;
 }
 
-/** The real logger writing into memory, so tests read the emitted JSON lines (no mocks). */
+/** The real logger writing into memory, so tests read the emitted JSON lines (no mocks); each line is checked for a key written twice (log-lines.ts). */
 export function captureLogs(level: LogLevel = 'trace'): CapturedLogs {
   const lines: string[] = [];
-  const logger = createLogger({ level, destination: { write: (line: string) => void lines.push(line) } });
+  const write = (line: string): void => {
+    checkLogLine(line, 'captureLogs');
+    lines.push(line);
+  };
+  const logger = createLogger({ level, destination: { write } });
   return {
     logger,
     text: () => lines.join(''),

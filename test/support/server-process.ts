@@ -3,6 +3,7 @@ import { EventEmitter, once } from 'node:events';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkLogLine } from './log-lines.js';
 
 /**
  * The built server (`node dist/index.js`, what `npm start` runs) as a child process, for tests
@@ -147,6 +148,7 @@ export class ServerProcess {
     this.stdoutText += chunk;
     const complete = this.stdoutText.slice(start, this.stdoutText.lastIndexOf('\n') + 1);
     for (const line of complete.split('\n').filter((l) => l !== '')) {
+      checkLogLine(line, 'the built server (ServerProcess)');
       this.records.push(parseLine(line));
       this.events.emit('record');
     }

@@ -1,6 +1,7 @@
 // GET /crank/ui: draws the crank machine from GET /crank/machine (the server reads it from the
 // machine's own state nodes), then polls GET /crank/activity to highlight the current state and
-// list recent cycles and actions. Same origin only: the browser sends its cached Basic-auth
+// list recent cycles and actions, and GET /health for the status and last_error in the header
+// (the page must never look calm while /health is degraded). Same origin only: the browser sends its cached Basic-auth
 // credentials with every request.
 'use strict';
 
@@ -22,6 +23,12 @@ const chart = document.getElementById('chart');
 const statusLine = document.getElementById('status');
 const currentState = document.getElementById('current-state');
 const roleLine = document.getElementById('role');
+const healthStatus = document.getElementById('health-status');
+const lastError = document.getElementById('last-error');
+const HEALTH_STATUSES = ['ok', 'degraded', 'stalled', 'unreachable'];
+
+/** A cycle that could not submit: it read and planned only. */
+const CYCLE_KINDS = { active: 'active', standby: 'standby (read only)', halted: 'halted (read only)', dry_run: 'dry run (read only)' };
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -218,7 +225,7 @@ function showActivity(activity) {
   for (const cycle of activity.cycles) {
     const { report } = cycle;
     const summary = `ack_deposit ${report.ack_deposit_attempted ? 'yes' : 'no'}, ack_withdraw ${report.ack_withdraw_attempted ? 'yes' : 'no'}, cleanup ${report.cleanup_completed}/${report.cleanup_attempted}`;
-    row(cycles, [time(cycle.atMs), cycle.outcome, `${cycle.durationMs} ms`, summary], ['', cycle.outcome]);
+    row(cycles, [time(cycle.atMs), CYCLE_KINDS[cycle.kind] ?? cycle.kind, cycle.outcome, `${cycle.durationMs} ms`, summary], ['', `kind-${cycle.kind}`, cycle.outcome]);
   }
   const actions = document.querySelector('#actions tbody');
   actions.replaceChildren();
@@ -226,6 +233,24 @@ function showActivity(activity) {
     const signatures = action.signatures.length === 0 ? '' : `${action.signatures.length}: ${action.signatures[0].slice(0, 12)}...`;
     const outcome = action.outcome === 'failed' && action.willRetry ? 'failed, retrying' : action.outcome;
     row(actions, [time(action.atMs), action.action, String(action.attempt), outcome, entries(action.indices), signatures, action.error ?? ''], ['', '', '', action.outcome, 'mono', 'mono']);
+  }
+}
+
+function showHealth(status, error) {
+  healthStatus.textContent = status;
+  for (const name of HEALTH_STATUSES) healthStatus.classList.toggle(name, name === status);
+  lastError.textContent = error ?? '';
+}
+
+/** /health answers 503 with its body when stalled: that answer is the news, not a failure. */
+async function pollHealth() {
+  try {
+    const response = await fetch(new URL('/health', window.location.origin), { credentials: 'same-origin', cache: 'no-store' });
+    if (response.status !== 200 && response.status !== 503) throw new Error(`/health answered ${response.status}`);
+    const health = await response.json();
+    showHealth(health.status, health.crank?.last_error);
+  } catch (err) {
+    showHealth('unreachable', err.message);
   }
 }
 
@@ -244,6 +269,7 @@ async function getJson(path) {
 
 async function poll() {
   try {
+    await pollHealth();
     showActivity(await getJson('/crank/activity'));
     setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
   } catch (err) {

@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
 import { serverEnv } from '../../../devnet/server-env.js';
+import { METRICS_RENDER_MAX_AGE_MS } from '../../../src/http/metrics-render.js';
 import type { CrankReport } from '../../../src/machines/crank-types.js';
+import { sleep } from '../../../src/time.js';
 import { ServerProcess } from '../../support/server-process.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 
@@ -17,9 +19,20 @@ export async function startAuthorityServer(b: DevnetBridge, env: Record<string, 
   return { process, url: await process.listening() };
 }
 
-/** One sample of the server's /metrics by its full series name (`name{label="v"}`); undefined when absent. */
+const lastScrapeAt = new WeakMap<AuthorityServer, number>();
+
+/**
+ * One sample of the server's /metrics by its full series name (`name{label="v"}`); undefined when
+ * absent. The server renders /metrics at most once per METRICS_RENDER_MAX_AGE_MS: a scrape
+ * within that time of this helper's previous one waits it out, so that it reads a render that
+ * started after the call, never the previous scrape's text.
+ */
 export async function scrapedSample(server: AuthorityServer, series: string): Promise<number | undefined> {
+  const waitMs = (lastScrapeAt.get(server) ?? -Infinity) + METRICS_RENDER_MAX_AGE_MS - performance.now();
+  if (waitMs > 0) await sleep(waitMs, AbortSignal.timeout(10_000));
   const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  // Once the answer is here: the render it came from started before this moment.
+  lastScrapeAt.set(server, performance.now());
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }

@@ -109,8 +109,11 @@ export class ScriptedChains implements BridgeChains {
     return [];
   }
 
+  /** What landingModes() answers: as if every chain's nonce pool were missing, unless a test says otherwise. */
+  landing: Record<ChainSide, LandingMode> = { source: 'blockhash', target: 'blockhash' };
+
   landingModes(): Record<ChainSide, LandingMode> {
-    return { source: 'blockhash', target: 'blockhash' };
+    return { ...this.landing };
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {
