@@ -16,8 +16,9 @@ import type { InstructionErrorDetail } from './transaction-error.js';
 /**
  * The System program's instructions a bridge operator uses, checked in the order Agave's
  * system_processor checks them, so a transaction runs the same here and on a cluster:
- * CreateAccount (0), Transfer (2), CreateAccountWithSeed (3) and the nonce instructions
- * (4 to 7, nonce-account.ts). Any other variant is refused with a log line saying so.
+ * CreateAccount (0), Transfer (2), CreateAccountWithSeed (3), the nonce instructions
+ * (4 to 7, nonce-account.ts) and AllocateWithSeed (9, the signing lease's taking). Any other
+ * variant is refused with a log line saying so.
  */
 
 const CREATE_ACCOUNT = 0;
@@ -26,6 +27,7 @@ const CREATE_ACCOUNT_WITH_SEED = 3;
 const WITHDRAW_NONCE_ACCOUNT = 5;
 const INITIALIZE_NONCE_ACCOUNT = 6;
 const AUTHORIZE_NONCE_ACCOUNT = 7;
+const ALLOCATE_WITH_SEED = 9;
 // SystemError codes.
 const ACCOUNT_ALREADY_IN_USE = 0;
 const RESULT_WITH_NEGATIVE_LAMPORTS = 1;
@@ -82,8 +84,16 @@ function run(call: SystemCall, data: ByteReader): void {
       return initializeNonceAccount(call, data.base58());
     case AUTHORIZE_NONCE_ACCOUNT:
       return authorizeNonceAccount(call, data.base58());
+    case ALLOCATE_WITH_SEED: {
+      const [base, seed, space, owner] = [data.base58(), seedString(data), data.u64(), data.base58()];
+      const to = accountAt(call, 0).address;
+      const derived = addressWithSeed(call, base, seed, owner);
+      if (to !== derived) fail(call, { Custom: ADDRESS_WITH_SEED_MISMATCH }, `Create: address ${to} does not match derived address ${derived}`);
+      // Unlike a create, an address someone pre-funded is fine: only data or another owner refuse it.
+      return allocate(call, call.accounts[0]!, { address: to, base }, space, owner);
+    }
     default:
-      fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0, 2, 3, 4, 5, 6 and 7)`);
+      fail(call, 'InvalidInstructionData', `System instruction ${variant} is not modelled by the devnet (it runs 0, 2, 3, 4, 5, 6, 7 and 9)`);
   }
 }
 
@@ -109,16 +119,21 @@ function addressWithSeed(call: SystemCall, base: string, seed: string, owner: st
 /** create_account: allocate and assign `to` (which must be unused), then fund it from account 0. */
 function createAccount(call: SystemCall, to: Address, lamports: bigint, space: bigint, owner: string): void {
   const account = call.accounts[1]!;
+  if (loaded(call, account).lamports > 0n) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Create Account: account ${describeAddress(to)} already in use`);
+  allocate(call, account, to, space, owner);
+  transfer(call, call.accounts[0]!, account, lamports);
+}
+
+/** allocate then assign (Agave's order of checks): `to` signs, has no data, is the System program's. */
+function allocate(call: SystemCall, account: InstructionAccount, to: Address, space: bigint, owner: string): void {
   const current = loaded(call, account);
-  if (current.lamports > 0n) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Create Account: account ${describeAddress(to)} already in use`);
   if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Allocate: 'to' account ${describeAddress(to)} must sign`);
   if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
   if (space > MAX_PERMITTED_DATA_LENGTH) {
     fail(call, { Custom: INVALID_ACCOUNT_DATA_LENGTH }, `Allocate: requested ${space}, max allowed ${MAX_PERMITTED_DATA_LENGTH}`);
   }
   checkDataWritable(call, account);
-  call.store.create(account.address, { lamports: 0n, owner, data: new Uint8Array(Number(space)), executable: false });
-  transfer(call, call.accounts[0]!, account, lamports);
+  call.store.create(account.address, { lamports: current.lamports, owner, data: new Uint8Array(Number(space)), executable: false });
 }
 
 function transfer(call: SystemCall, from: InstructionAccount, to: InstructionAccount, lamports: bigint): void {
