@@ -14,7 +14,8 @@ const FACTS: HealthFacts = {
   lastCycleFinishedAtMs: START + 2000,
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
-  role: { role: 'active', sinceMs: START, quietSinceMs: START, extraQuietMs: 0, otherSigner: null },
+  role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
+  lease: { status: 'off', value: null, sinceMs: null, want: null, note: null },
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };

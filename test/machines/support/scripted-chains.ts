@@ -113,6 +113,10 @@ export class ScriptedChains implements BridgeChains {
     return { source: 'blockhash', target: 'blockhash' };
   }
 
+  pendingTransactions(): number {
+    return 0;
+  }
+
   plannedFees(work: PlannedWork): ChainAmounts {
     const fee = (indices: readonly number[]) => batches(indices).length * FEE_PER_TRANSACTION;
     const indices = (votes: readonly { index: number }[]) => votes.map((vote) => vote.index);
