@@ -132,6 +132,7 @@ function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log:
 /** The leasing step's outcome: counted; a doubt is a warn line; a lost lease was logged (error) as a role change. */
 function recordLeaseStep(outcome: LeaseStepOutcome, log: Logger, metrics: Metrics): void {
   metrics.crankLeaseEvents.inc({ outcome: outcome.kind });
+  if (outcome.kind === 'took') log.info({ signature: outcome.signature, slot: outcome.slot }, 'crank: took the signing lease');
   if (outcome.kind === 'not_taken') log.info({ why: outcome.why, lease: outcome.seen.state }, 'crank: the signing lease was not taken (another instance took it first, or it moved): standing by');
   if (outcome.kind === 'still_held') log.warn('crank: one read of the signing lease showed another holder, a second read shows this instance\'s: a doubt on an endpoint, not a second signer');
 }
