@@ -22,6 +22,7 @@ const chart = document.getElementById('chart');
 const statusLine = document.getElementById('status');
 const currentState = document.getElementById('current-state');
 const roleLine = document.getElementById('role');
+const leaseLine = document.getElementById('lease');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -202,8 +203,17 @@ function roleText(role) {
   return `standby: this server submits nothing; it may sign from ${time(role.may_sign_at * 1000)} UTC if no other instance signs with its key before then`;
 }
 
+/** The signing lease beside the role (GET /health's crank.lease): absent while the lease is off. */
+function leaseText(lease) {
+  if (lease === undefined) return 'off';
+  if (lease.status === 'waiting') return `waiting until ${time(lease.may_take_at * 1000)} UTC (another instance holds it)`;
+  if (lease.status === 'taken') return 'taken by another instance';
+  return lease.status;
+}
+
 function showActivity(activity) {
   roleLine.textContent = roleText(activity.role);
+  leaseLine.textContent = leaseText(activity.lease);
   roleLine.classList.toggle('standby', activity.role?.role === 'standby');
   const active = new Set(activity.state);
   for (const element of chart.querySelectorAll('[data-state-id]')) {
