@@ -7,7 +7,7 @@ import { initialRole, quietWindowMs, type RoleFacts } from '../../src/machines/r
 
 const POLL_MS = 1000;
 const WINDOW_MS = quietWindowMs(POLL_MS);
-const SETTINGS = { handoffMs: 300_000, pollIntervalMs: POLL_MS, dryRun: false, onForeignSigner: 'stand_by' } as CrankSettings;
+const SETTINGS = { handoffMs: 300_000, pollIntervalMs: POLL_MS, dryRun: false, onForeignSigner: 'continue' } as CrankSettings;
 const T0 = 1_795_000_000_000;
 const QUIET: AuthorityView = { source: { balance: 1, transactions: [] }, target: { balance: 1, transactions: [] } };
 const FREE: LeaseObservation = { state: 'free', lamports: 0, slot: 10 };
