@@ -109,8 +109,11 @@ export class ScriptedChains implements BridgeChains {
     return [];
   }
 
+  /** What landingModes answers: blockhash on both chains unless a test says otherwise. */
+  modes: Record<ChainSide, LandingMode> = { source: 'blockhash', target: 'blockhash' };
+
   landingModes(): Record<ChainSide, LandingMode> {
-    return { source: 'blockhash', target: 'blockhash' };
+    return { ...this.modes };
   }
 
   pendingTransactions(): number {
