@@ -12,7 +12,7 @@ import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState } from './nonce-account.
  */
 
 /** The seed: `bridge-lease-<source chain id>` (at most 23 bytes of the 32 a seed may have). */
-export function leaseSeed(sourceChainId: number): string {
+function leaseSeed(sourceChainId: number): string {
   return `bridge-lease-${sourceChainId}`;
 }
 

@@ -11,7 +11,7 @@ import type { LeaseFacts } from './lease.js';
  * getAccountInfo of one 80-byte account per look; a failed look is ignored (the next cycle reads
  * the lease anyway). Nothing is decided here: the cycle's read decides, as always.
  */
-export const LEASE_WATCH_MS = 2_000;
+const LEASE_WATCH_MS = 2_000;
 
 export interface LeaseWatchOptions {
   lease: SigningLease;

@@ -19,7 +19,7 @@ import type { RoleFacts, RoleChange, RoleSettings } from './role.js';
  * instance held it and another took it; `unusable`: the account is something else.
  */
 export const LEASE_STATUSES = ['off', 'unknown', 'held', 'released', 'waiting', 'taken', 'unusable'] as const;
-export type LeaseStatus = (typeof LEASE_STATUSES)[number];
+type LeaseStatus = (typeof LEASE_STATUSES)[number];
 
 export interface LeaseFacts {
   status: LeaseStatus;

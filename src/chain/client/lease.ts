@@ -28,7 +28,7 @@ const POLL_INTERVAL_MS = 400;
  * counted as not taken (safe: the instance stays a standby; if it did land, the next cycle reads
  * a held lease and waits the quiet window, then takes it over from itself).
  */
-export const LEASE_CONFIRM_TIMEOUT_MS = 20_000;
+const LEASE_CONFIRM_TIMEOUT_MS = 20_000;
 
 /** Releases tried, each from a fresh read of the account. */
 const RELEASE_TRIES = 3;
