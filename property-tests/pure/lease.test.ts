@@ -87,11 +87,21 @@ function authorityFor(world: World, i: number): AuthorityView {
 
 /** One cycle of instance i: read, the leasing step, and a vote when it may submit. */
 function cycle(world: World, i: number): void {
+  readPhase(world, i);
+  stepPhase(world, i);
+}
+
+function readPhase(world: World, i: number): void {
   const me = world.instances[i];
   if (me?.alive !== true) return;
   const decided = decideAfterRead(me, { authority: authorityFor(world, i), lease: world.chain.observe(), nonceSignal: true }, SETTINGS, world.nowMs);
   me.role = decided.role;
   me.lease = decided.lease;
+}
+
+function stepPhase(world: World, i: number): void {
+  const me = world.instances[i];
+  if (me?.alive !== true) return;
   const want = me.lease.want;
   if (want !== null) {
     const outcome: LeaseStepOutcome =
@@ -126,8 +136,10 @@ function apply(world: World, c: Command): void {
       if (c.i === c.j || world.instances[c.i]?.alive || world.instances[c.j]?.alive) return;
       start(world, c.i);
       start(world, c.j);
-      cycle(world, c.i);
-      cycle(world, c.j);
+      readPhase(world, c.i);
+      readPhase(world, c.j);
+      stepPhase(world, c.i);
+      stepPhase(world, c.j);
       return;
     case 'cycle':
       return cycle(world, c.i);
@@ -171,11 +183,13 @@ describe('the signing lease over instances that start, stop, crash and race (pur
         }
         // A graceful stop of the holder, then another live instance signs within two of its cycles
         // (one when it knew it did not hold the lease; two when it still believed it held an older
-        // value: its first cycle learns it lost it).
+        // value: its first cycle learns it lost it), or, when a taking of its own was refused
+        // (it lost a race), once the quiet window has passed since.
         const holder = world.instances.findIndex((me) => me?.alive === true && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
         const other = world.instances.findIndex((me, i) => me?.alive === true && i !== holder);
         if (holder >= 0 && other >= 0) {
           apply(world, { kind: 'stop', i: holder });
+          if (world.instances[other]!.lease.refusedAtMs !== null) apply(world, { kind: 'time', ms: WINDOW_MS });
           apply(world, { kind: 'cycle', i: other });
           if (world.instances[other]!.role.role !== 'active') apply(world, { kind: 'cycle', i: other });
           expect(world.instances[other]!.role.role).toBe('active');

@@ -31,6 +31,13 @@ export interface LeaseFacts {
   want: LeaseWant | null;
   /** Why the latest taking did not take, or an unusable account's reason; null otherwise. */
   note: string | null;
+  /**
+   * When a taking of this instance was last refused; null once one took. A lease that reads free
+   * after that is taken only once the quiet window has passed since: a node that keeps saying
+   * "free" while another instance holds it costs at most one refused taking (5,000 lamports) per
+   * window, not one per cycle.
+   */
+  refusedAtMs: number | null;
 }
 
 /** `take`: the lease as `seen` (free, or held by a quiet holder's value); `confirm`: read again before believing a holder lost it. */
@@ -44,12 +51,12 @@ export type LeaseStepOutcome =
   | { kind: 'lost'; seen: LeaseObservation };
 
 export function initialLease(settings: RoleSettings & { dryRun: boolean }): LeaseFacts {
-  return { status: settings.handoffMs === 0 || settings.dryRun ? 'off' : 'unknown', value: null, sinceMs: null, want: null, note: null };
+  return { status: settings.handoffMs === 0 || settings.dryRun ? 'off' : 'unknown', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null };
 }
 
 function withStatus(lease: LeaseFacts, status: LeaseStatus, value: string | null, atMs: number, want: LeaseWant | null = null): LeaseFacts {
   const same = lease.status === status && lease.value === value;
-  return { status, value, sinceMs: same ? lease.sinceMs : atMs, want, note: same ? lease.note : null };
+  return { status, value, sinceMs: same ? lease.sinceMs : atMs, want, note: same ? lease.note : null, refusedAtMs: lease.refusedAtMs };
 }
 
 /**
@@ -64,6 +71,7 @@ export function leaseAfterRead(
   before: RoleFacts,
   decided: { facts: RoleFacts; change: RoleChange | null },
   atMs: number,
+  windowMs: number,
 ): { lease: LeaseFacts; facts: RoleFacts; change: RoleChange | null } {
   if (lease.status === 'off' || seen === undefined) return { lease, ...decided };
   if (lease.status === 'held') {
@@ -76,7 +84,7 @@ export function leaseAfterRead(
   const change = windowPassed ? null : decided.change;
   switch (seen.state) {
     case 'free':
-      return { lease: withStatus(lease, 'released', null, atMs, { kind: 'take', seen }), facts, change };
+      return { lease: withStatus(lease, 'released', null, atMs, lease.refusedAtMs === null || atMs >= lease.refusedAtMs + windowMs ? { kind: 'take', seen } : null), facts, change };
     case 'held':
       return { lease: withStatus(lease, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, windowPassed ? { kind: 'take', seen } : null), facts, change };
     case 'unusable':
@@ -86,20 +94,22 @@ export function leaseAfterRead(
 
 /**
  * The lease and the role after the leasing step. Taken: active from now. Not taken: whoever took
- * it instead is alive, so the quiet window starts again. Lost (two reads agree): a standby at once.
+ * it instead is alive, so the quiet window starts again, and a lease that reads free is not taken
+ * again before it has passed (`refusedAtMs`). Lost (two reads agree): a standby at once.
  */
 export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: LeaseStepOutcome, atMs: number): { lease: LeaseFacts; role: RoleFacts; change: RoleChange | null } {
   switch (outcome.kind) {
     case 'took': {
       const how = lease.status === 'released' ? 'released' : 'taken_over';
       const active: RoleFacts = { ...role, role: 'active', sinceMs: atMs, extraQuietMs: 0, otherSigner: null, waitReason: null };
-      return { lease: withStatus(lease, 'held', outcome.value, atMs), role: active, change: { kind: 'taking_over', quietMs: atMs - (role.quietSinceMs ?? atMs), lease: how } };
+      return { lease: { ...withStatus(lease, 'held', outcome.value, atMs), refusedAtMs: null }, role: active, change: { kind: 'taking_over', quietMs: atMs - (role.quietSinceMs ?? atMs), lease: how } };
     }
     case 'not_taken': {
       const seen = outcome.seen;
       const status = seen.state === 'held' ? 'waiting' : seen.state === 'free' ? 'released' : 'unusable';
-      const next = { ...withStatus(lease, status, seen.state === 'held' ? seen.value : null, atMs), note: outcome.why };
-      return { lease: next, role: seen.state === 'held' ? { ...role, quietSinceMs: atMs, heardSinceMs: atMs } : role, change: null };
+      const next = { ...withStatus(lease, status, seen.state === 'held' ? seen.value : null, atMs), note: outcome.why, refusedAtMs: atMs };
+      // Whoever took it instead is alive (or a node's answers mislead): the quiet window starts again.
+      return { lease: next, role: { ...role, quietSinceMs: atMs, heardSinceMs: atMs }, change: null };
     }
     case 'still_held':
       return { lease: { ...lease, want: null }, role, change: null };

@@ -2,7 +2,7 @@ import type { AuthorityView, LeaseObservation } from '../chain/bridge-chains.js'
 import type { CrankSettings } from './crank-context.js';
 import { leaseAfterRead, type LeaseFacts } from './lease.js';
 import type { CrankEmitted } from './crank-types.js';
-import { afterUnknownHistory, foreignTransactions, mayTakeOverAtMs, roleAfterRead, type ForeignTransaction, type RoleChange, type RoleFacts } from './role.js';
+import { afterUnknownHistory, foreignTransactions, mayTakeOverAtMs, quietWindowMs, roleAfterRead, type ForeignTransaction, type RoleChange, type RoleFacts } from './role.js';
 
 /**
  * Who this instance is after one cycle's read (docs/crank.md, "Role"): the key's transactions
@@ -32,7 +32,7 @@ export interface RoleAfterRead {
 export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts }, read: ReadForRole, settings: CrankSettings, atMs: number): RoleAfterRead {
   const unknown = afterUnknownHistory(current.role, read.authority, settings, atMs, read.nonceSignal);
   const decided = roleAfterRead(unknown.facts, foreignTransactions(read.authority, atMs), settings, atMs);
-  const leased = leaseAfterRead(current.lease, read.lease, unknown.facts, decided, atMs);
+  const leased = leaseAfterRead(current.lease, read.lease, unknown.facts, decided, atMs, quietWindowMs(settings.pollIntervalMs));
   const waits = unknown.restarted
     ? { type: 'standbyWaits' as const, reason: 'history_incomplete' as const, firstOfStretch: current.role.waitReason !== 'history_incomplete', mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs) }
     : null;

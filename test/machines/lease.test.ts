@@ -59,6 +59,14 @@ describe('the signing lease', () => {
     expect(lost.change).toBeNull();
   });
 
+  it('after a refused taking, a lease that reads free is taken again only once the quiet window has passed (a node that keeps saying "free" costs one taking per window)', () => {
+    const first = read(start, FREE, T0);
+    const refused = leaseAfterStep(first.lease, first.role, { kind: 'not_taken', seen: FREE, why: 'landed with AccountAlreadyInUse' }, T0);
+    const facts = { role: refused.role, lease: refused.lease };
+    expect(read(facts, FREE, T0 + WINDOW_MS - 1).lease.want).toBeNull();
+    expect(read(facts, FREE, T0 + WINDOW_MS).lease.want).toEqual({ kind: 'take', seen: FREE });
+  });
+
   it('a holder believes a loss only when a second read agrees; then it stands by at once', () => {
     const took = leaseAfterStep(read(start, FREE, T0).lease, read(start, FREE, T0).role, { kind: 'took', value: 'MINE', slot: 11, signature: 's' }, T0);
     const holder = { role: took.role, lease: took.lease };
