@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { faultRecoveryBench } from './fault-recovery.js';
 import { feeMarketBench } from './fee-market.js';
+import { handoverBench } from './handover.js';
 import { healthUnderMetricsBench, healthUnderTransfersBench } from './health-under-transfers.js';
 import { httpBench } from './http.js';
 import { readCostBench } from './read-cost.js';
@@ -17,7 +18,7 @@ import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench, handoverBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

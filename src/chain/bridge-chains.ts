@@ -27,7 +27,33 @@ export interface BridgeChains {
   endpointProblems(): string[];
   /** How each chain's transactions land, as the last read of its nonce accounts found: /health names it. */
   landingModes(): Record<ChainSide, LandingMode>;
+  /** Transactions signed and sent whose outcome is not known yet (left pending by a cut attempt): a graceful stop keeps the lease while any is. */
+  pendingTransactions(): number;
+  /** The signing lease on the destination chain; absent: this client has none (every instance decides by the quiet window alone). */
+  readonly lease?: SigningLease;
 }
+
+/**
+ * The signing lease (docs/chain-client.md, "The lease"): a durable-nonce account of the
+ * authority on the destination chain that exists while one instance holds it.
+ */
+export interface SigningLease {
+  /** The lease account's address (base58). */
+  readonly address: Base58;
+  /** The account as one answer shows it, at or after `minContextSlot`. */
+  read(signal: AbortSignal, minContextSlot?: number): Promise<LeaseObservation>;
+  /** Takes the lease as `seen` shows it: a free one, or over a held one's value (which must still be there). */
+  take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking>;
+  /** Closes the lease this instance holds (its `value`), returning the rent. */
+  release(value: string, signal: AbortSignal): Promise<LeaseRelease>;
+}
+
+/** One read of the lease account at `slot`: free (no account, or no data), held (the nonce `value` marks the holder), or unusable and why. */
+export type LeaseObservation = ({ state: 'free'; lamports: number } | { state: 'held'; value: string; lamports: number } | { state: 'unusable'; reason: string }) & { slot: number };
+
+export type LeaseTaking = { taken: true; value: string; slot: number; signature: string } | { taken: false; seen: LeaseObservation; why: string };
+
+export type LeaseRelease = { released: true; signature: string; slot: number } | { released: false; why: string };
 
 /**
  * `nonce`: every transaction is signed against one of the authority's durable nonces, so at

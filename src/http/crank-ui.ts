@@ -37,6 +37,7 @@ export async function registerCrankUi(admin: FastifyInstance, crank: CrankServic
 
   admin.get('/crank/activity', async () => {
     const role = crank.role();
-    return { ...crank.activity.snapshot(), ...(role === null ? {} : { role }) };
+    const lease = role === null ? undefined : crank.health().lease;
+    return { ...crank.activity.snapshot(), ...(role === null ? {} : { role }), ...(lease === undefined ? {} : { lease }) };
   });
 }

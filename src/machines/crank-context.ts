@@ -1,11 +1,13 @@
-import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction, LeaseObservation } from '../chain/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
 import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { initialLease } from './lease.js';
 import { initialRole, isHalted } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
+import type { PollSchedule } from './delays.js';
 
 /**
  * The crank machine's data: its settings, the current cycle's plan and
@@ -53,9 +55,30 @@ export function crankSettings(configured: ConfiguredCrankSettings): CrankSetting
   };
 }
 
+/** Placeholders that fail loudly: the machine's definition must load without a chain client. */
+export function unprovided(name: string) {
+  return () =>
+    Promise.reject(new Error(`the crank machine's ${name} actor was not provided: run the machine through startCrank()`));
+}
+
+export function pollSchedule(context: CrankContext): PollSchedule {
+  return {
+    pollIntervalMs: context.settings.pollIntervalMs,
+    idleWaitedMs: context.idleWaitedMs,
+    drainBacklog: context.drainBacklog,
+  };
+}
+
+/** The read step's input from the machine's context. */
+export function readInput({ context }: { context: CrankContext }): ReadInput {
+  return { batchLimit: context.settings.batchLimit, readLease: context.health.lease.status !== 'off' };
+}
+
 /** What the read step takes. */
 export interface ReadInput {
   batchLimit: number;
+  /** Read the signing lease too (it is in use: lease.ts). */
+  readLease: boolean;
 }
 
 /** What the read step returns: the plan, and what it learned about the authority's own accounts. */
@@ -68,6 +91,10 @@ export interface CycleRead {
   waiting: WaitingRead;
   /** Monotonic milliseconds (performance.now()) when the trackers' read returned. */
   readAtMs: number;
+  /** The signing lease at this read (ReadInput.readLease). */
+  lease?: LeaseObservation;
+  /** Every chain lands in nonce mode (the nonces are the signal of another signer: role.ts). */
+  nonceSignal: boolean;
 }
 
 export interface CycleState {
@@ -137,6 +164,7 @@ export function initialCrankContext(settings: CrankSettings): CrankContext {
       fees: null,
       foreignSigner: null,
       role: initialRole(settings),
+      lease: initialLease(settings),
     },
   };
 }

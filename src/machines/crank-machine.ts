@@ -1,4 +1,4 @@
-import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
 import { hasAttemptsLeft, landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
   attemptedIn,
@@ -9,10 +9,13 @@ import {
   newCycle,
   pendingCounts,
   plannedVotes,
+  pollSchedule,
+  readInput,
   submissionFor,
   submittedAny,
   submittedIndices,
   unionIndices,
+  unprovided,
   type ActionReport,
   type CrankContext,
   type CrankSettings,
@@ -22,10 +25,12 @@ import {
 } from './crank-context.js';
 import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
 import { attemptEvent, STEP_ACTIONS, STEP_CHAINS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
-import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, retryBackoffDelay, type PollSchedule } from './delays.js';
+import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, retryBackoffDelay } from './delays.js';
 import { chainsShortOfFees, errorText, feeFacts } from './health.js';
 import { hasBacklog, isRelayableWithdrawResult } from './planning/cycle-plan.js';
-import { afterUnknownHistory, foreignTransactions, isHalted, quietWindowMs, roleAfterRead } from './role.js';
+import { leaseAfterStep, leaseAfterStepFailure, type LeaseStepOutcome, type LeaseWant } from './lease.js';
+import { decideAfterRead } from './read-decision.js';
+import { isHalted, quietWindowMs } from './role.js';
 
 /**
  * The crank: one cycle at a time (SPEC §1 run lock), in SPEC §3 order: read and plan, then
@@ -39,25 +44,7 @@ import { afterUnknownHistory, foreignTransactions, isHalted, quietWindowMs, role
 
 type Tag = 'busy' | 'degraded';
 
-/** Placeholders that fail loudly: the machine's definition must load without a chain client. */
-function unprovided(name: string) {
-  return () =>
-    Promise.reject(new Error(`the crank machine's ${name} actor was not provided: run the machine through startCrank()`));
-}
-
 const now = (): number => Date.now();
-
-function pollSchedule(context: CrankContext): PollSchedule {
-  return {
-    pollIntervalMs: context.settings.pollIntervalMs,
-    idleWaitedMs: context.idleWaitedMs,
-    drainBacklog: context.drainBacklog,
-  };
-}
-
-function readInput({ context }: { context: CrankContext }): ReadInput {
-  return { batchLimit: context.settings.batchLimit };
-}
 
 const crankSetup = setup({
   types: {
@@ -70,6 +57,7 @@ const crankSetup = setup({
   actors: {
     readAndPlan: fromPromise<CycleRead, ReadInput>(unprovided('readAndPlan')),
     submitAction: fromPromise<ActionReport, Submission>(unprovided('submitAction')),
+    keepLease: fromPromise<LeaseStepOutcome, LeaseWant>(unprovided('keepLease')),
   },
   guards: {
     hasQueuedRequests: ({ context }) => context.queuedRequests.length > 0,
@@ -89,13 +77,16 @@ const crankSetup = setup({
     // A base of 0 is the only one whose every backoff is 0 ms (delays.ts): no timer at all,
     // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
     retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
-    // A step submits only while active (role.ts), not halted on a second signer, and while the
+    // A step submits only while active (role.ts) with no doubt on its lease left to check (a
+    // retry's re-read can raise one: lease.ts), not halted on a second signer, and while the
     // authority can pay the fees on the chain the step's transactions land on.
     maySubmit: ({ context: { health, settings } }, params: { step: CrankStep }) =>
       health.role.role === 'active' &&
+      health.lease.want?.kind !== 'confirm' &&
       !isHalted(settings.onForeignSigner, health.foreignSigner) &&
       !chainsShortOfFees(health.fees).includes(STEP_CHAINS[params.step]),
     isDryRun: ({ context }) => context.settings.dryRun,
+    hasLeaseStep: ({ context }) => context.health.lease.want !== null,
   },
   // Every write to the context is an assign, every message to the runtime an emit; a step that
   // does both from one computation (one reading of the clock, one role decision) enqueues both.
@@ -122,15 +113,22 @@ const crankSetup = setup({
     recordRead: enqueueActions(({ context, enqueue }, { read }: { read: CycleRead }) => {
       const { settings, health } = context;
       const atMs = now();
-      const role = afterUnknownHistory(health.role, read.authority, atMs);
-      const { facts, foreign, change } = roleAfterRead(role, foreignTransactions(read.authority, atMs), settings, atMs);
+      const { role, lease, foreign, change, waits } = decideAfterRead(health, read, settings, atMs);
       const fees = feeFacts(read.authority, read.fees);
       const foreignSigner = foreign[0] ?? health.foreignSigner;
-      enqueue.assign({ plan: read.plan, health: { ...health, fees, foreignSigner, role: facts } });
+      enqueue.assign({ plan: read.plan, health: { ...health, fees, foreignSigner, role, lease } });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
       if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
+      if (waits !== null) enqueue.emit(waits);
       if (change !== null) enqueue.emit({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
       for (const chain of chainsShortOfFees(fees)) enqueue.emit({ type: 'feesShort', chain, ...fees[chain] });
+    }),
+    // The leasing step's outcome (or failure): the lease and the role it gives (lease.ts).
+    recordLease: enqueueActions(({ context: { health, settings }, enqueue }, step: { outcome: LeaseStepOutcome } | { error: unknown }) => {
+      const after = 'outcome' in step ? leaseAfterStep(health.lease, health.role, step.outcome, now()) : leaseAfterStepFailure(health, errorText(step.error));
+      enqueue.assign({ health: { ...health, lease: after.lease, role: after.role } });
+      enqueue.emit('outcome' in step ? { type: 'leaseStep', outcome: step.outcome } : { type: 'leaseStepFailed', error: after.lease.note ?? '' });
+      if (after.change !== null) enqueue.emit({ type: 'roleChanged', change: after.change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
     }),
     recordReadFailure: enqueueActions(({ context, enqueue }, { error }: { error: unknown }) => {
       const message = errorText(error);
@@ -378,11 +376,23 @@ export const crankMachine = crankSetup.createMachine({
         id: 'read',
         src: 'readAndPlan',
         input: readInput,
-        onDone: { target: 'ack_deposit', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
+        onDone: { target: 'leasing', actions: { type: 'recordRead', params: ({ event }) => ({ read: event.output }) } },
         onError: {
           target: 'finishing',
           actions: { type: 'recordReadFailure', params: ({ event }) => ({ error: event.error }) },
         },
+      },
+    },
+    // The signing lease, before anything is signed: take it, or read it again before believing it lost (lease.ts).
+    leasing: {
+      tags: ['busy'],
+      always: { guard: not('hasLeaseStep'), target: 'ack_deposit' },
+      invoke: {
+        id: 'lease',
+        src: 'keepLease',
+        input: ({ context }) => context.health.lease.want!,
+        onDone: { target: 'ack_deposit', actions: { type: 'recordLease', params: ({ event }) => ({ outcome: event.output }) } },
+        onError: { target: 'ack_deposit', actions: { type: 'recordLease', params: ({ event }) => ({ error: event.error }) } },
       },
     },
     ack_deposit: actionState('ack_deposit', '#crank.ack_withdraw'),

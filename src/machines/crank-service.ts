@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { BridgeChains, PlannedWork } from '../chain/bridge-chains.js';
+import type { BridgeChains, PlannedWork, SigningLease } from '../chain/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS } from '../domain.js';
 import { BridgeError, describeError } from '../errors.js';
@@ -20,6 +20,8 @@ import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
+import type { LeaseStepOutcome, LeaseWant } from './lease.js';
+import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
 
 /**
@@ -98,6 +100,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     inspect: (event) => inspection.inspect(event),
   });
   let stopping: Promise<void> | undefined;
+  const lease = options.chains.lease;
 
   actor.on('*', (emitted) => handleEmitted(emitted, { log, metrics, requests, activity, latency }));
   actor.subscribe({
@@ -133,6 +136,17 @@ export function startCrank(options: StartCrankOptions): CrankService {
     settings.dryRun ? 'crank started in dry run: it plans every cycle and submits nothing' : 'crank started',
   );
   recordStartingRole(actor.getSnapshot().context.health.role.role, quietWindowMs(settings.pollIntervalMs), log);
+  const stopWatch =
+    lease === undefined
+      ? () => undefined
+      : watchLease({
+          lease,
+          logger: log,
+          state: () => ({ lease: actor.getSnapshot().context.health.lease, busy: actor.getSnapshot().hasTag('busy') }),
+          poll: () => {
+            if (acceptsCycles() && !actor.getSnapshot().hasTag('busy')) actor.send({ type: 'POLL' });
+          },
+        });
 
   /** /health's input from the actor's snapshot, the chains and the time. */
   function verdict(): HealthVerdict {
@@ -151,6 +165,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
       landingModes: options.chains.landingModes(),
+      leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
     });
   }
 
@@ -188,15 +203,43 @@ export function startCrank(options: StartCrankOptions): CrankService {
   }
 
   async function stopActor(deadlineMs: number): Promise<void> {
+    const deadlineAtMs = Date.now() + deadlineMs;
+    stopWatch();
     actor.send({ type: 'STOP' });
-    if (!(await settledWithin(deadlineMs))) {
+    const settled = await settledWithin(deadlineMs);
+    if (!settled) {
       log.warn({ deadlineMs }, 'crank: the running cycle did not finish before the shutdown deadline; aborting it');
       actor.stop();
     }
     requests.rejectAll(stoppedError({ when: 'before_cycle' }));
     inspection.stop();
+    await releaseLease(settled, deadlineAtMs - Date.now());
     metrics.crankEnabled.set(0);
     log.info('crank stopped');
+  }
+
+  /**
+   * A graceful stop hands over: once the cycle ran to its end and no transaction's outcome is
+   * left unknown, the lease is released, within what is left of the deadline, and a standby
+   * takes it at its next look. A cycle cut at the deadline, or a transaction still pending (the
+   * hook for voiding in-flight durable-nonce versions), keeps the lease: the standby then waits
+   * the quiet window, as after a crash.
+   */
+  async function releaseLease(settled: boolean, remainingMs: number): Promise<void> {
+    const held = actor.getSnapshot().context.health.lease;
+    if (lease === undefined || held.status !== 'held' || held.value === null) return;
+    const pending = options.chains.pendingTransactions();
+    if (!settled || pending > 0 || remainingMs <= 0) {
+      log.warn({ settled, pending, remainingMs }, 'crank: keeping the signing lease: work may still be in flight; a standby of this key waits the quiet window, as after a crash');
+      return;
+    }
+    try {
+      const released = await lease.release(held.value, AbortSignal.timeout(remainingMs));
+      if (released.released) log.info({ signature: released.signature, slot: released.slot }, 'crank: released the signing lease: a standby of this key takes it at its next look');
+      else log.warn({ why: released.why }, 'crank: the signing lease was not released; a standby of this key waits the quiet window');
+    } catch (err) {
+      log.warn({ err: describeError(err) }, 'crank: releasing the signing lease failed; a standby of this key waits the quiet window, as after a crash');
+    }
   }
 
   /** Resolves true once the actor has reached its final state (or failed), false at the deadline. */
@@ -274,9 +317,25 @@ async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: Abort
   const plan = planCycle(view, input.batchLimit);
   const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));
+  // At or after the destination header's slot: the lease and the plan are one view of that chain.
+  const lease = input.readLease && chains.lease !== undefined ? await chains.lease.read(signal, view.slots.target) : undefined;
+  const modes = chains.landingModes();
   // Last: it reports each new transaction once, so nothing may fail after it and drop them.
   const authority = await chains.readAuthority(signal);
-  return { plan, authority, fees, waiting, readAtMs };
+  return { plan, authority, fees, waiting, readAtMs, ...(lease === undefined ? {} : { lease }), nonceSignal: CHAINS.every((chain) => modes[chain] === 'nonce') };
+}
+
+/**
+ * The leasing step (lease.ts): take the lease as the read saw it, or read it again before
+ * believing it lost (at or after the first read's slot: two answers, not one, stand a holder down).
+ */
+async function keepLease(lease: SigningLease, want: LeaseWant, signal: AbortSignal): Promise<LeaseStepOutcome> {
+  if (want.kind === 'confirm') {
+    const again = await lease.read(signal, want.seen.slot);
+    return again.state === 'held' && again.value === want.value ? { kind: 'still_held' } : { kind: 'lost', seen: again };
+  }
+  const taking = await lease.take(want.seen, signal);
+  return taking.taken ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature } : { kind: 'not_taken', seen: taking.seen, why: taking.why };
 }
 
 function plannedWork(plan: CyclePlan): PlannedWork {
@@ -335,6 +394,9 @@ export async function withAttemptDeadline<T>(
 export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }) {
   return {
     readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    keepLease: fromPromise<LeaseStepOutcome, LeaseWant>(({ input, signal }) =>
+      chains.lease === undefined ? Promise.reject(new Error('the chain client has no signing lease')) : keepLease(chains.lease, input, signal),
+    ),
     submitAction: fromPromise<ActionReport, Submission>(({ input, signal }) =>
       withAttemptDeadline(input, limits.attemptDeadlineMs, signal, (attemptSignal) => submitAction(chains, input, attemptSignal)),
     ),

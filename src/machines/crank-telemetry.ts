@@ -5,7 +5,8 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { ActionReport } from './crank-context.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
 import { HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
-import { CRANK_ROLES, otherSignerActiveMs, type CrankRole } from './role.js';
+import { LEASE_STATUSES, type LeaseStepOutcome } from './lease.js';
+import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, type CrankRole } from './role.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
@@ -29,6 +30,8 @@ export function zeroCrankSeries(metrics: Metrics): void {
     metrics.crankActionDuration.zero({ action });
   }
   for (const chain of CHAINS) metrics.foreignSignatures.inc({ chain }, 0);
+  for (const outcome of ['took', 'not_taken', 'still_held', 'lost', 'failed']) metrics.crankLeaseEvents.inc({ outcome }, 0);
+  metrics.crankStandbyWaits.inc({ reason: 'history_incomplete' }, 0);
 }
 
 export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Metrics): void {
@@ -59,6 +62,23 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
       return;
     case 'roleChanged':
       recordRoleChange(emitted, log);
+      return;
+    case 'standbyWaits':
+      metrics.crankStandbyWaits.inc({ reason: emitted.reason });
+      if (emitted.firstOfStretch) {
+        log.warn(
+          { reason: emitted.reason, mayTakeOverAt: new Date(emitted.mayTakeOverAtMs).toISOString() },
+          'crank: standing by longer: the key\'s history since the previous read could not all be checked (traffic that lists the authority), so whether another instance signed is unknown; ' +
+            `the quiet window starts again (in nonce mode at most ${HISTORY_DOUBT_WINDOWS} windows after the latest sighting: the nonces are the signal)`,
+        );
+      }
+      return;
+    case 'leaseStep':
+      recordLeaseStep(emitted.outcome, log, metrics);
+      return;
+    case 'leaseStepFailed':
+      metrics.crankLeaseEvents.inc({ outcome: 'failed' });
+      log.warn({ err: emitted.error }, 'crank: the signing lease step failed; nothing changes, the next cycle reads the lease again');
       return;
     case 'readFailed':
       log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
@@ -110,13 +130,30 @@ function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log:
   else log.error(line, `crank: ${action} failed, moving on to the next action`);
 }
 
-/** Once per change, at info: a handoff is routine; a second signer seen while active was logged at error already. */
+/** The leasing step's outcome: counted; a doubt is a warn line; a lost lease was logged (error) as a role change. */
+function recordLeaseStep(outcome: LeaseStepOutcome, log: Logger, metrics: Metrics): void {
+  metrics.crankLeaseEvents.inc({ outcome: outcome.kind });
+  if (outcome.kind === 'took') log.info({ signature: outcome.signature, slot: outcome.slot }, 'crank: took the signing lease');
+  if (outcome.kind === 'not_taken') log.info({ why: outcome.why, lease: outcome.seen.state }, 'crank: the signing lease was not taken (another instance took it first, or it moved): standing by');
+  if (outcome.kind === 'still_held') log.warn('crank: one read of the signing lease showed another holder, a second read shows this instance\'s: a doubt on an endpoint, not a second signer');
+}
+
+/** Once per change, at info: a handoff is routine; a second signer seen while active was logged at error already; a lost lease is one. */
 function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { type: 'roleChanged' }>, log: Logger): void {
   const windowSecs = quietWindowMs / 1000;
   if (change.kind === 'taking_over') {
-    log.info(
-      { quietMs: change.quietMs, quietWindowMs },
-      `crank: taking over: no other instance has signed with this key for ${windowSecs} s (the quiet window); this server submits from now on`,
+    const how =
+      change.lease === 'released'
+        ? 'the signing lease was free (the previous holder released it)'
+        : `no other instance has signed with this key for ${windowSecs} s (the quiet window)${change.lease === 'taken_over' ? ' and the signing lease is taken over' : ''}`;
+    log.info({ quietMs: change.quietMs, quietWindowMs, lease: change.lease }, `crank: taking over: ${how}; this server submits from now on`);
+    return;
+  }
+  if (change.kind === 'lease_lost') {
+    log.error(
+      { holder: change.holder },
+      'crank: the signing lease this server held was taken by another instance (two reads agree): another process signs with the same key; this server stands by at once. ' +
+        'Run only one instance per signer (SPEC §8): find the other one',
     );
     return;
   }
@@ -135,14 +172,15 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
   if (role !== 'standby') return;
   log.info(
     { role, quietWindowMs },
-    `crank: standing by: every start waits until no other instance has signed with this key for ${quietWindowMs / 1000} s ` +
-      '(the quiet window, from its first read) before this server submits; BRIDGE_HANDOFF_SECS=0 signs from the start',
+    'crank: standing by: this server submits once it holds the signing lease: at its first cycle if the lease is free (released by the previous instance), ' +
+      `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window); BRIDGE_HANDOFF_SECS=0 signs from the start`,
   );
 }
 
 /** Timestamps and the role from the snapshot's health facts, so /metrics and /health never disagree. */
 export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
   for (const role of CRANK_ROLES) metrics.crankRole.set({ role }, role === health.role.role ? 1 : 0);
+  for (const status of LEASE_STATUSES) metrics.crankLease.set({ status }, status === health.lease.status ? 1 : 0);
   metrics.crankOtherSignerActive.set(otherSignerActiveMs(health.role) / 1000);
   metrics.crankStandby.set(standbyMs(health) / 1000);
   if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ChainSide, CrankAction } from '../domain.js';
 import type { WaitingRead } from './planning/waiting.js';
-import { CRANK_ROLES, type ForeignTransaction, type RoleChange } from './role.js';
+import type { LeaseStepOutcome } from './lease.js';
+import { CRANK_ROLES, type ForeignTransaction, type RoleChange, type WaitReason } from './role.js';
 
 /**
  * The words every part of the crank shares: its steps, the events the machine takes in and
@@ -86,6 +87,11 @@ export type CrankEmitted =
   | { type: 'feesShort'; chain: ChainSide; balance: number; need: number }
   /** This instance stood by (another one signs) or took over (the other one went quiet for the window). */
   | { type: 'roleChanged'; change: RoleChange; quietWindowMs: number }
+  /** A standby's quiet window started again on history left unchecked; `firstOfStretch`: the first time since it last saw a signer or took over. */
+  | { type: 'standbyWaits'; reason: WaitReason; firstOfStretch: boolean; mayTakeOverAtMs: number }
+  /** What the leasing step found (lease.ts), or why it failed. */
+  | { type: 'leaseStep'; outcome: LeaseStepOutcome }
+  | { type: 'leaseStepFailed'; error: string }
   | { type: 'readFailed'; error: string }
   | {
       type: 'attempt';

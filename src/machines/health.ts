@@ -6,6 +6,7 @@ import type { CrankConfig } from '../config/config.js';
 import { CHAINS, type ChainSide } from '../domain.js';
 import { describeError } from '../errors.js';
 import { boundText } from '../text.js';
+import { LEASE_STATUSES, type LeaseFacts } from './lease.js';
 import { CRANK_ROLES, isHalted, keyUseText, twinProblem, type ForeignTransaction, type RoleFacts } from './role.js';
 
 /**
@@ -41,6 +42,8 @@ export interface HealthFacts {
   foreignSigner: ForeignTransaction | null;
   /** Active or standby, and the other signer a standby watches (role.ts). */
   role: RoleFacts;
+  /** The signing lease (lease.ts). */
+  lease: LeaseFacts;
 }
 
 interface FeeFacts {
@@ -163,6 +166,13 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
   }
   const twin = twinProblem(facts.role, settings.handoffMs);
   if (twin !== null) problems.push(twin);
+  const { lease } = facts;
+  if (lease.status === 'taken' && nowMs - (lease.sinceMs ?? nowMs) <= foreignSignerHoldMs) {
+    problems.push(
+      'the signing lease this server held was taken by another instance signing with the same key; this server stands by. ' +
+        'Run only one instance per signer (SPEC §8): find and stop the other one',
+    );
+  }
   return problems;
 }
 
@@ -219,6 +229,14 @@ export const crankHealthSchema = z.strictObject({
   checks_off: z.array(checkOffSchema).optional(),
   /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
   landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
+  /**
+   * An enabled crank with the lease in use only (absent under BRIDGE_HANDOFF_SECS=0 or a dry run): the signing lease (docs/crank.md, "Role"): its status, since when (unix
+   * seconds), while `waiting` the second from which this instance may take it over, and why the
+   * latest taking did not take (or why the account is unusable).
+   */
+  lease: z
+    .strictObject({ status: z.enum(LEASE_STATUSES), since: z.int().nullable(), may_take_at: z.int().optional(), note: z.string().optional() })
+    .optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -244,6 +262,8 @@ export interface HealthExtras {
   dryRun: boolean;
   checksOff: CheckOff[];
   landingModes: Record<ChainSide, LandingMode>;
+  /** While the lease is `waiting`: when this instance may take it over (role.ts mayTakeOverAtMs). */
+  leaseMayTakeAtMs: number;
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -262,6 +282,17 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,
+    ...(facts.lease.status === 'off' ? {} : { lease: leaseView(facts.lease, extras.leaseMayTakeAtMs) }),
+  };
+}
+
+function leaseView(lease: LeaseFacts, mayTakeAtMs: number): NonNullable<CrankHealth['lease']> {
+  return {
+    status: lease.status,
+    since: toUnixSeconds(lease.sinceMs),
+    // Rounded up, as may_sign_at: a "not before" must not name a second at which it still waits.
+    ...(lease.status === 'waiting' ? { may_take_at: Math.ceil(mayTakeAtMs / 1000) } : {}),
+    ...(lease.note === null ? {} : { note: lease.note }),
   };
 }
 

@@ -44,12 +44,18 @@ export interface RoleSettings {
  * new instance that no other one is about to sign.
  */
 export function initialRole(settings: RoleSettings): RoleFacts {
-  return { role: settings.handoffMs === 0 ? 'active' : 'standby', sinceMs: null, quietSinceMs: null, extraQuietMs: 0, otherSigner: null };
+  return { role: settings.handoffMs === 0 ? 'active' : 'standby', sinceMs: null, quietSinceMs: null, heardSinceMs: null, extraQuietMs: 0, otherSigner: null, waitReason: null };
 }
 
+/**
+ * `taking_over`: `lease` says how (absent: the quiet window alone, no lease in use). `lease_lost`:
+ * this instance held the lease and two reads found another holder's value (or none): a second
+ * signer took it, and this one stands by at once.
+ */
 export type RoleChange =
   | { kind: 'standing_by'; other: KeyUse }
-  | { kind: 'taking_over'; quietMs: number };
+  | { kind: 'taking_over'; quietMs: number; lease?: 'released' | 'taken_over' }
+  | { kind: 'lease_lost'; holder: string | null };
 
 export interface RoleDecision<T extends KeyUse> {
   facts: RoleFacts;
@@ -73,7 +79,7 @@ export function roleAfterRead<T extends KeyUse>(
   atMs: number,
   random: () => number = Math.random,
 ): RoleDecision<T> {
-  const facts: RoleFacts = { ...current, sinceMs: current.sinceMs ?? atMs, quietSinceMs: current.quietSinceMs ?? atMs };
+  const facts: RoleFacts = { ...current, sinceMs: current.sinceMs ?? atMs, quietSinceMs: current.quietSinceMs ?? atMs, heardSinceMs: current.heardSinceMs ?? atMs };
   if (settings.handoffMs === 0) return { facts, foreign: [...seen], change: null };
   const windowMs = quietWindowMs(settings.pollIntervalMs);
   const latest = seen[0];
@@ -83,28 +89,52 @@ export function roleAfterRead<T extends KeyUse>(
       role: 'standby',
       sinceMs: wasStandby ? facts.sinceMs : atMs,
       quietSinceMs: atMs,
+      heardSinceMs: atMs,
       extraQuietMs: wasStandby ? facts.extraQuietMs : Math.floor(random() * windowMs),
       otherSigner: watch(wasStandby ? facts.otherSigner : null, latest, atMs),
+      waitReason: 'other_signer',
     };
     if (wasStandby) return { facts: standby, foreign: [], change: null };
     return { facts: standby, foreign: [...seen], change: { kind: 'standing_by', other: latest } };
   }
   const quietMs = atMs - facts.quietSinceMs!;
   if (facts.role === 'standby' && atMs >= mayTakeOverAtMs(facts, settings, atMs)) {
-    const active: RoleFacts = { role: 'active', sinceMs: atMs, quietSinceMs: facts.quietSinceMs, extraQuietMs: 0, otherSigner: null };
+    const active: RoleFacts = { ...facts, role: 'active', sinceMs: atMs, extraQuietMs: 0, otherSigner: null, waitReason: null };
     return { facts: active, foreign: [], change: { kind: 'taking_over', quietMs } };
   }
   return { facts, foreign: [], change: null };
 }
 
 /**
+ * How many quiet windows, from the latest read that saw another signer (or the first read),
+ * incomplete history can hold a standby in nonce mode: the nonces are the signal there (another
+ * instance in nonce mode cannot sign without moving one), and they stayed quiet.
+ */
+export const HISTORY_DOUBT_WINDOWS = 2;
+
+/**
  * A read whose history left entries unchecked (its bounds, under traffic that lists the key) is
  * not a quiet one: whether the other instance signed in them is unknown, so a standby's quiet
- * window starts again from it. An active instance goes on: unknown is not a second signer.
+ * window starts again from it. With `nonceSignal` (every chain in nonce mode, so another instance
+ * must move a nonce to sign, and any move restarts the window as a sighting), it starts again at
+ * most until HISTORY_DOUBT_WINDOWS windows after the latest sighting: spam that keeps the history
+ * incomplete cannot hold a standby longer. An active instance goes on: unknown is not a second
+ * signer. `restarted`: the window started again for this reason (a warn line and a metric say so).
  */
-export function afterUnknownHistory(facts: RoleFacts, authority: AuthorityView, atMs: number): RoleFacts {
+export function afterUnknownHistory(
+  facts: RoleFacts,
+  authority: AuthorityView,
+  settings: RoleSettings,
+  atMs: number,
+  nonceSignal: boolean,
+): { facts: RoleFacts; restarted: boolean } {
   const unknown = CHAINS.some((chain) => authority[chain].historyIncomplete === true);
-  return unknown && facts.role === 'standby' ? { ...facts, quietSinceMs: atMs } : facts;
+  if (!unknown || facts.role !== 'standby' || settings.handoffMs === 0) return { facts, restarted: false };
+  const heardSinceMs = facts.heardSinceMs ?? atMs;
+  const capMs = heardSinceMs + (HISTORY_DOUBT_WINDOWS - 1) * quietWindowMs(settings.pollIntervalMs);
+  const quietSinceMs = nonceSignal ? Math.max(facts.quietSinceMs ?? atMs, Math.min(atMs, capMs)) : atMs;
+  const restarted = quietSinceMs !== facts.quietSinceMs;
+  return { facts: { ...facts, heardSinceMs, quietSinceMs, waitReason: restarted ? 'history_incomplete' : facts.waitReason }, restarted };
 }
 
 /**
@@ -141,8 +171,10 @@ export interface RoleFacts {
   role: CrankRole;
   /** When this role began; null before the first read. */
   sinceMs: number | null;
-  /** The latest read that saw another signer, or the first read: the quiet window runs from here. */
+  /** The latest read that saw another signer or left the history unchecked, or the first read: the quiet window runs from here. */
   quietSinceMs: number | null;
+  /** The latest read that saw another signer, or the first read: incomplete history holds a standby in nonce mode at most HISTORY_DOUBT_WINDOWS windows from here. */
+  heardSinceMs: number | null;
   /**
    * Added to the quiet window after this instance stood by on seeing another signer while it was
    * active: uniform in [0, window), so that two instances that stood by on each other's
@@ -150,7 +182,11 @@ export interface RoleFacts {
    */
   extraQuietMs: number;
   otherSigner: OtherSigner | null;
+  /** Why a standby's quiet window last started again: another signer seen, or history left unchecked; null: neither yet. */
+  waitReason: WaitReason | null;
 }
+
+export type WaitReason = 'other_signer' | 'history_incomplete';
 
 /**
  * A transaction signed with the key but not by this process, as a read reports it: the

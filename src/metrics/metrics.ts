@@ -221,6 +221,24 @@ export function createMetrics(registry: Registry = new Registry()) {
       help: 'While standing by: how long the other instance signing with this key has been seen signing (0 otherwise). Above bridge_crank_handoff_seconds it is a twin that stays.',
       registers,
     }),
+    crankLease: new Gauge({
+      name: 'bridge_crank_lease',
+      help: 'The signing lease as this instance sees it, by status (off, unknown, held, released, waiting, taken, unusable): 1 for the current one (docs/crank.md "Role").',
+      labelNames: ['status'] as const,
+      registers,
+    }),
+    crankLeaseEvents: new Counter({
+      name: 'bridge_crank_lease_events_total',
+      help: 'Leasing steps by outcome: took, not_taken (another instance took it first), still_held (one read said lost, a second did not: a doubt), lost (another instance took it: a second signer), failed.',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    crankStandbyWaits: new Counter({
+      name: 'bridge_crank_standby_window_restarts_total',
+      help: 'Times a standby\'s quiet window started again for a reason other than another signer seen, by reason (history_incomplete: the key\'s history was left unchecked).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     crankHandoff: new Gauge({
       name: 'bridge_crank_handoff_seconds',
       help: 'BRIDGE_HANDOFF_SECS: how long a standby tolerates another active signer (0: no handoff).',

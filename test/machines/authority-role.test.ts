@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthorityView } from '../../src/chain/bridge-chains.js';
 import {
   afterUnknownHistory,
+  HISTORY_DOUBT_WINDOWS,
   initialRole,
   otherSignerActiveMs,
   quietWindowMs,
@@ -36,20 +37,20 @@ describe('quietWindowMs', () => {
 describe('roleAfterRead', () => {
   it('without a handoff: active from the start, and everything seen is a second signer', () => {
     const first = roleAfterRead(initialRole(NO_HANDOFF), [OTHER], NO_HANDOFF, T0);
-    expect(first).toEqual({ facts: { role: 'active', sinceMs: T0, quietSinceMs: T0, extraQuietMs: 0, otherSigner: null }, foreign: [OTHER], change: null });
+    expect(first).toEqual({ facts: { role: 'active', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null }, foreign: [OTHER], change: null });
   });
 
   it('a new instance stands by from its first read and takes over once the window passed without another signer', () => {
     const start = initialRole(HANDOFF);
-    expect(start).toEqual({ role: 'standby', sinceMs: null, quietSinceMs: null, extraQuietMs: 0, otherSigner: null });
+    expect(start).toEqual({ role: 'standby', sinceMs: null, quietSinceMs: null, heardSinceMs: null, extraQuietMs: 0, otherSigner: null, waitReason: null });
     const first = roleAfterRead(start, [], HANDOFF, T0);
-    expect(first).toEqual({ facts: { role: 'standby', sinceMs: T0, quietSinceMs: T0, extraQuietMs: 0, otherSigner: null }, foreign: [], change: null });
+    expect(first).toEqual({ facts: { role: 'standby', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null }, foreign: [], change: null });
     const justBefore = roleAfterRead(first.facts, [], HANDOFF, T0 + WINDOW_MS - 1);
     expect(justBefore.facts.role).toBe('standby');
     expect(justBefore.change).toBeNull();
     const atWindow = roleAfterRead(first.facts, [], HANDOFF, T0 + WINDOW_MS);
     expect(atWindow).toEqual({
-      facts: { role: 'active', sinceMs: T0 + WINDOW_MS, quietSinceMs: T0, extraQuietMs: 0, otherSigner: null },
+      facts: { role: 'active', sinceMs: T0 + WINDOW_MS, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null },
       foreign: [],
       change: { kind: 'taking_over', quietMs: WINDOW_MS },
     });
@@ -61,8 +62,10 @@ describe('roleAfterRead', () => {
       role: 'standby',
       sinceMs: T0,
       quietSinceMs: T0 + 5000,
+      heardSinceMs: T0 + 5000,
       extraQuietMs: 0,
       otherSigner: { ...OTHER, activeSinceMs: T0 + 1000, lastSeenAtMs: T0 + 5000 },
+      waitReason: 'other_signer',
     });
     expect(roleAfterRead(watching, [OTHER], HANDOFF, T0 + 6000).foreign).toEqual([]);
     expect(roleAfterRead(watching, [], HANDOFF, T0 + 5000 + WINDOW_MS - 1).facts.role).toBe('standby');
@@ -79,8 +82,10 @@ describe('roleAfterRead', () => {
         role: 'standby',
         sinceMs: at,
         quietSinceMs: at,
+        heardSinceMs: at,
         extraQuietMs: WINDOW_MS / 2,
         otherSigner: { ...OTHER, activeSinceMs: at, lastSeenAtMs: at },
+        waitReason: 'other_signer',
       },
       foreign: [OTHER, OLDER],
       change: { kind: 'standing_by', other: OTHER },
@@ -126,20 +131,42 @@ describe('afterUnknownHistory', () => {
     target: { balance: 1, transactions: [], ...(incomplete ? { historyIncomplete: true } : {}) },
   });
 
+  const unknownAfter = (facts: RoleFacts, incomplete: boolean, atMs: number, nonceSignal = false) => afterUnknownHistory(facts, authority(incomplete), HANDOFF, atMs, nonceSignal).facts;
+
   it('a read whose history left entries unchecked is not quiet: the standby does not take over at it, and does at the first complete read a window later', () => {
     const first = roleAfterRead(initialRole(HANDOFF), [], HANDOFF, T0).facts;
     const unknownAt = T0 + WINDOW_MS;
-    const held = roleAfterRead(afterUnknownHistory(first, authority(true), unknownAt), [], HANDOFF, unknownAt);
-    expect(held.facts).toMatchObject({ role: 'standby', quietSinceMs: unknownAt });
+    const held = roleAfterRead(unknownAfter(first, true, unknownAt), [], HANDOFF, unknownAt);
+    expect(held.facts).toMatchObject({ role: 'standby', quietSinceMs: unknownAt, waitReason: 'history_incomplete' });
     expect(held.change).toBeNull();
-    expect(roleAfterRead(afterUnknownHistory(held.facts, authority(false), unknownAt + WINDOW_MS), [], HANDOFF, unknownAt + WINDOW_MS).change).toEqual({
+    expect(roleAfterRead(unknownAfter(held.facts, false, unknownAt + WINDOW_MS), [], HANDOFF, unknownAt + WINDOW_MS).change).toEqual({
       kind: 'taking_over',
       quietMs: WINDOW_MS,
     });
   });
 
+  it('in nonce mode, history that stays incomplete holds a standby at most HISTORY_DOUBT_WINDOWS windows after the latest sighting', () => {
+    let facts = roleAfterRead(initialRole(HANDOFF), [], HANDOFF, T0).facts;
+    let tookOverAt: number | undefined;
+    for (let at = T0 + 1000; at <= T0 + 10 * WINDOW_MS && tookOverAt === undefined; at += 1000) {
+      const decided = roleAfterRead(unknownAfter(facts, true, at, true), [], HANDOFF, at);
+      facts = decided.facts;
+      if (decided.change?.kind === 'taking_over') tookOverAt = at;
+    }
+    expect(tookOverAt).toBe(T0 + HISTORY_DOUBT_WINDOWS * WINDOW_MS);
+  });
+
+  it('without the nonce signal (blockhash mode) incomplete history holds a standby for as long as it lasts', () => {
+    let facts = roleAfterRead(initialRole(HANDOFF), [], HANDOFF, T0).facts;
+    for (let at = T0 + 1000; at <= T0 + 10 * WINDOW_MS; at += 1000) {
+      const decided = roleAfterRead(unknownAfter(facts, true, at), [], HANDOFF, at);
+      expect(decided.change).toBeNull();
+      facts = decided.facts;
+    }
+  });
+
   it('an active instance goes on: unknown is not a second signer', () => {
     const active = roleAfterRead(initialRole(NO_HANDOFF), [], NO_HANDOFF, T0).facts;
-    expect(afterUnknownHistory(active, authority(true), T0 + 1000)).toBe(active);
+    expect(afterUnknownHistory(active, authority(true), NO_HANDOFF, T0 + 1000, false)).toEqual({ facts: active, restarted: false });
   });
 });

@@ -94,7 +94,7 @@ describe('machine:export', () => {
     const definition = JSON.parse(crankMachineDefinition()) as { id: string; states: Record<string, { states?: Record<string, unknown> }> };
     expect(definition.id).toBe('crank');
     expect(Object.keys(definition.states).sort()).toEqual(
-      ['ack_deposit', 'ack_withdraw', 'cleanup', 'finishing', 'idle', 'polling', 'stopped'].sort(),
+      ['ack_deposit', 'ack_withdraw', 'cleanup', 'finishing', 'idle', 'leasing', 'polling', 'stopped'].sort(),
     );
     expect(Object.keys(definition.states['ack_deposit']!.states!).sort()).toEqual(['checking', 'failed', 'replanning', 'retry-backoff', 'submitting']);
   });

@@ -19,6 +19,7 @@ import type { CycleRead, ActionReport, Submission } from '../../src/machines/cra
 import type { CrankSettings, ReadInput } from '../../src/machines/crank-context.js';
 import type { CrankEvent } from '../../src/machines/crank-types.js';
 import { crankMachine } from '../../src/machines/crank-machine.js';
+import type { LeaseStepOutcome, LeaseWant } from '../../src/machines/lease.js';
 import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';
 import { NOT_WAITING } from './support/bridge-view.js';
@@ -69,9 +70,12 @@ const BROKE: AuthorityView = { source: { balance: 0, transactions: [] }, target:
 const FEES = { source: 5_000, target: 5_000 };
 /** What the read actor answers: each plan with the fees paid, and work that cannot be paid for. */
 const READS: CycleRead[] = [
-  ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 })),
-  { plan: PLANS.work, authority: BROKE, fees: FEES, waiting: NOT_WAITING, readAtMs: 0 },
+  ...Object.values(PLANS).map((plan) => ({ plan, authority: FUNDED, fees: FEES, waiting: NOT_WAITING, readAtMs: 0, nonceSignal: false })),
+  { plan: PLANS.work, authority: BROKE, fees: FEES, waiting: NOT_WAITING, readAtMs: 0, nonceSignal: false },
 ];
+/** With the lease in use (a handoff): a read that finds it free, so that the leasing step runs, and what that step can find. */
+const LEASE_FREE_READ: CycleRead = { ...READS[1]!, lease: { state: 'free', lamports: 0, slot: 1 } };
+const LEASE_OUTCOMES: LeaseStepOutcome[] = [{ kind: 'took', value: 'V', slot: 2, signature: 'sig' }, { kind: 'not_taken', seen: { state: 'held', value: 'W', lamports: 0, slot: 2 }, why: 'taken first' }];
 const LANDED: ActionReport = { transactions: [{ signature: 'sig', indices: [0] }], completed: [0], alreadyDone: [] };
 const FAILURES = [retryableSubmitError(), programError('NotAnAuthority')];
 
@@ -83,6 +87,9 @@ const OUTCOMES = [
   ...['read', 'reread'].flatMap((id) => READS.map((output) => ({ type: `xstate.done.actor.${id}`, actorId: id, output }))),
   ...['read', 'reread', 'submit'].flatMap((id) => FAILURES.map((error) => ({ type: `xstate.error.actor.${id}`, actorId: id, error }))),
   { type: 'xstate.done.actor.submit', actorId: 'submit', output: LANDED },
+  { type: 'xstate.done.actor.read', actorId: 'read', output: LEASE_FREE_READ },
+  ...LEASE_OUTCOMES.map((output) => ({ type: 'xstate.done.actor.lease', actorId: 'lease', output })),
+  { type: 'xstate.error.actor.lease', actorId: 'lease', error: retryableSubmitError() },
 ] as unknown as ModelEvent[];
 
 /** Timers firing: the delayed transitions of the current state. */
@@ -113,6 +120,7 @@ function abstractState(snapshot: Snapshot): string {
     streak: context.backlogStreak,
     waited: idle ? context.idleWaitedMs : undefined,
     drain: idle ? context.drainBacklog : undefined,
+    lease: context.health.lease.status === 'off' ? undefined : { status: context.health.lease.status, want: context.health.lease.want?.kind, role: context.health.role.role },
   });
 }
 
@@ -226,11 +234,12 @@ class ScriptedActors {
   readonly logic = {
     readAndPlan: fromPromise<CycleRead, ReadInput>(() => this.invoked('readAndPlan')),
     submitAction: fromPromise<ActionReport, Submission>(() => this.invoked('submitAction')),
+    keepLease: fromPromise<LeaseStepOutcome, LeaseWant>(() => this.invoked('keepLease')),
   };
 
   answer(event: { type: string; output?: unknown; error?: unknown }): void {
     const running = this.running;
-    const src = /\.(read|reread)$/.test(event.type) ? 'readAndPlan' : 'submitAction';
+    const src = /\.(read|reread)$/.test(event.type) ? 'readAndPlan' : event.type.endsWith('.lease') ? 'keepLease' : 'submitAction';
     expect(running?.src, `${event.type} needs a running ${src}`).toBe(src);
     this.running = undefined;
     if (event.type.startsWith('xstate.done.')) running!.resolve(event.output);
@@ -281,7 +290,7 @@ afterEach(() => {
 });
 
 describe('crank machine path coverage', () => {
-  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, retryBackoffMs: 0 }), ...edges({ ...SETTINGS, dryRun: true })];
+  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, retryBackoffMs: 0 }), ...edges({ ...SETTINGS, dryRun: true }), ...edges({ ...SETTINGS, handoffMs: 60_000 })];
 
   it('reaches every state and every transition of the definition in the model', () => {
     const reached: Coverage = { transitions: new Set(), states: new Set() };

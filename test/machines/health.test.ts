@@ -14,7 +14,8 @@ const FACTS: HealthFacts = {
   lastCycleFinishedAtMs: START + 2000,
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
-  role: { role: 'active', sinceMs: START, quietSinceMs: START, extraQuietMs: 0, otherSigner: null },
+  role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
+  lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null },
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
@@ -88,7 +89,7 @@ describe('healthVerdict', () => {
 });
 
 describe('crankHealth: the signer the public /health names', () => {
-  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const } };
+  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0 };
   const verdict = { status: 'ok' as const, problems: [] };
 
   it.each([

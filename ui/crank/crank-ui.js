@@ -29,6 +29,7 @@ const HEALTH_STATUSES = ['ok', 'degraded', 'stalled', 'unreachable'];
 
 /** A cycle that could not submit: it read and planned only. */
 const CYCLE_KINDS = { active: 'active', standby: 'standby (read only)', halted: 'halted (read only)', dry_run: 'dry run (read only)' };
+const leaseLine = document.getElementById('lease');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -209,8 +210,17 @@ function roleText(role) {
   return `standby: this server submits nothing; it may sign from ${time(role.may_sign_at * 1000)} UTC if no other instance signs with its key before then`;
 }
 
+/** The signing lease beside the role (GET /health's crank.lease): absent while the lease is off. */
+function leaseText(lease) {
+  if (lease === undefined) return 'off';
+  if (lease.status === 'waiting') return `waiting until ${time(lease.may_take_at * 1000)} UTC (another instance holds it)`;
+  if (lease.status === 'taken') return 'taken by another instance';
+  return lease.status;
+}
+
 function showActivity(activity) {
   roleLine.textContent = roleText(activity.role);
+  leaseLine.textContent = leaseText(activity.lease);
   roleLine.classList.toggle('standby', activity.role?.role === 'standby');
   const active = new Set(activity.state);
   for (const element of chart.querySelectorAll('[data-state-id]')) {

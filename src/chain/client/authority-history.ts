@@ -4,6 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { AuthorityTransaction } from '../bridge-chains.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import { isLeaseOperation } from '../lease-account.js';
 import { isHistoryUnavailable, type ChainRpc, type TransactionSignatures } from '../rpc/chain-rpc.js';
 import { mapBounded } from './concurrency.js';
 
@@ -105,9 +106,12 @@ export class AuthorityHistory {
   #cursor: Listed | null | undefined;
   /** While looking for the baseline: the oldest entry of a page found all unverified, to list past. */
   #baselineBefore: string | undefined;
+  /** The signing lease's address on this chain, if it has one: another instance's lease operations are not a second signer's votes. */
+  readonly #lease: PublicKey | undefined;
 
-  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; metrics: Metrics; logger: Logger }) {
+  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; metrics: Metrics; logger: Logger; lease?: PublicKey }) {
     this.#rpc = options.rpc;
+    this.#lease = options.lease;
     this.#authority = options.authority;
     this.#signed = options.signed;
     this.#metrics = options.metrics;
@@ -201,7 +205,7 @@ export class AuthorityHistory {
       else break;
     }
     const found = await mapBounded(lookups, HISTORY_LOOKUP_CONCURRENCY, signal, async (entry, lookupSignal) =>
-      verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority),
+      verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority, this.#lease),
     );
     lookups.forEach((entry, i) => {
       const verdict = found[i]!;
@@ -257,12 +261,13 @@ interface Listing {
  * landed); then it names the authority as a signer (`foreign`, if that signature verifies too)
  * or not (`listed`).
  */
-function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey): Verdict {
+function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey, lease: PublicKey | undefined): Verdict {
   if (transaction === null) return 'missing';
   const [payer] = transaction.signers;
   if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return 'unverified';
   const own = transaction.signers.find(({ key }) => key === authority.toBase58());
-  if (own === undefined) return 'listed';
+  // Another instance taking, taking over or releasing the lease (src/chain/lease-account.ts), verified as signed: no vote.
+  if (own === undefined || (lease !== undefined && isLeaseOperation(transaction.message, lease))) return 'listed';
   return verifies(transaction.message, own) ? 'foreign' : 'unverified';
 }
 

@@ -12,6 +12,8 @@ import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
+import { leaseAddress } from '../lease-account.js';
+import { createSigningLease } from './lease.js';
 import { LoadedAccounts } from './loaded-accounts.js';
 import { NoncePool } from './nonce-pool.js';
 import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce-setup.js';
@@ -212,8 +214,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       signed,
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
+  const leaseKey = leaseAddress(authorityKey, options.sourceChainId);
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
-    new AuthorityHistory({ rpc, authority: authorityKey, signed, metrics, logger: logger.child({ chain: rpc.chain }) });
+    new AuthorityHistory({ rpc, authority: authorityKey, signed, metrics, logger: logger.child({ chain: rpc.chain }), ...(rpc.chain === 'target' ? { lease: leaseKey } : {}) });
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
@@ -223,6 +226,13 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
+  const lease = createSigningLease({
+    rpc: target.rpc,
+    signer,
+    sourceChainId: options.sourceChainId,
+    signed: signed.target,
+    ...(submitTiming === undefined ? {} : { pollIntervalMs: submitTiming.pollIntervalMs }),
+  });
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
   const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
@@ -286,5 +296,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     endpointProblems: () => [...source.rpc.configurationProblems(), ...target.rpc.configurationProblems()],
 
     landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
+
+    pendingTransactions: () => sender.source.pendingCount + sender.target.pendingCount,
+
+    lease,
   };
 }

@@ -238,6 +238,11 @@ export class TransactionSender {
   private readonly timing: SubmitTiming;
   private readonly watch: SignatureWatch;
 
+  /** Transactions whose outcome no call has learned yet (a deadline or an abort cut their wait). */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
   constructor(private readonly options: TransactionSenderOptions) {
     this.timing = options.timing ?? DEFAULT_SUBMIT_TIMING;
     this.watch = new SignatureWatch({ rpc: options.rpc, metrics: options.metrics, logger: options.logger, timing: this.timing });

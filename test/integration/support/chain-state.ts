@@ -2,6 +2,7 @@ import { ownNextIndex } from '../../../src/chain/authority-position.js';
 import { PublicKey } from '@solana/web3.js';
 import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithdrawEntries } from '../../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../../src/chain/codec/layout.js';
+import { leaseAddress } from '../../../src/chain/lease-account.js';
 import { tokenPairAddress } from '../../../src/chain/pda.js';
 import type { DepositEntry, TokenPair, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
 import type { DevnetNode } from '../../../devnet/node.js';
@@ -49,13 +50,22 @@ export function votersMask(...slots: number[]): number {
   return slots.reduce((mask, slot) => mask | (1 << slot), 0);
 }
 
-/** Transactions the chains landed with authority k as fee payer since `since` (its lamports on both chains then). */
-export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: PairLamports): number {
-  return baseFeesPaid(bridge.pair, bridge.authorities[k]!.publicKey, since);
+/**
+ * Transactions the chains landed with authority k as fee payer since `since` (its lamports on
+ * both chains, its signing lease's included, then): the rent its lease holds is its own, not a fee.
+ */
+export function landedTransactionsPaidBy(bridge: DevnetBridge, k: number, since: PairLamports & { lease?: bigint }): number {
+  const lease = leaseLamports(bridge, k) - (since.lease ?? 0n);
+  return baseFeesPaid(bridge.pair, bridge.authorities[k]!.publicKey, { ...since, target: since.target - lease });
 }
 
-export function authorityBalances(bridge: DevnetBridge, k: number): PairLamports {
-  return pairLamports(bridge.pair, bridge.authorities[k]!.publicKey);
+export function authorityBalances(bridge: DevnetBridge, k: number): PairLamports & { lease?: bigint } {
+  return { ...pairLamports(bridge.pair, bridge.authorities[k]!.publicKey), lease: leaseLamports(bridge, k) };
+}
+
+/** Lamports in authority k's signing lease on the destination chain (0: released or never taken). */
+export function leaseLamports(bridge: DevnetBridge, k: number): bigint {
+  return bridge.pair.target.getAccount(leaseAddress(bridge.authorities[k]!.publicKey, bridge.pair.source.chainId).toBase58())?.lamports ?? 0n;
 }
 
 /** The status the chain recorded for a signature: undefined when it never landed. */

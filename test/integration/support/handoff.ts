@@ -16,8 +16,8 @@ import { claimAll, deposit } from './transactions.js';
  * test/integration/handoff-rollout.test.ts and handoff-takeover.test.ts share. Authorities 1
  * and 2 are in-process cranks on their own timers. Each scenario runs on its own devnet, side
  * by side with the others (two per file, the two files at once): they wait out quiet windows,
- * not the CPU. The instance a scenario hands over from is already active when it begins (it
- * runs with BRIDGE_HANDOFF_SECS=0, as an instance that has long been active behaves).
+ * not the CPU. The instance a scenario hands over from is already active when it begins: it
+ * took the free signing lease at its first cycle.
  */
 
 const POLL_SECS = 1;
@@ -27,8 +27,6 @@ export const TAKEOVER_BOUND_MS = WINDOW_MS + 10_000;
 const SETTLE_TIMEOUT_MS = 60_000;
 /** The test's pauses run to their end: nothing cancels them. */
 export const UNCANCELLED = new AbortController().signal;
-/** The active instance a test hands over from. */
-const ALREADY_ACTIVE = { BRIDGE_HANDOFF_SECS: '0' };
 
 /** A devnet bridge whose authorities 1 and 2 crank in-process on 1 s timers, closed when the test finishes. */
 export async function startBridge(onTestFinished: TestContext['onTestFinished']): Promise<DevnetBridge> {
@@ -80,6 +78,12 @@ export async function waitForRole(server: AuthorityServer, role: string, timeout
 
 export const errorLines = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
 export const failedAttempts = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
+/** The signing lease's transactions the server logged as landed: its takings and its release. */
+export const leaseTransactions = (server: AuthorityServer): string[] =>
+  server.process
+    .logs()
+    .filter((record) => record['msg'] === 'crank: took the signing lease' || String(record['msg']).startsWith('crank: released the signing lease'))
+    .map((record) => record['signature'] as string);
 export const takeOvers = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
 
 /**
@@ -148,7 +152,9 @@ export function watchHealth(server: AuthorityServer): { stop(): Promise<ServerHe
 export async function bridgeWithActiveServer(onTestFinished: TestContext['onTestFinished']) {
   const b = await startBridge(onTestFinished);
   const startBalances = authorityBalances(b, 0);
-  const a = await startServer(b, ALREADY_ACTIVE);
+  const a = await startServer(b);
+  // The signing lease is free on a new bridge: the first instance takes it at its first cycle.
+  await waitForRole(a, 'active', 10_000);
   expect(await serverHealth(a)).toMatchObject({ code: 200, status: 'ok', role: 'active' });
   return { b, a, startBalances };
 }

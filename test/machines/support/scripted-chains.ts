@@ -9,6 +9,7 @@ import type {
   PlannedWork,
   CheckOff,
   LandingMode,
+  SigningLease,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
 import type { ChainSide } from '../../../src/domain.js';
@@ -58,6 +59,8 @@ export class ScriptedChains implements BridgeChains {
     target: { balance: 1_000_000_000, transactions: [] },
   };
   authorityReads = 0;
+  /** The signing lease, when a test gives one (absent: the quiet window alone decides). */
+  lease?: SigningLease;
   /** Runs after a submission landed, e.g. to advance the view as the chain would. */
   onLanded: ((call: ChainsCall) => void) | undefined;
   private readonly replies = new Map<ChainsMethod, Reply[]>();
@@ -114,6 +117,10 @@ export class ScriptedChains implements BridgeChains {
 
   landingModes(): Record<ChainSide, LandingMode> {
     return { ...this.landing };
+  }
+
+  pendingTransactions(): number {
+    return 0;
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {

@@ -1,0 +1,127 @@
+import type { LeaseObservation } from '../chain/bridge-chains.js';
+import type { RoleFacts, RoleChange, RoleSettings } from './role.js';
+
+/**
+ * The signing lease as the crank sees it (docs/crank.md, "Role"; the account itself is
+ * docs/chain-client.md, "The lease"). With the lease in use an instance is active only while it
+ * holds the lease: it takes a free lease at once (the previous holder released it on a graceful
+ * shutdown), and one held by another value only after the quiet window (role.ts: the holder may
+ * have crashed; if it has not, it is signing and the window restarts), by taking it over against
+ * the value it saw. A holder re-reads the lease every cycle; another value (or none) in two reads
+ * means another instance took it: it stands by at once. Pure: the leasing step's effects run in
+ * the `keepLease` actor (crank-service.ts).
+ */
+
+/**
+ * `off`: no lease (BRIDGE_HANDOFF_SECS=0, a dry run, a chain client without one); `unknown`
+ * before the first read; `held` by this instance; `released`: free, this instance takes it;
+ * `waiting`: held by another value, this instance waits the quiet window; `taken`: this
+ * instance held it and another took it; `unusable`: the account is something else.
+ */
+export const LEASE_STATUSES = ['off', 'unknown', 'held', 'released', 'waiting', 'taken', 'unusable'] as const;
+type LeaseStatus = (typeof LEASE_STATUSES)[number];
+
+export interface LeaseFacts {
+  status: LeaseStatus;
+  /** held: this instance's nonce value; waiting, taken: the other holder's (null when none). */
+  value: string | null;
+  /** When this status began; null before the first read. */
+  sinceMs: number | null;
+  /** What the leasing step does in this cycle; null: nothing. */
+  want: LeaseWant | null;
+  /** Why the latest taking did not take, or an unusable account's reason; null otherwise. */
+  note: string | null;
+  /**
+   * When a taking of this instance was last refused; null once one took. A lease that reads free
+   * after that is taken only once the quiet window has passed since: a node that keeps saying
+   * "free" while another instance holds it costs at most one refused taking (5,000 lamports) per
+   * window, not one per cycle.
+   */
+  refusedAtMs: number | null;
+}
+
+/** `take`: the lease as `seen` (free, or held by a quiet holder's value); `confirm`: read again before believing a holder lost it. */
+export type LeaseWant = { kind: 'take'; seen: LeaseObservation } | { kind: 'confirm'; seen: LeaseObservation; value: string };
+
+/** What the leasing step found. */
+export type LeaseStepOutcome =
+  | { kind: 'took'; value: string; slot: number; signature: string }
+  | { kind: 'not_taken'; seen: LeaseObservation; why: string }
+  | { kind: 'still_held' }
+  | { kind: 'lost'; seen: LeaseObservation };
+
+export function initialLease(settings: RoleSettings & { dryRun: boolean }): LeaseFacts {
+  return { status: settings.handoffMs === 0 || settings.dryRun ? 'off' : 'unknown', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null };
+}
+
+function withStatus(lease: LeaseFacts, status: LeaseStatus, value: string | null, atMs: number, want: LeaseWant | null = null): LeaseFacts {
+  const same = lease.status === status && lease.value === value;
+  return { status, value, sinceMs: same ? lease.sinceMs : atMs, want, note: same ? lease.note : null, refusedAtMs: lease.refusedAtMs };
+}
+
+/**
+ * The lease after a cycle's read, and the role with it: `decided` is the role the quiet window
+ * alone gives (role.ts), `before` the role before the read. A holder keeps its role (another
+ * signer seen still stands it by); anyone else is a standby whatever the window says, and wants
+ * the lease when it is free or when the window has passed.
+ */
+export function leaseAfterRead(
+  lease: LeaseFacts,
+  seen: LeaseObservation | undefined,
+  before: RoleFacts,
+  decided: { facts: RoleFacts; change: RoleChange | null },
+  atMs: number,
+  windowMs: number,
+): { lease: LeaseFacts; facts: RoleFacts; change: RoleChange | null } {
+  if (lease.status === 'off' || seen === undefined) return { lease, ...decided };
+  if (lease.status === 'held') {
+    const same = seen.state === 'held' && seen.value === lease.value;
+    return { lease: { ...lease, want: same ? null : { kind: 'confirm', seen, value: lease.value! } }, ...decided };
+  }
+  const windowPassed = decided.facts.role === 'active';
+  // Not the holder: a standby, as it was before this read (the window passing is not a takeover yet).
+  const facts = windowPassed ? { ...decided.facts, role: 'standby' as const, sinceMs: before.sinceMs ?? atMs } : decided.facts;
+  const change = windowPassed ? null : decided.change;
+  switch (seen.state) {
+    case 'free':
+      return { lease: withStatus(lease, 'released', null, atMs, lease.refusedAtMs === null || atMs >= lease.refusedAtMs + windowMs ? { kind: 'take', seen } : null), facts, change };
+    case 'held':
+      return { lease: withStatus(lease, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, windowPassed ? { kind: 'take', seen } : null), facts, change };
+    case 'unusable':
+      return { lease: { ...withStatus(lease, 'unusable', null, atMs), note: seen.reason }, facts, change };
+  }
+}
+
+/**
+ * The lease and the role after the leasing step. Taken: active from now. Not taken: whoever took
+ * it instead is alive, so the quiet window starts again, and a lease that reads free is not taken
+ * again before it has passed (`refusedAtMs`). Lost (two reads agree): a standby at once.
+ */
+export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: LeaseStepOutcome, atMs: number): { lease: LeaseFacts; role: RoleFacts; change: RoleChange | null } {
+  switch (outcome.kind) {
+    case 'took': {
+      const how = lease.status === 'released' ? 'released' : 'taken_over';
+      const active: RoleFacts = { ...role, role: 'active', sinceMs: atMs, extraQuietMs: 0, otherSigner: null, waitReason: null };
+      return { lease: { ...withStatus(lease, 'held', outcome.value, atMs), refusedAtMs: null }, role: active, change: { kind: 'taking_over', quietMs: atMs - (role.quietSinceMs ?? atMs), lease: how } };
+    }
+    case 'not_taken': {
+      const seen = outcome.seen;
+      const status = seen.state === 'held' ? 'waiting' : seen.state === 'free' ? 'released' : 'unusable';
+      const next = { ...withStatus(lease, status, seen.state === 'held' ? seen.value : null, atMs), note: outcome.why, refusedAtMs: atMs };
+      // Whoever took it instead is alive (or a node's answers mislead): the quiet window starts again.
+      return { lease: next, role: { ...role, quietSinceMs: atMs, heardSinceMs: atMs }, change: null };
+    }
+    case 'still_held':
+      return { lease: { ...lease, want: null }, role, change: null };
+    case 'lost': {
+      const holder = outcome.seen.state === 'held' ? outcome.seen.value : null;
+      const standby: RoleFacts = { ...role, role: 'standby', sinceMs: atMs, quietSinceMs: atMs, heardSinceMs: atMs, waitReason: 'other_signer' };
+      return { lease: withStatus(lease, 'taken', holder, atMs), role: standby, change: { kind: 'lease_lost', holder } };
+    }
+  }
+}
+
+/** The leasing step failed (a read or a send): nothing is believed, nothing changes; the next cycle reads again. */
+export function leaseAfterStepFailure(current: { lease: LeaseFacts; role: RoleFacts }, error: string): { lease: LeaseFacts; role: RoleFacts; change: null } {
+  return { lease: { ...current.lease, want: null, note: `the leasing step failed: ${error}` }, role: current.role, change: null };
+}

@@ -1,0 +1,40 @@
+import type { AuthorityView, LeaseObservation } from '../chain/bridge-chains.js';
+import type { CrankSettings } from './crank-context.js';
+import { leaseAfterRead, type LeaseFacts } from './lease.js';
+import type { CrankEmitted } from './crank-types.js';
+import { afterUnknownHistory, foreignTransactions, mayTakeOverAtMs, quietWindowMs, roleAfterRead, type ForeignTransaction, type RoleChange, type RoleFacts } from './role.js';
+
+/**
+ * Who this instance is after one cycle's read (docs/crank.md, "Role"): the key's transactions
+ * another process signed (role.ts), history left unchecked (the quiet window starts again,
+ * bounded in nonce mode), and the signing lease (lease.ts). Pure; the machine's recordRead
+ * applies it.
+ */
+
+export interface ReadForRole {
+  authority: AuthorityView;
+  /** The lease account as this cycle read it; absent when the lease is off. */
+  lease?: LeaseObservation;
+  /** Every chain lands in nonce mode: another instance cannot sign without moving a nonce. */
+  nonceSignal: boolean;
+}
+
+export interface RoleAfterRead {
+  role: RoleFacts;
+  lease: LeaseFacts;
+  /** Transactions reported as a second signer's: seen while this instance was active. */
+  foreign: ForeignTransaction[];
+  change: RoleChange | null;
+  /** The standby's quiet window started again because history was left unchecked: what the runtime is told. */
+  waits: Extract<CrankEmitted, { type: 'standbyWaits' }> | null;
+}
+
+export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts }, read: ReadForRole, settings: CrankSettings, atMs: number): RoleAfterRead {
+  const unknown = afterUnknownHistory(current.role, read.authority, settings, atMs, read.nonceSignal);
+  const decided = roleAfterRead(unknown.facts, foreignTransactions(read.authority, atMs), settings, atMs);
+  const leased = leaseAfterRead(current.lease, read.lease, unknown.facts, decided, atMs, quietWindowMs(settings.pollIntervalMs));
+  const waits = unknown.restarted
+    ? { type: 'standbyWaits' as const, reason: 'history_incomplete' as const, firstOfStretch: current.role.waitReason !== 'history_incomplete', mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs) }
+    : null;
+  return { role: leased.facts, lease: leased.lease, foreign: decided.foreign, change: leased.change, waits };
+}
