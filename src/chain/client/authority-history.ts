@@ -247,7 +247,7 @@ export class AuthorityHistory {
     for (let page = 0; page < HISTORY_MAX_PAGES; page++) {
       const options = { limit: HISTORY_PAGE_LIMIT, ...bound, ...(before === undefined ? {} : { before }) };
       const batch = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
-      if (untilSlot !== undefined && batch.some(({ slot }) => slot < untilSlot)) {
+      if (until !== null && untilSlot !== undefined && batch.some(({ slot }) => slot < untilSlot)) {
         this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
         return undefined;
       }

@@ -476,7 +476,10 @@ export class EndpointPool {
       // Past the half-open delay (or the refusal hold) the endpoint ranks again, so the next read probes it.
       known.open = (opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS) || (refusal !== undefined && now - refusal.at < REFUSAL_HOLD_MS);
       if (known.notBefore !== undefined && !isWaiting(known, now)) known.notBefore = undefined;
-      known.ahead = this.slots.isAhead(known.index);
+      const ahead = this.slots.isAhead(known.index);
+      // A first claim nobody could judge, found beyond the ceiling once another endpoint answered: an outlier too.
+      if (ahead && !known.ahead) this.slots.countOutlier(known.index, 'ahead');
+      known.ahead = ahead;
       // A re-base dropped every mark: the endpoint's slot is unknown until its next answer.
       if (this.slots.latest(known.index) === undefined) known.slot = undefined;
     }

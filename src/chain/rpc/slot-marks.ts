@@ -83,9 +83,10 @@ export function judgeClaim(slot: number, floor: number | undefined, ceiling: num
 }
 
 /**
- * The pending claim that corroborates a claim beyond the ceiling: another endpoint's (any
- * endpoint's, the claimant's own included, when `lone`), no older than MARK_FRESH_MS, within
- * maxSlotLag plus what the chain makes since it was claimed. Returns its index, or undefined.
+ * The claim that corroborates a claim beyond the ceiling: another endpoint's latest mark or
+ * pending claim (the claimant's own pending one too, when it is `lone`), no older than
+ * MARK_FRESH_MS, within maxSlotLag plus what the chain makes since it was claimed. Returns the
+ * endpoint's index and whether its claim was pending, or undefined.
  */
 export function corroboratingClaim(
   claims: readonly EndpointClaims[],
@@ -95,10 +96,13 @@ export function corroboratingClaim(
   rate: number,
   maxSlotLag: number,
   now: number,
-): number | undefined {
-  const index = claims.findIndex(({ pending }, i) => {
-    if (pending === undefined || (i === claimant && !lone) || now - pending.at > MARK_FRESH_MS) return false;
-    return Math.abs(slot - pending.slot) <= maxSlotLag + Math.ceil(rate * (now - pending.at));
-  });
-  return index < 0 ? undefined : index;
+): { index: number; pending: SlotMark | undefined } | undefined {
+  const agrees = (mark: SlotMark | undefined) =>
+    mark !== undefined && now - mark.at <= MARK_FRESH_MS && Math.abs(slot - mark.slot) <= maxSlotLag + Math.ceil(rate * (now - mark.at));
+  for (const [index, { latest, pending }] of claims.entries()) {
+    if (index === claimant && !lone) continue;
+    if (agrees(pending)) return { index, pending };
+    if (index !== claimant && agrees(latest)) return { index, pending: undefined };
+  }
+  return undefined;
 }

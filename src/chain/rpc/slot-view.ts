@@ -64,9 +64,8 @@ export class SlotView {
         this.countOutlier(index, 'ahead');
         return false;
       }
-      const { pending } = this.#claims[other]!;
-      this.#claims[other]!.pending = undefined;
-      if (other !== index) this.#mark(other, pending!);
+      this.#claims[other.index]!.pending = undefined;
+      if (other.pending !== undefined && other.index !== index) this.#mark(other.index, other.pending);
     }
     this.#claims[index]!.pending = undefined;
     this.#mark(index, { slot, at: now });
@@ -88,8 +87,7 @@ export class SlotView {
     const latest = this.#claims[index]!.latest;
     if (latest === undefined) return false;
     const now = this.options.now();
-    const others = this.#claims.map((claims, i) => (i === index ? { latest: undefined, previous: undefined, pending: undefined } : claims));
-    return latest.slot > slotCeiling(corroboratedSlot(others, now), this.#rate(), this.options.maxSlotLag, now);
+    return latest.slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
   }
 
   /** The floor reads carry as minContextSlot; undefined before two answers agreed on a slot. */

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import {
+  corroboratedSlot,
+  corroboratingClaim,
+  judgeClaim,
+  MARK_FRESH_MS,
+  MIN_RATE_SPAN_MS,
+  NOMINAL_SLOT_MS,
+  RATE_MARGIN,
+  slotCeiling,
+  slotRateBound,
+  type EndpointClaims,
+  type SlotMark,
+} from '../../../src/chain/rpc/slot-marks.js';
+
+/** The arithmetic that decides which slot claims the server believes (docs/chain-client.md, "What a node can claim"). */
+
+const NOW = 1_000_000;
+const LAG = 128;
+const mark = (slot: number, ago = 0): SlotMark => ({ slot, at: NOW - ago });
+const claims = (latest?: SlotMark, previous?: SlotMark, pending?: SlotMark): EndpointClaims => ({ latest, previous, pending });
+const nominal = RATE_MARGIN / NOMINAL_SLOT_MS;
+
+describe('corroboratedSlot: a slot two answers reached', () => {
+  it.each([
+    { case: 'nobody answered', all: [claims(), claims()], expected: undefined },
+    { case: 'one answer of one endpoint', all: [claims(mark(1_000)), claims()], expected: undefined },
+    { case: 'the lone endpoint: the lower of its last two', all: [claims(mark(1_010), mark(1_000, 500))], expected: mark(1_000, 500) },
+    { case: 'the lone endpoint after one inflated answer and one honest', all: [claims(mark(1_020), mark(9_999_999, 500))], expected: mark(1_020) },
+    { case: 'two endpoints: the lower of the two', all: [claims(mark(1_000)), claims(mark(9_999_999))], expected: mark(1_000) },
+    { case: 'three endpoints, one liar: the second highest', all: [claims(mark(1_000)), claims(mark(9_999_999)), claims(mark(1_002))], expected: mark(1_002) },
+    { case: 'three endpoints, one lagging: the second highest', all: [claims(mark(800)), claims(mark(1_000)), claims(mark(1_002))], expected: mark(1_000) },
+    {
+      case: 'a mark older than MARK_FRESH_MS corroborates nothing',
+      all: [claims(mark(1_000), mark(990, 400)), claims(mark(10, MARK_FRESH_MS + 1))],
+      expected: mark(990, 400),
+    },
+  ])('$case', ({ all, expected }) => {
+    expect(corroboratedSlot(all, NOW)).toEqual(expected);
+  });
+});
+
+describe('slotRateBound: how fast slots can rise, measured', () => {
+  it.each([
+    { case: 'no samples: twice the nominal 400 ms slot', samples: [], expected: nominal },
+    { case: 'samples spanning less than MIN_RATE_SPAN_MS: nominal', samples: [mark(0, MIN_RATE_SPAN_MS - 1), mark(1_000)], expected: nominal },
+    { case: 'a chain slower than nominal (a halt): still nominal', samples: [mark(1_000, 20_000), mark(1_001)], expected: nominal },
+    { case: 'a devnet at 20 ms a slot: twice what was measured', samples: [mark(1_000, 10_000), mark(1_500)], expected: RATE_MARGIN * (500 / 10_000) },
+  ])('$case', ({ samples, expected }) => {
+    expect(slotRateBound(samples)).toBeCloseTo(expected, 10);
+  });
+});
+
+describe('slotCeiling and judgeClaim: C.slot + maxSlotLag + ceil(rate x elapsed)', () => {
+  it.each([
+    { case: 'nothing corroborated: no ceiling', corroborated: undefined, rate: nominal, expected: Infinity },
+    { case: 'at the moment C was claimed', corroborated: mark(1_000), rate: nominal, expected: 1_000 + LAG },
+    { case: '10 s later at the nominal bound (50 slots)', corroborated: mark(1_000, 10_000), rate: nominal, expected: 1_000 + LAG + 50 },
+    { case: '10 s later on a devnet measured at 20 ms a slot', corroborated: mark(1_000, 10_000), rate: RATE_MARGIN / 20, expected: 1_000 + LAG + 1_000 },
+  ])('$case', ({ corroborated, rate, expected }) => {
+    expect(slotCeiling(corroborated, rate, LAG, NOW)).toBe(expected);
+  });
+
+  it.each([
+    { slot: 1_129, floor: 1_000, ceiling: 1_128, verdict: 'ahead' },
+    { slot: 1_128, floor: 1_000, ceiling: 1_128, verdict: 'accepted' },
+    { slot: 1_000, floor: 1_000, ceiling: 1_128, verdict: 'accepted' },
+    { slot: 999, floor: 1_000, ceiling: 1_128, verdict: 'behind' },
+    { slot: 5, floor: undefined, ceiling: Infinity, verdict: 'accepted' },
+  ] as const)('slot $slot with floor $floor and ceiling $ceiling: $verdict', ({ slot, floor, ceiling, verdict }) => {
+    expect(judgeClaim(slot, floor, ceiling)).toBe(verdict);
+  });
+});
+
+describe('corroboratingClaim: a claim beyond the ceiling that a second answer backs (the chain itself moved)', () => {
+  it.each([
+    { case: "another endpoint's pending claim at the same height", all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, 100))], lone: false, expected: { index: 1, pending: mark(1_400, 100) } },
+    { case: "another endpoint's latest mark at the same height", all: [claims(mark(1_000)), claims(mark(1_390, 100))], lone: false, expected: { index: 1, pending: undefined } },
+    { case: 'its own pending claim, when it is not lone: nothing', all: [claims(mark(1_000), undefined, mark(1_400, 100)), claims(mark(1_001))], lone: false, expected: undefined },
+    { case: 'its own pending claim, when lone (one endpoint): backed', all: [claims(mark(1_000), undefined, mark(1_400, 100))], lone: true, expected: { index: 0, pending: mark(1_400, 100) } },
+    { case: 'a pending claim far from it (a liar at 10^9): nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_000_000_000, 100))], lone: false, expected: undefined },
+    { case: 'a pending claim older than MARK_FRESH_MS: nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, MARK_FRESH_MS + 1))], lone: false, expected: undefined },
+  ])('$case', ({ all, lone, expected }) => {
+    expect(corroboratingClaim(all, 0, 1_400, lone, nominal, LAG, NOW)).toEqual(expected);
+  });
+});
