@@ -12,8 +12,11 @@
  *   where rate, in slots per ms, is RATE_MARGIN x max(1 / NOMINAL_SLOT_MS, the rate C rose at
  *   over the last RATE_WINDOW_MS): a slot rises only as fast as the cluster makes slots, and the
  *   server measures how fast that is rather than assuming 400 ms. An outlier is counted and
- *   ignored, unless a second answer (another endpoint's, or the lone endpoint's next) claims
- *   the same height within maxSlotLag: then the chain itself moved, and both are accepted.
+ *   ignored, unless a second answer backs it: another endpoint's claim at the same height
+ *   (within maxSlotLag: the chain itself moved), or the claimant's own next claim, at least
+ *   MIN_RATE_SPAN_MS later, risen from it no faster than slots are made (a node ahead of the
+ *   others that advances as a chain does; the endpoint is then `vouched` while it keeps so). A
+ *   node that repeats one far slot, or jumps again, stays an outlier.
  * - A claim below the floor (the highest C so far, or a slot a decision rests on) is an outlier
  *   behind: that answer is older than what the server already knows.
  */
@@ -46,6 +49,8 @@ export interface EndpointClaims {
   previous: SlotMark | undefined;
   /** Its latest claim beyond the ceiling, waiting for a second answer to corroborate it. */
   pending: SlotMark | undefined;
+  /** Its marks beyond the ceiling rose as a chain does (see above): they count, until a claim of it is an outlier. */
+  vouched: boolean;
 }
 
 export type ClaimVerdict = 'accepted' | 'ahead' | 'behind';
@@ -82,27 +87,34 @@ export function judgeClaim(slot: number, floor: number | undefined, ceiling: num
   return 'accepted';
 }
 
+/** What backs a claim beyond the ceiling: an endpoint's mark or pending claim, and whether it is the claimant's own history. */
+export interface Corroboration {
+  index: number;
+  /** The other endpoint's pending claim, now to be its mark too. */
+  pending: SlotMark | undefined;
+  /** The claimant's own history backs it: the endpoint is vouched for. */
+  own: boolean;
+}
+
 /**
- * The claim that corroborates a claim beyond the ceiling: another endpoint's latest mark or
- * pending claim (the claimant's own pending one too, when it is `lone`), no older than
- * MARK_FRESH_MS, within maxSlotLag plus what the chain makes since it was claimed. Returns the
- * endpoint's index and whether its claim was pending, or undefined.
+ * What corroborates a claim of `slot` beyond the ceiling, by `claimant` (see the rules above):
+ * another endpoint's latest mark or pending claim, no older than MARK_FRESH_MS, within
+ * maxSlotLag plus what the chain makes since; or the claimant's own pending claim at least
+ * MIN_RATE_SPAN_MS old that `slot` rose from no faster than `rate`; or, once vouched, its own
+ * latest mark risen from so. Undefined when nothing does.
  */
-export function corroboratingClaim(
-  claims: readonly EndpointClaims[],
-  claimant: number,
-  slot: number,
-  lone: boolean,
-  rate: number,
-  maxSlotLag: number,
-  now: number,
-): { index: number; pending: SlotMark | undefined } | undefined {
+export function corroboratingClaim(claims: readonly EndpointClaims[], claimant: number, slot: number, rate: number, maxSlotLag: number, now: number): Corroboration | undefined {
   const agrees = (mark: SlotMark | undefined) =>
     mark !== undefined && now - mark.at <= MARK_FRESH_MS && Math.abs(slot - mark.slot) <= maxSlotLag + Math.ceil(rate * (now - mark.at));
   for (const [index, { latest, pending }] of claims.entries()) {
-    if (index === claimant && !lone) continue;
-    if (agrees(pending)) return { index, pending };
-    if (index !== claimant && agrees(latest)) return { index, pending: undefined };
+    if (index === claimant) continue;
+    if (agrees(pending)) return { index, pending, own: false };
+    if (agrees(latest)) return { index, pending: undefined, own: false };
   }
+  const own = claims[claimant]!;
+  const risenFrom = (mark: SlotMark | undefined, span: number) =>
+    mark !== undefined && now - mark.at >= span && now - mark.at <= MARK_FRESH_MS && slot >= mark.slot && slot - mark.slot <= Math.ceil(rate * (now - mark.at));
+  if (risenFrom(own.pending, MIN_RATE_SPAN_MS) && slot > own.pending!.slot) return { index: claimant, pending: undefined, own: true };
+  if (own.vouched && risenFrom(own.latest, 0)) return { index: claimant, pending: undefined, own: true };
   return undefined;
 }

@@ -5,7 +5,6 @@ import { chainName } from '../chain-name.js';
 import {
   corroboratedSlot,
   corroboratingClaim,
-  MARK_FRESH_MS,
   RATE_WINDOW_MS,
   slotCeiling,
   slotRateBound,
@@ -41,7 +40,7 @@ export class SlotView {
   #refusedReads = 0;
 
   constructor(private readonly options: SlotViewOptions) {
-    this.#claims = options.labels.map(() => ({ latest: undefined, previous: undefined, pending: undefined }));
+    this.#claims = options.labels.map(() => emptyClaims());
     for (const endpoint of options.labels) {
       for (const direction of ['ahead', 'behind'] as const) options.metrics.rpcSlotOutliers.inc({ chain: options.chain, endpoint, direction }, 0);
     }
@@ -58,14 +57,15 @@ export class SlotView {
     const { maxSlotLag } = this.options;
     const rate = this.#rate();
     if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now)) {
-      const other = corroboratingClaim(this.#claims, index, slot, this.#lone(index, now), rate, maxSlotLag, now);
-      if (other === undefined) {
-        this.#claims[index]!.pending = { slot, at: now };
+      const backing = corroboratingClaim(this.#claims, index, slot, rate, maxSlotLag, now);
+      if (backing === undefined) {
+        Object.assign(this.#claims[index]!, { pending: { slot, at: now }, vouched: false });
         this.countOutlier(index, 'ahead');
         return false;
       }
-      this.#claims[other.index]!.pending = undefined;
-      if (other.pending !== undefined && other.index !== index) this.#mark(other.index, other.pending);
+      this.#claims[backing.index]!.pending = undefined;
+      if (backing.pending !== undefined) this.#mark(backing.index, backing.pending);
+      if (backing.own) this.#claims[index]!.vouched = true;
     }
     this.#claims[index]!.pending = undefined;
     this.#mark(index, { slot, at: now });
@@ -84,8 +84,8 @@ export class SlotView {
 
   /** Whether endpoint `index`'s latest mark is beyond what the chain can have made by now (an unconfirmed first claim). */
   isAhead(index: number): boolean {
-    const latest = this.#claims[index]!.latest;
-    if (latest === undefined) return false;
+    const { latest, vouched } = this.#claims[index]!;
+    if (latest === undefined || vouched) return false;
     const now = this.options.now();
     return latest.slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
   }
@@ -118,7 +118,7 @@ export class SlotView {
         'the floor and every endpoint\'s slot mark are dropped and re-based on the next answers; an endpoint claimed slots the chain has not made',
     );
     metrics.rpcSlotFloorRebases.inc({ chain });
-    for (const claims of this.#claims) Object.assign(claims, { latest: undefined, previous: undefined, pending: undefined });
+    for (const claims of this.#claims) Object.assign(claims, emptyClaims());
     this.#samples = [];
     this.#floor = undefined;
     this.#refusedReads = 0;
@@ -145,9 +145,8 @@ export class SlotView {
   #rate(): number {
     return slotRateBound(this.#samples);
   }
+}
 
-  /** No other endpoint has a fresh mark: the claimant's own next answer may corroborate its claim. */
-  #lone(index: number, now: number): boolean {
-    return this.#claims.every(({ latest }, i) => i === index || latest === undefined || now - latest.at > MARK_FRESH_MS);
-  }
+function emptyClaims(): EndpointClaims {
+  return { latest: undefined, previous: undefined, pending: undefined, vouched: false };
 }

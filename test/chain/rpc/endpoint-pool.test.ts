@@ -186,7 +186,7 @@ describe('several endpoints per chain', () => {
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
   });
 
-  it('one fallback 200 slots ahead of the primary, with nobody to agree: its claim is an outlier (counted), the primary serves', async () => {
+  it('one fallback naming a slot 200 ahead of the primary that never advances, with nobody to agree: an outlier (counted), the primary serves', async () => {
     const primary = await serve(node(1_000, 1));
     const ahead = await serve(node(1_200, 2));
     const rpc = pooled([primary.url, ahead.url]);

@@ -18,7 +18,7 @@ import {
 const NOW = 1_000_000;
 const LAG = 128;
 const mark = (slot: number, ago = 0): SlotMark => ({ slot, at: NOW - ago });
-const claims = (latest?: SlotMark, previous?: SlotMark, pending?: SlotMark): EndpointClaims => ({ latest, previous, pending });
+const claims = (latest?: SlotMark, previous?: SlotMark, pending?: SlotMark, vouched = false): EndpointClaims => ({ latest, previous, pending, vouched });
 const nominal = RATE_MARGIN / NOMINAL_SLOT_MS;
 
 describe('corroboratedSlot: a slot two answers reached', () => {
@@ -72,15 +72,49 @@ describe('slotCeiling and judgeClaim: C.slot + maxSlotLag + ceil(rate x elapsed)
   });
 });
 
-describe('corroboratingClaim: a claim beyond the ceiling that a second answer backs (the chain itself moved)', () => {
+describe('corroboratingClaim: a claim beyond the ceiling that a second answer backs', () => {
+  const rate = RATE_MARGIN / NOMINAL_SLOT_MS;
   it.each([
-    { case: "another endpoint's pending claim at the same height", all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, 100))], lone: false, expected: { index: 1, pending: mark(1_400, 100) } },
-    { case: "another endpoint's latest mark at the same height", all: [claims(mark(1_000)), claims(mark(1_390, 100))], lone: false, expected: { index: 1, pending: undefined } },
-    { case: 'its own pending claim, when it is not lone: nothing', all: [claims(mark(1_000), undefined, mark(1_400, 100)), claims(mark(1_001))], lone: false, expected: undefined },
-    { case: 'its own pending claim, when lone (one endpoint): backed', all: [claims(mark(1_000), undefined, mark(1_400, 100))], lone: true, expected: { index: 0, pending: mark(1_400, 100) } },
-    { case: 'a pending claim far from it (a liar at 10^9): nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_000_000_000, 100))], lone: false, expected: undefined },
-    { case: 'a pending claim older than MARK_FRESH_MS: nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, MARK_FRESH_MS + 1))], lone: false, expected: undefined },
-  ])('$case', ({ all, lone, expected }) => {
-    expect(corroboratingClaim(all, 0, 1_400, lone, nominal, LAG, NOW)).toEqual(expected);
+    {
+      case: "another endpoint's pending claim at the same height (the chain itself moved)",
+      all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, 100))],
+      slot: 1_400,
+      expected: { index: 1, pending: mark(1_400, 100), own: false },
+    },
+    { case: "another endpoint's latest mark at the same height", all: [claims(mark(1_000)), claims(mark(1_390, 100))], slot: 1_400, expected: { index: 1, pending: undefined, own: false } },
+    {
+      case: 'a pending claim far from it (a liar at 10^9): nothing',
+      all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_000_000_000, 100))],
+      slot: 1_400,
+      expected: undefined,
+    },
+    { case: 'a pending claim older than MARK_FRESH_MS: nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, MARK_FRESH_MS + 1))], slot: 1_400, expected: undefined },
+    {
+      case: 'its own pending claim 2 s ago, risen 5 slots (a node ahead that advances as a chain does): vouched',
+      all: [claims(mark(1_000), undefined, mark(1_400, 2_000)), claims(mark(1_001))],
+      slot: 1_405,
+      expected: { index: 0, pending: undefined, own: true },
+    },
+    {
+      case: 'its own pending claim 2 s ago, repeated (a node that names one far slot): nothing',
+      all: [claims(mark(1_000), undefined, mark(1_000_000_000, 2_000)), claims(mark(1_001))],
+      slot: 1_000_000_000,
+      expected: undefined,
+    },
+    {
+      case: 'its own pending claim 2 s ago, risen faster than slots are made (20 slots in 2 s at the nominal bound of 10): nothing',
+      all: [claims(mark(1_000), undefined, mark(1_400, 2_000)), claims(mark(1_001))],
+      slot: 1_420,
+      expected: undefined,
+    },
+    { case: 'its own pending claim younger than MIN_RATE_SPAN_MS: nothing', all: [claims(mark(1_000), undefined, mark(1_400, MIN_RATE_SPAN_MS - 1)), claims(mark(1_001))], slot: 1_401, expected: undefined },
+    {
+      case: 'vouched for, risen from its latest mark as a chain does: backed',
+      all: [claims(mark(1_400, 400), undefined, undefined, true), claims(mark(1_001))],
+      slot: 1_402,
+      expected: { index: 0, pending: undefined, own: true },
+    },
+  ])('$case', ({ all, slot, expected }) => {
+    expect(corroboratingClaim(all, 0, slot, rate, LAG, NOW)).toEqual(expected);
   });
 });
