@@ -11,7 +11,8 @@
  *     C.slot + maxSlotLag + ceil(rate x (now - C.at))
  *   where rate, in slots per ms, is RATE_MARGIN x max(1 / NOMINAL_SLOT_MS, the rate C rose at
  *   over the last RATE_WINDOW_MS): a slot rises only as fast as the cluster makes slots, and the
- *   server measures how fast that is rather than assuming 400 ms. An outlier is counted and
+ *   server measures how fast that is rather than assuming 400 ms (before C's samples span
+ *   MIN_RATE_SPAN_MS nothing is measured, and no claim is judged ahead). An outlier is counted and
  *   ignored, unless a second answer backs it: another endpoint's claim at the same height
  *   (within maxSlotLag: the chain itself moved), or the claimant's own next claim, at least
  *   MIN_RATE_SPAN_MS later, risen from it no faster than slots are made (a node ahead of the
@@ -64,19 +65,21 @@ export function corroboratedSlot(claims: readonly EndpointClaims[], now: number)
   return lone.previous.slot <= lone.latest!.slot ? lone.previous : lone.latest;
 }
 
-/** The bound on how fast slots rise, in slots per ms, from samples of C (oldest first). */
-export function slotRateBound(samples: readonly SlotMark[]): number {
-  const nominal = 1 / NOMINAL_SLOT_MS;
+/**
+ * The bound on how fast slots rise, in slots per ms, from samples of C (oldest first); undefined
+ * until they span MIN_RATE_SPAN_MS (nothing is measured yet: no claim is judged).
+ */
+export function slotRateBound(samples: readonly SlotMark[]): number | undefined {
   const first = samples[0];
   const last = samples.at(-1);
-  if (first === undefined || last === undefined || last.at - first.at < MIN_RATE_SPAN_MS) return RATE_MARGIN * nominal;
+  if (first === undefined || last === undefined || last.at - first.at < MIN_RATE_SPAN_MS) return undefined;
   const measured = Math.max(0, last.slot - first.slot) / (last.at - first.at);
-  return RATE_MARGIN * Math.max(nominal, measured);
+  return RATE_MARGIN * Math.max(1 / NOMINAL_SLOT_MS, measured);
 }
 
-/** The highest slot a claim made at `now` may name: Infinity while nothing is corroborated. */
-export function slotCeiling(corroborated: SlotMark | undefined, rate: number, maxSlotLag: number, now: number): number {
-  if (corroborated === undefined) return Infinity;
+/** The highest slot a claim made at `now` may name: Infinity while nothing is corroborated or measured. */
+export function slotCeiling(corroborated: SlotMark | undefined, rate: number | undefined, maxSlotLag: number, now: number): number {
+  if (corroborated === undefined || rate === undefined) return Infinity;
   return corroborated.slot + maxSlotLag + Math.ceil(rate * Math.max(0, now - corroborated.at));
 }
 

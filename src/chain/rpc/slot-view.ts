@@ -23,6 +23,9 @@ import {
 /** Consecutive reads refused at the floor (-32016 from every endpoint tried, or answers below it) before the floor is dropped. */
 export const FLOOR_REFUSALS_BEFORE_REBASE = 3;
 
+/** How often a corroborated slot that does not move is sampled. */
+const SAMPLE_EVERY_MS = 500;
+
 export interface SlotViewOptions {
   chain: ChainSide;
   labels: readonly string[];
@@ -57,7 +60,7 @@ export class SlotView {
     const { maxSlotLag } = this.options;
     const rate = this.#rate();
     if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now)) {
-      const backing = corroboratingClaim(this.#claims, index, slot, rate, maxSlotLag, now);
+      const backing = corroboratingClaim(this.#claims, index, slot, rate!, maxSlotLag, now);
       if (backing === undefined) {
         Object.assign(this.#claims[index]!, { pending: { slot, at: now }, vouched: false });
         this.countOutlier(index, 'ahead');
@@ -131,7 +134,10 @@ export class SlotView {
     claims.latest = mark;
     const corroborated = corroboratedSlot(this.#claims, mark.at);
     if (corroborated === undefined) return;
-    if (this.#samples.at(-1)?.slot !== corroborated.slot) this.#samples.push({ slot: corroborated.slot, at: mark.at });
+    const last = this.#samples.at(-1);
+    // Each sample at the time its slot was claimed: C can be a claim made long before the one that confirmed it.
+    // A slot that stays (a halted chain) is sampled too, every SAMPLE_EVERY_MS: its pace is measured as well.
+    if (last === undefined || (corroborated.at > last.at && (corroborated.slot !== last.slot || corroborated.at - last.at >= SAMPLE_EVERY_MS))) this.#samples.push(corroborated);
     while (this.#samples.length > 2 && mark.at - this.#samples[0]!.at > RATE_WINDOW_MS) this.#samples.shift();
     this.#raiseFloor(corroborated.slot);
   }
@@ -142,7 +148,7 @@ export class SlotView {
     this.options.metrics.rpcSlotFloor.set({ chain: this.options.chain }, slot);
   }
 
-  #rate(): number {
+  #rate(): number | undefined {
     return slotRateBound(this.#samples);
   }
 }

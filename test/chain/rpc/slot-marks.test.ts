@@ -42,18 +42,22 @@ describe('corroboratedSlot: a slot two answers reached', () => {
 
 describe('slotRateBound: how fast slots can rise, measured', () => {
   it.each([
-    { case: 'no samples: twice the nominal 400 ms slot', samples: [], expected: nominal },
-    { case: 'samples spanning less than MIN_RATE_SPAN_MS: nominal', samples: [mark(0, MIN_RATE_SPAN_MS - 1), mark(1_000)], expected: nominal },
+    { case: 'no samples: nothing measured', samples: [], expected: undefined },
+    { case: 'samples spanning less than MIN_RATE_SPAN_MS: nothing measured', samples: [mark(0, MIN_RATE_SPAN_MS - 1), mark(1_000)], expected: undefined },
+    { case: 'a chain at its nominal 400 ms a slot: twice that', samples: [mark(1_000, 10_000), mark(1_025)], expected: nominal },
     { case: 'a chain slower than nominal (a halt): still nominal', samples: [mark(1_000, 20_000), mark(1_001)], expected: nominal },
     { case: 'a devnet at 20 ms a slot: twice what was measured', samples: [mark(1_000, 10_000), mark(1_500)], expected: RATE_MARGIN * (500 / 10_000) },
   ])('$case', ({ samples, expected }) => {
-    expect(slotRateBound(samples)).toBeCloseTo(expected, 10);
+    const rate = slotRateBound(samples);
+    if (expected === undefined) expect(rate).toBeUndefined();
+    else expect(rate).toBeCloseTo(expected, 10);
   });
 });
 
 describe('slotCeiling and judgeClaim: C.slot + maxSlotLag + ceil(rate x elapsed)', () => {
   it.each([
     { case: 'nothing corroborated: no ceiling', corroborated: undefined, rate: nominal, expected: Infinity },
+    { case: 'no rate measured yet: no ceiling', corroborated: mark(1_000), rate: undefined, expected: Infinity },
     { case: 'at the moment C was claimed', corroborated: mark(1_000), rate: nominal, expected: 1_000 + LAG },
     { case: '10 s later at the nominal bound (50 slots)', corroborated: mark(1_000, 10_000), rate: nominal, expected: 1_000 + LAG + 50 },
     { case: '10 s later on a devnet measured at 20 ms a slot', corroborated: mark(1_000, 10_000), rate: RATE_MARGIN / 20, expected: 1_000 + LAG + 1_000 },
