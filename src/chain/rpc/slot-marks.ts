@@ -13,11 +13,11 @@
  *   over the last RATE_WINDOW_MS): a slot rises only as fast as the cluster makes slots, and the
  *   server measures how fast that is rather than assuming 400 ms (before C's samples span
  *   MIN_RATE_SPAN_MS nothing is measured, and no claim is judged ahead). An outlier is counted and
- *   ignored, unless a second answer backs it: another endpoint's claim at the same height
- *   (within maxSlotLag: the chain itself moved), or the claimant's own next claim, at least
- *   MIN_RATE_SPAN_MS later, risen from it no faster than slots are made (a node ahead of the
- *   others that advances as a chain does; the endpoint is then `vouched` while it keeps so). A
- *   node that repeats one far slot, or jumps again, stays an outlier.
+ *   ignored, unless something backs it: another endpoint's claim at the same height (within
+ *   maxSlotLag: the chain itself moved), or the claimant's own run of claims, each risen from
+ *   the one before by no more than maxSlotLag plus what the chain makes in between, which has
+ *   risen over at least MIN_RATE_SPAN_MS (a node ahead of the others that advances as a chain
+ *   does). A node that repeats one far slot, or jumps again, stays an outlier.
  * - A claim below the floor (the highest C so far, or a slot a decision rests on) is an outlier
  *   behind: that answer is older than what the server already knows.
  */
@@ -48,10 +48,10 @@ export interface EndpointClaims {
   latest: SlotMark | undefined;
   /** The accepted claim before it. */
   previous: SlotMark | undefined;
-  /** Its latest claim beyond the ceiling, waiting for a second answer to corroborate it. */
+  /** Its latest claim beyond the ceiling, waiting for another endpoint's answer to corroborate it. */
   pending: SlotMark | undefined;
-  /** Its marks beyond the ceiling rose as a chain does (see above): they count, until a claim of it is an outlier. */
-  vouched: boolean;
+  /** Its current run of claims (accepted or not) that rose as a chain does: the first and the latest. */
+  run: { first: SlotMark; last: SlotMark } | undefined;
 }
 
 export type ClaimVerdict = 'accepted' | 'ahead' | 'behind';
@@ -90,34 +90,41 @@ export function judgeClaim(slot: number, floor: number | undefined, ceiling: num
   return 'accepted';
 }
 
-/** What backs a claim beyond the ceiling: an endpoint's mark or pending claim, and whether it is the claimant's own history. */
+/** What backs a claim beyond the ceiling: another endpoint's mark or pending claim (which then becomes its mark too). */
 export interface Corroboration {
   index: number;
-  /** The other endpoint's pending claim, now to be its mark too. */
   pending: SlotMark | undefined;
-  /** The claimant's own history backs it: the endpoint is vouched for. */
-  own: boolean;
 }
 
 /**
- * What corroborates a claim of `slot` beyond the ceiling, by `claimant` (see the rules above):
- * another endpoint's latest mark or pending claim, no older than MARK_FRESH_MS, within
- * maxSlotLag plus what the chain makes since; or the claimant's own pending claim at least
- * MIN_RATE_SPAN_MS old that `slot` rose from no faster than `rate`; or, once vouched, its own
- * latest mark risen from so. Undefined when nothing does.
+ * Another endpoint's latest mark or pending claim that corroborates a claim of `slot` by
+ * `claimant` beyond the ceiling: no older than MARK_FRESH_MS, within maxSlotLag plus what the
+ * chain makes since it was claimed. Undefined when none does.
  */
 export function corroboratingClaim(claims: readonly EndpointClaims[], claimant: number, slot: number, rate: number, maxSlotLag: number, now: number): Corroboration | undefined {
   const agrees = (mark: SlotMark | undefined) =>
     mark !== undefined && now - mark.at <= MARK_FRESH_MS && Math.abs(slot - mark.slot) <= maxSlotLag + Math.ceil(rate * (now - mark.at));
   for (const [index, { latest, pending }] of claims.entries()) {
     if (index === claimant) continue;
-    if (agrees(pending)) return { index, pending, own: false };
-    if (agrees(latest)) return { index, pending: undefined, own: false };
+    if (agrees(pending)) return { index, pending };
+    if (agrees(latest)) return { index, pending: undefined };
   }
-  const own = claims[claimant]!;
-  const risenFrom = (mark: SlotMark | undefined, span: number) =>
-    mark !== undefined && now - mark.at >= span && now - mark.at <= MARK_FRESH_MS && slot >= mark.slot && slot - mark.slot <= Math.ceil(rate * (now - mark.at));
-  if (risenFrom(own.pending, MIN_RATE_SPAN_MS) && slot > own.pending!.slot) return { index: claimant, pending: undefined, own: true };
-  if (own.vouched && risenFrom(own.latest, 0)) return { index: claimant, pending: undefined, own: true };
   return undefined;
+}
+
+/**
+ * The endpoint's run after it claims `claim`: the same run when the claim rose from the run's
+ * last by at most maxSlotLag plus what the chain makes in between (any rise while the pace is
+ * not measured), else a new run from it.
+ */
+export function nextRun(run: EndpointClaims['run'], claim: SlotMark, rate: number | undefined, maxSlotLag: number): NonNullable<EndpointClaims['run']> {
+  if (run === undefined || claim.slot < run.last.slot) return { first: claim, last: claim };
+  const rise = claim.slot - run.last.slot;
+  if (rate !== undefined && rise > maxSlotLag + Math.ceil(rate * (claim.at - run.last.at))) return { first: claim, last: claim };
+  return { first: run.first, last: claim };
+}
+
+/** Whether a run backs its claims beyond the ceiling: it has risen over at least MIN_RATE_SPAN_MS. */
+export function isVouched(run: EndpointClaims['run']): boolean {
+  return run !== undefined && run.last.at - run.first.at >= MIN_RATE_SPAN_MS && run.last.slot > run.first.slot;
 }

@@ -5,6 +5,8 @@ import { chainName } from '../chain-name.js';
 import {
   corroboratedSlot,
   corroboratingClaim,
+  isVouched,
+  nextRun,
   RATE_WINDOW_MS,
   slotCeiling,
   slotRateBound,
@@ -59,18 +61,19 @@ export class SlotView {
     const now = this.options.now();
     const { maxSlotLag } = this.options;
     const rate = this.#rate();
-    if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now)) {
+    const claims = this.#claims[index]!;
+    claims.run = nextRun(claims.run, { slot, at: now }, rate, maxSlotLag);
+    if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now) && !isVouched(claims.run)) {
       const backing = corroboratingClaim(this.#claims, index, slot, rate!, maxSlotLag, now);
       if (backing === undefined) {
-        Object.assign(this.#claims[index]!, { pending: { slot, at: now }, vouched: false });
+        claims.pending = { slot, at: now };
         this.countOutlier(index, 'ahead');
         return false;
       }
       this.#claims[backing.index]!.pending = undefined;
       if (backing.pending !== undefined) this.#mark(backing.index, backing.pending);
-      if (backing.own) this.#claims[index]!.vouched = true;
     }
-    this.#claims[index]!.pending = undefined;
+    claims.pending = undefined;
     this.#mark(index, { slot, at: now });
     return true;
   }
@@ -87,8 +90,8 @@ export class SlotView {
 
   /** Whether endpoint `index`'s latest mark is beyond what the chain can have made by now (an unconfirmed first claim). */
   isAhead(index: number): boolean {
-    const { latest, vouched } = this.#claims[index]!;
-    if (latest === undefined || vouched) return false;
+    const { latest, run } = this.#claims[index]!;
+    if (latest === undefined || isVouched(run)) return false;
     const now = this.options.now();
     return latest.slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
   }
@@ -154,5 +157,5 @@ export class SlotView {
 }
 
 function emptyClaims(): EndpointClaims {
-  return { latest: undefined, previous: undefined, pending: undefined, vouched: false };
+  return { latest: undefined, previous: undefined, pending: undefined, run: undefined };
 }

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   corroboratedSlot,
   corroboratingClaim,
+  isVouched,
   judgeClaim,
   MARK_FRESH_MS,
   MIN_RATE_SPAN_MS,
+  nextRun,
   NOMINAL_SLOT_MS,
   RATE_MARGIN,
   slotCeiling,
@@ -18,7 +20,7 @@ import {
 const NOW = 1_000_000;
 const LAG = 128;
 const mark = (slot: number, ago = 0): SlotMark => ({ slot, at: NOW - ago });
-const claims = (latest?: SlotMark, previous?: SlotMark, pending?: SlotMark, vouched = false): EndpointClaims => ({ latest, previous, pending, vouched });
+const claims = (latest?: SlotMark, previous?: SlotMark, pending?: SlotMark): EndpointClaims => ({ latest, previous, pending, run: undefined });
 const nominal = RATE_MARGIN / NOMINAL_SLOT_MS;
 
 describe('corroboratedSlot: a slot two answers reached', () => {
@@ -76,49 +78,37 @@ describe('slotCeiling and judgeClaim: C.slot + maxSlotLag + ceil(rate x elapsed)
   });
 });
 
-describe('corroboratingClaim: a claim beyond the ceiling that a second answer backs', () => {
-  const rate = RATE_MARGIN / NOMINAL_SLOT_MS;
+describe("corroboratingClaim: another endpoint's answer backs a claim beyond the ceiling (the chain itself moved)", () => {
   it.each([
-    {
-      case: "another endpoint's pending claim at the same height (the chain itself moved)",
-      all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, 100))],
-      slot: 1_400,
-      expected: { index: 1, pending: mark(1_400, 100), own: false },
-    },
-    { case: "another endpoint's latest mark at the same height", all: [claims(mark(1_000)), claims(mark(1_390, 100))], slot: 1_400, expected: { index: 1, pending: undefined, own: false } },
-    {
-      case: 'a pending claim far from it (a liar at 10^9): nothing',
-      all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_000_000_000, 100))],
-      slot: 1_400,
-      expected: undefined,
-    },
-    { case: 'a pending claim older than MARK_FRESH_MS: nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, MARK_FRESH_MS + 1))], slot: 1_400, expected: undefined },
-    {
-      case: 'its own pending claim 2 s ago, risen 5 slots (a node ahead that advances as a chain does): vouched',
-      all: [claims(mark(1_000), undefined, mark(1_400, 2_000)), claims(mark(1_001))],
-      slot: 1_405,
-      expected: { index: 0, pending: undefined, own: true },
-    },
-    {
-      case: 'its own pending claim 2 s ago, repeated (a node that names one far slot): nothing',
-      all: [claims(mark(1_000), undefined, mark(1_000_000_000, 2_000)), claims(mark(1_001))],
-      slot: 1_000_000_000,
-      expected: undefined,
-    },
-    {
-      case: 'its own pending claim 2 s ago, risen faster than slots are made (20 slots in 2 s at the nominal bound of 10): nothing',
-      all: [claims(mark(1_000), undefined, mark(1_400, 2_000)), claims(mark(1_001))],
-      slot: 1_420,
-      expected: undefined,
-    },
-    { case: 'its own pending claim younger than MIN_RATE_SPAN_MS: nothing', all: [claims(mark(1_000), undefined, mark(1_400, MIN_RATE_SPAN_MS - 1)), claims(mark(1_001))], slot: 1_401, expected: undefined },
-    {
-      case: 'vouched for, risen from its latest mark as a chain does: backed',
-      all: [claims(mark(1_400, 400), undefined, undefined, true), claims(mark(1_001))],
-      slot: 1_402,
-      expected: { index: 0, pending: undefined, own: true },
-    },
-  ])('$case', ({ all, slot, expected }) => {
-    expect(corroboratingClaim(all, 0, slot, rate, LAG, NOW)).toEqual(expected);
+    { case: "another endpoint's pending claim at the same height", all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, 100))], expected: { index: 1, pending: mark(1_400, 100) } },
+    { case: "another endpoint's latest mark at the same height", all: [claims(mark(1_000)), claims(mark(1_390, 100))], expected: { index: 1, pending: undefined } },
+    { case: 'its own pending claim: nothing', all: [claims(mark(1_000), undefined, mark(1_400, 100)), claims(mark(1_001))], expected: undefined },
+    { case: 'a pending claim far from it (a liar at 10^9): nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_000_000_000, 100))], expected: undefined },
+    { case: 'a pending claim older than MARK_FRESH_MS: nothing', all: [claims(mark(1_000)), claims(undefined, undefined, mark(1_400, MARK_FRESH_MS + 1))], expected: undefined },
+  ])('$case', ({ all, expected }) => {
+    expect(corroboratingClaim(all, 0, 1_400, nominal, LAG, NOW)).toEqual(expected);
+  });
+});
+
+describe("nextRun and isVouched: the claimant's own claims back it when they rise as a chain does", () => {
+  const run = (first: SlotMark, last: SlotMark) => ({ first, last });
+  it.each([
+    { case: 'the first claim starts a run', before: undefined, claim: mark(1_400), rate: nominal, expected: run(mark(1_400), mark(1_400)) },
+    { case: 'a rise within what the chain makes continues it', before: run(mark(1_400, 2_000), mark(1_404, 1_000)), claim: mark(1_409), rate: nominal, expected: run(mark(1_400, 2_000), mark(1_409)) },
+    { case: 'a repeat continues it (and adds no rise)', before: run(mark(1_400, 2_000), mark(1_400, 1_000)), claim: mark(1_400), rate: nominal, expected: run(mark(1_400, 2_000), mark(1_400)) },
+    { case: 'a jump beyond maxSlotLag plus the pace starts a new run', before: run(mark(1_400, 2_000), mark(1_404, 1_000)), claim: mark(1_404 + LAG + 6), rate: nominal, expected: run(mark(1_404 + LAG + 6), mark(1_404 + LAG + 6)) },
+    { case: 'a fall starts a new run', before: run(mark(1_400, 2_000), mark(1_404, 1_000)), claim: mark(1_000), rate: nominal, expected: run(mark(1_000), mark(1_000)) },
+    { case: 'while the pace is not measured, any rise continues it', before: run(mark(1_400, 2_000), mark(1_404, 1_000)), claim: mark(9_999), rate: undefined, expected: run(mark(1_400, 2_000), mark(9_999)) },
+  ])('$case', ({ before, claim, rate, expected }) => {
+    expect(nextRun(before, claim, rate, LAG)).toEqual(expected);
+  });
+
+  it.each([
+    { case: 'no run', run: undefined, vouched: false },
+    { case: 'risen over MIN_RATE_SPAN_MS', run: run(mark(1_400, MIN_RATE_SPAN_MS), mark(1_403)), vouched: true },
+    { case: 'risen over less than MIN_RATE_SPAN_MS', run: run(mark(1_400, MIN_RATE_SPAN_MS - 1), mark(1_403)), vouched: false },
+    { case: 'one far slot repeated for a minute', run: run(mark(1_000_000_000, 60_000), mark(1_000_000_000)), vouched: false },
+  ])('$case: $vouched', ({ run: one, vouched }) => {
+    expect(isVouched(one)).toBe(vouched);
   });
 });
