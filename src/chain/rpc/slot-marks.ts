@@ -17,7 +17,8 @@
  *   maxSlotLag: the chain itself moved), or the claimant's own run of claims, each risen from
  *   the one before by no more than maxSlotLag plus what the chain makes in between, which has
  *   risen over at least MIN_RATE_SPAN_MS (a node ahead of the others that advances as a chain
- *   does). A node that repeats one far slot, or jumps again, stays an outlier.
+ *   does), up to VOUCH_LAGS x maxSlotLag beyond C. A node that repeats one far slot, jumps
+ *   again, or runs further ahead than that stays an outlier.
  * - A claim below the floor (the highest C so far, or a slot a decision rests on) is an outlier
  *   behind: that answer is older than what the server already knows.
  */
@@ -123,6 +124,13 @@ export function nextRun(run: EndpointClaims['run'], claim: SlotMark, rate: numbe
   if (rate !== undefined && rise > maxSlotLag + Math.ceil(rate * (claim.at - run.last.at))) return { first: claim, last: claim };
   return { first: run.first, last: claim };
 }
+
+/**
+ * How far beyond C a run of one endpoint's own claims can back it, in BRIDGE_RPC_MAX_SLOT_LAGs
+ * (12,800 slots, 85 minutes of 400 ms slots, by default): no node that still answers lags that far
+ * behind an honest one, so a node that far ahead is lying, however steadily it rises.
+ */
+export const VOUCH_LAGS = 100;
 
 /** Whether a run backs its claims beyond the ceiling: it has risen over at least MIN_RATE_SPAN_MS. */
 export function isVouched(run: EndpointClaims['run']): boolean {

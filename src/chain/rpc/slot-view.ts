@@ -9,6 +9,7 @@ import {
   nextRun,
   RATE_WINDOW_MS,
   slotCeiling,
+  VOUCH_LAGS,
   slotRateBound,
   type EndpointClaims,
   type SlotMark,
@@ -63,7 +64,7 @@ export class SlotView {
     const rate = this.#rate();
     const claims = this.#claims[index]!;
     claims.run = nextRun(claims.run, { slot, at: now }, rate, maxSlotLag);
-    if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now) && !isVouched(claims.run)) {
+    if (slot > slotCeiling(corroboratedSlot(this.#claims, now), rate, maxSlotLag, now) && !this.#vouched(index, slot, now)) {
       const backing = corroboratingClaim(this.#claims, index, slot, rate!, maxSlotLag, now);
       if (backing === undefined) {
         claims.pending = { slot, at: now };
@@ -90,9 +91,9 @@ export class SlotView {
 
   /** Whether endpoint `index`'s latest mark is beyond what the chain can have made by now (an unconfirmed first claim). */
   isAhead(index: number): boolean {
-    const { latest, run } = this.#claims[index]!;
-    if (latest === undefined || isVouched(run)) return false;
+    const { latest } = this.#claims[index]!;
     const now = this.options.now();
+    if (latest === undefined || this.#vouched(index, latest.slot, now)) return false;
     return latest.slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
   }
 
@@ -149,6 +150,12 @@ export class SlotView {
     if (this.#floor !== undefined && slot <= this.#floor) return;
     this.#floor = slot;
     this.options.metrics.rpcSlotFloor.set({ chain: this.options.chain }, slot);
+  }
+
+  /** Endpoint `index`'s own run backs `slot`: it rose as a chain does, and not further than VOUCH_LAGS lags beyond C. */
+  #vouched(index: number, slot: number, now: number): boolean {
+    const farthest = slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), VOUCH_LAGS * this.options.maxSlotLag, now);
+    return isVouched(this.#claims[index]!.run) && slot <= farthest;
   }
 
   #rate(): number | undefined {
