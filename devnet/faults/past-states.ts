@@ -8,7 +8,7 @@ import type { Account } from '../program/store.js';
  */
 
 /** Copies kept: enough for a backend seconds behind at the 400 ms slots of a real cluster (and of `devnet up`). */
-export const MAX_PAST_STATES = 256;
+const MAX_PAST_STATES = 256;
 
 export interface PastState {
   slot: number;

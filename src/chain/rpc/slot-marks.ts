@@ -55,8 +55,6 @@ export interface EndpointClaims {
   run: { first: SlotMark; last: SlotMark } | undefined;
 }
 
-export type ClaimVerdict = 'accepted' | 'ahead' | 'behind';
-
 /** The slot two answers reached, and when the answer that claimed it was made; undefined while no two answers agree on one. */
 export function corroboratedSlot(claims: readonly EndpointClaims[], now: number): SlotMark | undefined {
   const fresh = claims.map((one) => one.latest).filter((mark): mark is SlotMark => mark !== undefined && now - mark.at <= MARK_FRESH_MS);
@@ -82,13 +80,6 @@ export function slotRateBound(samples: readonly SlotMark[]): number | undefined 
 export function slotCeiling(corroborated: SlotMark | undefined, rate: number | undefined, maxSlotLag: number, now: number): number {
   if (corroborated === undefined || rate === undefined) return Infinity;
   return corroborated.slot + maxSlotLag + Math.ceil(rate * Math.max(0, now - corroborated.at));
-}
-
-/** Whether `slot` is within `ceiling` (inclusive) and at or above `floor`. */
-export function judgeClaim(slot: number, floor: number | undefined, ceiling: number): ClaimVerdict {
-  if (slot > ceiling) return 'ahead';
-  if (floor !== undefined && slot < floor) return 'behind';
-  return 'accepted';
 }
 
 /** What backs a claim beyond the ceiling: another endpoint's mark or pending claim (which then becomes its mark too). */
