@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
-import { runRound, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
+import { runRound, startBridgeCrank, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { depositRejected, settleWithin } from './support/settle.js';
+import { deposit } from './support/transactions.js';
 import { metricSample, metricValue } from '../support/metric-value.js';
 
 /**
@@ -41,7 +42,8 @@ function lyingFetch(lies: Lie[]): RpcFetch {
     const lie = lies.find((one) => one.active && one.times > 0 && one.method === method && (one.origin === undefined || one.origin === origin));
     if (lie === undefined) return response;
     const body = (await response.json()) as { result?: Record<string, unknown> };
-    if (body.result === undefined || body.result === null) return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+    const nothingToRewrite = body.result === undefined || body.result === null || (Array.isArray(body.result) && body.result.length === 0);
+    if (nothingToRewrite) return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
     lie.times -= 1;
     return new Response(JSON.stringify({ ...body, result: lie.rewrite(body.result) }), { status: 200, headers: { 'content-type': 'application/json' } });
   };
@@ -80,6 +82,29 @@ describe('one lying answer', () => {
     // The history reads go on: the authority's own transactions are checked, none is taken for another signer's.
     for (const crank of cranks) expect(crank.service.health().checks_off).toBeUndefined();
     await expectHealthy(b, cranks, 4);
+  }, 40_000);
+
+  it('a history entry at an inflated slot does not blind the history: a real twin signing afterwards is still caught', async () => {
+    const b = (bridge = await startDevnetBridge());
+    const lie: Lie = {
+      method: 'getSignaturesForAddress',
+      times: 2,
+      active: true,
+      rewrite: (result) => (Array.isArray(result) ? result.map((entry: { slot: number }, i) => (i === 0 ? { ...entry, slot: entry.slot + INFLATION } : entry)) : result),
+    };
+    const halting = { config: { onForeignSigner: 'halt' as const, handoffMs: 0 } };
+    const a = startBridgeCrank(b, 0, { ...halting, fetch: lyingFetch([lie]) });
+    await deposit(b, { amount: 100n, sourceMint: b.world.tokenPairs.normal.sourceMint });
+    await a.service.runOnce();
+    await a.service.runOnce();
+    expect(lie.times).toBe(0);
+    expect(await metricValue(a.metrics.foreignSignatures, {})).toBe(0);
+    // The twin: a second process with the same key, voting for a new deposit.
+    const twin = startBridgeCrank(b, 0, halting);
+    await deposit(b, { amount: 101n, sourceMint: b.world.tokenPairs.normal.sourceMint });
+    await twin.service.runOnce();
+    await a.service.runOnce();
+    expect(await metricValue(a.metrics.foreignSignatures, {})).toBeGreaterThanOrEqual(1);
   }, 40_000);
 
   it('an inflated context slot on the very first answers (before the first history read): at most that cycle fails, no floor rests on it, every transfer settles', async () => {
