@@ -41,11 +41,13 @@ function lyingFetch(lies: Lie[]): RpcFetch {
     const origin = new URL(String(input instanceof Request ? input.url : input)).origin;
     const lie = lies.find((one) => one.active && one.times > 0 && one.method === method && (one.origin === undefined || one.origin === origin));
     if (lie === undefined) return response;
-    const body = (await response.json()) as { result?: Record<string, unknown> };
-    const nothingToRewrite = body.result === undefined || body.result === null || (Array.isArray(body.result) && body.result.length === 0);
-    if (nothingToRewrite) return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+    const body = (await response.json()) as { result?: Record<string, unknown> | null };
+    const { result } = body;
+    if (result === undefined || result === null || (Array.isArray(result) && result.length === 0)) {
+      return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+    }
     lie.times -= 1;
-    return new Response(JSON.stringify({ ...body, result: lie.rewrite(body.result) }), { status: 200, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ ...body, result: lie.rewrite(result) }), { status: 200, headers: { 'content-type': 'application/json' } });
   };
 }
 
