@@ -21,6 +21,9 @@ import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './e
 type RpcFacts = Pick<BridgeErrorContexts['CHAIN__RPC_FAILED'], 'kind' | 'status' | 'rpcCode'>;
 type SubmitFacts = BridgeErrorContexts['CHAIN__FAILED_TO_SUBMIT'];
 
+/** JSON-RPC -32016: the node has not reached the minContextSlot asked (a node state that passes). */
+export const MIN_CONTEXT_SLOT_NOT_REACHED = -32016;
+
 /** JSON-RPC -32011: the node keeps no transaction history (a capability of that node, not a fault). */
 export const HISTORY_NOT_AVAILABLE = -32011;
 

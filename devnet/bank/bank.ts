@@ -126,6 +126,11 @@ export class Bank {
     return this.#accounts.get(address);
   }
 
+  /** A copy of every account as it is now: what a lagging node still serves a few slots later (faults' `alternateBehindSlots`). */
+  copyOfAccounts(): Map<string, Account> {
+    return new Map([...this.#accounts].map(([address, account]) => [address, copyAccount(account)!]));
+  }
+
   /** Direct write access for test affordances that seed state without transactions. */
   journal(): AccountJournal {
     return new AccountJournal(this.#accounts);

@@ -1,6 +1,8 @@
 import type { Bank } from '../bank/bank.js';
 import type { FeeHistoryMode } from '../bank/prioritization-fees.js';
+import type { Account } from '../program/store.js';
 import { forgeHistory, type ForgedHistory } from './forged-history.js';
+import { PastStates } from './past-states.js';
 import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaults } from './settings.js';
 
 /**
@@ -49,6 +51,8 @@ export interface CallView {
   behindSlots: number;
   /** The answering node has not seen the newer slots at all (a lagging backend), not just reports older numbers. */
   pastOnly: boolean;
+  /** The account state the answering node serves, when it is an older one than the chain's (a lagging backend's). */
+  accounts?: ReadonlyMap<string, Readonly<Account>>;
 }
 
 export type LostResponse = NonNullable<FaultSettings['loseResponseMode']>;
@@ -74,6 +78,7 @@ export class Faults {
   #noHistory = false;
   #alternateBehindSlots = 0;
   #httpStatus: 401 | 403 | 404 | null = null;
+  readonly #past = new PastStates();
 
   constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
     this.#bank = bank;
@@ -104,6 +109,7 @@ export class Faults {
     if (valid.freezeSlot === false) this.#frozenAtSlot = null;
     if (valid.noHistory !== undefined) this.#noHistory = valid.noHistory;
     if (valid.alternateBehindSlots !== undefined) this.#alternateBehindSlots = valid.alternateBehindSlots;
+    if (this.#alternateBehindSlots === 0) this.#past.clear();
     if (valid.httpStatus !== undefined) this.#httpStatus = valid.httpStatus;
     if (valid.pauseBlocks === true) this.#bank.pause();
     if (valid.pauseBlocks === false) this.#bank.resume();
@@ -129,6 +135,7 @@ export class Faults {
     this.#frozenAtSlot = null;
     this.#noHistory = false;
     this.#alternateBehindSlots = 0;
+    this.#past.clear();
     this.#httpStatus = null;
     this.#bank.resume();
     this.#bank.freezeFeeHistory(false);
@@ -155,13 +162,17 @@ export class Faults {
 
   /**
    * The view one call is answered from; with `alternateBehindSlots`, the lagging backend's for
-   * half the calls, drawn from the seeded PRNG (a balancer's choice follows no call pattern).
+   * half the calls, drawn from the seeded PRNG (a balancer's choice follows no call pattern): the
+   * chain as it was that many slots ago (./past-states.ts), its accounts and its slot, or as far
+   * back as the copies kept since the fault was set reach.
    */
   nextCallView(): CallView {
     const lagging = this.#bank.slot - this.reportedSlot();
-    const behindBackend = this.#alternateBehindSlots > 0 && this.#random() < 0.5;
-    if (!behindBackend) return { behindSlots: lagging, pastOnly: false };
-    return { behindSlots: Math.min(this.#bank.slot, Math.max(lagging, this.#alternateBehindSlots)), pastOnly: true };
+    if (this.#alternateBehindSlots === 0) return { behindSlots: lagging, pastOnly: false };
+    this.#past.record(this.#bank.slot, () => this.#bank.copyOfAccounts());
+    if (this.#random() >= 0.5) return { behindSlots: lagging, pastOnly: false };
+    const past = this.#past.at(this.#bank.slot - Math.max(lagging, this.#alternateBehindSlots))!;
+    return { behindSlots: this.#bank.slot - past.slot, pastOnly: true, accounts: past.accounts };
   }
 
   snapshot(): FaultSnapshot {

@@ -108,9 +108,10 @@ const faultSettingsSchema = z.strictObject({
    */
   noHistory: z.boolean().optional(),
   /**
-   * A load balancer over two nodes: half the calls (drawn from the seeded PRNG) are answered by a node this many slots behind
-   * (older slot and height, no transaction of the newer slots, -32016 to a minContextSlot above
-   * it); 0 turns it off. Account state is the chain's current one on both.
+   * A load balancer over two nodes: half the calls (drawn from the seeded PRNG) are answered by a node this many slots behind:
+   * the chain as it was then (its accounts, slot and height, no transaction or blockhash of the
+   * newer slots, -32016 to a minContextSlot above it), from copies kept since the fault was set
+   * (./past-states.ts); 0 turns it off.
    */
   alternateBehindSlots: count.max(1_000_000).optional(),
   /** Every call (admin methods aside) answers this HTTP status: a revoked key (401), a blocked address (403), a wrong path (404); null turns it off. */

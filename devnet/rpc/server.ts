@@ -129,10 +129,11 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 /**
  * The bank as this call's answer sees it: with a slot lag or a frozen slot, its slot and block
  * height (and so context slots and minContextSlot checks) are behind the chain's; a lagging
- * backend (`pastOnly`) also knows no transaction of the newer slots (statuses, history). Account
- * state is always the chain's own.
+ * backend (`pastOnly`) also knows no transaction of the newer slots (statuses, history) nor their
+ * blockhashes, and serves the account state of its slot (`accounts`). With `slotLag` alone the
+ * account state is the chain's own.
  */
-function reportingView(bank: Bank, { behindSlots: behind, pastOnly }: CallView): Bank {
+function reportingView(bank: Bank, { behindSlots: behind, pastOnly, accounts }: CallView): Bank {
   if (behind === 0) return bank;
   const viewSlot = bank.slot - behind;
   const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined => (entry !== undefined && entry.slot <= viewSlot ? entry : undefined);
@@ -141,6 +142,8 @@ function reportingView(bank: Bank, { behindSlots: behind, pastOnly }: CallView):
         signatureStatus: (signature: string) => seen(bank.signatureStatus(signature)),
         transaction: (signature: string) => seen(bank.transaction(signature)),
         signaturesForAddress: (...args: Parameters<Bank['signaturesForAddress']>) => bank.signaturesForAddress(...args).filter((entry) => entry.slot <= viewSlot),
+        latestBlockhash: (behindSlots = 0) => bank.latestBlockhash(behindSlots + behind),
+        ...(accounts === undefined ? {} : { account: (address: string) => accounts.get(address) }),
       }
     : {};
   return new Proxy(bank, {

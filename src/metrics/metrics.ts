@@ -142,8 +142,26 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     rpcEndpointSlot: new Gauge({
       name: 'bridge_rpc_endpoint_slot',
-      help: 'Latest slot an RPC endpoint reported, by chain and endpoint.',
+      help: 'Latest slot an RPC endpoint reported that the server accepted (its mark; a claim beyond what the chain can have made is not), by chain and endpoint.',
       labelNames: ['chain', 'endpoint'] as const,
+      registers,
+    }),
+    rpcSlotFloor: new Gauge({
+      name: 'bridge_rpc_slot_floor',
+      help: "The slot every read of the chain carries as minContextSlot: the highest slot two answers agreed on, or one a landing of the server's own rests on; absent until two answers agreed, and after a re-base.",
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    rpcSlotOutliers: new Counter({
+      name: 'bridge_rpc_slot_outliers_total',
+      help: 'Slots an RPC endpoint claimed that the server ignored: ahead (beyond what the chain can have made since the corroborated slot) or behind (an answer older than the floor its read carried), by chain, endpoint and direction.',
+      labelNames: ['chain', 'endpoint', 'direction'] as const,
+      registers,
+    }),
+    rpcSlotFloorRebases: new Counter({
+      name: 'bridge_rpc_slot_floor_rebases_total',
+      help: 'Times every RPC endpoint of the chain refused the slot floor for several reads in a row and the server dropped it and its slot marks, by chain.',
+      labelNames: ['chain'] as const,
       registers,
     }),
     rpcEndpointClusterMismatches: new Counter({

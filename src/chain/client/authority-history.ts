@@ -31,13 +31,13 @@ import { mapBounded } from './concurrency.js';
  * lookups but cannot hide a transaction the key signed.
  *
  * Rule for what came before this process: the first read only finds the newest verified
- * transaction that lists the authority (its baseline, read at `minContextSlot` = the newest slot
- * the chain client has seen) and reports nothing, so a restarted server never flags its own
+ * transaction that lists the authority (its baseline, read at the chain's slot floor) and reports nothing, so a restarted server never flags its own
  * previous life's transactions, and nothing is reported twice.
  *
- * One view per read: every page is asked at `minContextSlot` = the slot of `until`, and an entry
- * older than that slot proves the node answering does not know `until`: the read is dropped and
- * made again at the next cycle, never taken as "everything is new".
+ * One view per read: every page is asked at `minContextSlot` = the slot of `until` (at most the
+ * chain's slot floor: an entry's slot is one node's word), and an entry older than that proves
+ * the node answering does not know `until`: the read is dropped and made again at the next
+ * cycle, never taken as "everything is new". A read that fails is incomplete, never a failed cycle.
  *
  * History is optional: without it on any endpoint of the chain (JSON-RPC -32011) a read reports
  * nothing and the pool says once that the check is off (src/chain/rpc/endpoint-pool.ts).
@@ -93,6 +93,7 @@ interface Listed {
 }
 
 const NOTHING: HistoryRead = { transactions: [], complete: true };
+const INCOMPLETE: HistoryRead = { transactions: [], complete: false };
 
 export class AuthorityHistory {
   readonly #rpc: ChainRpc;
@@ -118,14 +119,20 @@ export class AuthorityHistory {
     this.#logger = options.logger;
   }
 
-  /** Transactions signed by the authority key that landed since the previous read, newest first. */
+  /**
+   * Transactions signed by the authority key that landed since the previous read, newest first.
+   * A read that fails never fails the cycle: whether another key signed is then unknown
+   * (`complete: false`), as after a read the bounds cut short, and the next read looks again.
+   */
   async readNew(signal: AbortSignal): Promise<HistoryRead> {
     try {
       return await this.#read(signal);
     } catch (err) {
+      if (signal.aborted) throw err;
       // No endpoint keeps history: nothing can be checked (the pool has said so once).
       if (isHistoryUnavailable(err)) return NOTHING;
-      throw err;
+      this.#logger.warn({ chain: this.#rpc.chain, err }, 'the authority history could not be read: whether another key signed since the previous read is unknown until the next read');
+      return INCOMPLETE;
     }
   }
 
@@ -133,7 +140,7 @@ export class AuthorityHistory {
     if (this.#cursor === undefined) {
       await this.#findBaseline(signal);
       // Still none: the newest entries did not verify, and what came after them is unknown.
-      return this.#cursor === undefined ? { transactions: [], complete: false } : NOTHING;
+      return this.#cursor === undefined ? INCOMPLETE : NOTHING;
     }
     const listing = await this.#listedSince(this.#cursor, signal);
     if (listing === undefined) return NOTHING;
@@ -172,10 +179,10 @@ export class AuthorityHistory {
    * nothing real is no history at all.
    */
   async #findBaseline(signal: AbortSignal): Promise<void> {
-    // At least as new as anything this process has read on the chain: a lagging node's older
-    // baseline would let the previous life's last transactions count as another signer's.
-    const floor = this.#rpc.newestSlotSeen();
-    const options = { limit: HISTORY_PAGE_LIMIT, ...(floor === undefined ? {} : { minContextSlot: floor }), ...(this.#baselineBefore === undefined ? {} : { before: this.#baselineBefore }) };
+    // The chain client asks it at the chain's slot floor (two answers agreed on it): a lagging
+    // node's older baseline would let the previous life's last transactions count as another
+    // signer's, and one node's inflated slot must not make the baseline unreadable.
+    const options = { limit: HISTORY_PAGE_LIMIT, ...(this.#baselineBefore === undefined ? {} : { before: this.#baselineBefore }) };
     const page = (await this.#rpc.getSignaturesForAddress(this.#authority, options, signal)).map(({ signature, slot }) => ({ signature, slot }));
     // One round of lookups: only the newest verified entry matters.
     const verdicts = await this.#check(page, HISTORY_LOOKUP_CONCURRENCY, signal);
@@ -228,16 +235,24 @@ export class AuthorityHistory {
     if (this.#ignored.size > MAX_SIGNED_KEPT) this.#ignored.delete(this.#ignored.keys().next().value as string);
   }
 
-  /** What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later). */
+  /**
+   * What landed after `until`, newest first; undefined when the node answering did not know `until` (look again later).
+   * `until`'s slot is one node's word: it bounds the read only up to the chain's slot floor
+   * (`untilSlot`; the floor exists once two answers agreed on a slot), so an inflated one can
+   * neither ask a slot no node has reached nor make every listing look like one from a node that
+   * does not know `until`.
+   */
   async #listedSince(until: Listed | null, signal: AbortSignal): Promise<Listing | undefined> {
-    const bound = until === null ? {} : { until: until.signature, minContextSlot: until.slot };
+    const floor = this.#rpc.slotFloor();
+    const untilSlot = until === null ? undefined : Math.min(until.slot, floor ?? until.slot);
+    const bound = until === null ? {} : { until: until.signature, minContextSlot: untilSlot };
     const entries: Listed[] = [];
     let before: string | undefined;
     for (let page = 0; page < HISTORY_MAX_PAGES; page++) {
       const options = { limit: HISTORY_PAGE_LIMIT, ...bound, ...(before === undefined ? {} : { before }) };
       const batch = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
-      if (until !== null && batch.some(({ slot }) => slot < until.slot)) {
-        this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot: until.slot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
+      if (until !== null && untilSlot !== undefined && batch.some(({ slot }) => slot < untilSlot)) {
+        this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
         return undefined;
       }
       entries.push(...batch.map(({ signature, slot }) => ({ signature, slot })));

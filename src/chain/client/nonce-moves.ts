@@ -12,7 +12,9 @@ import type { NonceMove } from '../bridge-chains.js';
  * The first value this process sees of an account is excused once: its previous life may have
  * left a version in flight against it (restart recovery signs against the same value), so the
  * move away from it proves nothing. Reads from an older view (a lower slot) than the last one
- * are ignored: a lagging endpoint shows an older value, not a move.
+ * are ignored: a lagging endpoint shows an older value, not a move. A view's slot is one node's
+ * word: it counts only up to the chain's slot floor (two answers agreed on it; every read
+ * carries it, so no answer is older than it), so one inflated slot cannot hide every later move.
  *
  * Bounds: per account, the value last seen and an entry per value with a version of this
  * process's in flight or landed (at most one per pending transaction of the chain, pruned once
@@ -27,7 +29,12 @@ interface Seen {
   slot: number;
   /** The first value this process saw of the account. */
   first: boolean;
+  /** The values it held before, newest last (at most MAX_VALUES_LEFT): a view showing one is older, whatever its slot. */
+  left: string[];
 }
+
+/** Values an account left that are remembered: a lagging view is seconds old, a few moves at most. */
+const MAX_VALUES_LEFT = 8;
 
 interface Own {
   /** Pending transactions signed against this value whose outcome is not known. */
@@ -44,14 +51,15 @@ export class NonceMoves {
 
   constructor(private readonly logger: Logger) {}
 
-  /** A read of `account` at `slot` found `nonce`. */
-  observe(account: string, nonce: string, slot: number): void {
+  /** A read of `account` at `slot` found `nonce`; `floor` is the chain's slot floor when the read was made. */
+  observe(account: string, nonce: string, slot: number, floor?: number): void {
     const last = this.#seen.get(account);
-    if (last !== undefined && (slot < last.slot || nonce === last.nonce)) {
-      if (slot > last.slot) last.slot = slot;
+    if (last !== undefined && (isOlder(slot, last.slot, floor) || nonce === last.nonce || last.left.includes(nonce))) {
+      if (slot > last.slot && nonce === last.nonce) last.slot = slot;
       return;
     }
-    this.#seen.set(account, { nonce, slot, first: last === undefined });
+    const left = last === undefined ? [] : [...last.left, last.nonce].slice(-MAX_VALUES_LEFT);
+    this.#seen.set(account, { nonce, slot, first: last === undefined, left });
     if (last !== undefined) this.#judge(account, last, { nonce, slot });
     this.#prune(account);
   }
@@ -122,6 +130,11 @@ export class NonceMoves {
       this.#own.delete(key);
     }
   }
+}
+
+/** Whether a view at `slot` is older than one at `last`, as far as the floor corroborates `last` (undefined: no floor yet). */
+function isOlder(slot: number, last: number, floor: number | undefined): boolean {
+  return slot < (floor === undefined ? last : Math.min(last, floor));
 }
 
 function keyOf(account: string, nonce: string): string {

@@ -12,7 +12,7 @@ import type { ChainSide } from '../../domain.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry, readCallBudgetMs } from './read-retry.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
-import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal } from '../../failure-policy.js';
+import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { chainName } from '../chain-name.js';
@@ -182,8 +182,11 @@ export interface ChainRpc {
   hasHistory(): boolean | undefined;
   /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
   configurationProblems(): string[];
-  /** The newest slot any answer on this chain carried (context slots, probes): a floor for reads that must not see an older view. */
-  newestSlotSeen(): number | undefined;
+  /**
+   * The slot every read of the chain carries as minContextSlot (docs/chain-client.md, "What a
+   * node can claim"): one two answers agreed on, or one a landing rests on; undefined before any.
+   */
+  slotFloor(): number | undefined;
 }
 
 /** The failure of a history read when no endpoint of the chain keeps transaction history. */
@@ -266,15 +269,39 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
   /**
    * One read within readCallBudgetMs: each try goes to the next endpoint in the pool's read order
    * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
-   * the budget.
+   * the budget. `run` gets the floor the read carries as minContextSlot: the caller's, or the
+   * pool's when that is higher (./slot-view.ts), and hands the answer's context slot to `atSlot`.
    */
-  function read<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+  function read<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint, floor: number | undefined) => Promise<T>, asked?: number): Promise<T> {
     const order = pool.readOrder();
+    const floor = higher(asked, pool.slotFloor());
     let tries = 0;
-    return retried(method, signal, (deadline) => {
-      const endpoint = order[tries++ % order.length]!;
-      return pool.run(endpoint, method, deadline, signal, () => run(endpoint));
-    });
+    return carryingFloor(
+      floor,
+      retried(method, signal, (deadline) => {
+        const endpoint = order[tries++ % order.length]!;
+        return pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
+      }),
+    );
+  }
+
+  /** Tells the pool whether a read that carried its floor was answered or refused it everywhere (the re-base after several). */
+  async function carryingFloor<T>(floor: number | undefined, answer: Promise<T>): Promise<T> {
+    const poolFloor = floor !== undefined && floor === pool.slotFloor();
+    try {
+      const result = await answer;
+      if (poolFloor) pool.floorAnswered(true);
+      return result;
+    } catch (err) {
+      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED) pool.floorAnswered(false);
+      throw err;
+    }
+  }
+
+  /** An answer's context slot: refused (retryable) when beyond what the chain can have made or older than the read's floor. */
+  function atSlot(endpoint: Endpoint, method: RpcMethod, slot: number, floor: number | undefined): number {
+    pool.admitContextSlot(endpoint, method, slot, floor);
+    return slot;
   }
 
   /**
@@ -283,15 +310,16 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
    * -32011 is marked and the next try moves on; with none left the read fails with -32011
    * (`isHistoryUnavailable`), without a request when none was left to begin with.
    */
-  function historyRead<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+  function historyRead<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint, floor: number | undefined) => Promise<T>, asked?: number): Promise<T> {
     const tried = new Set<Endpoint>();
-    return retried(method, signal, async (deadline) => {
+    const floor = higher(asked, pool.slotFloor());
+    return carryingFloor(floor, retried(method, signal, async (deadline) => {
       const order = pool.historyOrder();
       const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
       if (endpoint === undefined) throw historyUnavailable(method);
       tried.add(endpoint);
       try {
-        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint));
+        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
         pool.observeHistory(endpoint, true);
         return result;
       } catch (err) {
@@ -301,7 +329,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
         throw rpcFailure(chain, method, { kind: 'unavailable', reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does` });
       }
-    });
+    }));
   }
 
   /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
@@ -360,55 +388,63 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     endpoints: pool.labels(),
 
     getAccountInfo: (address, { commitment, dataSlice, minContextSlot }, signal) =>
-      read('getAccountInfo', signal, async ({ connection }) => {
-        const { context, value } = await connection.getAccountInfoAndContext(address, {
-          commitment,
-          ...(dataSlice === undefined ? {} : { dataSlice }),
-          ...(minContextSlot === undefined ? {} : { minContextSlot }),
-        });
-        const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
-        pool.observeContextSlot(context.slot);
-        return { slot: context.slot, account };
-      }),
+      read(
+        'getAccountInfo',
+        signal,
+        async (endpoint, floor) => {
+          const { context, value } = await endpoint.connection.getAccountInfoAndContext(address, {
+            commitment,
+            ...(dataSlice === undefined ? {} : { dataSlice }),
+            ...minContext(floor),
+          });
+          const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
+          return { slot: atSlot(endpoint, 'getAccountInfo', context.slot, floor), account };
+        },
+        minContextSlot,
+      ),
 
     getMultipleAccounts: (addresses, { commitment, dataSlice, minContextSlot }, signal) => {
       checkMultipleAccountsRequest(addresses.length, dataSlice.length);
-      const config = { commitment, encoding: 'base64', dataSlice, ...(minContextSlot === undefined ? {} : { minContextSlot }) };
-      const params = [addresses.map((address) => address.toBase58()), config];
-      return read('getMultipleAccounts', signal, async ({ rpcFetch, url }) => {
-        const snapshot = accountsOf(chain, await jsonRpcCall(rpcFetch, url, 'getMultipleAccounts', params, signal), addresses.length, dataSlice.length);
-        pool.observeContextSlot(snapshot.slot);
+      const keys = addresses.map((address) => address.toBase58());
+      const multipleAccounts = async (endpoint: Endpoint, floor: number | undefined) => {
+        const params = [keys, { commitment, encoding: 'base64', dataSlice, ...minContext(floor) }];
+        const snapshot = accountsOf(chain, await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'getMultipleAccounts', params, signal), addresses.length, dataSlice.length);
+        atSlot(endpoint, 'getMultipleAccounts', snapshot.slot, floor);
         return snapshot;
-      });
+      };
+      return read('getMultipleAccounts', signal, multipleAccounts, minContextSlot);
     },
 
     getBalance: (address, commitment, signal) =>
-      read('getBalance', signal, async ({ connection }) => {
-        const { context, value } = await connection.getBalanceAndContext(address, { commitment });
-        pool.observeContextSlot(context.slot);
+      read('getBalance', signal, async (endpoint, floor) => {
+        const { context, value } = await endpoint.connection.getBalanceAndContext(address, { commitment, ...minContext(floor) });
+        atSlot(endpoint, 'getBalance', context.slot, floor);
         return value;
       }),
 
     getLatestBlockhash: (commitment, signal) =>
-      read('getLatestBlockhash', signal, async ({ connection }) => {
-        const { context, value } = await connection.getLatestBlockhashAndContext({ commitment });
-        pool.observeContextSlot(context.slot);
+      read('getLatestBlockhash', signal, async (endpoint, floor) => {
+        const { context, value } = await endpoint.connection.getLatestBlockhashAndContext({ commitment, ...minContext(floor) });
+        atSlot(endpoint, 'getLatestBlockhash', context.slot, floor);
         return value;
       }),
 
     getChainHeight: (commitment, signal) =>
-      read('getEpochInfo', signal, async ({ connection }) => {
-        const { absoluteSlot, blockHeight } = await connection.getEpochInfo({ commitment });
+      read('getEpochInfo', signal, async (endpoint, floor) => {
+        const { absoluteSlot, blockHeight } = await endpoint.connection.getEpochInfo({ commitment, ...minContext(floor) });
         if (blockHeight === undefined) throw rpcFailure(chain, 'getEpochInfo', { kind: 'invalid_result', reason: 'the answer has no blockHeight' });
-        pool.observeContextSlot(absoluteSlot);
-        return { slot: absoluteSlot, blockHeight };
+        return { slot: atSlot(endpoint, 'getEpochInfo', absoluteSlot, floor), blockHeight };
       }),
 
+    // getSignatureStatuses takes no minContextSlot: an answer older than the floor is refused here instead.
+    // A landing it reports is a view the next reads must not fall behind (a decision rests on it).
     getSignatureStatus: (signature, { searchTransactionHistory }, signal) => {
-      const statusRead = async ({ connection }: Endpoint): Promise<SignatureStatusAt> => {
-        const { context, value } = await connection.getSignatureStatuses([signature], { searchTransactionHistory });
-        pool.observeContextSlot(context.slot);
-        return { slot: context.slot, status: value[0] ?? null };
+      const statusRead = async (endpoint: Endpoint, floor: number | undefined): Promise<SignatureStatusAt> => {
+        const { context, value } = await endpoint.connection.getSignatureStatuses([signature], { searchTransactionHistory });
+        const status = value[0] ?? null;
+        const slot = atSlot(endpoint, 'getSignatureStatuses', context.slot, floor);
+        if (status !== null && status.confirmationStatus !== undefined && status.confirmationStatus !== 'processed') pool.restOn(Math.min(status.slot, slot));
+        return { slot, status };
       };
       return searchTransactionHistory ? historyRead('getSignatureStatuses', signal, statusRead) : read('getSignatureStatuses', signal, statusRead);
     },
@@ -430,9 +466,18 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         return prioritizationFeesOf(chain, result);
       }),
 
-    getSignaturesForAddress: (address, options, signal) =>
-      historyRead('getSignaturesForAddress', signal, async ({ connection }) =>
-        (await connection.getSignaturesForAddress(address, options, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({ signature, slot, err, blockTime: blockTime ?? null })),
+    getSignaturesForAddress: (address, { minContextSlot, ...options }, signal) =>
+      historyRead(
+        'getSignaturesForAddress',
+        signal,
+        async ({ connection }, floor) =>
+          (await connection.getSignaturesForAddress(address, { ...options, ...minContext(floor) }, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({
+            signature,
+            slot,
+            err,
+            blockTime: blockTime ?? null,
+          })),
+        minContextSlot,
       ),
 
     getTransactionSignatures: (signature, signal) =>
@@ -450,7 +495,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 
     hasHistory: () => pool.hasHistory(),
     configurationProblems: () => pool.configurationProblems(),
-    newestSlotSeen: () => pool.newestSlotSeen(),
+    slotFloor: () => pool.slotFloor(),
   };
 }
 
@@ -555,6 +600,16 @@ function accountsOf(chain: ChainSide, result: unknown, addresses: number, sliceL
     return { owner: new PublicKey(account.owner), lamports: account.lamports, data, ...(account.space === undefined ? {} : { space: account.space }) };
   });
   return { slot: context.slot, accounts };
+}
+
+/** The higher of two optional slots. */
+function higher(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.max(a, b);
+}
+
+function minContext(floor: number | undefined): { minContextSlot?: number } {
+  return floor === undefined ? {} : { minContextSlot: floor };
 }
 
 function isAddress(text: string): boolean {

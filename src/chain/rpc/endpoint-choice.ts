@@ -18,8 +18,10 @@ export interface EndpointKnowledge {
   foreign: boolean;
   /** It asked for no calls before this time (Retry-After; ms, same clock as `now`); undefined when it did not. */
   notBefore: number | undefined;
-  /** Latest slot it reported (getSlot probe at `confirmed`); undefined until one answered. */
+  /** Its latest accepted slot (a getSlot probe, a context slot; ./slot-marks.ts); undefined until one answered. */
   slot: number | undefined;
+  /** Its latest accepted slot is beyond what the chain can have made (a first claim nobody corroborated): it serves nothing and sets no best slot. */
+  ahead: boolean;
   /** When `slot` last advanced (ms, same clock as `now`). */
   advancedAt: number | undefined;
 }
@@ -31,7 +33,7 @@ export interface ChoiceSettings {
   frozenAfterMs: number;
 }
 
-export type Demotion = 'lagging' | 'stalled' | 'silent';
+export type Demotion = 'lagging' | 'stalled' | 'silent' | 'ahead';
 
 /** Why an endpoint is demoted, or undefined when it is fit to serve. */
 export function demotionOf(
@@ -42,8 +44,10 @@ export function demotionOf(
 ): Demotion | undefined {
   // Up means "answered recently": an endpoint whose last request went unanswered is not fit.
   if (endpoint.silent) return 'silent';
-  // A foreign cluster's slots say nothing of this chain's: they neither set the best slot nor keep the chain "advancing".
-  const inService = all.filter((other) => !other.open && !other.foreign);
+  if (endpoint.ahead) return 'ahead';
+  // A foreign cluster's slots say nothing of this chain's, nor does a claim beyond what the chain can have made:
+  // they neither set the best slot nor keep the chain "advancing".
+  const inService = all.filter((other) => !other.open && !other.foreign && !other.ahead);
   const bestSlot = Math.max(...inService.map((other) => other.slot ?? -Infinity));
   if (endpoint.slot !== undefined && bestSlot - endpoint.slot > settings.maxSlotLag) return 'lagging';
   const frozen = (other: EndpointKnowledge) => other.advancedAt === undefined || now - other.advancedAt > settings.frozenAfterMs;

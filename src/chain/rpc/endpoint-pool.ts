@@ -1,7 +1,7 @@
 import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointRefusal } from '../../failure-policy.js';
+import { isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
@@ -22,6 +22,7 @@ import {
 import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
 import { createRpcFetch, TRANSPORT_FAILURE_KINDS, withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { SlotView } from './slot-view.js';
 
 /**
  * The endpoints of one chain (primary first), their circuit breakers, slot knowledge, refusals,
@@ -97,8 +98,8 @@ export class EndpointPool {
   private readonly history: HistoryKnowledge[];
   private readonly clusters: ClusterKnowledge[];
   private historyAvailable: boolean | undefined;
-  /** The newest slot any answer of this chain carried (a context slot, a probed slot). */
-  private newestSlot: number | undefined;
+  /** Each endpoint's slot claims, judged, and the floor reads carry (./slot-view.ts). */
+  private readonly slots: SlotView;
   private readonly settings: ChoiceSettings;
   private lastProbeAt: number | undefined;
   private readonly now: () => number;
@@ -117,7 +118,8 @@ export class EndpointPool {
     this.refusals = urls.map(() => undefined);
     this.history = urls.map(() => ({ lackingSince: undefined }));
     this.clusters = urls.map(() => ({ genesis: undefined, ask: 'due' }));
-    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, advancedAt: undefined }));
+    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, ahead: false, advancedAt: undefined }));
+    this.slots = new SlotView({ chain, labels, maxSlotLag: options.maxSlotLag, metrics, now: this.now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     this.endpoints = urls.map((url, index) => {
       const label = labels[index]!;
       // At 0 from the start for each kind, so that a panel or an increase() sees the first failure.
@@ -371,26 +373,52 @@ export class EndpointPool {
     return this.knowledge.filter((known) => known.foreign).map((known) => this.foreignProblem(known.index));
   }
 
-  /** Records the context slot of an answer: the newest is the floor of reads that must not see an older view. */
-  observeContextSlot(slot: number): void {
-    if (this.newestSlot === undefined || slot > this.newestSlot) this.newestSlot = slot;
-  }
-
-  /** The newest slot an answer of this chain carried; undefined before any. */
-  newestSlotSeen(): number | undefined {
-    return this.newestSlot;
-  }
-
-  /** Records a slot an endpoint reported. */
-  observeSlot(index: number, slot: number): void {
-    this.observeContextSlot(slot);
-    const known = this.knowledge[index]!;
-    if (known.slot === undefined || slot > known.slot) {
-      known.slot = slot;
-      known.advancedAt = this.now();
+  /**
+   * The context slot of `endpoint`'s answer to a read that carried `floor`: an answer beyond what
+   * the chain can have made, or older than the floor, is counted and refused (a retryable
+   * failure: the read moves on to the next endpoint); otherwise the slot is the endpoint's mark.
+   */
+  admitContextSlot(endpoint: Endpoint, method: string, slot: number, floor: number | undefined): void {
+    if (!this.observeSlot(endpoint.index, slot)) {
+      const reason = `endpoint ${endpoint.label} answered at slot ${slot}, beyond what the chain can have made since the slot its endpoints agree on: ignored`;
+      throw rpcFailure(this.options.chain, method, { kind: 'unavailable', reason });
     }
+    if (floor !== undefined && slot < floor) {
+      this.slots.countOutlier(endpoint.index, 'behind');
+      const reason = `endpoint ${endpoint.label} answered at slot ${slot}, older than the slot floor ${floor} the read carried: ignored`;
+      throw rpcFailure(this.options.chain, method, { kind: 'rpc', rpcCode: MIN_CONTEXT_SLOT_NOT_REACHED, reason });
+    }
+  }
+
+  /** The slot every read carries as minContextSlot (./slot-view.ts); undefined before two answers agreed on one. */
+  slotFloor(): number | undefined {
+    return this.slots.floor();
+  }
+
+  /** A decision rests on the view at `slot` (a landing of the server's own): later reads carry it as their floor. */
+  restOn(slot: number): void {
+    this.slots.restOn(slot);
+    this.publish();
+  }
+
+  /** Whether a read that carried the floor got an answer (true) or was refused it by every endpoint tried (false). */
+  floorAnswered(answered: boolean): void {
+    if (answered) this.slots.floorHonoured();
+    else this.slots.floorRefused();
+  }
+
+  /** Records a slot an endpoint reported: its mark when believable (true), an outlier otherwise (false). */
+  observeSlot(index: number, slot: number): boolean {
+    if (!this.slots.claim(index, slot)) {
+      this.publish();
+      return false;
+    }
+    const known = this.knowledge[index]!;
+    if (known.slot === undefined || slot > known.slot) known.advancedAt = this.now();
+    known.slot = slot;
     this.options.metrics.rpcEndpointSlot.set({ chain: this.options.chain, endpoint: this.endpoints[index]!.label }, slot);
     this.publish();
+    return true;
   }
 
   /** The pool's clock (ms): call budgets are deadlines on it. */
@@ -448,6 +476,12 @@ export class EndpointPool {
       // Past the half-open delay (or the refusal hold) the endpoint ranks again, so the next read probes it.
       known.open = (opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS) || (refusal !== undefined && now - refusal.at < REFUSAL_HOLD_MS);
       if (known.notBefore !== undefined && !isWaiting(known, now)) known.notBefore = undefined;
+      const ahead = this.slots.isAhead(known.index);
+      // A first claim nobody could judge, found beyond the ceiling once another endpoint answered: an outlier too.
+      if (ahead && !known.ahead) this.slots.countOutlier(known.index, 'ahead');
+      known.ahead = ahead;
+      // A re-base dropped every mark: the endpoint's slot is unknown until its next answer.
+      if (this.slots.latest(known.index) === undefined) known.slot = undefined;
     }
     return this.knowledge;
   }

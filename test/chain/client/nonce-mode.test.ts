@@ -62,7 +62,8 @@ describe('nonce mode', () => {
     expect(cycle.source.map((call) => call.method)).toEqual(['getMultipleAccounts', 'getAccountInfo', 'getAccountInfo']);
     expect(cycle.source[0]!.params).toEqual([
       [f.source.trackerAddress.toBase58(), ...pool(SOURCE_CHAIN_ID)],
-      { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 } },
+      // At the chain's slot floor: the previous cycles' answers agreed on the chain's slot.
+      { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 }, minContextSlot: f.source.slot },
     ]);
     // Destination: the header with the pool, the withdraw entries.
     expect(cycle.target.map((call) => call.method)).toEqual(['getMultipleAccounts', 'getAccountInfo']);

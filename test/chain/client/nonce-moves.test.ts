@@ -49,6 +49,25 @@ describe('NonceMoves', () => {
     expect(ledger.drain()).toEqual([{ account: LANE, from: 'B', to: 'C', slot: 14 }]);
   });
 
+  it('one inflated context slot does not blind it: a view counts as older only as far as the slot floor corroborates the last one', () => {
+    const { ledger } = moves();
+    ledger.observe(LANE, 'A', 10, 10);
+    ledger.observe(LANE, 'B', 11, 10);
+    ledger.observe(LANE, 'B', 1_000_011, 11);
+    for (const [i, value] of ['C', 'D', 'E', 'F'].entries()) ledger.observe(LANE, value, 12 + i, 12 + i);
+    expect(ledger.drain().map(({ from, to }) => `${from}>${to}`)).toEqual(['B>C', 'C>D', 'D>E', 'E>F']);
+  });
+
+  it('a view showing a value the account already left is older, whatever its slot', () => {
+    const { ledger } = moves();
+    ledger.observe(LANE, 'A', 10, 10);
+    ledger.observe(LANE, 'B', 20, 10);
+    ledger.observe(LANE, 'C', 30, 10);
+    ledger.observe(LANE, 'B', 25, 10);
+    ledger.observe(LANE, 'C', 31, 10);
+    expect(ledger.drain()).toEqual([{ account: LANE, from: 'B', to: 'C', slot: 30 }]);
+  });
+
   it('a read from an older view (a lagging endpoint) is not a move', () => {
     const { ledger } = moves();
     ledger.observe(LANE, 'A', 10);

@@ -13,7 +13,7 @@ const settings = { maxSlotLag: 128, frozenAfterMs: 10_000 };
 const NOW = 100_000;
 
 function endpoint(index: number, known: Partial<EndpointKnowledge> = {}): EndpointKnowledge {
-  return { index, open: false, silent: false, foreign: false, notBefore: undefined, slot: 1_000, advancedAt: NOW - 500, ...known };
+  return { index, open: false, silent: false, foreign: false, notBefore: undefined, slot: 1_000, ahead: false, advancedAt: NOW - 500, ...known };
 }
 
 describe('which endpoint serves a read', () => {

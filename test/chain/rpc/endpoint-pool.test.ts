@@ -173,15 +173,46 @@ describe('several endpoints per chain', () => {
     expect(performance.now() - started).toBeLessThan(200 + 1_000 + 500);
   });
 
-  it('a primary lagging 200 slots is demoted once probed: reads go to the fallback, its up gauge is 0', async () => {
+  it('a primary lagging 200 slots behind two fallbacks that agree is demoted once probed: reads go to a fallback, its up gauge is 0', async () => {
     const lagging = await serve(node(1_000, 1));
     const fallback = await serve(node(1_200, 2));
-    const rpc = pooled([lagging.url, fallback.url]);
+    const second = await serve(node(1_200, 3));
+    const rpc = pooled([lagging.url, fallback.url, second.url]);
     await rpc.getBalance(address, 'confirmed', signal());
-    await expect.poll(() => gauge('rpcEndpointSlot', origin(lagging.url))).toBe(1_000);
     await expect.poll(() => gauge('rpcEndpointSlot', origin(fallback.url))).toBe(1_200);
+    await expect.poll(() => gauge('rpcEndpointSlot', origin(second.url))).toBe(1_200);
+    expect(await gauge('rpcEndpointSlot', origin(lagging.url))).toBe(1_000);
     expect(await gauge('rpcEndpointUp', origin(lagging.url))).toBe(0);
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(2);
+  });
+
+  it('one fallback naming a slot 200 ahead of the primary that never advances, with nobody to agree: an outlier (counted), the primary serves', async () => {
+    const primary = await serve(node(1_000, 1));
+    const ahead = await serve(node(1_200, 2));
+    const rpc = pooled([primary.url, ahead.url]);
+    // Nothing is judged before the chain's pace is measured (two answers 1 s apart or more); slot probes run while reads do.
+    const reading = async () => (await rpc.getBalance(address, 'confirmed', signal()), metricValue(metrics.rpcSlotOutliers, { endpoint: origin(ahead.url), direction: 'ahead' }));
+    await expect.poll(reading, { timeout: 8_000, interval: 500 }).toBeGreaterThan(0);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+  });
+
+  it('a fallback claiming a getSlot far ahead takes no read, and once it tells the truth every endpoint is up again', async () => {
+    let claimed = 10_000_000;
+    const primary = await serve(node(1_000, 1));
+    const liar = await serve((call) => (call.method === 'getSlot' ? { result: claimed } : { result: { context: { slot: 1_000 }, value: 2 } }));
+    const rpc = pooled([primary.url, liar.url]);
+    const reading = async () => (await rpc.getBalance(address, 'confirmed', signal()), metricValue(metrics.rpcSlotOutliers, { endpoint: origin(liar.url), direction: 'ahead' }));
+    await expect.poll(reading, { timeout: 8_000, interval: 500 }).toBeGreaterThan(0);
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    claimed = 1_001;
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await rpc.getBalance(address, 'confirmed', signal());
+    await expect.poll(() => gauge('rpcEndpointSlot', origin(liar.url))).toBe(1_001);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(liar.url))).toBe(1);
+    expect(await metricValue(metrics.rpcSlotFloor, { chain: 'target' })).toBe(1_000);
   });
 
   it('a signed transaction goes to every endpoint in service; one acceptance is enough', async () => {

@@ -201,24 +201,35 @@ describe('slot faults and a second endpoint', () => {
     expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.result.value[0]).toMatchObject({ err: null });
   });
 
-  it('alternateBehindSlots: about half the calls are answered by a node that many slots behind, which has not seen the newer transactions', async () => {
-    node.advanceSlots(100);
+  it('alternateBehindSlots: about half the calls are answered by a backend that many slots behind: its slot, its accounts, none of the newer transactions', async () => {
     const replica = await node.addEndpoint();
-    const signature = node.airdrop(Keypair.generate().publicKey, 1);
     replica.faults.set({ alternateBehindSlots: 40, seed: 7 });
+    // The backend keeps a copy of the chain's state at the first call in each slot.
+    for (let i = 0; i < 60; i++) {
+      node.advanceSlots(1);
+      await rpc(replica.url, 'getSlot');
+    }
+    const funded = Keypair.generate().publicKey;
+    const signature = node.airdrop(funded, 5_000_000);
     const answers = [];
-    for (let i = 0; i < 40; i++) answers.push((await rpc(replica.url, 'getSignatureStatuses', [[signature]])).body.result);
+    for (let i = 0; i < 40; i++) answers.push((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result);
     const fresh = answers.filter((answer) => answer.context.slot === node.slot);
     const behind = answers.filter((answer) => answer.context.slot === node.slot - 40);
     expect(fresh.length + behind.length).toBe(40);
-    expect(fresh.length).toBeGreaterThan(10);
-    expect(behind.length).toBeGreaterThan(10);
-    for (const answer of fresh) expect(answer.value[0]).toMatchObject({ err: null });
-    for (const answer of behind) expect(answer.value).toEqual([null]);
+    expect(fresh.length).toBeGreaterThan(5);
+    expect(behind.length).toBeGreaterThan(5);
+    // Old state at its old slot: the lagging backend has not seen the airdrop.
+    for (const answer of fresh) expect(answer.value).toBe(5_000_000);
+    for (const answer of behind) expect(answer.value).toBe(0);
+    const statuses = [];
+    for (let i = 0; i < 20; i++) statuses.push((await rpc(replica.url, 'getSignatureStatuses', [[signature]])).body.result);
+    for (const answer of statuses) expect(answer.value[0] === null).toBe(answer.context.slot === node.slot - 40);
     const refusals = [];
     for (let i = 0; i < 10; i++) refusals.push((await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot }])).body.error?.code);
     expect(refusals).toContain(-32016);
     expect(refusals).toContain(undefined);
+    replica.faults.set({ alternateBehindSlots: 0 });
+    for (let i = 0; i < 5; i++) expect((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result).toMatchObject({ context: { slot: node.slot }, value: 5_000_000 });
   });
 
   it('httpStatus: every call answers 403 (admin methods aside) until set to null', async () => {
