@@ -15,6 +15,9 @@ import { CURRENT_NONCE_VERSION, decodeNonceState, NONCE_ACCOUNT_SIZE } from './c
  */
 export const NONCE_ACCOUNT_RENT_LAMPORTS = (128 + NONCE_ACCOUNT_SIZE) * 3_480 * 2;
 
+/** Most durable-nonce accounts per chain (BRIDGE_NONCE_ACCOUNTS): more lanes than the chain's crank actions buy nothing (docs/chain-client.md). */
+export const MAX_NONCE_ACCOUNTS = 8;
+
 /** The seed of nonce account `position` on the chain `chainId`: `bridge-nonce-<chain id>-<position>`. */
 export function nonceSeed(chainId: number, position: number): string {
   return `bridge-nonce-${chainId}-${position}`;

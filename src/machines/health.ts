@@ -209,6 +209,8 @@ export const crankHealthSchema = z.strictObject({
   checks_off: z.array(checkOffSchema).optional(),
   /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
   landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
+  /** An enabled crank only: versions of this server's transactions that may still land, per chain (docs/chain-client.md, "Bounded in flight"). */
+  versions_in_flight: z.strictObject({ source: z.int().nonnegative(), target: z.int().nonnegative() }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -234,6 +236,7 @@ export interface HealthExtras {
   dryRun: boolean;
   checksOff: CheckOff[];
   landingModes: Record<ChainSide, LandingMode>;
+  versionsInFlight: Record<ChainSide, number>;
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -252,6 +255,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,
+    versions_in_flight: extras.versionsInFlight,
   };
 }
 

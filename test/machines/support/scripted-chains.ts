@@ -113,6 +113,15 @@ export class ScriptedChains implements BridgeChains {
     return { source: 'blockhash', target: 'blockhash' };
   }
 
+  versionsInFlight(): Record<ChainSide, number> {
+    return { source: 0, target: 0 };
+  }
+
+  async voidInFlight(): Promise<Record<ChainSide, InFlightSettled>> {
+    const none: InFlightSettled = { voided: 0, landed: 0, unresolved: 0 };
+    return { source: none, target: none };
+  }
+
   plannedFees(work: PlannedWork): ChainAmounts {
     const fee = (indices: readonly number[]) => batches(indices).length * FEE_PER_TRANSACTION;
     const indices = (votes: readonly { index: number }[]) => votes.map((vote) => vote.index);
