@@ -102,7 +102,7 @@ describe('a second signer, proven', () => {
     for (const chain of ['source', 'target']) expect(await foreign(a, chain)).toBe(0);
     expect(errorLines(a)).toEqual([]);
     expect(a.service.status()).toBe('ok');
-    const operatorLines = a.logs.records().filter((record) => String(record.msg).includes('set up its own nonce accounts'));
+    const operatorLines = a.logs.records().filter((record) => String(record.msg).includes('only manage its own nonce accounts'));
     expect(new Set(operatorLines.map((record) => record.chain))).toEqual(new Set(['source', 'target']));
   }, 60_000);
 

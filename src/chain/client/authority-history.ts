@@ -23,8 +23,9 @@ import { messageFacts, type RecentValues } from './signer-evidence.js';
  * A verified entry proves a second signer only when it is new (./signer-evidence.ts): its
  * blockhash or nonce value is one this process saw, and it is not one the baseline read listed;
  * a replayed old one is `stale`: counted in bridge_signer_evidence_unverified_total, a warn line,
- * remembered, never the cursor. One that only creates, funds or initializes this key's nonce
- * accounts is the operator's `npm run ops -- nonce init` (`operator`): an info line, not foreign.
+ * remembered, never the cursor. One that only creates, funds, initializes, withdraws or
+ * re-authorizes this key's nonce accounts is the operator's (`npm run ops -- nonce init`, or
+ * closing one by hand): `operator`, an info line, not foreign.
  * Only a verified entry (or one this process signed) becomes the cursor (`until`) of the next
  * read: a forged one never makes every later read unanswerable.
  *
@@ -273,7 +274,8 @@ export class AuthorityHistory {
     if (operator.length > 0) {
       this.#logger.info(
         { chain, transactions: operator.map(({ signature }) => signature) },
-        `${operator.length} transactions of this key set up its own nonce accounts (\`npm run ops -- nonce init\`): the operator's, not a second signer; the chain lands in nonce mode from the next cycle once every account is ready`,
+        `${operator.length} transactions of this key only manage its own nonce accounts (create, fund, initialize, withdraw or re-authorize: \`npm run ops -- nonce init\`, or the operator's hand): ` +
+          'the operator\'s, not a second signer; each account ready is a lane in nonce mode from the next cycle',
       );
     }
     const stale = lookups.filter((_, i) => found[i] === 'stale');

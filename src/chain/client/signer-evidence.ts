@@ -58,7 +58,11 @@ export interface MessageFacts {
   blockhash: string;
   /** The nonce account its first instruction advances (a durable-nonce transaction), if any. */
   advances?: string;
-  /** Every instruction creates, funds or initializes an account of this key's nonce pool: `npm run ops -- nonce init`. */
+  /**
+   * Every instruction creates, funds, initializes, withdraws or re-authorizes an account of this
+   * key's nonce pool (`npm run ops -- nonce init`, or the operator closing one): the operator's
+   * work on its own pool, which can move no vote and no transfer.
+   */
   poolSetup: boolean;
 }
 
@@ -67,7 +71,9 @@ const ASSIGN = 1;
 const TRANSFER = 2;
 const CREATE_WITH_SEED = 3;
 const ADVANCE_NONCE = 4;
+const WITHDRAW_NONCE = 5;
 const INITIALIZE_NONCE = 6;
+const AUTHORIZE_NONCE = 7;
 const ALLOCATE = 8;
 const ALLOCATE_WITH_SEED = 9;
 const ASSIGN_WITH_SEED = 10;
@@ -77,7 +83,9 @@ const SETUP_TARGET: ReadonlyMap<number, number> = new Map([
   [ASSIGN, 0],
   [TRANSFER, 1],
   [CREATE_WITH_SEED, 1],
+  [WITHDRAW_NONCE, 0],
   [INITIALIZE_NONCE, 0],
+  [AUTHORIZE_NONCE, 0],
   [ALLOCATE, 0],
   [ALLOCATE_WITH_SEED, 0],
   [ASSIGN_WITH_SEED, 0],
@@ -105,7 +113,6 @@ export function messageFacts(message: Uint8Array, poolAddresses: ReadonlySet<str
   const systemOnes = instructions.filter((instruction) => instruction.program !== COMPUTE_BUDGET_PROGRAM);
   const poolSetup =
     systemOnes.length > 0 &&
-    systemOnes.some((instruction) => instruction.tag === INITIALIZE_NONCE || instruction.tag === CREATE_WITH_SEED || instruction.tag === ALLOCATE_WITH_SEED) &&
     systemOnes.every((instruction) => {
       const target = instruction.tag === undefined ? undefined : SETUP_TARGET.get(instruction.tag);
       const account = target === undefined ? undefined : instruction.accounts[target];

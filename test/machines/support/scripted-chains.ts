@@ -8,6 +8,7 @@ import type {
   CleanupReport,
   PlannedWork,
   CheckOff,
+  InFlightSettled,
   LandingMode,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
