@@ -17,7 +17,7 @@ import { signTransaction } from './sign-transaction.js';
  * units: AdvanceNonceAccount and the two budget instructions use about 450.
  */
 
-export const VOID_UNIT_LIMIT = 1_000;
+const VOID_UNIT_LIMIT = 1_000;
 /** A blockhash's life in slots at the least (a slot makes at most one block). */
 export const VOID_RESIGN_SLOTS = 150;
 

@@ -17,7 +17,7 @@ import type { RecentValues } from './signer-evidence.js';
  * sysvar is read first: what makes a transaction new. Read at confirmed, like the vote positions.
  */
 
-export interface AuthorityChainContext {
+interface AuthorityChainContext {
   rpc: ChainRpc;
   history: AuthorityHistory;
   nonces: NoncePool;
