@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
@@ -67,7 +67,18 @@ class ClaimedChain {
       return this.entries.slice(start, end === -1 ? this.entries.length : end).slice(0, options.limit).map((entry) => ({ ...entry, err: null, blockTime: null }));
     },
     getTransactionSignatures: async (signature: string) => this.transactions.get(signature) ?? null,
+    // Two honest endpoints: both hold the lane's real value (a forged one is the pool read's alone).
+    getAccountInfoEverywhere: async () => ['a', 'b'].map((endpoint) => ({ endpoint, slot: this.slot, account: this.laneAccount() })),
   } as unknown as ChainRpc;
+
+  laneAccount(): { owner: PublicKey; lamports: number; data: Uint8Array } {
+    const data = Buffer.alloc(80);
+    data.writeUInt32LE(1, 0);
+    data.writeUInt32LE(1, 4);
+    this.authority.publicKey.toBuffer().copy(data, 8);
+    Buffer.from(bs58.decode(this.laneValue)).copy(data, 40);
+    return { owner: SystemProgram.programId, lamports: 1, data };
+  }
 
   /** Lands a transaction of `signer` (the key, or another payer listing it) with `blockhash`. */
   land(instructions: TransactionInstruction[], blockhash: string, forged = false): string {
@@ -149,7 +160,7 @@ describe('second-signer proof (pure)', () => {
           metrics,
           logger,
         });
-        const proofs = new MoveProofs({ chain: 'target', metrics, logger });
+        const proofs = new MoveProofs({ rpc: chain.rpc, authority: chain.authority.publicKey, metrics, logger });
         chain.old = { signature: chain.land([memo()], chain.seenBlockhash()), slot: chain.slot };
         // The baseline's newest entry, above the old one.
         chain.land([memo()], chain.seenBlockhash());
@@ -159,7 +170,8 @@ describe('second-signer proof (pure)', () => {
         for (const [i, events] of reads.entries()) {
           const twins = events.map((event) => apply(chain, event)).filter(Boolean).length;
           const { transactions } = await history.readNew(AbortSignal.timeout(5_000));
-          const view = { target: { balance: 0, transactions: proofs.judge(chain.moves.drain(), transactions) }, source: { balance: 0, transactions: [] } };
+          const proven = await proofs.judge(chain.moves.drain(), transactions, AbortSignal.timeout(5_000));
+          const view = { target: { balance: 0, ...proven }, source: { balance: 0, transactions: [] } };
           const decision = roleAfterRead(role, foreignTransactions(view, i), { ...SETTINGS, handoffMs: 0 }, i);
           role = decision.facts;
           expect(decision.foreign).toHaveLength(twins);

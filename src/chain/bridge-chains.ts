@@ -100,6 +100,8 @@ export interface AuthorityChainView {
    * count the read as quiet. Absent: every entry was checked.
    */
   historyIncomplete?: boolean;
+  /** Nonce moves of another signer two endpoints corroborated, without a transaction of the history (yet); absent: none. */
+  nonceMoves?: NonceMove[];
 }
 
 export type AuthorityView = Record<ChainSide, AuthorityChainView>;

@@ -155,12 +155,14 @@ export interface RoleFacts {
 /**
  * A transaction signed with the key but not by this process, as a read reports it: the
  * destination chain's first, each chain's newest first (slots of two chains do not compare).
- * Always a proven one (docs/chain-client.md, "Who signs: proof, not reports"); with the move
- * of the pool's nonce it made when the pool's reads saw it.
+ * Always a proven one (docs/chain-client.md, "Who signs: proof, not reports"): a verified
+ * transaction, with the move of the pool's nonce it made when the pool's reads saw it, or a
+ * move two endpoints corroborated.
  */
 export interface KeyUse {
   chain: ChainSide;
-  signature: string;
+  /** Absent for a nonce move two endpoints corroborated, its transaction not listed (yet). */
+  signature?: string;
   slot: number;
   nonceMove?: NonceMove;
 }
@@ -168,23 +170,27 @@ export interface KeyUse {
 /**
  * Transactions the authority's key signed that this process did not: target chain first, each
  * chain newest first. The chain client reports each once, and only with proof: found in the
- * key's history, verified and new ("Authority history"); a nonce move without such a
- * transaction is a doubt (bridge_signer_evidence_unverified_total), never reported here. So no
- * halt and no stand-down rests on one node's word.
+ * key's history, verified and new, or a nonce move two endpoints corroborate (docs/chain-client.md
+ * "Who signs: proof, not reports"); anything less is a doubt
+ * (bridge_signer_evidence_unverified_total), never reported here. So no halt and no stand-down
+ * rests on one node's word.
  */
 export function foreignTransactions(authority: AuthorityView, seenAtMs: number): ForeignTransaction[] {
-  return (['target', 'source'] as const).flatMap((chain) =>
-    authority[chain].transactions
+  return (['target', 'source'] as const).flatMap((chain) => {
+    const fromHistory = authority[chain].transactions
       .filter((transaction) => !transaction.signedHere)
-      .map(({ signature, slot, nonceMove }): ForeignTransaction => ({ chain, signature, slot, ...(nonceMove === undefined ? {} : { nonceMove }), seenAtMs }))
-      .sort((a, b) => b.slot - a.slot),
-  );
+      .map(({ signature, slot, nonceMove }): ForeignTransaction => ({ chain, signature, slot, ...(nonceMove === undefined ? {} : { nonceMove }), seenAtMs }));
+    const corroborated = (authority[chain].nonceMoves ?? []).map((nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }));
+    return [...fromHistory, ...corroborated].sort((a, b) => b.slot - a.slot);
+  });
 }
 
 /** How a use of the key is named in a line an operator reads: its transaction, and the nonce it moved. */
 export function keyUseText(use: KeyUse): string {
   const move = use.nonceMove;
-  return `transaction ${use.signature}${move === undefined ? '' : ` (it moved nonce account ${move.account} from ${move.from} to ${move.to})`}`;
+  const moved = move === undefined ? '' : `moved nonce account ${move.account} from ${move.from} to ${move.to}`;
+  if (use.signature === undefined) return `a transaction that ${moved} (two endpoints hold both values)`;
+  return `transaction ${use.signature}${moved === '' ? '' : ` (it ${moved})`}`;
 }
 
 /** BRIDGE_ON_FOREIGN_SIGNER=halt: once another signer showed, nothing more is submitted until restart. */
@@ -210,7 +216,7 @@ export function twinProblem(facts: RoleFacts, handoffMs: number): string | null 
   return (
     `another instance has been signing with this authority's key for ${Math.round(activeMs / 1000)} s, longer than ` +
     `BRIDGE_HANDOFF_SECS (${Math.round(handoffMs / 1000)} s); ` +
-    `its latest transaction is ${other.signature} on the ` +
+    `${other.signature !== undefined ? `its latest transaction is ${other.signature}` : `its latest is ${keyUseText(other)}`} on the ` +
     `${chainName(other.chain)} chain (slot ${other.slot}); this server stands by. A rollout would have ended by now: ` +
     'find and stop the other instance (SPEC §8), or raise BRIDGE_HANDOFF_SECS if the pair is an intended hot standby'
   );

@@ -87,6 +87,26 @@ describe('a second signer, proven', () => {
     expect(await unverified(a)).toBe(0);
   }, 60_000);
 
+  it('without history, two endpoints holding both values of a move prove it: a twin is caught from its third move (the first excused, the second\'s value not yet held by two)', async () => {
+    const b = (bridge = await startDevnetBridge());
+    await initNonces(b, [0]);
+    for (const node of [b.pair.source, b.pair.target]) node.faults.set({ noHistory: true });
+    const twice = (url: string) => [url, url];
+    const a = await haltingCrank(b, { sourceRpcUrls: twice(b.pair.source.url), targetRpcUrls: twice(b.pair.target.url) });
+    const twin = await haltingCrank(b);
+    for (const amount of [100n, 101n, 102n]) {
+      expect(haltedLines(a)).toEqual([]);
+      await deposit(b, { amount, sourceMint: normal(b) });
+      await twin.service.runOnce();
+      await a.service.runOnce();
+    }
+    expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(3);
+    expect(await foreign(a)).toBe(1);
+    expect(haltedLines(a)).toEqual([expect.objectContaining({ chain: 'target', nonceMove: expect.objectContaining({ account: expect.any(String) }) })]);
+    expect(a.service.health().last_error).toMatch(/^a transaction that moved nonce account \w+ from \w+ to \w+ \(two endpoints hold both values\) on the destination chain/);
+    expect(await unverified(a)).toBe(1);
+  }, 60_000);
+
   it('the operator runs `nonce init` while the server runs: its transactions are the operator\'s (0 foreign, 0 error lines), and the next cycle lands in nonce mode', async () => {
     const b = (bridge = await startDevnetBridge());
     const a = await haltingCrank(b);

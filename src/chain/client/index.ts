@@ -211,7 +211,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       metrics,
       logger: logger.child({ chain: rpc.chain }),
     });
-  const proofsFor = (chain: ChainSide): MoveProofs => new MoveProofs({ chain, metrics, logger: logger.child({ chain }) });
+  const proofsFor = (rpc: ChainRpc): MoveProofs => new MoveProofs({ rpc, authority: authorityKey, metrics, logger: logger.child({ chain: rpc.chain }) });
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
@@ -221,7 +221,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source, options.sourceChainId), target: historyFor(target.rpc, signed.target, options.targetChainId) };
-  const proofs = { source: proofsFor('source'), target: proofsFor('target') };
+  const proofs = { source: proofsFor(source.rpc), target: proofsFor(target.rpc) };
   const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
   const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });

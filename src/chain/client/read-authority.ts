@@ -43,8 +43,8 @@ async function readChain(ctx: AuthorityReadContext, chain: ChainSide, signal: Ab
   const [balance, { transactions, complete }] = await Promise.all([rpc.getBalance(ctx.authority, 'confirmed', signal), readHistory(ctx, chain, signal)]);
   ctx.metrics.authorityBalance.set({ chain }, balance);
   // Last, once nothing can fail: each move is judged once.
-  const proven = proofs.judge(nonces.moves.drain(), transactions);
-  return { balance, transactions: proven, ...(complete ? {} : { historyIncomplete: true }) };
+  const proven = await proofs.judge(nonces.moves.drain(), transactions, signal);
+  return { balance, transactions: proven.transactions, ...(proven.nonceMoves.length === 0 ? {} : { nonceMoves: proven.nonceMoves }), ...(complete ? {} : { historyIncomplete: true }) };
 }
 
 async function readHistory(ctx: AuthorityReadContext, chain: ChainSide, signal: AbortSignal): ReturnType<AuthorityHistory['readNew']> {

@@ -138,6 +138,12 @@ export interface ChainRpc {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
   /**
+   * `address` as each endpoint in service sees it, one read each, concurrently, labelled with
+   * the endpoint: for what one endpoint's word must not decide (a second endpoint corroborating
+   * a nonce move). An endpoint that fails is left out.
+   */
+  getAccountInfoEverywhere(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<Array<AccountSnapshot & { endpoint: string }>>;
+  /**
    * Several accounts in one answer, at one slot: at most MAX_MULTIPLE_ACCOUNTS addresses and
    * MAX_ACCOUNT_SLICE_BYTES of data in all (a RangeError before any request otherwise).
    */
@@ -344,6 +350,17 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
+  async function accountOn({ connection }: Endpoint, address: PublicKey, { commitment, dataSlice, minContextSlot }: GetAccountOptions): Promise<AccountSnapshot> {
+    const { context, value } = await connection.getAccountInfoAndContext(address, {
+      commitment,
+      ...(dataSlice === undefined ? {} : { dataSlice }),
+      ...(minContextSlot === undefined ? {} : { minContextSlot }),
+    });
+    const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
+    pool.observeContextSlot(context.slot);
+    return { slot: context.slot, account };
+  }
+
   async function simulateOn({ rpcFetch, url, label }: Endpoint, wire: Uint8Array, signal: AbortSignal): Promise<Simulation> {
     const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
     const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
@@ -354,17 +371,18 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     chain,
     endpoints: pool.labels(),
 
-    getAccountInfo: (address, { commitment, dataSlice, minContextSlot }, signal) =>
-      read('getAccountInfo', signal, async ({ connection }) => {
-        const { context, value } = await connection.getAccountInfoAndContext(address, {
-          commitment,
-          ...(dataSlice === undefined ? {} : { dataSlice }),
-          ...(minContextSlot === undefined ? {} : { minContextSlot }),
-        });
-        const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
-        pool.observeContextSlot(context.slot);
-        return { slot: context.slot, account };
-      }),
+    getAccountInfo: (address, options, signal) => read('getAccountInfo', signal, (endpoint) => accountOn(endpoint, address, options)),
+
+    getAccountInfoEverywhere: async (address, commitment, signal) => {
+      const answers = await Promise.allSettled(
+        pool.readOrder().map(async (endpoint) => {
+          const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, { commitment })));
+          return { ...snapshot, endpoint: endpoint.label };
+        }),
+      );
+      if (signal.aborted) throw signal.reason;
+      return answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : []));
+    },
 
     getMultipleAccounts: (addresses, { commitment, dataSlice, minContextSlot }, signal) => {
       checkMultipleAccountsRequest(addresses.length, dataSlice.length);
