@@ -16,7 +16,7 @@ import { budgetInstructions, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type 
 import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
-import { signVoid, VOID_RESIGN_SLOTS, type SignedVoid } from './nonce-void.js';
+import { signVoid, type SignedVoid } from './nonce-void.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
 import { signNextBatch, signTransaction, type Landing, type SignedBatch } from './sign-transaction.js';
 import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
@@ -206,8 +206,8 @@ type Pending = Watched & {
   versions: SignedTransaction[];
   reprice?: Reprice;
   pricedAtSlot?: number;
-  /** Nonce mode: the voids signed to make the versions unlandable (./nonce-void.ts), the newest last. */
-  voids?: SignedVoid[];
+  /** Nonce mode: the void signed against the versions' value to make them unlandable (./nonce-void.ts). */
+  void?: SignedVoid;
 };
 
 /**
@@ -312,9 +312,15 @@ export class TransactionSender {
     let voided = 0;
     for (const pending of this.pending.values()) {
       const binding = pending.signed.nonce;
-      if (binding === undefined || pending.voids !== undefined) continue;
-      await this.sendVoid(pending, binding, binding.slot, signal);
-      voided += 1;
+      if (binding === undefined || pending.void !== undefined) continue;
+      try {
+        await this.sendVoid(pending, binding, signal);
+        voided += 1;
+      } catch (err) {
+        if (signal.aborted) throw signal.reason;
+        // Signing failed (the key service): the next read voids it again; until then it is still in flight.
+        this.options.logger.warn({ err, action: pending.job.action, lane: binding.lane.toBase58() }, 'a transaction the crank no longer wants could not be voided; the next read tries again');
+      }
     }
     return voided;
   }
@@ -331,12 +337,12 @@ export class TransactionSender {
     return { landed, unresolved };
   }
 
-  private async sendVoid(pending: Pending, binding: NonceBinding, atSlot: number, signal: AbortSignal): Promise<void> {
+  private async sendVoid(pending: Pending, binding: NonceBinding, signal: AbortSignal): Promise<void> {
     const { rpc, signer, signed, nonces, logger } = this.options;
-    const voided = await signVoid({ rpc, signer, lane: binding.lane, microLamportsPerUnit: this.options.voidMicroLamportsPerUnit ?? 0, atSlot }, signal);
+    const voided = await signVoid({ signer, binding, microLamportsPerUnit: this.options.voidMicroLamportsPerUnit ?? 0 });
     signed.add(voided.signature);
     nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
-    (pending.voids ??= []).push(voided);
+    pending.void = voided;
     logger.info(
       { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
       'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
@@ -387,7 +393,7 @@ export class TransactionSender {
     if (binding === undefined) return;
     const moves = this.options.nonces?.moves;
     moves?.settled(binding.lane.toBase58(), binding.nonce, landed);
-    pending.voids?.forEach(() => moves?.settled(binding.lane.toBase58(), binding.nonce, voidLanded));
+    if (pending.void !== undefined) moves?.settled(binding.lane.toBase58(), binding.nonce, voidLanded);
   }
 
   /** The outcome when preflight refused the transaction; undefined when it is to be watched. */
@@ -435,8 +441,7 @@ export class TransactionSender {
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
         await this.watch.rebroadcast(pending.signed, sends, signal);
-        const latestVoid = pending.voids?.at(-1);
-        if (latestVoid !== undefined) await this.broadcastVoid(latestVoid, signal);
+        if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
       await sleep(pollIntervalMs, signal);
@@ -467,16 +472,14 @@ export class TransactionSender {
     if (now === undefined) return 'waiting';
     if ('gone' in now) return this.laneGone(pending, binding, now, signal);
     if (now.nonce === binding.nonce) {
-      const latestVoid = pending.voids?.at(-1);
-      if (latestVoid === undefined) await this.repriceIfDue(pending, now.slot, signal);
-      else if (now.slot - latestVoid.atSlot >= VOID_RESIGN_SLOTS) await this.sendVoid(pending, binding, now.slot, signal);
+      if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
       return 'waiting';
     }
     const final = await this.finalVersions(pending, now.slot, signal);
     if (final !== 'absent') return final;
     const { lane } = binding;
-    if (pending.voids !== undefined) {
-      const reason = `voided: this server advanced nonce ${lane.toBase58()} from ${binding.nonce} (${pending.voids.map((voided) => voided.signature).join(', ')}); none of the ${pending.versions.length} version(s) landed`;
+    if (pending.void !== undefined) {
+      const reason = `voided: this server advanced nonce ${lane.toBase58()} from ${binding.nonce} (${pending.void.signature}); none of the ${pending.versions.length} version(s) landed`;
       return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
     }
     this.options.logger.warn(
@@ -543,14 +546,11 @@ export class TransactionSender {
     return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
   }
 
-  /** Whether one of the transaction's voids is what moved its nonce. */
+  /** Whether the transaction's void is what moved its nonce. */
   private async voidLanded(pending: Pending, signal: AbortSignal): Promise<boolean> {
-    const searchHistory = this.options.rpc.hasHistory() !== false;
-    for (const voided of pending.voids ?? []) {
-      const poll = await this.watch.poll(voided.signature, searchHistory, signal);
-      if (poll.kind === 'found' && poll.status.err === null && poll.status.confirmationStatus !== 'processed') return true;
-    }
-    return false;
+    if (pending.void === undefined) return false;
+    const poll = await this.watch.poll(pending.void.signature, this.options.rpc.hasHistory() !== false, signal);
+    return poll.kind === 'found' && poll.status.confirmationStatus !== 'processed';
   }
 
   private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
