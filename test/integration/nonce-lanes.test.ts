@@ -1,4 +1,10 @@
-import { ComputeBudgetProgram, Keypair, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import { Registry } from 'prom-client';
+import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { createBridgeChains } from '../../src/chain/client/index.js';
+import { ownNextIndex } from '../../src/chain/authority-position.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { captureLogs } from '../support/log-capture.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../src/chain/nonce-account.js';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
@@ -123,5 +129,53 @@ describe('versions the crank no longer wants', () => {
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(1);
     expect(await metricValue(a.metrics.foreignSignatures, { chain: 'target' })).toBe(0);
     expect(await metricValue(a.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(0);
+  }, 60_000);
+});
+
+describe('voidInFlight, for shutdown', () => {
+  it('voids every nonce-mode transaction in flight and waits for each outcome: unresolved 0, and a copy of a version sent afterwards cannot land', async () => {
+    const b = (bridge = await startDevnetBridge());
+    await initNonces(b, [0]);
+    const wires: string[] = [];
+    const programId = new PublicKey(b.world.programId);
+    const chains = createBridgeChains(
+      {
+        sourceRpcUrl: b.pair.source.url,
+        targetRpcUrl: b.pair.target.url,
+        sourceChainId: b.world.source.chainId,
+        targetChainId: b.world.target.chainId,
+        sourceProgramId: programId,
+        targetProgramId: programId,
+        signer: new FileKeySigner(b.authorities[0]!),
+        rpcTimeoutMs: 5_000,
+        sourceReadCommitment: 'confirmed',
+        priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+        nonceAccounts: 2,
+        metrics: createMetrics(new Registry()),
+        logger: captureLogs('info').logger,
+      },
+      { submitTiming: { pollIntervalMs: 10, rebroadcastIntervalMs: 100, confirmTimeoutMs: 1_000 }, fetch: recordingSends(wires) },
+    );
+    await deposit(b, { amount: 100n, sourceMint: normal(b) });
+    const view = await chains.readState(AbortSignal.timeout(10_000), { entriesPerPosition: 16 });
+    expect(chains.landingModes().target).toBe('nonce');
+    const next = ownNextIndex(view.withdrawals.header, view.authority, { chain: 'target' });
+    const entry = view.deposits.entries.get(next)!;
+    const vote = { index: next, approve: true, amount: entry.amount.toString(), recipient: entry.recipient, sourceMint: entry.sourceMint };
+    b.pair.target.faults.set({ dropTransactions: 10_000 });
+    await expect(chains.ackDeposits([vote], AbortSignal.timeout(10_000))).rejects.toMatchObject({ context: { outcome: 'unknown' } });
+    expect(chains.versionsInFlight().target).toBeGreaterThan(0);
+    const leftInFlight = [...wires];
+    b.pair.target.faults.set({ dropTransactions: 0 });
+
+    const settled = await chains.voidInFlight(AbortSignal.timeout(10_000));
+    expect(settled).toEqual({ source: { voided: 0, landed: 0, unresolved: 0 }, target: { voided: 1, landed: 0, unresolved: 0 } });
+    expect(chains.versionsInFlight()).toEqual({ source: 0, target: 0 });
+    const connection = devnetConnection(b.pair.target.url, AbortSignal.timeout(10_000));
+    const signatures = await Promise.all(leftInFlight.map((wire) => connection.sendRawTransaction(Buffer.from(wire, 'base64'), { skipPreflight: true })));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const statuses = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
+    expect(statuses.value.filter((status) => status !== null)).toEqual([]);
+    expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(0);
   }, 60_000);
 });
