@@ -142,7 +142,8 @@ export class NoncePool implements HeaderCompanions {
     const inUse = states.filter((state) => state.kind === 'ready').length;
     const line =
       this.#mode === 'nonce'
-        ? `the ${chain} chain lands transactions in nonce mode (${inUse} of ${states.length} nonce accounts in use)`
+        ? `the ${chain} chain lands transactions in nonce mode (${inUse} of ${states.length} nonce accounts in use` +
+          `${missing === 0 ? '' : `; ${missing} missing: \`npm run ops -- nonce init\` creates them`})`
         : `the ${chain} chain lands transactions in blockhash mode: ${missing} of ${states.length} nonce accounts missing` +
           `${unusable.length === 0 ? '' : `, unusable: ${unusable.join('; ')}`}; ` +
           `\`npm run ops -- nonce init\` creates them (${NONCE_ACCOUNT_RENT_LAMPORTS} lamports of rent each, returned when closed); ` +
