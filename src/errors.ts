@@ -53,8 +53,8 @@ export interface BridgeErrorContexts {
     retryAfterRefused?: string;
     endpoint?: string;
   };
-  /** A lane of the nonce pool is not this authority's initialized nonce account: `reason` says what it is instead. */
-  CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: ChainSide; reason: string };
+  /** A lane of the nonce pool is not this authority's initialized nonce account: `reason` says what it is instead, as read at `slot`. */
+  CHAIN__INVALID_NONCE_ACCOUNT: { account: string; chain: ChainSide; reason: string; slot: number };
   /** A tracker stores other chain ids than configured; `variable` names the setting to check. */
   CHAIN__INVALID_CHAIN_ID: { account: string; variable: string; expected: number; actual: number };
   /** The authority cannot pay what `npm run ops -- nonce init` would pay on a chain: `needed` is that plus its own rent-exempt minimum. */
@@ -153,7 +153,8 @@ export interface BridgeErrorWords {
   CHAIN__INVALID_VOTE: { shown: string };
   /** `what` failed, `reason` (bounded), and `advice` when the kind of failure has one. */
   CHAIN__RPC_FAILED: { what: string; reason: string; advice?: string };
-  CHAIN__INVALID_NONCE_ACCOUNT: Record<string, never>;
+  /** `fix`: what makes the account usable again. */
+  CHAIN__INVALID_NONCE_ACCOUNT: { fix: string };
   CHAIN__INVALID_CHAIN_ID: { tracker: string; field: string };
   CHAIN__INSUFFICIENT_FUNDS: Record<string, never>;
   CHAIN__AUTHORITY_NOT_FOUND: { tracker: string; authorityCount: number };
@@ -189,9 +190,9 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
   CHAIN__MALFORMED_INSTRUCTION: ({ instruction, reason, anchorCode }, { anchorName }) => `instruction ${instruction}: ${reason} (Anchor error ${anchorCode} ${anchorName})`,
   CHAIN__INVALID_VOTE: ({ field, reason }, { shown }) => `${field} is ${shown}, ${reason}`,
   CHAIN__RPC_FAILED: (_context, { what, reason, advice }) => `${what} failed: ${reason}${advice === undefined ? '' : ` (${advice})`}`,
-  CHAIN__INVALID_NONCE_ACCOUNT: ({ account, chain, reason }) =>
-    `nonce account ${account} on the ${chainName(chain)} chain ${reason}: ` +
-    '`npm run ops -- nonce init` creates the missing ones; the next cycle reads the pool again and lands in blockhash mode until every account is usable',
+  CHAIN__INVALID_NONCE_ACCOUNT: ({ account, chain, reason }, { fix }) =>
+    `nonce account ${account} on the ${chainName(chain)} chain ${reason}: its lane is out of use from the next cycle, ` +
+    `its actions move to the pool's other lanes, and the chain lands in blockhash mode when no lane is left; ${fix}`,
   CHAIN__INVALID_CHAIN_ID: ({ account, variable, expected, actual }, { tracker, field }) =>
     `${tracker} ${account} stores ${field} ${actual}, but ${variable} is ${expected}; set ${variable} to the chain id the bridge was deployed with`,
   CHAIN__INSUFFICIENT_FUNDS: ({ authority, chain, chainId, lamports, needed, paying }) =>

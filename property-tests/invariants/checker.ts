@@ -90,7 +90,8 @@ export class InvariantChecker {
       for (const signature of crank.reportedLanded) {
         if (!landed.has(signature)) problems.push(`8: ${who} counts transaction ${signature} as landed; the chains did not land it`);
       }
-      const uncounted = [...landed].filter((signature) => !crank.reportedLanded.has(signature));
+      // A void only advances the crank's own nonce: no action's transaction, never counted as one.
+      const uncounted = [...landed].filter((signature) => !crank.reportedLanded.has(signature) && !crank.voids.has(signature));
       this.lag = Math.max(this.lag, uncounted.length);
       for (const signature of uncounted) {
         const unresolved = crank.declaredUnknown(signature) || crank.leftInFlight.has(signature);

@@ -246,11 +246,12 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
  * 5,000 (its one signature) + ceil(cap × min(1,400,000, n × 200,000) / 10^6) lamports
  * (docs/chain-client.md, "Compute budget and priority fees", its lamports per transaction),
  * whatever the fee history said, until the chain refused a transaction for compute (nothing in
- * this model makes it: the costs never change).
+ * this model makes it: the costs never change). One of no bridge instruction is a void (it only
+ * advances the crank's nonce: docs/chain-client.md, "Bounded in flight"), a 1,000-unit limit.
  */
 function withinFeeCap(record: LedgerRecord, capMicroLamports: number, who: string): string[] {
   const cap = BigInt(capMicroLamports);
-  const units = BigInt(Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING));
+  const units = BigInt(record.instructions.length === 0 ? VOID_UNIT_LIMIT : Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING));
   const bound = LAMPORTS_PER_SIGNATURE + (cap * units + 999_999n) / 1_000_000n;
   const what = `${who}'s transaction ${record.signature} of ${record.instructions.length} bridge instruction(s)`;
   return [
@@ -262,6 +263,7 @@ function withinFeeCap(record: LedgerRecord, capMicroLamports: number, who: strin
 const LAMPORTS_PER_SIGNATURE = 5_000n;
 const MAX_COMPUTE_UNITS = 1_400_000;
 const UNITS_PER_INSTRUCTION_CEILING = 200_000;
+const VOID_UNIT_LIMIT = 1_000;
 
 /**
  * 4 (and rule 3.1 for 2): an honest authority proposes exactly the source's data, approves

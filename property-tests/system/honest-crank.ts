@@ -34,6 +34,8 @@ export class HonestCrank {
   private readonly firstVersion = new Map<string, string>();
   /** Of those, the ones a later call found landed with an error (resolved, so no longer unknown). */
   readonly settledWithError = new Set<string>();
+  /** Voids the crank signed (docs/chain-client.md, "Bounded in flight"): its own, never an action's transaction. */
+  readonly voids = new Set<string>();
   /** Sent by an earlier life of this authority's server and not landed when it restarted: the new life may never count them. */
   readonly leftInFlight = new Set<string>();
   /** What /health's total said when each earlier life stopped: a new process counts from 0. */
@@ -137,6 +139,7 @@ export class HonestCrank {
       this.firstVersion.set(String(signature), this.firstOf(String(replaces)));
     }
     if (line.includes(SETTLED_WITH_ERROR)) this.settledWithError.add(String((JSON.parse(line) as Record<string, unknown>)['signature']));
+    if (line.includes(VOIDED)) this.voids.add(String((JSON.parse(line) as Record<string, unknown>)['void']));
     if (line.includes('"msg":"crank cycle started"')) this.cyclesStarted += 1;
     if (line.includes('"msg":"crank cycle finished"')) this.cyclesFinished += 1;
     if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
@@ -160,6 +163,9 @@ export class HonestCrank {
 
 /** The chain client's log line when it signs a higher-priced version against the same nonce value (transaction-sender.ts). */
 const RESIGNED = '"msg":"not landed yet: signed again one escalation step higher against the same nonce value"';
+
+/** The chain client's log line when it voids a transaction it no longer wants (transaction-sender.ts). */
+const VOIDED = '"msg":"a transaction the crank no longer wants is voided';
 
 /** The chain client's log line when a pending transaction turns out to have landed with an error (transaction-sender.ts). */
 const SETTLED_WITH_ERROR = '"msg":"an earlier transaction of this action landed with an error"';

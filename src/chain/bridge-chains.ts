@@ -31,6 +31,25 @@ export interface BridgeChains {
   pendingTransactions(): number;
   /** The signing lease on the destination chain; absent: this client has none (every instance decides by the quiet window alone). */
   readonly lease?: SigningLease;
+  /** Versions of this server's transactions that may still land, per chain: /health names it. */
+  versionsInFlight(): Record<ChainSide, number>;
+  /**
+   * For shutdown: voids every nonce-mode transaction in flight (the crank advances its nonce
+   * itself, docs/chain-client.md "Bounded in flight"), then waits for the outcome of every
+   * transaction in flight, until `signal` aborts. After it resolves with `unresolved` 0 on both
+   * chains, no transaction this process signed can land any more.
+   */
+  voidInFlight(signal: AbortSignal): Promise<Record<ChainSide, InFlightSettled>>;
+}
+
+/** What voiding and settling the transactions in flight found on one chain. */
+export interface InFlightSettled {
+  /** Nonce-mode transactions a void was signed for. */
+  voided: number;
+  /** Transactions one of whose versions landed (with an error or not) after all. */
+  landed: number;
+  /** Transactions still without an outcome when the wait ended (the signal aborted). */
+  unresolved: number;
 }
 
 /**
@@ -77,14 +96,17 @@ export type ChainAmounts = Record<ChainSide, number>;
 export interface AuthorityTransaction {
   signature: string;
   slot: number;
-  /** This process signed it; false: someone else holds the key (a second signer). */
+  /** This process signed it; false: someone else holds the key (a second signer), proven (docs/chain-client.md, "Who signs: proof, not reports"). */
   signedHere: boolean;
+  /** The move of this authority's nonce it made, when the pool's reads saw it. */
+  nonceMove?: NonceMove;
 }
 
 /**
  * A nonce of this authority's pool that moved from `from` to `to` (seen at `slot`) with no
- * transaction of this process landing: the key signed a transaction elsewhere
- * (docs/chain-client.md, "Who signs, from the nonces").
+ * transaction of this process landing, proven by the transaction that moved it (found in the
+ * key's history and verified): the key signed a transaction elsewhere (docs/chain-client.md,
+ * "Who signs, from the nonces").
  */
 export interface NonceMove {
   account: Base58;
@@ -104,7 +126,7 @@ export interface AuthorityChainView {
    * count the read as quiet. Absent: every entry was checked.
    */
   historyIncomplete?: boolean;
-  /** Nonce moves of another signer since the previous readAuthority, oldest first; absent: none. */
+  /** Nonce moves of another signer two endpoints corroborated, without a transaction of the history (yet); absent: none. */
   nonceMoves?: NonceMove[];
 }
 

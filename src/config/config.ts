@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
+import { MAX_NONCE_ACCOUNTS } from '../chain/nonce-account.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import {
@@ -71,9 +72,6 @@ export const DEFAULTS = {
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
   BRIDGE_NONCE_ACCOUNTS: '2',
 } as const;
-
-/** Most durable-nonce accounts per chain: more lanes than the chain's crank actions buy nothing (docs/chain-client.md). */
-export const MAX_NONCE_ACCOUNTS = 8;
 
 const DAY_MS = 86_400_000;
 // With no (or a sub-second) poll interval, cycles still take about a second each.

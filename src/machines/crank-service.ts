@@ -21,6 +21,7 @@ import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemet
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
 import type { LeaseStepOutcome, LeaseWant } from './lease.js';
+import { releaseLeaseOnStop } from './lease-release.js';
 import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
 
@@ -166,6 +167,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       checksOff: options.chains.checksOff(),
       landingModes: options.chains.landingModes(),
       leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
+      versionsInFlight: options.chains.versionsInFlight(),
     });
   }
 
@@ -213,33 +215,9 @@ export function startCrank(options: StartCrankOptions): CrankService {
     }
     requests.rejectAll(stoppedError({ when: 'before_cycle' }));
     inspection.stop();
-    await releaseLease(settled, deadlineAtMs - Date.now());
+    await releaseLeaseOnStop({ lease, held: actor.getSnapshot().context.health.lease, chains: options.chains, log, settled, remainingMs: deadlineAtMs - Date.now() });
     metrics.crankEnabled.set(0);
     log.info('crank stopped');
-  }
-
-  /**
-   * A graceful stop hands over: once the cycle ran to its end and no transaction's outcome is
-   * left unknown, the lease is released, within what is left of the deadline, and a standby
-   * takes it at its next look. A cycle cut at the deadline, or a transaction still pending (the
-   * hook for voiding in-flight durable-nonce versions), keeps the lease: the standby then waits
-   * the quiet window, as after a crash.
-   */
-  async function releaseLease(settled: boolean, remainingMs: number): Promise<void> {
-    const held = actor.getSnapshot().context.health.lease;
-    if (lease === undefined || held.status !== 'held' || held.value === null) return;
-    const pending = options.chains.pendingTransactions();
-    if (!settled || pending > 0 || remainingMs <= 0) {
-      log.warn({ settled, pending, remainingMs }, 'crank: keeping the signing lease: work may still be in flight; a standby of this key waits the quiet window, as after a crash');
-      return;
-    }
-    try {
-      const released = await lease.release(held.value, AbortSignal.timeout(remainingMs));
-      if (released.released) log.info({ signature: released.signature, slot: released.slot }, 'crank: released the signing lease: a standby of this key takes it at its next look');
-      else log.warn({ why: released.why }, 'crank: the signing lease was not released; a standby of this key waits the quiet window');
-    } catch (err) {
-      log.warn({ err: describeError(err) }, 'crank: releasing the signing lease failed; a standby of this key waits the quiet window, as after a crash');
-    }
   }
 
   /** Resolves true once the actor has reached its final state (or failed), false at the deadline. */

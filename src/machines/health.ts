@@ -237,6 +237,8 @@ export const crankHealthSchema = z.strictObject({
   lease: z
     .strictObject({ status: z.enum(LEASE_STATUSES), since: z.int().nullable(), may_take_at: z.int().optional(), note: z.string().optional() })
     .optional(),
+  /** An enabled crank only: versions of this server's transactions that may still land, per chain (docs/chain-client.md, "Bounded in flight"). */
+  versions_in_flight: z.strictObject({ source: z.int().nonnegative(), target: z.int().nonnegative() }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -264,6 +266,7 @@ export interface HealthExtras {
   landingModes: Record<ChainSide, LandingMode>;
   /** While the lease is `waiting`: when this instance may take it over (role.ts mayTakeOverAtMs). */
   leaseMayTakeAtMs: number;
+  versionsInFlight: Record<ChainSide, number>;
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -282,6 +285,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,
+    versions_in_flight: extras.versionsInFlight,
     ...(facts.lease.status === 'off' ? {} : { lease: leaseView(facts.lease, extras.leaseMayTakeAtMs) }),
   };
 }

@@ -191,38 +191,42 @@ export type WaitReason = 'other_signer' | 'history_incomplete';
 /**
  * A transaction signed with the key but not by this process, as a read reports it: the
  * destination chain's first, each chain's newest first (slots of two chains do not compare).
- * Seen in the history (its signature) or as a nonce of the pool that moved (the nonce; the
- * transaction itself is not known).
+ * Always a proven one (docs/chain-client.md, "Who signs: proof, not reports"): a verified
+ * transaction, with the move of the pool's nonce it made when the pool's reads saw it, or a
+ * move two endpoints corroborated.
  */
 export interface KeyUse {
   chain: ChainSide;
+  /** Absent for a nonce move two endpoints corroborated, its transaction not listed (yet). */
   signature?: string;
   slot: number;
   nonceMove?: NonceMove;
 }
 
 /**
- * Transactions the authority's key signed that this process did not: target chain first,
- * each chain newest first. The chain client reports each once: a nonce of the pool that moved
- * without this process ("Who signs, from the nonces"), and a transaction in the key's history
- * that landed after this process's first read ("Authority history"). One transaction can show
- * in both.
+ * Transactions the authority's key signed that this process did not: target chain first, each
+ * chain newest first. The chain client reports each once, and only with proof: found in the
+ * key's history, verified and new, or a nonce move two endpoints corroborate (docs/chain-client.md
+ * "Who signs: proof, not reports"); anything less is a doubt
+ * (bridge_signer_evidence_unverified_total), never reported here. So no halt and no stand-down
+ * rests on one node's word.
  */
 export function foreignTransactions(authority: AuthorityView, seenAtMs: number): ForeignTransaction[] {
   return (['target', 'source'] as const).flatMap((chain) => {
     const fromHistory = authority[chain].transactions
       .filter((transaction) => !transaction.signedHere)
-      .map(({ signature, slot }): ForeignTransaction => ({ chain, signature, slot, seenAtMs }));
-    const fromNonces = (authority[chain].nonceMoves ?? []).map((nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }));
-    return [...fromHistory, ...fromNonces].sort((a, b) => b.slot - a.slot);
+      .map(({ signature, slot, nonceMove }): ForeignTransaction => ({ chain, signature, slot, ...(nonceMove === undefined ? {} : { nonceMove }), seenAtMs }));
+    const corroborated = (authority[chain].nonceMoves ?? []).map((nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }));
+    return [...fromHistory, ...corroborated].sort((a, b) => b.slot - a.slot);
   });
 }
 
-/** How a use of the key is named in a line an operator reads: its transaction, or the nonce it moved. */
+/** How a use of the key is named in a line an operator reads: its transaction, and the nonce it moved. */
 export function keyUseText(use: KeyUse): string {
-  if (use.signature !== undefined) return `transaction ${use.signature}`;
   const move = use.nonceMove;
-  return `a transaction that moved nonce account ${move?.account} from ${move?.from} to ${move?.to}`;
+  const moved = move === undefined ? '' : `moved nonce account ${move.account} from ${move.from} to ${move.to}`;
+  if (use.signature === undefined) return `a transaction that ${moved} (two endpoints hold both values)`;
+  return `transaction ${use.signature}${moved === '' ? '' : ` (it ${moved})`}`;
 }
 
 /** BRIDGE_ON_FOREIGN_SIGNER=halt: once another signer showed, nothing more is submitted until restart. */

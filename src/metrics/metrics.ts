@@ -205,6 +205,12 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    signerEvidenceUnverified: new Counter({
+      name: 'bridge_signer_evidence_unverified_total',
+      help: 'Signs of a second signer that could not be proven, by chain: a nonce move whose transaction was not found and verified, or a history entry signed with the key that is not new (a replay). Neither halts nor stands the server down.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
     authorityMinBalance: new Gauge({
       name: 'bridge_authority_min_balance_lamports',
       help: 'Early-warning fee balance (BRIDGE_MIN_BALANCE_LAMPORTS), by chain: below it /health is degraded.',

@@ -9,8 +9,9 @@ import { initNonces } from './support/nonces.js';
 import { deposit } from './support/transactions.js';
 
 /**
- * Second-signer detection against the devnet over real HTTP (issue 31): from the nonces, with no
- * history at all; and from the authority key's history (the security review), where transfers
+ * Second-signer detection against the devnet over real HTTP (issue 31): the nonces with no
+ * history at all, which only raise a doubt (issue 39: a move is no proof without the
+ * transaction that made it); and the authority key's history (the security review), where transfers
  * that merely name the key cannot hide a twin's transaction, and a lying history node's forged
  * "authority" transactions neither halt the server nor poison the reads after them.
  */
@@ -40,8 +41,8 @@ async function spamTransfers(b: DevnetBridge, count: number): Promise<void> {
 const foreignSignatures = (crank: BridgeCrank) => metricValue(crank.metrics.foreignSignatures, { chain: 'target' });
 const haltedLines = (crank: BridgeCrank) => crank.logs.records().filter((record) => record['halted'] === true);
 
-describe('the nonces as the first signal', () => {
-  it('without any history: a twin\'s votes move the shared nonce, and the instance halts on the second move it sees (the first is excused: a previous life\'s)', async () => {
+describe('the nonces without history', () => {
+  it('without any history: a twin\'s votes move the shared nonce, but nothing proves who signed: no halt, each move counted as unverified evidence with a warn line', async () => {
     const b = (bridge = await startDevnetBridge());
     await initNonces(b, [0]);
     for (const node of [b.pair.source, b.pair.target]) node.faults.set({ noHistory: true });
@@ -54,9 +55,13 @@ describe('the nonces as the first signal', () => {
       expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(i + 1);
       await a.service.runOnce();
     }
-    expect(await foreignSignatures(a)).toBe(1);
-    expect(haltedLines(a)).toEqual([expect.objectContaining({ chain: 'target', nonceMove: expect.objectContaining({ slot: expect.any(Number) }) })]);
-    expect(a.service.health().last_error).toMatch(/^a transaction that moved nonce account \w+ from \w+ to \w+ on the destination chain \(slot \d+\) was signed with this authority's key but not by this server/);
+    await a.service.runOnce();
+    expect(await foreignSignatures(a)).toBe(0);
+    expect(haltedLines(a)).toEqual([]);
+    // The first move is from the value a first saw (its previous life's, perhaps): excused; the second is a doubt.
+    expect(await metricValue(a.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
+    expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', moves: [expect.objectContaining({ slot: expect.any(Number) })] }));
+    expect(a.service.status()).toBe('ok');
     expect(await foreignSignatures(twin)).toBe(0);
   }, 60_000);
 });

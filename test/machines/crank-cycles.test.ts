@@ -73,6 +73,7 @@ describe('crank cycles', () => {
       role: 'active',
       role_since: START_SECONDS,
       landing_mode: { source: 'blockhash', target: 'blockhash' },
+      versions_in_flight: { source: 0, target: 0 },
     });
     await vi.advanceTimersByTimeAsync(14_999);
     expect(chains.callsOf('readState')).toHaveLength(1);

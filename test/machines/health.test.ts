@@ -89,7 +89,7 @@ describe('healthVerdict', () => {
 });
 
 describe('crankHealth: the signer the public /health names', () => {
-  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0 };
+  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 } };
   const verdict = { status: 'ok' as const, problems: [] };
 
   it.each([

@@ -7,6 +7,7 @@ import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import { isLeaseOperation } from '../lease-account.js';
 import { isHistoryUnavailable, type ChainRpc, type TransactionSignatures } from '../rpc/chain-rpc.js';
 import { mapBounded } from './concurrency.js';
+import { messageFacts, type RecentValues } from './signer-evidence.js';
 
 /**
  * Which transactions signed by the authority key landed on one chain since the previous read,
@@ -20,6 +21,12 @@ import { mapBounded } from './concurrency.js';
  * forged listing) is ignored, counted once in bridge_history_unverified_total and remembered,
  * so it is neither fetched nor counted again; one the node cannot produce (null) is ignored and
  * remembered alike, uncounted (a pruned node, an airdrop on the devnet).
+ * A verified entry proves a second signer only when it is new (./signer-evidence.ts): its
+ * blockhash or nonce value is one this process saw, and it is not one the baseline read listed;
+ * a replayed old one is `stale`: counted in bridge_signer_evidence_unverified_total, a warn line,
+ * remembered, never the cursor. One that only creates, funds, initializes, withdraws or
+ * re-authorizes this key's nonce accounts is the operator's (`npm run ops -- nonce init`, or
+ * closing one by hand): `operator`, an info line, not foreign.
  * Only a verified entry (or one this process signed) becomes the cursor (`until`) of the next
  * read: a forged one never makes every later read unanswerable.
  *
@@ -72,20 +79,37 @@ export class SignedSignatures {
   }
 }
 
+/** A transaction signed by the key; a foreign durable-nonce one says what it advanced. */
+export interface HistoryTransaction extends AuthorityTransaction {
+  /** The nonce account it advanced and the value it advanced from. */
+  advanced?: { account: string; from: string };
+}
+
 /** What one read found. */
 export interface HistoryRead {
   /** Signed by the authority key, landed since the previous read, newest first. */
-  transactions: AuthorityTransaction[];
+  transactions: HistoryTransaction[];
   /** False when the bounds left entries unchecked: whether another key signed in them is unknown. */
   complete: boolean;
 }
 
 /**
- * A listed entry, checked: `own` this process signed it; `foreign` the key signed it elsewhere;
- * `listed` it names the key without its signature; `missing` the node cannot produce it (an
- * airdrop on the devnet, a pruned node); `unverified` its signatures do not match.
+ * A listed entry, checked: `own` this process signed it; `foreign` the key signed it elsewhere,
+ * new; `operator` the key signed it to set up its own nonce pool; `stale` the key signed it but
+ * it is not new (a replay); `listed` it names the key without its signature; `missing` the node
+ * cannot produce it (an airdrop on the devnet, a pruned node); `unverified` its signatures do
+ * not match.
  */
-type Verdict = 'own' | 'foreign' | 'listed' | 'missing' | 'unverified';
+type Verdict = 'own' | 'foreign' | 'operator' | 'stale' | 'listed' | 'missing' | 'unverified';
+
+/** Verdicts never looked up again. */
+type Ignored = 'missing' | 'unverified' | 'stale';
+
+interface Checked {
+  verdict: Verdict;
+  /** A foreign durable-nonce transaction: the account it advanced and the value it advanced from. */
+  advanced?: { account: string; from: string };
+}
 
 interface Listed {
   signature: string;
@@ -102,7 +126,11 @@ export class AuthorityHistory {
   readonly #metrics: Metrics;
   readonly #logger: Logger;
   /** Entries found unverified or missing, never looked up again. */
-  readonly #ignored = new Map<string, 'missing' | 'unverified'>();
+  readonly #ignored = new Map<string, Ignored>();
+  readonly #recent: RecentValues;
+  readonly #poolAddresses: ReadonlySet<string>;
+  /** The baseline read's entries: landed before this process's first read, never new. */
+  readonly #beforeBaseline = new Set<string>();
   /** The newest entry accounted for; undefined before the baseline is found, null when the address had no verified history. */
   #cursor: Listed | null | undefined;
   /** While looking for the baseline: the oldest entry of a page found all unverified, to list past. */
@@ -110,7 +138,21 @@ export class AuthorityHistory {
   /** The signing lease's address on this chain, if it has one: another instance's lease operations are not a second signer's votes. */
   readonly #lease: PublicKey | undefined;
 
-  constructor(options: { rpc: ChainRpc; authority: PublicKey; signed: SignedSignatures; metrics: Metrics; logger: Logger; lease?: PublicKey }) {
+  constructor(options: {
+    rpc: ChainRpc;
+    authority: PublicKey;
+    signed: SignedSignatures;
+    /** Blockhashes and nonce values this process saw: what makes an entry new. */
+    recent: RecentValues;
+    /** Every address of this key's nonce pool on the chain (./signer-evidence.ts `poolAddressSet`). */
+    poolAddresses: ReadonlySet<string>;
+    metrics: Metrics;
+    logger: Logger;
+    /** The signing lease's address (src/chain/lease-account.ts): its operations are no vote. */
+    lease?: PublicKey;
+  }) {
+    this.#recent = options.recent;
+    this.#poolAddresses = options.poolAddresses;
     this.#rpc = options.rpc;
     this.#lease = options.lease;
     this.#authority = options.authority;
@@ -146,15 +188,18 @@ export class AuthorityHistory {
     if (listing === undefined) return NOTHING;
     const oldestFirst = [...listing.entries].reverse();
     const verdicts = await this.#check(oldestFirst, HISTORY_MAX_LOOKUPS, signal);
-    const transactions: AuthorityTransaction[] = [];
+    const transactions: HistoryTransaction[] = [];
     let checked = 0;
     for (const entry of oldestFirst) {
-      const verdict = verdicts.get(entry.signature);
-      if (verdict === undefined) break;
+      const checkedEntry = verdicts.get(entry.signature);
+      if (checkedEntry === undefined) break;
       checked += 1;
-      if (verdict === 'unverified' || verdict === 'missing') continue;
+      const { verdict, advanced } = checkedEntry;
+      if (isIgnored(verdict)) continue;
       this.#cursor = { signature: entry.signature, slot: entry.slot };
-      if (verdict === 'own' || verdict === 'foreign') transactions.unshift({ signature: entry.signature, slot: entry.slot, signedHere: verdict === 'own' });
+      if (verdict === 'own' || verdict === 'foreign') {
+        transactions.unshift({ signature: entry.signature, slot: entry.slot, signedHere: verdict === 'own', ...(advanced === undefined ? {} : { advanced }) });
+      }
     }
     const complete = !listing.truncated && checked === oldestFirst.length;
     if (listing.truncated) {
@@ -184,12 +229,13 @@ export class AuthorityHistory {
     // signer's, and one node's inflated slot must not make the baseline unreadable.
     const options = { limit: HISTORY_PAGE_LIMIT, ...(this.#baselineBefore === undefined ? {} : { before: this.#baselineBefore }) };
     const page = (await this.#rpc.getSignaturesForAddress(this.#authority, options, signal)).map(({ signature, slot }) => ({ signature, slot }));
+    for (const { signature } of page) this.#beforeBaseline.add(signature);
     // One round of lookups: only the newest verified entry matters.
     const verdicts = await this.#check(page, HISTORY_LOOKUP_CONCURRENCY, signal);
     for (const entry of page) {
-      const verdict = verdicts.get(entry.signature);
+      const verdict = verdicts.get(entry.signature)?.verdict;
       if (verdict === undefined) return;
-      if (verdict !== 'unverified' && verdict !== 'missing') {
+      if (!isIgnored(verdict)) {
         this.#cursor = { signature: entry.signature, slot: entry.slot };
         return;
       }
@@ -202,23 +248,57 @@ export class AuthorityHistory {
    * The verdict on each entry, in order, until the lookup bound (none from the first entry past it
    * on); entries this process signed need no lookup.
    */
-  async #check(entries: readonly Listed[], maxLookups: number, signal: AbortSignal): Promise<Map<string, Verdict>> {
-    const verdicts = new Map<string, Verdict>();
+  async #check(entries: readonly Listed[], maxLookups: number, signal: AbortSignal): Promise<Map<string, Checked>> {
+    const verdicts = new Map<string, Checked>();
     const lookups: Listed[] = [];
     for (const entry of entries) {
-      if (this.#signed.has(entry.signature)) verdicts.set(entry.signature, 'own');
-      else if (this.#ignored.has(entry.signature)) verdicts.set(entry.signature, this.#ignored.get(entry.signature)!);
+      if (this.#signed.has(entry.signature)) verdicts.set(entry.signature, { verdict: 'own' });
+      else if (this.#ignored.has(entry.signature)) verdicts.set(entry.signature, { verdict: this.#ignored.get(entry.signature)! });
       else if (lookups.length < maxLookups) lookups.push(entry);
       else break;
     }
     const found = await mapBounded(lookups, HISTORY_LOOKUP_CONCURRENCY, signal, async (entry, lookupSignal) =>
-      verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority, this.#lease),
+      this.#judge(verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority, this.#lease), entry.signature),
     );
     lookups.forEach((entry, i) => {
-      const verdict = found[i]!;
-      verdicts.set(entry.signature, verdict);
-      if (verdict === 'missing' || verdict === 'unverified') this.#ignore(entry.signature, verdict);
+      const checked = found[i]!;
+      verdicts.set(entry.signature, checked);
+      if (isIgnored(checked.verdict)) this.#ignore(entry.signature, checked.verdict);
     });
+    this.#sayChecked(lookups, found.map(({ verdict }) => verdict));
+    return verdicts;
+  }
+
+  /** A verified transaction the key signed: the operator's nonce setup, a replay, or a second signer's. */
+  #judge(checked: { verdict: Verdict; message?: Uint8Array }, signature: string): Checked {
+    if (checked.verdict !== 'foreign' || checked.message === undefined) return { verdict: checked.verdict };
+    const facts = messageFacts(checked.message, this.#poolAddresses);
+    if (facts === undefined) return { verdict: 'unverified' };
+    // Looking for the baseline: any verified transaction of the key is one; none is reported.
+    if (this.#cursor === undefined) return { verdict: 'foreign' };
+    if (facts.poolSetup) return { verdict: 'operator' };
+    if (this.#beforeBaseline.has(signature) || !this.#recent.has(facts.blockhash)) return { verdict: 'stale' };
+    return { verdict: 'foreign', ...(facts.advances === undefined ? {} : { advanced: { account: facts.advances, from: facts.blockhash } }) };
+  }
+
+  #sayChecked(lookups: readonly Listed[], found: readonly Verdict[]): void {
+    const chain = this.#rpc.chain;
+    const operator = lookups.filter((_, i) => found[i] === 'operator');
+    if (operator.length > 0) {
+      this.#logger.info(
+        { chain, transactions: operator.map(({ signature }) => signature) },
+        `${operator.length} transactions of this key only manage its own nonce accounts (create, fund, initialize, withdraw or re-authorize: \`npm run ops -- nonce init\`, or the operator's hand): ` +
+          'the operator\'s, not a second signer; each account ready is a lane in nonce mode from the next cycle',
+      );
+    }
+    const stale = lookups.filter((_, i) => found[i] === 'stale');
+    if (stale.length > 0) {
+      this.#metrics.signerEvidenceUnverified.inc({ chain }, stale.length);
+      this.#logger.warn(
+        { chain, stale: stale.length, first: stale[0]!.signature },
+        `${stale.length} entries of the authority's history were signed with this key but are not new (their blockhash is none this process saw since it started, or they landed before its first read): a replayed old transaction, not proof of a second signer; ignored`,
+      );
+    }
     const unverified = lookups.filter((_, i) => found[i] === 'unverified');
     if (unverified.length > 0) {
       this.#metrics.historyUnverified.inc({ chain: this.#rpc.chain }, unverified.length);
@@ -227,10 +307,9 @@ export class AuthorityHistory {
         `${unverified.length} entries of the authority's history do not verify (their signatures do not match their message): ignored, not a second signer; a history endpoint of this chain lies`,
       );
     }
-    return verdicts;
   }
 
-  #ignore(signature: string, verdict: 'missing' | 'unverified'): void {
+  #ignore(signature: string, verdict: Ignored): void {
     this.#ignored.set(signature, verdict);
     if (this.#ignored.size > MAX_SIGNED_KEPT) this.#ignored.delete(this.#ignored.keys().next().value as string);
   }
@@ -276,14 +355,18 @@ interface Listing {
  * landed); then it names the authority as a signer (`foreign`, if that signature verifies too)
  * or not (`listed`).
  */
-function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey, lease: PublicKey | undefined): Verdict {
-  if (transaction === null) return 'missing';
+function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey, lease: PublicKey | undefined): { verdict: Verdict; message?: Uint8Array } {
+  if (transaction === null) return { verdict: 'missing' };
   const [payer] = transaction.signers;
-  if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return 'unverified';
+  if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return { verdict: 'unverified' };
   const own = transaction.signers.find(({ key }) => key === authority.toBase58());
   // Another instance taking, taking over or releasing the lease (src/chain/lease-account.ts), verified as signed: no vote.
-  if (own === undefined || (lease !== undefined && isLeaseOperation(transaction.message, lease))) return 'listed';
-  return verifies(transaction.message, own) ? 'foreign' : 'unverified';
+  if (own === undefined || (lease !== undefined && isLeaseOperation(transaction.message, lease))) return { verdict: 'listed' };
+  return verifies(transaction.message, own) ? { verdict: 'foreign', message: transaction.message } : { verdict: 'unverified' };
+}
+
+function isIgnored(verdict: Verdict): verdict is Ignored {
+  return verdict === 'missing' || verdict === 'unverified' || verdict === 'stale';
 }
 
 function verifies(message: Uint8Array, { key, signature }: { key: string; signature: Uint8Array }): boolean {

@@ -5,6 +5,7 @@ import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { BridgeChains, CheckOff } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
+import { MAX_NONCE_ACCOUNTS } from '../nonce-account.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { chainName, chainVariables } from '../chain-name.js';
@@ -15,11 +16,13 @@ import { packedFees } from './fees.js';
 import { leaseAddress } from '../lease-account.js';
 import { createSigningLease } from './lease.js';
 import { LoadedAccounts } from './loaded-accounts.js';
+import { MoveProofs } from './move-proofs.js';
 import { NoncePool } from './nonce-pool.js';
 import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read-state.js';
+import { poolAddressSet, RecentValues } from './signer-evidence.js';
 import { readTransferRange, type TransferRange } from './read-transfers.js';
 import { zeroLandingCounters } from './signature-watch.js';
 import { cleanupActions, cleanupFor } from './submit-cleanups.js';
@@ -201,8 +204,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
   const { fetch, submitTiming } = tuning;
   const { source, target } = chainEndpoints(options, fetch, logger);
+  const recent = { source: new RecentValues(), target: new RecentValues() };
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
-    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, logger: logger.child({ chain: rpc.chain }) });
+    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }) });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
@@ -212,20 +216,33 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       metrics,
       logger: logger.child({ chain: rpc.chain }),
       signed,
+      voidMicroLamportsPerUnit: options.priorityFee.maxMicroLamports,
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const leaseKey = leaseAddress(authorityKey, options.sourceChainId);
-  const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
-    new AuthorityHistory({ rpc, authority: authorityKey, signed, metrics, logger: logger.child({ chain: rpc.chain }), ...(rpc.chain === 'target' ? { lease: leaseKey } : {}) });
+  const historyFor = (rpc: ChainRpc, signed: SignedSignatures, chainId: number): AuthorityHistory =>
+    new AuthorityHistory({
+      rpc,
+      authority: authorityKey,
+      signed,
+      recent: recent[rpc.chain],
+      poolAddresses: poolAddressSet(authorityKey, chainId, MAX_NONCE_ACCOUNTS),
+      metrics,
+      logger: logger.child({ chain: rpc.chain }),
+      ...(rpc.chain === 'target' ? { lease: leaseKey } : {}),
+    });
+  const proofsFor = (rpc: ChainRpc): MoveProofs => new MoveProofs({ rpc, authority: authorityKey, metrics, logger: logger.child({ chain: rpc.chain }) });
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
+    metrics.signerEvidenceUnverified.inc({ chain: rpc.chain }, 0);
     metrics.computeUseIgnored.inc({ chain: rpc.chain }, 0);
     metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
   }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
-  const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
+  const history = { source: historyFor(source.rpc, signed.source, options.sourceChainId), target: historyFor(target.rpc, signed.target, options.targetChainId) };
+  const proofs = { source: proofsFor(source.rpc), target: proofsFor(target.rpc) };
   const lease = createSigningLease({
     rpc: target.rpc,
     signer,
@@ -254,12 +271,14 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     // The nonce accounts come in one answer with each chain's confirmed tracker header: a cycle
     // signs in the mode its read found. The trackers' headers and the programs size what the
     // cycle's transactions load.
+    // A new read is a new plan: what an earlier attempt left in flight in nonce mode is voided.
     readState: async (signal, limits) => {
       const [view] = await Promise.all([
         readBridgeView({ ...common, source, target, sourceReadCommitment: options.sourceReadCommitment, companions: nonces }, limits, signal),
         loaded.source.readPrograms(signal),
         loaded.target.readPrograms(signal),
       ]);
+      await Promise.all([sender.source.voidPending(signal), sender.target.voidPending(signal)]);
       loaded.source.recordTracker(source.tracker.address, source.tracker.kind, view.deposits.header.capacity);
       loaded.target.recordTracker(target.tracker.address, target.tracker.kind, view.withdrawals.header.capacity);
       return view;
@@ -273,8 +292,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       readAuthorityView(
         {
           ...common,
-          source: { rpc: source.rpc, history: history.source, nonces: nonces.source },
-          target: { rpc: target.rpc, history: history.target, nonces: nonces.target },
+          logger,
+          source: { rpc: source.rpc, history: history.source, nonces: nonces.source, proofs: proofs.source, recent: recent.source },
+          target: { rpc: target.rpc, history: history.target, nonces: nonces.target, proofs: proofs.target, recent: recent.target },
         },
         signal,
       ),
@@ -300,5 +320,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     pendingTransactions: () => sender.source.pendingCount + sender.target.pendingCount,
 
     lease,
+    versionsInFlight: () => ({ source: sender.source.versionsInFlight(), target: sender.target.versionsInFlight() }),
+
+    voidInFlight: async (signal) => {
+      const settled = async (side: ChainSide) => {
+        const voided = await sender[side].voidPending(signal);
+        return { voided, ...(await sender[side].settleInFlight(signal)) };
+      };
+      const [sourceSettled, targetSettled] = await Promise.all([settled('source'), settled('target')]);
+      return { source: sourceSettled, target: targetSettled };
+    },
   };
 }

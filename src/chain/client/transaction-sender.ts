@@ -7,7 +7,7 @@ import type { ChainSide, CrankAction } from '../../domain.js';
 import { sleep } from '../../time.js';
 import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { AuthoritySigner } from '../authority-signer.js';
-import type { LandedTransaction } from '../bridge-chains.js';
+import type { InFlightSettled, LandedTransaction } from '../bridge-chains.js';
 import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
@@ -16,6 +16,7 @@ import { budgetInstructions, learnFromLanding, LOADED_ACCOUNTS_EXCEEDED, type Co
 import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
+import { signVoid, type SignedVoid } from './nonce-void.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
 import { signNextBatch, signTransaction, type Landing, type SignedBatch } from './sign-transaction.js';
 import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
@@ -210,7 +211,14 @@ export interface SettledPending {
  * `versions` every version signed against the same nonce value (the newest last), any of which
  * may be the one that lands.
  */
-type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; reprice?: Reprice; pricedAtSlot?: number };
+type Pending = Watched & {
+  job: TransactionJob;
+  versions: SignedTransaction[];
+  reprice?: Reprice;
+  pricedAtSlot?: number;
+  /** Nonce mode: the void signed against the versions' value to make them unlandable (./nonce-void.ts). */
+  void?: SignedVoid;
+};
 
 /**
  * Slots a nonce-mode version may wait unlanded before it is signed again one escalation step
@@ -229,7 +237,10 @@ export interface TransactionSenderOptions {
   timing?: SubmitTiming;
   /** Every signature this sender makes is added here (second-signer detection). */
   signed: SignedSignatures;
+  /** BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: what a void pays per unit. */
+  voidMicroLamportsPerUnit?: number;
 }
+
 
 /** Signs, sends and confirms one transaction at a time on one chain. */
 export class TransactionSender {
@@ -300,6 +311,69 @@ export class TransactionSender {
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
+  /** Versions that may still land: every version of every transaction whose outcome is not known. */
+  versionsInFlight(): number {
+    return [...this.pending.values()].reduce((count, pending) => count + pending.versions.length, 0);
+  }
+
+  /**
+   * Voids every nonce-mode transaction an earlier call left pending: the crank no longer wants
+   * it (a replaced plan, a pool change, a switch to blockhash mode, shutdown), so it advances
+   * that nonce itself (./nonce-void.ts). What moved it, a version or the void, is learnt when
+   * the transaction is settled (the action's next call, or `settleInFlight`). Returns how many
+   * were voided; a blockhash-mode one needs none (it expires).
+   */
+  async voidPending(signal: AbortSignal): Promise<number> {
+    let voided = 0;
+    for (const pending of this.pending.values()) {
+      const binding = pending.signed.nonce;
+      if (binding === undefined || pending.void !== undefined) continue;
+      try {
+        await this.sendVoid(pending, binding, signal);
+        voided += 1;
+      } catch (err) {
+        if (signal.aborted) throw signal.reason;
+        // Signing failed (the key service): the next read voids it again; until then it is still in flight.
+        this.options.logger.warn({ err, action: pending.job.action, lane: binding.lane.toBase58() }, 'a transaction the crank no longer wants could not be voided; the next read tries again');
+      }
+    }
+    return voided;
+  }
+
+  /** Waits for the outcome of every transaction in flight (at most `confirmTimeoutMs` each, or until `signal`). */
+  async settleInFlight(signal: AbortSignal): Promise<Omit<InFlightSettled, 'voided'>> {
+    let landed = 0;
+    let unresolved = 0;
+    for (const pending of [...this.pending.values()]) {
+      const outcome = await this.confirm(pending, { resumed: true }, signal);
+      if (outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error') landed += 1;
+      else if (outcome.failure.context.outcome === 'unknown') unresolved += 1;
+    }
+    return { landed, unresolved };
+  }
+
+  private async sendVoid(pending: Pending, binding: NonceBinding, signal: AbortSignal): Promise<void> {
+    const { rpc, signer, signed, nonces, logger } = this.options;
+    const voided = await signVoid({ signer, binding, microLamportsPerUnit: this.options.voidMicroLamportsPerUnit ?? 0 });
+    signed.add(voided.signature);
+    nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
+    pending.void = voided;
+    logger.info(
+      { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
+      'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
+    );
+    await this.broadcastVoid(voided, signal);
+  }
+
+  private async broadcastVoid(voided: SignedVoid, signal: AbortSignal): Promise<void> {
+    try {
+      await this.options.rpc.sendTransaction(voided.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      this.options.logger.debug({ err, signature: voided.signature }, 'void send failed; sent again with the next rebroadcast');
+    }
+  }
+
   /** Resolves the transactions of `action` that earlier calls left pending. */
   async settlePending(action: CrankAction, signal: AbortSignal): Promise<SettledPending> {
     const mine = [...this.pending.values()].filter((entry) => entry.job.action === action);
@@ -328,10 +402,13 @@ export class TransactionSender {
    * The transaction's outcome is known: it is no longer pending, and the nonce it was signed
    * against (if any) learns whether one of its versions moved it.
    */
-  private settle(pending: Pending, landed: boolean): void {
+  private settle(pending: Pending, landed: boolean, voidLanded = false): void {
     this.pending.delete(pending.versions[0]!.signature);
     const binding = pending.signed.nonce;
-    if (binding !== undefined) this.options.nonces?.moves.settled(binding.lane.toBase58(), binding.nonce, landed);
+    if (binding === undefined) return;
+    const moves = this.options.nonces?.moves;
+    moves?.settled(binding.lane.toBase58(), binding.nonce, landed);
+    if (pending.void !== undefined) moves?.settled(binding.lane.toBase58(), binding.nonce, voidLanded);
   }
 
   /** The outcome when preflight refused the transaction; undefined when it is to be watched. */
@@ -372,12 +449,14 @@ export class TransactionSender {
       if (checkExpiry) lastExpiryCheck = Date.now();
       const outcome = await this.pollOutcome(pending, checkExpiry, signal);
       if (outcome !== 'waiting') {
-        this.settle(pending, outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error');
+        const voidLanded = outcome.kind === 'failed' && outcome.failure.context.outcome === 'not_landed' && (await this.voidLanded(pending, signal));
+        this.settle(pending, outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error', voidLanded);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
         await this.watch.rebroadcast(pending.signed, sends, signal);
+        if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
       await sleep(pollIntervalMs, signal);
@@ -406,13 +485,18 @@ export class TransactionSender {
     if (!checkNonce) return 'waiting';
     const now = await this.laneValue(binding, signal);
     if (now === undefined) return 'waiting';
+    if ('gone' in now) return this.laneGone(pending, binding, now, signal);
     if (now.nonce === binding.nonce) {
-      await this.repriceIfDue(pending, now.slot, signal);
+      if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
       return 'waiting';
     }
     const final = await this.finalVersions(pending, now.slot, signal);
     if (final !== 'absent') return final;
     const { lane } = binding;
+    if (pending.void !== undefined) {
+      const reason = `voided: this server advanced nonce ${lane.toBase58()} from ${binding.nonce} (${pending.void.signature}); none of the ${pending.versions.length} version(s) landed`;
+      return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+    }
     this.options.logger.warn(
       { lane: lane.toBase58(), action: pending.job.action, indices: pending.job.indices, versions: pending.versions.map((version) => version.signature) },
       'the nonce moved without any version of this transaction landing: another transaction signed with this key advanced it; the next attempt re-reads the trackers',
@@ -452,14 +536,36 @@ export class TransactionSender {
     return decided ? 'absent' : 'waiting';
   }
 
-  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<NonceValue | undefined> {
+  /** The lane's value now; `gone` when it is no longer this authority's nonce account; undefined when the read failed. */
+  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<NonceValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number } | undefined> {
     try {
       return await this.options.nonces!.current(binding.lane, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      if (isBridgeError(err, 'CHAIN__INVALID_NONCE_ACCOUNT')) return { gone: err, slot: err.context.slot };
       this.options.logger.debug({ err, lane: binding.lane.toBase58() }, 'nonce read failed');
       return undefined;
     }
+  }
+
+  /**
+   * The lane was closed, re-authorized or overwritten while versions waited: none of them can
+   * land on it any more (a closed account's next life has another value); once the status reads
+   * from a view at or past that read find none landed, the attempt ends not landed, naming the
+   * account and the fix, and the next cycle's read takes the lane out of use.
+   */
+  private async laneGone(pending: Pending, binding: NonceBinding, now: { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number }, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    const final = await this.finalVersions(pending, now.slot, signal);
+    if (final !== 'absent') return final;
+    const reason = `${now.gone.message}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed`;
+    return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+  }
+
+  /** Whether the transaction's void is what moved its nonce. */
+  private async voidLanded(pending: Pending, signal: AbortSignal): Promise<boolean> {
+    if (pending.void === undefined) return false;
+    const poll = await this.watch.poll(pending.void.signature, this.options.rpc.hasHistory() !== false, signal);
+    return poll.kind === 'found' && poll.status.confirmationStatus !== 'processed';
   }
 
   private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {

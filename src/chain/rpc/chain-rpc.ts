@@ -138,6 +138,12 @@ export interface ChainRpc {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
   /**
+   * `address` as each endpoint in service sees it, one read each, concurrently, labelled with
+   * the endpoint: for what one endpoint's word must not decide (a second endpoint corroborating
+   * a nonce move). An endpoint that fails is left out.
+   */
+  getAccountInfoEverywhere(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<Array<AccountSnapshot & { endpoint: string }>>;
+  /**
    * Several accounts in one answer, at one slot: at most MAX_MULTIPLE_ACCOUNTS addresses and
    * MAX_ACCOUNT_SLICE_BYTES of data in all (a RangeError before any request otherwise).
    */
@@ -377,6 +383,16 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
+  async function accountOn(endpoint: Endpoint, address: PublicKey, { commitment, dataSlice }: Omit<GetAccountOptions, 'minContextSlot'>, floor: number | undefined): Promise<AccountSnapshot> {
+    const { context, value } = await endpoint.connection.getAccountInfoAndContext(address, {
+      commitment,
+      ...(dataSlice === undefined ? {} : { dataSlice }),
+      ...minContext(floor),
+    });
+    const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
+    return { slot: atSlot(endpoint, 'getAccountInfo', context.slot, floor), account };
+  }
+
   async function simulateOn({ rpcFetch, url, label }: Endpoint, wire: Uint8Array, signal: AbortSignal): Promise<Simulation> {
     const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
     const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
@@ -387,21 +403,20 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     chain,
     endpoints: pool.labels(),
 
-    getAccountInfo: (address, { commitment, dataSlice, minContextSlot }, signal) =>
-      read(
-        'getAccountInfo',
-        signal,
-        async (endpoint, floor) => {
-          const { context, value } = await endpoint.connection.getAccountInfoAndContext(address, {
-            commitment,
-            ...(dataSlice === undefined ? {} : { dataSlice }),
-            ...minContext(floor),
-          });
-          const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
-          return { slot: atSlot(endpoint, 'getAccountInfo', context.slot, floor), account };
-        },
-        minContextSlot,
-      ),
+    getAccountInfo: (address, { minContextSlot, ...options }, signal) =>
+      read('getAccountInfo', signal, (endpoint, floor) => accountOn(endpoint, address, options, floor), minContextSlot),
+
+    getAccountInfoEverywhere: async (address, commitment, signal) => {
+      const answers = await Promise.allSettled(
+        pool.readOrder().map(async (endpoint) => {
+          const floor = pool.slotFloor();
+          const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, { commitment }, floor)));
+          return { ...snapshot, endpoint: endpoint.label };
+        }),
+      );
+      if (signal.aborted) throw signal.reason;
+      return answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : []));
+    },
 
     getMultipleAccounts: (addresses, { commitment, dataSlice, minContextSlot }, signal) => {
       checkMultipleAccountsRequest(addresses.length, dataSlice.length);

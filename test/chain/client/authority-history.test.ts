@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { ComputeBudgetProgram, Keypair, Transaction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthorityHistory, HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../src/chain/client/authority-history.js';
+import { poolAddressSet, RecentValues } from '../../../src/chain/client/signer-evidence.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
-import { createMetrics } from '../../../src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { nonceAddress, nonceSeed } from '../../../src/chain/nonce-account.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { metricValue } from '../../support/metric-value.js';
 import { NO_HISTORY_REPLY, startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } from '../rpc/json-rpc-test-server.js';
 
 /**
@@ -16,6 +19,9 @@ import { NO_HISTORY_REPLY, startJsonRpcServer, type JsonRpcTestServer, type Repl
 
 const authority = Keypair.generate();
 const other = Keypair.generate();
+const CHAIN_ID = 2;
+/** The blockhashes this process saw (the RecentBlockhashes sysvar's, in production): every transaction landed here uses one, unless `replayed`. */
+let recent = new RecentValues();
 
 interface Entry {
   signature: string;
@@ -29,7 +35,7 @@ interface Entry {
  * the key "signed" it with random bytes; `own`: this process signed it (the test adds it to the
  * signed set, so it is never fetched).
  */
-type Kind = 'authority' | 'funder' | 'forged' | 'own';
+type Kind = 'authority' | 'funder' | 'forged' | 'own' | 'replayed';
 
 class ScriptedHistory {
   /** Newest first. */
@@ -72,7 +78,13 @@ function transactionOf(kind: Kind): { signature: string; wire: string } {
   const payer = kind === 'funder' ? other : authority;
   const instruction = ComputeBudgetProgram.setComputeUnitLimit({ units: 1000 });
   instruction.keys.push({ pubkey: authority.publicKey, isSigner: false, isWritable: true });
-  const transaction = new Transaction({ feePayer: payer.publicKey, blockhash: bs58.encode(randomBytes(32)), lastValidBlockHeight: 0 }).add(instruction);
+  return signedWith(payer, [instruction], kind);
+}
+
+function signedWith(payer: Keypair, instructions: TransactionInstruction[], kind: Kind): { signature: string; wire: string } {
+  const blockhash = bs58.encode(randomBytes(32));
+  if (kind !== 'replayed') recent.saw(blockhash);
+  const transaction = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight: 0 }).add(...instructions);
   if (kind === 'forged') transaction.addSignature(authority.publicKey, randomBytes(64));
   else transaction.sign(payer);
   return { signature: bs58.encode(transaction.signature!), wire: transaction.serialize({ verifySignatures: false }).toString('base64') };
@@ -84,16 +96,18 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(): Promise<{ chain: ScriptedHistory; history: AuthorityHistory; signed: SignedSignatures; logs: CapturedLogs; calls: () => RpcCall[] }> {
+async function start(): Promise<{ chain: ScriptedHistory; history: AuthorityHistory; signed: SignedSignatures; logs: CapturedLogs; calls: () => RpcCall[]; metrics: Metrics }> {
+  recent = new RecentValues();
   const chain = new ScriptedHistory();
   server = await startJsonRpcServer(chain.answer);
   const metrics = createMetrics(new Registry());
   const rpc = createChainRpc({ chain: 'target', url: server.url, timeoutMs: 5_000, metrics });
   const signed = new SignedSignatures();
   const logs = captureLogs('info');
-  const history = new AuthorityHistory({ rpc, authority: authority.publicKey, signed, metrics, logger: logs.logger });
+  const poolAddresses = poolAddressSet(authority.publicKey, CHAIN_ID, 8);
+  const history = new AuthorityHistory({ rpc, authority: authority.publicKey, signed, recent, poolAddresses, metrics, logger: logs.logger });
   const s = server;
-  return { chain, history, signed, logs, calls: () => s.calls };
+  return { chain, history, signed, logs, calls: () => s.calls, metrics };
 }
 
 const signal = () => new AbortController().signal;
@@ -232,6 +246,49 @@ describe('AuthorityHistory', () => {
     expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringContaining('could not be read') }));
     chain.failGetTransaction = false;
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
+  });
+
+  it('a replayed old transaction of the key (its blockhash none this process saw) is not a second signer: counted as unverified evidence, a warn line, never looked up again', async () => {
+    const { chain, history, logs, calls, metrics } = await start();
+    chain.land(2);
+    await history.readNew(signal());
+    const [replayed] = chain.land(1, 'replayed');
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(await metricValue(metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', first: replayed!.signature, msg: expect.stringContaining('not new') }));
+    // Not the cursor: a later real transaction of another signer is still found, the replay not looked up again.
+    const [foreign] = chain.land(1);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
+    expect(lookedUp(calls()).filter((signature) => signature === replayed!.signature)).toHaveLength(1);
+  });
+
+  it('a transaction of the baseline read that a node lists again after it is not new either', async () => {
+    const { chain, history } = await start();
+    const [old] = chain.land(2);
+    await history.readNew(signal());
+    // The node moves an entry of the first read's page after the cursor.
+    chain.entries = [chain.entries.find((entry) => entry.signature === old!.signature)!, ...chain.entries];
+    chain.entries[0] = { ...chain.entries[0]!, slot: 500 };
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+  });
+
+  it('`npm run ops -- nonce init` run by the operator (creating and initializing this key\'s pool accounts) is the operator\'s: an info line, not foreign', async () => {
+    const { chain, history, logs } = await start();
+    await history.readNew(signal());
+    const address = nonceAddress(authority.publicKey, CHAIN_ID, 1);
+    const init = [
+      SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, newAccountPubkey: address, basePubkey: authority.publicKey, seed: nonceSeed(CHAIN_ID, 1), lamports: 1, space: 80, programId: SystemProgram.programId }),
+      SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey }),
+    ];
+    const setUp = { ...signedWith(authority, init, 'authority'), slot: 300 };
+    chain.entries.unshift(setUp);
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'info', transactions: [setUp.signature], msg: expect.stringContaining('nonce init') }));
+    // The same instructions for an address outside the pool are another signer's.
+    const elsewhere = Keypair.generate().publicKey;
+    const foreign = { ...signedWith(authority, [SystemProgram.nonceInitialize({ noncePubkey: elsewhere, authorizedPubkey: authority.publicKey })], 'authority'), slot: 301 };
+    chain.entries.unshift(foreign);
+    expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign)], complete: true });
   });
 
   it('keeps the most recent signatures this process signed, bounded', async () => {

@@ -4,6 +4,7 @@ import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../../src/chain/no
 import { isBridgeError } from '../../../src/errors.js';
 import { READ_LIMITS, SOURCE_CHAIN_ID, TARGET_CHAIN_ID, authority, neverLandFirst, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
 import { depositEntry } from '../../support/deposit-entry.js';
+import { metricValue } from '../../support/metric-value.js';
 import { FakeChain } from './fake-chain.js';
 
 /**
@@ -75,7 +76,7 @@ describe('nonce mode', () => {
     expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
   });
 
-  it('a nonce that moved between two cycles is seen from the cycle\'s one answer, at its slot: another signer, reported once', async () => {
+  it('a nonce that moved between two cycles, with no transaction of the key to prove who moved it: not a second signer, but unverified evidence after two reads', async () => {
     const f = await start();
     // Nodes without history: the nonces alone tell.
     for (const chain of [f.source, f.target]) {
@@ -87,9 +88,12 @@ describe('nonce mode', () => {
     f.target.nonces.get(lane)!.value = FakeChain.nonceValue();
     f.target.slot += 1;
     await f.chains.readState(signal(), READ_LIMITS);
-    const { target } = await f.chains.readAuthority(signal());
     // The first move is from the value this process first saw (its previous life's, perhaps): excused once.
-    expect(target.nonceMoves).toEqual([expect.objectContaining({ account: lane, slot: f.target.slot })]);
+    expect((await f.chains.readAuthority(signal())).target.transactions).toEqual([]);
+    expect(await metricValue(f.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(0);
+    expect((await f.chains.readAuthority(signal())).target.transactions).toEqual([]);
+    expect(await metricValue(f.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
+    expect(f.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', moves: [expect.objectContaining({ account: lane, slot: f.target.slot })] }));
   });
 
   it('a lane closed since the cycle\'s read: CHAIN__INVALID_NONCE_ACCOUNT names the account, the chain and the command', async () => {
@@ -100,14 +104,24 @@ describe('nonce mode', () => {
       (failure: unknown) => failure,
     );
     const cause = isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') ? err.cause : err;
-    expect(isBridgeError(cause, 'CHAIN__INVALID_NONCE_ACCOUNT') && cause.context).toEqual({ account: lane, chain: 'target', reason: 'does not exist' });
+    expect(isBridgeError(cause, 'CHAIN__INVALID_NONCE_ACCOUNT') && cause.context).toEqual({ account: lane, chain: 'target', reason: 'does not exist', slot: expect.any(Number) });
     expect((cause as Error).message).toBe(
-      `nonce account ${lane} on the destination chain does not exist: \`npm run ops -- nonce init\` creates the missing ones; ` +
-        'the next cycle reads the pool again and lands in blockhash mode until every account is usable',
+      `nonce account ${lane} on the destination chain does not exist: its lane is out of use from the next cycle, its actions move to the pool's other lanes, ` +
+        'and the chain lands in blockhash mode when no lane is left; `npm run ops -- nonce init` creates it again',
     );
     expect(f.target.sends).toEqual([]);
     await f.chains.readState(signal(), READ_LIMITS);
+    // One error line names it; the other lane carries the action.
+    expect(f.logs.records().filter((line) => line.level === 'error')).toEqual([expect.objectContaining({ account: lane, reason: 'does not exist' })]);
+    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+    const other = nonceAddress(authority.publicKey, TARGET_CHAIN_ID, 1).toBase58();
+    await f.chains.ackDeposits([proposal(5)], signal());
+    expect(sentTransaction(f.target.sends.at(-1)!.wire).instructions[0]!.keys[0]!.pubkey.toBase58()).toBe(other);
+    f.target.nonces.delete(other);
+    await f.chains.readState(signal(), READ_LIMITS);
+    await f.chains.readState(signal(), READ_LIMITS);
     expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'blockhash' });
+    expect(f.logs.records().filter((line) => line.level === 'error')).toHaveLength(2);
   });
 
   it('packs votes behind the advance as well as the budget instructions: every transaction fits a packet', async () => {

@@ -8,6 +8,7 @@ import type {
   CleanupReport,
   PlannedWork,
   CheckOff,
+  InFlightSettled,
   LandingMode,
   SigningLease,
   SubmitReport,
@@ -121,6 +122,15 @@ export class ScriptedChains implements BridgeChains {
 
   pendingTransactions(): number {
     return 0;
+  }
+
+  versionsInFlight(): Record<ChainSide, number> {
+    return { source: 0, target: 0 };
+  }
+
+  async voidInFlight(): Promise<Record<ChainSide, InFlightSettled>> {
+    const none: InFlightSettled = { voided: 0, landed: 0, unresolved: 0 };
+    return { source: none, target: none };
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {
