@@ -3,15 +3,19 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
-import type { BridgeChains, CheckOff } from '../bridge-chains.js';
+import type { BridgeChains, CheckOff, LandingSummary } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
+import { SendPaths } from '../rpc/send-paths.js';
+import type { ChainLanding } from '../../config/landing.js';
 import { chainName, chainVariables } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
+import { LandingPaths } from './landing-paths.js';
+import { LandingRecord } from './landing-record.js';
 import { LoadedAccounts } from './loaded-accounts.js';
 import { NoncePool } from './nonce-pool.js';
 import { setUpNoncePool, type NoncePoolSetup } from './nonce-setup.js';
@@ -52,6 +56,8 @@ export interface BridgeChainsOptions {
   priorityFee: PriorityFeeBounds;
   /** BRIDGE_NONCE_ACCOUNTS: the nonce pool's size per chain; 0 (the default here) keeps blockhash mode without reading any. */
   nonceAccounts?: number;
+  /** BRIDGE_*_SEND_URLS and each chain's tip; none when absent. */
+  landing?: Record<ChainSide, ChainLanding>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -186,6 +192,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
     new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, logger: logger.child({ chain: rpc.chain }) });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
+  const landingFor = (rpc: ChainRpc): LandingPaths => {
+    const urls = options.landing?.[rpc.chain].sendUrls ?? [];
+    const paths = new SendPaths({ chain: rpc.chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain: rpc.chain }), ...(fetch === undefined ? {} : { fetch }) });
+    return new LandingPaths(rpc, metrics, new LandingRecord(rpc.chain, metrics), paths);
+  };
+  const landing = { source: landingFor(source.rpc), target: landingFor(target.rpc) };
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
       rpc,
@@ -194,6 +206,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       metrics,
       logger: logger.child({ chain: rpc.chain }),
       signed,
+      landing: landing[rpc.chain],
+      ...(options.landing?.[rpc.chain].tip === undefined ? {} : { tip: { ...options.landing[rpc.chain].tip!, capMicroLamports: options.priorityFee.maxMicroLamports } }),
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const historyFor = (rpc: ChainRpc, signed: SignedSignatures): AuthorityHistory =>
@@ -206,7 +220,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
-  const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
+  const bidderFor = (rpc: ChainRpc): PriorityFeeBidder =>
+    new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: logger.child({ chain: rpc.chain }) });
+  const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
   const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
   const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
@@ -268,5 +284,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     endpointProblems: () => [...source.rpc.configurationProblems(), ...target.rpc.configurationProblems()],
 
     landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
+
+    landingSummaries: (): Record<ChainSide, LandingSummary> => ({ source: landing.source.landing.summary(), target: landing.target.landing.summary() }),
   };
 }

@@ -13,10 +13,12 @@ import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { budgetInstructions, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import type { LandingPaths, Carried } from './landing-paths.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
+import { priceWithTip, tipInstruction, type TipSettings } from './tip.js';
 import { signNextBatch, signTransaction, type Landing, type SignedBatch } from './sign-transaction.js';
 import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -166,7 +168,8 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
 }
 
 /**
- * Nonce mode: a version that has not landed after NONCE_RESIGN_SLOTS is signed again at the
+ * Nonce mode: a version that has not landed after the chain's measured re-sign pace
+ * (`LandingRecord.resignSlots`, ./landing-record.ts) is signed again at the
  * chain's next escalation step, against the same nonce value and with the same instructions
  * and limit, so that whichever version lands, the others cannot. Undefined when the bid would
  * not rise (it is at the cap).
@@ -200,14 +203,7 @@ export interface SettledPending {
  * `versions` every version signed against the same nonce value (the newest last), any of which
  * may be the one that lands.
  */
-type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; reprice?: Reprice; pricedAtSlot?: number };
-
-/**
- * Slots a nonce-mode version may wait unlanded before it is signed again one escalation step
- * higher: 10 slots (4 s at 400 ms) per step reaches the cap three steps up within about 12 s of
- * a surge the fee history does not show, plus one rebroadcast interval to notice.
- */
-const NONCE_RESIGN_SLOTS = 10;
+type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; carried: Carried; reprice?: Reprice; pricedAtSlot?: number };
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
@@ -219,6 +215,10 @@ export interface TransactionSenderOptions {
   timing?: SubmitTiming;
   /** Every signature this sender makes is added here (second-signer detection). */
   signed: SignedSignatures;
+  /** The send-only paths beside the read endpoints, and the landing measured. */
+  landing: LandingPaths;
+  /** A tip inside every transaction (BRIDGE_*_TIP_LAMPORTS); none when absent. */
+  tip?: TipSettings;
 }
 
 /** Signs, sends and confirms one transaction at a time on one chain. */
@@ -235,10 +235,11 @@ export class TransactionSender {
 
   /** How `action`'s next batch lands: in nonce mode behind AdvanceNonceAccount of its lane. */
   landingFor(action: CrankAction): Landing {
-    const pool = this.options.nonces;
-    if (pool?.mode !== 'nonce') return { leading: [] };
+    const { nonces: pool, tip, signer } = this.options;
+    const tipped = tip === undefined ? [] : [tipInstruction(signer.publicKey, tip)];
+    if (pool?.mode !== 'nonce') return { leading: tipped };
     const lane = pool.laneOf(action);
-    return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey)], lane };
+    return { leading: [advanceNonceInstruction(lane, signer.publicKey), ...tipped], lane };
   }
 
   /**
@@ -253,14 +254,15 @@ export class TransactionSender {
     signal: AbortSignal,
     binding?: NonceBinding,
   ): Promise<SignedTransaction> {
+    const priced = priceWithTip(budget, this.options.tip);
     const nonce = binding ?? (await this.currentNonce(landing.lane, signal));
     const { blockhash, lastValidBlockHeight } =
       nonce === undefined ? await this.options.rpc.getLatestBlockhash('confirmed', signal) : { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY };
-    const leading = [...landing.leading, ...budgetInstructions(budget)];
+    const leading = [...landing.leading, ...budgetInstructions(priced)];
     const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
-    return { wire, signature: encoded, lastValidBlockHeight, budget, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
+    return { wire, signature: encoded, lastValidBlockHeight, budget: priced, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
   }
 
   private async currentNonce(lane: PublicKey | undefined, signal: AbortSignal): Promise<NonceBinding | undefined> {
@@ -277,7 +279,8 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal, reprice?: Reprice): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], ...(reprice === undefined ? {} : { reprice }) };
+    const carried = this.options.landing.carried(signed);
+    const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], carried, ...(reprice === undefined ? {} : { reprice }) };
     if (signed.nonce !== undefined) pending.pricedAtSlot = signed.nonce.slot;
     this.pending.set(signed.signature, pending);
     if (signed.nonce !== undefined) this.options.nonces?.moves.sent(signed.nonce.lane.toBase58(), signed.nonce.nonce);
@@ -326,11 +329,15 @@ export class TransactionSender {
     try {
       await this.options.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
       sends.wentThrough();
+      this.sentOnPaths(pending, signed, true, signal);
       return undefined;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       const preflight = preflightFailure(err);
-      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
+      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) {
+        this.sentOnPaths(pending, signed, true, signal);
+        return undefined;
+      }
       if (preflight !== undefined) {
         this.settle(pending, false);
         return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight', leading: signed.leading }, err);
@@ -341,6 +348,7 @@ export class TransactionSender {
       }
       sends.failedWith(err);
       this.options.logger.warn({ err, signature: signed.signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
+      this.sentOnPaths(pending, signed, false, signal);
       return undefined;
     }
   }
@@ -358,11 +366,12 @@ export class TransactionSender {
       const outcome = await this.pollOutcome(pending, checkExpiry, signal);
       if (outcome !== 'waiting') {
         this.settle(pending, outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error');
+        if (outcome.kind === 'failed' && outcome.failure.context.outcome === 'not_landed') this.options.landing.notLanded(pending.versions);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
-        await this.watch.rebroadcast(pending.signed, sends, signal);
+        await this.rebroadcast(pending, pending.signed, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
       await sleep(pollIntervalMs, signal);
@@ -374,7 +383,7 @@ export class TransactionSender {
     const { signed, job } = pending;
     const recent = await this.watch.poll(signed.signature, false, signal);
     const seen = recent.kind === 'found' ? recent : await this.watch.afterAbsence(pending, recent, checkExpiry, signal);
-    if (seen.kind === 'found') return this.outcomeOf(seen.status, signed, job);
+    if (seen.kind === 'found') return this.outcomeOf(seen.status, signed, pending);
     if (seen.kind !== 'expired') return 'waiting';
     return { kind: 'failed', failure: submitFailure(job, { outcome: 'not_landed', reason: seen.reason, sendsAccepted: seen.sendsAccepted }) };
   }
@@ -382,13 +391,13 @@ export class TransactionSender {
   /**
    * Nonce mode: any version found settled is the outcome. Otherwise, at each expiry check, the
    * lane's value decides: still `binding.nonce`, the versions can land (and a higher price is
-   * signed once NONCE_RESIGN_SLOTS passed); moved, they never can, and a status read from a
+   * signed once the measured re-sign pace passed); moved, they never can, and a status read from a
    * view at or past the move says whether one of them is what moved it.
    */
   private async pollNonceOutcome(pending: Pending, binding: NonceBinding, checkNonce: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
     const found = await this.foundVersion(pending, false, signal);
     if (found !== undefined) return found;
-    if (!checkNonce) return 'waiting';
+    if (!checkNonce && !this.repriceDue(pending, this.options.rpc.newestSlotSeen())) return 'waiting';
     const now = await this.laneValue(binding, signal);
     if (now === undefined) return 'waiting';
     if (now.nonce === binding.nonce) {
@@ -411,7 +420,7 @@ export class TransactionSender {
     for (const version of pending.versions) {
       const poll = await this.watch.poll(version.signature, searchTransactionHistory, signal);
       if (poll.kind !== 'found') continue;
-      const outcome = this.outcomeOf(poll.status, version, pending.job);
+      const outcome = this.outcomeOf(poll.status, version, pending);
       if (outcome !== 'waiting') return outcome;
     }
     return undefined;
@@ -429,7 +438,7 @@ export class TransactionSender {
     for (const version of pending.versions) {
       const poll = await this.watch.poll(version.signature, searchHistory, signal);
       if (poll.kind === 'found') {
-        const outcome = this.outcomeOf(poll.status, version, pending.job);
+        const outcome = this.outcomeOf(poll.status, version, pending);
         if (outcome !== 'waiting') return outcome;
       }
       if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
@@ -447,8 +456,14 @@ export class TransactionSender {
     }
   }
 
+  /** A version has waited unlanded for the chain's measured re-sign pace as of `slot`. */
+  private repriceDue(pending: Pending, slot: number | undefined): boolean {
+    if (pending.reprice === undefined || slot === undefined) return false;
+    return slot - (pending.pricedAtSlot ?? slot) >= this.options.landing.landing.resignSlots();
+  }
+
   private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
-    if (pending.reprice === undefined || slot - (pending.pricedAtSlot ?? slot) < NONCE_RESIGN_SLOTS) return;
+    if (pending.reprice === undefined || !this.repriceDue(pending, slot)) return;
     pending.pricedAtSlot = slot;
     const next = await pending.reprice(pending.signed, signal);
     if (next === undefined) return;
@@ -460,14 +475,34 @@ export class TransactionSender {
     );
     pending.signed = next;
     pending.versions.push(next);
-    await this.watch.rebroadcast(next, pending.sends, signal);
+    await this.rebroadcast(pending, next, signal);
+  }
+
+  /** `signed` to the read endpoints again, and to every send-only path. */
+  private async rebroadcast(pending: Pending, signed: SignedTransaction, signal: AbortSignal): Promise<void> {
+    const accepted = await this.watch.rebroadcast(signed, pending.sends, signal);
+    this.sentOnPaths(pending, signed, accepted, signal);
+  }
+
+  /**
+   * After the read endpoints answered a send of `signed`: the same bytes to the send-only
+   * paths. Never before preflight passed (or its answer was lost after the simulation before
+   * signing passed): a send-only path never simulates, and bytes a node's preflight refused
+   * would land there with their error.
+   */
+  private sentOnPaths(pending: Pending, signed: SignedTransaction, accepted: boolean, signal: AbortSignal): void {
+    const { landing } = this.options;
+    landing.readEndpointsAnswered(pending.carried, signed, accepted);
+    landing.sendOnPaths(pending.carried, signed, signal);
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
-  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): SendOutcome | 'waiting' {
+  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, pending: Pending): SendOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
+    const { job } = pending;
     this.watch.recordLanded(signed.budget);
+    this.options.landing.landed(pending.carried, pending.versions, pending.versions.indexOf(signed), status.slot);
     const { signature } = signed;
     if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature, leading: signed.leading });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');

@@ -9,6 +9,7 @@ import type {
   PlannedWork,
   CheckOff,
   LandingMode,
+  LandingSummary,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
 import type { ChainSide } from '../../../src/domain.js';
@@ -111,6 +112,11 @@ export class ScriptedChains implements BridgeChains {
 
   landingModes(): Record<ChainSide, LandingMode> {
     return { source: 'blockhash', target: 'blockhash' };
+  }
+
+  landingSummaries(): Record<ChainSide, LandingSummary> {
+    const none: LandingSummary = { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null };
+    return { source: none, target: none };
   }
 
   plannedFees(work: PlannedWork): ChainAmounts {
