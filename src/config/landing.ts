@@ -3,7 +3,7 @@ import { priorityFeeLamports } from '../chain/fee-rate.js';
 import { integerValue, publicKeyValue, rpcUrlListValue } from './values.js';
 
 /**
- * The landing variables (docs/configuration.md, "Landing"): send-only paths and an optional tip
+ * The landing variables (docs/configuration.md, "Extensions"): send-only paths and an optional tip
  * per chain. A part of the server's one schema (./config.ts), kept here so each file stays
  * small.
  */
