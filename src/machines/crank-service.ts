@@ -149,6 +149,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
       landingModes: options.chains.landingModes(),
+      landing: options.chains.landingSummaries(),
     });
   }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SignerDescription } from '../chain/authority-signer.js';
-import type { AuthorityView, ChainAmounts, CheckOff, LandingMode } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS, type ChainSide } from '../domain.js';
@@ -189,6 +189,15 @@ const checkOffSchema = z.strictObject({
 
 const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
 
+const landingSummarySchema = z.strictObject({
+  transactions: z.int(),
+  landed: z.int(),
+  first_version_rate: z.number().nullable(),
+  slots_p50: z.int().nullable(),
+  slots_p90: z.int().nullable(),
+  versions_per_landed: z.number().nullable(),
+}) satisfies z.ZodType<LandingSummary>;
+
 /** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
 export const crankHealthSchema = z.strictObject({
   enabled: z.boolean(),
@@ -209,6 +218,8 @@ export const crankHealthSchema = z.strictObject({
   checks_off: z.array(checkOffSchema).optional(),
   /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
   landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
+  /** An enabled crank only: how each chain's transactions landed over the last ten minutes (docs/chain-client.md, "Landing measured"). */
+  landing: z.strictObject({ source: landingSummarySchema, target: landingSummarySchema }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -234,6 +245,7 @@ export interface HealthExtras {
   dryRun: boolean;
   checksOff: CheckOff[];
   landingModes: Record<ChainSide, LandingMode>;
+  landing: Record<ChainSide, LandingSummary>;
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -252,6 +264,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,
+    landing: extras.landing,
   };
 }
 

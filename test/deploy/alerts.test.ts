@@ -44,6 +44,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeCrankFailing',
         'BridgeCrankStalled',
         'BridgeFeeBalanceLow',
+        'BridgeLandingRateLow',
         'BridgePriorityFeeAtCap',
         'BridgeRpcAllEndpointsDown',
         'BridgeRpcEndpointDown',

@@ -22,6 +22,7 @@ const chart = document.getElementById('chart');
 const statusLine = document.getElementById('status');
 const currentState = document.getElementById('current-state');
 const roleLine = document.getElementById('role');
+const landingLine = document.getElementById('landing');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -202,6 +203,18 @@ function roleText(role) {
   return `standby: this server submits nothing; it may sign from ${time(role.may_sign_at * 1000)} UTC if no other instance signs with its key before then`;
 }
 
+/** /health's crank.landing: per chain, the last ten minutes' first-version rate and slots to land. */
+function landingText(landing) {
+  if (landing === undefined) return 'none (crank disabled)';
+  const chain = (name, summary) => {
+    if (summary.transactions === 0) return `${name}: nothing sent`;
+    const rate = summary.first_version_rate === null ? 'n/a' : `${Math.round(summary.first_version_rate * 100)} %`;
+    const slots = summary.slots_p50 === null ? 'none landed' : `${summary.slots_p50} / ${summary.slots_p90} slots to land (p50 / p90)`;
+    return `${name}: ${summary.landed} of ${summary.transactions} landed, ${rate} on the first version, ${slots}, ${summary.versions_per_landed ?? 'n/a'} versions per landed`;
+  };
+  return `${chain('source', landing.source)}; ${chain('destination', landing.target)}`;
+}
+
 function showActivity(activity) {
   roleLine.textContent = roleText(activity.role);
   roleLine.classList.toggle('standby', activity.role?.role === 'standby');
@@ -245,6 +258,7 @@ async function getJson(path) {
 async function poll() {
   try {
     showActivity(await getJson('/crank/activity'));
+    landingLine.textContent = landingText((await getJson('/health')).crank?.landing);
     setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
   } catch (err) {
     setStatus(`cannot update: ${err.message}`, true);
