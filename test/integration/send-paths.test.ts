@@ -1,0 +1,117 @@
+import { Keypair } from '@solana/web3.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../src/chain/fee-rate.js';
+import { metricValue } from '../support/metric-value.js';
+import { loggedSignatures, startBridgeCranks, type BridgeCrank, type CrankTuning } from './support/cranks.js';
+import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
+import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
+import { initNonces } from './support/nonces.js';
+import { landedStatus } from './support/chain-state.js';
+import { depositRejected, settleWithin } from './support/settle.js';
+
+/**
+ * A congested cluster's sending side (docs/devnet.md, "Congestion: forwarding and a staked
+ * path"): each chain's plain RPC endpoint, the cranks' read endpoint, forwards only 10 % of the
+ * transactions it accepts to the leader; a second port of the chain, "staked", forwards all of
+ * them and requires a tip. In nonce mode, with the staked port as a send-only path every vote
+ * lands once, within the caps; without it votes still land, re-sent and re-priced against the
+ * same nonce value, and the first-version landing rate is what alert BridgeLandingRateLow reads.
+ */
+
+const SLOT_MS = 10;
+const CAP = 100_000;
+const TIP_LAMPORTS = 2_000;
+const FORWARD_SHARE = 0.1;
+
+let bridge: DevnetBridge | undefined;
+
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+const payersOf = (b: DevnetBridge) => new Set(b.authorities.map((authority) => authority.publicKey.toBase58()));
+
+function crankTransactionsOn(b: DevnetBridge, side: 'source' | 'target') {
+  const payers = payersOf(b);
+  return [...b.pair[side].bank.landedTransactions()].filter((landed) => payers.has(landed.feePayer));
+}
+
+const crankTransactions = (b: DevnetBridge) => [...crankTransactionsOn(b, 'source'), ...crankTransactionsOn(b, 'target')];
+
+async function congestedBridge(): Promise<DevnetBridge> {
+  const b = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+  await initNonces(b, [0, 1, 2]);
+  for (const node of [b.pair.source, b.pair.target]) node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE });
+  return b;
+}
+
+const tuning = (config: CrankTuning['config'] = {}): CrankTuning => ({ maxAttempts: 3, confirmTimeoutMs: 20_000, priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP }, config });
+
+async function outcomes(crank: BridgeCrank, chain: 'source' | 'target'): Promise<Record<string, number>> {
+  const of = (outcome: string) => metricValue(crank.metrics.landingOutcomes, { chain, outcome });
+  return { first: await of('first_version'), later: await of('later_version'), notLanded: await of('not_landed') };
+}
+
+describe('send-only paths on a congested devnet (nonce mode)', () => {
+  it('the plain endpoint forwards 10 %, a staked send-only path with a tip: every vote lands once, within the caps, the path credited', async () => {
+    bridge = await congestedBridge();
+    const tipAccount = Keypair.generate().publicKey.toBase58();
+    const staked = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
+    for (const side of ['source', 'target'] as const) {
+      bridge.pair[side].airdrop(tipAccount, 1_000_000_000);
+      staked[side].faults.set({ requireTip: { account: tipAccount, lamports: TIP_LAMPORTS } });
+    }
+    const chainLanding = (url: string) => ({ sendUrls: [url], tip: { account: tipAccount, lamports: TIP_LAMPORTS } });
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
+    const tipBefore = { source: bridge.pair.source.getAccount(tipAccount)!.lamports, target: bridge.pair.target.getAccount(tipAccount)!.lamports };
+    await depositRejected(bridge, 3);
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 3);
+
+    const landed = crankTransactions(bridge);
+    expect(landed.length).toBeGreaterThan(0);
+    for (const transaction of landed) {
+      expect(transaction.err).toBeNull();
+      expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
+      // The tip counts within what the cap allows for the transaction's limit.
+      expect(transaction.priorityFee + BigInt(TIP_LAMPORTS)).toBeLessThanOrEqual(BigInt(priorityFeeLamports(CAP, transaction.computeUnitLimit)));
+      expect(transaction.fee).toBe(BigInt(LAMPORTS_PER_SIGNATURE) + transaction.priorityFee);
+    }
+    // Each landed transaction paid the tip once; the staked path never saw one without it.
+    const tips = (side: 'source' | 'target') => bridge!.pair[side].getAccount(tipAccount)!.lamports - tipBefore[side];
+    for (const side of ['source', 'target'] as const) expect(tips(side)).toBe(BigInt(TIP_LAMPORTS) * BigInt(crankTransactionsOn(bridge, side).length));
+    for (const crank of cranks) {
+      const signatures = loggedSignatures(crank);
+      expect(new Set(signatures).size).toBe(signatures.length);
+      expect(signatures.every((signature) => landedStatus(bridge!, signature)?.err === null)).toBe(true);
+      expect(crank.service.health().total_actions_submitted).toBe(signatures.length);
+    }
+    const staked0 = new URL(staked.target.url).origin;
+    const credited = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.sendPathFirstLanded, { chain: 'target', path: staked0 })));
+    expect(credited.reduce((sum, value) => sum + value, 0)).toBeGreaterThan(0);
+    for (const crank of cranks) expect(await metricValue(crank.metrics.sendPathSends, { chain: 'target', path: staked0, outcome: 'failed' })).toBe(0);
+    const landing = cranks[0]!.service.health().landing!;
+    expect(landing.target.landed).toBeGreaterThan(0);
+    expect(landing.target.slots_p50).not.toBeNull();
+  });
+
+  it('without a send-only path: votes still land, re-sent and re-priced against the same nonce, and the first-version landing rate falls', async () => {
+    bridge = await congestedBridge();
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning());
+    await depositRejected(bridge, 3);
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 3);
+    await expectTransactionsAccounted(bridge, cranks);
+    const target = await Promise.all(cranks.map((crank) => outcomes(crank, 'target')));
+    const sum = (key: string) => target.reduce((total, one) => total + one[key]!, 0);
+    // Re-priced versions landed where the first was dropped: the rate is well under the alert's 0.9.
+    expect(sum('later')).toBeGreaterThan(0);
+    const rate = sum('first') / (sum('first') + sum('later') + sum('notLanded'));
+    expect(rate).toBeLessThan(0.9);
+    expect(await metricValue(cranks[0]!.metrics.transactionResigns, { chain: 'target' })).toBeGreaterThan(0);
+    for (const transaction of crankTransactions(bridge)) expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
+    const health = cranks[0]!.service.health().landing!;
+    expect(health.target.versions_per_landed).toBeGreaterThan(1);
+  });
+});
