@@ -297,9 +297,9 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain', 'path', 'outcome'] as const,
       registers,
     }),
-    sendPathFirstLanded: new Counter({
-      name: 'bridge_send_path_first_landed_total',
-      help: 'Landed transactions whose landed version this path accepted first, by chain and path.',
+    sendPathLanded: new Counter({
+      name: 'bridge_send_path_landed_total',
+      help: 'Landed transactions whose landed version this path accepted (each path that carried it counts it), by chain and path.',
       labelNames: ['chain', 'path'] as const,
       registers,
     }),

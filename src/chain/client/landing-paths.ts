@@ -7,7 +7,7 @@ import type { SignedTransaction } from './signature-watch.js';
 /**
  * What the TransactionSender does besides its read endpoints for each transaction it watches:
  * the same signed bytes to every send-only path (../rpc/send-paths.ts) each time they go to
- * the read endpoints, which path accepted each version first, and, once the outcome is known,
+ * the read endpoints, which paths accepted each version, and, once the outcome is known,
  * the landing measured in slots (./landing-record.ts). In blockhash mode a transaction has one
  * version, so every path carries the same bytes; in nonce mode every version excludes the
  * others (they advance one nonce value), so any of them may travel any path.
@@ -50,8 +50,7 @@ export class LandingPaths {
   /** Version `landedIndex` of `versions` landed (with an error or not) in `slot`. */
   landed(carried: Carried, versions: readonly SignedTransaction[], landedIndex: number, slot: number): void {
     const version = versions[landedIndex]!;
-    const path = carried.acceptances.firstOf(version.signature);
-    if (path !== undefined) this.metrics.sendPathFirstLanded.inc({ chain: this.rpc.chain, path });
+    for (const path of carried.acceptances.pathsOf(version.signature)) this.metrics.sendPathLanded.inc({ chain: this.rpc.chain, path });
     const slots = Math.max(0, slot - (carried.firstSentSlot ?? slot));
     this.landing.landed(slots, landedIndex, versions.length);
   }

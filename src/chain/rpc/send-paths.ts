@@ -90,22 +90,25 @@ export class SendPaths {
 
 function zeroPathCounters(metrics: Metrics, chain: ChainSide, path: string): void {
   for (const outcome of ['accepted', 'failed']) metrics.sendPathSends.inc({ chain, path, outcome }, 0);
-  metrics.sendPathFirstLanded.inc({ chain, path }, 0);
+  metrics.sendPathLanded.inc({ chain, path }, 0);
 }
 
 /**
- * Which path first accepted each version of one transaction: the path credited with a landing
- * is the one that accepted the landed version first (which copy the leader took is not visible
- * to the server). Acceptances are reported in the order they happen.
+ * Which paths accepted each version of one transaction. Which copy the leader took is not
+ * visible to the server, so a landing is credited to every path that accepted the landed
+ * version; a path's landings over its accepted sends is what it is worth (an unstaked node
+ * under load needs many sends per landing).
  */
 export class PathAcceptances {
-  readonly #first = new Map<string, string>();
+  readonly #paths = new Map<string, Set<string>>();
 
   accepted(signature: string, label: string): void {
-    if (!this.#first.has(signature)) this.#first.set(signature, label);
+    const paths = this.#paths.get(signature) ?? new Set<string>();
+    paths.add(label);
+    this.#paths.set(signature, paths);
   }
 
-  firstOf(signature: string): string | undefined {
-    return this.#first.get(signature);
+  pathsOf(signature: string): string[] {
+    return [...(this.#paths.get(signature) ?? [])];
   }
 }
