@@ -124,4 +124,29 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const health = cranks[0]!.service.health().landing!;
     expect(health.target.versions_per_landed).toBeGreaterThan(1);
   });
+
+  it('a restart under a surge the fee history hides bids where the last process left off: its first version lands', async () => {
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await initNonces(bridge, [0]);
+    await depositRejected(bridge, 1);
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 20_000, feeHistory: 'minimum' });
+    const [first] = await startBridgeCranks(bridge, [0], tuning());
+    await first!.service.runOnce();
+    // The first process ramped up from the history's 0: re-priced versions landed at cap/4.
+    expect(await metricValue(first!.metrics.landingOutcomes, { chain: 'target', outcome: 'later_version' })).toBeGreaterThan(0);
+    await first!.service.stop(2_000);
+
+    // The user's deposit bids nothing: the surge pauses for it (the history still shows none).
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 0 });
+    await depositRejected(bridge, 1);
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 20_000 });
+    const [second] = await startBridgeCranks(bridge, [0], tuning());
+    await second!.service.runOnce();
+    const restored = second!.logs.records().filter((record) => record.msg === 'the bid starts at the price the last landed transaction of this authority paid');
+    expect(restored.map((record) => record['price'])).toContain(25_000);
+    expect(await metricValue(second!.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })).toBeGreaterThan(0);
+    expect(await metricValue(second!.metrics.landingOutcomes, { chain: 'target', outcome: 'later_version' })).toBe(0);
+    expect(await metricValue(second!.metrics.transactionResigns, { chain: 'target' })).toBe(0);
+    for (const transaction of crankTransactions(bridge)) expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
+  });
 });
