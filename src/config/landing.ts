@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { priorityFeeLamports } from '../chain/fee-rate.js';
-import { integerValue, publicKeyValue, rpcUrlListValue } from './values.js';
+import { integerValue, publicKeyValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 
 /**
- * The landing variables (docs/configuration.md, "Extensions"): send-only paths and an optional tip
- * per chain. A part of the server's one schema (./config.ts), kept here so each file stays
+ * The landing variables (docs/configuration.md, "Extensions"): send-only paths, an optional tip
+ * and an optional fee estimate source per chain. A part of the server's one schema (./config.ts), kept here so each file stays
  * small.
  */
 
@@ -21,6 +21,8 @@ export const landingSchemaShape = {
   BRIDGE_TARGET_TIP_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault('0'),
   BRIDGE_SOURCE_TIP_ACCOUNT: publicKeyValue().optional(),
   BRIDGE_TARGET_TIP_ACCOUNT: publicKeyValue().optional(),
+  BRIDGE_SOURCE_FEE_ESTIMATE_URL: rpcUrlValue().optional(),
+  BRIDGE_TARGET_FEE_ESTIMATE_URL: rpcUrlValue().optional(),
 };
 
 export const LANDING_DEFAULTS = {
@@ -40,6 +42,8 @@ export interface ChainLanding {
   sendUrls: string[];
   /** BRIDGE_*_TIP_LAMPORTS to BRIDGE_*_TIP_ACCOUNT; undefined without a tip. */
   tip: Tip | undefined;
+  /** BRIDGE_*_FEE_ESTIMATE_URL: a getPriorityFeeEstimate endpoint beside the fee history; undefined without one. */
+  feeEstimateUrl?: string;
 }
 
 type LandingValues = z.output<z.ZodObject<typeof landingSchemaShape>>;
@@ -47,8 +51,16 @@ type LandingValues = z.output<z.ZodObject<typeof landingSchemaShape>>;
 export function toLanding(values: LandingValues): { source: ChainLanding; target: ChainLanding } {
   const tipOf = (lamports: number, account: string | undefined): Tip | undefined => (lamports > 0 && account !== undefined ? { account, lamports } : undefined);
   return {
-    source: { sendUrls: values.BRIDGE_SOURCE_SEND_URLS, tip: tipOf(values.BRIDGE_SOURCE_TIP_LAMPORTS, values.BRIDGE_SOURCE_TIP_ACCOUNT) },
-    target: { sendUrls: values.BRIDGE_TARGET_SEND_URLS, tip: tipOf(values.BRIDGE_TARGET_TIP_LAMPORTS, values.BRIDGE_TARGET_TIP_ACCOUNT) },
+    source: {
+      sendUrls: values.BRIDGE_SOURCE_SEND_URLS,
+      tip: tipOf(values.BRIDGE_SOURCE_TIP_LAMPORTS, values.BRIDGE_SOURCE_TIP_ACCOUNT),
+      ...(values.BRIDGE_SOURCE_FEE_ESTIMATE_URL === undefined ? {} : { feeEstimateUrl: values.BRIDGE_SOURCE_FEE_ESTIMATE_URL }),
+    },
+    target: {
+      sendUrls: values.BRIDGE_TARGET_SEND_URLS,
+      tip: tipOf(values.BRIDGE_TARGET_TIP_LAMPORTS, values.BRIDGE_TARGET_TIP_ACCOUNT),
+      ...(values.BRIDGE_TARGET_FEE_ESTIMATE_URL === undefined ? {} : { feeEstimateUrl: values.BRIDGE_TARGET_FEE_ESTIMATE_URL }),
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import type { BridgeChains, CheckOff, LandingSummary } from '../bridge-chains.js
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
+import { FeeEstimates } from '../rpc/fee-estimate.js';
 import { SendPaths } from '../rpc/send-paths.js';
 import type { ChainLanding } from '../../config/landing.js';
 import { chainName, chainVariables } from '../chain-name.js';
@@ -220,8 +221,13 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source), target: historyFor(target.rpc, signed.target) };
-  const bidderFor = (rpc: ChainRpc): PriorityFeeBidder =>
-    new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: logger.child({ chain: rpc.chain }) });
+  const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => {
+    const chainLogger = logger.child({ chain: rpc.chain });
+    const url = options.landing?.[rpc.chain].feeEstimateUrl;
+    const estimates =
+      url === undefined ? undefined : new FeeEstimates({ chain: rpc.chain, url, timeoutMs: options.rpcTimeoutMs, metrics, logger: chainLogger, ...(fetch === undefined ? {} : { fetch }) });
+    return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
+  };
   const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
   const ceilings = { source: new ComputeCeilings(), target: new ComputeCeilings() };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });

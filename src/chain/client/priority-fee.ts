@@ -2,6 +2,7 @@ import type { AccountMeta, PublicKey, TransactionInstruction } from '@solana/web
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
+import type { FeeEstimates } from '../rpc/fee-estimate.js';
 import { readLastLandedPrice } from './landed-price.js';
 import { LANDING_RATE_THRESHOLD } from './landing-record.js';
 
@@ -70,17 +71,23 @@ export interface Bid {
   cap: number;
 }
 
-/** The bid from a fee history at escalation step `step`, within `bounds`. */
-export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds): Bid {
+/**
+ * The bid from a fee history at escalation step `step`, within `bounds`; `estimate`, a provider's
+ * estimate, raises the market price at most to what the chain shows landed (`trusted`: the
+ * highest price a recent slot cleared, or the carried price), never above it on its word alone.
+ */
+export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds, estimate?: { price: number; trusted: number }): Bid {
   const prices = history.map((slot) => slot.prioritizationFee).sort((a, b) => a - b);
-  const market = percentile(prices, FEE_PERCENTILE);
+  const fromHistory = percentile(prices, FEE_PERCENTILE);
+  const recentMax = prices.at(-1) ?? 0;
+  const market = estimate === undefined ? fromHistory : Math.max(fromHistory, Math.min(estimate.price, Math.max(recentMax, estimate.trusted)));
   const cap = bounds.maxMicroLamports;
   const escalated = step === 0 ? market : Math.max(market * ESCALATION_FACTOR ** step, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - step));
   const wanted = Math.ceil(Math.max(bounds.minMicroLamports, escalated));
   return {
     microLamportsPerUnit: Math.min(wanted, cap),
     marketMicroLamports: market,
-    recentMaxMicroLamports: prices.at(-1) ?? 0,
+    recentMaxMicroLamports: recentMax,
     capped: wanted > cap,
     step,
     cap,
@@ -128,6 +135,8 @@ export interface PriorityFeeBidderOptions {
   /** Whose landed transactions' price the first bid restores. */
   authority: PublicKey;
   logger: Logger;
+  /** A provider's estimate beside the fee history (BRIDGE_*_FEE_ESTIMATE_URL); none when absent. */
+  estimates?: FeeEstimates;
 }
 
 /** One chain's bids: reads the fee history, keeps the chain's escalation step. */
@@ -148,10 +157,12 @@ export class PriorityFeeBidder {
 
   async bid(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<Bid> {
     if (!this.#restored) await this.restore(signal);
-    const history = await this.rpc.getRecentPrioritizationFees(writableAccounts(instructions), signal);
+    const accounts = writableAccounts(instructions);
+    const [history, estimate] = await Promise.all([this.rpc.getRecentPrioritizationFees(accounts, signal), this.options.estimates?.estimate(accounts, signal)]);
     const rate = this.options.landing.rate();
     const step = Math.min(ESCALATION_STEPS, this.#step + (rate !== undefined && rate < LANDING_RATE_THRESHOLD ? 1 : 0));
-    const bid = withCarried(bidFrom(history, step, this.bounds), this.#carried);
+    const estimated = estimate === undefined ? undefined : { price: estimate, trusted: this.#carried };
+    const bid = withCarried(bidFrom(history, step, this.bounds, estimated), this.#carried);
     this.options.metrics.priorityFee.set({ chain: this.rpc.chain }, bid.microLamportsPerUnit);
     return bid;
   }

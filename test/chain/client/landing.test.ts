@@ -56,6 +56,19 @@ describe('the carried price (a restart bids where it left off)', () => {
     expect(withCarried(bidFrom([{ slot: 1, prioritizationFee: 0 }], 2, bounds), 20_000).microLamportsPerUnit).toBe(50_000);
   });
 
+  it("a provider's estimate raises the market price at most to what the chain shows landed", () => {
+    const history = [{ slot: 1, prioritizationFee: 0 }, { slot: 2, prioritizationFee: 8_000 }];
+    expect(bidFrom(history, 0, bounds).microLamportsPerUnit).toBe(8_000);
+    expect(bidFrom(history, 0, bounds, { price: 6_000, trusted: 0 }).microLamportsPerUnit).toBe(8_000);
+    const quiet = [{ slot: 3, prioritizationFee: 0 }, { slot: 4, prioritizationFee: 0 }, ...history];
+    expect(bidFrom(quiet, 0, bounds).microLamportsPerUnit).toBe(0);
+    expect(bidFrom(quiet, 0, bounds, { price: 6_000, trusted: 0 }).microLamportsPerUnit).toBe(6_000);
+    // Above what any slot cleared: believed only up to the highest cleared, or the carried price.
+    expect(bidFrom(history, 0, bounds, { price: 90_000, trusted: 0 }).microLamportsPerUnit).toBe(8_000);
+    expect(bidFrom(history, 0, bounds, { price: 90_000, trusted: 20_000 }).microLamportsPerUnit).toBe(20_000);
+    expect(bidFrom(history, 0, bounds, { price: 900_000, trusted: 900_000 }).microLamportsPerUnit).toBe(100_000);
+  });
+
   it('reads SetComputeUnitPrice from a signed message, and nothing from one without it', () => {
     const payer = Keypair.generate().publicKey;
     const message = (withPrice: boolean) => {

@@ -1,15 +1,18 @@
+import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FeeEstimates } from '../../../src/chain/rpc/fee-estimate.js';
 import { SendPaths } from '../../../src/chain/rpc/send-paths.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
 import { metricValue } from '../../support/metric-value.js';
-import { startJsonRpcServer, type JsonRpcTestServer } from './json-rpc-test-server.js';
+import { startJsonRpcServer, type JsonRpcTestServer, type Reply } from './json-rpc-test-server.js';
 
 /**
  * Send-only paths (docs/chain-client.md, "Send-only paths"): one sendTransaction per path with
  * skipPreflight and maxRetries 0, nothing else ever asked of it, each send bounded by the RPC
- * timeout, at most 4 open per path, counted per path.
+ * timeout, at most 4 open per path, counted per path. And a provider's fee estimate: one bounded
+ * request, a bad answer is none.
  */
 
 const servers: JsonRpcTestServer[] = [];
@@ -59,5 +62,19 @@ describe('SendPaths', () => {
     await until(() => silent.calls.length === 4);
     await until(async () => (await failed()) === 6, 2_000);
     expect(silent.calls).toHaveLength(4);
+  });
+});
+
+describe('FeeEstimates (getPriorityFeeEstimate)', () => {
+  it('asks the High level over the accounts, and takes a malformed or failed answer as no estimate', async () => {
+    const answers: Reply[] = [{ result: { priorityFeeEstimate: 1234.5 } }, { result: { priorityFeeEstimate: 'lots' } }, { http: 500 }];
+    const provider = await startJsonRpcServer(() => answers.shift()!);
+    servers.push(provider);
+    const estimates = new FeeEstimates({ chain: 'target', url: provider.url, timeoutMs: 1_000, metrics: createMetrics(new Registry()), logger: captureLogs().logger });
+    const account = Keypair.generate().publicKey;
+    expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBe(1235);
+    expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBeUndefined();
+    expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBeUndefined();
+    expect(provider.calls[0]).toEqual({ method: 'getPriorityFeeEstimate', params: [{ accountKeys: [account.toBase58()], options: { priorityLevel: 'High' } }] });
   });
 });
