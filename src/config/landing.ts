@@ -31,7 +31,7 @@ export const LANDING_DEFAULTS = {
 } as const;
 
 /** A transfer of `lamports` to `account` inside every transaction of a chain. */
-export interface Tip {
+interface Tip {
   account: string;
   lamports: number;
 }

@@ -24,7 +24,7 @@ const MAX_WINDOW_EVENTS = 4_096;
 export const LANDING_RATE_THRESHOLD = 0.9;
 
 /** Outcomes a window needs before its rate says anything (one miss in a few is not a trend). */
-export const LANDING_RATE_MIN_OUTCOMES = 10;
+const LANDING_RATE_MIN_OUTCOMES = 10;
 
 /**
  * Nonce mode re-signs a version one step higher after it waited this many slots unlanded:
