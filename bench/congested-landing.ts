@@ -94,10 +94,11 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
       const ramp = await landingOf(cranks);
       const steadyStarted = performance.now();
       for (let wave = 0; wave < STEADY_WAVES && !Number.isNaN(rampSettledMs); wave++) {
-        // Users' deposits bid nothing: the source's floor lifts while they land; the destination's surge stays on.
-        bench.pair.source.faults.set({ priceFloor: 0 });
+        // Users' deposits bid nothing and go through the plain path: the source's congestion lifts
+        // while they land; the destination's stays on.
+        bench.pair.source.faults.set({ priceFloor: 0, forwardShare: 1 });
         await depositWave(bench, users, signal);
-        bench.pair.source.faults.set({ priceFloor: FLOOR });
+        bench.pair.source.faults.set({ priceFloor: FLOOR, forwardShare: FORWARD_SHARE });
         await settled(bench, performance.now(), signal);
       }
       const steady = minus(await landingOf(cranks), ramp, 'target');
@@ -255,7 +256,7 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     ],
     rows: outcomes.map((outcome) => ({ ...outcome, bid: seconds(outcome.bidAtGoingPriceMs), ramp: seconds(outcome.rampSettledMs), steady: seconds(outcome.steadySettledMs) })),
     notes: [
-      'The surge and the dropping plain path start before the cranks do; the clock runs from the cranks\' start. The ramp: the transfers made before the surge, while each crank\'s bid climbs from the history\'s 0. The steady waves: transfers made once the bids are at the going price (the source\'s floor lifts while the users\' deposits land; the destination\'s surge stays on); their columns are the destination chain\'s ack_deposit transactions.',
+      'The surge and the dropping plain path start before the cranks do; the clock runs from the cranks\' start. The ramp: the transfers made before the surge, while each crank\'s bid climbs from the history\'s 0. The steady waves: transfers made once the bids are at the going price (the source\'s congestion lifts while the users\' deposits land; the destination\'s stays on); their columns are the destination chain\'s ack_deposit transactions.',
       'Slots to land: from the newest slot seen at a transaction\'s first send to the slot its landed version is in, from bridge_landing_slots\'s buckets (1, 2, 3, 4, 6, 8, ...): "<= b" is the bucket that holds the percentile. First-version rate: transactions that landed as first signed over every transaction whose outcome became known (what alert BridgeLandingRateLow reads). Goals (issue 42): p50 <= 2 slots, p90 <= 4 slots, >= 0.99 on the first version once the bid is at the going price, a bid at the going price within 3 s.',
     ],
   };

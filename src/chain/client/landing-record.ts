@@ -30,12 +30,12 @@ const LANDING_RATE_MIN_OUTCOMES = 10;
  * Nonce mode re-signs a version one step higher after it waited this many slots unlanded:
  * the window's p90 slots-to-land plus RESIGN_MARGIN_SLOTS, within [MIN_RESIGN_SLOTS,
  * MAX_RESIGN_SLOTS]; DEFAULT_RESIGN_SLOTS while nothing landed in the window (a cluster that
- * is not congested lands in 1 or 2). At 400 ms slots and a p90 of 2, a version waits 1.6 s, so
- * the three escalation steps reach the cap within about 5 s of a surge the fee history hides,
- * and the first step (a quarter of the cap) within about 2 s.
+ * is not congested lands in 1 or 2). At 400 ms slots, from a surge the fee history hides, the
+ * first step (a quarter of the cap) is bid about 1.2 s after the first send (3 slots and a
+ * status poll) and the cap about 4 s after; with a measured p90 of 2 a version waits 1.6 s.
  */
 const MIN_RESIGN_SLOTS = 2;
-const DEFAULT_RESIGN_SLOTS = 4;
+const DEFAULT_RESIGN_SLOTS = 3;
 const MAX_RESIGN_SLOTS = 10;
 const RESIGN_MARGIN_SLOTS = 2;
 

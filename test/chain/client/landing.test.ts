@@ -21,9 +21,9 @@ describe('landing measured', () => {
     expect(summarize(events)).toEqual({ transactions: 5, landed: 4, first_version_rate: 0.6, slots_p50: 1, slots_p90: 5, versions_per_landed: 1.5 });
   });
 
-  it('re-signs after the p90 of first-version landings plus 2, within [2, 10]; 4 before anything landed', () => {
-    expect(resignSlotsFrom([])).toBe(4);
-    expect(resignSlotsFrom([notLanded(), landed(9, false)])).toBe(4);
+  it('re-signs after the p90 of first-version landings plus 2, within [2, 10]; 3 before anything landed', () => {
+    expect(resignSlotsFrom([])).toBe(3);
+    expect(resignSlotsFrom([notLanded(), landed(9, false)])).toBe(3);
     expect(resignSlotsFrom([landed(0), landed(0)])).toBe(2);
     expect(resignSlotsFrom([landed(1), landed(1), landed(2), landed(1)])).toBe(4);
     expect(resignSlotsFrom([landed(40)])).toBe(10);
