@@ -203,7 +203,16 @@ export interface SettledPending {
  * `versions` every version signed against the same nonce value (the newest last), any of which
  * may be the one that lands.
  */
-type Pending = Watched & { job: TransactionJob; versions: SignedTransaction[]; carried: Carried; reprice?: Reprice; pricedAtSlot?: number };
+type Pending = Watched & {
+  job: TransactionJob;
+  versions: SignedTransaction[];
+  carried: Carried;
+  reprice?: Reprice;
+  /** The newest slot seen once the newest version was sent: the re-sign pace counts from it. */
+  pricedAtSlot?: number;
+  /** At the latest poll a version was in a block (processed, not yet confirmed): no re-price while it settles. */
+  inBlock?: boolean;
+};
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
@@ -285,6 +294,7 @@ export class TransactionSender {
     this.pending.set(signed.signature, pending);
     if (signed.nonce !== undefined) this.options.nonces?.moves.sent(signed.nonce.lane.toBase58(), signed.nonce.nonce);
     const refused = await this.sendFirst(pending, signal);
+    if (signed.nonce !== undefined) pending.pricedAtSlot = Math.max(signed.nonce.slot, this.options.rpc.newestSlotSeen() ?? 0);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
@@ -417,11 +427,14 @@ export class TransactionSender {
 
   /** The outcome of the first version whose status is found and settled; undefined while none is. */
   private async foundVersion(pending: Pending, searchTransactionHistory: boolean, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    // As of this poll: a version whose block a fork dropped is re-priced again.
+    pending.inBlock = false;
     for (const version of pending.versions) {
       const poll = await this.watch.poll(version.signature, searchTransactionHistory, signal);
       if (poll.kind !== 'found') continue;
       const outcome = this.outcomeOf(poll.status, version, pending);
       if (outcome !== 'waiting') return outcome;
+      pending.inBlock = true;
     }
     return undefined;
   }
@@ -458,7 +471,7 @@ export class TransactionSender {
 
   /** A version has waited unlanded for the chain's measured re-sign pace as of `slot`. */
   private repriceDue(pending: Pending, slot: number | undefined): boolean {
-    if (pending.reprice === undefined || slot === undefined) return false;
+    if (pending.reprice === undefined || pending.inBlock === true || slot === undefined) return false;
     return slot - (pending.pricedAtSlot ?? slot) >= this.options.landing.landing.resignSlots();
   }
 
@@ -476,6 +489,7 @@ export class TransactionSender {
     pending.signed = next;
     pending.versions.push(next);
     await this.rebroadcast(pending, next, signal);
+    pending.pricedAtSlot = Math.max(slot, this.options.rpc.newestSlotSeen() ?? slot);
   }
 
   /** `signed` to the read endpoints again, and to every send-only path. */
