@@ -125,6 +125,28 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     expect(health.target.versions_per_landed).toBeGreaterThan(1);
   });
 
+  it('blockhash mode: the same signed bytes to every path, one version at a time, every vote lands once', async () => {
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await depositRejected(bridge, 2);
+    const staked = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE });
+    const landing = { source: { sendUrls: [staked.source.url], tip: undefined }, target: { sendUrls: [staked.target.url], tip: undefined } };
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing }));
+    expect(cranks[0]!.service.health().landing_mode).toEqual({ source: 'blockhash', target: 'blockhash' });
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 2);
+    await expectTransactionsAccounted(bridge, cranks);
+    // Every version sent through the staked path landed or expired before another was signed:
+    // what it carried is exactly what the read endpoints carried, one version per landing.
+    for (const crank of cranks) {
+      for (const chain of ['source', 'target'] as const) {
+        expect(await metricValue(crank.metrics.landingOutcomes, { chain, outcome: 'later_version' })).toBe(0);
+        const path = new URL(staked[chain].url).origin;
+        expect(await metricValue(crank.metrics.sendPathLanded, { chain, path })).toBe(await metricValue(crank.metrics.sendPathLanded, { chain, path: 'rpc' }));
+      }
+    }
+  });
+
   it('a restart under a surge the fee history hides bids where the last process left off: its first version lands', async () => {
     bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     await initNonces(bridge, [0]);
