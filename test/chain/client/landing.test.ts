@@ -3,7 +3,9 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { computeUnitPriceOf } from '../../../src/chain/client/landed-price.js';
 import { LANDING_WINDOW_MS, LandingRecord, resignSlotsFrom, summarize, type LandingEvent } from '../../../src/chain/client/landing-record.js';
-import { withCarried, bidFrom } from '../../../src/chain/client/priority-fee.js';
+import { withCarried, bidFrom, PriorityFeeBidder } from '../../../src/chain/client/priority-fee.js';
+import type { ChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
+import { captureLogs } from '../../support/log-capture.js';
 import { priceWithTip } from '../../../src/chain/client/tip.js';
 import { priorityFeeLamports } from '../../../src/chain/fee-rate.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
@@ -97,5 +99,48 @@ describe('a tip counted within the cap', () => {
     expect(priceWithTip({ ...budget, microLamportsPerUnit: 10_000 }, tip(1_000)).microLamportsPerUnit).toBe(10_000);
     expect(priceWithTip(budget, tip(10_000)).microLamportsPerUnit).toBe(0);
     expect(priceWithTip(budget, undefined)).toBe(budget);
+  });
+});
+
+describe("the landing rate moves the starting bid (Drift's idea), by one step at most", () => {
+  const bounds = { minMicroLamports: 0, maxMicroLamports: 100_000 };
+  const rpc = {
+    chain: 'target',
+    getRecentPrioritizationFees: async () => [{ slot: 1, prioritizationFee: 1_000 }],
+    getSignaturesForAddress: async () => [],
+  } as unknown as ChainRpc;
+
+  it('below 0.9 over ten minutes the bid starts one step higher; at 0.9 or above (or too few outcomes) it does not', async () => {
+    let rate: number | undefined;
+    const bidder = new PriorityFeeBidder({ rpc, bounds, metrics: createMetrics(new Registry()), landing: { rate: () => rate }, authority: PublicKey.default, logger: captureLogs().logger });
+    const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
+    expect(await price()).toBe(1_000);
+    rate = 0.5;
+    expect(await price()).toBe(25_000);
+    rate = 0.9;
+    expect(await price()).toBe(1_000);
+    // One expiry raised the chain's step; a low rate adds one more, never past the cap.
+    bidder.expired();
+    bidder.expired();
+    bidder.expired();
+    rate = 0.1;
+    expect(await price()).toBe(100_000);
+  });
+
+  it('while every transaction lands on its first version the step comes down after 4 landings, else after 8', async () => {
+    let rate: number | undefined = 1;
+    const bidder = new PriorityFeeBidder({ rpc, bounds, metrics: createMetrics(new Registry()), landing: { rate: () => rate }, authority: PublicKey.default, logger: captureLogs().logger });
+    const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
+    bidder.expired();
+    for (let i = 0; i < 3; i++) bidder.landed();
+    expect(await price()).toBe(25_000);
+    bidder.landed();
+    expect(await price()).toBe(1_000);
+    rate = undefined;
+    bidder.expired();
+    for (let i = 0; i < 7; i++) bidder.landed();
+    expect(await price()).toBe(25_000);
+    bidder.landed();
+    expect(await price()).toBe(1_000);
   });
 });
