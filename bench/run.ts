@@ -6,6 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { congestedLandingBench } from './congested-landing.js';
 import { faultRecoveryBench } from './fault-recovery.js';
 import { feeMarketBench } from './fee-market.js';
 import { handoverBench } from './handover.js';
@@ -18,7 +19,7 @@ import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench, handoverBench];
+const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench, handoverBench, congestedLandingBench];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

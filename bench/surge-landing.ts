@@ -13,7 +13,7 @@ import { deposit, fundUsers } from './support/users.js';
  * Agave's cache does); one transfer's votes are due. Measures the time from the cranks' start
  * (the surge already on) to the first vote landing on the destination, and the lamports each
  * landed crank transaction paid, in blockhash mode (a bid escalates at its blockhash's expiry)
- * beside nonce mode (it escalates every NONCE_RESIGN_SLOTS against the same nonce value).
+ * beside nonce mode (it escalates after the chain's measured re-sign pace against the same nonce value).
  */
 
 const SLOT_MS = 400;

@@ -84,6 +84,8 @@ export interface DevnetFlags {
   computeCostScale: number;
   /** Congestion on both chains once the bridge is created: micro-lamports per CU a transaction must bid to land (0: none). */
   priceFloor: number;
+  /** Percent of sendTransaction the plain ports forward once the bridge exists; below 100 each chain gets a "staked" second port that forwards all. */
+  forwardPercent: number;
 }
 
 export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
@@ -103,6 +105,9 @@ the bridge on them, prints how to start a bridge server per authority, and runs 
                         devnet_setComputeCostScale changes it while the chains run)
   --price-floor N       congestion once the bridge exists: transactions bidding under N micro-lamports
                         per compute unit never land (0 to ${MAX_PRICE_FLOOR}, default 0: none)
+  --forward-percent N   congested sending once the bridge exists: each chain's port forwards only N %
+                        of sendTransaction to the leader (the rest never land), and a second port per
+                        chain, "staked", forwards all (0 to 100, default 100: no second port)
   -h, --help            show this help
 `;
 
@@ -118,6 +123,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     'slot-interval-ms': { type: 'string' },
     'compute-cost-scale': { type: 'string' },
     'price-floor': { type: 'string' },
+    'forward-percent': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -133,6 +139,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     slotIntervalMs: integerFlag(values['slot-interval-ms'], 'slot-interval-ms', 400, 0, 60_000),
     computeCostScale: scaleFlag(values['compute-cost-scale']),
     priceFloor: integerFlag(values['price-floor'], 'price-floor', 0, 0, MAX_PRICE_FLOOR),
+    forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {

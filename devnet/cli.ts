@@ -1,5 +1,5 @@
 import { describeError } from '../src/errors.js';
-import { startChainPair } from './chain-pair.js';
+import { startChainPair, type ChainPair } from './chain-pair.js';
 import { DEFAULT_FIRST_SERVER_PORT, DEVNET_USAGE, UsageError, parseDevnetFlags, shellQuote, shutdownSignal, type DevnetFlags } from './cli-args.js';
 import { maxTrackerCapacity } from '../src/chain/codec/layout.js';
 import { ONE_SERVER_PER_AUTHORITY, serverEnv } from './server-env.js';
@@ -50,6 +50,7 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
       for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.priceFloor });
       process.stdout.write(`Congestion: transactions bidding under ${flags.priceFloor} micro-lamports per compute unit do not land.\n`);
     }
+    if (flags.forwardPercent < 100) process.stdout.write(await congestSending(pair, flags.forwardPercent));
     const traffic = flags.traffic ? startTraffic(pair, world, { onError: throttled(TRAFFIC_ERROR_INTERVAL_MS) }) : undefined;
     if (traffic !== undefined) process.stdout.write('Traffic: deposits and claims are running.\n');
     process.stdout.write('Press Ctrl-C to stop.\n');
@@ -62,6 +63,18 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
   }
   process.stdout.write('devnet stopped\n');
   return 0;
+}
+
+/** The plain ports forward `percent` of sendTransaction; a second port per chain ("staked") forwards all (docs/devnet.md). */
+async function congestSending(pair: ChainPair, percent: number): Promise<string> {
+  const source = await pair.source.addEndpoint();
+  const target = await pair.target.addEndpoint();
+  for (const node of [pair.source, pair.target]) node.faults.set({ forwardShare: percent / 100 });
+  return [
+    `Congested sending: each chain's port forwards ${percent} % of sendTransaction; the staked ports forward all:`,
+    `  BRIDGE_SOURCE_SEND_URLS=${source.url} BRIDGE_TARGET_SEND_URLS=${target.url}`,
+    '',
+  ].join('\n');
 }
 
 function describeWorld(world: World): string {

@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { Bank } from './bank/bank.js';
 import type { ComputeCostTable } from './bank/compute-costs.js';
 import { Faults } from './faults/faults.js';
+import { ReceivedLog } from './faults/forwarding.js';
 import type { Account } from './program/store.js';
 import { BRIDGE_RPC_METHODS, startRpcServer } from './rpc/server.js';
 import { DevnetError } from './devnet-error.js';
@@ -58,8 +59,14 @@ export interface DevnetNode {
   feesPaid(payer?: PublicKey | string): FeesPaid;
   pause(): void;
   resume(): void;
-  /** Starts another listener on a free loopback port serving this chain; closed with the node. */
+  /**
+   * Starts another listener on a free loopback port serving this chain; closed with the node.
+   * With forwardShare on the primary, one without it is the "staked" send-only path
+   * (docs/devnet.md, "Congestion: forwarding and a staked path").
+   */
   addEndpoint(): Promise<DevnetEndpoint>;
+  /** The slot in which any endpoint of this chain first received `signature` (the last 10,000), or undefined. */
+  receivedSlot(signature: string): number | undefined;
   close(): Promise<void>;
 }
 
@@ -80,7 +87,8 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   checkInteger(slotIntervalMs, 'slotIntervalMs', 0, 60_000);
   checkInteger(options.port ?? 0, `${options.name}Port`, 0, 65_535);
   const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale });
-  const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)));
+  const received = new ReceivedLog();
+  const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);
   let server;
   try {
     server = await startRpcServer({ bank, faults, port: options.port ?? 0, adminMethods: options.adminMethods, chain: options.name });
@@ -92,7 +100,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   const rpc = server;
   const replicas: DevnetEndpoint[] = [];
   const addEndpoint = async (): Promise<DevnetEndpoint> => {
-    const replicaFaults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)));
+    const replicaFaults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);
     const replica = await startRpcServer({ bank, faults: replicaFaults, port: 0, adminMethods: options.adminMethods, chain: options.name });
     const endpoint = { url: replica.url, faults: replicaFaults, close: () => replica.close() };
     replicas.push(endpoint);
@@ -132,6 +140,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
     pause: () => bank.pause(),
     resume: () => bank.resume(),
     addEndpoint,
+    receivedSlot: (signature) => received.slotOf(signature),
     close: () => {
       closed ??= (async () => {
         bank.close();

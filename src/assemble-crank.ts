@@ -39,6 +39,7 @@ export function assembleBridgeChains({ config, signer, logger, metrics, tuning }
       sourceReadCommitment: config.sourceReadCommitment,
       priorityFee: config.priorityFee,
       nonceAccounts: config.nonceAccounts,
+      landing: config.landing,
       logger,
     },
     tuning,

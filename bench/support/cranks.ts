@@ -6,6 +6,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { ChainSide } from '../../src/domain.js';
+import type { CrankConfig } from '../../src/config/config.js';
 import { benchCrankParts, type BenchWorld } from './bench-world.js';
 import type { PairLamports } from '../../test/support/base-fees.js';
 import { authorityLamports, recordSentTransactions, type SentRecord } from './sent-transactions.js';
@@ -56,6 +57,8 @@ export interface CrankOptions {
   priorityFee?: PriorityFeeBounds;
   /** BRIDGE_NONCE_ACCOUNTS; the default when absent. */
   nonceAccounts?: number;
+  /** BRIDGE_*_SEND_URLS and the tips; none when absent. */
+  landing?: CrankConfig['landing'];
 }
 
 export function startBenchCranks(bench: BenchWorld, options: CrankOptions): BenchCrank[] {
@@ -77,6 +80,7 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
       maxAttempts: timing.maxAttempts,
       retryBackoffMs: timing.retryBackoffMs,
       ...(options.nonceAccounts === undefined ? {} : { nonceAccounts: options.nonceAccounts }),
+      ...(options.landing === undefined ? {} : { landing: options.landing }),
     },
     { deadPrimaryUrl: options.deadPrimaryUrl, priorityFee: options.priorityFee },
   );

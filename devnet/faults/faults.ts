@@ -3,6 +3,7 @@ import type { FeeHistoryMode } from '../bank/prioritization-fees.js';
 import type { Account } from '../program/store.js';
 import { forgeHistory, type ForgedHistory } from './forged-history.js';
 import { PastStates } from './past-states.js';
+import { ReceivedLog } from './forwarding.js';
 import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaults } from './settings.js';
 
 /**
@@ -25,6 +26,11 @@ export interface FaultSnapshot {
   loseResponses: number;
   loseResponseMode: LostResponse;
   dropTransactions: number;
+  forwardShare: number;
+  /** Sends this endpoint forwarded to the leader, and those it accepted and dropped, since the start. */
+  forwarded: number;
+  dropped: number;
+  requireTip: { account: string; lamports: number } | null;
   landAfterSlots: number;
   /** Transactions sent with an in-flight delay (through any endpoint of the chain) that have not landed or been dropped yet. */
   inFlight: number;
@@ -69,6 +75,10 @@ export class Faults {
   #loseResponses = 0;
   #loseResponseMode: LostResponse = 'http500';
   #dropTransactions = 0;
+  #forwardShare = 1;
+  #forwarded = 0;
+  #dropped = 0;
+  #requireTip: { account: string; lamports: number } | null = null;
   #landAfterSlots = 0;
   #blockhashLagSlots = 0;
   #simulateUnitsConsumed: number | null = null;
@@ -80,9 +90,13 @@ export class Faults {
   #httpStatus: 401 | 403 | 404 | null = null;
   readonly #past = new PastStates();
 
-  constructor(bank: Bank, knownMethods: ReadonlySet<string>) {
+  /** Shared by every endpoint of the chain: which signature was first received in which slot. */
+  readonly received: ReceivedLog;
+
+  constructor(bank: Bank, knownMethods: ReadonlySet<string>, received: ReceivedLog = new ReceivedLog()) {
     this.#bank = bank;
     this.#knownMethods = knownMethods;
+    this.received = received;
   }
 
   /** Merges `settings` into the current ones: each given key (and each given method) replaces what was there. */
@@ -96,6 +110,8 @@ export class Faults {
     if (valid.loseResponses !== undefined) this.#loseResponses = valid.loseResponses;
     if (valid.loseResponseMode !== undefined) this.#loseResponseMode = valid.loseResponseMode;
     if (valid.dropTransactions !== undefined) this.#dropTransactions = valid.dropTransactions;
+    if (valid.forwardShare !== undefined) this.#forwardShare = valid.forwardShare;
+    if (valid.requireTip !== undefined) this.#requireTip = valid.requireTip;
     if (valid.landAfterSlots !== undefined) this.#landAfterSlots = valid.landAfterSlots;
     if (valid.blockhashLagSlots !== undefined) this.#blockhashLagSlots = valid.blockhashLagSlots;
     if (valid.simulateUnitsConsumed !== undefined) this.#simulateUnitsConsumed = valid.simulateUnitsConsumed;
@@ -127,6 +143,8 @@ export class Faults {
     this.#loseResponses = 0;
     this.#loseResponseMode = 'http500';
     this.#dropTransactions = 0;
+    this.#forwardShare = 1;
+    this.#requireTip = null;
     this.#landAfterSlots = 0;
     this.#blockhashLagSlots = 0;
     this.#simulateUnitsConsumed = null;
@@ -182,6 +200,10 @@ export class Faults {
       loseResponses: this.#loseResponses,
       loseResponseMode: this.#loseResponseMode,
       dropTransactions: this.#dropTransactions,
+      forwardShare: this.#forwardShare,
+      forwarded: this.#forwarded,
+      dropped: this.#dropped,
+      requireTip: this.#requireTip === null ? null : { ...this.#requireTip },
       landAfterSlots: this.#landAfterSlots,
       inFlight: this.#bank.inFlight,
       blockhashLagSlots: this.#blockhashLagSlots,
@@ -239,11 +261,21 @@ export class Faults {
     return this.#loseResponseMode;
   }
 
-  /** sendTransaction: true when this transaction is to be accepted and never landed. */
+  /** sendTransaction: true when this transaction is to be accepted and never landed (`dropTransactions`, or not forwarded under `forwardShare`). */
   takeDroppedTransaction(): boolean {
-    if (this.#dropTransactions === 0) return false;
-    this.#dropTransactions -= 1;
-    return true;
+    if (this.#dropTransactions > 0) {
+      this.#dropTransactions -= 1;
+      return true;
+    }
+    const forward = this.#forwardShare >= 1 || this.#random() < this.#forwardShare;
+    if (forward) this.#forwarded += 1;
+    else this.#dropped += 1;
+    return !forward;
+  }
+
+  /** sendTransaction: the tip this endpoint requires, or null. */
+  get requireTip(): { account: string; lamports: number } | null {
+    return this.#requireTip;
   }
 
   #takeFault(faults: MethodFaults): FaultKind | undefined {

@@ -52,6 +52,19 @@ const faultSettingsSchema = z.strictObject({
   /** sendTransaction: the next N transactions are answered with their signature and never land. */
   dropTransactions: count.optional(),
   /**
+   * sendTransaction: the share (0..1) of the transactions this endpoint accepts that it forwards
+   * to the leader, drawn from the seeded PRNG at each send; the rest are answered with their
+   * signature and never land, as an unstaked node's forwards are dropped under load. 1 (the
+   * default) forwards all; a rebroadcast of the same bytes draws again.
+   */
+  forwardShare: z.number().min(0).max(1).optional(),
+  /**
+   * sendTransaction: this endpoint (a staked sender path) refuses, with -32602, a transaction
+   * that does not transfer at least `lamports` to `account` (a System transfer inside it); null
+   * lifts it.
+   */
+  requireTip: z.union([z.strictObject({ account: base58Address, lamports: count.min(1) }), z.null()]).optional(),
+  /**
    * sendTransaction: each transaction this endpoint takes is in flight for this many slots (at
    * most 10,000) and lands with the first block after them, if it is still valid then (its
    * blockhash unexpired, its nonce unmoved, not already landed); 0 lands at once.

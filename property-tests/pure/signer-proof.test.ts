@@ -58,7 +58,7 @@ class ClaimedChain {
 
   readonly rpc = {
     chain: 'target',
-    newestSlotSeen: () => undefined,
+    slotFloor: () => undefined,
     hasHistory: () => true,
     getSignaturesForAddress: async (_address: unknown, options: { until?: string; before?: string; limit: number }) => {
       // A re-listed entry is a copy on top: the original still marks where `until` is.

@@ -40,6 +40,22 @@ export interface BridgeChains {
    * chains, no transaction this process signed can land any more.
    */
   voidInFlight(signal: AbortSignal): Promise<Record<ChainSide, InFlightSettled>>;
+  /** How each chain's transactions landed over the last ten minutes: /health and the crank page show it. */
+  landingSummaries(): Record<ChainSide, LandingSummary>;
+}
+
+/** One chain's landing over the last ten minutes (src/chain/client/landing-record.ts), in /health's words. */
+export interface LandingSummary {
+  /** Transactions whose outcome became known in the window. */
+  transactions: number;
+  landed: number;
+  /** Landed as first signed, over `transactions`; null without any. */
+  first_version_rate: number | null;
+  /** Slots from first send to landed, nearest-rank p50 and p90 of the landed; null without any. */
+  slots_p50: number | null;
+  slots_p90: number | null;
+  /** Versions signed per landed transaction, on average; null without any. */
+  versions_per_landed: number | null;
 }
 
 /** What voiding and settling the transactions in flight found on one chain. */

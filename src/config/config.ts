@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { MAX_NONCE_ACCOUNTS } from '../chain/nonce-account.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
+import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
 import {
   bindAddressValue,
   booleanValue,
@@ -71,6 +72,7 @@ export const DEFAULTS = {
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '100000',
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
   BRIDGE_NONCE_ACCOUNTS: '2',
+  ...LANDING_DEFAULTS,
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -150,6 +152,7 @@ const envSchema = z.object({
   BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS),
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
   BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
+  ...landingSchemaShape,
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -194,6 +197,8 @@ export interface CrankConfig {
   priorityFee: { minMicroLamports: number; maxMicroLamports: number };
   /** BRIDGE_NONCE_ACCOUNTS: durable-nonce accounts per chain; 0 keeps blockhash mode without looking for them. */
   nonceAccounts: number;
+  /** BRIDGE_*_SEND_URLS and BRIDGE_*_TIP_LAMPORTS / _TIP_ACCOUNT, per chain (./landing.ts). */
+  landing: Record<'source' | 'target', ChainLanding>;
 }
 
 export interface Config {
@@ -243,7 +248,8 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set)];
+  const cap = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
+  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set, cap)];
 }
 
 /** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
@@ -343,6 +349,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
     nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
+    landing: toLanding(values),
   };
 }
 

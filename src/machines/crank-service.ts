@@ -168,6 +168,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       landingModes: options.chains.landingModes(),
       leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
+      landing: options.chains.landingSummaries(),
     });
   }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { KeyServiceKind, SignerDescription } from '../chain/authority-signer.js';
-import type { AuthorityView, ChainAmounts, CheckOff, LandingMode } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS, type ChainSide } from '../domain.js';
@@ -209,6 +209,15 @@ const checkOffSchema = z.strictObject({
 
 export const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
 
+const landingSummarySchema = z.strictObject({
+  transactions: z.int(),
+  landed: z.int(),
+  first_version_rate: z.number().nullable(),
+  slots_p50: z.int().nullable(),
+  slots_p90: z.int().nullable(),
+  versions_per_landed: z.number().nullable(),
+}) satisfies z.ZodType<LandingSummary>;
+
 /** `crank` object of BridgeHealthSnapshot (SPEC §2.2). */
 export const crankHealthSchema = z.strictObject({
   enabled: z.boolean(),
@@ -239,6 +248,8 @@ export const crankHealthSchema = z.strictObject({
     .optional(),
   /** An enabled crank only: versions of this server's transactions that may still land, per chain (docs/chain-client.md, "Bounded in flight"). */
   versions_in_flight: z.strictObject({ source: z.int().nonnegative(), target: z.int().nonnegative() }).optional(),
+  /** An enabled crank only: how each chain's transactions landed over the last ten minutes (docs/chain-client.md, "Landing measured"). */
+  landing: z.strictObject({ source: landingSummarySchema, target: landingSummarySchema }).optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -267,6 +278,7 @@ export interface HealthExtras {
   /** While the lease is `waiting`: when this instance may take it over (role.ts mayTakeOverAtMs). */
   leaseMayTakeAtMs: number;
   versionsInFlight: Record<ChainSide, number>;
+  landing: Record<ChainSide, LandingSummary>;
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -285,6 +297,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
     landing_mode: extras.landingModes,
+    landing: extras.landing,
     versions_in_flight: extras.versionsInFlight,
     ...(facts.lease.status === 'off' ? {} : { lease: leaseView(facts.lease, extras.leaseMayTakeAtMs) }),
   };

@@ -10,6 +10,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 const ACTION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // What users wait: from a poll interval plus a confirmation (seconds) to a stuck transfer (a day).
+// Slots from a send to landing: 1 when the next leader takes it, a blockhash's life (150) at most.
+const LANDING_SLOT_BUCKETS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 150];
 const WAIT_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600];
 
 export function createMetrics(registry: Registry = new Registry()) {
@@ -336,6 +338,38 @@ export function createMetrics(registry: Registry = new Registry()) {
       name: 'bridge_priority_fee_max_microlamports',
       help: 'BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: the most a transaction bids per CU, by chain.',
       labelNames: ['chain'] as const,
+      registers,
+    }),
+    landingSlots: new Histogram({
+      name: 'bridge_landing_slots',
+      help: 'Slots from the first send of a transaction to the slot its landed version is in, by chain (docs/chain-client.md, "Landing measured").',
+      labelNames: ['chain'] as const,
+      buckets: LANDING_SLOT_BUCKETS,
+      registers,
+    }),
+    landingOutcomes: new Counter({
+      name: 'bridge_landing_outcomes_total',
+      help: 'Sent transactions by what became of them, by chain and outcome (first_version: landed as first signed; later_version: a re-priced version landed; not_landed).',
+      labelNames: ['chain', 'outcome'] as const,
+      registers,
+    }),
+    landingVersions: new Histogram({
+      name: 'bridge_landing_versions',
+      help: 'Versions signed (against one nonce value) per landed transaction, by chain.',
+      labelNames: ['chain'] as const,
+      buckets: [1, 2, 3, 4, 6, 8],
+      registers,
+    }),
+    sendPathSends: new Counter({
+      name: 'bridge_send_path_sends_total',
+      help: 'Signed transactions sent through each path (rpc: the read endpoints; else a BRIDGE_*_SEND_URLS origin), by chain, path and outcome (accepted, failed).',
+      labelNames: ['chain', 'path', 'outcome'] as const,
+      registers,
+    }),
+    sendPathLanded: new Counter({
+      name: 'bridge_send_path_landed_total',
+      help: 'Landed transactions whose landed version this path accepted (each path that carried it counts it), by chain and path.',
+      labelNames: ['chain', 'path'] as const,
       registers,
     }),
     feesPaid: new Counter({

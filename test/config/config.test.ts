@@ -61,7 +61,34 @@ describe('parseConfig: defaults', () => {
       transferWaitAlertMs: 600_000,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       nonceAccounts: 2,
+      landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
     });
+  });
+
+  it('BRIDGE_*_SEND_URLS and the tips: validated like the RPC URLs, a tip with its account, within the cap', () => {
+    const tipAccount = 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6';
+    const { config } = parseConfig({
+      ...RUNTIME,
+      BRIDGE_TARGET_SEND_URLS: 'http://127.0.0.1:9000, https://sender.example.org/fast',
+      BRIDGE_TARGET_TIP_LAMPORTS: '1000',
+      BRIDGE_TARGET_TIP_ACCOUNT: tipAccount,
+    });
+    expect(config.crank!.landing).toEqual({
+      source: { sendUrls: [], tip: undefined },
+      target: { sendUrls: ['http://127.0.0.1:9000/', 'https://sender.example.org/fast'], tip: { account: tipAccount, lamports: 1000 } },
+    });
+    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_SEND_URLS: 'http://127.0.0.1:9000,ftp://x' })).toEqual([
+      'BRIDGE_SOURCE_SEND_URLS: entry 2: expected an http:// or https:// URL, got one with scheme "ftp:"',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_TIP_LAMPORTS: '1000' })).toEqual([
+      'BRIDGE_SOURCE_TIP_ACCOUNT: missing; BRIDGE_SOURCE_TIP_LAMPORTS is set, and a tip needs the account it is paid to',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })).toEqual([
+      'BRIDGE_TARGET_TIP_LAMPORTS: missing; BRIDGE_TARGET_TIP_ACCOUNT is set, and names no tip without an amount above 0',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '140001', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })[0]).toMatch(
+      /^BRIDGE_TARGET_TIP_LAMPORTS: 140001 is above the 140000 lamports a transaction may pay besides its signature fee/,
+    );
   });
 
   it('reads every optional variable when set', () => {

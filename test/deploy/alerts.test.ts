@@ -51,6 +51,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeDegraded',
         'BridgeFeeBalanceLow',
         'BridgeNonceModeLost',
+        'BridgeLandingRateLow',
         'BridgePriorityFeeAtCap',
         'BridgeRpcAllEndpointsDown',
         'BridgeRpcEndpointDown',

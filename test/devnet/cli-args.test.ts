@@ -26,10 +26,12 @@ describe('parseDevnetFlags', () => {
       slotIntervalMs: 400,
       computeCostScale: 1,
       priceFloor: 0,
+      forwardPercent: 100,
     });
-    expect(parseDevnetFlags(['--compute-cost-scale', '6', '--price-floor', '20000'], MAX_CAPACITY)).toMatchObject({
+    expect(parseDevnetFlags(['--compute-cost-scale', '6', '--price-floor', '20000', '--forward-percent', '10'], MAX_CAPACITY)).toMatchObject({
       computeCostScale: 6,
       priceFloor: 20_000,
+      forwardPercent: 10,
     });
     expect(parseDevnetFlags(['--compute-cost-scale', '0.5'], MAX_CAPACITY)).toMatchObject({ computeCostScale: 0.5 });
     expect(parseDevnetFlags(['--authorities', '5'], MAX_CAPACITY)).toMatchObject({ threshold: 3 });
@@ -61,6 +63,7 @@ describe('parseDevnetFlags', () => {
     [['--compute-cost-scale', '1e3'], '--compute-cost-scale'],
     [['--price-floor', '1.5'], '--price-floor must be an integer from 0 to 1000000'],
     [['--price-floor', '1000001'], '--price-floor must be an integer from 0 to 1000000'],
+    [['--forward-percent', '101'], '--forward-percent must be an integer from 0 to 100'],
   ])('%j is a usage error naming the flag', (argv, message) => {
     expect(usageError(() => parseDevnetFlags(argv, MAX_CAPACITY))).toContain(message);
   });

@@ -74,6 +74,7 @@ describe('crank cycles', () => {
       role_since: START_SECONDS,
       landing_mode: { source: 'blockhash', target: 'blockhash' },
       versions_in_flight: { source: 0, target: 0 },
+      landing: { source: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null }, target: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null } },
     });
     await vi.advanceTimersByTimeAsync(14_999);
     expect(chains.callsOf('readState')).toHaveLength(1);

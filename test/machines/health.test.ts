@@ -36,6 +36,7 @@ function input(facts: Partial<HealthFacts> = {}, overrides: Partial<HealthInput>
 }
 
 const AT = START + 10_000;
+const NO_LANDING = { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null };
 
 describe('healthVerdict', () => {
   it.each<[string, HealthInput, number, HealthStatus, RegExp | null]>([
@@ -89,7 +90,7 @@ describe('healthVerdict', () => {
 });
 
 describe('crankHealth: the signer the public /health names', () => {
-  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 } };
+  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 }, landing: { source: NO_LANDING, target: NO_LANDING } };
   const verdict = { status: 'ok' as const, problems: [] };
 
   it.each([

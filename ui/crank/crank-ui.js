@@ -30,6 +30,7 @@ const HEALTH_STATUSES = ['ok', 'degraded', 'stalled', 'unreachable'];
 /** A cycle that could not submit: it read and planned only. */
 const CYCLE_KINDS = { active: 'active', standby: 'standby (read only)', halted: 'halted (read only)', dry_run: 'dry run (read only)' };
 const leaseLine = document.getElementById('lease');
+const landingLine = document.getElementById('landing');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -218,6 +219,18 @@ function leaseText(lease) {
   return lease.status;
 }
 
+/** /health's crank.landing: per chain, the last ten minutes' first-version rate and slots to land. */
+function landingText(landing) {
+  if (landing === undefined) return 'none (crank disabled)';
+  const chain = (name, summary) => {
+    if (summary.transactions === 0) return `${name}: nothing sent`;
+    const rate = summary.first_version_rate === null ? 'n/a' : `${Math.round(summary.first_version_rate * 100)} %`;
+    const slots = summary.slots_p50 === null ? 'none landed' : `${summary.slots_p50} / ${summary.slots_p90} slots to land (p50 / p90)`;
+    return `${name}: ${summary.landed} of ${summary.transactions} landed, ${rate} on the first version, ${slots}, ${summary.versions_per_landed ?? 'n/a'} versions per landed`;
+  };
+  return `${chain('source', landing.source)}; ${chain('destination', landing.target)}`;
+}
+
 function showActivity(activity) {
   roleLine.textContent = roleText(activity.role);
   leaseLine.textContent = leaseText(activity.lease);
@@ -281,6 +294,7 @@ async function poll() {
   try {
     await pollHealth();
     showActivity(await getJson('/crank/activity'));
+    landingLine.textContent = landingText((await getJson('/health')).crank?.landing);
     setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
   } catch (err) {
     setStatus(`cannot update: ${err.message}`, true);

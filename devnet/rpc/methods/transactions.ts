@@ -9,6 +9,7 @@ import {
   type DevnetTransaction,
 } from '../../bank/transaction.js';
 import { RPC_ERRORS, RpcError, historyNotAvailable, invalidParams } from '../errors.js';
+import { tipPaid } from '../../faults/forwarding.js';
 import { encodeAccount } from './accounts.js';
 import { responseContext, type RpcMethod } from '../method.js';
 import {
@@ -37,13 +38,21 @@ const sendTransaction: RpcMethod = (params, { bank, faults, exchange }) => {
   checkMinContextSlot(config, bank.slot);
   if (config['maxRetries'] !== undefined && config['maxRetries'] !== null) integerParam(config['maxRetries'], 'maxRetries');
   const skipPreflight = booleanParam(config['skipPreflight'], 'skipPreflight', false);
+  checkTip(tx, faults.requireTip);
   if (!skipPreflight) preflight(bank, tx, faults.blockhashLagSlots);
+  faults.received.received(tx.signature, bank.slot);
   if (faults.takeDroppedTransaction()) return tx.signature;
   bank.submit(tx, !skipPreflight, faults.landAfterSlots);
   const lost = faults.takeLostResponse();
   if (lost !== undefined) exchange.lostResponse = lost;
   return tx.signature;
 };
+
+/** A staked path's condition (`requireTip`): a transfer of at least the tip to its account inside the transaction. */
+function checkTip(tx: DevnetTransaction, tip: { account: string; lamports: number } | null): void {
+  if (tip === null || tipPaid(tx, tip.account) >= BigInt(tip.lamports)) return;
+  throw invalidParams(`Invalid params: the transaction must transfer at least ${tip.lamports} lamports to the tip account ${tip.account}`);
+}
 
 function preflight(bank: Bank, tx: DevnetTransaction, blockhashLagSlots: number): void {
   if (!verifySignatures(tx)) throw signatureFailure();

@@ -3,11 +3,14 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
-import type { BridgeChains, CheckOff } from '../bridge-chains.js';
+import type { BridgeChains, CheckOff, LandingSummary } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { MAX_NONCE_ACCOUNTS } from '../nonce-account.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
+import { FeeEstimates } from '../rpc/fee-estimate.js';
+import { SendPaths } from '../rpc/send-paths.js';
+import type { ChainLanding } from '../../config/landing.js';
 import { chainName, chainVariables } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
@@ -15,6 +18,8 @@ import { ComputeCeilings } from './compute-budget.js';
 import { packedFees } from './fees.js';
 import { leaseAddress } from '../lease-account.js';
 import { createSigningLease } from './lease.js';
+import { LandingPaths } from './landing-paths.js';
+import { LandingRecord } from './landing-record.js';
 import { LoadedAccounts } from './loaded-accounts.js';
 import { MoveProofs } from './move-proofs.js';
 import { NoncePool } from './nonce-pool.js';
@@ -57,6 +62,8 @@ export interface BridgeChainsOptions {
   priorityFee: PriorityFeeBounds;
   /** BRIDGE_NONCE_ACCOUNTS: the nonce pool's size per chain; 0 (the default here) keeps blockhash mode without reading any. */
   nonceAccounts?: number;
+  /** BRIDGE_*_SEND_URLS and each chain's tip; none when absent. */
+  landing?: Record<ChainSide, ChainLanding>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -208,6 +215,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
     new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }) });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
+  const landingFor = (rpc: ChainRpc): LandingPaths => {
+    const urls = options.landing?.[rpc.chain].sendUrls ?? [];
+    const paths = new SendPaths({ chain: rpc.chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain: rpc.chain }), ...(fetch === undefined ? {} : { fetch }) });
+    return new LandingPaths(rpc, metrics, new LandingRecord(rpc.chain, metrics), paths);
+  };
+  const landing = { source: landingFor(source.rpc), target: landingFor(target.rpc) };
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
       rpc,
@@ -217,6 +230,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       logger: logger.child({ chain: rpc.chain }),
       signed,
       voidMicroLamportsPerUnit: options.priorityFee.maxMicroLamports,
+      landing: landing[rpc.chain],
+      ...(options.landing?.[rpc.chain].tip === undefined ? {} : { tip: { ...options.landing[rpc.chain].tip!, capMicroLamports: options.priorityFee.maxMicroLamports } }),
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const leaseKey = leaseAddress(authorityKey, options.sourceChainId);
@@ -250,7 +265,14 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     signed: signed.target,
     ...(submitTiming === undefined ? {} : { pollIntervalMs: submitTiming.pollIntervalMs }),
   });
-  const bidder = { source: new PriorityFeeBidder(source.rpc, options.priorityFee, metrics), target: new PriorityFeeBidder(target.rpc, options.priorityFee, metrics) };
+  const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => {
+    const chainLogger = logger.child({ chain: rpc.chain });
+    const url = options.landing?.[rpc.chain].feeEstimateUrl;
+    const estimates =
+      url === undefined ? undefined : new FeeEstimates({ chain: rpc.chain, url, timeoutMs: options.rpcTimeoutMs, metrics, logger: chainLogger, ...(fetch === undefined ? {} : { fetch }) });
+    return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
+  };
+  const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
   const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
   const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
@@ -330,5 +352,6 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       const [sourceSettled, targetSettled] = await Promise.all([settled('source'), settled('target')]);
       return { source: sourceSettled, target: targetSettled };
     },
+    landingSummaries: (): Record<ChainSide, LandingSummary> => ({ source: landing.source.landing.summary(), target: landing.target.landing.summary() }),
   };
 }

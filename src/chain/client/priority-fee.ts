@@ -1,6 +1,10 @@
 import type { AccountMeta, PublicKey, TransactionInstruction } from '@solana/web3.js';
+import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
+import type { FeeEstimates } from '../rpc/fee-estimate.js';
+import { readLastLandedPrice } from './landed-price.js';
+import { LANDING_RATE_THRESHOLD } from './landing-record.js';
 
 /**
  * The priority fee a crank transaction bids (SetComputeUnitPrice, micro-lamports per CU;
@@ -19,8 +23,16 @@ import type { ChainRpc, SlotPrioritizationFee } from '../rpc/chain-rpc.js';
  * and never above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: above the cap the crank does not
  * overpay, its transactions expire and the failure names the price (`feeNote`).
  *
- * The step is the one piece of memory here: what this process saw of its own transactions. A
- * restart starts from the market price again, which costs at most ESCALATION_STEPS more expiries.
+ * The chain's landing rate moves the starting bid (docs/chain-client.md, "Landing measured"):
+ * while fewer than LANDING_RATE_THRESHOLD of the last ten minutes' transactions landed on their
+ * first version, every bid starts one step above the chain's step (never above the cap); while
+ * every one of them did, the step comes down after half as many landings in a row.
+ *
+ * What the process learned is not lost at a restart: the first bid reads from the chain the
+ * price the authority's newest landed transaction paid (./landed-price.ts) and bids at least
+ * that (never above the cap), a carried price that halves at each step down (ESCALATION_HOLD
+ * landings in a row), as a step does: a restart under a surge bids where it left off, and one
+ * after it passed overpays at most ESCALATION_HOLD transactions before the price decays.
  */
 
 /** Percentile of the recent slots' prices bid: above most slots' clearing price, below the spikes. */
@@ -59,17 +71,23 @@ export interface Bid {
   cap: number;
 }
 
-/** The bid from a fee history at escalation step `step`, within `bounds`. */
-export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds): Bid {
+/**
+ * The bid from a fee history at escalation step `step`, within `bounds`; `estimate`, a provider's
+ * estimate, raises the market price at most to what the chain shows landed (`trusted`: the
+ * highest price a recent slot cleared, or the carried price), never above it on its word alone.
+ */
+export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds, estimate?: { price: number; trusted: number }): Bid {
   const prices = history.map((slot) => slot.prioritizationFee).sort((a, b) => a - b);
-  const market = percentile(prices, FEE_PERCENTILE);
+  const fromHistory = percentile(prices, FEE_PERCENTILE);
+  const recentMax = prices.at(-1) ?? 0;
+  const market = estimate === undefined ? fromHistory : Math.max(fromHistory, Math.min(estimate.price, Math.max(recentMax, estimate.trusted)));
   const cap = bounds.maxMicroLamports;
   const escalated = step === 0 ? market : Math.max(market * ESCALATION_FACTOR ** step, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - step));
   const wanted = Math.ceil(Math.max(bounds.minMicroLamports, escalated));
   return {
     microLamportsPerUnit: Math.min(wanted, cap),
     marketMicroLamports: market,
-    recentMaxMicroLamports: prices.at(-1) ?? 0,
+    recentMaxMicroLamports: recentMax,
     capped: wanted > cap,
     step,
     cap,
@@ -103,24 +121,60 @@ function writableAccounts(instructions: readonly TransactionInstruction[]): Publ
   return [...byKey.values()].slice(0, MAX_FEE_ACCOUNTS);
 }
 
+/** What the bidder reads of the chain's landing (./landing-record.ts). */
+interface LandingRate {
+  /** The first-version landing rate of the last ten minutes; undefined with too few outcomes. */
+  rate(): number | undefined;
+}
+
+export interface PriorityFeeBidderOptions {
+  rpc: ChainRpc;
+  bounds: PriorityFeeBounds;
+  metrics: Metrics;
+  landing: LandingRate;
+  /** Whose landed transactions' price the first bid restores. */
+  authority: PublicKey;
+  logger: Logger;
+  /** A provider's estimate beside the fee history (BRIDGE_*_FEE_ESTIMATE_URL); none when absent. */
+  estimates?: FeeEstimates;
+}
+
 /** One chain's bids: reads the fee history, keeps the chain's escalation step. */
 export class PriorityFeeBidder {
   #step = 0;
   #landedInARow = 0;
+  /** The price restored from the chain at start, halved at each step down (0: none). */
+  #carried = 0;
+  #restored = false;
+  private readonly rpc: ChainRpc;
+  private readonly bounds: PriorityFeeBounds;
 
-  constructor(
-    private readonly rpc: ChainRpc,
-    private readonly bounds: PriorityFeeBounds,
-    private readonly metrics: Metrics,
-  ) {
-    this.metrics.priorityFeeCap.set({ chain: rpc.chain }, bounds.maxMicroLamports);
+  constructor(private readonly options: PriorityFeeBidderOptions) {
+    this.rpc = options.rpc;
+    this.bounds = options.bounds;
+    options.metrics.priorityFeeCap.set({ chain: options.rpc.chain }, options.bounds.maxMicroLamports);
   }
 
   async bid(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<Bid> {
-    const history = await this.rpc.getRecentPrioritizationFees(writableAccounts(instructions), signal);
-    const bid = bidFrom(history, this.#step, this.bounds);
-    this.metrics.priorityFee.set({ chain: this.rpc.chain }, bid.microLamportsPerUnit);
+    if (!this.#restored) await this.restore(signal);
+    const accounts = writableAccounts(instructions);
+    const [history, estimate] = await Promise.all([this.rpc.getRecentPrioritizationFees(accounts, signal), this.options.estimates?.estimate(accounts, signal)]);
+    const rate = this.options.landing.rate();
+    const step = Math.min(ESCALATION_STEPS, this.#step + (rate !== undefined && rate < LANDING_RATE_THRESHOLD ? 1 : 0));
+    const estimated = estimate === undefined ? undefined : { price: estimate, trusted: this.#carried };
+    const bid = withCarried(bidFrom(history, step, this.bounds, estimated), this.#carried);
+    this.options.metrics.priorityFee.set({ chain: this.rpc.chain }, bid.microLamportsPerUnit);
     return bid;
+  }
+
+  /** Reads the price the authority's newest landed transaction paid: the carried price. Once per process. */
+  private async restore(signal: AbortSignal): Promise<void> {
+    const { authority, logger } = this.options;
+    const price = await readLastLandedPrice(this.rpc, authority, logger, signal);
+    this.#restored = true;
+    if (price === undefined || price <= 0) return;
+    this.#carried = Math.min(price, this.bounds.maxMicroLamports);
+    logger.info({ chain: this.rpc.chain, price: this.#carried }, 'the bid starts at the price the last landed transaction of this authority paid');
   }
 
   expired(): void {
@@ -130,8 +184,16 @@ export class PriorityFeeBidder {
 
   landed(): void {
     this.#landedInARow += 1;
-    if (this.#landedInARow < ESCALATION_HOLD) return;
+    const hold = this.options.landing.rate() === 1 ? ESCALATION_HOLD / 2 : ESCALATION_HOLD;
+    if (this.#landedInARow < hold) return;
     this.#step = Math.max(0, this.#step - 1);
+    this.#carried = Math.floor(this.#carried / ESCALATION_FACTOR);
     this.#landedInARow = 0;
   }
+}
+
+/** `bid` raised to the carried price, within the cap. */
+export function withCarried(bid: Bid, carried: number): Bid {
+  if (carried <= bid.microLamportsPerUnit) return bid;
+  return { ...bid, microLamportsPerUnit: Math.min(carried, bid.cap) };
 }

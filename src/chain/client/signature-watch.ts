@@ -167,17 +167,20 @@ export class SignatureWatch {
     return Math.max(backoff, asked);
   }
 
-  async rebroadcast(signed: SignedTransaction, sends: SendRecord, signal: AbortSignal): Promise<void> {
+  /** True when an endpoint accepted the bytes. */
+  async rebroadcast(signed: SignedTransaction, sends: SendRecord, signal: AbortSignal): Promise<boolean> {
     const { rpc, metrics, logger } = this.options;
     metrics.transactionRebroadcasts.inc({ chain: rpc.chain });
     sends.sending();
     try {
       await rpc.sendTransaction(signed.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
       sends.wentThrough();
+      return true;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       sends.failedWith(err);
       logger.debug({ err, signature: signed.signature }, 'rebroadcast failed');
+      return false;
     }
   }
 

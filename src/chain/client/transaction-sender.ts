@@ -13,11 +13,13 @@ import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { SignedSignatures } from './authority-history.js';
 import { budgetInstructions, learnFromLanding, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
+import type { LandingPaths, Carried } from './landing-paths.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
 import type { NoncePool, NonceValue } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { signVoid, type SignedVoid } from './nonce-void.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
+import { priceWithTip, tipInstruction, type TipSettings } from './tip.js';
 import { signNextBatch, signTransaction, type Landing, type SignedBatch } from './sign-transaction.js';
 import { NO_EXPIRY, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction, type Watched } from './signature-watch.js';
 import type { TrackerRef } from './tracker-reader.js';
@@ -177,7 +179,8 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
 }
 
 /**
- * Nonce mode: a version that has not landed after NONCE_RESIGN_SLOTS is signed again at the
+ * Nonce mode: a version that has not landed after the chain's measured re-sign pace
+ * (`LandingRecord.resignSlots`, ./landing-record.ts) is signed again at the
  * chain's next escalation step, against the same nonce value and with the same instructions
  * and limit, so that whichever version lands, the others cannot. Undefined when the bid would
  * not rise (it is at the cap).
@@ -214,18 +217,15 @@ export interface SettledPending {
 type Pending = Watched & {
   job: TransactionJob;
   versions: SignedTransaction[];
+  carried: Carried;
   reprice?: Reprice;
+  /** The newest slot seen once the newest version was sent: the re-sign pace counts from it. */
   pricedAtSlot?: number;
+  /** At the latest poll a version was in a block (processed, not yet confirmed): no re-price while it settles. */
+  inBlock?: boolean;
   /** Nonce mode: the void signed against the versions' value to make them unlandable (./nonce-void.ts). */
   void?: SignedVoid;
 };
-
-/**
- * Slots a nonce-mode version may wait unlanded before it is signed again one escalation step
- * higher: 10 slots (4 s at 400 ms) per step reaches the cap three steps up within about 12 s of
- * a surge the fee history does not show, plus one rebroadcast interval to notice.
- */
-const NONCE_RESIGN_SLOTS = 10;
 
 export interface TransactionSenderOptions {
   rpc: ChainRpc;
@@ -239,6 +239,10 @@ export interface TransactionSenderOptions {
   signed: SignedSignatures;
   /** BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: what a void pays per unit. */
   voidMicroLamportsPerUnit?: number;
+  /** The send-only paths beside the read endpoints, and the landing measured. */
+  landing: LandingPaths;
+  /** A tip inside every transaction (BRIDGE_*_TIP_LAMPORTS); none when absent. */
+  tip?: TipSettings;
 }
 
 
@@ -261,10 +265,11 @@ export class TransactionSender {
 
   /** How `action`'s next batch lands: in nonce mode behind AdvanceNonceAccount of its lane. */
   landingFor(action: CrankAction): Landing {
-    const pool = this.options.nonces;
-    if (pool?.mode !== 'nonce') return { leading: [] };
+    const { nonces: pool, tip, signer } = this.options;
+    const tipped = tip === undefined ? [] : [tipInstruction(signer.publicKey, tip)];
+    if (pool?.mode !== 'nonce') return { leading: tipped };
     const lane = pool.laneOf(action);
-    return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey)], lane };
+    return { leading: [advanceNonceInstruction(lane, signer.publicKey), ...tipped], lane };
   }
 
   /**
@@ -279,14 +284,15 @@ export class TransactionSender {
     signal: AbortSignal,
     binding?: NonceBinding,
   ): Promise<SignedTransaction> {
+    const priced = priceWithTip(budget, this.options.tip);
     const nonce = binding ?? (await this.currentNonce(landing.lane, signal));
     const { blockhash, lastValidBlockHeight } =
       nonce === undefined ? await this.options.rpc.getLatestBlockhash('confirmed', signal) : { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY };
-    const leading = [...landing.leading, ...budgetInstructions(budget)];
+    const leading = [...landing.leading, ...budgetInstructions(priced)];
     const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
-    return { wire, signature: encoded, lastValidBlockHeight, budget, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
+    return { wire, signature: encoded, lastValidBlockHeight, budget: priced, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
   }
 
   private async currentNonce(lane: PublicKey | undefined, signal: AbortSignal): Promise<NonceBinding | undefined> {
@@ -303,11 +309,13 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal, reprice?: Reprice): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], ...(reprice === undefined ? {} : { reprice }) };
+    const carried = this.options.landing.carried(signed);
+    const pending: Pending = { signed, job, sends: new SendRecord(), versions: [signed], carried, ...(reprice === undefined ? {} : { reprice }) };
     if (signed.nonce !== undefined) pending.pricedAtSlot = signed.nonce.slot;
     this.pending.set(signed.signature, pending);
     if (signed.nonce !== undefined) this.options.nonces?.moves.sent(signed.nonce.lane.toBase58(), signed.nonce.nonce);
     const refused = await this.sendFirst(pending, signal);
+    if (signed.nonce !== undefined) pending.pricedAtSlot = Math.max(signed.nonce.slot, this.options.rpc.slotFloor() ?? 0);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
@@ -418,11 +426,15 @@ export class TransactionSender {
     try {
       await this.options.rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
       sends.wentThrough();
+      this.sentOnPaths(pending, signed, true, signal);
       return undefined;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       const preflight = preflightFailure(err);
-      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) return undefined;
+      if (preflight !== undefined && isAlreadyProcessed(preflight.transactionError)) {
+        this.sentOnPaths(pending, signed, true, signal);
+        return undefined;
+      }
       if (preflight !== undefined) {
         this.settle(pending, false);
         return failedWith(job, preflight.transactionError, { outcome: 'refused', where: 'refused in preflight', leading: signed.leading }, err);
@@ -433,6 +445,7 @@ export class TransactionSender {
       }
       sends.failedWith(err);
       this.options.logger.warn({ err, signature: signed.signature, action: job.action }, 'sendTransaction outcome unknown; watching the signature');
+      this.sentOnPaths(pending, signed, false, signal);
       return undefined;
     }
   }
@@ -451,11 +464,12 @@ export class TransactionSender {
       if (outcome !== 'waiting') {
         const voidLanded = outcome.kind === 'failed' && outcome.failure.context.outcome === 'not_landed' && (await this.voidLanded(pending, signal));
         this.settle(pending, outcome.kind === 'landed' || outcome.failure.context.outcome === 'landed_with_error', voidLanded);
+        if (outcome.kind === 'failed' && outcome.failure.context.outcome === 'not_landed') this.options.landing.notLanded(pending.versions);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
         lastBroadcast = Date.now();
-        await this.watch.rebroadcast(pending.signed, sends, signal);
+        await this.rebroadcast(pending, pending.signed, signal);
         if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
       }
       if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
@@ -468,7 +482,7 @@ export class TransactionSender {
     const { signed, job } = pending;
     const recent = await this.watch.poll(signed.signature, false, signal);
     const seen = recent.kind === 'found' ? recent : await this.watch.afterAbsence(pending, recent, checkExpiry, signal);
-    if (seen.kind === 'found') return this.outcomeOf(seen.status, signed, job);
+    if (seen.kind === 'found') return this.outcomeOf(seen.status, signed, pending);
     if (seen.kind !== 'expired') return 'waiting';
     return { kind: 'failed', failure: submitFailure(job, { outcome: 'not_landed', reason: seen.reason, sendsAccepted: seen.sendsAccepted }) };
   }
@@ -476,13 +490,13 @@ export class TransactionSender {
   /**
    * Nonce mode: any version found settled is the outcome. Otherwise, at each expiry check, the
    * lane's value decides: still `binding.nonce`, the versions can land (and a higher price is
-   * signed once NONCE_RESIGN_SLOTS passed); moved, they never can, and a status read from a
+   * signed once the measured re-sign pace passed); moved, they never can, and a status read from a
    * view at or past the move says whether one of them is what moved it.
    */
   private async pollNonceOutcome(pending: Pending, binding: NonceBinding, checkNonce: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
     const found = await this.foundVersion(pending, false, signal);
     if (found !== undefined) return found;
-    if (!checkNonce) return 'waiting';
+    if (!checkNonce && !this.repriceDue(pending, this.options.rpc.slotFloor())) return 'waiting';
     const now = await this.laneValue(binding, signal);
     if (now === undefined) return 'waiting';
     if ('gone' in now) return this.laneGone(pending, binding, now, signal);
@@ -507,11 +521,14 @@ export class TransactionSender {
 
   /** The outcome of the first version whose status is found and settled; undefined while none is. */
   private async foundVersion(pending: Pending, searchTransactionHistory: boolean, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    // As of this poll: a version whose block a fork dropped is re-priced again.
+    pending.inBlock = false;
     for (const version of pending.versions) {
       const poll = await this.watch.poll(version.signature, searchTransactionHistory, signal);
       if (poll.kind !== 'found') continue;
-      const outcome = this.outcomeOf(poll.status, version, pending.job);
+      const outcome = this.outcomeOf(poll.status, version, pending);
       if (outcome !== 'waiting') return outcome;
+      pending.inBlock = true;
     }
     return undefined;
   }
@@ -528,7 +545,7 @@ export class TransactionSender {
     for (const version of pending.versions) {
       const poll = await this.watch.poll(version.signature, searchHistory, signal);
       if (poll.kind === 'found') {
-        const outcome = this.outcomeOf(poll.status, version, pending.job);
+        const outcome = this.outcomeOf(poll.status, version, pending);
         if (outcome !== 'waiting') return outcome;
       }
       if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
@@ -568,8 +585,14 @@ export class TransactionSender {
     return poll.kind === 'found' && poll.status.confirmationStatus !== 'processed';
   }
 
+  /** A version has waited unlanded for the chain's measured re-sign pace as of `slot`. */
+  private repriceDue(pending: Pending, slot: number | undefined): boolean {
+    if (pending.reprice === undefined || pending.inBlock === true || slot === undefined) return false;
+    return slot - (pending.pricedAtSlot ?? slot) >= this.options.landing.landing.resignSlots();
+  }
+
   private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
-    if (pending.reprice === undefined || slot - (pending.pricedAtSlot ?? slot) < NONCE_RESIGN_SLOTS) return;
+    if (pending.reprice === undefined || !this.repriceDue(pending, slot)) return;
     pending.pricedAtSlot = slot;
     const next = await pending.reprice(pending.signed, signal);
     if (next === undefined) return;
@@ -581,14 +604,35 @@ export class TransactionSender {
     );
     pending.signed = next;
     pending.versions.push(next);
-    await this.watch.rebroadcast(next, pending.sends, signal);
+    await this.rebroadcast(pending, next, signal);
+    pending.pricedAtSlot = Math.max(slot, this.options.rpc.slotFloor() ?? slot);
+  }
+
+  /** `signed` to the read endpoints again, and to every send-only path. */
+  private async rebroadcast(pending: Pending, signed: SignedTransaction, signal: AbortSignal): Promise<void> {
+    const accepted = await this.watch.rebroadcast(signed, pending.sends, signal);
+    this.sentOnPaths(pending, signed, accepted, signal);
+  }
+
+  /**
+   * After the read endpoints answered a send of `signed`: the same bytes to the send-only
+   * paths. Never before preflight passed (or its answer was lost after the simulation before
+   * signing passed): a send-only path never simulates, and bytes a node's preflight refused
+   * would land there with their error.
+   */
+  private sentOnPaths(pending: Pending, signed: SignedTransaction, accepted: boolean, signal: AbortSignal): void {
+    const { landing } = this.options;
+    landing.readEndpointsAnswered(pending.carried, signed, accepted);
+    landing.sendOnPaths(pending.carried, signed, signal);
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
-  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, job: TransactionJob): SendOutcome | 'waiting' {
+  private outcomeOf(status: SignatureStatus, signed: SignedTransaction, pending: Pending): SendOutcome | 'waiting' {
     const settled = status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized';
     if (!settled) return 'waiting';
+    const { job } = pending;
     this.watch.recordLanded(signed.budget);
+    this.options.landing.landed(pending.carried, pending.versions, pending.versions.indexOf(signed), status.slot);
     const { signature } = signed;
     if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature, leading: signed.leading });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');

@@ -11,6 +11,7 @@ import type {
   InFlightSettled,
   LandingMode,
   SigningLease,
+  LandingSummary,
   SubmitReport,
 } from '../../../src/chain/bridge-chains.js';
 import type { ChainSide } from '../../../src/domain.js';
@@ -130,6 +131,11 @@ export class ScriptedChains implements BridgeChains {
 
   async voidInFlight(): Promise<Record<ChainSide, InFlightSettled>> {
     const none: InFlightSettled = { voided: 0, landed: 0, unresolved: 0 };
+    return { source: none, target: none };
+  }
+
+  landingSummaries(): Record<ChainSide, LandingSummary> {
+    const none: LandingSummary = { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null };
     return { source: none, target: none };
   }
 
