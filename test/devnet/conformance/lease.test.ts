@@ -1,4 +1,4 @@
-import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
+import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { leaseAddress, releaseLeaseInstructions, takeLeaseInstructions, takeOverLeaseInstructions } from '../../../src/chain/lease-account.js';
@@ -6,6 +6,7 @@ import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../../../src/chain/nonce-account.js
 import { durableNonceOf } from '../rpc/helpers.js';
 import { DevnetRuntime } from './devnet-runtime.js';
 import { LiteSvmRuntime } from './litesvm-runtime.js';
+import { signedWire, syncBlockhash } from './signed-pair.js';
 import { describeOutcome, type Outcome } from './outcome.js';
 
 /**
@@ -41,19 +42,6 @@ afterAll(async () => {
   await node.close();
 });
 
-async function syncBlockhash(): Promise<string> {
-  const { blockhash } = await devnet.latestBlockhash();
-  litesvm.useBlockhash(blockhash);
-  return blockhash;
-}
-
-function wire(instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
-  const message = new TransactionMessage({ payerKey: authority.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
-  const tx = new VersionedTransaction(message);
-  tx.sign([authority]);
-  return tx.serialize();
-}
-
 async function expectSame(bytes: Uint8Array): Promise<Outcome> {
   const { recorded: _recorded, ...onDevnet } = await devnet.run(bytes, accounts);
   const onLitesvm = litesvm.run(bytes, accounts);
@@ -65,8 +53,8 @@ const storedNonce = (data: Uint8Array | undefined) => NonceAccount.fromAccountDa
 
 describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () => {
   it('taking a free lease lands: an 80-byte nonce account of the authority, the rent paid', async () => {
-    const blockhash = await syncBlockhash();
-    const outcome = await expectSame(wire(takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), blockhash));
+    const blockhash = await syncBlockhash(devnet, litesvm);
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), blockhash));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBe(RENT);
     const data = await devnet.accountData(lease.toBase58());
@@ -76,25 +64,25 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
 
   it('a second taking (the instance that lost the race) is refused: AccountAlreadyInUse, the fee paid', async () => {
     node.advanceSlots(1);
-    const outcome = await expectSame(wire(takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash()));
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash(devnet, litesvm)));
     expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, { Custom: 0 }] } }, fee: 5_000n });
   });
 
   it('taking over against the value seen lands once; the second version signed against it is refused without a fee', async () => {
     const value = storedNonce(await devnet.accountData(lease.toBase58()));
     node.advanceSlots(1);
-    await syncBlockhash();
-    const first = await expectSame(wire(takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
+    await syncBlockhash(devnet, litesvm);
+    const first = await expectSame(signedWire(authority, takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
     expect(first).toMatchObject({ landed: true, error: null, fee: 5_000n });
     // LiteSVM takes the advanced value from the old nonce, Agave from the bank (nonce.test.ts): both get the devnet's.
     litesvm.setSystemAccount(lease.toBase58(), RENT, (await devnet.accountData(lease.toBase58()))!);
-    const second = await expectSame(wire(takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
+    const second = await expectSame(signedWire(authority, takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
     expect(second).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
   });
 
   it('releasing withdraws the whole balance and closes the account', async () => {
     node.advanceSlots(1);
-    const outcome = await expectSame(wire(releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT)), await syncBlockhash()));
+    const outcome = await expectSame(signedWire(authority, releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT)), await syncBlockhash(devnet, litesvm)));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBeNull();
     expect(await devnet.accountData(lease.toBase58())).toBeUndefined();
@@ -104,11 +92,11 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
     node.airdrop(lease, 1_000n);
     litesvm.fund(new Map([[lease.toBase58(), 1_000n]]));
     node.advanceSlots(1);
-    const outcome = await expectSame(wire(takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash()));
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash(devnet, litesvm)));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBe(RENT + 1_000n);
     node.advanceSlots(1);
-    const released = await expectSame(wire(releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT + 1_000n)), await syncBlockhash()));
+    const released = await expectSame(signedWire(authority, releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT + 1_000n)), await syncBlockhash(devnet, litesvm)));
     expect(released).toMatchObject({ landed: true, error: null });
     expect(released.balances[lease.toBase58()]).toBeNull();
   });

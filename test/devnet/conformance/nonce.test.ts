@@ -16,6 +16,7 @@ import { nonceAddress, nonceSeed, nonceSetupInstructions } from '../../../src/ch
 import { DevnetRuntime } from './devnet-runtime.js';
 import { durableNonceOf } from '../rpc/helpers.js';
 import { LiteSvmRuntime } from './litesvm-runtime.js';
+import { signedWire, syncBlockhash } from './signed-pair.js';
 import { describeOutcome, type Outcome } from './outcome.js';
 
 /**
@@ -58,20 +59,6 @@ afterAll(async () => {
   await node.close();
 });
 
-/** LiteSVM's latest blockhash becomes the devnet's, so a nonce advanced on both takes the same value. */
-async function syncBlockhash(): Promise<string> {
-  const { blockhash } = await devnet.latestBlockhash();
-  litesvm.useBlockhash(blockhash);
-  return blockhash;
-}
-
-function wire(instructions: TransactionInstruction[], recentBlockhash: string): Uint8Array {
-  const message = new TransactionMessage({ payerKey: authority.publicKey, recentBlockhash, instructions }).compileToLegacyMessage();
-  const tx = new VersionedTransaction(message);
-  tx.sign([authority]);
-  return tx.serialize();
-}
-
 async function runBoth(bytes: Uint8Array): Promise<{ devnet: Outcome; litesvm: Outcome }> {
   const { recorded: _recorded, ...onDevnet } = await devnet.run(bytes, accounts);
   return { devnet: onDevnet, litesvm: litesvm.run(bytes, accounts) };
@@ -95,7 +82,7 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
   let initialValue: string;
 
   it('CreateAccountWithSeed + InitializeNonceAccount: 300 compute units, the same 80 bytes', async () => {
-    const blockhash = await syncBlockhash();
+    const blockhash = await syncBlockhash(devnet, litesvm);
     const create = SystemProgram.createAccountWithSeed({
       fromPubkey: authority.publicKey,
       basePubkey: authority.publicKey,
@@ -106,7 +93,7 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
       programId: SystemProgram.programId,
     });
     const init = SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
-    const outcome = await expectSame(wire([create, init], blockhash));
+    const outcome = await expectSame(signedWire(authority, [create, init], blockhash));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
     const data = await nonceData();
     expect(data.devnet).toEqual(data.litesvm);
@@ -116,8 +103,8 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
 
   it('a nonce transaction after its blockhash expired lands on both; the advance costs 150 compute units', async () => {
     node.advanceSlots(EXPIRY_SLOTS);
-    const latest = await syncBlockhash();
-    const outcome = await expectSame(wire([advance(), pay(SOL)], initialValue));
+    const latest = await syncBlockhash(devnet, litesvm);
+    const outcome = await expectSame(signedWire(authority, [advance(), pay(SOL)], initialValue));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
     const data = await nonceData();
     expect(storedNonce(data.devnet)).toBe(durableNonceOf(latest));
@@ -127,15 +114,15 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
   });
 
   it('a version signed against the old value is refused once the nonce moved: BlockhashNotFound', async () => {
-    await syncBlockhash();
-    const outcome = await expectSame(wire([advance(), pay(2n * SOL)], initialValue));
+    await syncBlockhash(devnet, litesvm);
+    const outcome = await expectSame(signedWire(authority, [advance(), pay(2n * SOL)], initialValue));
     expect(outcome).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
   });
 
   it('a nonce transaction that fails in execution pays its fee on both; Agave (and the devnet) advance its nonce, LiteSVM 1.5 does not', async () => {
-    const latest = await syncBlockhash();
+    const latest = await syncBlockhash(devnet, litesvm);
     const value = storedNonce((await nonceData()).devnet);
-    const both = await runBoth(wire([advance(), pay(100n * SOL)], value));
+    const both = await runBoth(signedWire(authority, [advance(), pay(100n * SOL)], value));
     const failed = { landed: true, error: { err: { InstructionError: [1, { Custom: 1 }] } }, fee: 5_000n, unitsConsumed: 300 };
     expect(both.devnet).toMatchObject(failed);
     expect(both.litesvm).toMatchObject(failed);
@@ -148,10 +135,10 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
 
   it('a nonce transaction that fails to load (an unknown program): LiteSVM 1.5 drops it for free; the devnet, as Agave since SIMD-0191, charges the fee and advances the nonce', async () => {
     litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
-    const latest = await syncBlockhash();
+    const latest = await syncBlockhash(devnet, litesvm);
     const value = storedNonce((await nonceData()).devnet);
     const unknownProgram = new TransactionInstruction({ programId: Keypair.generate().publicKey, keys: [], data: Buffer.from([0]) });
-    const both = await runBoth(wire([advance(), unknownProgram], value));
+    const both = await runBoth(signedWire(authority, [advance(), unknownProgram], value));
     expect(both.litesvm).toMatchObject({ landed: false, error: { err: 'InvalidProgramForExecution' }, fee: 0n, unitsConsumed: 0 });
     expect(both.devnet).toMatchObject({ landed: true, error: { err: 'InvalidProgramForExecution' }, fee: 5_000n, unitsConsumed: 0 });
     const after = await nonceData();
@@ -163,11 +150,11 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
 
   it('a second nonce transaction on one account in one slot: LiteSVM lands it; Agave, and the devnet, refuse a nonce still at the value this slot gave it (BlockhashNotFound)', async () => {
     litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
-    await syncBlockhash();
-    const first = await expectSame(wire([advance(), pay(1_000_000n)], storedNonce((await nonceData()).devnet)));
+    await syncBlockhash(devnet, litesvm);
+    const first = await expectSame(signedWire(authority, [advance(), pay(1_000_000n)], storedNonce((await nonceData()).devnet)));
     expect(first).toMatchObject({ landed: true, error: null });
     // LiteSVM's blockhash has not moved: its second advance is in the same slot, and it lands.
-    const second = litesvm.run(wire([advance(), pay(2_000_000n)], storedNonce(litesvm.accountData(nonce.toBase58()))), accounts);
+    const second = litesvm.run(signedWire(authority, [advance(), pay(2_000_000n)], storedNonce(litesvm.accountData(nonce.toBase58()))), accounts);
     expect(second).toMatchObject({ landed: true, error: null, fee: 5_000n });
     // The devnet lands each transaction in a block of its own, so its nonce is never at the
     // current blockhash's value after a landing; written there, as a cluster leaves it after an
@@ -176,7 +163,7 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     const data = (await nonceData()).devnet!.slice();
     data.set(bs58.decode(durableNonceOf(blockhash)), 40);
     node.bank.journal().writeData(nonce.toBase58(), 0, data);
-    const { recorded: _recorded, ...refused } = await devnet.run(wire([advance(), pay(3_000_000n)], durableNonceOf(blockhash)), accounts);
+    const { recorded: _recorded, ...refused } = await devnet.run(signedWire(authority, [advance(), pay(3_000_000n)], durableNonceOf(blockhash)), accounts);
     expect(refused).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
     await giveLiteSvmTheDevnetState();
   });
@@ -216,11 +203,11 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
       lamports: Number(NONCE_RENT),
     }).instructions;
     const unsigned = { ...instructions[0]!, keys: instructions[0]!.keys.map((key) => ({ ...key, isSigner: key.pubkey.equals(authority.publicKey) })) };
-    expect(await expectSame(signedBy([authority], [unsigned], await syncBlockhash()))).toMatchObject({
+    expect(await expectSame(signedBy([authority], [unsigned], await syncBlockhash(devnet, litesvm)))).toMatchObject({
       landed: true,
       error: { err: { InstructionError: [0, 'MissingRequiredSignature'] } },
     });
-    const outcome = await expectSame(signedBy([authority, second], instructions, await syncBlockhash()));
+    const outcome = await expectSame(signedBy([authority, second], instructions, await syncBlockhash(devnet, litesvm)));
     // Two signatures, and the rent the new account holds (it is not one of the compared accounts).
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 10_000n + NONCE_RENT, unitsConsumed: 300 });
     expect(await devnet.accountData(second.publicKey.toBase58())).toEqual(litesvm.accountData(second.publicKey.toBase58()));
@@ -235,7 +222,7 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
     ['a create at an address its seed does not derive (AddressWithSeedMismatch)', () => [authority], () => [createWithSeed('other', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 5 }] }],
     ['a create at an address in use (AccountAlreadyInUse)', () => [authority], () => [createWithSeed('nonce-0', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 0 }] }],
   ] as Array<[string, () => Keypair[], () => TransactionInstruction[], unknown]>)('%s', async (_name, signers, instructions, err) => {
-    const blockhash = await syncBlockhash();
+    const blockhash = await syncBlockhash(devnet, litesvm);
     const outcome = await expectSame(signedBy(signers(), instructions(), blockhash));
     expect(outcome).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
     litesvm.setSystemAccount(nonce.toBase58(), NONCE_RENT, (await nonceData()).devnet!);
@@ -252,7 +239,7 @@ describe('a nonce account at a derived address someone funded first (npm run ops
     const seed = nonceSeed(chainId, 0);
     if (lamports === 0n) return { address, seed, chainId };
     const gift = SystemProgram.transfer({ fromPubkey: stranger.publicKey, toPubkey: address, lamports });
-    const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(), instructions: [gift] }).compileToLegacyMessage();
+    const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(devnet, litesvm), instructions: [gift] }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message);
     tx.sign([stranger]);
     expect(await expectSame(tx.serialize())).toMatchObject({ landed: true, error: null });
@@ -265,7 +252,7 @@ describe('a nonce account at a derived address someone funded first (npm run ops
   const unsignedBase = (ix: TransactionInstruction) => new TransactionInstruction({ ...ix, keys: ix.keys.map((key) => ({ ...key, isSigner: false })) });
 
   async function expectSameAt(address: PublicKey, instructions: TransactionInstruction[], signers: Keypair[] = [authority]): Promise<Outcome> {
-    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: await syncBlockhash(), instructions }).compileToLegacyMessage();
+    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: await syncBlockhash(devnet, litesvm), instructions }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message);
     tx.sign(signers);
     const wired = tx.serialize();
