@@ -24,4 +24,14 @@ export interface AuthoritySigner {
   /** The 64-byte Ed25519 signature of `message`. */
   sign(message: Uint8Array): Promise<Uint8Array>;
   describe(): SignerDescription;
+  /** Where the signer reports what happens beside its signatures, from this call on (the server's logger exists only after the signer was proved). */
+  observe?(observer: SignerObserver): void;
+}
+
+/** `failed`: a lookup or renewal refused or unanswered; `not_extended`: the token's max TTL is reached. */
+export type TokenRenewalOutcome = 'renewed' | 'not_extended' | 'failed';
+
+export interface SignerObserver {
+  /** A key service's token renewal; `detail` says why one failed, never with the token. */
+  tokenRenewal(outcome: TokenRenewalOutcome, detail?: string): void;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import { isBridgeError } from '../../errors.js';
-import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription } from '../authority-signer.js';
+import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription, type SignerObserver } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import { firstLine, signerFailure } from './signer-failure.js';
 
@@ -26,6 +26,8 @@ export interface KeyService {
   publicKey(signal: AbortSignal): Promise<Uint8Array>;
   /** The service's signature over `message` (the message itself, not a digest). */
   sign(message: Uint8Array, signal: AbortSignal): Promise<Uint8Array>;
+  /** Where the service reports its token renewals (Vault). */
+  observe?(observer: SignerObserver): void;
 }
 
 /** Reads the service's public key and proves the pair with one verified signature; throws SIGNER__UNAVAILABLE. */
@@ -63,6 +65,10 @@ class RemoteSigner implements AuthoritySigner {
 
   describe(): SignerDescription {
     return this.#service.description;
+  }
+
+  observe(observer: SignerObserver): void {
+    this.#service.observe?.(observer);
   }
 
   toJSON(): string {

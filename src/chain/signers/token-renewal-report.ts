@@ -1,0 +1,21 @@
+import type { Logger } from '../../log/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { escapeUnsafeCharacters } from '../../text.js';
+import type { SignerObserver } from '../authority-signer.js';
+
+/**
+ * A key service's token renewals as the operator sees them: every outcome counted
+ * (`bridge_signer_token_renewals_total{outcome}`), a failed one also one `warn` line, so a token
+ * that will expire is seen before the 403 that ends its signatures. The detail is the service's
+ * error on one line, control characters escaped; no error carries the token (vault-http.ts).
+ */
+export function tokenRenewalReport(logger: Logger, metrics: Metrics): SignerObserver {
+  return {
+    tokenRenewal(outcome, detail) {
+      metrics.signerTokenRenewals.inc({ outcome });
+      if (outcome !== 'failed') return;
+      const reason = escapeUnsafeCharacters((detail ?? 'no reason given').replace(/[\r\n]+/g, ' '));
+      logger.warn({ outcome, reason }, 'the key service token could not be renewed: signing goes on with it until it expires; renew it or write a new one where it is read');
+    },
+  };
+}
