@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { escapeUnsafeCharacters } from '../../text.js';
 import type { SignerObserver } from '../authority-signer.js';
+import { printableLine } from './signer-failure.js';
 
 /**
  * A key service's token renewals as the operator sees them: every outcome counted
@@ -14,7 +14,7 @@ export function tokenRenewalReport(logger: Logger, metrics: Metrics): SignerObse
     tokenRenewal(outcome, detail) {
       metrics.signerTokenRenewals.inc({ outcome });
       if (outcome !== 'failed') return;
-      const reason = escapeUnsafeCharacters((detail ?? 'no reason given').replace(/[\r\n]+/g, ' '));
+      const reason = printableLine(detail ?? 'no reason given');
       logger.warn({ outcome, reason }, 'the key service token could not be renewed: signing goes on with it until it expires; renew it or write a new one where it is read');
     },
   };
