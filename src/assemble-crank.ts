@@ -28,7 +28,7 @@ export interface CrankParts {
 
 export function assembleCrank(parts: CrankParts): CrankService {
   const { config, signer, logger, metrics } = parts;
-  signer.observe?.(tokenRenewalReport(logger, metrics));
+  if (signer.observe !== undefined) signer.observe(tokenRenewalReport(logger, metrics));
   return startCrank({ settings: config, chains: assembleBridgeChains(parts), logger, metrics, signer: () => signer.describe() });
 }
 

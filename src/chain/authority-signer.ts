@@ -29,7 +29,8 @@ export interface AuthoritySigner {
 }
 
 /** `failed`: a lookup or renewal refused or unanswered; `not_extended`: the token's max TTL is reached. */
-export type TokenRenewalOutcome = 'renewed' | 'not_extended' | 'failed';
+export const TOKEN_RENEWAL_OUTCOMES = ['renewed', 'not_extended', 'failed'] as const;
+export type TokenRenewalOutcome = (typeof TOKEN_RENEWAL_OUTCOMES)[number];
 
 export interface SignerObserver {
   /** A key service's token renewal; `detail` says why one failed, never with the token. */

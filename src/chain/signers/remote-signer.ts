@@ -46,9 +46,12 @@ class RemoteSigner implements AuthoritySigner {
   readonly #name: string;
   readonly #verifyKey: ReturnType<typeof ed25519PublicKeyObject>;
   readonly #timeoutMs: number;
+  /** Only a service that reports something (Vault's token renewals) is observed. */
+  readonly observe?: (observer: SignerObserver) => void;
 
   constructor(service: KeyService, name: string, publicKey: PublicKey, timeoutMs: number) {
     this.#service = service;
+    if (service.observe !== undefined) this.observe = (observer) => service.observe!(observer);
     this.#timeoutMs = timeoutMs;
     this.#name = name;
     this.publicKey = publicKey;
@@ -67,9 +70,6 @@ class RemoteSigner implements AuthoritySigner {
     return this.#service.description;
   }
 
-  observe(observer: SignerObserver): void {
-    this.#service.observe?.(observer);
-  }
 
   toJSON(): string {
     return `RemoteSigner(${this.#name}, ${this.publicKey.toBase58()})`;

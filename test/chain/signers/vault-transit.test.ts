@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import type { SignerObserver, TokenRenewalOutcome } from '../../../src/chain/authority-signer.js';
+import { TOKEN_RENEWAL_OUTCOMES, type SignerObserver, type TokenRenewalOutcome } from '../../../src/chain/authority-signer.js';
 import { openRemoteSigner } from '../../../src/chain/signers/remote-signer.js';
 import { tokenRenewalReport } from '../../../src/chain/signers/token-renewal-report.js';
 import { TokenLease, type VaultCall } from '../../../src/chain/signers/vault-token-lease.js';
@@ -17,7 +17,7 @@ import { keypairDir } from '../../support/keypair-files.js';
 import { leakedFragments } from '../../support/secret-fragments.js';
 import { waitFor } from '../../support/wait-for.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
-import { metricValue } from '../../support/metric-value.js';
+import { metricSample } from '../../support/metric-value.js';
 
 /**
  * Vault transit as an operator runs it (issue 40 item 6): the token re-read when its file
@@ -61,9 +61,9 @@ function observed(target: { observe?(observer: SignerObserver): void }): { logs:
 }
 
 async function renewals(metrics: Metrics): Promise<Record<TokenRenewalOutcome, number>> {
-  const outcomes: TokenRenewalOutcome[] = ['renewed', 'not_extended', 'failed'];
-  const counts = await Promise.all(outcomes.map((outcome) => metricValue(metrics.signerTokenRenewals, { outcome })));
-  return Object.fromEntries(outcomes.map((outcome, i) => [outcome, counts[i]!])) as Record<TokenRenewalOutcome, number>;
+  const counts = await Promise.all(TOKEN_RENEWAL_OUTCOMES.map((outcome) => metricSample(metrics.signerTokenRenewals, { outcome })));
+  // Every outcome has its sample from the start (a 0), so that increase() counts the first one.
+  return Object.fromEntries(TOKEN_RENEWAL_OUTCOMES.map((outcome, i) => [outcome, counts[i]])) as Record<TokenRenewalOutcome, number>;
 }
 
 const tokensSent = (fake: KeyServiceFake, operation: string) => fake.requests.filter((r) => r.operation === operation).map((r) => r.authorization);
