@@ -1,5 +1,6 @@
 import type { AuthoritySigner } from './chain/authority-signer.js';
 import type { BridgeChains } from './chain/bridge-chains.js';
+import { tokenRenewalReport } from './chain/signers/token-renewal-report.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
@@ -27,6 +28,7 @@ export interface CrankParts {
 
 export function assembleCrank(parts: CrankParts): CrankService {
   const { config, signer, logger, metrics } = parts;
+  if (signer.observe !== undefined) signer.observe(tokenRenewalReport(logger, metrics));
   return startCrank({ settings: config, chains: assembleBridgeChains(parts), logger, metrics, signer: () => signer.describe() });
 }
 

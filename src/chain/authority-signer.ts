@@ -24,4 +24,15 @@ export interface AuthoritySigner {
   /** The 64-byte Ed25519 signature of `message`. */
   sign(message: Uint8Array): Promise<Uint8Array>;
   describe(): SignerDescription;
+  /** Where the signer reports what happens beside its signatures, from this call on (the server's logger exists only after the signer was proved). */
+  observe?(observer: SignerObserver): void;
+}
+
+/** `failed`: a lookup or renewal refused or unanswered; `not_extended`: the token's max TTL is reached. */
+export const TOKEN_RENEWAL_OUTCOMES = ['renewed', 'not_extended', 'failed'] as const;
+export type TokenRenewalOutcome = (typeof TOKEN_RENEWAL_OUTCOMES)[number];
+
+export interface SignerObserver {
+  /** A key service's token renewal; `detail` says why one failed, never with the token. */
+  tokenRenewal(outcome: TokenRenewalOutcome, detail?: string): void;
 }

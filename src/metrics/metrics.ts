@@ -213,6 +213,12 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    signerTokenRenewals: new Counter({
+      name: 'bridge_signer_token_renewals_total',
+      help: "Renewals of the key service's token (Vault), by outcome: renewed, not_extended (its max TTL reached: its source must hold a new one before it expires), failed (a refused or unanswered lookup or renewal: signing goes on with it until it expires).",
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     authorityMinBalance: new Gauge({
       name: 'bridge_authority_min_balance_lamports',
       help: 'Early-warning fee balance (BRIDGE_MIN_BALANCE_LAMPORTS), by chain: below it /health is degraded.',

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
 import { startDevnetBridge, type DevnetBridge } from '../integration/support/devnet-bridge.js';
+import { LEASE_STATUSES } from '../../src/machines/lease.js';
 import { alertRules } from '../support/alert-rules.js';
 import { waitFor } from '../support/wait-for.js';
 import { familyOf, metricNamesIn } from '../support/promql.js';
@@ -78,6 +79,14 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
       'bridge_crank_standby_seconds',
       'bridge_crank_standby_window_seconds',
       'bridge_chain_landing_mode',
+      'bridge_landing_slots_bucket',
+      'bridge_landing_outcomes_total',
+      'bridge_send_path_sends_total',
+      'bridge_send_path_landed_total',
+      'bridge_crank_lease',
+      'bridge_rpc_slot_floor',
+      'bridge_rpc_slot_outliers_total',
+      'bridge_signer_evidence_unverified_total',
     ]) {
       expect(queried.has(name), `no panel queries ${name}`).toBe(true);
     }
@@ -119,6 +128,24 @@ describe('what the dashboard shows an incident as', () => {
   it('maps the landing mode: nonce green, blockhash orange', () => {
     expect(mapped(panel('Landing mode').fieldConfig?.defaults)).toEqual({ '0': 'blockhash orange', '1': 'nonce green' });
   });
+
+  it('maps the signing lease: held green, released, waiting and unknown orange, taken and unusable red, off blue; each status its own number', () => {
+    const lease = panel('Signing lease');
+    const expr = lease.targets?.[0]?.expr ?? '';
+    const numbered = Object.fromEntries([...expr.matchAll(/(\d+) \* bridge_crank_lease\{[^}]*status="(\w+)"\}/g)].map(([, value = '', status = '']) => [value, status]));
+    expect(numbered).toEqual({ '1': 'held', '2': 'released', '3': 'waiting', '4': 'unknown', '5': 'taken', '6': 'unusable' });
+    // A status the server adds shows as a number until the panel names it.
+    expect(Object.values(numbered).sort()).toEqual(LEASE_STATUSES.filter((status) => status !== 'off').sort());
+    expect(mapped(lease.fieldConfig?.defaults)).toEqual({
+      '0': 'off blue',
+      '1': 'held green',
+      '2': 'released orange',
+      '3': 'waiting orange',
+      '4': 'unknown orange',
+      '5': 'taken red',
+      '6': 'unusable red',
+    });
+  });
 });
 
 /** One sample of a /metrics exposition: its name and labels. */
@@ -155,6 +182,7 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_rpc_endpoint_slot', 'from the slot probes, which only a chain with several endpoints sends (there is nothing to choose from one)'],
   ['bridge_vote_latency_seconds_bucket', 'by action, from the first vote that lands'],
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
+  ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
 ]);
 
 /** Series Prometheus writes itself for each target, never in /metrics. */

@@ -4,6 +4,7 @@ import { ops } from '../ops/ops-cli.js';
 import { credentialsOf, startKeyServiceFake, type KeyServiceFake, type KeyServiceName } from '../support/key-service-fakes.js';
 import { leakedFragments } from '../support/secret-fragments.js';
 import { ensureBuilt, ServerProcess } from '../support/server-process.js';
+import { waitFor } from '../support/wait-for.js';
 import { crankOnce } from './support/authority-server.js';
 import { votersMask, withdrawTracker } from './support/chain-state.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
@@ -67,6 +68,35 @@ describe.each(SERVICES)('a server whose authority key is in %s', (service) => {
     const printed = await ops(['signer'], { ...fake.env, BRIDGE_AUTHORITY_KEYPAIR: fake.uri });
     expect(printed).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^${authority.publicKey.toBase58()}\\n\\(held by the `)) });
     const everything = [server.stdout(), server.stderr(), health, printed.stdout, printed.stderr].join('\n');
+    expect(leakedFragments(everything, credentialsOf(fake))).toEqual([]);
+  }, 120_000);
+});
+
+describe('a server whose Vault token is renewable (issue 40 item 6)', () => {
+  it('counts every renewal in /metrics from the start, and a failed one is one warn line that names neither the token nor a control character', async () => {
+    const b = (bridge ??= await startDevnetBridge());
+    const fake = await startKeyServiceFake('vault-transit', b.authorities[0]!);
+    fakes.push(fake);
+    fake.vault.ttlSecs = 2;
+    const env = { ...serverEnv(b.world, 0, 0), ...fake.env, BRIDGE_AUTHORITY_KEYPAIR: fake.uri };
+    const server = new ServerProcess({ BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_RPC_TIMEOUT_MS: '5000', ...env });
+    servers.push(server);
+    const url = await server.listening();
+    let metrics = '';
+    const renewals = async (): Promise<Record<string, number>> => {
+      metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+      return Object.fromEntries([...metrics.matchAll(/^bridge_signer_token_renewals_total\{outcome="(\w+)"\} (\d+)$/gm)].map(([, outcome, count]) => [outcome, Number(count)]));
+    };
+    // Renewed at half of each 2 s lease, counted once the server observes the signer.
+    await waitFor(async () => ((await renewals())['renewed'] ?? 0) >= 1, { timeoutMs: 10_000, what: 'a renewal counted in /metrics' });
+    expect(await renewals()).toMatchObject({ not_extended: 0, failed: 0 });
+    // The next renewal meets a 500 whose message holds control characters.
+    fake.fault = 'garbled';
+    const warned = await server.waitForLog((record) => record.level === 'warn' && String(record.msg).includes('could not be renewed'));
+    expect(String(warned['reason'])).not.toMatch(/[\u0000-\u001f\u007f]/);
+    // /metrics renders at most once a second (src/http/metrics-render.ts).
+    await waitFor(async () => (await renewals())['failed'] === 1, { timeoutMs: 5_000, what: 'the failed renewal counted in /metrics' });
+    const everything = [server.stdout(), server.stderr(), metrics].join('\n');
     expect(leakedFragments(everything, credentialsOf(fake))).toEqual([]);
   }, 120_000);
 });

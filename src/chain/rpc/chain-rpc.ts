@@ -393,10 +393,13 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     return { slot: atSlot(endpoint, 'getAccountInfo', context.slot, floor), account };
   }
 
-  async function simulateOn({ rpcFetch, url, label }: Endpoint, wire: Uint8Array, signal: AbortSignal): Promise<Simulation> {
-    const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' };
-    const result = await jsonRpcCall(rpcFetch, url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
-    return { ...simulationOf(chain, result), endpoint: label };
+  // A simulation sizes compute and decides a refusal: it carries the floor as every such read.
+  async function simulateOn(endpoint: Endpoint, wire: Uint8Array, floor: number | undefined, signal: AbortSignal): Promise<Simulation> {
+    const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed', ...minContext(floor) };
+    const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
+    const { slot, ...simulation } = simulationOf(chain, result);
+    atSlot(endpoint, 'simulateTransaction', slot, floor);
+    return { ...simulation, endpoint: endpoint.label };
   }
 
   return {
@@ -466,12 +469,13 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
 
     sendTransaction: send,
 
-    simulateTransaction: (wire, signal) => read('simulateTransaction', signal, (endpoint) => simulateOn(endpoint, wire, signal)),
+    simulateTransaction: (wire, signal) => read('simulateTransaction', signal, (endpoint, floor) => simulateOn(endpoint, wire, floor, signal)),
 
     simulateTransactionElsewhere: async (wire, answered, signal) => {
       const other = pool.readOrder().find((endpoint) => endpoint.label !== answered);
       if (other === undefined) return undefined;
-      return retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, signal)));
+      const floor = pool.slotFloor();
+      return carryingFloor(floor, retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, floor, signal))));
     },
 
     getRecentPrioritizationFees: (writableAccounts, signal) =>
@@ -554,13 +558,15 @@ function signaturesOf(chain: ChainSide, result: unknown): TransactionSignatures 
   return { message: message.serialize(), signers: keys.map((key, i) => ({ key: key.toBase58(), signature: signatures[i] ?? new Uint8Array() })) };
 }
 
-function simulationOf(chain: ChainSide, result: unknown): Omit<Simulation, 'endpoint'> {
-  const value = (result as { value?: { err?: unknown; unitsConsumed?: unknown } } | null | undefined)?.value;
+function simulationOf(chain: ChainSide, result: unknown): Omit<Simulation, 'endpoint'> & { slot: number } {
+  const answer = result as { context?: { slot?: unknown }; value?: { err?: unknown; unitsConsumed?: unknown } } | null | undefined;
+  const value = answer?.value;
   const units = value?.unitsConsumed;
-  if (value === undefined || value.err === undefined || !isCount(units)) {
-    throw rpcFailure(chain, 'simulateTransaction', { kind: 'invalid_result', reason: 'the result has no `value` with `err` and a `unitsConsumed` count' });
+  const slot = answer?.context?.slot;
+  if (value === undefined || value.err === undefined || !isCount(units) || !isCount(slot)) {
+    throw rpcFailure(chain, 'simulateTransaction', { kind: 'invalid_result', reason: 'the result has no context slot, or no `value` with `err` and a `unitsConsumed` count' });
   }
-  return { err: value.err as TransactionError | null, unitsConsumed: units };
+  return { err: value.err as TransactionError | null, unitsConsumed: units, slot };
 }
 
 function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPrioritizationFee[] {

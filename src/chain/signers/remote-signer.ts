@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import { isBridgeError } from '../../errors.js';
-import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription } from '../authority-signer.js';
+import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription, type SignerObserver } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import { firstLine, signerFailure } from './signer-failure.js';
 
@@ -26,6 +26,8 @@ export interface KeyService {
   publicKey(signal: AbortSignal): Promise<Uint8Array>;
   /** The service's signature over `message` (the message itself, not a digest). */
   sign(message: Uint8Array, signal: AbortSignal): Promise<Uint8Array>;
+  /** Where the service reports its token renewals (Vault). */
+  observe?(observer: SignerObserver): void;
 }
 
 /** Reads the service's public key and proves the pair with one verified signature; throws SIGNER__UNAVAILABLE. */
@@ -44,9 +46,12 @@ class RemoteSigner implements AuthoritySigner {
   readonly #name: string;
   readonly #verifyKey: ReturnType<typeof ed25519PublicKeyObject>;
   readonly #timeoutMs: number;
+  /** Only a service that reports something (Vault's token renewals) is observed. */
+  readonly observe?: (observer: SignerObserver) => void;
 
   constructor(service: KeyService, name: string, publicKey: PublicKey, timeoutMs: number) {
     this.#service = service;
+    if (service.observe !== undefined) this.observe = (observer) => service.observe!(observer);
     this.#timeoutMs = timeoutMs;
     this.#name = name;
     this.publicKey = publicKey;
@@ -64,6 +69,7 @@ class RemoteSigner implements AuthoritySigner {
   describe(): SignerDescription {
     return this.#service.description;
   }
+
 
   toJSON(): string {
     return `RemoteSigner(${this.#name}, ${this.publicKey.toBase58()})`;

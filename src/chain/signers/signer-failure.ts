@@ -8,7 +8,12 @@ import { escapeUnsafeCharacters } from '../../text.js';
  */
 
 export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: escapeUnsafeCharacters(message.replace(/[\r\n]+/g, ' ')) }, cause === undefined ? undefined : { cause });
+  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: printableLine(message) }, cause === undefined ? undefined : { cause });
+}
+
+/** A service's words as one printable line: line breaks become spaces, the other control characters escaped. */
+export function printableLine(text: string): string {
+  return escapeUnsafeCharacters(text.replace(/[\r\n]+/g, ' '));
 }
 
 /** An error's first line, cut: a module's or service's message, never a credential (the clients do not put them in errors). */

@@ -69,6 +69,7 @@ export function vaultTransitService(key: VaultTransitKey): KeyService {
       if (match === null) throw signerFailure(NAME, 'service_unavailable', 'sign answered without a vault:v<n>:<base64> signature');
       return Uint8Array.from(Buffer.from(match[1]!, 'base64'));
     },
+    observe: (observer) => lease.observe(observer),
   };
 }
 

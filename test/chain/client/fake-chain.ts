@@ -238,6 +238,8 @@ export class FakeChain {
   }
 
   private simulateTransaction(params: unknown[]): Reply {
+    const config = params[1] as { minContextSlot?: number };
+    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
     const transaction = Transaction.from(Buffer.from(params[0] as string, 'base64'));
     const { err, unitsConsumed } = this.execute(transaction);
     return { result: { context: { slot: this.slot }, value: { err, logs: [], accounts: null, unitsConsumed, returnData: null } } };

@@ -7,6 +7,7 @@ import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import { preflightFailure } from '../../../src/chain/rpc/rpc-failure.js';
 import { serializeError } from '../../../src/log/logger.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';
+import { metricValue } from '../../support/metric-value.js';
 import { isDefiniteSendRefusal, retriesAction } from '../../../src/failure-policy.js';
 import { rejection } from '../../support/rejection.js';
 
@@ -279,6 +280,50 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
     expect(server?.calls[0]).toEqual({
       method: 'simulateTransaction',
       params: ['AQID', { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed' }],
+    });
+  });
+
+  describe('a simulation carries the slot floor (docs/chain-client.md, "What a node can claim")', () => {
+    /** A node at slot 100 whose simulations answer at `simulatedAt`. */
+    const nodeAt = (simulatedAt: number, unitsConsumed: number): Handler => (call) => {
+      if (call.method === 'getSlot') return { result: 100 };
+      if (call.method === 'getGenesisHash') return { result: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' };
+      if (call.method === 'simulateTransaction') return { result: { context: { slot: simulatedAt }, value: { err: null, logs: [], unitsConsumed } } };
+      return { result: { context: { slot: 100 }, value: 1 } };
+    };
+    const simulations = (node: JsonRpcTestServer) => node.calls.filter((call) => call.method === 'simulateTransaction');
+
+    it('sends the floor as minContextSlot; an answer older than it is refused and the read moves on to the next endpoint', async () => {
+      server = await startJsonRpcServer(nodeAt(90, 1_400_000));
+      const other = await startJsonRpcServer(nodeAt(100, 72_450));
+      try {
+        const metrics = createMetrics(new Registry());
+        const rpc = createChainRpc({ chain: 'target', url: server.url, fallbackUrls: [other.url], timeoutMs: 2_000, metrics });
+        await rpc.getBalance(address, 'confirmed', signal());
+        await rpc.getBalance(address, 'confirmed', signal());
+        expect(rpc.slotFloor()).toBe(100);
+
+        expect(await rpc.simulateTransaction(new Uint8Array([1]), signal())).toEqual({ err: null, unitsConsumed: 72_450, endpoint: rpc.endpoints[1] });
+        expect(simulations(server)).toHaveLength(1);
+        expect(simulations(server)[0]?.params[1]).toMatchObject({ minContextSlot: 100 });
+        expect(simulations(other)[0]?.params[1]).toMatchObject({ minContextSlot: 100 });
+        expect(await metricValue(metrics.rpcSlotOutliers, { endpoint: rpc.endpoints[0]!, direction: 'behind' })).toBe(1);
+
+        // The second opinion too: asked only of the endpoint behind the floor, it is refused, never a decision.
+        const err = await rejection(rpc.simulateTransactionElsewhere(new Uint8Array([1]), rpc.endpoints[1]!, signal()));
+        expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'simulateTransaction', endpoint: rpc.endpoints[0] });
+        expect(retriesAction(err)).toBe(true);
+        expect(await metricValue(metrics.rpcSlotOutliers, { endpoint: rpc.endpoints[0]!, direction: 'behind' })).toBe(simulations(server).length);
+        expect(simulations(server).every((call) => (call.params[1] as { minContextSlot?: number }).minContextSlot === 100)).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('an answer without a context slot is invalid, not a simulation', async () => {
+      const rpc = await setup(() => ({ result: { value: { err: null, logs: [], unitsConsumed: 5 } } }));
+      const err = await rejection(rpc.simulateTransaction(new Uint8Array([1]), signal()));
+      expect(err).toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method: 'simulateTransaction', kind: 'invalid_result' } });
     });
   });
 

@@ -3,7 +3,12 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { TOKEN_RENEWAL_OUTCOMES, type SignerObserver, type TokenRenewalOutcome } from '../../../src/chain/authority-signer.js';
 import { openRemoteSigner } from '../../../src/chain/signers/remote-signer.js';
+import { tokenRenewalReport } from '../../../src/chain/signers/token-renewal-report.js';
+import { TokenLease, type VaultCall } from '../../../src/chain/signers/vault-token-lease.js';
+import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { vaultTransitService } from '../../../src/chain/signers/vault-transit.js';
 import { loadAuthoritySigner } from '../../../src/config/keypair.js';
 import { isBridgeError } from '../../../src/errors.js';
@@ -11,6 +16,8 @@ import { loopbackCertificate, startKeyServiceFake, VAULT_TOKEN, type KeyServiceF
 import { keypairDir } from '../../support/keypair-files.js';
 import { leakedFragments } from '../../support/secret-fragments.js';
 import { waitFor } from '../../support/wait-for.js';
+import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
+import { metricSample } from '../../support/metric-value.js';
 
 /**
  * Vault transit as an operator runs it (issue 40 item 6): the token re-read when its file
@@ -43,6 +50,20 @@ async function problemOf(uri: string, env: NodeJS.ProcessEnv): Promise<string> {
   );
   if (isBridgeError(err, 'CONFIG__INVALID') && err.context.problems.length === 1) return err.context.problems[0]!;
   throw new Error(`expected one CONFIG__INVALID line, got ${String(err)}`);
+}
+
+/** Reports of `target` (a signer, a key service, a lease) into captured logs and a fresh registry, as the server wires them. */
+function observed(target: { observe?(observer: SignerObserver): void }): { logs: CapturedLogs; metrics: Metrics } {
+  const logs = captureLogs('info');
+  const metrics = createMetrics(new Registry());
+  target.observe?.(tokenRenewalReport(logs.logger, metrics));
+  return { logs, metrics };
+}
+
+async function renewals(metrics: Metrics): Promise<Record<TokenRenewalOutcome, number>> {
+  const counts = await Promise.all(TOKEN_RENEWAL_OUTCOMES.map((outcome) => metricSample(metrics.signerTokenRenewals, { outcome })));
+  // Every outcome has its sample from the start (a 0), so that increase() counts the first one.
+  return Object.fromEntries(TOKEN_RENEWAL_OUTCOMES.map((outcome, i) => [outcome, counts[i]])) as Record<TokenRenewalOutcome, number>;
 }
 
 const tokensSent = (fake: KeyServiceFake, operation: string) => fake.requests.filter((r) => r.operation === operation).map((r) => r.authorization);
@@ -105,7 +126,8 @@ describe('the token', () => {
   it('is no longer renewed once a renewal does not extend it (its max TTL reached)', async () => {
     const capped = await vault();
     capped.vault.ttlSecs = 2;
-    await loadAuthoritySigner(capped.uri, capped.env);
+    const { signer } = await loadAuthoritySigner(capped.uri, capped.env);
+    const { logs, metrics } = observed(signer);
     await waitFor(() => tokensSent(capped, 'renew-self').length === 1, { timeoutMs: 5_000, what: 'the first renewal' });
     // The next renewal grants 1 s, ending when the lease already ended: Vault's answer at the max TTL.
     capped.vault.ttlSecs = 1;
@@ -113,6 +135,40 @@ describe('the token', () => {
     // A bounded wait of more than the 1 s lease: no third renewal.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(tokensSent(capped, 'renew-self')).toHaveLength(2);
+    expect(await renewals(metrics)).toEqual({ renewed: 1, not_extended: 1, failed: 0 });
+    // Not a failure: the token's source must hold a new one before it expires, which is watched from its first use.
+    expect(logs.records().filter((record) => record.level === 'warn')).toEqual([]);
+  });
+
+  it('a failed renewal is one warn line and a counted failure, with neither the token nor a control character of the answer', async () => {
+    const fake = await vault();
+    fake.vault.ttlSecs = 2;
+    const { signer } = await loadAuthoritySigner(fake.uri, fake.env);
+    const { logs, metrics } = observed(signer);
+    await waitFor(() => tokensSent(fake, 'lookup-self').length === 1, { timeoutMs: 5_000, what: 'the lookup' });
+    // The renewal at half the 2 s lease meets a 500 whose message holds control characters.
+    fake.fault = 'garbled';
+    await waitFor(() => logs.records().some((record) => record.level === 'warn'), { timeoutMs: 5_000, what: 'the warn line of the refused renewal' });
+    const warned = logs.records().filter((record) => record.level === 'warn');
+    expect(warned).toEqual([expect.objectContaining({ outcome: 'failed', reason: expect.stringContaining('renewal not tried again') })]);
+    expect(String(warned[0]!.reason)).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(await renewals(metrics)).toEqual({ renewed: 0, not_extended: 0, failed: 1 });
+    expect(leakedFragments(logs.text(), [VAULT_TOKEN])).toEqual([]);
+  });
+
+  it('a refused lookup (a policy without lookup-self) is a counted failure too: the token is then only used, never renewed', async () => {
+    const asked: string[] = [];
+    const call: VaultCall = async (_method, path) => {
+      asked.push(path);
+      throw new Error('Vault transit: permission denied');
+    };
+    const lease = new TokenLease(call, { current: () => VAULT_TOKEN });
+    const { logs, metrics } = observed(lease);
+    lease.watch();
+    await waitFor(() => logs.records().length === 1, { timeoutMs: 5_000, what: 'the warn line of the refused lookup' });
+    expect(asked).toEqual(['/v1/auth/token/lookup-self']);
+    expect(logs.records()[0]).toMatchObject({ level: 'warn', outcome: 'failed', reason: expect.stringContaining('never renewed') });
+    expect(await renewals(metrics)).toEqual({ renewed: 0, not_extended: 0, failed: 1 });
   });
 
   it.each([
