@@ -71,7 +71,7 @@ export const BRIDGE_ERROR_ANSWERS = {
   SIGNER__UNAVAILABLE: { internal: 'the key signs in the crank, never in a route' },
   CRANK__ATTEMPT_DEADLINE_EXCEEDED: { internal: 'an attempt ends inside the crank, never in a route' },
   CRANK__ENTRY_NOT_FOUND: { internal: 'the planners run inside the crank, never in a route' },
-} as const satisfies Record<BridgeErrorCode, BridgeErrorAnswer>;
+} satisfies Record<BridgeErrorCode, BridgeErrorAnswer>;
 
 export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
   const answer: BridgeErrorAnswer | undefined = isBridgeError(err) ? BRIDGE_ERROR_ANSWERS[err.code] : undefined;
