@@ -67,25 +67,30 @@ export const BRIDGE_ERROR_ANSWERS = {
   CHAIN__INVALID_NONCE_ACCOUNT: { internal: 'nonce lanes are read by the crank, never by a route' },
   CHAIN__INSUFFICIENT_FUNDS: { internal: 'raised by npm run ops -- nonce init, never by a route' },
   CHAIN__AUTHORITY_NOT_FOUND: { internal: 'the authority is looked up by the crank, never by a route' },
-  CHAIN__FAILED_TO_SUBMIT: { internal: 'a route waits for a cycle, whose failure is its answer, never its error' },
+  CHAIN__FAILED_TO_SUBMIT: { internal: 'submitted by the crank, never by a route' },
   SIGNER__UNAVAILABLE: { internal: 'the key signs in the crank, never in a route' },
   CRANK__ATTEMPT_DEADLINE_EXCEEDED: { internal: 'an attempt ends inside the crank, never in a route' },
   CRANK__ENTRY_NOT_FOUND: { internal: 'the planners run inside the crank, never in a route' },
 } satisfies Record<BridgeErrorCode, BridgeErrorAnswer>;
 
 export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
-  const answer: BridgeErrorAnswer | undefined = isBridgeError(err) ? BRIDGE_ERROR_ANSWERS[err.code] : undefined;
-  if (answer !== undefined && 'statusCode' in answer) {
+  if (isBridgeError(err)) {
+    const answer: BridgeErrorAnswer = BRIDGE_ERROR_ANSWERS[err.code];
+    if ('internal' in answer) return internalError(requestId);
     const { statusCode, error, retryAfterSecs, message } = answer;
-    const body = { error, message: message === undefined ? (err as Error).message : message(err as Error) };
+    const body = { error, message: message === undefined ? err.message : message(err) };
     return retryAfterSecs === undefined ? { statusCode, body } : { statusCode, headers: { 'retry-after': String(retryAfterSecs) }, body };
   }
-  const statusCode = answer === undefined ? errorStatusCode(err) : 500;
+  const statusCode = errorStatusCode(err);
   if (statusCode === 401) return { statusCode, body: UNAUTHORIZED };
   if (statusCode === 413) {
     return { statusCode, body: { error: 'payload_too_large', message: `no endpoint takes a body; bodies over ${bodyLimit} bytes are refused` } };
   }
   if (statusCode >= 400 && statusCode < 500) return { statusCode, body: { error: statusCodeName(statusCode), message: describeError(err) } };
+  return internalError(requestId);
+}
+
+function internalError(requestId: string): ErrorResponse {
   return {
     statusCode: 500,
     body: { error: 'internal_error', message: `internal error; the server log has the details under request id ${requestId}` },
