@@ -232,6 +232,9 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
     `GET /transfers answers at most ${perSecond} requests a second and every turn of the next ${waitMaxMs / 1000} s is taken; retry shortly`,
 };
 
+/** Every code, at run time (a test checks each has an HTTP answer, src/http/errors.ts). */
+export const BRIDGE_ERROR_CODES = Object.keys(BRIDGE_ERROR_MESSAGES) as BridgeErrorCode[];
+
 export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'tls' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
 
 export type SignerFailure =

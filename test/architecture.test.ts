@@ -47,6 +47,25 @@ function packageName(specifier: string): string {
 }
 
 /**
+ * The packages `file` loads before it runs: its static imports and theirs, followed through
+ * src/ (an `import type` loads nothing; a dynamic `import()` loads when it runs).
+ */
+function packagesLoadedBy(file: string, seen = new Set<string>(), packages = new Set<string>()): Set<string> {
+  if (seen.has(file)) return packages;
+  seen.add(file);
+  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
+  for (const statement of source.statements) {
+    const isImport = ts.isImportDeclaration(statement) && statement.importClause?.isTypeOnly !== true;
+    const isExport = ts.isExportDeclaration(statement) && !statement.isTypeOnly;
+    if (!(isImport || isExport) || statement.moduleSpecifier === undefined || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const specifier = statement.moduleSpecifier.text;
+    if (!specifier.startsWith('.')) packages.add(packageName(specifier));
+    else packagesLoadedBy(relative(ROOT, resolve(ROOT, dirname(file), specifier)).replace(/\.js$/, '.ts'), seen, packages);
+  }
+  return packages;
+}
+
+/**
  * Every import cycle among the files, each as the files it runs through (Tarjan's strongly
  * connected components; type-only imports count: a cycle of types is a hub a newcomer cannot
  * read from one end).
@@ -114,6 +133,12 @@ describe('architecture: who may import what', () => {
     const fromChain = crank.filter(({ bare, target }) => !bare && under('src/chain')(target));
     expect(fromChain.length).toBeGreaterThan(0);
     expect(fromChain.filter(({ target }) => !chainInterface.includes(target))).toEqual([]);
+  });
+
+  it('a start loads the HTTP server alone: the Solana stack, the crank and the signers load only with runtime configuration', () => {
+    // What a start pays before /health answers (docs/operating.md "Start-up time"); the rest is an import() of src/index.ts.
+    const atStart = [...packagesLoadedBy('src/index.ts')].filter((name) => !name.startsWith('node:')).sort();
+    expect(atStart).toEqual(['@fastify/basic-auth', '@fastify/static', 'bs58', 'close-with-grace', 'fastify', 'pino', 'prom-client', 'zod']);
   });
 
   it('no import cycles: every file of src/ and devnet/ can be read after the files it imports', () => {

@@ -20,9 +20,6 @@ export function rentExemptLamports(dataLength: number): number {
 /** An 80-byte nonce account's: 1,447,680 lamports. */
 export const NONCE_ACCOUNT_RENT_LAMPORTS = rentExemptLamports(NONCE_ACCOUNT_SIZE);
 
-/** Most durable-nonce accounts per chain (BRIDGE_NONCE_ACCOUNTS): more lanes than the chain's crank actions buy nothing (docs/chain-client.md). */
-export const MAX_NONCE_ACCOUNTS = 8;
-
 /** The seed of nonce account `position` on the chain `chainId`: `bridge-nonce-<chain id>-<position>`. */
 export function nonceSeed(chainId: number, position: number): string {
   return `bridge-nonce-${chainId}-${position}`;

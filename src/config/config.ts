@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
-import { MAX_NONCE_ACCOUNTS } from '../chain/nonce-account.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
@@ -94,6 +93,13 @@ export function defaultMinBalanceLamports(pollIntervalMs: number, priorityFeeCap
  * at once. Here because BRIDGE_MAX_CONNECTIONS_PER_ADDRESS is checked against it.
  */
 export const MAX_CONNECTIONS = 256;
+
+/**
+ * Most durable-nonce accounts per chain (BRIDGE_NONCE_ACCOUNTS): more lanes than the chain's crank actions buy nothing (docs/chain-client.md).
+ * Here, not beside the nonce accounts: a server without runtime configuration parses this and never loads the Solana stack.
+ */
+export const MAX_NONCE_ACCOUNTS = 8;
+
 // Micro-lamports per CU: 1,000 lamports per CU, far beyond any cluster's price.
 const MAX_PRIORITY_FEE = 1_000_000_000n;
 

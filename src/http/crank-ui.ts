@@ -2,7 +2,6 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { CrankService } from '../machines/crank-service.js';
-import { crankMachineGraph } from '../machines/export.js';
 
 /**
  * GET /crank/ui: a page that draws the crank machine from its definition (GET /crank/machine)
@@ -33,7 +32,8 @@ export async function registerCrankUi(admin: FastifyInstance, crank: CrankServic
 
   admin.get('/crank/ui', (_request, reply) => reply.header('content-security-policy', CONTENT_SECURITY_POLICY).sendFile('index.html'));
 
-  admin.get('/crank/machine', async () => crankMachineGraph());
+  // Loaded at the first request: the machine's module brings xstate and the chain client's bounds, which a start without runtime configuration does not need.
+  admin.get('/crank/machine', async () => (await import('../machines/export.js')).crankMachineGraph());
 
   admin.get('/crank/activity', async () => {
     const role = crank.role();

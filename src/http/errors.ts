@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { describeError, isBridgeError } from '../errors.js';
+import { describeError, isBridgeError, type BridgeErrorCode } from '../errors.js';
 
 /**
  * Every error response is JSON `{ "error": <snake_case code>, "message": <what happened and
@@ -32,30 +32,65 @@ const UNAUTHORIZED: ErrorBody = {
   message: 'admin endpoints require HTTP Basic credentials (realm "bridge-admin")',
 };
 
+/**
+ * What each BridgeError code answers (fastify keeps one such table per error code): a status and
+ * an `error` code, or `internal` with the reason the code cannot reach a request except by a bug,
+ * answered 500 `internal_error` and logged. A code added to src/errors.ts does not compile until
+ * it has a row here.
+ */
+type BridgeErrorAnswer =
+  | { statusCode: number; error: string; retryAfterSecs?: number; message?: (err: Error) => string }
+  | { internal: string };
+
+export const BRIDGE_ERROR_ANSWERS = {
+  CRANK__DISABLED: { statusCode: 409, error: 'crank_disabled' },
+  CRANK__STOPPED: { statusCode: 503, error: 'shutting_down' },
+  CRANK__BUSY: { statusCode: 503, error: 'crank_busy', retryAfterSecs: BUSY_RETRY_AFTER_SECS },
+  TRANSFER__BUSY: { statusCode: 503, error: 'transfers_busy', retryAfterSecs: TRANSFERS_BUSY_RETRY_AFTER_SECS },
+  TRANSFER__RATE_EXCEEDED: { statusCode: 503, error: 'transfers_busy', retryAfterSecs: TRANSFERS_BUSY_RETRY_AFTER_SECS },
+  CHAIN__RPC_FAILED: {
+    statusCode: 503,
+    error: 'rpc_unavailable',
+    retryAfterSecs: RPC_UNAVAILABLE_RETRY_AFTER_SECS,
+    message: (err) => `the chain could not be read: ${err.message}`,
+  },
+  TRANSFER__INVALID_PARAMETER: { statusCode: 400, error: 'invalid_parameter' },
+  TRANSFER__NOT_FOUND: { statusCode: 404, error: 'transfer_not_found' },
+  CONFIG__INVALID: { internal: 'the configuration is checked before the server listens' },
+  CHAIN__MALFORMED_ACCOUNT: { internal: 'a tracker read by GET /transfers that does not decode: the wrong program or a bug, not the request' },
+  CHAIN__INVALID_DISCRIMINATOR: { internal: 'a tracker read by GET /transfers that does not decode: the wrong program or a bug, not the request' },
+  CHAIN__INVALID_OWNER: { internal: 'a configuration error (the program id) that the request cannot fix' },
+  CHAIN__ACCOUNT_NOT_FOUND: { internal: 'a configuration error (the chain ids, the RPC URL) that the request cannot fix' },
+  CHAIN__INVALID_CHAIN_ID: { internal: 'a configuration error (the chain ids) that the request cannot fix' },
+  CHAIN__MALFORMED_INSTRUCTION: { internal: 'instructions are decoded by the crank and the devnet, never by a route' },
+  CHAIN__INVALID_VOTE: { internal: 'votes are built by the crank, never by a route' },
+  CHAIN__INVALID_NONCE_ACCOUNT: { internal: 'nonce lanes are read by the crank, never by a route' },
+  CHAIN__INSUFFICIENT_FUNDS: { internal: 'raised by npm run ops -- nonce init, never by a route' },
+  CHAIN__AUTHORITY_NOT_FOUND: { internal: 'the authority is looked up by the crank, never by a route' },
+  CHAIN__FAILED_TO_SUBMIT: { internal: 'submitted by the crank, never by a route' },
+  SIGNER__UNAVAILABLE: { internal: 'the key signs in the crank, never in a route' },
+  CRANK__ATTEMPT_DEADLINE_EXCEEDED: { internal: 'an attempt ends inside the crank, never in a route' },
+  CRANK__ENTRY_NOT_FOUND: { internal: 'the planners run inside the crank, never in a route' },
+} satisfies Record<BridgeErrorCode, BridgeErrorAnswer>;
+
 export function errorResponse(err: unknown, requestId: string, bodyLimit: number): ErrorResponse {
-  if (isBridgeError(err, 'CRANK__DISABLED')) return { statusCode: 409, body: { error: 'crank_disabled', message: err.message } };
-  if (isBridgeError(err, 'CRANK__STOPPED')) return { statusCode: 503, body: { error: 'shutting_down', message: err.message } };
-  if (isBridgeError(err, 'CRANK__BUSY')) {
-    return { statusCode: 503, headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECS) }, body: { error: 'crank_busy', message: err.message } };
+  if (isBridgeError(err)) {
+    const answer: BridgeErrorAnswer = BRIDGE_ERROR_ANSWERS[err.code];
+    if ('internal' in answer) return internalError(requestId);
+    const { statusCode, error, retryAfterSecs, message } = answer;
+    const body = { error, message: message === undefined ? err.message : message(err) };
+    return retryAfterSecs === undefined ? { statusCode, body } : { statusCode, headers: { 'retry-after': String(retryAfterSecs) }, body };
   }
-  if (isBridgeError(err, 'TRANSFER__BUSY') || isBridgeError(err, 'TRANSFER__RATE_EXCEEDED')) {
-    return { statusCode: 503, headers: { 'retry-after': String(TRANSFERS_BUSY_RETRY_AFTER_SECS) }, body: { error: 'transfers_busy', message: err.message } };
-  }
-  if (isBridgeError(err, 'CHAIN__RPC_FAILED')) {
-    return {
-      statusCode: 503,
-      headers: { 'retry-after': String(RPC_UNAVAILABLE_RETRY_AFTER_SECS) },
-      body: { error: 'rpc_unavailable', message: `the chain could not be read: ${err.message}` },
-    };
-  }
-  if (isBridgeError(err, 'TRANSFER__INVALID_PARAMETER')) return { statusCode: 400, body: { error: 'invalid_parameter', message: err.message } };
-  if (isBridgeError(err, 'TRANSFER__NOT_FOUND')) return { statusCode: 404, body: { error: 'transfer_not_found', message: err.message } };
   const statusCode = errorStatusCode(err);
   if (statusCode === 401) return { statusCode, body: UNAUTHORIZED };
   if (statusCode === 413) {
     return { statusCode, body: { error: 'payload_too_large', message: `no endpoint takes a body; bodies over ${bodyLimit} bytes are refused` } };
   }
   if (statusCode >= 400 && statusCode < 500) return { statusCode, body: { error: statusCodeName(statusCode), message: describeError(err) } };
+  return internalError(requestId);
+}
+
+function internalError(requestId: string): ErrorResponse {
   return {
     statusCode: 500,
     body: { error: 'internal_error', message: `internal error; the server log has the details under request id ${requestId}` },

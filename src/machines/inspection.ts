@@ -1,4 +1,4 @@
-import { createWebSocketInspector } from '@statelyai/inspect';
+import type { createWebSocketInspector } from '@statelyai/inspect';
 import type { InspectionEvent, MachineContext, AnyEventObject } from 'xstate';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -11,7 +11,14 @@ import { redactSecrets } from '../log/redact.js';
  * and only there (never a hosted relay). What leaves is sanitized: errors become their
  * messages, anything that is not JSON is dropped, and the log redaction runs over the rest.
  * The context never holds the signing key; this is the second line of defence.
+ * @statelyai/inspect is loaded only when BRIDGE_XSTATE_INSPECT is set, after the start: the
+ * events of its first tenth of a second wait for it.
  */
+
+type RemoteInspector = Pick<ReturnType<typeof createWebSocketInspector>, 'stop'> & { inspect(event: InspectionEvent): void };
+
+/** Events held while the inspector loads: a few cycles' transitions; beyond it the oldest are dropped. */
+const PENDING_EVENTS_MAX = 1_000;
 
 export interface CrankInspection {
   inspect(event: InspectionEvent): void;
@@ -19,25 +26,49 @@ export interface CrankInspection {
 }
 
 export function createCrankInspection(log: Logger, inspectUrl: string | undefined): CrankInspection {
-  const remote =
-    inspectUrl === undefined
-      ? undefined
-      : createWebSocketInspector({
-          url: inspectUrl,
-          sanitizeContext: (context: MachineContext) => sanitizeInspected(context) as MachineContext,
-          sanitizeEvent: (event: AnyEventObject) => sanitizeInspected(event) as AnyEventObject,
-          // Covers what the two hooks above do not see, e.g. the input and error of child actors.
-          serialize: (event) => sanitizeInspected(event) as typeof event,
-        });
+  const remote = inspectUrl === undefined ? undefined : remoteInspector(log, inspectUrl);
   // The origin only: an inspector URL may carry a session token in its path or query.
   if (inspectUrl !== undefined) log.info({ inspector: new URL(inspectUrl).origin }, 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT');
 
   return {
     inspect(event) {
       logTransition(log, event);
-      remote?.inspect.next?.(event);
+      remote?.inspect(event);
     },
     stop() {
+      remote?.stop();
+    },
+  };
+}
+
+function remoteInspector(log: Logger, url: string): RemoteInspector {
+  let remote: ReturnType<typeof createWebSocketInspector> | undefined;
+  let pending: InspectionEvent[] | undefined = [];
+  void import('@statelyai/inspect').then(
+    ({ createWebSocketInspector }) => {
+      if (pending === undefined) return;
+      remote = createWebSocketInspector({
+        url,
+        sanitizeContext: (context: MachineContext) => sanitizeInspected(context) as MachineContext,
+        sanitizeEvent: (event: AnyEventObject) => sanitizeInspected(event) as AnyEventObject,
+        // Covers what the two hooks above do not see, e.g. the input and error of child actors.
+        serialize: (event) => sanitizeInspected(event) as typeof event,
+      });
+      for (const event of pending) remote.inspect.next?.(event);
+      pending = undefined;
+    },
+    (err: unknown) => {
+      pending = undefined;
+      log.warn({ reason: describeError(err) }, 'crank: @statelyai/inspect did not load; no inspection events are sent');
+    },
+  );
+  return {
+    inspect(event) {
+      if (remote !== undefined) remote.inspect.next?.(event);
+      else if (pending !== undefined && pending.push(event) > PENDING_EVENTS_MAX) pending.shift();
+    },
+    stop() {
+      pending = undefined;
       remote?.stop();
     },
   };

@@ -238,8 +238,10 @@ export function createMetrics(registry: Registry = new Registry()) {
     }),
     transactionResigns: new Counter({
       name: 'bridge_transaction_resigns_total',
-      help: 'Transactions whose blockhash expired before they landed (each ends its attempt; the next attempt signs anew), by chain.',
-      labelNames: ['chain'] as const,
+      help:
+        'Transactions signed again, by chain and reason: expired (its blockhash expired before it landed; the attempt ends and the next one signs anew), ' +
+        'repriced (nonce mode: an unlanded version signed again one escalation step higher against the same nonce value).',
+      labelNames: ['chain', 'reason'] as const,
       registers,
     }),
     crankRole: new Gauge({

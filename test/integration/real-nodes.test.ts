@@ -50,7 +50,7 @@ describe('a chain without transaction history', () => {
     b.pair.target.faults.set({ dropTransactions: 1_000_000 });
     const started = Date.now();
     const cycle = a.service.runOnce();
-    await expect.poll(() => metricSample(a.metrics.transactionResigns, { chain: 'target' }), { timeout: 30_000, interval: 5 }).toBe(1);
+    await expect.poll(() => metricSample(a.metrics.transactionResigns, { chain: 'target', reason: 'expired' }), { timeout: 30_000, interval: 5 }).toBe(1);
     const expiredAfterMs = Date.now() - started;
     b.pair.target.faults.set({ dropTransactions: 0 });
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });

@@ -119,7 +119,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     expect(sum('later')).toBeGreaterThan(0);
     const rate = sum('first') / (sum('first') + sum('later') + sum('notLanded'));
     expect(rate).toBeLessThan(0.9);
-    expect(await metricValue(cranks[0]!.metrics.transactionResigns, { chain: 'target' })).toBeGreaterThan(0);
+    expect(await metricValue(cranks[0]!.metrics.transactionResigns, { chain: 'target', reason: 'repriced' })).toBeGreaterThan(0);
     for (const transaction of crankTransactions(bridge)) expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
     const health = cranks[0]!.service.health().landing!;
     expect(health.target.versions_per_landed).toBeGreaterThan(1);

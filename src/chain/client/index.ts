@@ -5,7 +5,7 @@ import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../authority-signer.js';
 import type { BridgeChains, CheckOff, LandingSummary } from '../bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
-import { MAX_NONCE_ACCOUNTS } from '../nonce-account.js';
+import { MAX_NONCE_ACCOUNTS } from '../../config/config.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { FeeEstimates } from '../rpc/fee-estimate.js';

@@ -110,7 +110,7 @@ export interface SignatureWatchOptions {
  */
 export function zeroLandingCounters(chain: ChainSide, metrics: Metrics): void {
   metrics.transactionRebroadcasts.inc({ chain }, 0);
-  metrics.transactionResigns.inc({ chain }, 0);
+  for (const reason of ['expired', 'repriced']) metrics.transactionResigns.inc({ chain, reason }, 0);
   for (const kind of ['base', 'priority']) metrics.feesPaid.inc({ chain, kind }, 0);
   for (const kind of ['requested', 'used']) metrics.computeUnits.inc({ chain, kind }, 0);
 }
@@ -144,7 +144,7 @@ export class SignatureWatch {
     // transaction yet: no decision from it.
     if (final.slot < expiredIn.slot) return { kind: 'waiting' };
     const { signature, lastValidBlockHeight } = signed;
-    this.options.metrics.transactionResigns.inc({ chain: this.options.rpc.chain });
+    this.options.metrics.transactionResigns.inc({ chain: this.options.rpc.chain, reason: 'expired' });
     this.options.logger.warn(
       { signature, action: job.action, indices: job.indices, lastValidBlockHeight, expiredAtSlot: expiredIn.slot, statusSlot: final.slot },
       'blockhash expired before the transaction landed; this attempt ends and the next one signs anew',

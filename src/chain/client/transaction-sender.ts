@@ -597,7 +597,7 @@ export class TransactionSender {
     const next = await pending.reprice(pending.signed, signal);
     if (next === undefined) return;
     const { chain } = this.options.rpc;
-    this.options.metrics.transactionResigns.inc({ chain });
+    this.options.metrics.transactionResigns.inc({ chain, reason: 'repriced' });
     this.options.logger.info(
       { signature: next.signature, replaces: pending.signed.signature, price: next.budget.microLamportsPerUnit, action: pending.job.action, chain },
       'not landed yet: signed again one escalation step higher against the same nonce value',

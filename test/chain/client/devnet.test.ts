@@ -214,7 +214,7 @@ describe('createBridgeChains against the devnet', () => {
       message: expect.stringMatching(/not landed: its blockhash expired .*accepted it \d+ of \d+ sends but it never landed/),
     });
     expect(await metricValue(metrics.transactionRebroadcasts, { chain: 'target' })).toBeGreaterThan(0);
-    expect(await metricValue(metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    expect(await metricValue(metrics.transactionResigns, { chain: 'target', reason: 'expired' })).toBe(1);
     b.pair.target.faults.set({ dropTransactions: 0 });
     const report = await chains.ackDeposits(votes, signal());
     expect(report.transactions).toHaveLength(1);

@@ -104,7 +104,7 @@ describe('cleanupDeposits', () => {
     const failure = await submitFailure(f.chains.cleanupDeposits([6, 7], signal()));
     expect(failure).toMatchObject({ context: { action: 'cleanup_deposit', outcome: 'not_landed', landedSignatures: [] } });
     expect(failure.message).toMatch(/not landed: its blockhash expired .*accepted it \d+ of \d+ sends but it never landed/);
-    expect(await metricValue(f.metrics.transactionResigns, { chain: 'source' })).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'source', reason: 'expired' })).toBe(1);
     const report = await f.chains.cleanupDeposits([6, 7], signal());
     expect(report.completed).toEqual([6, 7]);
     expect(f.source.landed).toHaveLength(1);

@@ -107,7 +107,7 @@ describe('ackDeposits', () => {
     expect(f.target.blockhashRequests).toHaveLength(1);
     const finalCheck = f.target.calls.findIndex(isHistorySearch);
     expect(finalCheck).toBeGreaterThan(-1);
-    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target', reason: 'expired' })).toBe(1);
 
     const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
     const [first, second] = f.target.blockhashRequests;
@@ -158,7 +158,7 @@ describe('ackDeposits', () => {
     // A view at or past that slot: the absence is a decision; the next attempt resolves it, then signs anew.
     f.target.override = undefined;
     const report = await f.chains.ackDeposits([proposal(5)], signal());
-    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target', reason: 'expired' })).toBe(1);
     expect(report.transactions[0]?.signature).not.toBe(firstSignature());
   });
 
@@ -169,7 +169,7 @@ describe('ackDeposits', () => {
     f.target.override = (call) => (isHistorySearch(call) ? NO_HISTORY_REPLY : undefined);
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'not_landed' } });
-    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(1);
+    expect(await metricValue(f.metrics.transactionResigns, { chain: 'target', reason: 'expired' })).toBe(1);
     // Asked once; then the chain is known to have no history and the status cache decides.
     const searches = f.target.calls.filter(isHistorySearch);
     expect(searches).toHaveLength(1);
