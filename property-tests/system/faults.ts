@@ -33,7 +33,7 @@ export type FaultSpec =
   | LieSpec;
 
 /** Which endpoint of the chain lies: the one the cranks read from while it answers, or the one they turn to. */
-export type LyingNode = 'primary' | 'fallback';
+type LyingNode = 'primary' | 'fallback';
 
 /** What BridgeSystem.faultOn tells through the honest cranks' fetch, or with an honest authority's address. */
 export type LieSpec = { kind: 'lie'; lie: Lie; node: LyingNode } | { kind: 'forgedHistory'; crank: number; transactions: number; node: LyingNode };
