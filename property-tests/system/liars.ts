@@ -53,8 +53,11 @@ export class LyingEndpoints {
     this.lies.delete(new URL(url).origin);
   }
 
+  /** `inner` answers every request: the real fetch, or a test's. */
+  constructor(private readonly inner: RpcFetch = globalThis.fetch) {}
+
   readonly fetch: RpcFetch = async (input, init) => {
-    const response = await globalThis.fetch(input, init);
+    const response = await this.inner(input, init);
     const request = JSON.parse(String(init?.body)) as Request | Request[];
     if (Array.isArray(request)) return response;
     const lie = this.lies.get(new URL(String(input instanceof Request ? input.url : input)).origin);
