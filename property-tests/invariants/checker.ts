@@ -4,7 +4,7 @@ import { cleanupConserves, finalizedTransfersAreTrue, finalizedWithDestinationRe
 import { TransactionAudit, type Coverage } from './transaction-audit.js';
 
 /**
- * Checks invariants 1 to 6 and 8 after a command: first every transaction the chains landed
+ * Checks invariants 1 to 6, 8 and 12 after a command: first every transaction the chains landed
  * since the last check (in landing order), then the state the chains are in now, then the
  * cranks' health against the ledger. Throws an InvariantViolation listing every problem, with
  * the commands that led there.
@@ -58,6 +58,7 @@ export class InvariantChecker {
       ...this.audit.wrongProposalsFinalized(state),
       ...this.healthAgreesWithChain(),
       ...this.feesAccountForBalances(),
+      ...this.noSignerWithoutProof(),
     );
     return problems;
   }
@@ -99,6 +100,24 @@ export class InvariantChecker {
           problems.push(`8: the chains landed ${signature} from ${who}, which the crank never counted`);
         }
       }
+      return problems;
+    });
+  }
+
+  /**
+   * 12. No halt or stand-down without a verified foreign transaction (issue 39). The model runs
+   * no second process on an honest authority's key (every transaction of that key is one of its
+   * server's lives), so whatever a lying endpoint claims, an honest crank never reports another
+   * signer (under BRIDGE_ON_FOREIGN_SIGNER=halt, which the property cranks run: a report halts)
+   * and never leaves the active role. A real twin being caught is test/integration/signer-proof.test.ts's.
+   */
+  private noSignerWithoutProof(): string[] {
+    return this.system.honest.flatMap((crank) => {
+      const problems = crank.foreignReports.map(
+        ({ chain, signature, halted }) => `12: crank ${crank.slot} reported its own key's ${chain} transaction ${signature} as another signer's${halted ? ' and halted' : ''}; no other process holds its key`,
+      );
+      const { role } = crank.health();
+      if (role !== 'active') problems.push(`12: crank ${crank.slot} is ${String(role)}, not active; no other process holds its key`);
       return problems;
     });
   }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { RPC_TIMEOUT_MS } from '../system/clients.js';
 import { FAULT_METHODS, type FaultSpec } from '../system/faults.js';
+import { LIES } from '../system/liars.js';
 import { PAIR_KINDS } from '../system/participants.js';
 import type { PropertyProfile } from '../support/profile.js';
 import {
@@ -109,6 +110,21 @@ function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
   );
 }
 
+/**
+ * One lying endpoint, the primary or the fallback (issue 39): old state (a backend 2 or 3 slots behind on half the answers),
+ * forged history entries of an honest key, inflated slots, forged nonce values, an old genuine
+ * transaction of the key re-listed (system/liars.ts).
+ */
+const node = fc.constantFrom('primary' as const, 'fallback' as const);
+const lyingEndpoint: fc.Arbitrary<FaultSpec> = fc.oneof(
+  fc.record({ kind: fc.constant('oldState' as const), slots: fc.constantFrom(2, 3), node }),
+  fc.record({ kind: fc.constant('forgedHistory' as const), crank: fc.nat(15), transactions: fc.constantFrom(1, 3), node }),
+  fc.record({ kind: fc.constant('lie' as const), lie: fc.constantFrom(...LIES), node }),
+);
+
+// Drawn apart from the other faults, as often, so that a fast run meets every lie.
+const lyingEndpointOn = fc.record({ chain, spec: lyingEndpoint }).map(({ chain: side, spec }) => new FaultOnCommand(side, spec));
+
 const faultsOff = chain.map((side) => new FaultsOffCommand(side));
 
 // Past 150 slots every blockhash signed before has expired.
@@ -130,6 +146,7 @@ export function bridgeCommands(profile: PropertyProfile): fc.Arbitrary<fc.AsyncC
     { arbitrary: setTokenPair, weight: 1 },
     { arbitrary: resetPending, weight: 1 },
     { arbitrary: faultOn, weight: 2 },
+    { arbitrary: lyingEndpointOn, weight: 2 },
     { arbitrary: faultsOff, weight: 2 },
     { arbitrary: timePasses, weight: 1 },
   );

@@ -4,7 +4,8 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { InvariantChecker } from '../invariants/checker.js';
 import { drainToCompletion } from '../invariants/liveness.js';
 import type { Coverage } from '../invariants/transaction-audit.js';
-import { BridgeSystem, type BridgeConfig } from '../system/bridge-system.js';
+import { BridgeSystem, type BridgeConfig, type LyingFault } from '../system/bridge-system.js';
+import type { Lie } from '../system/liars.js';
 import { checkProperty, replaySettings, type PropertyProfile } from '../support/profile.js';
 import { bridgeCommands } from './arbitraries.js';
 import { initialModel } from './model.js';
@@ -39,6 +40,8 @@ export interface PropertySummary {
   coverage: Coverage;
   /** What the faults of issue 31 did: restarts with sent, unlanded transactions; landings after their send's call; re-priced versions. */
   inFlight: { restartsWithUnlanded: number; lateLandings: number; repricedVersions: number };
+  /** What the lying fallbacks of issue 39 did: commands that turned each lie on, answers the fetch-told lies rewrote. */
+  lies: { on: Record<LyingFault, number>; answersRewritten: Record<Lie, number> };
 }
 
 export async function checkTransferPhases(name: string, config: BridgeConfig, profile: PropertyProfile): Promise<PropertySummary> {
@@ -52,6 +55,7 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
     maxHealthLag: 0,
     coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
     inFlight: { restartsWithUnlanded: 0, lateLandings: 0, repricedVersions: 0 },
+    lies: { on: { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 }, answersRewritten: { inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 } },
   };
   const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
   const metrics = createMetrics(new Registry());
@@ -80,6 +84,8 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
       summary.inFlight.restartsWithUnlanded += system.restartsWithUnlanded;
       summary.inFlight.lateLandings += system.ledger.lateLandings;
       summary.inFlight.repricedVersions += system.ledger.repricedVersions;
+      for (const [lie, count] of Object.entries(system.liesOn)) summary.lies.on[lie as LyingFault] += count;
+      for (const [lie, count] of Object.entries(system.liars.told)) summary.lies.answersRewritten[lie as Lie] += count;
     } catch (error) {
       failing = true;
       throw error;

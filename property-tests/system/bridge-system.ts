@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
-import { bootstrapWorld, startChainPair, type ChainPair, type World } from '../../devnet/index.js';
+import { bootstrapWorld, startChainPair, type ChainPair, type FaultSettings, type World } from '../../devnet/index.js';
 import { readKeypairFile } from '../../devnet/world/keypair-files.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { ByzantineAuthority } from './byzantine.js';
@@ -11,6 +11,10 @@ import { Ledger, type ChainSide } from './ledger.js';
 import type { TrackerAddresses } from './snapshot.js';
 import { PAIR_KINDS, Participants } from './participants.js';
 import { describeFault, faultSettings, type FaultSpec } from './faults.js';
+import { LyingEndpoints, type Lie } from './liars.js';
+
+/** The lying fallbacks of issue 39: the devnet's own lies and the fetch's. */
+export type LyingFault = 'oldState' | 'forgedHistory' | Lie;
 import { initNonces } from './clients.js';
 
 /**
@@ -45,6 +49,8 @@ export class BridgeSystem {
   readonly faultsActive: Record<ChainSide, boolean> = { source: false, target: false };
   /** Crank cycles that ended with last_error set. */
   failedCycles = 0;
+  /** faultOn commands that turned on each lie of issue 39. */
+  readonly liesOn: Record<LyingFault, number> = { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 };
   /** Restarts whose authority had sent transactions that had not landed. */
   restartsWithUnlanded = 0;
 
@@ -61,6 +67,8 @@ export class BridgeSystem {
     /** Every key that pays fees, for the fee accounting. */
     readonly feePayers: string[],
     private readonly dir: string,
+    /** The fetch every honest crank reaches its chains through: the lies a fallback tells (liars.ts). */
+    readonly liars: LyingEndpoints,
   ) {}
 
   /**
@@ -87,16 +95,17 @@ export class BridgeSystem {
       // Installed after every airdrop: from here on each block is a landed transaction or advanceSlots.
       const ledger = new Ledger(pair, trackers, new PublicKey(world.programId));
       const mints = PAIR_KINDS.map((kind) => participants.mints[kind].toBase58());
+      const liars = new LyingEndpoints();
       const honest: HonestCrank[] = [];
       const byzantine: ByzantineAuthority[] = [];
       keys.forEach((keypair, slot) => {
         if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints, metrics));
-        else honest.push(new HonestCrank(slot, world, keypair, metrics, { source: fallbacks.source.url, target: fallbacks.target.url }));
+        else honest.push(new HonestCrank(slot, world, keypair, metrics, { source: fallbacks.source.url, target: fallbacks.target.url }, liars.fetch));
       });
       // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
       await Promise.all(honest.map((crank) => crank.idle()));
       const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
-      return new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir);
+      return new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir, liars);
     } catch (err) {
       await pair.close();
       await rm(dir, { recursive: true, force: true });
@@ -118,14 +127,27 @@ export class BridgeSystem {
    */
   faultOn(chain: ChainSide, spec: FaultSpec): string {
     this.ledger.during(chain, 0, () => {
-      for (const endpoint of this.endpointsOf(chain, spec)) endpoint.faults.set(faultSettings(spec));
+      if (spec.kind === 'lie') this.liars.set(this.endpointsOf(chain, spec)[0]!.url, spec.lie);
+      else for (const endpoint of this.endpointsOf(chain, spec)) endpoint.faults.set(this.settingsOf(spec));
     });
     this.faultsActive[chain] = true;
+    const lie = spec.kind === 'lie' ? spec.lie : spec.kind;
+    if (lie in this.liesOn) this.liesOn[lie as LyingFault] += 1;
     return `${chain}: ${describeFault(spec)}`;
   }
 
+  private settingsOf(spec: Exclude<FaultSpec, { kind: 'lie' }>): FaultSettings {
+    if (spec.kind !== 'forgedHistory') return faultSettings(spec);
+    return { forgedHistory: { address: this.honest[spec.crank % this.honest.length]!.authority, transactions: spec.transactions } };
+  }
+
+  /** The lies of issue 39 (old state, forged history, ./liars.ts) are one node's: the primary's or the fallback's. */
   private endpointsOf(chain: ChainSide, spec: FaultSpec): Fallback[] {
     switch (spec.kind) {
+      case 'oldState':
+      case 'forgedHistory':
+      case 'lie':
+        return [spec.node === 'primary' ? this.pair[chain] : this.fallbacks[chain]];
       case 'lagging':
         return [this.fallbacks[chain]];
       case 'inFlight':
@@ -140,6 +162,8 @@ export class BridgeSystem {
 
   faultsOff(chain: ChainSide): void {
     this.ledger.during(chain, 0, () => {
+      this.liars.clear(this.fallbacks[chain].url);
+      this.liars.clear(this.pair[chain].url);
       this.fallbacks[chain].faults.clear();
       this.pair[chain].faults.clear();
     });

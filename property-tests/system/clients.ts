@@ -9,6 +9,7 @@ import type { CrankConfig } from '../../src/config/config.js';
 import { devnetCrankConfig } from '../../test/support/crank-config.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
+import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 
 /**
  * The project's real chain client for one authority key, assembled as the server assembles it
@@ -32,13 +33,15 @@ export function authorityParts(world: World, slot: number, keypair: Keypair, met
     signer: new FileKeySigner(keypair),
     logger: options.logger ?? createLogger({ level: 'silent' }),
     metrics,
-    tuning: { submitTiming: SUBMIT_TIMING },
+    tuning: { submitTiming: SUBMIT_TIMING, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) },
   };
 }
 
 interface AuthorityPartsOptions {
   config?: Partial<CrankConfig>;
   logger?: Logger;
+  /** How the crank reaches its chains: the honest cranks' lying endpoints (liars.ts). */
+  fetch?: RpcFetch;
 }
 
 /** The authority's nonce accounts on both chains, as `npm run ops -- nonce init` creates them. */

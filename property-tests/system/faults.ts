@@ -1,4 +1,5 @@
 import type { FaultSettings } from '../../devnet/index.js';
+import type { Lie } from './liars.js';
 
 /**
  * The faults a FaultOn command injects into one node, through the devnet's typed fault API
@@ -10,6 +11,10 @@ import type { FaultSettings } from '../../devnet/index.js';
  * with Agave's per-slot minimums in getRecentPrioritizationFees) and a lagging fallback endpoint
  * (it has not seen the newest `slots` blockhashes: its preflight refuses transactions signed
  * against them with BlockhashNotFound). Which endpoints each goes on: BridgeSystem.faultOn.
+ * One lying endpoint of issue 39 (the primary or the fallback): old state (a load balancer half of whose answers come from a
+ * node `slots` behind), forged history entries of an honest authority's key (their signatures do
+ * not verify), and the lies of ./liars.ts (inflated slots, forged nonce values, a replayed old
+ * transaction of the key), told by the fetch the honest cranks use.
  */
 
 export const FAULT_METHODS = ['*', 'getAccountInfo', 'getMultipleAccounts', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
@@ -23,9 +28,17 @@ export type FaultSpec =
   | { kind: 'dropTransactions'; count: number }
   | { kind: 'inFlight'; slots: number }
   | { kind: 'hiddenSurge'; priceFloor: number }
-  | { kind: 'lagging'; slots: number };
+  | { kind: 'lagging'; slots: number }
+  | { kind: 'oldState'; slots: number; node: LyingNode }
+  | LieSpec;
 
-export function faultSettings(spec: FaultSpec): FaultSettings {
+/** Which endpoint of the chain lies: the one the cranks read from while it answers, or the one they turn to. */
+type LyingNode = 'primary' | 'fallback';
+
+/** What BridgeSystem.faultOn tells through the honest cranks' fetch, or with an honest authority's address. */
+export type LieSpec = { kind: 'lie'; lie: Lie; node: LyingNode } | { kind: 'forgedHistory'; crank: number; transactions: number; node: LyingNode };
+
+export function faultSettings(spec: Exclude<FaultSpec, LieSpec>): FaultSettings {
   switch (spec.kind) {
     case 'http500':
     case 'http429':
@@ -45,6 +58,8 @@ export function faultSettings(spec: FaultSpec): FaultSettings {
       return { priceFloor: spec.priceFloor, feeHistory: 'minimum' };
     case 'lagging':
       return { blockhashLagSlots: spec.slots };
+    case 'oldState':
+      return { alternateBehindSlots: spec.slots };
   }
 }
 
@@ -68,5 +83,11 @@ export function describeFault(spec: FaultSpec): string {
       return `price floor ${spec.priceFloor} micro-lamports/CU, fee history of per-slot minimums`;
     case 'lagging':
       return `the fallback endpoint lags ${spec.slots} blockhash(es)`;
+    case 'oldState':
+      return `half the ${spec.node} endpoint's answers come from a node ${spec.slots} slot(s) behind`;
+    case 'forgedHistory':
+      return `the ${spec.node} endpoint's history lists ${spec.transactions} forged transaction(s) of honest authority ${spec.crank}'s key`;
+    case 'lie':
+      return `the ${spec.node} endpoint lies: ${spec.lie}`;
   }
 }

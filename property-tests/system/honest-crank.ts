@@ -6,6 +6,7 @@ import type { CrankService } from '../../src/machines/crank-service.js';
 import type { CrankReport } from '../../src/machines/crank-types.js';
 import type { CrankHealth } from '../../src/machines/health.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
+import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { authorityParts } from './clients.js';
 
 /**
@@ -36,6 +37,8 @@ export class HonestCrank {
   readonly settledWithError = new Set<string>();
   /** Voids the crank signed (docs/chain-client.md, "Bounded in flight"): its own, never an action's transaction. */
   readonly voids = new Set<string>();
+  /** Every second signer any life of this crank reported (its error line): signature, chain, whether it halted. */
+  readonly foreignReports: Array<{ chain: string; signature: string; halted: boolean }> = [];
   /** Sent by an earlier life of this authority's server and not landed when it restarted: the new life may never count them. */
   readonly leftInFlight = new Set<string>();
   /** What /health's total said when each earlier life stopped: a new process counts from 0. */
@@ -54,6 +57,8 @@ export class HonestCrank {
     metrics: Metrics,
     /** Each chain's second endpoint. */
     fallbackUrls: Record<'source' | 'target', string>,
+    /** How it reaches its chains: through the lies a fallback tells (liars.ts). */
+    fetch: RpcFetch,
   ) {
     this.authority = keypair.publicKey.toBase58();
     const logger = createLogger({ level: 'debug', destination: { write: (line: string) => this.onLogLine(line) } });
@@ -63,8 +68,10 @@ export class HonestCrank {
       retryBackoffMs: RETRY_BACKOFF_MS,
       sourceRpcFallbackUrls: [fallbackUrls.source],
       targetRpcFallbackUrls: [fallbackUrls.target],
+      // A false second signer must show: it halts (invariant 12) rather than only counting a metric.
+      onForeignSigner: 'halt' as const,
     };
-    const parts = () => authorityParts(world, slot, keypair, metrics, { config, logger });
+    const parts = () => authorityParts(world, slot, keypair, metrics, { config, logger, fetch });
     this.priorityFeeCap = parts().config.priorityFee.maxMicroLamports;
     this.assemble = () => assembleCrank(parts());
     this.service = this.assemble();
@@ -140,6 +147,10 @@ export class HonestCrank {
     }
     if (line.includes(SETTLED_WITH_ERROR)) this.settledWithError.add(String((JSON.parse(line) as Record<string, unknown>)['signature']));
     if (line.includes(VOIDED)) this.voids.add(String((JSON.parse(line) as Record<string, unknown>)['void']));
+    if (line.includes(FOREIGN_SIGNER)) {
+      const { chain, signature, halted } = JSON.parse(line) as Record<string, unknown>;
+      this.foreignReports.push({ chain: String(chain), signature: String(signature), halted: halted === true });
+    }
     if (line.includes('"msg":"crank cycle started"')) this.cyclesStarted += 1;
     if (line.includes('"msg":"crank cycle finished"')) this.cyclesFinished += 1;
     if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
@@ -163,6 +174,9 @@ export class HonestCrank {
 
 /** The chain client's log line when it signs a higher-priced version against the same nonce value (transaction-sender.ts). */
 const RESIGNED = '"msg":"not landed yet: signed again one escalation step higher against the same nonce value"';
+
+/** The crank's error line for each transaction of its key it did not sign (crank-telemetry.ts). */
+const FOREIGN_SIGNER = '"msg":"crank: a transaction signed with this authority\'s key was not signed by this server';
 
 /** The chain client's log line when it voids a transaction it no longer wants (transaction-sender.ts). */
 const VOIDED = '"msg":"a transaction the crank no longer wants is voided';

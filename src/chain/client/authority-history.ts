@@ -278,6 +278,8 @@ export class AuthorityHistory {
     if (this.#cursor === undefined) return { verdict: 'foreign' };
     if (facts.poolSetup) return { verdict: 'operator' };
     if (this.#beforeBaseline.has(signature) || !this.#recent.has(facts.blockhash)) return { verdict: 'stale' };
+    // Signed against the value this process first saw of that nonce: its previous life's, left in flight at the restart, as likely as another signer's.
+    if (facts.advances !== undefined && this.#recent.isFirstNonce(facts.advances, facts.blockhash)) return { verdict: 'stale' };
     return { verdict: 'foreign', ...(facts.advances === undefined ? {} : { advanced: { account: facts.advances, from: facts.blockhash } }) };
   }
 
@@ -296,7 +298,7 @@ export class AuthorityHistory {
       this.#metrics.signerEvidenceUnverified.inc({ chain }, stale.length);
       this.#logger.warn(
         { chain, stale: stale.length, first: stale[0]!.signature },
-        `${stale.length} entries of the authority's history were signed with this key but are not new (their blockhash is none this process saw since it started, or they landed before its first read): a replayed old transaction, not proof of a second signer; ignored`,
+        `${stale.length} entries of the authority's history were signed with this key but are not new (their blockhash is none this process saw since it started, they landed before its first read, or they advance a nonce from the value this process first saw of it, as its previous life may have left in flight): a replayed or earlier transaction, not proof of a second signer; ignored`,
       );
     }
     const unverified = lookups.filter((_, i) => found[i] === 'unverified');

@@ -108,7 +108,7 @@ export class NoncePool implements HeaderCompanions {
   private stateOf(address: PublicKey, account: AccountData, slot: number): NonceAccountState {
     const state = nonceAccountState(account, this.options.authority);
     if (state.kind === 'ready') {
-      this.options.recent.saw(state.nonce);
+      this.options.recent.sawNonce(address.toBase58(), state.nonce);
       this.moves.observe(address.toBase58(), state.nonce, slot, this.options.rpc.slotFloor());
     }
     return state;

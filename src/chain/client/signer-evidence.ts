@@ -26,6 +26,22 @@ const MAX_RECENT_BLOCKHASHES = 150;
 
 export class RecentValues {
   readonly #values = new Set<string>();
+  /** Per nonce account of the pool, the first value this process saw of it: at most one entry per account. */
+  readonly #firstNonces = new Map<string, string>();
+
+  /** A nonce account's value from the pool's reads; the first one of each account is remembered too. */
+  sawNonce(account: string, value: string): void {
+    if (!this.#firstNonces.has(account)) this.#firstNonces.set(account, value);
+    this.saw(value);
+  }
+
+  /**
+   * The value is the first this process saw of the account: a transaction advancing it from there
+   * may be its previous life's, left in flight at the restart (as ./nonce-moves.ts excuses the move).
+   */
+  isFirstNonce(account: string, value: string): boolean {
+    return this.#firstNonces.get(account) === value;
+  }
 
   saw(value: string): void {
     if (this.#values.has(value)) return;

@@ -291,6 +291,29 @@ describe('AuthorityHistory', () => {
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign)], complete: true });
   });
 
+  it('a transaction advancing a nonce from the first value this process saw of it may be its previous life\'s, left in flight at the restart: not new; one from a later value is a second signer\'s', async () => {
+    const { chain, history, metrics } = await start();
+    await history.readNew(signal());
+    const account = nonceAddress(authority.publicKey, CHAIN_ID, 0);
+    const advancing = (value: string, slot: number) => {
+      const transaction = new Transaction({ feePayer: authority.publicKey, blockhash: value, lastValidBlockHeight: 0 }).add(
+        SystemProgram.nonceAdvance({ noncePubkey: account, authorizedPubkey: authority.publicKey }),
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 1000 }),
+      );
+      transaction.sign(authority);
+      return { signature: bs58.encode(transaction.signature!), wire: transaction.serialize().toString('base64'), slot };
+    };
+    const [first, later] = [bs58.encode(randomBytes(32)), bs58.encode(randomBytes(32))];
+    recent.sawNonce(account.toBase58(), first);
+    recent.sawNonce(account.toBase58(), later);
+    chain.entries.unshift(advancing(first, 300));
+    expect(await history.readNew(signal())).toEqual(NOTHING);
+    expect(await metricValue(metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
+    const twin = advancing(later, 301);
+    chain.entries.unshift(twin);
+    expect(await history.readNew(signal())).toEqual({ transactions: [{ ...foreignOf(twin), advanced: { account: account.toBase58(), from: later } }], complete: true });
+  });
+
   it('keeps the most recent signatures this process signed, bounded', async () => {
     const signed = new SignedSignatures();
     const first = bs58.encode(randomBytes(64));
