@@ -213,6 +213,12 @@ export function createMetrics(registry: Registry = new Registry()) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    nonceValueDisputes: new Counter({
+      name: 'bridge_nonce_value_disputes_total',
+      help: 'Signatures whose nonce value the RPC endpoints disagreed on, by chain: each claimed value is signed against in turn (at most one can land). A node serving nonce values that never existed shows here.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
     signerTokenRenewals: new Counter({
       name: 'bridge_signer_token_renewals_total',
       help: "Renewals of the key service's token (Vault), by outcome: renewed, not_extended (its max TTL reached: its source must hold a new one before it expires), failed (a refused or unanswered lookup or renewal: signing goes on with it until it expires).",
