@@ -1,11 +1,9 @@
 import type { Keypair } from '@solana/web3.js';
-import { Registry } from 'prom-client';
-import { endpointsOptions, setUpNoncePools } from '../src/chain/client/index.js';
 import type { CrankConfig } from '../src/config/config.js';
-import { createMetrics } from '../src/metrics/metrics.js';
 import { sleep } from '../src/time.js';
+import { initNoncePools } from '../test/support/authority.js';
 import type { Bench, BenchResult, Table } from './report.js';
-import { benchCrankParts, startBenchWorld, type BenchWorld } from './support/bench-world.js';
+import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { startBenchCranks, stopBenchCranks, type BenchCrank } from './support/cranks.js';
 import { readTrackers } from './support/ledger.js';
 import { deposit, fundUsers } from './support/users.js';
@@ -69,8 +67,7 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
   const bench = await startBenchWorld({ capacity: 64, slotIntervalMs: SLOT_MS, signal });
   try {
     for (let slot = 0; slot < bench.authorities.length; slot++) {
-      const { config, signer } = benchCrankParts(bench, slot, { nonceAccounts: 2 });
-      await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), signer, config.nonceAccounts, signal);
+      await initNoncePools(bench.world, slot, bench.authorities[slot]!, signal, { nonceAccounts: 2 });
     }
     const users = fundUsers(bench, TRANSFERS_PER_WAVE);
     await depositWave(bench, users, signal);

@@ -1,9 +1,7 @@
-import { Registry } from 'prom-client';
-import { endpointsOptions, setUpNoncePools } from '../src/chain/client/index.js';
-import { createMetrics } from '../src/metrics/metrics.js';
 import { sleep } from '../src/time.js';
+import { initNoncePools } from '../test/support/authority.js';
 import type { Bench, BenchResult, Table } from './report.js';
-import { benchCrankParts, startBenchWorld, type BenchWorld } from './support/bench-world.js';
+import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { startBenchCranks, stopBenchCranks } from './support/cranks.js';
 import { deposit, fundUsers } from './support/users.js';
 
@@ -50,8 +48,7 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
   const bench = await startBenchWorld({ capacity: 16, slotIntervalMs: SLOT_MS, signal });
   try {
     for (let slot = 0; slot < bench.authorities.length && scenario.nonceAccounts > 0; slot++) {
-      const { config, signer } = benchCrankParts(bench, slot, { nonceAccounts: scenario.nonceAccounts });
-      await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), signer, config.nonceAccounts, signal);
+      await initNoncePools(bench.world, slot, bench.authorities[slot]!, signal, { nonceAccounts: scenario.nonceAccounts });
     }
     const [user] = fundUsers(bench, 1);
     await deposit(bench, user!, { amount: 100n, sourceMint: bench.world.tokenPairs.frozen.sourceMint }, signal);

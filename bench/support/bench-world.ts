@@ -5,11 +5,10 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import type { CrankParts } from '../../src/assemble-crank.js';
 import type { CrankConfig } from '../../src/config/config.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
-import { devnetCrankConfig } from '../../test/support/crank-config.js';
+import { authorityParts } from '../../test/support/authority.js';
 
 /**
  * A bridge on the devnet as the benches need it: a chain pair on 127.0.0.1 free ports, a world
@@ -75,8 +74,6 @@ export function benchCrankParts(
           sourceRpcFallbackUrls: [bench.pair.source.url],
           targetRpcFallbackUrls: [bench.pair.target.url],
         };
-  return {
-    config: devnetCrankConfig(bench.world, slot, { ...endpoints, ...(priorityFee === undefined ? {} : { priorityFee }), ...config }),
-    signer: new FileKeySigner(bench.authorities[slot]!),
-  };
+  const { config: parsed, signer } = authorityParts(bench.world, slot, bench.authorities[slot]!, { config: { ...endpoints, ...(priorityFee === undefined ? {} : { priorityFee }), ...config } });
+  return { config: parsed, signer };
 }

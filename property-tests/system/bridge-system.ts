@@ -90,7 +90,7 @@ export class BridgeSystem {
         withdrawTracker: new PublicKey(world.target.withdrawTracker),
       };
       // Honest authorities land in nonce mode, as after `npm run ops -- nonce init`; set up before the ledger watches.
-      for (const [slot, keypair] of keys.entries()) if (!config.byzantine.includes(slot)) await initNonces(world, slot, keypair, metrics);
+      for (const [slot, keypair] of keys.entries()) if (!config.byzantine.includes(slot)) await initNonces(world, slot, keypair);
       const participants = new Participants(pair, world, trackers, governance);
       // Installed after every airdrop: from here on each block is a landed transaction or advanceSlots.
       const ledger = new Ledger(pair, trackers, new PublicKey(world.programId));

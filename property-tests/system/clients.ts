@@ -1,13 +1,11 @@
 import { Connection, type Keypair } from '@solana/web3.js';
 import { assembleBridgeChains, type CrankParts } from '../../src/assemble-crank.js';
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
-import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
 import type { World } from '../../devnet/index.js';
 import type { CrankConfig } from '../../src/config/config.js';
-import { devnetCrankConfig } from '../../test/support/crank-config.js';
-import { createLogger, type Logger } from '../../src/log/logger.js';
+import { authorityParts as harnessParts, initNoncePools } from '../../test/support/authority.js';
+import type { Logger } from '../../src/log/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 
@@ -28,13 +26,12 @@ const SUBMIT_TIMING: SubmitTiming = { pollIntervalMs: 3, rebroadcastIntervalMs: 
  * run's RPC timeout (and `config`'s values), its key, the run's fast confirmation timing.
  */
 export function authorityParts(world: World, slot: number, keypair: Keypair, metrics: Metrics, options: AuthorityPartsOptions = {}): CrankParts {
-  return {
-    config: devnetCrankConfig(world, slot, { rpcTimeoutMs: RPC_TIMEOUT_MS, ...options.config }),
-    signer: new FileKeySigner(keypair),
-    logger: options.logger ?? createLogger({ level: 'silent' }),
+  return harnessParts(world, slot, keypair, {
+    config: { rpcTimeoutMs: RPC_TIMEOUT_MS, ...options.config },
     metrics,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     tuning: { submitTiming: SUBMIT_TIMING, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) },
-  };
+  });
 }
 
 interface AuthorityPartsOptions {
@@ -45,9 +42,8 @@ interface AuthorityPartsOptions {
 }
 
 /** The authority's nonce accounts on both chains, as `npm run ops -- nonce init` creates them. */
-export async function initNonces(world: World, slot: number, keypair: Keypair, metrics: Metrics): Promise<void> {
-  const { config, signer } = authorityParts(world, slot, keypair, metrics);
-  await setUpNoncePools(endpointsOptions(config, metrics), signer, config.nonceAccounts, AbortSignal.timeout(NONCE_INIT_TIMEOUT_MS));
+export async function initNonces(world: World, slot: number, keypair: Keypair): Promise<void> {
+  await initNoncePools(world, slot, keypair, AbortSignal.timeout(NONCE_INIT_TIMEOUT_MS), { rpcTimeoutMs: RPC_TIMEOUT_MS });
 }
 
 /** A few confirmed transactions on the local devnet; this only bounds a hung one. */

@@ -37,7 +37,7 @@ const CHAIN_ACTIONS: Record<ChainSide, readonly CrankAction[]> = {
 };
 
 /** A nonce value as one read saw it, with the slot of that read. */
-export interface NonceValue {
+interface NonceValue {
   nonce: string;
   slot: number;
 }

@@ -24,7 +24,7 @@ export const READ_ATTEMPTS = 3;
  */
 export const FLOOR_REFUSAL_ATTEMPTS = 8;
 /** The wait before a try that follows a floor refusal. */
-export const FLOOR_REFUSAL_BACKOFF_MS = 50;
+const FLOOR_REFUSAL_BACKOFF_MS = 50;
 /** First backoff before jitter; doubles per retry. */
 const READ_BACKOFF_INITIAL_MS = 100;
 /** Largest wait between two attempts, also the cap on a node's Retry-After. */

@@ -6,7 +6,8 @@ import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, Versi
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
-import { createBridgeChains, endpointsOptions, setUpNoncePools } from '../../../src/chain/client/index.js';
+import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { initNoncePools } from '../../support/authority.js';
 import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
@@ -18,7 +19,6 @@ import type { DevnetNode } from '../../../devnet/node.js';
 import { UNREAD_ACCOUNT_ALLOWANCE } from '../../../src/chain/client/loaded-accounts.js';
 import { USED_HEADROOM } from '../../../src/chain/client/compute-budget.js';
 import { nonceAddress } from '../../../src/chain/nonce-account.js';
-import { devnetCrankConfig } from '../../support/crank-config.js';
 import bs58 from 'bs58';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { readKeypairFile } from '../../../devnet/world/keypair-files.js';
@@ -339,8 +339,7 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
     if (nonceAccounts > 0) {
-      const config = devnetCrankConfig(b.world, 0, { nonceAccounts });
-      await setUpNoncePools(endpointsOptions(config, createMetrics(new Registry())), new FileKeySigner(b.authorities[0]!), nonceAccounts, AbortSignal.timeout(20_000));
+      await initNoncePools(b.world, 0, b.authorities[0]!, AbortSignal.timeout(20_000), { nonceAccounts });
     }
     const view = await chains.readState(signal(), READ_LIMITS);
     expect(chains.landingModes().target).toBe(mode);

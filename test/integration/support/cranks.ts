@@ -1,7 +1,6 @@
 import { Registry } from 'prom-client';
 import { assembleCrank } from '../../../src/assemble-crank.js';
 import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { CrankConfig } from '../../../src/config/config.js';
@@ -9,7 +8,7 @@ import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankService } from '../../../src/machines/crank-service.js';
 import type { CrankReport } from '../../../src/machines/crank-types.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
-import { devnetCrankConfig } from '../../support/crank-config.js';
+import { authorityParts } from '../../support/authority.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import type { PairLamports } from '../../support/base-fees.js';
 import { authorityBalances } from './chain-state.js';
@@ -66,28 +65,28 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
   const startBalances = authorityBalances(bridge, slot);
-  const signer = tuning.signer ?? new FileKeySigner(bridge.authorities[slot]!);
-  const config = devnetCrankConfig(bridge.world, slot, {
-    pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
-    maxAttempts: tuning.maxAttempts ?? 3,
-    retryBackoffMs: tuning.retryBackoffMs ?? 20,
-    rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
-    dryRun: tuning.dryRun ?? false,
-    ...(tuning.priorityFee === undefined ? {} : { priorityFee: tuning.priorityFee }),
-    ...(tuning.sourceRpcUrls === undefined ? {} : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
-    ...(tuning.targetRpcUrls === undefined ? {} : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
-    ...tuning.config,
-  });
-  const service = assembleCrank({
-    config,
-    signer,
-    logger: logs.logger,
-    metrics,
-    tuning: {
-      ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
-      ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
-    },
-  });
+  const service = assembleCrank(
+    authorityParts(bridge.world, slot, bridge.authorities[slot]!, {
+      config: {
+        pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
+        maxAttempts: tuning.maxAttempts ?? 3,
+        retryBackoffMs: tuning.retryBackoffMs ?? 20,
+        rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
+        dryRun: tuning.dryRun ?? false,
+        ...(tuning.priorityFee === undefined ? {} : { priorityFee: tuning.priorityFee }),
+        ...(tuning.sourceRpcUrls === undefined ? {} : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
+        ...(tuning.targetRpcUrls === undefined ? {} : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
+        ...tuning.config,
+      },
+      ...(tuning.signer === undefined ? {} : { signer: tuning.signer }),
+      logger: logs.logger,
+      metrics,
+      tuning: {
+        ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
+        ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
+      },
+    }),
+  );
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances };
 }
@@ -111,12 +110,7 @@ export async function startBridgeCranks(bridge: DevnetBridge, slots: readonly nu
 export async function startConfiguredCrank(bridge: DevnetBridge, config: Partial<CrankConfig>): Promise<{ service: CrankService; metrics: Metrics; logs: CapturedLogs }> {
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
-  const service = assembleCrank({
-    config: devnetCrankConfig(bridge.world, 0, { rpcTimeoutMs: 2_000, ...config }),
-    signer: new FileKeySigner(bridge.authorities[0]!),
-    logger: logs.logger,
-    metrics,
-  });
+  const service = assembleCrank(authorityParts(bridge.world, 0, bridge.authorities[0]!, { config: { rpcTimeoutMs: 2_000, ...config }, logger: logs.logger, metrics }));
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   await service.runOnce();
   return { service, metrics, logs };
