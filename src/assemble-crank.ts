@@ -1,6 +1,6 @@
-import type { AuthoritySigner } from './chain/authority-signer.js';
+import type { AuthoritySigner } from './signer/authority-signer.js';
 import type { BridgeChains } from './chain/bridge-chains.js';
-import { tokenRenewalReport } from './chain/signers/token-renewal-report.js';
+import { tokenRenewalReport } from './signer/token-renewal-report.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';

@@ -124,7 +124,7 @@ describe('architecture: who may import what', () => {
       'src/chain/bridge-chains.ts',
       'src/chain/chain-bounds.ts',
       'src/chain/types.ts',
-      'src/chain/authority-signer.ts',
+      'src/signer/authority-signer.ts',
       'src/chain/chain-name.ts',
       'src/chain/authority-position.ts',
       'src/chain/result-wire.ts',

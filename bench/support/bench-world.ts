@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import type { CrankParts } from '../../src/assemble-crank.js';
 import type { CrankConfig } from '../../src/config/config.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../src/signer/file-key-signer.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';

@@ -1,5 +1,5 @@
 import { createActor, fromPromise } from 'xstate';
-import type { SignerDescription } from '../chain/authority-signer.js';
+import type { SignerDescription } from '../signer/authority-signer.js';
 import type { BridgeChains, PlannedWork, SigningLease } from '../chain/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS } from '../domain.js';

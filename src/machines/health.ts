@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KeyServiceKind, SignerDescription } from '../chain/authority-signer.js';
+import type { KeyServiceKind, SignerDescription } from '../signer/authority-signer.js';
 import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { CrankConfig } from '../config/config.js';

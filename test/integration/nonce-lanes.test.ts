@@ -1,6 +1,6 @@
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../src/signer/file-key-signer.js';
 import { createBridgeChains } from '../../src/chain/client/index.js';
 import { ownNextIndex } from '../../src/chain/authority-position.js';
 import { createMetrics } from '../../src/metrics/metrics.js';

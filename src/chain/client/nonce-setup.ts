@@ -3,7 +3,7 @@ import type { PublicKey } from '@solana/web3.js';
 import type { ChainSide } from '../../domain.js';
 import { BridgeError } from '../../errors.js';
 import { sleep } from '../../time.js';
-import type { AuthoritySigner } from '../authority-signer.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import { chainName } from '../chain-name.js';
 import { LAMPORTS_PER_SIGNATURE } from '../fee-rate.js';
 import { isFundedOnly, NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, nonceSetupInstructions, rentExemptLamports } from '../nonce-account.js';

@@ -1,7 +1,7 @@
 import { Transaction, type PublicKey, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
 import type { CrankAction } from '../../domain.js';
-import type { AuthoritySigner } from '../authority-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
+import { ed25519PublicKeyObject, verifiesEd25519 } from '../../signer/ed25519.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
 import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';

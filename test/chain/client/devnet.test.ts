@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/bridge-chains.js';
 import { createBridgeChains, endpointsOptions, setUpNoncePools } from '../../../src/chain/client/index.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { depositResultToWire } from '../../../src/chain/result-wire.js';

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { assembleCrank } from '../../../src/assemble-crank.js';
-import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
+import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { CrankConfig } from '../../../src/config/config.js';

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { endpointsOptions, setUpNoncePools } from '../../../src/chain/client/index.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { devnetCrankConfig } from '../../support/crank-config.js';

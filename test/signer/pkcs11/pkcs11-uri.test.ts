@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPkcs11Uri, parsePkcs11Uri } from '../../src/config/pkcs11-uri.js';
-import { isBridgeError } from '../../src/errors.js';
+import { isPkcs11Uri, parsePkcs11Uri } from '../../../src/signer/pkcs11/pkcs11-uri.js';
+import { isBridgeError } from '../../../src/errors.js';
 
 const MODULE = 'module-path=/usr/lib/softhsm/libsofthsm2.so';
 const PIN_SECRET = 'PIN-4b1d-DO-NOT-LEAK';

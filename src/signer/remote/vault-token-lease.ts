@@ -1,6 +1,6 @@
 import type { SignerObserver } from '../authority-signer.js';
 import { KEY_SERVICE_CALL_TIMEOUT_MS } from './remote-signer.js';
-import { firstLine } from './signer-failure.js';
+import { firstLine } from '../signer-failure.js';
 
 /**
  * Keeps a renewable Vault token alive while the server signs with it, as Vault Agent's lifetime

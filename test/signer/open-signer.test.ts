@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadAuthorityKeypair } from '../../src/config/keypair.js';
+import { loadAuthorityKeypair } from '../../src/signer/open-signer.js';
 import { isBridgeError } from '../../src/errors.js';
 import { FIXTURE_PUBLIC_KEY, fixtureKeypairBytes, keypairDir } from '../support/keypair-files.js';
 

@@ -1,7 +1,7 @@
 import type { SignerFailure } from '../../errors.js';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
 import type { KeyService } from './remote-signer.js';
-import { signerFailure } from './signer-failure.js';
+import { signerFailure } from '../signer-failure.js';
 import { exchange } from './vault-http.js';
 import { TokenLease, type VaultCall } from './vault-token-lease.js';
 

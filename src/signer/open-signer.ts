@@ -1,11 +1,11 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { Keypair } from '@solana/web3.js';
-import type { AuthoritySigner } from '../chain/authority-signer.js';
-import { FileKeySigner } from '../chain/client/file-key-signer.js';
+import type { AuthoritySigner } from './authority-signer.js';
+import { FileKeySigner } from './file-key-signer.js';
 import { BridgeError, isBridgeError } from '../errors.js';
 import { untrustedPathProblem } from './file-trust.js';
-import { keyServiceKind } from './key-service-uri.js';
-import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem } from './pkcs11-uri.js';
+import { keyServiceKind } from './remote/key-service-uri.js';
+import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem } from './pkcs11/pkcs11-uri.js';
 import { fileErrorCode, readSecretFile } from './secret-file.js';
 
 /**
@@ -41,7 +41,7 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
   refuseKeyItself(source);
   const service = keyServiceKind(source);
   if (service !== undefined) {
-    const { openKeyServiceSigner } = await import('./key-service.js');
+    const { openKeyServiceSigner } = await import('./remote/key-service.js');
     return { signer: await opened(openKeyServiceSigner(source, service, env)), warnings: [] };
   }
   if (!isPkcs11Uri(source)) {
@@ -52,7 +52,7 @@ export async function loadAuthoritySigner(source: string, env: NodeJS.ProcessEnv
   refuseUntrusted(modulePath, 'module-path', pkcs11UriProblem);
   const pinValue = pin.kind === 'value' ? pin.value : readSecretFile(pin.path, 'pin-source', pkcs11UriProblem);
   // Loaded on demand: the native binding is needed only with a token.
-  const { openPkcs11Signer } = await import('../chain/client/pkcs11-signer.js');
+  const { openPkcs11Signer } = await import('./pkcs11/pkcs11-signer.js');
   return { signer: await opened(openPkcs11Signer({ modulePath, ...selection, pin: pinValue })), warnings: [] };
 }
 

@@ -2,7 +2,7 @@ import { chmodSync, chownSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadAuthoritySigner } from '../../src/config/keypair.js';
+import { loadAuthoritySigner } from '../../src/signer/open-signer.js';
 import { isBridgeError } from '../../src/errors.js';
 import { fixtureKeypairBytes, keypairDir } from '../support/keypair-files.js';
 import { leakedFragments } from '../support/secret-fragments.js';

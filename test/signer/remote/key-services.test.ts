@@ -1,13 +1,13 @@
 import { Keypair } from '@solana/web3.js';
 import { randomBytes, verify } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ed25519PublicKeyObject } from '../../../src/chain/ed25519.js';
-import { loadAuthoritySigner } from '../../../src/config/keypair.js';
+import { ed25519PublicKeyObject } from '../../../src/signer/ed25519.js';
+import { loadAuthoritySigner } from '../../../src/signer/open-signer.js';
 import { isBridgeError } from '../../../src/errors.js';
-import { awsKmsService } from '../../../src/chain/signers/aws-kms.js';
-import { gcpKmsService } from '../../../src/chain/signers/gcp-kms.js';
-import { openRemoteSigner, type KeyService } from '../../../src/chain/signers/remote-signer.js';
-import { vaultTransitService } from '../../../src/chain/signers/vault-transit.js';
+import { awsKmsService } from '../../../src/signer/remote/aws-kms.js';
+import { gcpKmsService } from '../../../src/signer/remote/gcp-kms.js';
+import { openRemoteSigner, type KeyService } from '../../../src/signer/remote/remote-signer.js';
+import { vaultTransitService } from '../../../src/signer/remote/vault-transit.js';
 import { AWS_KEY_ID, GCP_KEY_NAME, startKeyServiceFake, VAULT_TOKEN, type Fault, type KeyServiceFake, type KeyServiceName } from '../../support/key-service-fakes.js';
 import { keypairDir } from '../../support/keypair-files.js';
 

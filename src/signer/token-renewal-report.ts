@@ -1,6 +1,6 @@
-import type { Logger } from '../../log/logger.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import { TOKEN_RENEWAL_OUTCOMES, type SignerObserver } from '../authority-signer.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { TOKEN_RENEWAL_OUTCOMES, type SignerObserver } from './authority-signer.js';
 import { printableLine } from './signer-failure.js';
 
 /**

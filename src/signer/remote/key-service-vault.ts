@@ -1,13 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { KEY_SERVICE_NAMES } from '../chain/authority-signer.js';
-import { signerFailure } from '../chain/signers/signer-failure.js';
-import type { VaultToken, VaultTransitKey } from '../chain/signers/vault-transit.js';
-import { BridgeError, isBridgeError } from '../errors.js';
-import { untrustedPathProblem } from './file-trust.js';
+import { KEY_SERVICE_NAMES } from '../authority-signer.js';
+import { signerFailure } from '../signer-failure.js';
+import type { VaultToken, VaultTransitKey } from './vault-transit.js';
+import { BridgeError, isBridgeError } from '../../errors.js';
+import { untrustedPathProblem } from '../file-trust.js';
 import { isLoopbackHost, keyServiceProblem, type KeyServiceUri } from './key-service-uri.js';
-import { fileErrorCode, readSecretFile } from './secret-file.js';
+import { fileErrorCode, readSecretFile } from '../secret-file.js';
 
 /**
  * Vault's own variables, as its CLI reads them: VAULT_ADDR (https, or http to a loopback

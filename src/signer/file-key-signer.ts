@@ -1,7 +1,7 @@
 import { sign, type KeyObject } from 'node:crypto';
 import type { Keypair, PublicKey } from '@solana/web3.js';
-import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
-import { ed25519PrivateKeyObject } from '../ed25519.js';
+import type { AuthoritySigner, SignerDescription } from './authority-signer.js';
+import { ed25519PrivateKeyObject } from './ed25519.js';
 
 /**
  * The authority key read from a Solana CLI keypair file, signing with Node's native Ed25519

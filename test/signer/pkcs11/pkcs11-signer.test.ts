@@ -1,9 +1,9 @@
 import { Keypair } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/chain/ed25519.js';
-import { loadAuthoritySigner } from '../../../src/config/keypair.js';
+import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
+import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/signer/ed25519.js';
+import { loadAuthoritySigner } from '../../../src/signer/open-signer.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../../support/softhsm.js';

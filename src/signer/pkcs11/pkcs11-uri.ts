@@ -1,5 +1,5 @@
-import { BridgeError } from '../errors.js';
-import { fileSourcePath, parseAttributes, percentDecode, percentDecodeBytes } from './uri-attributes.js';
+import { BridgeError } from '../../errors.js';
+import { fileSourcePath, parseAttributes, percentDecode, percentDecodeBytes } from '../uri-attributes.js';
 
 /**
  * BRIDGE_AUTHORITY_KEYPAIR as a PKCS#11 URI (RFC 7512):

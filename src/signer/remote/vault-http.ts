@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
 import { isBridgeError } from '../../errors.js';
-import { firstLine, signerFailure } from './signer-failure.js';
+import { firstLine, signerFailure } from '../signer-failure.js';
 
 /**
  * One HTTP exchange with Vault, through node:http(s) rather than fetch: the trust anchors are

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openPkcs11Signer, type Pkcs11Signer } from '../../../src/chain/client/pkcs11-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/chain/ed25519.js';
-import { loadAuthoritySigner } from '../../../src/config/keypair.js';
+import { openPkcs11Signer, type Pkcs11Signer } from '../../../src/signer/pkcs11/pkcs11-signer.js';
+import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../src/signer/ed25519.js';
+import { loadAuthoritySigner } from '../../../src/signer/open-signer.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { retriesAction } from '../../../src/failure-policy.js';
 import { buildHangingModule, type HangingModule } from '../../support/hanging-module.js';

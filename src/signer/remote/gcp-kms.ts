@@ -3,7 +3,7 @@ import type { SignerFailure } from '../../errors.js';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
 import { ed25519RawFromSpki } from '../ed25519.js';
 import { KEY_SERVICE_CALL_TIMEOUT_MS, type KeyService } from './remote-signer.js';
-import { firstLine, signerFailure } from './signer-failure.js';
+import { firstLine, signerFailure } from '../signer-failure.js';
 
 /**
  * An Ed25519 key version in Google Cloud KMS (algorithm EC_SIGN_ED25519), through Google's own

@@ -4,7 +4,7 @@ import pkcs11js from 'pkcs11js';
 import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
-import { firstLine, signerFailure } from '../signers/signer-failure.js';
+import { firstLine, signerFailure } from '../signer-failure.js';
 import { Pkcs11CallError, Pkcs11Thread } from './pkcs11-thread.js';
 
 /**

@@ -3,7 +3,7 @@ import { PublicKey } from '@solana/web3.js';
 import { isBridgeError } from '../../errors.js';
 import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription, type SignerObserver } from '../authority-signer.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
-import { firstLine, signerFailure } from './signer-failure.js';
+import { firstLine, signerFailure } from '../signer-failure.js';
 
 /**
  * The authority key inside a key service (AWS KMS, Google Cloud KMS, Vault transit): the private

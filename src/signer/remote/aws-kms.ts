@@ -2,7 +2,7 @@ import type { SignerFailure } from '../../errors.js';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
 import { ed25519RawFromSpki } from '../ed25519.js';
 import { KEY_SERVICE_CALL_TIMEOUT_MS, type KeyService } from './remote-signer.js';
-import { firstLine, signerFailure } from './signer-failure.js';
+import { firstLine, signerFailure } from '../signer-failure.js';
 
 /**
  * An Ed25519 key in AWS KMS (key spec ECC_NIST_EDWARDS25519), through AWS's own client. KMS

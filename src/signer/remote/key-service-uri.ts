@@ -1,6 +1,6 @@
-import type { KeyServiceKind } from '../chain/authority-signer.js';
-import { BridgeError } from '../errors.js';
-import { fileSourcePath, parseAttributes, percentDecode } from './uri-attributes.js';
+import type { KeyServiceKind } from '../authority-signer.js';
+import { BridgeError } from '../../errors.js';
+import { fileSourcePath, parseAttributes, percentDecode } from '../uri-attributes.js';
 
 /**
  * BRIDGE_AUTHORITY_KEYPAIR naming a key in a key service (docs/configuration.md lists the grammar):

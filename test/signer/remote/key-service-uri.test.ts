@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keyServiceKind, parseKeyServiceUri } from '../../src/config/key-service-uri.js';
-import { isBridgeError } from '../../src/errors.js';
+import { keyServiceKind, parseKeyServiceUri } from '../../../src/signer/remote/key-service-uri.js';
+import { isBridgeError } from '../../../src/errors.js';
 
 const SECRET = 'SECRET-9e1f-DO-NOT-LEAK';
 const GCP = 'projects/p/locations/europe-west1/keyRings/r/cryptoKeys/k/cryptoKeyVersions/3';

@@ -1,5 +1,5 @@
-import { BridgeError, type SignerFailure } from '../../errors.js';
-import { escapeUnsafeCharacters } from '../../text.js';
+import { BridgeError, type SignerFailure } from '../errors.js';
+import { escapeUnsafeCharacters } from '../text.js';
 
 /**
  * The one way every signer (a PKCS#11 token, a key service) reports a failure. A module's or a
