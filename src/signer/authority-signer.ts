@@ -3,7 +3,8 @@ import type { PublicKey } from '@solana/web3.js';
 /**
  * The authority key as the chain client sees it: a public key and a way to sign with the
  * private one. The crank never knows where the private key lives: in this process (a Solana CLI
- * keypair file) or in a token reached through PKCS#11, where it never leaves the hardware.
+ * keypair file), in a token reached through PKCS#11 or in a key service, where it never leaves
+ * the hardware. A signer only answers: what it returns is verified before use (verified-signature.ts).
  */
 
 /** What /health, the ops CLI and the startup line say about the signer: never a PIN or a key byte. */
@@ -18,6 +19,12 @@ export type KeyServiceKind = 'aws-kms' | 'gcp-kms' | 'vault-transit';
 
 /** How messages, logs and the ops CLI name each service. */
 export const KEY_SERVICE_NAMES: Record<KeyServiceKind, string> = { 'aws-kms': 'AWS KMS', 'gcp-kms': 'Google Cloud KMS', 'vault-transit': 'Vault transit' };
+
+/** How a failure names the signer (SIGNER__UNAVAILABLE's `signer`): `keypair file`, `PKCS#11` or the key service's name. */
+export function signerName(description: SignerDescription): string {
+  if (description.kind === 'file') return 'keypair file';
+  return description.kind === 'pkcs11' ? 'PKCS#11' : KEY_SERVICE_NAMES[description.kind];
+}
 
 export interface AuthoritySigner {
   readonly publicKey: PublicKey;

@@ -2,11 +2,12 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import { Keypair } from '@solana/web3.js';
 import type { AuthoritySigner } from './authority-signer.js';
 import { FileKeySigner } from './file-key-signer.js';
-import { BridgeError, isBridgeError } from '../errors.js';
+import { isBridgeError, type BridgeError } from '../errors.js';
 import { untrustedPathProblem } from './file-trust.js';
 import { keyServiceKind } from './remote/key-service-uri.js';
 import { isPkcs11Uri, parsePkcs11Uri, pkcs11UriProblem } from './pkcs11/pkcs11-uri.js';
 import { fileErrorCode, readSecretFile } from './secret-file.js';
+import { AUTHORITY_VARIABLE, configProblem, type ConfigProblem } from './signer-failure.js';
 
 /**
  * Loads the authority signer named by BRIDGE_AUTHORITY_KEYPAIR: a Solana CLI keypair file (a
@@ -17,7 +18,6 @@ import { fileErrorCode, readSecretFile } from './secret-file.js';
  * the input) and causes are dropped on purpose.
  */
 
-const VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
 const KEYPAIR_LENGTH = 64;
 // A well-formed file is under 300 bytes; refuse to read anything much larger into memory.
 const MAX_FILE_BYTES = 64 * 1024;
@@ -63,7 +63,7 @@ async function opened(signer: Promise<AuthoritySigner>): Promise<AuthoritySigner
   } catch (err) {
     if (!isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
     // The signer's message starts with its name ("PKCS#11: ", the key service's) and never holds a secret.
-    throw new BridgeError('CONFIG__INVALID', { problems: [`${VARIABLE}: ${err.message}`] });
+    throw configProblem(err.message);
   }
 }
 
@@ -74,8 +74,7 @@ async function opened(signer: Promise<AuthoritySigner>): Promise<AuthoritySigner
  */
 function refuseKeyItself(source: string): void {
   if (!looksLikeKey(source.trim())) return;
-  const line = `${VARIABLE}: the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`;
-  throw new BridgeError('CONFIG__INVALID', { problems: [line] });
+  throw configProblem(`the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`);
 }
 
 /** JSON, PEM, several lines, base58/hex/base64url without a slash or dot, or padded base64 with digits. */
@@ -86,7 +85,7 @@ function looksLikeKey(text: string): boolean {
 }
 
 /** A module or secret another account could replace (file-trust.ts), or one that is not there. */
-function refuseUntrusted(path: string, what: string, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): void {
+function refuseUntrusted(path: string, what: string, problem: ConfigProblem): void {
   let untrusted: string | undefined;
   try {
     untrusted = untrustedPathProblem(path);
@@ -107,8 +106,7 @@ export function loadAuthorityKeypair(path: string): LoadedKeypair {
 }
 
 function keypairProblem(path: string, problem: string): BridgeError<'CONFIG__INVALID'> {
-  const line = `${VARIABLE}: keypair file ${JSON.stringify(path)} ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] });
+  return configProblem(`keypair file ${JSON.stringify(path)} ${problem}`);
 }
 
 function statKeypairFile(path: string): Stats {
@@ -171,5 +169,5 @@ function fileMode(stats: Stats): string {
 
 function permissionWarnings(stats: Stats, path: string): string[] {
   if ((stats.mode & 0o044) === 0) return [];
-  return [`${VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${fileMode(stats)}); restrict it with chmod 600`];
+  return [`${AUTHORITY_VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${fileMode(stats)}); restrict it with chmod 600`];
 }

@@ -1,8 +1,22 @@
 import { BridgeError, type SignerFailure } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 
+/** The variable every signer's configuration problem names. */
+export const AUTHORITY_VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
+
+/** How a signer's configuration is refused, with the part it is about before the text (`PKCS#11 URI: …`). */
+export type ConfigProblem = (text: string) => BridgeError<'CONFIG__INVALID'>;
+
 /**
- * The one way every signer (a PKCS#11 token, a key service) reports a failure. A module's or a
+ * The one way a signer's configuration is refused at start: one CONFIG__INVALID line naming
+ * BRIDGE_AUTHORITY_KEYPAIR. Never with the value: it may be a key, a PIN or a token.
+ */
+export function configProblem(text: string): BridgeError<'CONFIG__INVALID'> {
+  return new BridgeError('CONFIG__INVALID', { problems: [`${AUTHORITY_VARIABLE}: ${text}`] });
+}
+
+/**
+ * The one way every signer (a PKCS#11 token, a key service, a key file) reports a failure. A module's or a
  * service's own words end up on a terminal (the startup line, `ops`) and in /health: one line
  * (line breaks become spaces), the other control characters escaped, never printed.
  */

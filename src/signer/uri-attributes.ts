@@ -1,4 +1,4 @@
-import type { BridgeError } from '../errors.js';
+import type { ConfigProblem } from './signer-failure.js';
 
 /**
  * The `name=value` lists of the signer URIs in BRIDGE_AUTHORITY_KEYPAIR (pkcs11-uri.ts,
@@ -7,14 +7,12 @@ import type { BridgeError } from '../errors.js';
  * PIN turns the PIN's tail into a "name".
  */
 
-type Problem = (text: string) => BridgeError<'CONFIG__INVALID'>;
-
 export interface AttributeList {
   separator: string;
   known: readonly string[];
   /** `path` (names quoted in problems) or `query` (names never quoted). */
   part: 'path' | 'query';
-  problem: Problem;
+  problem: ConfigProblem;
 }
 
 /** Names lower-cased and percent-decoded; values as written (each attribute decodes its own). */
@@ -35,7 +33,7 @@ export function parseAttributes(text: string, list: AttributeList): Map<string, 
 }
 
 /** RFC 3986 percent-decoding to UTF-8 text; never quotes the text, which may be a secret. */
-export function percentDecode(text: string, attribute: string, problem: Problem): string {
+export function percentDecode(text: string, attribute: string, problem: ConfigProblem): string {
   const bytes = percentDecodeBytes(text, attribute, problem);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -44,7 +42,7 @@ export function percentDecode(text: string, attribute: string, problem: Problem)
   }
 }
 
-export function percentDecodeBytes(text: string, attribute: string, problem: Problem): Uint8Array {
+export function percentDecodeBytes(text: string, attribute: string, problem: ConfigProblem): Uint8Array {
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
     if (text[i] !== '%') {
@@ -60,7 +58,7 @@ export function percentDecodeBytes(text: string, attribute: string, problem: Pro
 }
 
 /** The path of a `file:` source attribute (pin-source, token-source): an absolute path, with or without `file:` or `file://`. */
-export function fileSourcePath(source: string, attribute: string, problem: Problem): string {
+export function fileSourcePath(source: string, attribute: string, problem: ConfigProblem): string {
   const path = source.replace(/^file:(\/\/(?=\/))?/, '');
   if (!path.startsWith('/')) throw problem(`${attribute} must be a file: an absolute path or file:/absolute/path`);
   return path;

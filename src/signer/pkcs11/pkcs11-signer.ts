@@ -3,8 +3,8 @@ import { PublicKey } from '@solana/web3.js';
 import pkcs11js from 'pkcs11js';
 import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import { firstLine, signerFailure } from '../signer-failure.js';
+import { verifiedSignature } from '../verified-signature.js';
 import { Pkcs11CallError, Pkcs11Thread } from './pkcs11-thread.js';
 
 /**
@@ -78,18 +78,15 @@ export async function openPkcs11Signer(options: Pkcs11Options, callTimeoutMs?: n
     throw err;
   }
   const signer = new Pkcs11Signer(thread, options, open);
-  const challenge = randomBytes(32);
-  let signature: Uint8Array;
   try {
-    signature = await signer.sign(challenge);
+    await verifiedSignature(signer, randomBytes(32));
   } catch (err) {
     await thread.close();
+    if (isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason === 'key_mismatch') {
+      throw failure('key_mismatch', 'the private key does not sign for the public key found beside it (same label/id); the token holds a mismatched pair', err);
+    }
     const code = resultCode((err as Error).cause) ?? firstLine(err);
     throw failure('sign_failed', `the key does not sign (${code}); it needs CKA_SIGN and a token that supports CKM_EDDSA`, err);
-  }
-  if (!verifiesEd25519(ed25519PublicKeyObject(open.publicKey), challenge, signature)) {
-    await thread.close();
-    throw failure('key_mismatch', 'the private key does not sign for the public key found beside it (same label/id); the token holds a mismatched pair');
   }
   return signer;
 }

@@ -1,4 +1,5 @@
-import { BridgeError } from '../../errors.js';
+import type { BridgeError } from '../../errors.js';
+import { configProblem } from '../signer-failure.js';
 import { fileSourcePath, parseAttributes, percentDecode, percentDecodeBytes } from '../uri-attributes.js';
 
 /**
@@ -10,7 +11,6 @@ import { fileSourcePath, parseAttributes, percentDecode, percentDecodeBytes } fr
  * never quote the URI's query: it may hold the PIN.
  */
 
-const VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
 const SCHEME = 'pkcs11:';
 const PATH_ATTRIBUTES = ['token', 'object', 'id', 'serial', 'slot-id', 'type'] as const;
 const QUERY_ATTRIBUTES = ['module-path', 'pin-source', 'pin-value'] as const;
@@ -37,8 +37,7 @@ export function isPkcs11Uri(value: string): boolean {
 }
 
 export function pkcs11UriProblem(problem: string): BridgeError<'CONFIG__INVALID'> {
-  const line = `${VARIABLE}: PKCS#11 URI: ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] });
+  return configProblem(`PKCS#11 URI: ${problem}`);
 }
 
 /** Throws CONFIG__INVALID with one problem line. */

@@ -1,5 +1,6 @@
 import type { KeyServiceKind } from '../authority-signer.js';
-import { BridgeError } from '../../errors.js';
+import type { BridgeError } from '../../errors.js';
+import { configProblem, type ConfigProblem } from '../signer-failure.js';
 import { fileSourcePath, parseAttributes, percentDecode } from '../uri-attributes.js';
 
 /**
@@ -13,7 +14,6 @@ import { fileSourcePath, parseAttributes, percentDecode } from '../uri-attribute
  * token-source names a file, like PKCS#11's pin-source). Problems never quote the query.
  */
 
-const VARIABLE = 'BRIDGE_AUTHORITY_KEYPAIR';
 const SCHEMES: Record<string, KeyServiceKind> = { 'aws-kms:': 'aws-kms', 'gcp-kms:': 'gcp-kms', 'vault-transit:': 'vault-transit' };
 const QUERY_ATTRIBUTES: Record<KeyServiceKind, readonly string[]> = { 'aws-kms': ['region'], 'gcp-kms': ['endpoint'], 'vault-transit': ['token-source'] };
 
@@ -36,8 +36,7 @@ export function keyServiceKind(value: string): KeyServiceKind | undefined {
 }
 
 export function keyServiceProblem(kind: KeyServiceKind, problem: string): BridgeError<'CONFIG__INVALID'> {
-  const line = `${VARIABLE}: ${kind} URI: ${problem}`;
-  return new BridgeError('CONFIG__INVALID', { problems: [line] });
+  return configProblem(`${kind} URI: ${problem}`);
 }
 
 /** Throws CONFIG__INVALID with one problem line. */
@@ -56,7 +55,7 @@ export function parseKeyServiceUri(uri: string, kind: KeyServiceKind): KeyServic
   return vaultTransit(path, value('token-source'), problem);
 }
 
-function awsKms(keyId: string, region: string | undefined, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): KeyServiceUri {
+function awsKms(keyId: string, region: string | undefined, problem: ConfigProblem): KeyServiceUri {
   const arn = AWS_ARN.exec(keyId);
   if (arn === null && !AWS_KEY_ID.test(keyId)) {
     throw problem(`${JSON.stringify(keyId)} is not a KMS key id, key ARN, alias/<name> or alias ARN`);
@@ -67,7 +66,7 @@ function awsKms(keyId: string, region: string | undefined, problem: (text: strin
   return { kind: 'aws-kms', keyId, ...(resolved === undefined ? {} : { region: resolved }) };
 }
 
-function gcpKms(name: string, endpoint: string | undefined, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): KeyServiceUri {
+function gcpKms(name: string, endpoint: string | undefined, problem: ConfigProblem): KeyServiceUri {
   if (!GCP_VERSION.test(name)) {
     throw problem(`${JSON.stringify(name)} is not a key version's resource name (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>/cryptoKeyVersions/<v>)`);
   }
@@ -91,7 +90,7 @@ export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-function vaultTransit(path: string, tokenSource: string | undefined, problem: (text: string) => BridgeError<'CONFIG__INVALID'>): KeyServiceUri {
+function vaultTransit(path: string, tokenSource: string | undefined, problem: ConfigProblem): KeyServiceUri {
   const slash = path.lastIndexOf('/');
   const mount = path.slice(0, slash);
   const key = path.slice(slash + 1);

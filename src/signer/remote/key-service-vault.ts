@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEY_SERVICE_NAMES } from '../authority-signer.js';
-import { signerFailure } from '../signer-failure.js';
+import { signerFailure, type ConfigProblem } from '../signer-failure.js';
 import type { VaultToken, VaultTransitKey } from './vault-transit.js';
 import { BridgeError, isBridgeError } from '../../errors.js';
 import { untrustedPathProblem } from '../file-trust.js';
@@ -20,7 +20,6 @@ import { fileErrorCode, readSecretFile } from '../secret-file.js';
  */
 
 type VaultUri = Extract<KeyServiceUri, { kind: 'vault-transit' }>;
-type Problem = (text: string) => BridgeError<'CONFIG__INVALID'>;
 
 // A CA directory like /etc/ssl/certs (about 150 roots, each as a file, a hashed link and in the
 // bundle: about 1 MiB) fits; a mis-mounted large file or directory is refused.
@@ -38,7 +37,7 @@ export function vaultAccess(uri: VaultUri, env: NodeJS.ProcessEnv): Omit<VaultTr
   return { address, token, ...(ca === undefined ? {} : { ca }), ...(namespace === undefined || namespace === '' ? {} : { namespace }) };
 }
 
-function vaultAddress(address: string | undefined, problem: Problem): string {
+function vaultAddress(address: string | undefined, problem: ConfigProblem): string {
   if (address === undefined || address === '') throw problem('VAULT_ADDR is not set; set it to the Vault server (https://vault.example:8200)');
   let url: URL;
   try {
@@ -55,15 +54,15 @@ function vaultAddress(address: string | undefined, problem: Problem): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-function variableToken(token: string | undefined, problem: Problem): VaultToken {
+function variableToken(token: string | undefined, problem: ConfigProblem): VaultToken {
   if (token === undefined || token === '') throw problem('no Vault token: set VAULT_TOKEN or add ?token-source=file:<a mounted file holding the token>');
   const checked = checkedToken(token, 'VAULT_TOKEN', problem);
   return { current: () => checked };
 }
 
 /** The file's token, read again when the file changed (its inode, size or times) or when asked to. */
-function fileToken(path: string, problem: Problem): VaultToken {
-  const read = (fail: Problem) => checkedToken(readSecretFile(path, 'token-source', fail), `token-source file ${JSON.stringify(path)}`, fail);
+function fileToken(path: string, problem: ConfigProblem): VaultToken {
+  const read = (fail: ConfigProblem) => checkedToken(readSecretFile(path, 'token-source', fail), `token-source file ${JSON.stringify(path)}`, fail);
   // Stamped before it is read: a change in between is read again at the next call, never missed.
   let seen = stamp(path);
   let token = read(problem);
@@ -92,13 +91,13 @@ function stamp(path: string): string {
   }
 }
 
-function checkedToken(token: string, origin: string, problem: Problem): string {
+function checkedToken(token: string, origin: string, problem: ConfigProblem): string {
   if (VAULT_TOKEN_CHARACTERS.test(token)) return token;
   throw problem(`the Vault token in ${origin} holds a line break, NUL, space or other character a token never has (not printed); write the token alone on one line`);
 }
 
 /** VAULT_CACERT's certificates, or those of every file in VAULT_CAPATH; undefined for Node's own roots. */
-function trustAnchors(env: NodeJS.ProcessEnv, problem: Problem): string[] | undefined {
+function trustAnchors(env: NodeJS.ProcessEnv, problem: ConfigProblem): string[] | undefined {
   const file = env['VAULT_CACERT'];
   const dir = env['VAULT_CAPATH'];
   if (file !== undefined && file !== '') return certificates([file], () => `VAULT_CACERT file ${JSON.stringify(file)}`, problem);
@@ -117,7 +116,7 @@ function trustAnchors(env: NodeJS.ProcessEnv, problem: Problem): string[] | unde
 }
 
 /** Every PEM certificate of the files, each checked to parse; `named` says which file a problem is in. */
-function certificates(files: string[], named: (path: string) => string, problem: Problem): string[] {
+function certificates(files: string[], named: (path: string) => string, problem: ConfigProblem): string[] {
   // A hashed link (c_rehash) and its target hold the same certificate: kept once.
   const found = new Set<string>();
   let bytes = 0;
@@ -142,7 +141,7 @@ function parses(pem: string): boolean {
   }
 }
 
-function readTrusted(path: string, named: string, problem: Problem): string {
+function readTrusted(path: string, named: string, problem: ConfigProblem): string {
   let untrusted: string | undefined;
   try {
     if (statSync(path).size > MAX_CA_BYTES) throw problem(`${named} is over ${MAX_CA_BYTES} bytes`);

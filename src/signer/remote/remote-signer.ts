@@ -2,16 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import { isBridgeError } from '../../errors.js';
 import { KEY_SERVICE_NAMES, type AuthoritySigner, type KeyServiceKind, type SignerDescription, type SignerObserver } from '../authority-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
 import { firstLine, signerFailure } from '../signer-failure.js';
+import { verifiedSignature } from '../verified-signature.js';
 
 /**
  * The authority key inside a key service (AWS KMS, Google Cloud KMS, Vault transit): the private
  * key never leaves it, and this process asks it for each signature over HTTPS.
  *
  * Nothing the service answers is taken on its word: its public key must be a 32-byte Ed25519
- * key, and every signature it returns is verified against that key before the crank sees it
- * (a wrong signature is `key_mismatch`, never a transaction). Every call is cut after
+ * key, the pair is proved with one verified signature at start, and every signature is
+ * verified before a transaction carries it (../verified-signature.ts: a wrong signature is
+ * `key_mismatch`, never a transaction). Every call is cut after
  * KEY_SERVICE_CALL_TIMEOUT_MS (the SDK's own retries are off: the crank's attempts,
  * BRIDGE_CRANK_MAX_ATTEMPTS, are the one retry loop), and a cut call is `service_unavailable`,
  * which the failure policy tries again.
@@ -36,7 +37,7 @@ export async function openRemoteSigner(service: KeyService, timeoutMs = KEY_SERV
   const raw = await bounded(name, 'reading the public key', timeoutMs, (signal) => service.publicKey(signal));
   if (raw.length !== 32) throw signerFailure(name, 'not_ed25519', `the public key is ${raw.length} bytes, not an Ed25519 key's 32`);
   const signer = new RemoteSigner(service, name, new PublicKey(raw), timeoutMs);
-  await signer.sign(randomBytes(32));
+  await verifiedSignature(signer, randomBytes(32));
   return signer;
 }
 
@@ -44,7 +45,6 @@ class RemoteSigner implements AuthoritySigner {
   readonly publicKey: PublicKey;
   readonly #service: KeyService;
   readonly #name: string;
-  readonly #verifyKey: ReturnType<typeof ed25519PublicKeyObject>;
   readonly #timeoutMs: number;
   /** Only a service that reports something (Vault's token renewals) is observed. */
   readonly observe?: (observer: SignerObserver) => void;
@@ -55,21 +55,15 @@ class RemoteSigner implements AuthoritySigner {
     this.#timeoutMs = timeoutMs;
     this.#name = name;
     this.publicKey = publicKey;
-    this.#verifyKey = ed25519PublicKeyObject(publicKey);
   }
 
-  async sign(message: Uint8Array): Promise<Uint8Array> {
-    const signature = await bounded(this.#name, 'signing', this.#timeoutMs, (signal) => this.#service.sign(message, signal));
-    if (!verifiesEd25519(this.#verifyKey, message, signature)) {
-      throw signerFailure(this.#name, 'key_mismatch', `the signature returned does not verify with the key's public key ${this.publicKey.toBase58()}; nothing was sent with it`);
-    }
-    return signature;
+  sign(message: Uint8Array): Promise<Uint8Array> {
+    return bounded(this.#name, 'signing', this.#timeoutMs, (signal) => this.#service.sign(message, signal));
   }
 
   describe(): SignerDescription {
     return this.#service.description;
   }
-
 
   toJSON(): string {
     return `RemoteSigner(${this.#name}, ${this.publicKey.toBase58()})`;

@@ -26,7 +26,7 @@ describe('signTransaction with the file-key signer', () => {
   it('refuses a signature that does not verify against the public key the signer shows', async () => {
     const other = new FileKeySigner(Keypair.generate());
     const lying: AuthoritySigner = { publicKey: authority.publicKey, sign: (message) => other.sign(message), describe: () => ({ kind: 'file' }) };
-    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/does not verify against the authority public key/);
+    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/^keypair file: the signature returned does not verify with the authority's public key/);
   });
 
   it('shows no key material when serialized', () => {

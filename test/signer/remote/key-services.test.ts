@@ -2,6 +2,7 @@ import { Keypair } from '@solana/web3.js';
 import { randomBytes, verify } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ed25519PublicKeyObject } from '../../../src/signer/ed25519.js';
+import { verifiedSignature } from '../../../src/signer/verified-signature.js';
 import { loadAuthoritySigner } from '../../../src/signer/open-signer.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { awsKmsService } from '../../../src/signer/remote/aws-kms.js';
@@ -61,7 +62,7 @@ describe.each(SERVICES)('%s', (service) => {
   it.each<[Fault, RegExp]>([
     ['denied', /permission|denied|AccessDenied/i],
     ['not_ed25519', /Ed25519|ed25519/],
-    ['wrong_key', /does not verify with the key's public key/],
+    ['wrong_key', /does not verify with the authority's public key/],
     ['disabled', /disabled|not supported|DISABLED/i],
   ])('refuses to start on %s with one line naming the variable', async (fault, problem) => {
     const f = await started(service);
@@ -72,7 +73,7 @@ describe.each(SERVICES)('%s', (service) => {
     expect(line).toMatch(problem);
   });
 
-  it('a refused permission at signing is final and names the permission; a failing service is retryable; a wrong signature is never returned', async () => {
+  it('a refused permission at signing is final and names the permission; a failing service is retryable; a wrong signature is never used', async () => {
     const f = await started(service);
     const { signer } = await loadAuthoritySigner(f.uri, process.env);
     f.fault = 'denied';
@@ -83,7 +84,7 @@ describe.each(SERVICES)('%s', (service) => {
     const unavailable = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
     expect(isBridgeError(unavailable, 'SIGNER__UNAVAILABLE') && unavailable.context.reason).toBe('service_unavailable');
     f.fault = 'wrong_key';
-    const wrong = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
+    const wrong = await verifiedSignature(signer, randomBytes(32)).catch((err: unknown) => err);
     expect(isBridgeError(wrong, 'SIGNER__UNAVAILABLE') && wrong.context.reason).toBe('key_mismatch');
     f.fault = 'none';
     expect(await signer.sign(randomBytes(32))).toHaveLength(64);
