@@ -1,5 +1,5 @@
 import type { AuthoritySigner } from './signer/authority-signer.js';
-import type { BridgeChains } from './chain/bridge-chains.js';
+import type { BridgeChains } from './chain/port/bridge-chains.js';
 import { tokenRenewalReport } from './signer/token-renewal-report.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';

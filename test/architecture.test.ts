@@ -121,13 +121,13 @@ describe('architecture: who may import what', () => {
     // BridgeChains and the bounds of its calls; the records it carries (types.ts), the signer's
     // description and the chain names; the pure functions over those records the planners apply.
     const chainInterface = [
-      'src/chain/bridge-chains.ts',
+      'src/chain/port/bridge-chains.ts',
       'src/chain/chain-bounds.ts',
       'src/chain/types.ts',
       'src/signer/authority-signer.ts',
       'src/chain/chain-name.ts',
-      'src/chain/authority-position.ts',
-      'src/chain/result-wire.ts',
+      'src/chain/port/authority-position.ts',
+      'src/chain/port/result-wire.ts',
     ];
     const crank = server.filter(({ file }) => under('src/machines')(file));
     const fromChain = crank.filter(({ bare, target }) => !bare && under('src/chain')(target));

@@ -1,6 +1,6 @@
 import { Connection, type Keypair } from '@solana/web3.js';
 import { assembleBridgeChains, type CrankParts } from '../../src/assemble-crank.js';
-import type { BridgeChains } from '../../src/chain/bridge-chains.js';
+import type { BridgeChains } from '../../src/chain/port/bridge-chains.js';
 import { FileKeySigner } from '../../src/signer/file-key-signer.js';
 import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
 import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';

@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
 import type { SignerDescription } from '../signer/authority-signer.js';
-import type { BridgeChains, PlannedWork, SigningLease } from '../chain/bridge-chains.js';
+import type { BridgeChains, PlannedWork, SigningLease } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS } from '../domain.js';
 import { BridgeError, describeError } from '../errors.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { KeyServiceKind, SignerDescription } from '../signer/authority-signer.js';
-import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/port/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS, type ChainSide } from '../domain.js';

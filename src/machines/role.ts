@@ -1,4 +1,4 @@
-import type { AuthorityView, NonceMove } from '../chain/bridge-chains.js';
+import type { AuthorityView, NonceMove } from '../chain/port/bridge-chains.js';
 import { chainName } from '../chain/chain-name.js';
 import type { ForeignSignerPolicy } from '../config/config.js';
 import { CHAINS, type ChainSide } from '../domain.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { BridgeView } from '../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';
 import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';

@@ -2,7 +2,7 @@ import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { AuthorityTransaction } from '../bridge-chains.js';
+import type { AuthorityTransaction } from '../port/bridge-chains.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../../signer/ed25519.js';
 import { isLeaseOperation } from '../lease-account.js';
 import { isHistoryUnavailable, type ChainRpc, type TransactionSignatures } from '../rpc/chain-rpc.js';

@@ -3,7 +3,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
-import type { BridgeChains, CheckOff, LandingSummary } from '../bridge-chains.js';
+import type { BridgeChains, CheckOff, LandingSummary } from '../port/bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { MAX_NONCE_ACCOUNTS } from '../../config/config.js';
 import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';

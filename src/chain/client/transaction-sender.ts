@@ -7,7 +7,7 @@ import type { ChainSide, CrankAction } from '../../domain.js';
 import { sleep } from '../../time.js';
 import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
-import type { InFlightSettled, LandedTransaction } from '../bridge-chains.js';
+import type { InFlightSettled, LandedTransaction } from '../port/bridge-chains.js';
 import { classifyTransactionError, isAlreadyProcessed, type DecodedProgramError } from '../program-errors.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';

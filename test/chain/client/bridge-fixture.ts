@@ -1,7 +1,7 @@
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import type { AckDepositVote, BridgeChains } from '../../../src/chain/bridge-chains.js';
+import type { AckDepositVote, BridgeChains } from '../../../src/chain/port/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { key } from '../../support/deposit-entry.js';

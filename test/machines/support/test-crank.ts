@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
-import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
 import { startCrank, type CrankRunSettings } from '../../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';

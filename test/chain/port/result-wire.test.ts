@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { DepositResultWire } from '../../src/chain/bridge-chains.js';
-import { depositResultFromWire, depositResultToWire, parseU64 } from '../../src/chain/result-wire.js';
-import { thrownBridgeError } from './codec/expect-error.js';
+import type { DepositResultWire } from '../../../src/chain/port/bridge-chains.js';
+import { depositResultFromWire, depositResultToWire, parseU64 } from '../../../src/chain/port/result-wire.js';
+import { thrownBridgeError } from '../codec/expect-error.js';
 
 const U64_MAX = 2n ** 64n - 1n;
 

@@ -1,7 +1,7 @@
 import type { DepositResultWire } from './bridge-chains.js';
-import { BridgeError } from '../errors.js';
-import { REJECTION_REASONS } from './codec/layout.js';
-import type { DepositResult } from './types.js';
+import { BridgeError } from '../../errors.js';
+import { REJECTION_REASONS } from '../codec/layout.js';
+import type { DepositResult } from '../types.js';
 
 /**
  * DepositResult (bigint amounts) <-> DepositResultWire (decimal strings), the JSON-safe form

@@ -1,7 +1,7 @@
-import { BridgeError } from '../errors.js';
-import type { ChainSide } from '../domain.js';
-import { malformedAccount } from './codec/account-errors.js';
-import type { TrackerHeader } from './types.js';
+import { BridgeError } from '../../errors.js';
+import type { ChainSide } from '../../domain.js';
+import { malformedAccount } from '../codec/account-errors.js';
+import type { TrackerHeader } from '../types.js';
 
 /**
  * This authority's place in a tracker header, looked up in one place for the chain client and

@@ -1,5 +1,5 @@
-import type { ChainSide } from '../domain.js';
-import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from './types.js';
+import type { ChainSide } from '../../domain.js';
+import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from '../types.js';
 
 /**
  * The narrow interface the crank machine drives. Plain data in and out, so the machine and its
