@@ -1,5 +1,4 @@
-import { chainName } from './chain/chain-name.js';
-import type { ChainSide } from './domain.js';
+import { chainName, type ChainSide } from './domain.js';
 
 /**
  * One error class for the whole server, with a code per failure and a typed context

@@ -1,7 +1,7 @@
 import { PublicKey, type Commitment } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide, CrankAction } from '../../domain.js';
+import { chainName, chainVariables, type ChainSide, type CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import type { BridgeChains, CheckOff, LandingSummary } from '../port/bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
@@ -11,7 +11,6 @@ import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { FeeEstimates } from '../rpc/fee-estimate.js';
 import { SendPaths } from '../rpc/send-paths.js';
 import type { ChainLanding } from '../../config/landing.js';
-import { chainName, chainVariables } from '../chain-name.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './authority-history.js';
 import { ComputeCeilings } from './compute-budget.js';

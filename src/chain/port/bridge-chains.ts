@@ -223,3 +223,16 @@ export interface CleanupReport {
   /** Entries someone else had already cleaned up (CleanupAlreadyCompleted): done, not an error. */
   alreadyDone: number[];
 }
+
+/**
+ * How long the calls behind BridgeChains take at most, as values the chain client supplies
+ * (src/chain/chain-bounds.ts computes them from the settings and the client's own constants,
+ * each imported from where it is enforced). The crank's bounds (src/machines/delays.ts) are made
+ * of these numbers, never of the client's internals.
+ */
+export interface ChainBounds {
+  /** One cycle's reads: readState then readAuthority, each round of read calls with all its tries. */
+  cycleReadMs: number;
+  /** One signed transaction's life: its budget reads, its first send, the confirmation wait, one last wait round. */
+  transactionLifeMs: number;
+}
