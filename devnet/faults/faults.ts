@@ -187,7 +187,9 @@ export class Faults {
   nextCallView(): CallView {
     const lagging = this.#bank.slot - this.reportedSlot();
     if (this.#alternateBehindSlots === 0) return { behindSlots: lagging, pastOnly: false };
-    this.#past.record(this.#bank.slot, () => this.#bank.copyOfAccounts());
+    // The open slot's block may still take a transaction (whose status then names that slot):
+    // a copy made now is the state of the last completed slot, and is kept under that slot.
+    this.#past.record(this.#bank.slot - 1, () => this.#bank.copyOfAccounts());
     if (this.#random() >= 0.5) return { behindSlots: lagging, pastOnly: false };
     const past = this.#past.at(this.#bank.slot - Math.max(lagging, this.#alternateBehindSlots))!;
     return { behindSlots: this.#bank.slot - past.slot, pastOnly: true, accounts: past.accounts };

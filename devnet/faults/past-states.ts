@@ -3,7 +3,8 @@ import type { Account } from '../program/store.js';
 /**
  * The chain's account state as it was at recent slots, for a lagging backend that serves old
  * state at its old slot (`alternateBehindSlots`). A copy is kept of the state at the first call
- * in each slot while the fault is on, at most MAX_PAST_STATES of them, the oldest dropped first:
+ * in each slot while the fault is on, under the last completed slot (a transaction landing in
+ * the open slot is not in it), at most MAX_PAST_STATES of them, the oldest dropped first:
  * a backend asked to lag further serves the oldest copy kept, at that copy's slot.
  */
 

@@ -1,8 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /**
- * How transactions land: the landing mode, the signer's token renewals, the priority fee bid,
- * re-signs and rebroadcasts, the send paths, the slots to landing, and what landing cost.
+ * How transactions land: the landing mode, disputed nonce values, the signer's token renewals,
+ * the priority fee bid, re-signs and rebroadcasts, the send paths, the slots to landing, and
+ * what landing cost.
  * Declared once here, with their help text; registered by createMetrics (metrics.ts).
  */
 
@@ -20,6 +21,12 @@ export function landingMetrics(registers: Registry[]) {
     computeUseIgnored: new Counter({
       name: 'bridge_compute_use_ignored_total',
       help: 'Compute-unit counts a node reported for this process\'s own landed transactions (getTransaction meta.computeUnitsConsumed) that the chain contradicts (0, above the limit asked, or at a limit already shown too small), by chain: ignored, the compute ceiling learns from the limit instead.',
+      labelNames: ['chain'] as const,
+      registers,
+    }),
+    nonceValueDisputes: new Counter({
+      name: 'bridge_nonce_value_disputes_total',
+      help: 'Signatures whose nonce value the RPC endpoints disagreed on, by chain: each claimed value is signed against in turn (at most one can land). A node serving nonce values that never existed shows here.',
       labelNames: ['chain'] as const,
       registers,
     }),

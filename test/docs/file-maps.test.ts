@@ -126,7 +126,7 @@ const exists = (path: string) => existsSync(join(ROOT, path)) && (path.endsWith(
 const KNOWN_GAPS: ReadonlySet<string> = new Set(
   [
     ...['endpoint-choice', 'endpoint-pool', 'fee-estimate', 'read-retry', 'send-paths', 'slot-marks', 'slot-view'].map((file) => `src/chain/rpc/${file}.ts`),
-    ...['concurrency', 'landed-price', 'landing-paths', 'landing-record', 'move-proofs', 'nonce-setup', 'nonce-void', 'read-transfers', 'signer-evidence', 'tip'].map(
+    ...['concurrency', 'landed-price', 'landing-paths', 'landing-record', 'move-proofs', 'nonce-claims', 'nonce-setup', 'nonce-void', 'read-transfers', 'signer-evidence', 'tip'].map(
       (file) => `src/chain/client/${file}.ts`,
     ),
   ].map((path) => `docs/chain-client.md's map of ${folderOf(path)} leaves out ${path}`),

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { LyingEndpoints } from '../../property-tests/system/liars.js';
 import { startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { initNonces } from './support/nonces.js';
@@ -51,5 +52,34 @@ describe('nonce mode on the devnet', () => {
     expectSettled(bridge, 2);
     await expectTransactionsAccounted(bridge, cranks);
     await expectNoForeignSigner(cranks);
+  });
+
+  it('a primary serving nonce values that never existed: every vote still lands, a dispute is a metric and a warn line, never a second signer', async () => {
+    bridge = await startDevnetBridge();
+    await initNonces(bridge, [0, 1, 2]);
+    const fallbacks = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
+    const liars = new LyingEndpoints();
+    liars.set(bridge.pair.source.url, 'forgedNonces');
+    liars.set(bridge.pair.target.url, 'forgedNonces');
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], {
+      fetch: liars.fetch,
+      sourceRpcUrls: [bridge.pair.source.url, fallbacks.source.url],
+      targetRpcUrls: [bridge.pair.target.url, fallbacks.target.url],
+    });
+    await depositRejected(bridge, 3);
+    // Without the dispute, every vote was signed against the primary's forged value and refused
+    // in preflight until the lie ended; now the next attempt signs against the fallback's value.
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 3);
+    expect(liars.told.forgedNonces).toBeGreaterThan(0);
+    await expectTransactionsAccounted(bridge, cranks);
+    await expectNoForeignSigner(cranks);
+    for (const crank of cranks) {
+      expect(crank.service.status()).toBe('ok');
+      expect(await metricValue(crank.metrics.nonceValueDisputes, { chain: 'target' })).toBeGreaterThan(0);
+      const said = crank.logs.records().filter((record) => record.level === 'warn' && String(record.msg).includes('disagree on nonce account'));
+      expect(said.length).toBeGreaterThan(0);
+      expect(crank.logs.records().filter((record) => record.level === 'error')).toEqual([]);
+    }
   });
 });

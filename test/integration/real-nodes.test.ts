@@ -149,7 +149,7 @@ describe('a load balancer over nodes at different heights', () => {
     await expectTransactionsAccounted(b, afterRestart);
 
     for (const crank of [...cranks, restarted]) {
-      // A read that met the lagging backend three times fails its cycle (the next one reads
+      // A read that met the lagging backend at every try fails its cycle (the next one reads
       // afresh); no decision was ever taken from it.
       expect(failedAttemptErrors(crank).filter((err) => STALE_VIEW_ALARMS.test(err))).toEqual([]);
       expect({ crank: crank === restarted ? 'restarted' : crank.slot, lastError: crank.service.health().last_error ?? '' }).not.toMatchObject({ lastError: expect.stringMatching(STALE_VIEW_ALARMS) });

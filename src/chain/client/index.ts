@@ -212,7 +212,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const { source, target } = chainEndpoints(options, fetch, logger);
   const recent = { source: new RecentValues(), target: new RecentValues() };
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
-    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }) });
+    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }), metrics });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
   const landingFor = (rpc: ChainRpc): LandingPaths => {
     const urls = options.landing?.[rpc.chain].sendUrls ?? [];
@@ -250,6 +250,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
     metrics.signerEvidenceUnverified.inc({ chain: rpc.chain }, 0);
+    metrics.nonceValueDisputes.inc({ chain: rpc.chain }, 0);
     metrics.computeUseIgnored.inc({ chain: rpc.chain }, 0);
     metrics.accountBytesRead.inc({ chain: rpc.chain }, 0);
   }

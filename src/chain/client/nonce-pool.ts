@@ -5,6 +5,8 @@ import type { LandingMode } from '../port/bridge-chains.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, type NonceAccountState } from '../nonce-account.js';
 import { BridgeError } from '../../errors.js';
 import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { claimedValues, disputeKey, stillHeld, valueForTurn, type ClaimedValue } from './nonce-claims.js';
 import { NonceMoves } from './nonce-moves.js';
 import type { RecentValues } from './signer-evidence.js';
 import type { HeaderCompanions } from './tracker-reader.js';
@@ -39,6 +41,11 @@ export interface NonceValue {
   slot: number;
 }
 
+/** A lane's value to sign against, and, when the endpoints disagree, every value they claim. */
+export interface LaneValue extends NonceValue {
+  disputed?: readonly ClaimedValue[];
+}
+
 export interface NoncePoolOptions {
   rpc: ChainRpc;
   authority: PublicKey;
@@ -49,6 +56,7 @@ export interface NoncePoolOptions {
   /** Every nonce value read is one this process saw (./signer-evidence.ts). */
   recent: RecentValues;
   logger: Logger;
+  metrics: Metrics;
 }
 
 export class NoncePool implements HeaderCompanions {
@@ -61,6 +69,8 @@ export class NoncePool implements HeaderCompanions {
   #inUse: PublicKey[] = [];
   /** Per account: it was in use once; and the problem last said of it (once per change). */
   readonly #known = new Map<string, { wasReady: boolean; problem?: string }>();
+  /** Per account: the standing dispute over its value, and how many signatures it has seen. */
+  readonly #disputes = new Map<string, { key: string; turn: number }>();
 
   constructor(private readonly options: NoncePoolOptions) {
     this.addresses = Array.from({ length: options.size }, (_, position) => nonceAddress(options.authority, options.chainId, position));
@@ -90,18 +100,59 @@ export class NoncePool implements HeaderCompanions {
   }
 
   /**
-   * The current value of the lane `address`, at confirmed. Throws CHAIN__INVALID_NONCE_ACCOUNT
-   * when it is not this authority's nonce account (closed since the cycle's read): the action
-   * fails without a retry (a configuration error to the failure policy), and the next cycle's
-   * read finds the pool incomplete and lands in blockhash mode.
+   * The lane's value to sign against now, read at confirmed from every endpoint in service
+   * (./nonce-claims.ts): the one value they agree on; when they disagree, a warn line,
+   * `bridge_nonce_value_disputes_total`, and each claimed value in turn at each signature while
+   * the dispute stands. With `held` (the value versions were signed against), that value while
+   * it may still hold (`stillHeld`): the answer carries the dispute, if any. Throws
+   * CHAIN__INVALID_NONCE_ACCOUNT when no endpoint shows this authority's nonce account (closed
+   * since the cycle's read): the action fails without a retry (a configuration error to the
+   * failure policy), and the next cycle's read finds the pool incomplete and lands in blockhash mode.
    */
-  async current(address: PublicKey, signal: AbortSignal): Promise<NonceValue> {
-    const { slot, account } = await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal);
-    const state = this.stateOf(address, account, slot);
-    if (state.kind === 'ready') return { nonce: state.nonce, slot };
-    const chain = this.options.rpc.chain;
-    const { reason, fix } = laneProblem(state);
-    throw new BridgeError('CHAIN__INVALID_NONCE_ACCOUNT', { account: address.toBase58(), chain, reason, slot }, { fix });
+  async current(address: PublicKey, signal: AbortSignal, held?: string): Promise<LaneValue> {
+    const answers = await this.options.rpc.getAccountInfoEverywhere(address, 'confirmed', signal);
+    // Every endpoint failed: one read with its retries says why.
+    if (answers.length === 0) answers.push({ ...(await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal)), endpoint: '' });
+    const states = answers.map((answer) => ({ answer, state: nonceAccountState(answer.account, this.options.authority) }));
+    const claims = states.flatMap(({ answer, state }) => (state.kind === 'ready' ? [{ endpoint: answer.endpoint, slot: answer.slot, nonce: state.nonce }] : []));
+    if (claims.length === 0) {
+      const { answer } = states[0]!;
+      const state = this.stateOf(address, answer.account, answer.slot) as Exclude<NonceAccountState, { kind: 'ready' }>;
+      const { reason, fix } = laneProblem(state);
+      throw new BridgeError('CHAIN__INVALID_NONCE_ACCOUNT', { account: address.toBase58(), chain: this.options.rpc.chain, reason, slot: answer.slot }, { fix });
+    }
+    const values = claimedValues(claims);
+    if (values.length === 1) {
+      const [{ nonce, slot }] = values as [ClaimedValue];
+      this.#disputes.delete(address.toBase58());
+      this.options.recent.sawNonce(address.toBase58(), nonce);
+      this.moves.observe(address.toBase58(), nonce, slot, this.options.rpc.slotFloor());
+      return { nonce, slot };
+    }
+    for (const { nonce } of values) this.options.recent.saw(nonce);
+    if (held !== undefined && stillHeld(values, held)) return { nonce: held, slot: values.find((value) => value.nonce === held)!.slot, disputed: values };
+    const { nonce, slot } = this.nextOfDispute(address, values);
+    return { nonce, slot, disputed: values };
+  }
+
+  /** The value of a standing dispute to sign against this time; the dispute said once, counted each time. */
+  private nextOfDispute(address: PublicKey, values: readonly ClaimedValue[]): ClaimedValue {
+    const account = address.toBase58();
+    const key = disputeKey(values);
+    const known = this.#disputes.get(account);
+    const turn = known?.key === key ? known.turn + 1 : 0;
+    this.#disputes.set(account, { key, turn });
+    const { chain } = this.options.rpc;
+    this.options.metrics.nonceValueDisputes.inc({ chain });
+    if (turn === 0) {
+      this.options.logger.warn(
+        { chain, account, claims: values.map(({ nonce, endpoints, slot }) => ({ nonce, endpoints, slot })) },
+        `the RPC endpoints of the ${chainName(chain)} chain disagree on nonce account ${account}'s value: ` +
+          'each claimed value is signed against in turn (only a transaction against the value the account holds can land, and at most one ever does); ' +
+          'an endpoint serving values that never existed delays each vote by an attempt until it is taken out of BRIDGE_*_RPC_URL / _FALLBACK_URLS',
+      );
+    }
+    return valueForTurn(values, turn);
   }
 
   private stateOf(address: PublicKey, account: AccountData, slot: number): NonceAccountState {

@@ -15,7 +15,8 @@ import type { SignedSignatures } from './authority-history.js';
 import { budgetInstructions, learnFromLanding, LOADED_ACCOUNTS_EXCEEDED, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
 import type { LandingPaths, Carried } from './landing-paths.js';
 import type { LoadedAccounts } from './loaded-accounts.js';
-import type { NoncePool, NonceValue } from './nonce-pool.js';
+import type { ClaimedValue } from './nonce-claims.js';
+import type { LaneValue, NoncePool } from './nonce-pool.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { signVoid, type SignedVoid } from './nonce-void.js';
 import { feeNote, type PriorityFeeBidder } from './priority-fee.js';
@@ -501,6 +502,7 @@ export class TransactionSender {
     if (now === undefined) return 'waiting';
     if ('gone' in now) return this.laneGone(pending, binding, now, signal);
     if (now.nonce === binding.nonce) {
+      if (now.disputed !== undefined && pending.void === undefined && this.repriceDue(pending, now.slot)) return this.disputed(pending, binding, now.disputed);
       if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
       return 'waiting';
     }
@@ -516,6 +518,18 @@ export class TransactionSender {
       'the nonce moved without any version of this transaction landing: another transaction signed with this key advanced it; the next attempt re-reads the trackers',
     );
     const reason = `nonce ${lane.toBase58()} moved from ${binding.nonce} without any of the ${pending.versions.length} version(s) signed against it landing`;
+    return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+  }
+
+  /**
+   * The endpoints disagree on the lane's value and the versions waited the re-sign pace: a
+   * higher price would not help if the value never existed. The attempt ends not landed; the
+   * next signs against the next claimed value (./nonce-claims.ts). A version against this one
+   * can still land if it was real, and then none against another value can.
+   */
+  private disputed(pending: Pending, binding: NonceBinding, values: readonly ClaimedValue[]): SendOutcome {
+    const claims = values.map(({ nonce, endpoints }) => `${nonce} (${endpoints.join(', ')})`).join(', ');
+    const reason = `the RPC endpoints disagree on nonce ${binding.lane.toBase58()}'s value: ${claims}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed; the next attempt signs against the next claimed value`;
     return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
   }
 
@@ -554,9 +568,9 @@ export class TransactionSender {
   }
 
   /** The lane's value now; `gone` when it is no longer this authority's nonce account; undefined when the read failed. */
-  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<NonceValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number } | undefined> {
+  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<LaneValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number } | undefined> {
     try {
-      return await this.options.nonces!.current(binding.lane, signal);
+      return await this.options.nonces!.current(binding.lane, signal, binding.nonce);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (isBridgeError(err, 'CHAIN__INVALID_NONCE_ACCOUNT')) return { gone: err, slot: err.context.slot };

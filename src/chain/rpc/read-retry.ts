@@ -1,6 +1,6 @@
 import { ExponentialBackoff, handleWhen, retry, type IBackoff, type IBackoffFactory, type IRetryBackoffContext } from 'cockatiel';
 import { isBridgeError } from '../../errors.js';
-import { isEndpointMisconfigured, isTransientRpcFailure } from '../../failure-policy.js';
+import { isEndpointMisconfigured, isTransientRpcFailure, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 
 /**
  * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getEpochInfo,
@@ -15,6 +15,16 @@ import { isEndpointMisconfigured, isTransientRpcFailure } from '../../failure-po
 
 /** Attempts of one read, the first included. */
 export const READ_ATTEMPTS = 3;
+/**
+ * Attempts of one read while every failure is the slot floor refused (-32016, the node has not
+ * reached minContextSlot): a provider's load balancer over nodes at different heights answers
+ * that at once from a lagging backend, and the next request may reach a current one (with half
+ * its answers lagging, a read fails 1 in 256 times instead of 1 in 8). Each attempt still starts
+ * only if it can end within the read's budget (readCallBudgetMs), which therefore stays the bound.
+ */
+export const FLOOR_REFUSAL_ATTEMPTS = 8;
+/** The wait before a try that follows a floor refusal. */
+export const FLOOR_REFUSAL_BACKOFF_MS = 50;
 /** First backoff before jitter; doubles per retry. */
 const READ_BACKOFF_INITIAL_MS = 100;
 /** Largest wait between two attempts, also the cap on a node's Retry-After. */
@@ -41,12 +51,14 @@ function retryAfterOf(err: unknown): number | undefined {
 
 /**
  * Decorrelated-jitter exponential backoff whose wait is at least the node's Retry-After,
- * both capped at READ_BACKOFF_MAX_MS.
+ * both capped at READ_BACKOFF_MAX_MS; FLOOR_REFUSAL_BACKOFF_MS after a floor refusal.
  */
 export class RetryAfterBackoff implements IBackoffFactory<IRetryBackoffContext<unknown>> {
   constructor(private readonly jitter: IBackoffFactory<unknown> = defaultJitter()) {}
 
   next(context: IRetryBackoffContext<unknown>): IBackoff<IRetryBackoffContext<unknown>> {
+    // A balancer routes the next request afresh: nothing is gained by waiting for a lagging backend.
+    if ('error' in context.result && isFloorRefusal(context.result.error)) return { duration: FLOOR_REFUSAL_BACKOFF_MS, next: (later) => this.next(later) };
     const jittered = this.jitter.next(context);
     const asked = 'error' in context.result ? (retryAfterOf(context.result.error) ?? 0) : 0;
     const duration = Math.min(READ_BACKOFF_MAX_MS, Math.max(jittered.duration, asked));
@@ -60,17 +72,24 @@ function defaultJitter(): IBackoffFactory<unknown> {
 }
 
 export interface ReadRetry {
-  /** Runs `attempt` up to READ_ATTEMPTS times; `onRetry` is told before each retry is sent. */
+  /** Runs `attempt` up to READ_ATTEMPTS times (FLOOR_REFUSAL_ATTEMPTS while the floor is refused); `onRetry` is told before each retry is sent. */
   execute<T>(attempt: () => Promise<T>, onRetry: () => void, signal: AbortSignal): Promise<T>;
 }
 
 export function createReadRetry(backoff: IBackoffFactory<IRetryBackoffContext<unknown>> = new RetryAfterBackoff()): ReadRetry {
-  const policy = retry(handleWhen(isRetryableReadFailure), { maxAttempts: READ_ATTEMPTS - 1, backoff });
   return {
-    execute: (attempt, onRetry, signal) =>
-      policy.execute(({ attempt: retries }) => {
+    execute: (attempt, onRetry, signal) => {
+      // Other failures keep READ_ATTEMPTS; only floor refusals use the attempts beyond.
+      let otherFailures = 0;
+      const retryable = (err: Error) => isRetryableReadFailure(err) && (isFloorRefusal(err) || ++otherFailures < READ_ATTEMPTS);
+      return retry(handleWhen(retryable), { maxAttempts: FLOOR_REFUSAL_ATTEMPTS - 1, backoff }).execute(({ attempt: retries }) => {
         if (retries > 0) onRetry();
         return attempt();
-      }, signal),
+      }, signal);
+    },
   };
+}
+
+function isFloorRefusal(err: unknown): boolean {
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED;
 }

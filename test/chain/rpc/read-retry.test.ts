@@ -6,6 +6,7 @@ import { isBridgeError } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
 import {
+  FLOOR_REFUSAL_ATTEMPTS,
   READ_ATTEMPTS,
   READ_BACKOFF_MAX_MS,
   RetryAfterBackoff,
@@ -62,6 +63,23 @@ describe('idempotent reads are retried', () => {
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(42);
     expect(await retries('getBalance')).toBe(1);
   });
+
+  it('a load balancer half of whose answers refuse the floor (-32016): up to FLOOR_REFUSAL_ATTEMPTS tries, other failures keep READ_ATTEMPTS', async () => {
+    const floorRefused = { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
+    const refusals = Array.from({ length: FLOOR_REFUSAL_ATTEMPTS - 1 }, () => floorRefused);
+    let rpc = await setup(script(...refusals, balance));
+    expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(42);
+    expect(server?.calls).toHaveLength(FLOOR_REFUSAL_ATTEMPTS);
+    await server?.close();
+    rpc = await setup(script(floorRefused));
+    await expect(rpc.getBalance(address, 'confirmed', signal())).rejects.toThrow(/-32016/);
+    expect(server?.calls).toHaveLength(FLOOR_REFUSAL_ATTEMPTS);
+    await server?.close();
+    // Floor refusals between them do not lend other failures attempts of their own.
+    rpc = await setup(script({ http: 503 }, floorRefused, { http: 503 }, floorRefused, { http: 503 }, balance));
+    await expect(rpc.getBalance(address, 'confirmed', signal())).rejects.toThrow(/503/);
+    expect(server?.calls).toHaveLength(READ_ATTEMPTS + 2);
+  }, 20_000);
 
   it('a timeout is retried, and a read that never gets an answer ends within readCallBudgetMs', async () => {
     const timeoutMs = 150;

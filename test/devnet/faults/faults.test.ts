@@ -232,6 +232,29 @@ describe('slot faults and a second endpoint', () => {
     for (let i = 0; i < 5; i++) expect((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result).toMatchObject({ context: { slot: node.slot }, value: 5_000_000 });
   });
 
+  it('alternateBehindSlots: a lagging answer at slot S holds every transaction whose status names a slot up to S, and none later', async () => {
+    const replica = await node.addEndpoint();
+    replica.faults.set({ alternateBehindSlots: 3, seed: 11 });
+    const funded = Keypair.generate().publicKey;
+    let signature = '';
+    // A call in each slot makes the backend's copy; the airdrop lands in a slot whose copy was
+    // already made by a call before it (the open slot's block takes it).
+    for (let i = 0; i < 12; i++) {
+      await rpc(replica.url, 'getSlot');
+      if (i === 6) signature = node.airdrop(funded, 5_000_000);
+      else node.advanceSlots(1);
+    }
+    const landedAt = (await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value[0].slot as number;
+    // A backend lagging to the landing slot itself, then to the one before it.
+    for (const viewSlot of [landedAt, landedAt - 1]) {
+      replica.faults.set({ alternateBehindSlots: node.slot - viewSlot });
+      const answers = [];
+      for (let i = 0; i < 30; i++) answers.push((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result);
+      expect(answers.filter((answer) => answer.context.slot === viewSlot).length).toBeGreaterThan(3);
+      for (const answer of answers) expect({ slot: answer.context.slot, value: answer.value }).toEqual({ slot: answer.context.slot, value: answer.context.slot >= landedAt ? 5_000_000 : 0 });
+    }
+  });
+
   it('httpStatus: every call answers 403 (admin methods aside) until set to null', async () => {
     node.faults.set({ httpStatus: 403 });
     const refused = await rpc(node.url, 'getSlot');
