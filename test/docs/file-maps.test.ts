@@ -76,14 +76,18 @@ function tableMaps(lines: string[], maps: Maps): void {
 function mapsOf(text: string): Maps {
   const maps: Maps = new Map();
   const lines = text.split('\n');
-  let block: string[] | undefined;
+  // Inside a fence: the lines of a plain one (a map may be there), or null in one with a language (sh, ts: never a map).
+  let block: string[] | null | undefined;
   for (const line of lines) {
-    if (block === undefined && line === '```') block = [];
-    else if (block !== undefined && line.startsWith('```')) {
-      blockMaps(block, maps);
+    if (!line.startsWith('```')) {
+      block?.push(line);
+      continue;
+    }
+    if (block === undefined) block = line === '```' ? [] : null;
+    else {
+      if (block !== null) blockMaps(block, maps);
       block = undefined;
-    } else if (block !== undefined) block.push(line);
-    else if (line.startsWith('```')) block = undefined;
+    }
   }
   tableMaps(lines, maps);
   return maps;
@@ -137,7 +141,7 @@ const DOCUMENTS = MARKDOWN.map((doc) => ({ doc, maps: mapsOf(readFileSync(join(R
 describe('file maps: every map lists every file of its folder, and no file that does not exist', () => {
   it('finds the maps of the documents that keep one (architecture, crank, key custody, chain client)', () => {
     const mapped = DOCUMENTS.flatMap(({ doc, maps }) => [...maps.keys()].map((folder) => `${doc} ${folder}`));
-    for (const expected of ['docs/architecture.md src/', 'docs/architecture.md src/chain/', 'docs/crank.md src/machines/', 'docs/key-custody.md src/signer/', 'docs/architecture.md src/chain/port/', 'docs/chain-client.md src/chain/rpc/']) {
+    for (const expected of ['README.md src/', 'docs/architecture.md src/', 'docs/architecture.md src/chain/', 'docs/crank.md src/machines/', 'docs/key-custody.md src/signer/', 'docs/architecture.md src/chain/port/', 'docs/chain-client.md src/chain/rpc/']) {
       expect(mapped).toContain(expected);
     }
   });
@@ -172,10 +176,19 @@ describe('the map reader', () => {
       '| module (src/b/) | role |',
       '|---|---|',
       '| `four.ts`, `deep/five.ts` | x |',
+      '',
+      '```sh',
+      'echo not a map',
+      '```',
+      '```',
+      'src/c/',
+      '  six.ts',
+      '```',
     ].join('\n');
     const maps = mapsOf(text);
     expect([...maps.get('src/a/')!]).toEqual(['one.ts', 'sub/']);
     expect([...maps.get('src/a/sub/')!]).toEqual(['three.ts']);
     expect([...maps.get('src/b/')!]).toEqual(['four.ts', 'deep/five.ts']);
+    expect([...maps.get('src/c/')!]).toEqual(['six.ts']);
   });
 });
