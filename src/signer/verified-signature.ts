@@ -6,8 +6,9 @@ import { signerFailure } from './signer-failure.js';
 
 /**
  * The one place a signature is checked before anything is sent with it: every transaction
- * (src/chain/client/sign-transaction.ts) and every signer's proof at start (open-signer.ts, one
- * random challenge). A signer is a device that answers; nothing it answers is taken on its word.
+ * (src/chain/client/sign-transaction.ts) and the proof of a token or a key service at start (one
+ * random challenge: pkcs11/pkcs11-signer.ts, remote/remote-signer.ts; a key file's pair is
+ * checked as it is read). A signer is a device that answers; nothing it answers is taken on its word.
  * A signature that does not verify with the public key the signer showed is SIGNER__UNAVAILABLE
  * `key_mismatch`, whichever way the key is held, and never retried within a cycle
  * (src/failure-policy.ts; docs/key-custody.md, "A signature that does not verify").
