@@ -1,3 +1,4 @@
+import { chainBounds } from '../src/chain/chain-bounds.js';
 import { Registry } from 'prom-client';
 import { assembleBridgeChains } from '../src/assemble-crank.js';
 import { createLogger } from '../src/log/logger.js';
@@ -46,7 +47,7 @@ function startInstance(bench: BenchWorld, variant: Variant, handoffMs: number): 
   const logger = createLogger({ level: 'silent' });
   const parts = { ...benchCrankParts(bench, 0, { pollIntervalMs: POLL_INTERVAL_MS, handoffMs }), logger, metrics };
   const chains = assembleBridgeChains(parts);
-  const crank = startCrank({ settings: parts.config, chains: variant === 'after' ? chains : { ...chains, lease: undefined }, logger, metrics });
+  const crank = startCrank({ settings: parts.config, chains: variant === 'after' ? chains : { ...chains, lease: undefined }, chainBounds: chainBounds(parts.config), logger, metrics });
   return { crank, metrics };
 }
 

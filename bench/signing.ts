@@ -7,13 +7,13 @@
  * latency: a real HSM or key service adds its round trip.
  */
 import { Keypair, PublicKey } from '@solana/web3.js';
-import type { AuthoritySigner } from '../src/chain/authority-signer.js';
-import { FileKeySigner } from '../src/chain/client/file-key-signer.js';
+import type { AuthoritySigner } from '../src/signer/authority-signer.js';
+import { FileKeySigner } from '../src/signer/file-key-signer.js';
 import { signTransaction } from '../src/chain/client/sign-transaction.js';
 import { ackWithdrawInstruction } from '../src/chain/codec/builders.js';
 import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../src/chain/pda.js';
-import { loadAuthoritySigner } from '../src/config/keypair.js';
+import { loadAuthoritySigner } from '../src/signer/open-signer.js';
 import { startKeyServiceFake, type KeyServiceName } from '../test/support/key-service-fakes.js';
 import { createSoftHsm, TOKEN_PIN } from '../test/support/softhsm.js';
 import { percentile, type Bench, type BenchResult, type Row } from './report.js';

@@ -1,6 +1,7 @@
-import type { AuthoritySigner } from './chain/authority-signer.js';
-import type { BridgeChains } from './chain/bridge-chains.js';
-import { tokenRenewalReport } from './chain/signers/token-renewal-report.js';
+import type { AuthoritySigner } from './signer/authority-signer.js';
+import type { BridgeChains } from './chain/port/bridge-chains.js';
+import { chainBounds } from './chain/chain-bounds.js';
+import { tokenRenewalReport } from './signer/token-renewal-report.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
@@ -29,7 +30,7 @@ export interface CrankParts {
 export function assembleCrank(parts: CrankParts): CrankService {
   const { config, signer, logger, metrics } = parts;
   if (signer.observe !== undefined) signer.observe(tokenRenewalReport(logger, metrics));
-  return startCrank({ settings: config, chains: assembleBridgeChains(parts), logger, metrics, signer: () => signer.describe() });
+  return startCrank({ settings: config, chains: assembleBridgeChains(parts), chainBounds: chainBounds(config), logger, metrics, signer: () => signer.describe() });
 }
 
 /** The chain client alone, as the crank gets it (a bench measures its reads without a crank). */

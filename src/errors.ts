@@ -1,5 +1,4 @@
-import { chainName } from './chain/chain-name.js';
-import type { ChainSide } from './domain.js';
+import { chainName, type ChainSide } from './domain.js';
 
 /**
  * One error class for the whole server, with a code per failure and a typed context
@@ -61,7 +60,7 @@ export interface BridgeErrorContexts {
   CHAIN__INSUFFICIENT_FUNDS: { authority: string; chain: ChainSide; chainId: number; lamports: number; needed: number; paying: number };
   /**
    * The configured authority is not in a tracker's authority set (the chain client's read and
-   * the planners look it up in one place, src/chain/authority-position.ts). `account`: the
+   * the planners look it up in one place, src/chain/port/authority-position.ts). `account`: the
    * tracker's address when the caller knows it.
    */
   CHAIN__AUTHORITY_NOT_FOUND: { account?: string; chain: ChainSide; authority: string };

@@ -152,7 +152,8 @@ export function hasAttemptsLeft(failedAttempts: number, maxAttempts: number): bo
 // A token that went away (removed, an HSM restarting) or failed one signature: the next attempt
 // re-opens the session and logs in. A refused PIN is not retried: a few wrong PINs lock a token.
 // A key service that timed out, throttled or failed inside is asked again; a refused
-// permission or a disabled key waits for an operator.
+// permission or a disabled key waits for an operator. A signature that does not verify
+// (`key_mismatch`) is never retried, whichever signer made it (docs/key-custody.md).
 const RETRIED_SIGNER_FAILURES: ReadonlySet<SignerFailure> = new Set(['session_lost', 'sign_failed', 'token_not_found', 'service_unavailable']);
 
 function retriesSubmission(facts: SubmitFacts, cause: unknown): boolean {

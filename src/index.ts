@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import type { AuthoritySigner } from './chain/authority-signer.js';
+import type { AuthoritySigner } from './signer/authority-signer.js';
 import { endpointLabels } from './chain/rpc/endpoint-choice.js';
 import { parseConfig, RUNTIME_VARIABLES, type Config, type CrankConfig } from './config/config.js';
 import { describeError, isBridgeError } from './errors.js';
@@ -78,7 +78,7 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     const { config, warnings } = parseConfig(env);
     if (config.crank === undefined) return { config, authority: undefined, warnings: [...warnings, CRANK_DISABLED_LINE] };
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
-    const { loadAuthoritySigner } = await import('./config/keypair.js');
+    const { loadAuthoritySigner } = await import('./signer/open-signer.js');
     const loaded = await loadAuthoritySigner(config.crank.authorityKeypair, env);
     return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {

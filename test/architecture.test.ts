@@ -117,22 +117,33 @@ describe('architecture: who may import what', () => {
     expect(server.filter(({ file, target }) => under('src/chain')(file) && (under('src/machines')(target) || under('src/http')(target)))).toEqual([]);
   });
 
-  it('the crank sees the chain only through its interface: src/machines/ imports of src/chain/ only the interface modules', () => {
-    // BridgeChains and the bounds of its calls; the records it carries (types.ts), the signer's
-    // description and the chain names; the pure functions over those records the planners apply.
-    const chainInterface = [
-      'src/chain/bridge-chains.ts',
-      'src/chain/chain-bounds.ts',
-      'src/chain/types.ts',
-      'src/chain/authority-signer.ts',
-      'src/chain/chain-name.ts',
-      'src/chain/authority-position.ts',
-      'src/chain/result-wire.ts',
-    ];
+  it('the crank sees the chain only through its port: src/machines/ imports of src/chain/ only src/chain/port/ and the records (types.ts)', () => {
+    // The port is a folder, not a list: a file the crank needs joins src/chain/port/ (docs/architecture.md, "The crank's port").
+    const allowed = [under('src/chain/port'), under('src/chain/types.ts')];
     const crank = server.filter(({ file }) => under('src/machines')(file));
     const fromChain = crank.filter(({ bare, target }) => !bare && under('src/chain')(target));
     expect(fromChain.length).toBeGreaterThan(0);
-    expect(fromChain.filter(({ target }) => !chainInterface.includes(target))).toEqual([]);
+    expect(fromChain.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
+  });
+
+  it('the port imports nothing below it: of src/chain/ only itself, the records and the protocol codecs; nothing of client/ or rpc/', () => {
+    const allowed = [under('src/chain/port'), under('src/chain/types.ts'), under('src/chain/codec'), under('src/chain/program-errors.ts')];
+    const fromPort = server.filter(({ file, bare, target }) => under('src/chain/port')(file) && !bare && under('src/chain')(target));
+    expect(fromPort.length).toBeGreaterThan(0);
+    expect(fromPort.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
+    // And what the port builds on never reaches below it either.
+    const fromCodec = server.filter(({ file, bare, target }) => (under('src/chain/codec')(file) || file === 'src/chain/program-errors.ts') && !bare && under('src/chain')(target));
+    expect(fromCodec.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
+  });
+
+  it('no import points up: the shared leaves of src/ (domain, errors, failure policy, text, time) import no folder of src/', () => {
+    const leaves = ['src/domain.ts', 'src/errors.ts', 'src/failure-policy.ts', 'src/text.ts', 'src/time.ts'];
+    expect(server.filter(({ file, bare, target }) => leaves.includes(file) && !bare && !leaves.includes(target))).toEqual([]);
+  });
+
+  it('the signer is one folder beside the chain: src/signer/ imports nothing of chain, machines, http or config', () => {
+    const outside = ['src/chain', 'src/machines', 'src/http', 'src/config'].map(under);
+    expect(server.filter(({ file, bare, target }) => under('src/signer')(file) && !bare && outside.some((rule) => rule(target)))).toEqual([]);
   });
 
   it('a start loads the HTTP server alone: the Solana stack, the crank and the signers load only with runtime configuration', () => {

@@ -62,9 +62,10 @@ const ROWS: Record<string, unknown[]> = {
   'Action: some entries of a cleanup refused by the program': [submit('entries_refused')],
   'Action: the attempt ran past its deadline (one transaction\'s life)': [new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action: 'ack_deposit', deadlineMs: 60_000 })],
   'Signer: the PKCS#11 session lost, a signature refused or the token not found (token removed, HSM restarting)': (['session_lost', 'sign_failed', 'token_not_found'] as const).map(signer),
-  'Signer: the token refused the PIN, the key is gone, changed, mismatched or not Ed25519, the module does not load': (
-    ['login_refused', 'key_not_found', 'key_changed', 'key_mismatch', 'not_ed25519', 'module_not_loaded'] as const
+  'Signer: the token refused the PIN, the key is gone, changed or not Ed25519, the module does not load': (
+    ['login_refused', 'key_not_found', 'key_changed', 'not_ed25519', 'module_not_loaded'] as const
   ).map(signer),
+  "Signer: a signature that does not verify with the authority's public key, from a key file, a token or a key service": [signer('key_mismatch')],
   'Signer: a key service did not answer in time, throttled or failed inside (a 5xx)': [signer('service_unavailable')],
   'Signer: a key service refused a permission or the key is disabled': (['permission_denied', 'key_unusable'] as const).map(signer),
   'A configuration or contract error (a missing or malformed tracker, an unknown authority, a planner that lacks an entry)': [

@@ -1,4 +1,4 @@
-import { authoritySlot, ownNextIndex } from '../../src/chain/authority-position.js';
+import { authoritySlot, ownNextIndex } from '../../src/chain/port/authority-position.js';
 import type { ChainSide } from '../../src/domain.js';
 import { decodeDepositEntries, decodeTrackerHeader, decodeWithdrawEntries } from '../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';

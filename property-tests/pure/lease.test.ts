@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AuthorityView, LeaseObservation } from '../../src/chain/bridge-chains.js';
+import type { AuthorityView, LeaseObservation } from '../../src/chain/port/bridge-chains.js';
 import type { CrankSettings } from '../../src/machines/crank-context.js';
 import { initialLease, leaseAfterStep, type LeaseFacts, type LeaseStepOutcome } from '../../src/machines/lease.js';
 import { decideAfterRead } from '../../src/machines/read-decision.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { BridgeView } from '../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import type { DepositEntry, DepositResult, RejectionReason, WithdrawEntry } from '../../src/chain/types.js';
 import { planAckDeposits, planAckWithdraws, planCleanups } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, deposit, withdrawal } from '../../test/machines/support/bridge-view.js';

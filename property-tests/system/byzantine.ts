@@ -1,6 +1,6 @@
 import type { Keypair } from '@solana/web3.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../../src/chain/bridge-chains.js';
-import { depositResultToWire } from '../../src/chain/result-wire.js';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains } from '../../src/chain/port/bridge-chains.js';
+import { depositResultToWire } from '../../src/chain/port/result-wire.js';
 import type { DepositEntry, DepositResult, WithdrawEntry } from '../../src/chain/types.js';
 import type { World } from '../../devnet/index.js';
 import { describeError } from '../../src/errors.js';

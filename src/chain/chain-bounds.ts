@@ -2,13 +2,15 @@ import { HISTORY_READ_ROUNDS } from './client/authority-history.js';
 import { MAX_SIMULATIONS } from './client/compute-budget.js';
 import { STATE_READ_ROUNDS } from './client/read-state.js';
 import { DEFAULT_SUBMIT_TIMING } from './client/transaction-sender.js';
+import type { ChainBounds } from './port/bridge-chains.js';
 import { readCallBudgetMs } from './rpc/read-retry.js';
 
 /**
  * How long the chain layer's calls behind BridgeChains can take at most, for the crank's bounds
- * (docs/crank.md, "Bounds"). Part of the chain layer's interface beside bridge-chains.ts: the
- * crank sees these numbers, never the client and RPC constants they are made of, which are
- * imported here from where each is enforced.
+ * (docs/crank.md, "Bounds"): the client's side of the port's ChainBounds. The wiring
+ * (src/assemble-crank.ts) hands the crank these numbers as values; the crank never imports
+ * this file, nor the client and RPC constants they are made of, which are imported here from
+ * where each is enforced.
  *
  * - read = readCallBudgetMs(rpcTimeoutMs): one read call with all its tries (read-retry.ts).
  * - cycle read = (STATE_READ_ROUNDS + HISTORY_READ_ROUNDS) sequential rounds of `read`: readState
@@ -27,6 +29,11 @@ export interface ChainBoundSettings {
    * slots). Unknown to a server in general, so the default is the confirm timeout that caps it.
    */
   blockhashLifetimeMs?: number;
+}
+
+/** The bounds the crank is started with (src/machines/delays.ts makes its own of them). */
+export function chainBounds(settings: ChainBoundSettings): ChainBounds {
+  return { cycleReadMs: cycleReadMs(settings), transactionLifeMs: transactionLifeMs(settings) };
 }
 
 /** Sequential rounds of read calls in one readState and one readAuthority. */

@@ -1,4 +1,4 @@
-import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction, LeaseObservation } from '../chain/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction, LeaseObservation } from '../chain/port/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';

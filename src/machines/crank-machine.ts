@@ -1,5 +1,5 @@
 import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
-import { hasAttemptsLeft, landedSignaturesOf, retriesAction } from '../failure-policy.js';
+import { landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
   attemptedIn,
   cycleKind,
@@ -24,10 +24,11 @@ import {
   type Submission,
 } from './crank-context.js';
 import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
-import { attemptEvent, STEP_ACTIONS, STEP_CHAINS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
-import { idleWaitAfterChunk, isCycleDue, nextCycleDelay, retryBackoffDelay } from './delays.js';
+import { attemptEvent, STEP_ACTIONS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
+import { crankGuards } from './crank-guards.js';
+import { idleWaitAfterChunk, nextCycleDelay, retryBackoffDelay } from './delays.js';
 import { chainsShortOfFees, errorText, feeFacts } from './health.js';
-import { hasBacklog, isRelayableWithdrawResult } from './planning/cycle-plan.js';
+import { hasBacklog } from './planning/cycle-plan.js';
 import { leaseAfterStep, leaseAfterStepFailure, type LeaseStepOutcome, type LeaseWant } from './lease.js';
 import { decideAfterRead } from './read-decision.js';
 import { isHalted, quietWindowMs } from './role.js';
@@ -59,35 +60,7 @@ const crankSetup = setup({
     submitAction: fromPromise<ActionReport, Submission>(unprovided('submitAction')),
     keepLease: fromPromise<LeaseStepOutcome, LeaseWant>(unprovided('keepLease')),
   },
-  guards: {
-    hasQueuedRequests: ({ context }) => context.queuedRequests.length > 0,
-    isCycleDue: ({ context }) => isCycleDue(pollSchedule(context)),
-    isStopRequested: ({ context }) => context.stopRequested,
-    // Crank cycle step 1: the source has deposits this authority has not voted on yet.
-    hasAckDepositWork: ({ context: { plan } }) => plan !== null && plan.ackDeposit.votes.length > 0,
-    // Crank cycle step 3: finalized destination results wait for this authority's vote. Rule 3.1
-    // again on every planned vote (the planner applied it first), so that no vote for an unready
-    // result can leave even if planning went wrong.
-    hasAckWithdrawWork: ({ context: { plan } }) =>
-      plan !== null && plan.ackWithdraw.votes.length > 0 && plan.ackWithdraw.votes.every((planned) => isRelayableWithdrawResult(planned.destination)),
-    // Crank cycle step 5: finalized deposit entries not cleaned up yet.
-    hasCleanupWork: ({ context: { plan } }) => plan !== null && plan.cleanup.indices.length > 0,
-    hasAttemptsLeft: ({ context }) => hasAttemptsLeft(context.progress.attempt, context.settings.maxAttempts),
-    isRetryableFailure: ({ context }) => context.progress.failure?.retryable === true,
-    // A base of 0 is the only one whose every backoff is 0 ms (delays.ts): no timer at all,
-    // since a 0 ms timer still waits 1 ms in Node and each retry would wait one more.
-    retriesAtOnce: ({ context }) => context.settings.retryBackoffMs === 0,
-    // A step submits only while active (role.ts) with no doubt on its lease left to check (a
-    // retry's re-read can raise one: lease.ts), not halted on a second signer, and while the
-    // authority can pay the fees on the chain the step's transactions land on.
-    maySubmit: ({ context: { health, settings } }, params: { step: CrankStep }) =>
-      health.role.role === 'active' &&
-      health.lease.want?.kind !== 'confirm' &&
-      !isHalted(settings.onForeignSigner, health.foreignSigner) &&
-      !chainsShortOfFees(health.fees).includes(STEP_CHAINS[params.step]),
-    isDryRun: ({ context }) => context.settings.dryRun,
-    hasLeaseStep: ({ context }) => context.health.lease.want !== null,
-  },
+  guards: crankGuards,
   // Every write to the context is an assign, every message to the runtime an emit; a step that
   // does both from one computation (one reading of the clock, one role decision) enqueues both.
   actions: {

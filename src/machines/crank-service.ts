@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
-import type { SignerDescription } from '../chain/authority-signer.js';
-import type { BridgeChains, PlannedWork, SigningLease } from '../chain/bridge-chains.js';
+import type { SignerDescription } from '../signer/authority-signer.js';
+import type { BridgeChains, ChainBounds, PlannedWork, SigningLease } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS } from '../domain.js';
 import { BridgeError, describeError } from '../errors.js';
@@ -70,14 +70,16 @@ export interface CrankService {
 
 /**
  * The configuration the crank runs on: the machine's settings, plus what the runtime around it
- * reads (the `stalled` bound's RPC timeout, the inspector, the published alert threshold).
+ * reads (the inspector, the published alert threshold).
  * A CrankConfig fits whole; tests pass one with their own values.
  */
-export type CrankRunSettings = ConfiguredCrankSettings & Pick<CrankConfig, 'rpcTimeoutMs' | 'inspectUrl' | 'transferWaitAlertMs'>;
+export type CrankRunSettings = ConfiguredCrankSettings & Pick<CrankConfig, 'inspectUrl' | 'transferWaitAlertMs'>;
 
 export interface StartCrankOptions {
   settings: CrankRunSettings;
   chains: BridgeChains;
+  /** How long the chains' calls take at most, from the chain client (src/chain/chain-bounds.ts). */
+  chainBounds: ChainBounds;
   logger: Logger;
   metrics: Metrics;
   /** Which key signs, for /health: a file, or a PKCS#11 token and whether its session is open. */
@@ -88,7 +90,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const { settings, metrics } = options;
   const bounds = {
     startedAtMs: Date.now(),
-    stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings),
+    stalledAfterMs: settings.pollIntervalMs + worstCaseCycleMs(settings, options.chainBounds),
     foreignSignerHoldMs: foreignSignerHoldMs(settings.pollIntervalMs),
   };
   const log = options.logger.child({ component: 'crank' });
@@ -96,7 +98,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const inspection = createCrankInspection(log, settings.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
   const latency = createLatencyTelemetry(metrics);
-  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(settings) }) }), {
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options.chainBounds) }) }), {
     input: crankSettings(settings),
     inspect: (event) => inspection.inspect(event),
   });

@@ -1,4 +1,4 @@
-import type { LandingMode } from '../chain/bridge-chains.js';
+import type { LandingMode } from '../chain/port/bridge-chains.js';
 import { CHAINS, type ChainSide } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';

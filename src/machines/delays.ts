@@ -1,4 +1,4 @@
-import { cycleReadMs, transactionLifeMs, type ChainBoundSettings } from '../chain/chain-bounds.js';
+import type { ChainBounds } from '../chain/port/bridge-chains.js';
 import { MAX_TIMER_DELAY_MS } from '../time.js';
 
 /**
@@ -85,8 +85,8 @@ function backoffCeilingMs(failedAttempts: number, baseMs: number): number {
 
 /**
  * How long one attempt, one action and one whole cycle can take at most, from the settings and
- * what the chain layer says its calls take (src/chain/chain-bounds.ts: `read`, `cycle read`,
- * `life`; docs/crank.md, "Bounds"):
+ * what the chain client says its calls take (the port's ChainBounds, computed by
+ * src/chain/chain-bounds.ts: `cycle read`, `life`; docs/crank.md, "Bounds"):
  *
  * - attempt = life: startCrank aborts an attempt at that deadline (a transaction left without an
  *   outcome stays pending and the next attempt resolves it first), so batches that land one
@@ -95,7 +95,7 @@ function backoffCeilingMs(failedAttempts: number, baseMs: number): number {
  * - cycle = cycle read + 3 actions.
  */
 
-export interface CycleBoundSettings extends ChainBoundSettings {
+export interface CycleBoundSettings {
   maxAttempts: number;
   retryBackoffMs: number;
 }
@@ -104,8 +104,8 @@ export interface CycleBoundSettings extends ChainBoundSettings {
 const ACTIONS_PER_CYCLE = 3;
 
 /** Where startCrank cuts an attempt: one transaction's life. */
-export function attemptDeadlineMs(settings: CycleBoundSettings): number {
-  return transactionLifeMs(settings);
+export function attemptDeadlineMs(chain: ChainBounds): number {
+  return chain.transactionLifeMs;
 }
 
 /** The longest backoff before each retry, summed: the full, unjittered delay of retryBackoffDelay. */
@@ -123,12 +123,12 @@ function backoffsMs(settings: Pick<CycleBoundSettings, 'maxAttempts' | 'retryBac
 }
 
 /** One action: every attempt, and before each retry its backoff and a fresh cycle read. */
-export function worstCaseActionMs(settings: CycleBoundSettings): number {
+export function worstCaseActionMs(settings: CycleBoundSettings, chain: ChainBounds): number {
   const retries = settings.maxAttempts - 1;
-  return settings.maxAttempts * attemptDeadlineMs(settings) + backoffsMs(settings) + retries * cycleReadMs(settings);
+  return settings.maxAttempts * attemptDeadlineMs(chain) + backoffsMs(settings) + retries * chain.cycleReadMs;
 }
 
 /** One cycle: the read, then the three actions. */
-export function worstCaseCycleMs(settings: CycleBoundSettings): number {
-  return cycleReadMs(settings) + ACTIONS_PER_CYCLE * worstCaseActionMs(settings);
+export function worstCaseCycleMs(settings: CycleBoundSettings, chain: ChainBounds): number {
+  return chain.cycleReadMs + ACTIONS_PER_CYCLE * worstCaseActionMs(settings, chain);
 }

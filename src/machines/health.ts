@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import type { KeyServiceKind, SignerDescription } from '../chain/authority-signer.js';
-import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/bridge-chains.js';
-import { chainName } from '../chain/chain-name.js';
+import type { KeyServiceKind, SignerDescription } from '../signer/authority-signer.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
-import { CHAINS, type ChainSide } from '../domain.js';
+import { CHAINS, type ChainSide, chainName } from '../domain.js';
 import { describeError } from '../errors.js';
 import { boundText } from '../text.js';
 import { LEASE_STATUSES, type LeaseFacts } from './lease.js';

@@ -1,4 +1,4 @@
-import type { BridgeChains, SigningLease } from '../chain/bridge-chains.js';
+import type { BridgeChains, SigningLease } from '../chain/port/bridge-chains.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { LeaseFacts } from './lease.js';

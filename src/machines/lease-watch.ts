@@ -1,4 +1,4 @@
-import type { SigningLease } from '../chain/bridge-chains.js';
+import type { SigningLease } from '../chain/port/bridge-chains.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { setLongTimeout } from '../time.js';

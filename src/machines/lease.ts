@@ -1,4 +1,4 @@
-import type { LeaseObservation } from '../chain/bridge-chains.js';
+import type { LeaseObservation } from '../chain/port/bridge-chains.js';
 import type { RoleFacts, RoleChange, RoleSettings } from './role.js';
 
 /**

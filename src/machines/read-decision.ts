@@ -1,4 +1,4 @@
-import type { AuthorityView, LeaseObservation } from '../chain/bridge-chains.js';
+import type { AuthorityView, LeaseObservation } from '../chain/port/bridge-chains.js';
 import type { CrankSettings } from './crank-context.js';
 import { leaseAfterRead, type LeaseFacts } from './lease.js';
 import type { CrankEmitted } from './crank-types.js';

@@ -1,7 +1,6 @@
-import type { AuthorityView, NonceMove } from '../chain/bridge-chains.js';
-import { chainName } from '../chain/chain-name.js';
+import type { AuthorityView, NonceMove } from '../chain/port/bridge-chains.js';
 import type { ForeignSignerPolicy } from '../config/config.js';
-import { CHAINS, type ChainSide } from '../domain.js';
+import { CHAINS, type ChainSide, chainName } from '../domain.js';
 
 /*
  * The role: which instance of a signer submits (docs/crank.md, "Role"). The chain is the only

@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import { KEY_SERVICE_NAMES, type SignerDescription } from '../chain/authority-signer.js';
+import { KEY_SERVICE_NAMES, type SignerDescription } from '../signer/authority-signer.js';
 import type { TrackerSummary } from '../transfers/transfer-queries.js';
 import { PHASES, type ResultView, type TransferView, type Voters } from '../transfers/transfer-view.js';
 import type { StatusReport, TransferAge } from './status.js';

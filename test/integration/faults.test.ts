@@ -1,3 +1,4 @@
+import { chainBounds } from '../../src/chain/chain-bounds.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import type { FaultSettings } from '../../devnet/faults/settings.js';
@@ -50,7 +51,7 @@ describe('RPC faults', () => {
       const elapsedMs = Date.now() - started;
       // Each attempt waited for its blockhash to expire; none re-signed inside the attempt.
       expect(elapsedMs).toBeGreaterThan(settings.maxAttempts * blockhashLifetimeMs);
-      expect(elapsedMs).toBeLessThan(worstCaseCycleMs({ ...settings, blockhashLifetimeMs }));
+      expect(elapsedMs).toBeLessThan(worstCaseCycleMs(settings, chainBounds({ ...settings, blockhashLifetimeMs })));
       const expiries = a.logs.records().filter((record) => record.level === 'warn' && String(record.msg).startsWith('blockhash expired before the transaction landed'));
       expect(expiries).toHaveLength(settings.maxAttempts);
       const health = a.service.health();

@@ -5,7 +5,7 @@ import { PublicKey } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serverEnv } from '../../devnet/server-env.js';
 import { ServerProcess, ensureBuilt } from '../support/server-process.js';
-import { loadAuthoritySigner } from '../../src/config/keypair.js';
+import { loadAuthoritySigner } from '../../src/signer/open-signer.js';
 import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../support/softhsm.js';
 import { waitFor } from '../support/wait-for.js';
 import { crankOnce } from './support/authority-server.js';

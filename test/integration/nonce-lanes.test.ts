@@ -1,8 +1,8 @@
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../src/signer/file-key-signer.js';
 import { createBridgeChains } from '../../src/chain/client/index.js';
-import { ownNextIndex } from '../../src/chain/authority-position.js';
+import { ownNextIndex } from '../../src/chain/port/authority-position.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { captureLogs } from '../support/log-capture.js';
 import { afterEach, describe, expect, it } from 'vitest';

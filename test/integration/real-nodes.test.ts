@@ -1,3 +1,4 @@
+import { chainBounds } from '../../src/chain/chain-bounds.js';
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,7 +57,7 @@ describe('a chain without transaction history', () => {
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
     // Resolved from the status cache at the blockhash's expiry (about 3 s), long before the attempt deadline.
     expect(expiredAfterMs).toBeLessThan(15_000);
-    expect(attemptDeadlineMs(settings)).toBeGreaterThan(100_000);
+    expect(attemptDeadlineMs(chainBounds(settings))).toBeGreaterThan(100_000);
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(3);
     expect(a.service.health().last_error).toBeNull();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthorityView } from '../../src/chain/bridge-chains.js';
+import type { AuthorityView } from '../../src/chain/port/bridge-chains.js';
 import {
   afterUnknownHistory,
   HISTORY_DOUBT_WINDOWS,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { BridgeView } from '../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
 import type { CrankReport } from '../../src/machines/crank-types.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/time.js';

@@ -1,5 +1,6 @@
+import { chainBounds } from '../../src/chain/chain-bounds.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { BridgeView } from '../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';
 import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';
@@ -11,7 +12,7 @@ import { metricValue } from '../support/metric-value.js';
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
 
 const POLL_MS = 15_000;
-const STALLED_AFTER_MS = POLL_MS + worstCaseCycleMs({ maxAttempts: 3, retryBackoffMs: 1000, rpcTimeoutMs: 10_000 });
+const STALLED_AFTER_MS = POLL_MS + worstCaseCycleMs({ maxAttempts: 3, retryBackoffMs: 1000 }, chainBounds({ rpcTimeoutMs: 10_000 }));
 
 /** ack_deposit work on the destination (2 votes: one transaction) and ack_withdraw work on the source. */
 function bothChainsWork(): BridgeView {

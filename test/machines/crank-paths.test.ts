@@ -13,7 +13,7 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
-import type { AuthorityView } from '../../src/chain/bridge-chains.js';
+import type { AuthorityView } from '../../src/chain/port/bridge-chains.js';
 import { chainsShortOfFees } from '../../src/machines/health.js';
 import type { CycleRead, ActionReport, Submission } from '../../src/machines/crank-context.js';
 import type { CrankSettings, ReadInput } from '../../src/machines/crank-context.js';

@@ -4,7 +4,7 @@ import { STATE_READ_ROUNDS } from '../../src/chain/client/read-state.js';
 import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/tracker-reader.js';
 import { DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
 import { withAttemptDeadline } from '../../src/machines/crank-service.js';
-import { CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/chain-bounds.js';
+import { chainBounds, CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/chain-bounds.js';
 import {
   attemptDeadlineMs,
   idleWaitAfterChunk,
@@ -123,7 +123,7 @@ const BUDGET = 5 * READ;
 describe('cycle bound', () => {
   it("one transaction's life with the defaults: its budget reads, blockhash read, first send, the 120 s confirm cap, one last wait round", () => {
     expect(transactionLifeMs(DEFAULTS)).toBe(BUDGET + READ + 10_000 + 120_000 + (3 * READ + 10_000 + 450));
-    expect(attemptDeadlineMs(DEFAULTS)).toBe(transactionLifeMs(DEFAULTS));
+    expect(attemptDeadlineMs(chainBounds(DEFAULTS))).toBe(transactionLifeMs(DEFAULTS));
   });
 
   it("a known blockhash lifetime shortens the wait to it plus one height check, never past the confirm cap", () => {
@@ -136,18 +136,19 @@ describe('cycle bound', () => {
     expect(CYCLE_READ_ROUNDS).toBe(9);
     expect(cycleReadMs(DEFAULTS)).toBe(9 * READ);
     const life = transactionLifeMs(DEFAULTS);
-    expect(worstCaseActionMs(DEFAULTS)).toBe(3 * life + (1000 + 2000) + 2 * 9 * READ);
-    expect(worstCaseCycleMs(DEFAULTS)).toBe(9 * READ + 3 * worstCaseActionMs(DEFAULTS));
+    const chain = chainBounds(DEFAULTS);
+    expect(worstCaseActionMs(DEFAULTS, chain)).toBe(3 * life + (1000 + 2000) + 2 * 9 * READ);
+    expect(worstCaseCycleMs(DEFAULTS, chain)).toBe(9 * READ + 3 * worstCaseActionMs(DEFAULTS, chain));
     // About 98 minutes: the bound /health's `stalled` waits for, plus the poll interval.
-    expect(Math.round(worstCaseCycleMs(DEFAULTS) / 60_000)).toBe(98);
+    expect(Math.round(worstCaseCycleMs(DEFAULTS, chain) / 60_000)).toBe(98);
   });
 
   it('backoffs stop growing at the 60 s cap, and a huge attempt count stays finite', () => {
     const many = { maxAttempts: 10, retryBackoffMs: 30_000, rpcTimeoutMs: 1000 };
     const life = transactionLifeMs(many);
     // 30 s, then the 60 s cap eight times.
-    expect(worstCaseActionMs(many)).toBe(10 * life + 30_000 + 8 * 60_000 + 9 * cycleReadMs(many));
-    expect(Number.isFinite(worstCaseCycleMs({ maxAttempts: 4_294_967_295, retryBackoffMs: 1000, rpcTimeoutMs: 1000 }))).toBe(true);
+    expect(worstCaseActionMs(many, chainBounds(many))).toBe(10 * life + 30_000 + 8 * 60_000 + 9 * cycleReadMs(many));
+    expect(Number.isFinite(worstCaseCycleMs({ maxAttempts: 4_294_967_295, retryBackoffMs: 1000 }, chainBounds({ rpcTimeoutMs: 1000 })))).toBe(true);
   });
 
   it('the read rounds hold for the code: each window run fits one slice, three runs fit one round, history pages then lookups', () => {

@@ -9,7 +9,7 @@ import { captureLogs } from '../support/log-capture.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import { fails, ScriptedChains } from './support/scripted-chains.js';
 import { startWebSocketSink, type WebSocketSink } from './support/websocket-sink.js';
-import { TEST_CRANK_SETTINGS } from './support/test-crank.js';
+import { TEST_CHAIN_BOUNDS, TEST_CRANK_SETTINGS } from './support/test-crank.js';
 
 const SECRET = Uint8Array.from({ length: 64 }, (_, i) => 200 - i);
 const SECRET_TEXT = [...SECRET].join(',');
@@ -26,6 +26,7 @@ function startOnDemandCrank(chains: ScriptedChains, logger: Logger, inspectUrl?:
   return startCrank({
     settings: { ...TEST_CRANK_SETTINGS, pollIntervalMs: 60_000, maxAttempts: 1, retryBackoffMs: 0, inspectUrl },
     chains,
+    chainBounds: TEST_CHAIN_BOUNDS,
     logger,
     metrics: createMetrics(new Registry()),
   });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LeaseObservation, SigningLease } from '../../src/chain/bridge-chains.js';
+import type { LeaseObservation, SigningLease } from '../../src/chain/port/bridge-chains.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import type { ScriptedChains } from './support/scripted-chains.js';
 import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';

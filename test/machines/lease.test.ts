@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthorityView, LeaseObservation } from '../../src/chain/bridge-chains.js';
+import type { AuthorityView, LeaseObservation } from '../../src/chain/port/bridge-chains.js';
 import type { CrankSettings } from '../../src/machines/crank-context.js';
 import { initialLease, leaseAfterStep, leaseAfterStepFailure, type LeaseFacts } from '../../src/machines/lease.js';
 import { decideAfterRead } from '../../src/machines/read-decision.js';

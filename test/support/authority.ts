@@ -2,7 +2,7 @@ import type { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { World } from '../../devnet/index.js';
 import type { CrankParts } from '../../src/assemble-crank.js';
-import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../src/signer/file-key-signer.js';
 import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
 import type { CrankConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/logger.js';

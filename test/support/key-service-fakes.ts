@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
-import { ed25519PrivateKeyObject } from '../../src/chain/ed25519.js';
+import { ed25519PrivateKeyObject } from '../../src/signer/ed25519.js';
 
 /**
  * Local stand-ins for AWS KMS, Google Cloud KMS and Vault transit: a loopback HTTP server each,

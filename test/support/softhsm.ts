@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import pkcs11js from 'pkcs11js';
-import { ed25519PrivateKeyDer } from '../../src/chain/ed25519.js';
+import { ed25519PrivateKeyDer } from '../../src/signer/ed25519.js';
 
 /**
  * A SoftHSM token store of the test's own, in a temporary directory named by SOFTHSM2_CONF:

@@ -1,6 +1,6 @@
 import type { ChainSide } from '../../domain.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { LandingSummary } from '../bridge-chains.js';
+import type { LandingSummary } from '../port/bridge-chains.js';
 
 /**
  * How one chain's transactions land, measured in slots (docs/chain-client.md, "Landing

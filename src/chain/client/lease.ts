@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import { sleep } from '../../time.js';
-import type { AuthoritySigner } from '../authority-signer.js';
-import type { LeaseObservation, LeaseRelease, LeaseTaking, SigningLease } from '../bridge-chains.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
+import type { LeaseObservation, LeaseRelease, LeaseTaking, SigningLease } from '../port/bridge-chains.js';
 import { leaseAddress, leaseState, releaseLeaseInstructions, takeLeaseInstructions, takeOverLeaseInstructions } from '../lease-account.js';
 import { preflightFailure } from '../rpc/rpc-failure.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';

@@ -1,7 +1,7 @@
 import { PublicKey } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { AuthorityTransaction, NonceMove } from '../bridge-chains.js';
+import type { AuthorityTransaction, NonceMove } from '../port/bridge-chains.js';
 import { nonceAccountState } from '../nonce-account.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { HistoryTransaction } from './authority-history.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../log/logger.js';
-import type { NonceMove } from '../bridge-chains.js';
+import type { NonceMove } from '../port/bridge-chains.js';
 
 /**
  * Who moved each nonce of one chain's pool (docs/chain-client.md, "Who signs, from the nonces").

@@ -1,8 +1,7 @@
 import type { PublicKey } from '@solana/web3.js';
-import type { ChainSide, CrankAction } from '../../domain.js';
+import { chainName, type ChainSide, type CrankAction } from '../../domain.js';
 import type { Logger } from '../../log/logger.js';
-import type { LandingMode } from '../bridge-chains.js';
-import { chainName } from '../chain-name.js';
+import type { LandingMode } from '../port/bridge-chains.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, type NonceAccountState } from '../nonce-account.js';
 import { BridgeError } from '../../errors.js';
 import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';

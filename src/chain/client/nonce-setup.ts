@@ -1,10 +1,9 @@
 import bs58 from 'bs58';
 import type { PublicKey } from '@solana/web3.js';
-import type { ChainSide } from '../../domain.js';
+import { chainName, type ChainSide } from '../../domain.js';
 import { BridgeError } from '../../errors.js';
 import { sleep } from '../../time.js';
-import type { AuthoritySigner } from '../authority-signer.js';
-import { chainName } from '../chain-name.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import { LAMPORTS_PER_SIGNATURE } from '../fee-rate.js';
 import { isFundedOnly, NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, nonceSetupInstructions, rentExemptLamports } from '../nonce-account.js';
 import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';

@@ -1,6 +1,6 @@
 import { ComputeBudgetProgram } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { AuthoritySigner } from '../authority-signer.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import { advanceNonceInstruction } from '../nonce-account.js';
 import { signTransaction } from './sign-transaction.js';
 import { NO_EXPIRY, type NonceBinding } from './signature-watch.js';

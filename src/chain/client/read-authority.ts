@@ -2,7 +2,7 @@ import type { PublicKey } from '@solana/web3.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
-import type { AuthorityChainView, AuthorityView } from '../bridge-chains.js';
+import type { AuthorityChainView, AuthorityView } from '../port/bridge-chains.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { AuthorityHistory } from './authority-history.js';
 import type { MoveProofs } from './move-proofs.js';

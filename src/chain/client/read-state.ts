@@ -1,5 +1,5 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
-import type { BridgeView, ReadLimits, TrackerWindow } from '../bridge-chains.js';
+import type { BridgeView, ReadLimits, TrackerWindow } from '../port/bridge-chains.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { decodeDepositEntries, decodeWithdrawEntries } from '../codec/accounts.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
@@ -7,7 +7,7 @@ import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../types.js';
 import type { ChainSide } from '../../domain.js';
 import { ReadMeter, readEntries, readTrackerHeader, readTrackerHeaderWith, type HeaderCompanions, type HeaderRead, type TrackerRef } from './tracker-reader.js';
 import { positionRanges } from './window.js';
-import { authoritySlot, ownNextIndex, toEntryIndex } from '../authority-position.js';
+import { authoritySlot, ownNextIndex, toEntryIndex } from '../port/authority-position.js';
 
 /**
  * One consistent view of both trackers for the vote planner (docs/chain-client.md, "readState:

@@ -5,7 +5,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import { truncateAtRemoved, type ChainEndpoint } from './read-state.js';
 import { ReadMeter, readEntryBytes, readTrackerHeader } from './tracker-reader.js';
-import { toEntryIndex } from '../authority-position.js';
+import { toEntryIndex } from '../port/authority-position.js';
 import { nextTurn } from '../../time.js';
 
 /**

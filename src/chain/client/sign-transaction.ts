@@ -1,7 +1,7 @@
 import { Transaction, type PublicKey, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
 import type { CrankAction } from '../../domain.js';
-import type { AuthoritySigner } from '../authority-signer.js';
-import { ed25519PublicKeyObject, verifiesEd25519 } from '../ed25519.js';
+import type { AuthoritySigner } from '../../signer/authority-signer.js';
+import { verifiedSignature } from '../../signer/verified-signature.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
 import { leadingBatchSize } from './batch.js';
 import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
@@ -21,8 +21,9 @@ export interface SignedWire {
 
 /**
  * A legacy transaction of `instructions`, paid and signed by the authority alone. The signature
- * is checked against the public key before the bytes leave, as web3.js's serialize() would: a
- * token that signs with another key than the one it showed at start fails here, not on chain.
+ * is checked against the public key before the bytes leave (verifiedSignature), as web3.js's
+ * serialize() would: a signer that signs with another key than the one it showed at start fails
+ * here with SIGNER__UNAVAILABLE `key_mismatch`, not on chain.
  */
 export async function signTransaction(
   signer: AuthoritySigner,
@@ -33,10 +34,7 @@ export async function signTransaction(
   const feePayer = signer.publicKey;
   const transaction = new Transaction({ feePayer, blockhash, lastValidBlockHeight }).add(...instructions);
   const message = transaction.serializeMessage();
-  const signature = await signer.sign(message);
-  if (!verifiesEd25519(ed25519PublicKeyObject(feePayer), message, signature)) {
-    throw new Error('the ed25519 signature does not verify against the authority public key');
-  }
+  const signature = await verifiedSignature(signer, message);
   transaction.addSignature(feePayer, Buffer.from(signature));
   return { wire: transaction.serialize({ verifySignatures: false }), signature };
 }

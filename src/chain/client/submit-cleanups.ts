@@ -2,7 +2,7 @@ import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { BridgeError } from '../../errors.js';
 import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { BridgeChains, CleanupReport } from '../bridge-chains.js';
+import type { BridgeChains, CleanupReport } from '../port/bridge-chains.js';
 import { decodeDepositEntries } from '../codec/accounts.js';
 import { cleanupDepositInstruction } from '../codec/builders.js';
 import { DEPOSIT_ENTRY_SIZE } from '../codec/layout.js';
@@ -11,7 +11,7 @@ import { asSubmitFailure, sendBatches, submitFailure, type ActionTarget, type Ba
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
 import { coveringRanges } from './window.js';
-import { toEntryIndex } from '../authority-position.js';
+import { toEntryIndex } from '../port/authority-position.js';
 
 /**
  * cleanup_deposit for the given source entries, batched. The instruction needs each entry's

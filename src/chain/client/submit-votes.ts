@@ -2,11 +2,11 @@ import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
 import { resendAfterRefusal } from '../../failure-policy.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains, LandedTransaction, SubmitReport } from '../bridge-chains.js';
+import type { AckDepositVote, AckWithdrawVote, BridgeChains, LandedTransaction, SubmitReport } from '../port/bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction } from '../codec/builders.js';
 import { depositResultToArg } from '../codec/instructions.js';
 import { tokenPairAddress } from '../pda.js';
-import { depositResultFromWire, parseU64 } from '../result-wire.js';
+import { depositResultFromWire, parseU64 } from '../port/result-wire.js';
 import { reconcileVotes } from './reconcile-votes.js';
 import { ReadMeter, readTrackerHeader, type TrackerRef } from './tracker-reader.js';
 import {
@@ -18,7 +18,7 @@ import {
   type SubmitterOn,
   type TransactionJob,
 } from './transaction-sender.js';
-import { ownNextIndex } from '../authority-position.js';
+import { ownNextIndex } from '../port/authority-position.js';
 
 /**
  * ack_deposit / ack_withdraw: votes in index order, consecutive votes batched into as few

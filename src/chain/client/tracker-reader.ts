@@ -1,13 +1,12 @@
 import type { Commitment, PublicKey } from '@solana/web3.js';
 import { BridgeError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide } from '../../domain.js';
+import { chainVariables, type ChainSide } from '../../domain.js';
 import { assertOwnedBy, decodeTrackerHeader } from '../codec/accounts.js';
 import { malformedAccount } from '../codec/account-errors.js';
 import { TRACKER_HEADER_SIZE, entryOffset, entrySize, trackerAccountSize } from '../codec/layout.js';
 import type { AccountData, ChainRpc } from '../rpc/chain-rpc.js';
 import { MAX_ACCOUNT_SLICE_BYTES } from '../rpc/bounded-body.js';
-import { chainVariables } from '../chain-name.js';
 import type { TrackerHeader, TrackerKind } from '../types.js';
 import { mapBounded } from './concurrency.js';
 import { sliceRanges, type EntryRange } from './window.js';

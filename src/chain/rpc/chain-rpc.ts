@@ -8,14 +8,13 @@ import {
   type SignatureStatus,
 } from '@solana/web3.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide } from '../../domain.js';
+import { chainName, type ChainSide } from '../../domain.js';
 import { EndpointPool, type Endpoint } from './endpoint-pool.js';
 import { createReadRetry, readCallBudgetMs } from './read-retry.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
 import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { chainName } from '../chain-name.js';
 import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
 import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS } from './bounded-body.js';
 

@@ -4,9 +4,8 @@ import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js
 import { isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ChainSide } from '../../domain.js';
+import { chainName, chainVariables, type ChainSide } from '../../domain.js';
 import { sleep } from '../../time.js';
-import { chainName, chainVariables } from '../chain-name.js';
 import {
   chainGenesis,
   endpointLabels,

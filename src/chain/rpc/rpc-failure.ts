@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
 import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
-import type { ChainSide } from '../../domain.js';
+import { chainName, chainVariables, type ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
-import { chainName, chainVariables } from '../chain-name.js';
 
 /**
  * What an RPC answer says when it fails: the plain JSON-RPC call whose error answer becomes a

@@ -1,7 +1,6 @@
-import type { ChainSide } from '../../domain.js';
+import { chainName, type ChainSide } from '../../domain.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { chainName } from '../chain-name.js';
 import {
   corroboratedSlot,
   corroboratingClaim,

@@ -1,7 +1,7 @@
-import type { BridgeView, ReadLimits, AckDepositVote, AckWithdrawVote, TrackerWindow } from '../../chain/bridge-chains.js';
+import type { BridgeView, ReadLimits, AckDepositVote, AckWithdrawVote, TrackerWindow } from '../../chain/port/bridge-chains.js';
 import type { DepositEntry, WithdrawEntry, CreatedTokenAccount, DepositResult, WithdrawStatus } from '../../chain/types.js';
-import { ownNextIndex } from '../../chain/authority-position.js';
-import { depositResultToWire } from '../../chain/result-wire.js';
+import { ownNextIndex } from '../../chain/port/authority-position.js';
+import { depositResultToWire } from '../../chain/port/result-wire.js';
 import { BridgeError } from '../../errors.js';
 
 /**
@@ -234,7 +234,7 @@ export function planCleanups(view: BridgeView, limit: number): CleanupPlan {
 /**
  * Reading a BridgeView the way the planners need it: single entries by index, failing loudly
  * when the read does not cover what voting needs (this authority's position:
- * src/chain/authority-position.ts).
+ * src/chain/port/authority-position.ts).
  */
 
 /**

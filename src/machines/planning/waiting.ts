@@ -1,5 +1,5 @@
-import type { BridgeView } from '../../chain/bridge-chains.js';
-import { ownNextIndex } from '../../chain/authority-position.js';
+import type { BridgeView } from '../../chain/port/bridge-chains.js';
+import { ownNextIndex } from '../../chain/port/authority-position.js';
 import type { ChainSide, CrankAction } from '../../domain.js';
 import { type CyclePlan, entryIndex } from './cycle-plan.js';
 

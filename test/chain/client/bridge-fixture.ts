@@ -1,9 +1,9 @@
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import type { AckDepositVote, BridgeChains } from '../../../src/chain/bridge-chains.js';
+import type { AckDepositVote, BridgeChains } from '../../../src/chain/port/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { key } from '../../support/deposit-entry.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';

@@ -1,7 +1,7 @@
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
-import { FileKeySigner } from '../../../src/chain/client/file-key-signer.js';
+import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
+import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { signTransaction } from '../../../src/chain/client/sign-transaction.js';
 import { ackWithdrawInstruction } from '../../../src/chain/codec/builders.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
@@ -26,7 +26,7 @@ describe('signTransaction with the file-key signer', () => {
   it('refuses a signature that does not verify against the public key the signer shows', async () => {
     const other = new FileKeySigner(Keypair.generate());
     const lying: AuthoritySigner = { publicKey: authority.publicKey, sign: (message) => other.sign(message), describe: () => ({ kind: 'file' }) };
-    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/does not verify against the authority public key/);
+    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/^keypair file: the signature returned does not verify with the authority's public key/);
   });
 
   it('shows no key material when serialized', () => {

@@ -1,6 +1,6 @@
 import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AckWithdrawVote } from '../../../src/chain/bridge-chains.js';
+import type { AckWithdrawVote } from '../../../src/chain/port/bridge-chains.js';
 import {
   authority,
   depositTracker,

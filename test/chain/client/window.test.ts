@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isBridgeError } from '../../../src/errors.js';
 import { truncateAtRemoved } from '../../../src/chain/client/read-state.js';
 import { coveringRanges, positionRanges, sliceRanges } from '../../../src/chain/client/window.js';
-import { authoritySlot, ownNextIndex, toEntryIndex } from '../../../src/chain/authority-position.js';
+import { authoritySlot, ownNextIndex, toEntryIndex } from '../../../src/chain/port/authority-position.js';
 import type { TrackerHeader, WithdrawEntry } from '../../../src/chain/types.js';
 
 const ACCOUNT = 'Tracker1111111111111111111111111111111111111';

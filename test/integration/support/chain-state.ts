@@ -1,4 +1,4 @@
-import { ownNextIndex } from '../../../src/chain/authority-position.js';
+import { ownNextIndex } from '../../../src/chain/port/authority-position.js';
 import { PublicKey } from '@solana/web3.js';
 import { decodeDepositEntries, decodeTokenPair, decodeTrackerHeader, decodeWithdrawEntries } from '../../../src/chain/codec/accounts.js';
 import { entryOffset } from '../../../src/chain/codec/layout.js';

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { assembleCrank } from '../../../src/assemble-crank.js';
-import type { AuthoritySigner } from '../../../src/chain/authority-signer.js';
+import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
 import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
 import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
 import type { CrankConfig } from '../../../src/config/config.js';

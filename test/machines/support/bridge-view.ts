@@ -1,5 +1,5 @@
 import { Keypair } from '@solana/web3.js';
-import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
 import type { TransferRange } from '../../../src/chain/client/read-transfers.js';
 import type {
   DepositEntry,

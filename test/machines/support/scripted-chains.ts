@@ -13,7 +13,7 @@ import type {
   SigningLease,
   LandingSummary,
   SubmitReport,
-} from '../../../src/chain/bridge-chains.js';
+} from '../../../src/chain/port/bridge-chains.js';
 import type { ChainSide } from '../../../src/domain.js';
 import { BridgeError } from '../../../src/errors.js';
 import { AUTHORITY } from './bridge-view.js';

@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
-import type { BridgeView } from '../../../src/chain/bridge-chains.js';
+import { chainBounds } from '../../../src/chain/chain-bounds.js';
+import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
 import { startCrank, type CrankRunSettings } from '../../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
@@ -19,7 +20,6 @@ export const TEST_CRANK_SETTINGS: CrankRunSettings = {
   pollIntervalMs: 15_000,
   maxAttempts: 3,
   retryBackoffMs: 1000,
-  rpcTimeoutMs: 10_000,
   onForeignSigner: 'continue',
   minBalanceLamports: 0,
   dryRun: false,
@@ -27,6 +27,9 @@ export const TEST_CRANK_SETTINGS: CrankRunSettings = {
   inspectUrl: undefined,
   transferWaitAlertMs: 600_000,
 };
+
+/** What the chain client says its calls take with the default RPC timeout (10 s). */
+export const TEST_CHAIN_BOUNDS = chainBounds({ rpcTimeoutMs: 10_000 });
 
 export interface TestCrankOptions extends Partial<CrankRunSettings> {
   /** Script the chains before the crank starts (its startup cycle reads at once). */
@@ -39,7 +42,7 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
   before?.(chains);
   const logs: CapturedLogs = captureLogs('debug');
   const metrics: Metrics = createMetrics(new Registry());
-  const crank = startCrank({ settings: { ...TEST_CRANK_SETTINGS, ...settings }, chains, logger: logs.logger, metrics });
+  const crank = startCrank({ settings: { ...TEST_CRANK_SETTINGS, ...settings }, chains, chainBounds: TEST_CHAIN_BOUNDS, logger: logs.logger, metrics });
   return { chains, logs, metrics, crank };
 }
 
