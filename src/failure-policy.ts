@@ -115,7 +115,7 @@ const TRANSIENT_TRANSACTION_ERRORS: ReadonlySet<string> = new Set([
   'WouldExceedAccountDataBlockLimit',
   'TooManyAccountLocks',
   // The program costs more than the simulation measured (an upgrade rolling out): a new attempt
-  // measures again and cuts the batch to what fits (src/chain/client/compute-budget.ts).
+  // measures again and cuts the batch to what fits (src/chain/client/budget/compute-budget.ts).
   'ComputationalBudgetExceeded',
 ]);
 

@@ -3,7 +3,7 @@ import { assembleBridgeChains, type CrankParts } from '../../src/assemble-crank.
 import type { BridgeChains } from '../../src/chain/bridge-chains.js';
 import { FileKeySigner } from '../../src/chain/client/file-key-signer.js';
 import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
-import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
+import type { SubmitTiming } from '../../src/chain/client/submit/transaction-sender.js';
 import type { World } from '../../devnet/index.js';
 import type { CrankConfig } from '../../src/config/config.js';
 import { devnetCrankConfig } from '../../test/support/crank-config.js';
