@@ -33,7 +33,8 @@ import { zeroLandingCounters } from './submit/signature-watch.js';
 import { cleanupActions, cleanupFor } from './submit/submit-cleanups.js';
 import { ackDepositFor, ackWithdrawFor, voteActions } from './submit/submit-votes.js';
 import type { TrackerRef } from './read/tracker-reader.js';
-import { TransactionSender, type SubmitTiming, type SubmitterOn } from './submit/transaction-sender.js';
+import type { SubmitterOn } from './submit/send-batches.js';
+import { TransactionSender, type SubmitTiming } from './submit/transaction-sender.js';
 
 /**
  * The BridgeChains the crank drives, over two Solana JSON-RPC endpoints

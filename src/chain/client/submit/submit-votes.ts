@@ -9,15 +9,8 @@ import { tokenPairAddress } from '../../pda.js';
 import { depositResultFromWire, parseU64 } from '../../result-wire.js';
 import { reconcileVotes } from './reconcile-votes.js';
 import { ReadMeter, readTrackerHeader, type TrackerRef } from '../read/tracker-reader.js';
-import {
-  asSubmitFailure,
-  sendBatches,
-  submitFailure,
-  type BatchItem,
-  type BudgetedSubmitter,
-  type SubmitterOn,
-  type TransactionJob,
-} from './transaction-sender.js';
+import { sendBatches, type BatchItem, type BudgetedSubmitter, type SubmitterOn } from './send-batches.js';
+import { asSubmitFailure, submitFailure, type TransactionJob } from './send-outcome.js';
 import { ownNextIndex } from '../../authority-position.js';
 
 /**
