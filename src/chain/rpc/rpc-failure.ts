@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
+import { HISTORY_NOT_AVAILABLE, isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
 import type { ChainSide } from '../../domain.js';
 import { boundText } from '../../text.js';
 import { chainName, chainVariables } from '../chain-name.js';
@@ -189,4 +189,9 @@ export function preflightFailure(err: unknown): PreflightFailure | undefined {
   const lines: unknown[] = 'logs' in data && Array.isArray(data.logs) ? data.logs : [];
   const logs = lines.filter((line): line is string => typeof line === 'string');
   return { transactionError: data.err, logs };
+}
+
+/** The failure of a history read when no endpoint of the chain keeps transaction history. */
+export function isHistoryUnavailable(err: unknown): boolean {
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === HISTORY_NOT_AVAILABLE;
 }

@@ -1,7 +1,8 @@
 import type { AccountMeta, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from '../../../log/logger.js';
 import type { Metrics } from '../../../metrics/metrics.js';
-import type { ChainRpc, SlotPrioritizationFee } from '../../rpc/chain-rpc.js';
+import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { SlotPrioritizationFee } from '../../rpc/rpc-answers.js';
 import type { FeeEstimates } from '../../rpc/fee-estimate.js';
 import { readLastLandedPrice } from './landed-price.js';
 import { LANDING_RATE_THRESHOLD } from '../submit/landing-record.js';

@@ -7,7 +7,8 @@ import type { AuthoritySigner } from '../../authority-signer.js';
 import { chainName } from '../../chain-name.js';
 import { LAMPORTS_PER_SIGNATURE } from '../../fee-rate.js';
 import { isFundedOnly, NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, nonceSetupInstructions, rentExemptLamports } from '../../nonce-account.js';
-import type { AccountData, ChainRpc } from '../../rpc/chain-rpc.js';
+import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { AccountData } from '../../rpc/rpc-answers.js';
 import { signTransaction } from '../sign-transaction.js';
 
 /**

@@ -5,7 +5,9 @@ import type { Metrics } from '../../../metrics/metrics.js';
 import type { AuthorityTransaction } from '../../bridge-chains.js';
 import { ed25519PublicKeyObject, verifiesEd25519 } from '../../ed25519.js';
 import { isLeaseOperation } from '../../lease-account.js';
-import { isHistoryUnavailable, type ChainRpc, type TransactionSignatures } from '../../rpc/chain-rpc.js';
+import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { TransactionSignatures } from '../../rpc/rpc-answers.js';
+import { isHistoryUnavailable } from '../../rpc/rpc-failure.js';
 import { mapBounded } from './concurrency.js';
 import { messageFacts, type RecentValues } from './signer-evidence.js';
 

@@ -6,8 +6,9 @@ import type { ChainSide, CrankAction } from '../../../domain.js';
 import { boundText } from '../../../text.js';
 import { chainName } from '../../chain-name.js';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../fee-rate.js';
-import { isHistoryUnavailable, type ChainHeight, type ChainRpc, type SignatureStatusAt } from '../../rpc/chain-rpc.js';
-import { shortRpcFailure } from '../../rpc/rpc-failure.js';
+import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { ChainHeight, SignatureStatusAt } from '../../rpc/rpc-answers.js';
+import { isHistoryUnavailable, shortRpcFailure } from '../../rpc/rpc-failure.js';
 import type { ComputeBudget } from '../budget/compute-budget.js';
 
 /**
