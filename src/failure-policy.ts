@@ -9,7 +9,7 @@ import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './e
  *
  * - a read within one RPC call (src/chain/rpc/read-retry.ts): `isTransientRpcFailure`; a
  *   send is never re-asked, its bytes are rebroadcast while `isDefiniteSendRefusal` is false;
- * - the rest of a batch within one attempt (src/chain/client/transaction-sender.ts):
+ * - the rest of a batch within one attempt (src/chain/client/submit/send-batches.ts):
  *   `resendAfterRefusal`;
  * - an action within a cycle (`retriesAction`, recorded with the failed attempt; the machine's
  *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts); what a

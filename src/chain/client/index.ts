@@ -178,7 +178,7 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
   };
 }
 
-/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce-setup.ts). */
+/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce/nonce-setup.ts). */
 export interface NoncePools {
   plan(authority: PublicKey, size: number, signal: AbortSignal): Promise<NoncePoolPlan[]>;
   setUp(signer: AuthoritySigner, plans: readonly NoncePoolPlan[], signal: AbortSignal): Promise<NoncePoolSetup[]>;

@@ -277,7 +277,7 @@ const LANDED_READ_TIMEOUT_MS = 5_000;
 
 /**
  * What one of the crank's own transactions showed when it landed, read once (one getTransaction,
- * within LANDED_READ_TIMEOUT_MS and the response bound of ../rpc/bounded-body.ts): the units it
+ * within LANDED_READ_TIMEOUT_MS and the response bound of ../../rpc/bounded-body.ts): the units it
  * consumed set the action's ceiling (`ComputeCeilings.used`). Without history, or when the read
  * fails or says nothing, the limit it landed under does (`landed`). Never fails the landing.
  */

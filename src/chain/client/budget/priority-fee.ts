@@ -122,7 +122,7 @@ function writableAccounts(instructions: readonly TransactionInstruction[]): Publ
   return [...byKey.values()].slice(0, MAX_FEE_ACCOUNTS);
 }
 
-/** What the bidder reads of the chain's landing (./landing-record.ts). */
+/** What the bidder reads of the chain's landing (../submit/landing-record.ts). */
 interface LandingRate {
   /** The first-version landing rate of the last ten minutes; undefined with too few outcomes. */
   rate(): number | undefined;

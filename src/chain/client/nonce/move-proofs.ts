@@ -14,7 +14,7 @@ import { moveKey } from '../read/signer-evidence.js';
  * never existed. It proves a second signer in one of two ways:
  *
  * - its transaction: one the key's history lists, whose signatures verify, that advances that
- *   account from the value this process saw (./authority-history.ts). That transaction is the
+ *   account from the value this process saw (../read/authority-history.ts). That transaction is the
  *   second signer the read reports, carrying the move;
  * - a second endpoint: both values of the move are held by at least two endpoints. At the read
  *   after a move was seen without its transaction, its account is read on every endpoint in

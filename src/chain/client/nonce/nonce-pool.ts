@@ -48,7 +48,7 @@ export interface NoncePoolOptions {
   chainId: number;
   /** BRIDGE_NONCE_ACCOUNTS. */
   size: number;
-  /** Every nonce value read is one this process saw (./signer-evidence.ts). */
+  /** Every nonce value read is one this process saw (../read/signer-evidence.ts). */
   recent: RecentValues;
   logger: Logger;
 }

@@ -13,7 +13,7 @@ import type { RecentValues } from './signer-evidence.js';
  * The authority's own accounts on both chains, read concurrently: its fee balance (also
  * published as bridge_authority_balance_lamports) and what its key signed since the previous
  * read, from its history, each transaction of another signer proven (./signer-evidence.ts) and
- * carrying the move of the pool's nonces it made (./move-proofs.ts). The RecentBlockhashes
+ * carrying the move of the pool's nonces it made (../nonce/move-proofs.ts). The RecentBlockhashes
  * sysvar is read first: what makes a transaction new. Read at confirmed, like the vote positions.
  */
 

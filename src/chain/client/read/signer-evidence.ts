@@ -37,7 +37,7 @@ export class RecentValues {
 
   /**
    * The value is the first this process saw of the account: a transaction advancing it from there
-   * may be its previous life's, left in flight at the restart (as ./nonce-moves.ts excuses the move).
+   * may be its previous life's, left in flight at the restart (as ../nonce/nonce-moves.ts excuses the move).
    */
   isFirstNonce(account: string, value: string): boolean {
     return this.#firstNonces.get(account) === value;

@@ -23,7 +23,7 @@ import { sliceRanges, type EntryRange } from './window.js';
  * check of each entry read.
  */
 
-/** At most this many bytes of account data per request (the response limit of ../rpc/bounded-body.ts follows from it). */
+/** At most this many bytes of account data per request (the response limit of ../../rpc/bounded-body.ts follows from it). */
 export const MAX_SLICE_BYTES = MAX_ACCOUNT_SLICE_BYTES;
 /** Slice requests in flight per tracker read. */
 export const SLICE_CONCURRENCY = 4;

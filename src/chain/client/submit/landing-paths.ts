@@ -6,7 +6,7 @@ import type { SignedTransaction } from './signature-watch.js';
 
 /**
  * What the TransactionSender does besides its read endpoints for each transaction it watches:
- * the same signed bytes to every send-only path (../rpc/send-paths.ts) each time they go to
+ * the same signed bytes to every send-only path (../../rpc/send-paths.ts) each time they go to
  * the read endpoints, which paths accepted each version, and, once the outcome is known,
  * the landing measured in slots (./landing-record.ts). In blockhash mode a transaction has one
  * version, so every path carries the same bytes; in nonce mode every version excludes the

@@ -18,7 +18,7 @@ const MAX_WINDOW_EVENTS = 4_096;
 
 /**
  * Below this first-version landing rate over the window the chain is landing poorly: the bid
- * starts one escalation step higher (./priority-fee.ts) and alert BridgeLandingRateLow fires
+ * starts one escalation step higher (../budget/priority-fee.ts) and alert BridgeLandingRateLow fires
  * (deploy/prometheus/alerts.yml). Drift's keepers alarm at the same 0.9 over ten minutes.
  */
 export const LANDING_RATE_THRESHOLD = 0.9;
