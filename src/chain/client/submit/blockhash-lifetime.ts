@@ -1,4 +1,7 @@
+import type { TransactionInstruction } from '@solana/web3.js';
+import type { CrankAction } from '../../../domain.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { Landing } from '../sign-transaction.js';
 import { submitFailure, type SendOutcome } from './send-outcome.js';
 import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from './lifetime.js';
 
@@ -16,7 +19,11 @@ export class BlockhashLifetime implements TransactionLifetime {
     private readonly core: SendingCore,
   ) {}
 
-  signingValue(_landing: unknown, signal: AbortSignal): Promise<LifetimeValue> {
+  landing(_action: CrankAction, tipped: TransactionInstruction[]): Landing {
+    return { leading: tipped };
+  }
+
+  signingValue(_landing: Landing, signal: AbortSignal): Promise<LifetimeValue> {
     return this.rpc.getLatestBlockhash('confirmed', signal);
   }
 

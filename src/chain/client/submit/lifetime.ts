@@ -1,4 +1,5 @@
-import type { SignatureStatus } from '@solana/web3.js';
+import type { SignatureStatus, TransactionInstruction } from '@solana/web3.js';
+import type { CrankAction } from '../../../domain.js';
 import type { SignedVoid } from '../nonce/nonce-void.js';
 import type { Landing } from '../sign-transaction.js';
 import type { Carried } from './landing-paths.js';
@@ -54,6 +55,8 @@ export interface SendingCore {
 export interface TransactionLifetime {
   /** Whether a transaction that never landed says its price was too low (the bidder steps up). */
   readonly notLandedIsOutbid: boolean;
+  /** How `action`'s next batch lands: the instructions that lead it (`tipped`: the tip's, if any) and, with a nonce, its lane. */
+  landing(action: CrankAction, tipped: TransactionInstruction[]): Landing;
   /** The value to sign `landing`'s next transaction against: `binding` again for a re-sign. */
   signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue>;
   /** Before the first send's bytes leave (`pending` is already in flight). */

@@ -1,4 +1,7 @@
+import type { TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from '../../../log/logger.js';
+import type { CrankAction } from '../../../domain.js';
+import { advanceNonceInstruction } from '../../nonce-account.js';
 import { isBridgeError, type BridgeError } from '../../../errors.js';
 import type { Metrics } from '../../../metrics/metrics.js';
 import type { AuthoritySigner } from '../../authority-signer.js';
@@ -13,8 +16,9 @@ import { submitFailure, type SendOutcome } from './send-outcome.js';
 import { NO_EXPIRY, type NonceBinding } from './signature-watch.js';
 
 /**
- * The durable-nonce lifetime (../nonce/nonce-pool.ts): a transaction signed against its action's
- * nonce value can land until that value moves, and no block height ends it. While it has not
+ * The durable-nonce lifetime (../nonce/nonce-pool.ts): a transaction led by AdvanceNonceAccount
+ * of its action's lane and signed against that nonce's value can land until the value moves, and
+ * no block height ends it. While it has not
  * moved, a re-priced version against the same value joins it at the chain's measured re-sign
  * pace; whichever version lands, the others cannot. The crank voids one it no longer wants by
  * advancing the nonce itself (../nonce/nonce-void.ts). docs/chain-client.md, "Landing once:
@@ -42,6 +46,12 @@ export class NonceLifetime implements TransactionLifetime {
     private readonly options: NonceLifetimeOptions,
     private readonly core: SendingCore,
   ) {}
+
+  /** Behind AdvanceNonceAccount of the action's lane: a nonce transaction's first instruction. */
+  landing(action: CrankAction, tipped: TransactionInstruction[]): Landing {
+    const lane = this.options.nonces!.laneOf(action);
+    return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey), ...tipped], lane };
+  }
 
   /** `binding` for a re-sign; otherwise the lane's current value (a lane comes only from the pool). */
   async signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue> {

@@ -14,7 +14,6 @@ import { preflightFailure } from '../../rpc/rpc-failure.js';
 import type { SignedSignatures } from '../read/authority-history.js';
 import { budgetInstructions, type ComputeBudget } from '../budget/compute-budget.js';
 import type { NoncePool } from '../nonce/nonce-pool.js';
-import { advanceNonceInstruction } from '../../nonce-account.js';
 import { priceWithTip, tipInstruction, type TipSettings } from '../budget/tip.js';
 import { signTransaction, type Landing } from '../sign-transaction.js';
 import { BlockhashLifetime } from './blockhash-lifetime.js';
@@ -109,9 +108,9 @@ export class TransactionSender {
   landingFor(action: CrankAction): Landing {
     const { nonces: pool, tip, signer } = this.options;
     const tipped = tip === undefined ? [] : [tipInstruction(signer.publicKey, tip)];
-    if (pool?.mode !== 'nonce') return { leading: tipped };
-    const lane = pool.laneOf(action);
-    return { leading: [advanceNonceInstruction(lane, signer.publicKey), ...tipped], lane };
+    // The pool's mode decides the lifetime of what is signed next; what was signed keeps its own.
+    const lifetime = pool?.mode === 'nonce' ? this.nonce : this.blockhash;
+    return lifetime.landing(action, tipped);
   }
 
   /** The lifetime of `signed`: what it was signed against says until when it can land. */
