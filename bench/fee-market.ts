@@ -1,6 +1,6 @@
 import { SystemProgram, VersionedTransaction } from '@solana/web3.js';
-import { MAX_COMPUTE_UNIT_LIMIT } from '../src/chain/client/compute-budget.js';
-import type { PriorityFeeBounds } from '../src/chain/client/priority-fee.js';
+import { MAX_COMPUTE_UNIT_LIMIT } from '../src/chain/client/budget/compute-budget.js';
+import type { PriorityFeeBounds } from '../src/chain/client/budget/priority-fee.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, priorityFeeLamports } from '../src/chain/fee-rate.js';
 import { sleep } from '../src/time.js';
 import type { Bench, BenchResult, Table } from './report.js';

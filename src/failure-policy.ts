@@ -9,7 +9,7 @@ import { isBridgeError, type BridgeErrorContexts, type SignerFailure } from './e
  *
  * - a read within one RPC call (src/chain/rpc/read-retry.ts): `isTransientRpcFailure`; a
  *   send is never re-asked, its bytes are rebroadcast while `isDefiniteSendRefusal` is false;
- * - the rest of a batch within one attempt (src/chain/client/transaction-sender.ts):
+ * - the rest of a batch within one attempt (src/chain/client/submit/send-batches.ts):
  *   `resendAfterRefusal`;
  * - an action within a cycle (`retriesAction`, recorded with the failed attempt; the machine's
  *   `isRetryableFailure` guard reads it, up to BRIDGE_CRANK_MAX_ATTEMPTS attempts); what a
@@ -115,7 +115,7 @@ const TRANSIENT_TRANSACTION_ERRORS: ReadonlySet<string> = new Set([
   'WouldExceedAccountDataBlockLimit',
   'TooManyAccountLocks',
   // The program costs more than the simulation measured (an upgrade rolling out): a new attempt
-  // measures again and cuts the batch to what fits (src/chain/client/compute-budget.ts).
+  // measures again and cuts the batch to what fits (src/chain/client/budget/compute-budget.ts).
   'ComputationalBudgetExceeded',
 ]);
 

@@ -206,8 +206,9 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
     }
   });
 
-  it('keeps each path within 12 files (issue 35: one cycle to /health, one failed send to last_error)', () => {
-    const long = paths.filter(({ files }) => files.length > 12).map(({ heading, files }) => `${heading}: ${files.length} files`);
+  // Issue 35 set 12; issue 43 split the sender along its lifetimes, so the failed send opens the send, its outcome and the batch loop as three files.
+  it('keeps each path within 14 files (issue 35: one cycle to /health, one failed send to last_error)', () => {
+    const long = paths.filter(({ files }) => files.length > 14).map(({ heading, files }) => `${heading}: ${files.length} files`);
     expect(long).toEqual([]);
   });
 

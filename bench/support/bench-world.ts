@@ -1,4 +1,4 @@
-import type { PriorityFeeBounds } from '../../src/chain/client/priority-fee.js';
+import type { PriorityFeeBounds } from '../../src/chain/client/budget/priority-fee.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { assembleCrank } from '../../src/assemble-crank.js';
-import type { PriorityFeeBounds } from '../../src/chain/client/priority-fee.js';
-import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
+import type { PriorityFeeBounds } from '../../src/chain/client/budget/priority-fee.js';
+import type { SubmitTiming } from '../../src/chain/client/submit/transaction-sender.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { CrankService } from '../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';

@@ -1,6 +1,6 @@
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
 import { hasThresholdYes } from '../../devnet/program/votes.js';
-import { DEFAULT_SUBMIT_TIMING } from '../../src/chain/client/transaction-sender.js';
+import { DEFAULT_SUBMIT_TIMING } from '../../src/chain/client/submit/transaction-sender.js';
 import { percentile, type Column, type Row } from '../report.js';
 import type { BenchWorld } from './bench-world.js';
 import { readTrackers } from './ledger.js';

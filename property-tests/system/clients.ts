@@ -1,7 +1,7 @@
 import { Connection, type Keypair } from '@solana/web3.js';
 import { assembleBridgeChains, type CrankParts } from '../../src/assemble-crank.js';
 import type { BridgeChains } from '../../src/chain/port/bridge-chains.js';
-import type { SubmitTiming } from '../../src/chain/client/transaction-sender.js';
+import type { SubmitTiming } from '../../src/chain/client/submit/transaction-sender.js';
 import type { World } from '../../devnet/index.js';
 import type { CrankConfig } from '../../src/config/config.js';
 import { authorityParts as harnessParts, initNoncePools } from '../../test/support/authority.js';

@@ -172,13 +172,13 @@ export class HonestCrank {
   }
 }
 
-/** The chain client's log line when it signs a higher-priced version against the same nonce value (transaction-sender.ts). */
+/** The chain client's log line when it signs a higher-priced version against the same nonce value (nonce-lifetime.ts). */
 const RESIGNED = '"msg":"not landed yet: signed again one escalation step higher against the same nonce value"';
 
 /** The crank's error line for each transaction of its key it did not sign (crank-telemetry.ts). */
 const FOREIGN_SIGNER = '"msg":"crank: a transaction signed with this authority\'s key was not signed by this server';
 
-/** The chain client's log line when it voids a transaction it no longer wants (transaction-sender.ts). */
+/** The chain client's log line when it voids a transaction it no longer wants (nonce-lifetime.ts). */
 const VOIDED = '"msg":"a transaction the crank no longer wants is voided';
 
 /** The chain client's log line when a pending transaction turns out to have landed with an error (transaction-sender.ts). */

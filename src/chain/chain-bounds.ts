@@ -1,7 +1,7 @@
-import { HISTORY_READ_ROUNDS } from './client/authority-history.js';
-import { MAX_SIMULATIONS } from './client/compute-budget.js';
-import { STATE_READ_ROUNDS } from './client/read-state.js';
-import { DEFAULT_SUBMIT_TIMING } from './client/transaction-sender.js';
+import { HISTORY_READ_ROUNDS } from './client/read/authority-history.js';
+import { MAX_SIMULATIONS } from './client/budget/compute-budget.js';
+import { STATE_READ_ROUNDS } from './client/read/read-state.js';
+import { DEFAULT_SUBMIT_TIMING } from './client/submit/transaction-sender.js';
 import type { ChainBounds } from './port/bridge-chains.js';
 import { readCallBudgetMs } from './rpc/read-retry.js';
 

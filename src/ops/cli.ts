@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
-import { CONFIRM_TIMEOUT_MS } from '../chain/client/nonce-setup.js';
+import { CONFIRM_TIMEOUT_MS } from '../chain/client/nonce/nonce-setup.js';
 import { MAX_NONCE_ACCOUNTS } from '../config/config.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../chain/client/read-transfers.js';
+import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../chain/client/read/read-transfers.js';
 import type { TrackerHeader } from '../chain/types.js';
 import { BridgeError } from '../errors.js';
 import { nextTurn } from '../time.js';

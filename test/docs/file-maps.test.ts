@@ -121,21 +121,6 @@ function missing(folder: string, listed: Set<string>, prefix = ''): string[] {
 
 const exists = (path: string) => existsSync(join(ROOT, path)) && (path.endsWith('/') ? statSync(join(ROOT, path)).isDirectory() : statSync(join(ROOT, path)).isFile());
 
-/**
- * Gaps known when this test was written, in a map another change is rewriting (issue 43 item 2:
- * src/chain/client/ by job, with docs/chain-client.md's map). A ratchet, not a pass: each must
- * still be a gap (a fixed one fails below until it is taken off), so the list only shrinks, and
- * it is emptied when that change lands.
- */
-const KNOWN_GAPS: ReadonlySet<string> = new Set(
-  [
-    ...['endpoint-choice', 'endpoint-pool', 'fee-estimate', 'read-retry', 'send-paths', 'slot-marks', 'slot-view'].map((file) => `src/chain/rpc/${file}.ts`),
-    ...['concurrency', 'landed-price', 'landing-paths', 'landing-record', 'move-proofs', 'nonce-claims', 'nonce-setup', 'nonce-void', 'read-transfers', 'signer-evidence', 'tip'].map(
-      (file) => `src/chain/client/${file}.ts`,
-    ),
-  ].map((path) => `docs/chain-client.md's map of ${folderOf(path)} leaves out ${path}`),
-);
-
 const DOCUMENTS = MARKDOWN.map((doc) => ({ doc, maps: mapsOf(readFileSync(join(ROOT, doc), 'utf8')) })).filter(({ maps }) => maps.size > 0);
 
 describe('file maps: every map lists every file of its folder, and no file that does not exist', () => {
@@ -156,9 +141,7 @@ describe('file maps: every map lists every file of its folder, and no file that 
       for (const entry of listed) if (!exists(`${folder}${entry}`)) problems.push(`${doc} lists ${folder}${entry}, which does not exist`);
       for (const path of missing(folder, listed)) problems.push(`${doc}'s map of ${folder} leaves out ${path}`);
     }
-    expect(problems.filter((problem) => !KNOWN_GAPS.has(problem))).toEqual([]);
-    const fixed = [...KNOWN_GAPS].filter((gap) => gap.startsWith(`${doc}'s `) && !problems.includes(gap));
-    expect(fixed, 'known gaps that are fixed: take them off KNOWN_GAPS').toEqual([]);
+    expect(problems).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TransferRange } from '../../src/chain/client/read-transfers.js';
+import type { TransferRange } from '../../src/chain/client/read/read-transfers.js';
 import { BridgeError } from '../../src/errors.js';
 import { MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/transfers/shared-reads.js';
 import { createTransferQueries } from '../../src/transfers/transfer-queries.js';

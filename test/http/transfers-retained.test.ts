@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TransferRange } from '../../src/chain/client/read-transfers.js';
+import type { TransferRange } from '../../src/chain/client/read/read-transfers.js';
 import { MAX_TRANSFER_PAGE_BYTES } from '../../src/http/transfer-page-body.js';
 import { MAX_CACHED_TRANSFER_READS, MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/transfers/shared-reads.js';
 import { createTransferQueries, MAX_TRANSFER_PAGE } from '../../src/transfers/transfer-queries.js';

@@ -1,7 +1,7 @@
 import { Keypair, type PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFERS_PER_READ, readTransferRange, TRANSFERS_DECODED_PER_TURN, type TransferRangeContext } from '../../src/chain/client/read-transfers.js';
+import { MAX_TRANSFERS_PER_READ, readTransferRange, TRANSFERS_DECODED_PER_TURN, type TransferRangeContext } from '../../src/chain/client/read/read-transfers.js';
 import type { ChainRpc } from '../../src/chain/rpc/chain-rpc.js';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../src/chain/codec/accounts.js';
 import type { TrackerKind } from '../../src/chain/types.js';

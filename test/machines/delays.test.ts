@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES } from '../../src/chain/client/authority-history.js';
-import { STATE_READ_ROUNDS } from '../../src/chain/client/read-state.js';
-import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/tracker-reader.js';
+import { HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES } from '../../src/chain/client/read/authority-history.js';
+import { STATE_READ_ROUNDS } from '../../src/chain/client/read/read-state.js';
+import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/read/tracker-reader.js';
 import { DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
 import { withAttemptDeadline } from '../../src/machines/crank-service.js';
 import { chainBounds, CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/chain-bounds.js';

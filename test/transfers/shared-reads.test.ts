@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TransferRange } from '../../src/chain/client/read-transfers.js';
+import type { TransferRange } from '../../src/chain/client/read/read-transfers.js';
 import { isBridgeError } from '../../src/errors.js';
 import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
 import { rejection } from '../support/rejection.js';

@@ -6,33 +6,35 @@ import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import type { BridgeChains, CheckOff, LandingSummary } from '../port/bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { MAX_NONCE_ACCOUNTS } from '../../config/config.js';
-import { createChainRpc, type AddressSignature, type ChainRpc } from '../rpc/chain-rpc.js';
+import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
+import type { AddressSignature } from '../rpc/rpc-answers.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { FeeEstimates } from '../rpc/fee-estimate.js';
 import { SendPaths } from '../rpc/send-paths.js';
 import type { ChainLanding } from '../../config/landing.js';
 import type { TrackerKind } from '../types.js';
-import { AuthorityHistory, SignedSignatures } from './authority-history.js';
-import { ComputeCeilings } from './compute-budget.js';
-import { packedFees } from './fees.js';
+import { AuthorityHistory, SignedSignatures } from './read/authority-history.js';
+import { ComputeCeilings } from './budget/compute-budget.js';
+import { packedFees } from './budget/fees.js';
 import { leaseAddress } from '../lease-account.js';
-import { createSigningLease } from './lease.js';
-import { LandingPaths } from './landing-paths.js';
-import { LandingRecord } from './landing-record.js';
-import { LoadedAccounts } from './loaded-accounts.js';
-import { MoveProofs } from './move-proofs.js';
-import { NoncePool } from './nonce-pool.js';
-import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce-setup.js';
-import { PriorityFeeBidder, type PriorityFeeBounds } from './priority-fee.js';
-import { readAuthorityView } from './read-authority.js';
-import { readBridgeView, type ChainEndpoint } from './read-state.js';
-import { poolAddressSet, RecentValues } from './signer-evidence.js';
-import { readTransferRange, type TransferRange } from './read-transfers.js';
-import { zeroLandingCounters } from './signature-watch.js';
-import { cleanupActions, cleanupFor } from './submit-cleanups.js';
-import { ackDepositFor, ackWithdrawFor, voteActions } from './submit-votes.js';
-import type { TrackerRef } from './tracker-reader.js';
-import { TransactionSender, type SubmitTiming, type SubmitterOn } from './transaction-sender.js';
+import { createSigningLease } from './submit/lease.js';
+import { LandingPaths } from './submit/landing-paths.js';
+import { LandingRecord } from './submit/landing-record.js';
+import { LoadedAccounts } from './budget/loaded-accounts.js';
+import { MoveProofs } from './nonce/move-proofs.js';
+import { NoncePool } from './nonce/nonce-pool.js';
+import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce/nonce-setup.js';
+import { PriorityFeeBidder, type PriorityFeeBounds } from './budget/priority-fee.js';
+import { readAuthorityView } from './read/read-authority.js';
+import { readBridgeView, type ChainEndpoint } from './read/read-state.js';
+import { poolAddressSet, RecentValues } from './read/signer-evidence.js';
+import { readTransferRange, type TransferRange } from './read/read-transfers.js';
+import { zeroLandingCounters } from './submit/signature-watch.js';
+import { cleanupActions, cleanupFor } from './submit/submit-cleanups.js';
+import { ackDepositFor, ackWithdrawFor, voteActions } from './submit/submit-votes.js';
+import type { TrackerRef } from './read/tracker-reader.js';
+import type { SubmitterOn } from './submit/send-batches.js';
+import { TransactionSender, type SubmitTiming } from './submit/transaction-sender.js';
 
 /**
  * The BridgeChains the crank drives, over two Solana JSON-RPC endpoints
@@ -175,7 +177,7 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
   };
 }
 
-/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce-setup.ts). */
+/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce/nonce-setup.ts). */
 export interface NoncePools {
   plan(authority: PublicKey, size: number, signal: AbortSignal): Promise<NoncePoolPlan[]>;
   setUp(signer: AuthoritySigner, plans: readonly NoncePoolPlan[], signal: AbortSignal): Promise<NoncePoolSetup[]>;

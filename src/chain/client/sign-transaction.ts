@@ -3,11 +3,11 @@ import type { CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import { verifiedSignature } from '../../signer/verified-signature.js';
 import type { ChainRpc } from '../rpc/chain-rpc.js';
-import { leadingBatchSize } from './batch.js';
-import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './compute-budget.js';
-import type { LoadedAccounts } from './loaded-accounts.js';
-import type { Bid, PriorityFeeBidder } from './priority-fee.js';
-import type { SignedTransaction } from './signature-watch.js';
+import { leadingBatchSize } from './submit/batch.js';
+import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './budget/compute-budget.js';
+import type { LoadedAccounts } from './budget/loaded-accounts.js';
+import type { Bid, PriorityFeeBidder } from './budget/priority-fee.js';
+import type { SignedTransaction } from './submit/signature-watch.js';
 
 /**
  * A transaction signed by the authority: the next one of a batch, sized by bytes and by

@@ -1,22 +1,30 @@
-import { z } from 'zod';
-import {
-  PublicKey,
-  VersionedTransaction,
-  type BlockhashWithExpiryBlockHeight,
-  type TransactionError,
-  type Commitment,
-  type SignatureStatus,
-} from '@solana/web3.js';
+import type { BlockhashWithExpiryBlockHeight, Commitment, PublicKey } from '@solana/web3.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { chainName, type ChainSide } from '../../domain.js';
-import { EndpointPool, type Endpoint } from './endpoint-pool.js';
-import { createReadRetry, readCallBudgetMs } from './read-retry.js';
+import type { ChainSide } from '../../domain.js';
+import type { Endpoint } from './endpoint.js';
+import { EndpointPool } from './endpoint-pool.js';
+import { createPoolReads } from './pool-reads.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
-import { HISTORY_NOT_AVAILABLE, isDefiniteSendRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
-import { isBridgeError } from '../../errors.js';
+import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
-import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS } from './bounded-body.js';
+import {
+  accountsOf,
+  checkMultipleAccountsRequest,
+  computeUnitsOf,
+  prioritizationFeesOf,
+  signaturesOf,
+  simulationOf,
+  spaceOf,
+  type AccountSnapshot,
+  type AccountsSnapshot,
+  type AddressSignature,
+  type ChainHeight,
+  type SignatureStatusAt,
+  type Simulation,
+  type SlotPrioritizationFee,
+  type TransactionSignatures,
+} from './rpc-answers.js';
 
 /**
  * The RPC methods the chain client uses on one chain, each with an AbortSignal and every
@@ -30,28 +38,10 @@ import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS } from './bounded-body.j
  * server never uses; confirmation polls getSignatureStatuses instead. With
  * `disableRetryOnRateLimit` web3.js never enters its 429 loop, the only place its HTTP path
  * writes to the console, so web3.js prints nothing and the global console stays untouched.
- * Reads are retried here instead (./read-retry.ts: bounded, jittered, honouring Retry-After,
- * counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
+ * Reads are retried instead (./pool-reads.ts, ./read-retry.ts: bounded, jittered, honouring
+ * Retry-After, counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
+ * Every answer is checked before it is used (./rpc-answers.ts).
  */
-
-/**
- * An account as a node answered: null when it does not exist. `space` is the whole account's
- * data length, which nodes report next to a dataSlice (absent from nodes too old to send it).
- */
-export type AccountData = { owner: PublicKey; lamports: number; data: Uint8Array; space?: number } | null;
-
-interface AccountSnapshot {
-  /** The slot at which the node answered. */
-  slot: number;
-  account: AccountData;
-}
-
-/** Several accounts from one answer: one view of the chain, at `slot`. */
-interface AccountsSnapshot {
-  slot: number;
-  /** In the order of the addresses asked for. */
-  accounts: AccountData[];
-}
 
 interface GetAccountOptions {
   commitment: Commitment;
@@ -78,16 +68,6 @@ interface SendOptions {
   preflightCommitment: Commitment;
 }
 
-/** One entry of getSignaturesForAddress. */
-export interface AddressSignature {
-  signature: string;
-  slot: number;
-  /** null when the transaction succeeded. */
-  err: TransactionError | null;
-  /** Unix seconds; null when the node does not know. */
-  blockTime: number | null;
-}
-
 interface AddressSignatureOptions {
   /** 1..1000. */
   limit: number;
@@ -97,40 +77,6 @@ interface AddressSignatureOptions {
   until?: string;
   /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
   minContextSlot?: number;
-}
-
-/** A transaction's signed message and its required signers, in order (the first is the fee payer, whose signature is the transaction's id). */
-export interface TransactionSignatures {
-  message: Uint8Array;
-  signers: Array<{ key: string; signature: Uint8Array }>;
-}
-
-/** One signature's status and the slot of the view that answered. */
-export interface SignatureStatusAt {
-  /** The context slot of the answer: the status is what the node knew at this slot. */
-  slot: number;
-  /** null when the node knows nothing of it. */
-  status: SignatureStatus | null;
-}
-
-/** The slot and the block height of one view of the chain, from one answer. */
-export interface ChainHeight {
-  slot: number;
-  blockHeight: number;
-}
-
-/** What simulateTransaction reports of a message: its error (null when it would succeed) and the compute it used. */
-interface Simulation {
-  err: TransactionError | null;
-  unitsConsumed: number;
-  /** The label of the endpoint that answered: one node's word. */
-  endpoint: string;
-}
-
-/** One slot of getRecentPrioritizationFees: the lowest price (micro-lamports per CU) that landed in it. */
-export interface SlotPrioritizationFee {
-  slot: number;
-  prioritizationFee: number;
 }
 
 export interface ChainRpc {
@@ -192,11 +138,6 @@ export interface ChainRpc {
    * node can claim"): one two answers agreed on, or one a landing rests on; undefined before any.
    */
   slotFloor(): number | undefined;
-}
-
-/** The failure of a history read when no endpoint of the chain keeps transaction history. */
-export function isHistoryUnavailable(err: unknown): boolean {
-  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === HISTORY_NOT_AVAILABLE;
 }
 
 export interface ChainRpcOptions {
@@ -268,93 +209,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const readRetry = createReadRetry();
-  const budgetMs = readCallBudgetMs(options.timeoutMs);
-
-  /**
-   * One read within readCallBudgetMs: each try goes to the next endpoint in the pool's read order
-   * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
-   * the budget. `run` gets the floor the read carries as minContextSlot: the caller's, or the
-   * pool's when that is higher (./slot-view.ts), and hands the answer's context slot to `atSlot`.
-   */
-  function read<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint, floor: number | undefined) => Promise<T>, asked?: number): Promise<T> {
-    const order = pool.readOrder();
-    const floor = higher(asked, pool.slotFloor());
-    let tries = 0;
-    return carryingFloor(
-      floor,
-      retried(method, signal, (deadline) => {
-        const endpoint = order[tries++ % order.length]!;
-        return pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
-      }),
-    );
-  }
-
-  /** Tells the pool whether a read that carried its floor was answered or refused it everywhere (the re-base after several). */
-  async function carryingFloor<T>(floor: number | undefined, answer: Promise<T>): Promise<T> {
-    const poolFloor = floor !== undefined && floor === pool.slotFloor();
-    try {
-      const result = await answer;
-      if (poolFloor) pool.floorAnswered(true);
-      return result;
-    } catch (err) {
-      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED) pool.floorAnswered(false);
-      throw err;
-    }
-  }
-
-  /** An answer's context slot: refused (retryable) when beyond what the chain can have made or older than the read's floor. */
-  function atSlot(endpoint: Endpoint, method: RpcMethod, slot: number, floor: number | undefined): number {
-    pool.admitContextSlot(endpoint, method, slot, floor);
-    return slot;
-  }
-
-  /**
-   * A history read, within the same budget and tries as any read: each try goes to the best
-   * endpoint not known to lack history and not yet tried by this read. An endpoint that answers
-   * -32011 is marked and the next try moves on; with none left the read fails with -32011
-   * (`isHistoryUnavailable`), without a request when none was left to begin with.
-   */
-  function historyRead<T>(method: RpcMethod, signal: AbortSignal, run: (endpoint: Endpoint, floor: number | undefined) => Promise<T>, asked?: number): Promise<T> {
-    const tried = new Set<Endpoint>();
-    const floor = higher(asked, pool.slotFloor());
-    return carryingFloor(floor, retried(method, signal, async (deadline) => {
-      const order = pool.historyOrder();
-      const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
-      if (endpoint === undefined) throw historyUnavailable(method);
-      tried.add(endpoint);
-      try {
-        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
-        pool.observeHistory(endpoint, true);
-        return result;
-      } catch (err) {
-        if (!isHistoryUnavailable(err)) throw err;
-        pool.observeHistory(endpoint, false);
-        if (pool.historyOrder().length === 0) throw err;
-        // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
-        throw rpcFailure(chain, method, { kind: 'unavailable', reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does` });
-      }
-    }));
-  }
-
-  /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
-  async function retried<T>(method: RpcMethod, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
-    signal.throwIfAborted();
-    pool.probeSlots();
-    const deadline = pool.time() + budgetMs;
-    try {
-      return await readRetry.execute(() => attempt(deadline), () => metrics.rpcRetries.inc({ chain, method }), signal);
-    } catch (err) {
-      // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
-      if (signal.aborted) throw signal.reason;
-      throw err;
-    }
-  }
-
-  function historyUnavailable(method: string) {
-    const reason = `no endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC ${HISTORY_NOT_AVAILABLE})`;
-    return rpcFailure(chain, method, { kind: 'rpc', rpcCode: HISTORY_NOT_AVAILABLE, reason });
-  }
+  const { read, historyRead, retried, carryingFloor, atSlot } = createPoolReads<RpcMethod>(pool, { chain, metrics, timeoutMs: options.timeoutMs });
 
   /**
    * The same signed bytes to every endpoint in service; the first acceptance wins. One request
@@ -530,122 +385,6 @@ function sendFailureOf(err: unknown): unknown {
   return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
 }
 
-const landedMetaSchema = z.object({ meta: z.object({ computeUnitsConsumed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }).nullable() });
-
-/** `meta.computeUnitsConsumed` of a getTransaction result; null for no transaction, no meta or no count (older nodes). */
-function computeUnitsOf(chain: ChainSide, result: unknown): number | null {
-  if (result === null) return null;
-  const parsed = landedMetaSchema.safeParse(result);
-  if (!parsed.success) throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `meta.computeUnitsConsumed: ${parsed.error.issues[0]?.message ?? 'invalid'}` });
-  return parsed.data.meta?.computeUnitsConsumed ?? null;
-}
-
-/** The message and the required signers (the first numRequiredSignatures keys, with their signatures) of a base64 getTransaction result. */
-function signaturesOf(chain: ChainSide, result: unknown): TransactionSignatures {
-  const encoded = (result as { transaction?: unknown } | undefined)?.transaction;
-  if (!Array.isArray(encoded) || typeof encoded[0] !== 'string') {
-    throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: 'the result has no base64 `transaction`' });
-  }
-  let transaction: VersionedTransaction;
-  try {
-    transaction = VersionedTransaction.deserialize(Buffer.from(encoded[0], 'base64'));
-  } catch (err) {
-    throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `the transaction does not deserialize: ${String(err)}` });
-  }
-  const { message, signatures } = transaction;
-  const keys = message.staticAccountKeys.slice(0, message.header.numRequiredSignatures);
-  return { message: message.serialize(), signers: keys.map((key, i) => ({ key: key.toBase58(), signature: signatures[i] ?? new Uint8Array() })) };
-}
-
-function simulationOf(chain: ChainSide, result: unknown): Omit<Simulation, 'endpoint'> & { slot: number } {
-  const answer = result as { context?: { slot?: unknown }; value?: { err?: unknown; unitsConsumed?: unknown } } | null | undefined;
-  const value = answer?.value;
-  const units = value?.unitsConsumed;
-  const slot = answer?.context?.slot;
-  if (value === undefined || value.err === undefined || !isCount(units) || !isCount(slot)) {
-    throw rpcFailure(chain, 'simulateTransaction', { kind: 'invalid_result', reason: 'the result has no context slot, or no `value` with `err` and a `unitsConsumed` count' });
-  }
-  return { err: value.err as TransactionError | null, unitsConsumed: units, slot };
-}
-
-function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPrioritizationFee[] {
-  const valid =
-    Array.isArray(result) &&
-    result.every((entry: { slot?: unknown; prioritizationFee?: unknown } | null) => isCount(entry?.slot) && isCount(entry?.prioritizationFee));
-  if (!valid) {
-    throw rpcFailure(chain, 'getRecentPrioritizationFees', { kind: 'invalid_result', reason: 'expected an array of {slot, prioritizationFee} counts' });
-  }
-  return (result as SlotPrioritizationFee[]).map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }));
-}
-
-// A caller's mistake, caught before any request: a node would refuse the first, and the second
-// would let an answer outgrow the response bound.
-function checkMultipleAccountsRequest(addresses: number, sliceLength: number): void {
-  if (addresses > MAX_MULTIPLE_ACCOUNTS) throw new RangeError(`getMultipleAccounts takes at most ${MAX_MULTIPLE_ACCOUNTS} addresses, not ${addresses}`);
-  if (addresses * sliceLength > MAX_ACCOUNT_SLICE_BYTES) {
-    throw new RangeError(`getMultipleAccounts asks at most ${MAX_ACCOUNT_SLICE_BYTES} bytes in all, not ${addresses} x ${sliceLength}`);
-  }
-}
-
-const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-
-const accountsAnswer = z.object({
-  context: z.object({ slot: count }),
-  value: z.array(
-    z
-      .object({
-        data: z.tuple([z.base64(), z.literal('base64')]),
-        lamports: count,
-        owner: z.string().refine(isAddress, 'not a base58 address'),
-        space: count.optional(),
-      })
-      .nullable(),
-  ),
-});
-
-/**
- * A getMultipleAccounts answer, checked: one account (or null) per address asked, in order,
- * none with more data than the slice asked for, every count a safe integer.
- */
-function accountsOf(chain: ChainSide, result: unknown, addresses: number, sliceLength: number): AccountsSnapshot {
-  const parsed = accountsAnswer.safeParse(result);
-  const invalid = (reason: string) => rpcFailure(chain, 'getMultipleAccounts', { kind: 'malformed', reason: `response of an unexpected shape: ${reason}` });
-  if (!parsed.success) throw invalid(z.prettifyError(parsed.error));
-  const { context, value } = parsed.data;
-  if (value.length !== addresses) throw invalid(`${value.length} accounts for ${addresses} addresses`);
-  const accounts = value.map((account) => {
-    if (account === null) return null;
-    const data = new Uint8Array(Buffer.from(account.data[0], 'base64'));
-    if (data.length > sliceLength) throw invalid(`an account of ${data.length} bytes for a slice of ${sliceLength}`);
-    return { owner: new PublicKey(account.owner), lamports: account.lamports, data, ...(account.space === undefined ? {} : { space: account.space }) };
-  });
-  return { slot: context.slot, accounts };
-}
-
-/** The higher of two optional slots. */
-function higher(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  return b === undefined ? a : Math.max(a, b);
-}
-
 function minContext(floor: number | undefined): { minContextSlot?: number } {
   return floor === undefined ? {} : { minContextSlot: floor };
-}
-
-function isAddress(text: string): boolean {
-  try {
-    return new PublicKey(text).toBase58() === text;
-  } catch {
-    return false;
-  }
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
-// web3.js v1 keeps the node's `space` field on the parsed value but does not declare it.
-function spaceOf(value: object): { space?: number } {
-  const space: unknown = (value as { space?: unknown }).space;
-  return typeof space === 'number' && Number.isSafeInteger(space) && space >= 0 ? { space } : {};
 }

@@ -1,15 +1,12 @@
-import { Connection } from '@solana/web3.js';
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
 import { isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { chainName, chainVariables, type ChainSide } from '../../domain.js';
+import { chainName, type ChainSide } from '../../domain.js';
 import { sleep } from '../../time.js';
 import {
-  chainGenesis,
   endpointLabels,
-  foreignEndpoints,
   isWaiting,
   probeDue,
   readOrder,
@@ -18,15 +15,19 @@ import {
   type ChoiceSettings,
   type EndpointKnowledge,
 } from './endpoint-choice.js';
+import { EndpointClusters } from './endpoint-clusters.js';
+import { EndpointHistory } from './endpoint-history.js';
 import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
-import { createRpcFetch, TRANSPORT_FAILURE_KINDS, withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { withCallSignal, type RpcFetch } from './rpc-fetch.js';
+import { openEndpoint, type Endpoint } from './endpoint.js';
 import { SlotView } from './slot-view.js';
 
 /**
- * The endpoints of one chain (primary first), their circuit breakers, slot knowledge, refusals,
- * Retry-After waits and history capability, and the per-endpoint metrics. Which endpoint
- * serves is decided by ./endpoint-choice.ts.
+ * The endpoints of one chain (primary first; each one ./endpoint.ts), their circuit breakers,
+ * slot knowledge (./slot-view.ts), refusals, Retry-After waits, cluster identity
+ * (./endpoint-clusters.ts) and history capability (./endpoint-history.ts), and the
+ * per-endpoint metrics. Which endpoint serves is decided by ./endpoint-choice.ts.
  */
 
 /** Consecutive transient failures that take an endpoint out. */
@@ -42,24 +43,9 @@ const SLOT_FROZEN_AFTER_MS = 10_000;
  * endpoint stays out before a call tries it again; that call's answer ends the refusal.
  */
 export const REFUSAL_HOLD_MS = 60_000;
-/** How long an endpoint that answered -32011 (no history) gets no history read before one asks it again. */
-const HISTORY_RECHECK_MS = 10 * 60_000;
-/** A genesis hash: 32 bytes in base58. Anything else is no answer. */
-const GENESIS_HASH = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-
 // Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
 // or another 4xx is an answer.
 const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'tls', 'malformed', 'too_large']);
-
-export interface Endpoint {
-  readonly index: number;
-  /** Origin (and #k when two share one): for metrics, logs and messages. Never the path or query. */
-  readonly label: string;
-  readonly url: string;
-  readonly rpcFetch: RpcFetch;
-  readonly connection: Connection;
-  readonly breaker: IPolicy;
-}
 
 export interface EndpointPoolOptions {
   chain: ChainSide;
@@ -73,30 +59,14 @@ export interface EndpointPoolOptions {
   now?: () => number;
 }
 
-/**
- * An endpoint's cluster identity: the genesis hash it answered (kept until a new answer), and
- * whether it is to be asked (`due`: never answered, or back from an outage), being asked, or known.
- */
-interface ClusterKnowledge {
-  genesis: string | undefined;
-  ask: 'due' | 'asking' | 'known';
-}
-
-/** What the pool knows of an endpoint's transaction history. */
-interface HistoryKnowledge {
-  /** When it last answered -32011; undefined while it is not known to lack history. */
-  lackingSince: number | undefined;
-}
-
 export class EndpointPool {
   readonly endpoints: readonly Endpoint[];
   private readonly knowledge: EndpointKnowledge[];
   private readonly openedAt: (number | undefined)[];
   /** The HTTP status and time of an endpoint's latest refusal, until it serves again. */
   private readonly refusals: ({ status: number; at: number } | undefined)[];
-  private readonly history: HistoryKnowledge[];
-  private readonly clusters: ClusterKnowledge[];
-  private historyAvailable: boolean | undefined;
+  private readonly history: EndpointHistory;
+  private readonly clusters: EndpointClusters;
   /** Each endpoint's slot claims, judged, and the floor reads carry (./slot-view.ts). */
   private readonly slots: SlotView;
   private readonly settings: ChoiceSettings;
@@ -115,26 +85,15 @@ export class EndpointPool {
     this.openedAt = urls.map(() => undefined);
     this.waitEnds = urls.map(() => undefined);
     this.refusals = urls.map(() => undefined);
-    this.history = urls.map(() => ({ lackingSince: undefined }));
-    this.clusters = urls.map(() => ({ genesis: undefined, ask: 'due' }));
+    const logger = options.logger === undefined ? {} : { logger: options.logger };
+    this.history = new EndpointHistory({ chain, metrics, endpoints: urls.length, now: this.now, ...logger });
     this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, ahead: false, advancedAt: undefined }));
-    this.slots = new SlotView({ chain, labels, maxSlotLag: options.maxSlotLag, metrics, now: this.now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    this.slots = new SlotView({ chain, labels, maxSlotLag: options.maxSlotLag, metrics, now: this.now, ...logger });
     this.endpoints = urls.map((url, index) => {
-      const label = labels[index]!;
-      // At 0 from the start for each kind, so that a panel or an increase() sees the first failure.
-      for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind }, 0);
-      metrics.rpcEndpointClusterMismatches.inc({ chain, endpoint: label }, 0);
-      const onFailure = (kind: RpcFailureKind) => metrics.rpcEndpointErrors.inc({ chain, endpoint: label, kind });
-      const rpcFetch = createRpcFetch({ chain, timeoutMs: options.timeoutMs, metrics, onFailure, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
-      const connection = new Connection(url, {
-        commitment: 'confirmed',
-        fetch: rpcFetch,
-        disableRetryOnRateLimit: true,
-        // Keep web3.js from building an agentkeepalive agent that globalThis.fetch would ignore.
-        httpAgent: false,
-      });
-      return { index, label, url, rpcFetch, connection, breaker: urls.length > 1 ? this.breakerFor(index) : noop };
+      const settings = { chain, label: labels[index]!, timeoutMs: options.timeoutMs, metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
+      return openEndpoint(index, url, settings, urls.length > 1 ? this.breakerFor(index) : noop);
     });
+    this.clusters = new EndpointClusters({ chain, metrics, endpoints: this.endpoints, knowledge: this.knowledge, publish: () => this.publish(), ...logger });
     this.publish();
   }
 
@@ -151,7 +110,7 @@ export class EndpointPool {
     });
     breaker.onReset(() => {
       this.openedAt[index] = undefined;
-      this.clusterDue(index);
+      this.clusters.due(index);
       this.publish();
     });
     return breaker;
@@ -235,7 +194,7 @@ export class EndpointPool {
   private heard(endpoint: Endpoint): void {
     const known = this.knowledge[endpoint.index]!;
     // Back from an outage: the node behind the URL may not be the one that answered before.
-    if (known.silent) this.clusterDue(endpoint.index);
+    if (known.silent) this.clusters.due(endpoint.index);
     known.silent = false;
     this.publish();
   }
@@ -296,7 +255,7 @@ export class EndpointPool {
     this.lastProbeAt = now;
     // An endpoint that asked for no calls (Retry-After) is not probed either.
     const probed = this.endpoints.filter(({ index }) => !isWaiting(this.knowledge[index]!, now));
-    this.askClusters(probed.filter(({ index }) => this.clusters[index]!.ask === 'due'));
+    this.clusters.askDue(probed);
     for (const endpoint of probed) {
       endpoint.connection
         .getSlot({ commitment: 'confirmed' })
@@ -308,68 +267,9 @@ export class EndpointPool {
     }
   }
 
-  /**
-   * One getGenesisHash per endpoint whose cluster is due (each bounded by BRIDGE_RPC_TIMEOUT_MS,
-   * as every request): at the first probe, and again once it is back from an outage. One that
-   * fails stays due and is asked at a later probe (at most one per SLOT_PROBE_INTERVAL_MS).
-   */
-  private askClusters(endpoints: readonly Endpoint[]): void {
-    for (const endpoint of endpoints) {
-      const cluster = this.clusters[endpoint.index]!;
-      cluster.ask = 'asking';
-      endpoint.connection
-        .getGenesisHash()
-        .then((hash) => {
-          if (!GENESIS_HASH.test(hash)) throw new Error('not a genesis hash');
-          cluster.ask = 'known';
-          cluster.genesis = hash;
-          this.decideClusters();
-          if (this.knowledge[endpoint.index]!.foreign) this.options.metrics.rpcEndpointClusterMismatches.inc({ chain: this.options.chain, endpoint: endpoint.label });
-        })
-        .catch(() => {
-          cluster.ask = 'due';
-        });
-    }
-  }
-
-  private clusterDue(index: number): void {
-    const cluster = this.clusters[index]!;
-    if (cluster.ask === 'known') cluster.ask = 'due';
-  }
-
-  /** Compares the genesis hashes known (./endpoint-choice.ts `foreignEndpoints`): a node of another cluster serves nothing. */
-  private decideClusters(): void {
-    const { chain, logger } = this.options;
-    const foreign = foreignEndpoints(this.clusters.map(({ genesis }) => genesis));
-    for (const known of this.knowledge) {
-      const endpoint = this.endpoints[known.index]!;
-      if (foreign[known.index] === known.foreign) continue;
-      known.foreign = foreign[known.index]!;
-      if (known.foreign) logger?.error({ chain, endpoint: endpoint.label }, this.foreignProblem(known.index));
-      else logger?.info({ chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(chain)} chain answers the chain's genesis hash again: it serves again`);
-    }
-    this.publish();
-  }
-
-  /**
-   * What is wrong with a node of another cluster, naming the variable that lists it and its origin
-   * (never its URL). Only a fallback can be one: the primary's answer, when there is one, is the chain's.
-   */
-  private foreignProblem(index: number): string {
-    const { chain } = this.options;
-    const { fallbackUrls: variable, rpcUrl } = chainVariables(chain);
-    const genesis = this.clusters.map((cluster) => cluster.genesis);
-    const whose = genesis[0] === undefined ? "the one most of the chain's endpoints answer" : `${rpcUrl}'s`;
-    return (
-      `RPC endpoint ${this.endpoints[index]!.label} in ${variable} is a node of another cluster: its genesis hash ${genesis[index]} is not ${whose} ` +
-      `(${chainGenesis(genesis)}); it serves no reads or sends of the ${chainName(chain)} chain. ` +
-      `A configuration error, not transient: remove it from ${variable} or point it at a node of that chain`
-    );
-  }
-
   /** What an operator must fix in this chain's endpoints right now: the nodes of another cluster, for /health. */
   configurationProblems(): string[] {
-    return this.knowledge.filter((known) => known.foreign).map((known) => this.foreignProblem(known.index));
+    return this.clusters.problems();
   }
 
   /**
@@ -436,35 +336,17 @@ export class EndpointPool {
    * HISTORY_RECHECK_MS (a node may be restarted with history).
    */
   historyOrder(): Endpoint[] {
-    const now = this.now();
-    return this.readOrder().filter(({ index }) => {
-      const since = this.history[index]!.lackingSince;
-      return since === undefined || now - since >= HISTORY_RECHECK_MS;
-    });
+    return this.readOrder().filter(({ index }) => this.history.mayHave(index));
   }
 
   /** The endpoint answered a history read with -32011 (`false`), or with history (`true`). */
   observeHistory(endpoint: Endpoint, has: boolean): void {
-    this.history[endpoint.index]!.lackingSince = has ? undefined : this.now();
-    const available = this.history.some((known) => known.lackingSince === undefined);
-    if (available === this.historyAvailable) return;
-    const first = this.historyAvailable === undefined;
-    this.historyAvailable = available;
-    const { chain, metrics, logger } = this.options;
-    metrics.rpcHistoryAvailable.set({ chain }, available ? 1 : 0);
-    if (!available) {
-      logger?.warn(
-        { chain, check: 'second_signer' },
-        `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC -32011): second-signer detection is off there, and dropped transactions are resolved from the status cache; add an endpoint with history to ${chainVariables(chain).fallbackUrls} to turn it on`,
-      );
-    } else if (!first) {
-      logger?.info({ chain, check: 'second_signer' }, `an RPC endpoint of the ${chainName(chain)} chain keeps transaction history again: second-signer detection is on`);
-    }
+    this.history.observe(endpoint.index, has);
   }
 
   /** Whether some endpoint keeps transaction history: undefined until a history read said. */
   hasHistory(): boolean | undefined {
-    return this.historyAvailable;
+    return this.history.has();
   }
 
   private current(): EndpointKnowledge[] {

@@ -13,7 +13,7 @@ import { createRpcFetch, type RpcFetch } from './rpc-fetch.js';
  * `{priorityFeeEstimate}` in micro-lamports per CU. One request per bid through the metered
  * fetch (BRIDGE_RPC_TIMEOUT_MS, the response bound), no retry: a failed or malformed answer is
  * no estimate (a debug line), never a failed bid. What the bidder does with it is bounded there
- * (./../client/priority-fee.ts): never above the cap, never above what the chain shows landed.
+ * (../client/budget/priority-fee.ts): never above the cap, never above what the chain shows landed.
  */
 
 const PRIORITY_LEVEL = 'High';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
-import { chainName, chainVariables, type ChainSide } from '../../domain.js';
+import { HISTORY_NOT_AVAILABLE, isEndpointMisconfigured, isEndpointRefusal, isTransientRpcFailure } from '../../failure-policy.js';
+import { type ChainSide, chainName, chainVariables } from '../../domain.js';
 import { boundText } from '../../text.js';
 
 /**
@@ -188,4 +188,9 @@ export function preflightFailure(err: unknown): PreflightFailure | undefined {
   const lines: unknown[] = 'logs' in data && Array.isArray(data.logs) ? data.logs : [];
   const logs = lines.filter((line): line is string => typeof line === 'string');
   return { transactionError: data.err, logs };
+}
+
+/** The failure of a history read when no endpoint of the chain keeps transaction history. */
+export function isHistoryUnavailable(err: unknown): boolean {
+  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === HISTORY_NOT_AVAILABLE;
 }

@@ -1,11 +1,11 @@
-import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
+import type { PriorityFeeBounds } from '../../../src/chain/client/budget/priority-fee.js';
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { AckDepositVote, BridgeChains } from '../../../src/chain/port/bridge-chains.js';
 import { createBridgeChains } from '../../../src/chain/client/index.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { key } from '../../support/deposit-entry.js';
-import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
+import type { SubmitTiming } from '../../../src/chain/client/submit/transaction-sender.js';
 import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import { nonceAddress } from '../../../src/chain/nonce-account.js';

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, readBoundedBody } from '../../../src/chain/rpc/bounded-body.js';
 import { createChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
-import { MAX_SLICE_BYTES } from '../../../src/chain/client/tracker-reader.js';
+import { MAX_SLICE_BYTES } from '../../../src/chain/client/read/tracker-reader.js';
 import { isBridgeError } from '../../../src/errors.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { PublicKey } from '@solana/web3.js';

@@ -1,8 +1,8 @@
 import { Registry } from 'prom-client';
 import { assembleCrank } from '../../../src/assemble-crank.js';
 import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
-import type { PriorityFeeBounds } from '../../../src/chain/client/priority-fee.js';
-import type { SubmitTiming } from '../../../src/chain/client/transaction-sender.js';
+import type { PriorityFeeBounds } from '../../../src/chain/client/budget/priority-fee.js';
+import type { SubmitTiming } from '../../../src/chain/client/submit/transaction-sender.js';
 import type { CrankConfig } from '../../../src/config/config.js';
 import type { RpcFetch } from '../../../src/chain/rpc/rpc-fetch.js';
 import type { CrankService } from '../../../src/machines/crank-service.js';

@@ -1,6 +1,6 @@
 import { Keypair } from '@solana/web3.js';
 import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
-import type { TransferRange } from '../../../src/chain/client/read-transfers.js';
+import type { TransferRange } from '../../../src/chain/client/read/read-transfers.js';
 import type {
   DepositEntry,
   DepositResult,
@@ -13,7 +13,7 @@ import { depositEntry } from '../../support/deposit-entry.js';
 
 /**
  * Hand-built BridgeViews for planner and machine tests. Windows start where the chain client
- * starts them (src/chain/client/window.ts) unless a test says otherwise.
+ * starts them (src/chain/client/read/window.ts) unless a test says otherwise.
  */
 
 export const AUTHORITY = 'Authority1111111111111111111111111111111111';

@@ -1,0 +1,266 @@
+import type { TransactionInstruction } from '@solana/web3.js';
+import type { Logger } from '../../../log/logger.js';
+import type { CrankAction } from '../../../domain.js';
+import { advanceNonceInstruction } from '../../nonce-account.js';
+import { isBridgeError, type BridgeError } from '../../../errors.js';
+import type { Metrics } from '../../../metrics/metrics.js';
+import type { AuthoritySigner } from '../../../signer/authority-signer.js';
+import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import type { SignedSignatures } from '../read/authority-history.js';
+import type { ClaimedValue } from '../nonce/nonce-claims.js';
+import type { LaneValue, NoncePool } from '../nonce/nonce-pool.js';
+import { signVoid, type SignedVoid } from '../nonce/nonce-void.js';
+import type { Landing } from '../sign-transaction.js';
+import type { LandingPaths } from './landing-paths.js';
+import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from './lifetime.js';
+import { submitFailure, type SendOutcome } from './send-outcome.js';
+import { NO_EXPIRY, type NonceBinding } from './signature-watch.js';
+
+/**
+ * The durable-nonce lifetime (../nonce/nonce-pool.ts): a transaction led by AdvanceNonceAccount
+ * of its action's lane and signed against that nonce's value can land until the value moves, and
+ * no block height ends it. While it has not
+ * moved, a re-priced version against the same value joins it at the chain's measured re-sign
+ * pace; whichever version lands, the others cannot. The crank voids one it no longer wants by
+ * advancing the nonce itself (../nonce/nonce-void.ts). docs/chain-client.md, "Landing once:
+ * durable nonces".
+ */
+
+export interface NonceLifetimeOptions {
+  rpc: ChainRpc;
+  signer: AuthoritySigner;
+  nonces?: NoncePool;
+  metrics: Metrics;
+  logger: Logger;
+  signed: SignedSignatures;
+  voidMicroLamportsPerUnit?: number;
+  landing: LandingPaths;
+}
+
+type LaneRead = LaneValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number };
+
+export class NonceLifetime implements TransactionLifetime {
+  // A nonce that moved without the transaction says nothing of its price: its bid rose while it waited.
+  readonly notLandedIsOutbid = false;
+
+  constructor(
+    private readonly options: NonceLifetimeOptions,
+    private readonly core: SendingCore,
+  ) {}
+
+  /** Behind AdvanceNonceAccount of the action's lane: a nonce transaction's first instruction. */
+  landing(action: CrankAction, tipped: TransactionInstruction[]): Landing {
+    const lane = this.options.nonces!.laneOf(action);
+    return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey), ...tipped], lane };
+  }
+
+  /** `binding` for a re-sign; otherwise the lane's current value (a lane comes only from the pool). */
+  async signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue> {
+    const nonce = binding ?? { lane: landing.lane!, ...(await this.options.nonces!.current(landing.lane!, signal)) };
+    return { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY, nonce };
+  }
+
+  sending(pending: Pending): void {
+    const binding = pending.signed.nonce!;
+    pending.pricedAtSlot = binding.slot;
+    this.options.nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
+  }
+
+  sent(pending: Pending): void {
+    pending.pricedAtSlot = Math.max(pending.signed.nonce!.slot, this.options.rpc.slotFloor() ?? 0);
+  }
+
+  /**
+   * Any version found settled is the outcome. Otherwise, at each expiry check, the lane's value
+   * decides: still `binding.nonce`, the versions can land (and a higher price is signed once the
+   * measured re-sign pace passed); moved, they never can, and a status read from a view at or
+   * past the move says whether one of them is what moved it.
+   */
+  async poll(pending: Pending, checkNonce: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    const binding = pending.signed.nonce!;
+    const found = await this.foundVersion(pending, false, signal);
+    if (found !== undefined) return found;
+    if (!checkNonce && !this.repriceDue(pending, this.options.rpc.slotFloor())) return 'waiting';
+    const now = await this.laneValue(binding, signal);
+    if (now === undefined) return 'waiting';
+    if ('gone' in now) return this.laneGone(pending, binding, now, signal);
+    if (now.nonce === binding.nonce) {
+      if (now.disputed !== undefined && pending.void === undefined && this.repriceDue(pending, now.slot)) return disputed(pending, now.disputed);
+      if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
+      return 'waiting';
+    }
+    const final = await this.finalVersions(pending, now.slot, signal);
+    if (final !== 'absent') return final;
+    const { lane } = binding;
+    if (pending.void !== undefined) {
+      const reason = `voided: this server advanced nonce ${lane.toBase58()} from ${binding.nonce} (${pending.void.signature}); none of the ${pending.versions.length} version(s) landed`;
+      return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+    }
+    this.options.logger.warn(
+      { lane: lane.toBase58(), action: pending.job.action, indices: pending.job.indices, versions: pending.versions.map((version) => version.signature) },
+      'the nonce moved without any version of this transaction landing: another transaction signed with this key advanced it; the next attempt re-reads the trackers',
+    );
+    const reason = `nonce ${lane.toBase58()} moved from ${binding.nonce} without any of the ${pending.versions.length} version(s) signed against it landing`;
+    return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+  }
+
+  async rebroadcast(pending: Pending, signal: AbortSignal): Promise<void> {
+    if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
+  }
+
+  /**
+   * The crank no longer wants the transaction (a replaced plan, a pool change, a switch to
+   * blockhash mode, shutdown): it advances that nonce itself (../nonce/nonce-void.ts). What moved
+   * it, a version or the void, is learnt when the transaction is settled. False when it was
+   * voided before, or signing failed (the next read tries again).
+   */
+  async void(pending: Pending, signal: AbortSignal): Promise<boolean> {
+    const binding = pending.signed.nonce!;
+    if (pending.void !== undefined) return false;
+    try {
+      await this.sendVoid(pending, binding, signal);
+      return true;
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      // Signing failed (the key service): the next read voids it again; until then it is still in flight.
+      this.options.logger.warn({ err, action: pending.job.action, lane: binding.lane.toBase58() }, 'a transaction the crank no longer wants could not be voided; the next read tries again');
+      return false;
+    }
+  }
+
+  async voidLanded(pending: Pending, signal: AbortSignal): Promise<boolean> {
+    if (pending.void === undefined) return false;
+    const poll = await this.core.watch.poll(pending.void.signature, this.options.rpc.hasHistory() !== false, signal);
+    return poll.kind === 'found' && poll.status.confirmationStatus !== 'processed';
+  }
+
+  /** The nonce the transaction was signed against learns whether one of its versions (or its void) moved it. */
+  settled(pending: Pending, landed: boolean, voidLanded: boolean): void {
+    const binding = pending.signed.nonce!;
+    const moves = this.options.nonces?.moves;
+    moves?.settled(binding.lane.toBase58(), binding.nonce, landed);
+    if (pending.void !== undefined) moves?.settled(binding.lane.toBase58(), binding.nonce, voidLanded);
+  }
+
+  private async sendVoid(pending: Pending, binding: NonceBinding, signal: AbortSignal): Promise<void> {
+    const { rpc, signer, signed, nonces, logger } = this.options;
+    const voided = await signVoid({ signer, binding, microLamportsPerUnit: this.options.voidMicroLamportsPerUnit ?? 0 });
+    signed.add(voided.signature);
+    nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
+    pending.void = voided;
+    logger.info(
+      { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
+      'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
+    );
+    await this.broadcastVoid(voided, signal);
+  }
+
+  private async broadcastVoid(voided: SignedVoid, signal: AbortSignal): Promise<void> {
+    try {
+      await this.options.rpc.sendTransaction(voided.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      this.options.logger.debug({ err, signature: voided.signature }, 'void send failed; sent again with the next rebroadcast');
+    }
+  }
+
+  /** The outcome of the first version whose status is found and settled; undefined while none is. */
+  private async foundVersion(pending: Pending, searchTransactionHistory: boolean, signal: AbortSignal): Promise<SendOutcome | undefined> {
+    // As of this poll: a version whose block a fork dropped is re-priced again.
+    pending.inBlock = false;
+    for (const version of pending.versions) {
+      const poll = await this.core.watch.poll(version.signature, searchTransactionHistory, signal);
+      if (poll.kind !== 'found') continue;
+      const outcome = this.core.outcomeOf(poll.status, version, pending);
+      if (outcome !== 'waiting') return outcome;
+      pending.inBlock = true;
+    }
+    return undefined;
+  }
+
+  /**
+   * After the nonce moved (seen at `movedBy`): a version found settled is the outcome; `absent`
+   * only when every version's status read (a history search where some endpoint keeps history,
+   * else the status cache) comes from a view at or past `movedBy`, since a lagging node may not
+   * have the version that moved it yet; `waiting` otherwise.
+   */
+  private async finalVersions(pending: Pending, movedBy: number, signal: AbortSignal): Promise<SendOutcome | 'waiting' | 'absent'> {
+    const searchHistory = this.options.rpc.hasHistory() !== false;
+    let decided = true;
+    for (const version of pending.versions) {
+      const poll = await this.core.watch.poll(version.signature, searchHistory, signal);
+      if (poll.kind === 'found') {
+        const outcome = this.core.outcomeOf(poll.status, version, pending);
+        if (outcome !== 'waiting') return outcome;
+      }
+      if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
+    }
+    return decided ? 'absent' : 'waiting';
+  }
+
+  /** The lane's value now; `gone` when it is no longer this authority's nonce account; undefined when the read failed. */
+  private async laneValue(binding: NonceBinding, signal: AbortSignal): Promise<LaneRead | undefined> {
+    try {
+      return await this.options.nonces!.current(binding.lane, signal, binding.nonce);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (isBridgeError(err, 'CHAIN__INVALID_NONCE_ACCOUNT')) return { gone: err, slot: err.context.slot };
+      this.options.logger.debug({ err, lane: binding.lane.toBase58() }, 'nonce read failed');
+      return undefined;
+    }
+  }
+
+  /**
+   * The lane was closed, re-authorized or overwritten while versions waited: none of them can
+   * land on it any more (a closed account's next life has another value); once the status reads
+   * from a view at or past that read find none landed, the attempt ends not landed, naming the
+   * account and the fix, and the next cycle's read takes the lane out of use.
+   */
+  private async laneGone(pending: Pending, binding: NonceBinding, now: { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number }, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+    const final = await this.finalVersions(pending, now.slot, signal);
+    if (final !== 'absent') return final;
+    const reason = `${now.gone.message}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed`;
+    return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+  }
+
+  /** A version has waited unlanded for the chain's measured re-sign pace as of `slot`. */
+  private repriceDue(pending: Pending, slot: number | undefined): boolean {
+    if (pending.reprice === undefined || pending.inBlock === true || slot === undefined) return false;
+    return slot - (pending.pricedAtSlot ?? slot) >= this.options.landing.landing.resignSlots();
+  }
+
+  /**
+   * Nonce mode's re-price: a version that has not landed after the chain's measured re-sign pace
+   * (`LandingRecord.resignSlots`, ./landing-record.ts) is signed again at the chain's next
+   * escalation step, against the same nonce value and with the same instructions and limit.
+   */
+  private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
+    if (pending.reprice === undefined || !this.repriceDue(pending, slot)) return;
+    pending.pricedAtSlot = slot;
+    const next = await pending.reprice(pending.signed, signal);
+    if (next === undefined) return;
+    const { chain } = this.options.rpc;
+    this.options.metrics.transactionResigns.inc({ chain, reason: 'repriced' });
+    this.options.logger.info(
+      { signature: next.signature, replaces: pending.signed.signature, price: next.budget.microLamportsPerUnit, action: pending.job.action, chain },
+      'not landed yet: signed again one escalation step higher against the same nonce value',
+    );
+    pending.signed = next;
+    pending.versions.push(next);
+    await this.core.rebroadcast(pending, next, signal);
+    pending.pricedAtSlot = Math.max(slot, this.options.rpc.slotFloor() ?? slot);
+  }
+}
+
+/**
+ * The endpoints disagree on the lane's value and the versions waited the re-sign pace: a higher
+ * price would not help if the value never existed. The attempt ends not landed; the next signs
+ * against the next claimed value (../nonce/nonce-claims.ts). A version against this one can
+ * still land if it was real, and then none against another value can.
+ */
+function disputed(pending: Pending, values: readonly ClaimedValue[]): SendOutcome {
+  const binding = pending.signed.nonce!;
+  const claims = values.map(({ nonce, endpoints }) => `${nonce} (${endpoints.join(', ')})`).join(', ');
+  const reason = `the RPC endpoints disagree on nonce ${binding.lane.toBase58()}'s value: ${claims}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed; the next attempt signs against the next claimed value`;
+  return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
+}
