@@ -17,7 +17,7 @@ import {
 } from './endpoint-choice.js';
 import { EndpointClusters } from './endpoint-clusters.js';
 import { EndpointHistory } from './endpoint-history.js';
-import { isRetryableReadFailure } from './read-retry.js';
+import { isFloorRefusal, isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
 import { withCallSignal, type RpcFetch } from './rpc-fetch.js';
 import { openEndpoint, type Endpoint } from './endpoint.js';
@@ -100,7 +100,10 @@ export class EndpointPool {
   // A lone endpoint has no breaker: there is nothing to fail over to, and failing fast would
   // only delay the first cycle after the node recovers.
   private breakerFor(index: number): IPolicy {
-    const breaker = circuitBreaker(handleWhen(isRetryableReadFailure), {
+    // A node behind the floor a read carried is not failing: its slot marks demote it, and a
+    // floor nobody reaches (one lying answer) is dropped by the slot view. Counted here, eight
+    // tries at an unreachable floor would take out every endpoint for BREAKER_HALF_OPEN_MS.
+    const breaker = circuitBreaker(handleWhen((err) => isRetryableReadFailure(err) && !isFloorRefusal(err)), {
       halfOpenAfter: BREAKER_HALF_OPEN_MS,
       breaker: new ConsecutiveBreaker(BREAKER_FAILURES),
     });

@@ -90,6 +90,7 @@ export function createReadRetry(backoff: IBackoffFactory<IRetryBackoffContext<un
   };
 }
 
-function isFloorRefusal(err: unknown): boolean {
+/** The node (or the pool, for an answer older than the floor) refused the slot floor the read carried: -32016. */
+export function isFloorRefusal(err: unknown): boolean {
   return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED;
 }

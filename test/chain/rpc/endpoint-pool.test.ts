@@ -144,6 +144,22 @@ describe('several endpoints per chain', () => {
     expect(primary.calls.length).toBe(before);
   });
 
+  it('a floor no node has reached (-32016 from both, a lying answer\'s slot) takes neither out: the next read at a reachable slot is answered at once', async () => {
+    const behindFloor = (slot: number, balance: number): Handler => (call) => {
+      const asked = (call.params[1] as { minContextSlot?: number } | undefined)?.minContextSlot;
+      if (asked !== undefined && asked > slot) return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
+      return node(slot, balance)(call);
+    };
+    const primary = await serve(behindFloor(500, 1));
+    const fallback = await serve(behindFloor(500, 2));
+    const rpc = pooled([primary.url, fallback.url]);
+    await expect(rpc.getAccountInfo(address, { commitment: 'confirmed', minContextSlot: 1_000_500 }, signal())).rejects.toThrow(/-32016/);
+    await expect(rpc.getBalance(address, 'confirmed', signal())).resolves.toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
+    expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
+    expect(primary.calls.length + fallback.calls.length).toBeGreaterThan(BREAKER_FAILURES * 2);
+  });
+
   it('the primary coming back: probed after the half-open delay, reads return to it', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     let healthy = false;
