@@ -128,6 +128,16 @@ const TRANSIENT_TRANSACTION_ERRORS: ReadonlySet<string> = new Set([
 const STALE_VIEW_PROGRAM_ERRORS: ReadonlySet<string> = new Set(['VoteOutOfOrder', 'VoteMismatch', 'InvalidVote', 'EntryNotFound', 'EntryNotFinalized']);
 
 /**
+ * Every node tried was behind the slot floor the read carried (-32016, or an answer the pool
+ * found older than it): a lagging node or load-balancer backend, nothing an operator must fix
+ * (docs/chain-client.md, "What a node can claim"). Neither counts against the endpoint nor logs
+ * an error line.
+ */
+export function isBehindSlotFloor(error: unknown): boolean {
+  return isBridgeError(error, 'CHAIN__RPC_FAILED') && error.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED;
+}
+
+/**
  * Whether another attempt of a crank action (a fresh read, a fresh plan, a new transaction) can
  * succeed where this one failed. Configuration and contract errors (not an authority, a missing
  * or malformed tracker, wrong accounts) fail the action at once: no attempt can fix them.

@@ -1,5 +1,5 @@
 import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
-import { landedSignaturesOf, retriesAction } from '../failure-policy.js';
+import { isBehindSlotFloor, landedSignaturesOf, retriesAction } from '../failure-policy.js';
 import {
   attemptedIn,
   cycleKind,
@@ -109,7 +109,7 @@ const crankSetup = setup({
         cycle: context.cycle && { ...context.cycle, failed: true },
         health: { ...context.health, lastError: `reading the trackers failed: ${message}` },
       });
-      enqueue.emit({ type: 'readFailed', error: message });
+      enqueue.emit({ type: 'readFailed', error: message, behindFloor: isBehindSlotFloor(error) });
     }),
     beginAction: assign({ progress: () => freshProgress() }),
     // Dry run: the plan is logged instead of submitted. Nothing landed, so neither

@@ -81,7 +81,12 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
       log.warn({ err: emitted.error }, 'crank: the signing lease step failed; nothing changes, the next cycle reads the lease again');
       return;
     case 'readFailed':
-      log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
+      if (emitted.behindFloor) {
+        log.warn(
+          { err: emitted.error },
+          'crank: reading the trackers failed: every node tried was behind the slot this server already rests on (a lagging node or load-balancer backend); this cycle submits nothing, the next reads again',
+        );
+      } else log.error({ err: emitted.error }, 'crank: reading the trackers failed; this cycle submits nothing');
       return;
     case 'attempt':
       recordAttempt(emitted, log, metrics);

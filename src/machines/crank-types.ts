@@ -92,7 +92,8 @@ export type CrankEmitted =
   /** What the leasing step found (lease.ts), or why it failed. */
   | { type: 'leaseStep'; outcome: LeaseStepOutcome }
   | { type: 'leaseStepFailed'; error: string }
-  | { type: 'readFailed'; error: string }
+  /** `behindFloor`: every node tried was behind the slot the server rests on (failure-policy.ts isBehindSlotFloor). */
+  | { type: 'readFailed'; error: string; behindFloor: boolean }
   | {
       type: 'attempt';
       action: CrankAction;

@@ -34,7 +34,7 @@ describe('crank activity log', () => {
     const log = createCrankActivityLog();
     for (let n = 0; n < CRANK_CYCLE_HISTORY + 5; n += 1) log.record(cycle(n));
     for (let n = 0; n < CRANK_ACTION_HISTORY + 5; n += 1) log.record(attempt(n));
-    log.record({ type: 'readFailed', error: 'getMultipleAccounts on source failed (timeout)' });
+    log.record({ type: 'readFailed', error: 'getMultipleAccounts on source failed (timeout)', behindFloor: false });
     const { cycles, actions } = log.snapshot();
     expect(cycles).toHaveLength(CRANK_CYCLE_HISTORY);
     expect(cycles[0]?.atMs).toBe(CRANK_CYCLE_HISTORY + 4);

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BridgeError } from '../../src/errors.js';
+import { MIN_CONTEXT_SLOT_NOT_REACHED } from '../../src/failure-policy.js';
 import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import { MAX_BACKLOG_CYCLES } from '../../src/machines/crank-context.js';
 import type { CrankReport } from '../../src/machines/crank-types.js';
@@ -222,6 +224,21 @@ describe('crank cycles', () => {
     await vi.advanceTimersByTimeAsync(15_000);
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
     expect(crank.health().last_error).toBeNull();
+    await crank.stop(0);
+  });
+
+  it('a tracker read every node answered from behind the slot floor (-32016) is a warn line, not an error line; any other failed read stays an error', async () => {
+    const behind = new BridgeError(
+      'CHAIN__RPC_FAILED',
+      { chain: 'source', method: 'getMultipleAccounts', kind: 'rpc', rpcCode: MIN_CONTEXT_SLOT_NOT_REACHED },
+      { what: 'getMultipleAccounts on the source chain', reason: 'Minimum context slot has not been reached' },
+    );
+    const { crank, logs } = startTestCrank(ackDepositWork(), { before: (scripted) => scripted.script('readState', fails(behind), fails(rpcError(true))) });
+    await settle();
+    await vi.advanceTimersByTimeAsync(15_000);
+    const readLines = logs.records().filter((record) => String(record.msg).startsWith('crank: reading the trackers failed'));
+    expect(readLines.map((record) => record.level)).toEqual(['warn', 'error']);
+    expect(readLines[0]!.msg).toContain('behind the slot this server already rests on');
     await crank.stop(0);
   });
 

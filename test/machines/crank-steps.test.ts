@@ -116,7 +116,7 @@ describe('crank machine steps', () => {
     const lastError = read.context.health.lastError ?? '';
     expect(lastError).toMatch(/^reading the trackers failed: node said e+… \(\d+ more\)$/);
     expect(lastError.length).toBeLessThanOrEqual('reading the trackers failed: '.length + MAX_ERROR_CHARS + 20);
-    expect(read.emitted.filter((event) => event.type === 'readFailed')).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) }]);
+    expect(read.emitted.filter((event) => event.type === 'readFailed')).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/), behindFloor: false }]);
 
     const submitting = { ...inCycle(), plan: backlogPlan, progress: { attempt: 3, attemptStartedAtMs: Date.now(), submitted: [0], failure: null } };
     const { context: failed, emitted } = step({ ack_deposit: 'submitting' }, submitting, actorError('submit', huge));

@@ -1,6 +1,6 @@
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
+import { isBehindSlotFloor, isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { chainName, type ChainSide } from '../../domain.js';
@@ -17,7 +17,7 @@ import {
 } from './endpoint-choice.js';
 import { EndpointClusters } from './endpoint-clusters.js';
 import { EndpointHistory } from './endpoint-history.js';
-import { isFloorRefusal, isRetryableReadFailure } from './read-retry.js';
+import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
 import { withCallSignal, type RpcFetch } from './rpc-fetch.js';
 import { openEndpoint, type Endpoint } from './endpoint.js';
@@ -103,7 +103,7 @@ export class EndpointPool {
     // A node behind the floor a read carried is not failing: its slot marks demote it, and a
     // floor nobody reaches (one lying answer) is dropped by the slot view. Counted here, eight
     // tries at an unreachable floor would take out every endpoint for BREAKER_HALF_OPEN_MS.
-    const breaker = circuitBreaker(handleWhen((err) => isRetryableReadFailure(err) && !isFloorRefusal(err)), {
+    const breaker = circuitBreaker(handleWhen((err) => isRetryableReadFailure(err) && !isBehindSlotFloor(err)), {
       halfOpenAfter: BREAKER_HALF_OPEN_MS,
       breaker: new ConsecutiveBreaker(BREAKER_FAILURES),
     });

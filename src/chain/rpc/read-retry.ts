@@ -1,6 +1,6 @@
 import { ExponentialBackoff, handleWhen, retry, type IBackoff, type IBackoffFactory, type IRetryBackoffContext } from 'cockatiel';
 import { isBridgeError } from '../../errors.js';
-import { isEndpointMisconfigured, isTransientRpcFailure, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
+import { isBehindSlotFloor, isEndpointMisconfigured, isTransientRpcFailure } from '../../failure-policy.js';
 
 /**
  * Retries of idempotent reads (getAccountInfo, getBalance, getLatestBlockhash, getEpochInfo,
@@ -58,7 +58,7 @@ export class RetryAfterBackoff implements IBackoffFactory<IRetryBackoffContext<u
 
   next(context: IRetryBackoffContext<unknown>): IBackoff<IRetryBackoffContext<unknown>> {
     // A balancer routes the next request afresh: nothing is gained by waiting for a lagging backend.
-    if ('error' in context.result && isFloorRefusal(context.result.error)) return { duration: FLOOR_REFUSAL_BACKOFF_MS, next: (later) => this.next(later) };
+    if ('error' in context.result && isBehindSlotFloor(context.result.error)) return { duration: FLOOR_REFUSAL_BACKOFF_MS, next: (later) => this.next(later) };
     const jittered = this.jitter.next(context);
     const asked = 'error' in context.result ? (retryAfterOf(context.result.error) ?? 0) : 0;
     const duration = Math.min(READ_BACKOFF_MAX_MS, Math.max(jittered.duration, asked));
@@ -81,16 +81,11 @@ export function createReadRetry(backoff: IBackoffFactory<IRetryBackoffContext<un
     execute: (attempt, onRetry, signal) => {
       // Other failures keep READ_ATTEMPTS; only floor refusals use the attempts beyond.
       let otherFailures = 0;
-      const retryable = (err: Error) => isRetryableReadFailure(err) && (isFloorRefusal(err) || ++otherFailures < READ_ATTEMPTS);
+      const retryable = (err: Error) => isRetryableReadFailure(err) && (isBehindSlotFloor(err) || ++otherFailures < READ_ATTEMPTS);
       return retry(handleWhen(retryable), { maxAttempts: FLOOR_REFUSAL_ATTEMPTS - 1, backoff }).execute(({ attempt: retries }) => {
         if (retries > 0) onRetry();
         return attempt();
       }, signal);
     },
   };
-}
-
-/** The node (or the pool, for an answer older than the floor) refused the slot floor the read carried: -32016. */
-export function isFloorRefusal(err: unknown): boolean {
-  return isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED;
 }
