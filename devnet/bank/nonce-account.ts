@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
-import bs58 from 'bs58';
-import { CURRENT_NONCE_VERSION, decodeNonceState, encodeNonceState, type InitializedNonce, type NonceState } from '../../src/chain/codec/nonce-state.js';
+import { CURRENT_NONCE_VERSION, decodeNonceState, durableNonceOf, encodeNonceState, type InitializedNonce, type NonceState } from '../../src/chain/codec/nonce-state.js';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, rentExemptMinimum, type Account } from '../program/store.js';
 import { LAMPORTS_PER_SIGNATURE } from './compute-budget.js';
@@ -18,10 +16,6 @@ export const ADVANCE_NONCE_ACCOUNT = 4;
 // SystemError: the nonce was already advanced to this blockhash's value.
 const NONCE_BLOCKHASH_NOT_EXPIRED = 7;
 
-/** DurableNonce::from_blockhash: sha256("DURABLE_NONCE" || blockhash), never itself a blockhash. */
-function durableNonceOf(blockhash: string): string {
-  return bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
-}
 
 /** The state a nonce initialized or advanced while `blockhash` is the latest holds. */
 function advancedNonce(authority: string, blockhash: string): InitializedNonce {

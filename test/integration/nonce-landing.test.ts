@@ -54,7 +54,7 @@ describe('nonce mode on the devnet', () => {
     await expectNoForeignSigner(cranks);
   });
 
-  it('a primary serving nonce values that never existed: every vote still lands, a dispute is a metric and a warn line, never a second signer', async () => {
+  it('a primary serving nonce values that never existed: every vote still lands, a dispute is a metric and a warn line, never a false second signer; a real twin is still caught', async () => {
     bridge = await startDevnetBridge();
     await initNonces(bridge, [0, 1, 2]);
     const fallbacks = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
@@ -82,15 +82,12 @@ describe('nonce mode on the devnet', () => {
       expect(crank.logs.records().filter((record) => record.level === 'error')).toEqual([]);
     }
     // While the primary still lies, a real twin of authority 0 (a second process with its key,
-    // reading the honest fallback) shows within its next cycles, but as a doubt, not a proof: its
-    // nonce value is one this process never saw (the primary served a forged one instead), so
-    // neither its history entry nor the nonce move it made can be verified (issue 39's open item).
+    // reading the honest fallback) is still caught within its next cycles: the value its
+    // transaction was signed against derives from a recent blockhash, whatever the primary served.
     const twin = startBridgeCrank(bridge, 0, { sourceRpcUrls: [fallbacks.source.url], targetRpcUrls: [fallbacks.target.url] });
     await depositRejected(bridge, 1);
     expect(await twin.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
-    const doubtsBefore = await metricValue(cranks[0]!.metrics.signerEvidenceUnverified, {});
-    for (let i = 0; i < 3; i++) await cranks[0]!.service.runOnce();
-    expect(await metricValue(cranks[0]!.metrics.signerEvidenceUnverified, {})).toBeGreaterThan(doubtsBefore);
-    expect(await metricValue(cranks[0]!.metrics.foreignSignatures, {})).toBe(0);
+    for (let i = 0; i < 2; i++) await cranks[0]!.service.runOnce();
+    expect(await metricValue(cranks[0]!.metrics.foreignSignatures, { chain: 'target' })).toBeGreaterThanOrEqual(1);
   });
 });

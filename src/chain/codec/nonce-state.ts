@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 
 /**
@@ -41,4 +42,13 @@ export function encodeNonceState(state: NonceState): Uint8Array {
   bytes.set(bs58.decode(state.durableNonce), 40);
   bytes.writeBigUInt64LE(state.lamportsPerSignature, 72);
   return new Uint8Array(bytes);
+}
+
+/**
+ * The value a nonce account holds once advanced in the block whose blockhash is `blockhash`:
+ * Agave's DurableNonce::from_blockhash, sha256("DURABLE_NONCE" || blockhash). A value derived
+ * from a recent blockhash was made within its 150 blocks; a forged one derives from none.
+ */
+export function durableNonceOf(blockhash: string): string {
+  return bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 }

@@ -2,6 +2,7 @@ import { SystemProgram, SYSVAR_RECENT_BLOCKHASHES_PUBKEY, VersionedMessage } fro
 import bs58 from 'bs58';
 import type { PublicKey } from '@solana/web3.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
+import { durableNonceOf } from '../../codec/nonce-state.js';
 import { nonceAddress } from '../../nonce-account.js';
 
 /**
@@ -12,10 +13,11 @@ import { nonceAddress } from '../../nonce-account.js';
  * long after it landed carries a blockhash that expired long before: not new, never a second
  * signer. The values seen are the RecentBlockhashes sysvar's 150 at every authority read (a
  * blockhash lives 150 blocks, so reads at most that far apart see every blockhash a landing
- * transaction can carry) and every nonce value of the pool's reads.
+ * transaction can carry), the nonce values derived from them (a nonce advanced in those blocks),
+ * and every nonce value of the pool's reads.
  *
  * Bounds: at most MAX_RECENT_VALUES values, the oldest forgotten first: a blockhash older than
- * 150 blocks cannot be in a transaction that lands now, and a cycle adds at most 150 plus the pool.
+ * 150 blocks cannot be in a transaction that lands now, and a cycle adds at most 2 x 150 plus the pool.
  */
 
 export const MAX_RECENT_VALUES = 4_096;
@@ -56,7 +58,13 @@ export class RecentValues {
   /** Reads the chain's RecentBlockhashes sysvar and remembers its blockhashes; a failed or malformed read adds nothing. */
   async readRecentBlockhashes(rpc: ChainRpc, signal: AbortSignal): Promise<void> {
     const { account } = await rpc.getAccountInfo(SYSVAR_RECENT_BLOCKHASHES_PUBKEY, { commitment: 'confirmed' }, signal);
-    for (const blockhash of recentBlockhashes(account?.data)) this.saw(blockhash);
+    for (const blockhash of recentBlockhashes(account?.data)) {
+      this.saw(blockhash);
+      // A nonce advanced in one of those blocks holds a value derived from its blockhash: a
+      // transaction signed against it is as new as one signed against the blockhash, whichever
+      // node served the account (a node forging nonce values cannot hide it).
+      this.saw(durableNonceOf(blockhash));
+    }
   }
 }
 

@@ -1,10 +1,11 @@
-import { Keypair, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Keypair, SystemProgram, SYSVAR_RECENT_BLOCKHASHES_PUBKEY, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { MOVE_PROOF_READS, MoveProofs } from '../../../../src/chain/client/nonce/move-proofs.js';
 import { MAX_RECENT_VALUES, messageFacts, poolAddressSet, recentBlockhashes, RecentValues } from '../../../../src/chain/client/read/signer-evidence.js';
+import { durableNonceOf } from '../../../../src/chain/codec/nonce-state.js';
 import { advanceNonceInstruction, nonceAddress } from '../../../../src/chain/nonce-account.js';
 import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics } from '../../../../src/metrics/metrics.js';
@@ -22,6 +23,21 @@ function message(instructions: TransactionInstruction[], blockhash = bs58.encode
 }
 
 describe('the RecentBlockhashes sysvar and the values seen', () => {
+  it('every blockhash the sysvar lists, and the durable nonce value a nonce advanced in its block holds, is seen; a forged value is not', async () => {
+    const hashes = [randomBytes(32), randomBytes(32)];
+    const data = Buffer.alloc(8 + 150 * 40);
+    data.writeBigUInt64LE(2n, 0);
+    hashes.forEach((hash, i) => hash.copy(data, 8 + i * 40));
+    const rpc = { getAccountInfo: async () => ({ slot: 1, account: { owner: SYSVAR_RECENT_BLOCKHASHES_PUBKEY, lamports: 1, data } }) } as unknown as ChainRpc;
+    const recent = new RecentValues();
+    await recent.readRecentBlockhashes(rpc, new AbortController().signal);
+    const blockhash = bs58.encode(hashes[1]!);
+    // Agave's DurableNonce::from_blockhash, computed here from its definition.
+    const nonce = bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(hashes[1]!).digest());
+    expect(durableNonceOf(blockhash)).toBe(nonce);
+    expect([recent.has(blockhash), recent.has(nonce), recent.has(bs58.encode(randomBytes(32)))]).toEqual([true, true, false]);
+  });
+
   it('decodes the sysvar\'s count and 40-byte entries; anything else lists nothing', () => {
     const hashes = [randomBytes(32), randomBytes(32)];
     const data = Buffer.alloc(8 + 150 * 40);
