@@ -37,14 +37,9 @@ const CHAIN_ACTIONS: Record<ChainSide, readonly CrankAction[]> = {
 };
 
 /** A nonce value as one read saw it, with the slot of that read. */
-interface NonceValue {
+export interface NonceValue {
   nonce: string;
   slot: number;
-}
-
-/** A lane's value to sign against, and, when the endpoints disagree, every value they claim. */
-export interface LaneValue extends NonceValue {
-  disputed?: readonly ClaimedValue[];
 }
 
 export interface NoncePoolOptions {
@@ -105,12 +100,12 @@ export class NoncePool implements HeaderCompanions {
    * (./nonce-claims.ts): the one value they agree on; when they disagree, a warn line,
    * `bridge_nonce_value_disputes_total`, and each claimed value in turn at each signature while
    * the dispute stands. With `held` (the value versions were signed against), that value while
-   * it may still hold (`stillHeld`): the answer carries the dispute, if any. Throws
+   * it may still hold (`stillHeld`). Throws
    * CHAIN__INVALID_NONCE_ACCOUNT when no endpoint shows this authority's nonce account (closed
    * since the cycle's read): the action fails without a retry (a configuration error to the
    * failure policy), and the next cycle's read finds the pool incomplete and lands in blockhash mode.
    */
-  async current(address: PublicKey, signal: AbortSignal, held?: string): Promise<LaneValue> {
+  async current(address: PublicKey, signal: AbortSignal, held?: string): Promise<NonceValue> {
     const answers = await this.options.rpc.getAccountInfoEverywhere(address, 'confirmed', signal);
     // Every endpoint failed: one read with its retries says why.
     if (answers.length === 0) answers.push({ ...(await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal)), endpoint: '' });
@@ -131,9 +126,9 @@ export class NoncePool implements HeaderCompanions {
       return { nonce, slot };
     }
     for (const { nonce } of values) this.options.recent.saw(nonce);
-    if (held !== undefined && stillHeld(values, held)) return { nonce: held, slot: values.find((value) => value.nonce === held)!.slot, disputed: values };
+    if (held !== undefined && stillHeld(values, held)) return { nonce: held, slot: values.find((value) => value.nonce === held)!.slot };
     const { nonce, slot } = this.nextOfDispute(address, values);
-    return { nonce, slot, disputed: values };
+    return { nonce, slot };
   }
 
   /** The value of a standing dispute to sign against this time; the dispute said once, counted each time. */

@@ -7,8 +7,7 @@ import type { Metrics } from '../../../metrics/metrics.js';
 import type { AuthoritySigner } from '../../../signer/authority-signer.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { SignedSignatures } from '../read/authority-history.js';
-import type { ClaimedValue } from '../nonce/nonce-claims.js';
-import type { LaneValue, NoncePool } from '../nonce/nonce-pool.js';
+import type { NoncePool, NonceValue } from '../nonce/nonce-pool.js';
 import { signVoid, type SignedVoid } from '../nonce/nonce-void.js';
 import type { Landing } from '../sign-transaction.js';
 import type { LandingPaths } from './landing-paths.js';
@@ -37,7 +36,7 @@ export interface NonceLifetimeOptions {
   landing: LandingPaths;
 }
 
-type LaneRead = LaneValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number };
+type LaneRead = NonceValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number };
 
 export class NonceLifetime implements TransactionLifetime {
   // A nonce that moved without the transaction says nothing of its price: its bid rose while it waited.
@@ -85,7 +84,6 @@ export class NonceLifetime implements TransactionLifetime {
     if (now === undefined) return 'waiting';
     if ('gone' in now) return this.laneGone(pending, binding, now, signal);
     if (now.nonce === binding.nonce) {
-      if (now.disputed !== undefined && pending.void === undefined && this.repriceDue(pending, now.slot)) return disputed(pending, now.disputed);
       if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
       return 'waiting';
     }
@@ -256,17 +254,4 @@ export class NonceLifetime implements TransactionLifetime {
     await this.core.rebroadcast(pending, next, signal);
     pending.pricedAtSlot = Math.max(slot, this.options.rpc.slotFloor() ?? slot);
   }
-}
-
-/**
- * The endpoints disagree on the lane's value and the versions waited the re-sign pace: a higher
- * price would not help if the value never existed. The attempt ends not landed; the next signs
- * against the next claimed value (../nonce/nonce-claims.ts). A version against this one can
- * still land if it was real, and then none against another value can.
- */
-function disputed(pending: Pending, values: readonly ClaimedValue[]): SendOutcome {
-  const binding = pending.signed.nonce!;
-  const claims = values.map(({ nonce, endpoints }) => `${nonce} (${endpoints.join(', ')})`).join(', ');
-  const reason = `the RPC endpoints disagree on nonce ${binding.lane.toBase58()}'s value: ${claims}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed; the next attempt signs against the next claimed value`;
-  return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
 }
