@@ -112,17 +112,15 @@ export class NoncePool implements HeaderCompanions {
     const states = answers.map((answer) => ({ answer, state: nonceAccountState(answer.account, this.options.authority) }));
     const claims = states.flatMap(({ answer, state }) => (state.kind === 'ready' ? [{ endpoint: answer.endpoint, slot: answer.slot, nonce: state.nonce }] : []));
     if (claims.length === 0) {
-      const { answer } = states[0]!;
-      const state = this.stateOf(address, answer.account, answer.slot) as Exclude<NonceAccountState, { kind: 'ready' }>;
-      const { reason, fix } = laneProblem(state);
+      const { answer, state } = states[0]!;
+      const { reason, fix } = laneProblem(state as Exclude<NonceAccountState, { kind: 'ready' }>);
       throw new BridgeError('CHAIN__INVALID_NONCE_ACCOUNT', { account: address.toBase58(), chain: this.options.rpc.chain, reason, slot: answer.slot }, { fix });
     }
     const values = claimedValues(claims);
     if (values.length === 1) {
       const [{ nonce, slot }] = values as [ClaimedValue];
       this.#disputes.delete(address.toBase58());
-      this.options.recent.sawNonce(address.toBase58(), nonce);
-      this.moves.observe(address.toBase58(), nonce, slot, this.options.rpc.slotFloor());
+      this.sawValue(address, nonce, slot);
       return { nonce, slot };
     }
     for (const { nonce } of values) this.options.recent.saw(nonce);
@@ -153,11 +151,14 @@ export class NoncePool implements HeaderCompanions {
 
   private stateOf(address: PublicKey, account: AccountData, slot: number): NonceAccountState {
     const state = nonceAccountState(account, this.options.authority);
-    if (state.kind === 'ready') {
-      this.options.recent.sawNonce(address.toBase58(), state.nonce);
-      this.moves.observe(address.toBase58(), state.nonce, slot, this.options.rpc.slotFloor());
-    }
+    if (state.kind === 'ready') this.sawValue(address, state.nonce, slot);
     return state;
+  }
+
+  /** A value one view agrees on: seen (../read/signer-evidence.ts), and a look at who moved the nonce. */
+  private sawValue(address: PublicKey, nonce: string, slot: number): void {
+    this.options.recent.sawNonce(address.toBase58(), nonce);
+    this.moves.observe(address.toBase58(), nonce, slot, this.options.rpc.slotFloor());
   }
 
   /** An account that was in use and no longer is: one error line per change, naming it and the fix. */

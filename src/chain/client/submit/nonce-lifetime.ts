@@ -55,7 +55,7 @@ export class NonceLifetime implements TransactionLifetime {
 
   /** `binding` for a re-sign; otherwise the lane's current value (a lane comes only from the pool). */
   async signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue> {
-    const nonce = binding ?? (await this.currentBinding(landing.lane!, signal));
+    const nonce = binding ?? { lane: landing.lane!, ...(await this.options.nonces!.current(landing.lane!, signal)) };
     return { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY, nonce };
   }
 
@@ -194,12 +194,6 @@ export class NonceLifetime implements TransactionLifetime {
       if (poll.kind !== 'absent' || poll.slot < movedBy) decided = false;
     }
     return decided ? 'absent' : 'waiting';
-  }
-
-  /** The lane's value to sign against now, bound to the lane (a dispute's claims stay with the pool). */
-  private async currentBinding(lane: NonceBinding['lane'], signal: AbortSignal): Promise<NonceBinding> {
-    const { nonce, slot } = await this.options.nonces!.current(lane, signal);
-    return { lane, nonce, slot };
   }
 
   /** The lane's value now; `gone` when it is no longer this authority's nonce account; undefined when the read failed. */
