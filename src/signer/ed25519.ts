@@ -14,6 +14,12 @@ export function ed25519PrivateKeyObject(seed: Uint8Array): KeyObject {
   return createPrivateKey({ key: ed25519PrivateKeyDer(seed), format: 'der', type: 'pkcs8' });
 }
 
+/** The raw 32-byte public key of a 32-byte seed. */
+export function ed25519PublicKeyOfSeed(seed: Uint8Array): Buffer {
+  const spki = createPublicKey(ed25519PrivateKeyObject(seed)).export({ format: 'der', type: 'spki' });
+  return spki.subarray(SPKI_ED25519_PREFIX.length);
+}
+
 export function ed25519PublicKeyObject(publicKey: PublicKey): KeyObject {
   return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey.toBuffer()]), format: 'der', type: 'spki' });
 }
