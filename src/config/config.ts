@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';

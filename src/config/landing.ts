@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { priorityFeeLamports } from '../chain/fee-rate.js';
 import { integerValue, publicKeyValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import bs58 from 'bs58';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Strict zod schemas for one environment value each. Every schema takes the raw string and

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { CrankService } from '../machines/crank-service.js';
 import { shareReads } from '../transfers/shared-reads.js';
 import { parseParameters } from '../transfers/transfer-params.js';

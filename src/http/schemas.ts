@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { crankPollOutcomeSchema, crankReportSchema, crankRoleViewSchema } from '../machines/crank-types.js';
 import { crankHealthSchema, HEALTH_STATUSES } from '../machines/health.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChainSide, CrankAction } from '../domain.js';
 import type { WaitingRead } from './planning/waiting.js';
 import type { LeaseStepOutcome } from './lease.js';

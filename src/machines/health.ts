@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { KeyServiceKind, SignerDescription } from '../signer/authority-signer.js';
 import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_TRANSFERS_PER_READ, type TransferRange } from '../chain/client/read/read-transfers.js';
 import type { TrackerHeader } from '../chain/types.js';
 import { BridgeError } from '../errors.js';

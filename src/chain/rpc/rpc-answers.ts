@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PublicKey, VersionedTransaction, type SignatureStatus, type TransactionError } from '@solana/web3.js';
 import type { ChainSide } from '../../domain.js';
 import { MAX_ACCOUNT_SLICE_BYTES, MAX_MULTIPLE_ACCOUNTS } from './bounded-body.js';
