@@ -23,6 +23,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 # downloads nothing. N-API is ABI-stable: the runtime stage's Node 24 loads it as built here.
 RUN npm rebuild pkcs11js --nodedir=/usr/local && node -e "require('pkcs11js')"
 COPY tsconfig.json tsconfig.build.json ./
+# tsc emits dist/, then esbuild bundles the server's entry, dist/index.js (docs/operating.md, "Start-up").
+COPY scripts/bundle-server.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
@@ -15,9 +17,22 @@ import type { CrankService } from '../machines/crank-service.js';
  * answer, bounded by CRANK_CYCLE_HISTORY and CRANK_ACTION_HISTORY (src/machines/crank-activity.ts).
  */
 
-const UI_DIR = fileURLToPath(new URL('../../ui/crank/', import.meta.url));
+const UI_DIR = packagedUiDir(fileURLToPath(import.meta.url));
 const ASSETS_PREFIX = '/crank/ui/assets/';
 const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * `ui/crank/` of the package this module runs from: the nearest ancestor that has it. This code
+ * runs from src/http/ (tests), from dist/ (the bundled server, scripts/bundle-server.mjs) or
+ * from a chunk in dist/chunks/, each a different depth below the package root.
+ */
+function packagedUiDir(modulePath: string): string {
+  for (let dir = dirname(modulePath), up = 0; up < 3; dir = dirname(dir), up++) {
+    const candidate = join(dir, 'ui', 'crank');
+    if (existsSync(join(candidate, 'index.html'))) return candidate;
+  }
+  throw new Error(`ui/crank/index.html is missing from the package around ${modulePath}: copy ui/ next to dist/ (the Dockerfile's runtime stage does)`);
+}
 
 /** What the page polls: logged at debug level like probes, not once a second at info. */
 export const CRANK_UI_POLLED_PATHS: ReadonlySet<string> = new Set(['/crank/activity', `${ASSETS_PREFIX}*`]);

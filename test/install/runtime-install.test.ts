@@ -1,10 +1,10 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../support/server-process.js';
+import { ServerProcess, ensureBuilt } from '../support/server-process.js';
 
 /**
  * The production install on a VM (docs/operating.md, "Installing on a VM"): a checkout's
@@ -90,5 +90,25 @@ describe('npm ci --omit=dev --omit=optional in a checkout', () => {
     const start = run(process.execPath, ['dist/index.js'], dir, env, START_TIMEOUT_MS);
     expect(start.status).toBe(1);
     expect(start.stderr).toBe('BRIDGE_CRANK_MAX_ATTEMPTS: expected an integer 1..4294967295 (at least one attempt), got "0"\n');
+  });
+
+  // The bundle's chunks and the packages left out of it (scripts/bundle-server.mjs) load from this install alone.
+  it('serves /health with the crank configured, and the machine the crank page draws', async () => {
+    const keypair = join(dir, 'authority.json');
+    copyFileSync(join(ROOT, 'test/fixtures/authority-keypair.json'), keypair);
+    chmodSync(keypair, 0o600);
+    const server = new ServerProcess(
+      { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2', BRIDGE_AUTHORITY_KEYPAIR: keypair },
+      { root: dir },
+    );
+    try {
+      const url = await server.listening();
+      expect((await fetch(`${url}/health`, { signal: AbortSignal.timeout(START_TIMEOUT_MS) })).status).toBe(200);
+      const machine = await fetch(`${url}/crank/machine`, { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
+      expect(machine.status).toBe(200);
+      expect(await machine.json()).toMatchObject({ root: { id: 'crank', states: expect.arrayContaining([expect.objectContaining({ key: 'idle' })]) } });
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -16,13 +16,20 @@ const DIST = join(ROOT, 'dist');
 const DEVNET = join(ROOT, 'devnet');
 const DIST_DEVNET = join(ROOT, 'dist-devnet');
 const SERVER_ENTRY = join(DIST, 'index.js');
+const SERVER_SOURCE = join(SRC, 'index.ts');
+const BUNDLE_SERVER = join(ROOT, 'scripts', 'bundle-server.mjs');
 export const DEVNET_CLI = join(DIST_DEVNET, 'devnet', 'cli.js');
 export const DEMO = join(DIST_DEVNET, 'devnet', 'demo.js');
 
-/** Builds dist/ (`npm run build`) unless every source file is older than its output. */
+/**
+ * Builds dist/ as `npm run build` does (tsc, then the server's bundle, scripts/bundle-server.mjs)
+ * unless every source file is older than its output and than the bundle, which holds them all.
+ */
 export function ensureBuilt(): void {
-  const current = sourceFiles(SRC).every((source) => isNewer(join(DIST, relative(SRC, source)), source));
-  if (!current) build('tsconfig.build.json');
+  const current = sourceFiles(SRC).every((source) => isNewer(SERVER_ENTRY, source) && (source === SERVER_SOURCE || isNewer(join(DIST, relative(SRC, source)), source)));
+  if (current) return;
+  build('tsconfig.build.json');
+  run([BUNDLE_SERVER], 'node scripts/bundle-server.mjs');
 }
 
 /**
@@ -39,9 +46,12 @@ export function ensureDevnetBuilt(): void {
 }
 
 function build(project: string): void {
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  if (result.status !== 0) throw new Error(`the build failed (tsc -p ${project}):\n${result.stdout}${result.stderr}`);
+  run([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], `tsc -p ${project}`);
+}
+
+function run(args: string[], what: string): void {
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) throw new Error(`the build failed (${what}):\n${result.stdout}${result.stderr}`);
 }
 
 /** Whether the compiled output of `source` (at `outputPath`, .ts or .js) exists and is newer. */
@@ -73,11 +83,17 @@ export class ServerProcess {
   private readonly records: LogRecord[] = [];
   private readonly events = new EventEmitter();
 
-  /** Starts the server with exactly `env` (plus PATH): nothing leaks in from the test's environment. */
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [SERVER_ENTRY], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+  /**
+   * Starts the server with exactly `env` (plus PATH): nothing leaks in from the test's environment.
+   * An env that names no address binds a free loopback port, never the default 0.0.0.0:8080,
+   * which another test or program may hold. `root`: the package to run it from (default this
+   * checkout), as a production install lays it out.
+   */
+  constructor(env: Record<string, string>, { root = ROOT }: { root?: string } = {}) {
+    const bind = env['BRIDGE_BIND_ADDRESS'] === undefined && env['PORT'] === undefined ? { BRIDGE_BIND_ADDRESS: '127.0.0.1:0' } : {};
+    this.child = spawn(process.execPath, [join(root, 'dist', 'index.js')], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...bind, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = once(this.child, 'exit').then(([code, signal]) => ({ code, signal }) as Exit);
