@@ -47,8 +47,12 @@ afterEach(async () => {
   bridge = undefined;
 });
 
+// Vitest runs this file in a worker it shares with other files (vitest.config.ts): what it sets, it unsets.
+const softHsmConfBefore = process.env['SOFTHSM2_CONF'];
 afterAll(() => {
   hsm.remove();
+  if (softHsmConfBefore === undefined) delete process.env['SOFTHSM2_CONF'];
+  else process.env['SOFTHSM2_CONF'] = softHsmConfBefore;
 });
 
 /** Authority 0's server variables, its key named by a URI with the PIN in it: the worst case for leaks. */

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { runRound, startBridgeCrank, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
@@ -16,6 +17,7 @@ import { metricSample, metricValue } from '../support/metric-value.js';
  */
 
 const INFLATION = 1_000_000;
+const ROUND_PAUSE_MS = 100;
 
 let bridge: DevnetBridge | undefined;
 afterEach(async () => {
@@ -52,6 +54,19 @@ function lyingFetch(lies: Lie[]): RpcFetch {
 }
 
 const inflatedContext = (result: Record<string, unknown>) => ({ ...result, context: { ...(result['context'] as object), slot: (result['context'] as { slot: number }).slot + INFLATION } });
+
+/**
+ * Rounds of the cranks' cycles for `ms`, a pause between rounds: what these cases need is
+ * reads while time passes (the pace measured, the slot probes' 2 s turns), not back-to-back
+ * cycles, which held a core for the whole wait.
+ */
+async function roundsFor(cranks: readonly BridgeCrank[], ms: number): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    await runRound(cranks);
+    await delay(ROUND_PAUSE_MS);
+  }
+}
 
 async function expectHealthy(b: DevnetBridge, cranks: readonly BridgeCrank[], count: number): Promise<void> {
   expectSettled(b, count);
@@ -133,8 +148,7 @@ describe('one lying answer', () => {
     const b = (bridge = await startDevnetBridge());
     const lies: Lie[] = ['getMultipleAccounts', 'getBalance'].map((method) => ({ method, times: 2, active: false, rewrite: inflatedContext }));
     const cranks = await startBridgeCranks(b, [0, 1, 2], { fetch: lyingFetch(lies) });
-    const started = Date.now();
-    while (Date.now() - started < 1_500) await runRound(cranks);
+    await roundsFor(cranks, 1_500);
     for (const lie of lies) lie.active = true;
     await depositRejected(b, 3);
     await settleWithin(b, cranks, 8);
@@ -162,16 +176,14 @@ describe('one lying answer', () => {
     });
     await depositRejected(b, 3);
     // Slot probes run at most every 2 s, while reads happen: settle over a few seconds of rounds.
-    const started = Date.now();
-    while (Date.now() - started < 4_000) await runRound(cranks);
+    await roundsFor(cranks, 4_000);
     for (const crank of cranks) {
       expect(await metricValue(crank.metrics.rpcSlotOutliers, { endpoint: new URL(sourceFallback.url).origin, direction: 'ahead' })).toBeGreaterThan(0);
       expect(await metricSample(crank.metrics.rpcEndpointUp, { endpoint: new URL(b.pair.source.url).origin })).toBe(1);
       expect(await metricSample(crank.metrics.rpcEndpointUp, { endpoint: new URL(sourceFallback.url).origin })).toBe(0);
     }
     for (const lie of lies) lie.active = false;
-    const honest = Date.now();
-    while (Date.now() - honest < 4_500) await runRound(cranks);
+    await roundsFor(cranks, 4_500);
     for (const crank of cranks) {
       for (const endpoint of [b.pair.source.url, sourceFallback.url, b.pair.target.url, targetFallback.url]) {
         expect(await metricSample(crank.metrics.rpcEndpointUp, { endpoint: new URL(endpoint).origin })).toBe(1);
