@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The server's entry, dist/index.js, as one bundle of src/ and its dependencies (npm run build,
-// after tsc). Loading one file instead of some 750 modules is most of the start: resolving and
-// reading each module cost more than running them (docs/operating.md, "Start-up"). The chunks
-// under dist/chunks/ are what the server loads only when configured (the crank, a signer) or
-// asked (the machine's graph). tsc still emits every other module: the ops CLI and the machine
-// export run from dist/ unbundled.
+// The server's entry, dist/index.js, and the ops CLI's, dist/ops/cli.js: each one esbuild bundle
+// of src/ and the packages it uses (npm run build, after tsc), sharing their chunks. Loading a
+// few files instead of some 750 modules is most of a start: resolving and reading each module
+// cost more than running it (docs/operating.md, "Start-up time"). dist/chunks/ holds what loads
+// only when configured (the crank, a signer) or asked (the machine's graph). tsc still emits
+// every other module; `npm run machine:export` runs from there unbundled.
 //
 // Left outside the bundle, loaded from node_modules as before: pkcs11js (a native addon), the
 // cloud key services' SDKs and the XState inspector (each loaded only when configured).
@@ -33,7 +33,7 @@ const nodeFetchIsNodesFetch = {
 
 const { metafile } = await build({
   absWorkingDir: root,
-  entryPoints: { index: 'src/index.ts' },
+  entryPoints: { index: 'src/index.ts', 'ops/cli': 'src/ops/cli.ts' },
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

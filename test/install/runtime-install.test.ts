@@ -92,7 +92,15 @@ describe('npm ci --omit=dev --omit=optional in a checkout', () => {
     expect(start.stderr).toBe('BRIDGE_CRANK_MAX_ATTEMPTS: expected an integer 1..4294967295 (at least one attempt), got "0"\n');
   });
 
-  // The bundle's chunks and the packages left out of it (scripts/bundle-server.mjs) load from this install alone.
+  // Each chunk, the signers' and the machine graph's included, which no start here loads.
+  it('loads every chunk of the bundle (scripts/bundle-server.mjs) from this install alone', () => {
+    const script = "import { readdirSync } from 'node:fs'; for (const name of readdirSync('dist/chunks').filter((n) => n.endsWith('.js'))) await import(`./dist/chunks/${name}`);";
+    const loaded = run(process.execPath, ['--input-type=module', '-e', script], dir, { PATH: process.env['PATH'] }, START_TIMEOUT_MS);
+    expect(loaded.stderr).toBe('');
+    expect(loaded.status).toBe(0);
+  });
+
+  // The bundle's chunks and the packages left out of it load from this install alone.
   it('serves /health with the crank configured, and the machine the crank page draws', async () => {
     const keypair = join(dir, 'authority.json');
     copyFileSync(join(ROOT, 'test/fixtures/authority-keypair.json'), keypair);
