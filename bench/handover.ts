@@ -1,4 +1,4 @@
-import { chainBounds } from '../src/chain/chain-bounds.js';
+import { chainBounds } from '../src/chain/client/chain-bounds.js';
 import { Registry } from 'prom-client';
 import { assembleBridgeChains } from '../src/assemble-crank.js';
 import { createLogger } from '../src/log/logger.js';

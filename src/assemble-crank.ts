@@ -1,6 +1,6 @@
 import type { AuthoritySigner } from './signer/authority-signer.js';
 import type { BridgeChains } from './chain/port/bridge-chains.js';
-import { chainBounds } from './chain/chain-bounds.js';
+import { chainBounds } from './chain/client/chain-bounds.js';
 import { tokenRenewalReport } from './signer/token-renewal-report.js';
 import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
 import type { CrankConfig } from './config/config.js';

@@ -78,7 +78,7 @@ export type CrankRunSettings = ConfiguredCrankSettings & Pick<CrankConfig, 'insp
 export interface StartCrankOptions {
   settings: CrankRunSettings;
   chains: BridgeChains;
-  /** How long the chains' calls take at most, from the chain client (src/chain/chain-bounds.ts). */
+  /** How long the chains' calls take at most, from the chain client (src/chain/client/chain-bounds.ts). */
   chainBounds: ChainBounds;
   logger: Logger;
   metrics: Metrics;

@@ -86,7 +86,7 @@ function backoffCeilingMs(failedAttempts: number, baseMs: number): number {
 /**
  * How long one attempt, one action and one whole cycle can take at most, from the settings and
  * what the chain client says its calls take (the port's ChainBounds, computed by
- * src/chain/chain-bounds.ts: `cycle read`, `life`; docs/crank.md, "Bounds"):
+ * src/chain/client/chain-bounds.ts: `cycle read`, `life`; docs/crank.md, "Bounds"):
  *
  * - attempt = life: startCrank aborts an attempt at that deadline (a transaction left without an
  *   outcome stays pending and the next attempt resolves it first), so batches that land one

@@ -1,4 +1,4 @@
-import { chainBounds } from '../../src/chain/chain-bounds.js';
+import { chainBounds } from '../../src/chain/client/chain-bounds.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import type { FaultSettings } from '../../devnet/faults/settings.js';

@@ -1,4 +1,4 @@
-import { chainBounds } from '../../src/chain/chain-bounds.js';
+import { chainBounds } from '../../src/chain/client/chain-bounds.js';
 import { Keypair } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import { chainBounds } from '../../src/chain/chain-bounds.js';
+import { chainBounds } from '../../src/chain/client/chain-bounds.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import { publishHealthStatusAtScrape } from '../../src/machines/crank-telemetry.js';

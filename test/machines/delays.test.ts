@@ -4,7 +4,7 @@ import { STATE_READ_ROUNDS } from '../../src/chain/client/read/read-state.js';
 import { MAX_SLICE_BYTES, SLICE_CONCURRENCY } from '../../src/chain/client/read/tracker-reader.js';
 import { DEPOSIT_ENTRY_SIZE, WITHDRAW_ENTRY_SIZE } from '../../src/chain/codec/layout.js';
 import { withAttemptDeadline } from '../../src/machines/crank-service.js';
-import { chainBounds, CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/chain-bounds.js';
+import { chainBounds, CYCLE_READ_ROUNDS, cycleReadMs, transactionLifeMs } from '../../src/chain/client/chain-bounds.js';
 import {
   attemptDeadlineMs,
   idleWaitAfterChunk,

@@ -226,7 +226,7 @@ export interface CleanupReport {
 
 /**
  * How long the calls behind BridgeChains take at most, as values the chain client supplies
- * (src/chain/chain-bounds.ts computes them from the settings and the client's own constants,
+ * (src/chain/client/chain-bounds.ts computes them from the settings and the client's own constants,
  * each imported from where it is enforced). The crank's bounds (src/machines/delays.ts) are made
  * of these numbers, never of the client's internals.
  */

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
-import { chainBounds } from '../../../src/chain/chain-bounds.js';
+import { chainBounds } from '../../../src/chain/client/chain-bounds.js';
 import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
 import { startCrank, type CrankRunSettings } from '../../../src/machines/crank-service.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';

@@ -1,9 +1,9 @@
-import { HISTORY_READ_ROUNDS } from './client/read/authority-history.js';
-import { MAX_SIMULATIONS } from './client/budget/compute-budget.js';
-import { STATE_READ_ROUNDS } from './client/read/read-state.js';
-import { DEFAULT_SUBMIT_TIMING } from './client/submit/transaction-sender.js';
-import type { ChainBounds } from './port/bridge-chains.js';
-import { readCallBudgetMs } from './rpc/read-retry.js';
+import { HISTORY_READ_ROUNDS } from './read/authority-history.js';
+import { MAX_SIMULATIONS } from './budget/compute-budget.js';
+import { STATE_READ_ROUNDS } from './read/read-state.js';
+import { DEFAULT_SUBMIT_TIMING } from './submit/transaction-sender.js';
+import type { ChainBounds } from '../port/bridge-chains.js';
+import { readCallBudgetMs } from '../rpc/read-retry.js';
 
 /**
  * How long the chain layer's calls behind BridgeChains can take at most, for the crank's bounds
