@@ -23,15 +23,18 @@ const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-sr
 
 /**
  * `ui/crank/` of the package this module runs from: the nearest ancestor that has it. This code
- * runs from src/http/ (tests), from dist/ (the bundled server, scripts/bundle-server.mjs) or
- * from a chunk in dist/chunks/, each a different depth below the package root.
+ * runs from src/http/ (tests), from dist/index.js (the bundled server,
+ * scripts/bundle-server.mjs) or from a chunk in dist/chunks/, each a different depth below the
+ * package root. Without ui/ the server still starts, as it always did: the page answers 404 and
+ * @fastify/static logs one warn line naming the path it expected (beside dist/).
  */
 function packagedUiDir(modulePath: string): string {
-  for (let dir = dirname(modulePath), up = 0; up < 3; dir = dirname(dir), up++) {
-    const candidate = join(dir, 'ui', 'crank');
-    if (existsSync(join(candidate, 'index.html'))) return candidate;
-  }
-  throw new Error(`ui/crank/index.html is missing from the package around ${modulePath}: copy ui/ next to dist/ (the Dockerfile's runtime stage does)`);
+  const candidates = [1, 2, 3].map((up) => join(ancestor(modulePath, up), 'ui', 'crank'));
+  return candidates.find((candidate) => existsSync(join(candidate, 'index.html'))) ?? candidates[1]!;
+}
+
+function ancestor(path: string, levels: number): string {
+  return levels === 0 ? path : ancestor(dirname(path), levels - 1);
 }
 
 /** What the page polls: logged at debug level like probes, not once a second at info. */
