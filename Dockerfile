@@ -16,14 +16,15 @@
 FROM node:24-bookworm@sha256:da4221677e02b54ef6335adfa447578d512ad14f251024fb92ea433c2c102760 AS builder
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Scripts are skipped here: `prepare` (tsc) needs the sources, which are copied next.
+# Scripts are skipped here: `prepare` (the build) needs the sources, which are copied next.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # pkcs11js (the PKCS#11 binding behind BRIDGE_AUTHORITY_KEYPAIR=pkcs11:...) is a native N-API
 # addon that --ignore-scripts left unbuilt. nodedir: the image's own Node headers, so node-gyp
 # downloads nothing. N-API is ABI-stable: the runtime stage's Node 24 loads it as built here.
 RUN npm rebuild pkcs11js --nodedir=/usr/local && node -e "require('pkcs11js')"
 COPY tsconfig.json tsconfig.build.json ./
-# tsc emits dist/, then esbuild bundles the server's entry, dist/index.js (docs/operating.md, "Start-up").
+# A type check, then esbuild writes dist/: the server's and the ops CLI's bundles, nothing else
+# (docs/development.md).
 COPY scripts/bundle-server.mjs ./scripts/
 COPY src ./src
 RUN npm run build
@@ -42,7 +43,7 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && n
 COPY --from=builder /app/node_modules/pkcs11js/build/Release/pkcs11.node ./node_modules/pkcs11js/build/Release/pkcs11.node
 RUN node -e "require('pkcs11js')"
 COPY --from=builder /app/dist ./dist
-# Static assets of GET /crank/ui (tsc copies no non-TS files); resolved from dist/ as ../ui.
+# Static assets of GET /crank/ui (the bundle holds code only); resolved from dist/ as ../ui.
 COPY ui ./ui
 
 # The authority keypair is mounted from the secret manager at /secrets/authority.json (SPEC §5)
