@@ -66,7 +66,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
       bridge.pair[side].airdrop(tipAccount, 1_000_000_000);
       staked[side].faults.set({ requireTip: { account: tipAccount, lamports: TIP_LAMPORTS } });
     }
-    const chainLanding = (url: string) => ({ sendUrls: [url], tip: { account: tipAccount, lamports: TIP_LAMPORTS } });
+    const chainLanding = (url: string) => ({ sendUrls: [url], tip: { accounts: [tipAccount], lamports: TIP_LAMPORTS } });
     const tipBefore = { source: bridge.pair.source.getAccount(tipAccount)!.lamports, target: bridge.pair.target.getAccount(tipAccount)!.lamports };
     const before = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
@@ -78,13 +78,8 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     for (const transaction of landed) {
       expect(transaction.err).toBeNull();
       expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
-      // The tip counts within what the cap allows for the transaction's limit; a small
-      // transaction whose share the tip alone fills bids 0, and stays within the largest one's.
-      const allowed = BigInt(priorityFeeLamports(CAP, transaction.computeUnitLimit));
-      const tip = BigInt(TIP_LAMPORTS);
-      expect(transaction.priorityFee + tip).toBeLessThanOrEqual(allowed > tip ? allowed : tip);
-      if (tip >= allowed) expect(transaction.priorityFee).toBe(0n);
-      expect(transaction.priorityFee + tip).toBeLessThanOrEqual(BigInt(priorityFeeLamports(CAP, 1_400_000)));
+      // The fee is the signature and the priority fee; the tip is a transfer beside it (below).
+      expect(transaction.priorityFee).toBeLessThanOrEqual(BigInt(priorityFeeLamports(CAP, transaction.computeUnitLimit)));
       expect(transaction.fee).toBe(BigInt(LAMPORTS_PER_SIGNATURE) + transaction.priorityFee);
     }
     // Each landed transaction paid the tip once; the staked path never saw one without it.
@@ -193,6 +188,38 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const landedVotes = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })));
     expect(credited.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(credited).toEqual(landedVotes);
+  });
+
+  it('a tip beside the fee: under a price floor the market shows, with the largest documented minimum tip at the default cap, every transaction bids the market and pays the tip on top, to one of three accounts', async () => {
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await depositRejected(bridge, 3);
+    // Leaders take nothing below 20,000 micro-lamports/CU, and the fee history shows it.
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 20_000 });
+    const accounts = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((key) => key.publicKey.toBase58());
+    const TIP = 1_000_000;
+    for (const side of ['source', 'target'] as const) for (const account of accounts) bridge.pair[side].airdrop(account, 1_000_000_000);
+    const balances = (side: 'source' | 'target') => accounts.map((account) => bridge!.pair[side].getAccount(account)!.lamports);
+    const before = { source: balances('source'), target: balances('target') };
+    const landedBefore = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
+    const tip = { accounts, lamports: TIP };
+    // The default cap: a tip counted within it (100,000 x ~30,000 CU / 10^6 = ~3,000 lamports) left a price of 0, below the floor.
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }));
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 3);
+    for (const side of ['source', 'target'] as const) {
+      const landed = crankTransactionsOn(bridge, side).slice(landedBefore[side]);
+      expect(landed.length).toBeGreaterThan(0);
+      for (const transaction of landed) {
+        expect(transaction.err).toBeNull();
+        expect(transaction.computeUnitPrice).toBeGreaterThanOrEqual(20_000n);
+        expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
+        expect(transaction.fee).toBe(BigInt(LAMPORTS_PER_SIGNATURE) + transaction.priorityFee);
+      }
+      // Each landed transaction paid one tip, to one of the three accounts.
+      const received = balances(side).map((balance, i) => balance - before[side][i]!);
+      for (const amount of received) expect(amount % BigInt(TIP)).toBe(0n);
+      expect(received.reduce((a, b) => a + b, 0n)).toBe(BigInt(TIP) * BigInt(landed.length));
+    }
   });
 
   it('a restart under a surge the fee history hides bids where the last process left off: its first version lands', async () => {
