@@ -46,7 +46,7 @@ type RangeReader = (from: number, limit: number, signal: AbortSignal) => Promise
 
 /** Shared reads keyed by range, as GET /transfers keys its pages. */
 function shareTransferReads(read: RangeReader, now?: () => number): RangeReader {
-  const shared = shareReads<TransferRange>(now);
+  const shared = shareReads<TransferRange>(now === undefined ? {} : { now });
   return (from, limit, signal) => shared(`${from}:${limit}`, (readSignal) => read(from, limit, readSignal), signal);
 }
 
