@@ -10,7 +10,7 @@ import { sleep } from '../time.js';
  *   that old, about 2 to 3 slots;
  * - reads begin at least 1000 / TRANSFER_READS_PER_SECOND ms apart, whatever their keys: a
  *   flood of ever new ranges got 100 answers a second from the pace (src/http/transfer-pace.ts),
- *   each its own read, and took the server's RPC calls from about 18 to 240-260 a second. A read
+ *   each its own read, and multiplied the server's RPC calls about 14 times (240-260 a second). A read
  *   that may not begin yet waits for its turn (reserved when it is started, so at most
  *   MAX_TRANSFER_READS_IN_FLIGHT x 1000 / TRANSFER_READS_PER_SECOND ms away), and requests for its
  *   key join it meanwhile;
