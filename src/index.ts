@@ -167,6 +167,9 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               minBalanceLamports: crank.minBalanceLamports,
               priorityFeeMinMicroLamports: crank.priorityFee.minMicroLamports,
               priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
+              // Paid on top of the priority fee, to one of the accounts per transaction: 0 and 0 without a tip.
+              tipLamports: { source: crank.landing.source.tip?.lamports ?? 0, target: crank.landing.target.tip?.lamports ?? 0 },
+              tipAccounts: { source: crank.landing.source.tip?.accounts.length ?? 0, target: crank.landing.target.tip?.accounts.length ?? 0 },
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,

@@ -362,7 +362,16 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     const { rpc, server } = await startCrankServer({ BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '500', BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '250000' });
     // A day of hourly cycles, each bidding the cap on one instruction's default 200,000 CU.
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
-      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000) },
+      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000), tipLamports: { source: 0, target: 0 } },
+    });
+    rpc.releaseAll();
+  });
+
+  it('the startup line says the tip of each chain and how many accounts it goes to; the day of fees counts it', async () => {
+    const accounts = '4ACfpUFoaSD9bfPdeu6DBt89gB6ENTeHBXCAi87NhDEE,D2L6yPZ2FmmmTKPgzaMKdhu6EWZcTpLy1Vhx8uvZe7NZ';
+    const { rpc, server } = await startCrankServer({ BRIDGE_TARGET_TIP_LAMPORTS: '5000', BRIDGE_TARGET_TIP_ACCOUNT: accounts });
+    expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
+      crank: { tipLamports: { source: 0, target: 5_000 }, tipAccounts: { source: 0, target: 2 }, minBalanceLamports: 24 * (5000 + 20_000 + 5_000) },
     });
     rpc.releaseAll();
   });
