@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import type { AuthoritySigner } from './signer/authority-signer.js';
 import { endpointLabels } from './chain/rpc/endpoint-choice.js';
 import { parseConfig, RUNTIME_VARIABLES, type Config, type CrankConfig } from './config/config.js';
-import { describeError, isBridgeError } from './errors.js';
+import { BridgeError, describeError, isBridgeError } from './errors.js';
 import { buildApp } from './http/app.js';
 import { crankAfterListen } from './lifecycle/crank-after-listen.js';
 import { installShutdown } from './lifecycle/shutdown.js';
@@ -80,6 +80,10 @@ async function readStartup(env: NodeJS.ProcessEnv): Promise<Startup | undefined>
     // Loaded on demand: a server without runtime configuration never loads the Solana stack.
     const { loadAuthoritySigner } = await import('./signer/open-signer.js');
     const loaded = await loadAuthoritySigner(config.crank.authorityKeypair, env);
+    // Only now is the authority known: a tip account must be none of its accounts nor the bridge's.
+    const { tipAccountProblems } = await import('./chain/client/budget/tip.js');
+    const tipProblems = tipAccountProblems(config.crank, loaded.signer.publicKey);
+    if (tipProblems.length > 0) throw new BridgeError('CONFIG__INVALID', { problems: tipProblems });
     return { config, authority: loaded.signer, warnings: [...warnings, ...loaded.warnings] };
   } catch (err) {
     if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
@@ -163,6 +167,9 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               minBalanceLamports: crank.minBalanceLamports,
               priorityFeeMinMicroLamports: crank.priorityFee.minMicroLamports,
               priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
+              // Paid on top of the priority fee, to one of the accounts per transaction: 0 and 0 without a tip.
+              tipLamports: { source: crank.landing.source.tip?.lamports ?? 0, target: crank.landing.target.tip?.lamports ?? 0 },
+              tipAccounts: { source: crank.landing.source.tip?.accounts.length ?? 0, target: crank.landing.target.tip?.accounts.length ?? 0 },
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,

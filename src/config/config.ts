@@ -81,10 +81,11 @@ const MIN_CYCLE_MS = 1_000;
 /**
  * BRIDGE_MIN_BALANCE_LAMPORTS when unset: a day of fees at one one-signature transaction per
  * chain per poll interval, each bidding the priority fee cap on the default reservation of one
- * instruction (200,000 CU): 144,000,000 lamports at the default 15 s and cap of 100,000.
+ * instruction (200,000 CU) and paying the larger chain's tip on top (BRIDGE_*_TIP_LAMPORTS):
+ * 144,000,000 lamports at the default 15 s and cap of 100,000 without a tip.
  */
-export function defaultMinBalanceLamports(pollIntervalMs: number, priorityFeeCapMicroLamports: number): number {
-  const perTransaction = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(priorityFeeCapMicroLamports, DEFAULT_UNITS_PER_INSTRUCTION);
+export function defaultMinBalanceLamports(pollIntervalMs: number, priorityFeeCapMicroLamports: number, tipLamports = 0): number {
+  const perTransaction = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(priorityFeeCapMicroLamports, DEFAULT_UNITS_PER_INSTRUCTION) + tipLamports;
   return Math.ceil(DAY_MS / Math.max(pollIntervalMs, MIN_CYCLE_MS)) * perTransaction;
 }
 
@@ -254,8 +255,7 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  const cap = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
-  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set, cap)];
+  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set)];
 }
 
 /** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
@@ -348,7 +348,12 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     sourceReadCommitment: values.BRIDGE_SOURCE_READ_COMMITMENT,
     inspectUrl: values.BRIDGE_XSTATE_INSPECT,
     minBalanceLamports:
-      values.BRIDGE_MIN_BALANCE_LAMPORTS ?? defaultMinBalanceLamports(values.BRIDGE_POLL_INTERVAL_SECS, values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
+      values.BRIDGE_MIN_BALANCE_LAMPORTS ??
+      defaultMinBalanceLamports(
+        values.BRIDGE_POLL_INTERVAL_SECS,
+        values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS,
+        Math.max(values.BRIDGE_SOURCE_TIP_LAMPORTS, values.BRIDGE_TARGET_TIP_LAMPORTS),
+      ),
     onForeignSigner: values.BRIDGE_ON_FOREIGN_SIGNER,
     handoffMs: values.BRIDGE_HANDOFF_SECS,
     dryRun: values.BRIDGE_DRY_RUN,

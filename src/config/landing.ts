@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { priorityFeeLamports } from '../chain/fee-rate.js';
-import { integerValue, publicKeyValue, rpcUrlListValue, rpcUrlValue } from './values.js';
+import { integerValue, publicKeyListValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 
 /**
  * The landing variables (docs/configuration.md, "Extensions"): send-only paths, an optional tip
@@ -8,19 +7,24 @@ import { integerValue, publicKeyValue, rpcUrlListValue, rpcUrlValue } from './va
  * small.
  */
 
-/** The largest limit a transaction requests (compute-budget.ts's MAX_COMPUTE_UNIT_LIMIT; a leaf here). */
-const MAX_TRANSACTION_UNITS = 1_400_000;
-
-/** Lamports: far above any path's tip (Jito's floor is 1,000, Helius Sender's 1,000,000), below 2^53. */
+/** Lamports: far above any path's tip (docs/configuration.md, "Tip minimums"), below 2^53. */
 const MAX_TIP_LAMPORTS = 1_000_000_000n;
+
+/**
+ * BRIDGE_*_TIP_MAX_LAMPORTS when unset: 0.001 SOL, the highest minimum a provider documents
+ * (Helius Sender Max), so that any documented minimum fits and a typo of a few digits does not.
+ */
+const DEFAULT_TIP_MAX_LAMPORTS = '1000000';
 
 export const landingSchemaShape = {
   BRIDGE_SOURCE_SEND_URLS: rpcUrlListValue().prefault(''),
   BRIDGE_TARGET_SEND_URLS: rpcUrlListValue().prefault(''),
   BRIDGE_SOURCE_TIP_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault('0'),
   BRIDGE_TARGET_TIP_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault('0'),
-  BRIDGE_SOURCE_TIP_ACCOUNT: publicKeyValue().optional(),
-  BRIDGE_TARGET_TIP_ACCOUNT: publicKeyValue().optional(),
+  BRIDGE_SOURCE_TIP_MAX_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault(DEFAULT_TIP_MAX_LAMPORTS),
+  BRIDGE_TARGET_TIP_MAX_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault(DEFAULT_TIP_MAX_LAMPORTS),
+  BRIDGE_SOURCE_TIP_ACCOUNT: publicKeyListValue().prefault(''),
+  BRIDGE_TARGET_TIP_ACCOUNT: publicKeyListValue().prefault(''),
   BRIDGE_SOURCE_FEE_ESTIMATE_URL: rpcUrlValue().optional(),
   BRIDGE_TARGET_FEE_ESTIMATE_URL: rpcUrlValue().optional(),
 };
@@ -28,11 +32,13 @@ export const landingSchemaShape = {
 export const LANDING_DEFAULTS = {
   BRIDGE_SOURCE_TIP_LAMPORTS: '0',
   BRIDGE_TARGET_TIP_LAMPORTS: '0',
+  BRIDGE_SOURCE_TIP_MAX_LAMPORTS: DEFAULT_TIP_MAX_LAMPORTS,
+  BRIDGE_TARGET_TIP_MAX_LAMPORTS: DEFAULT_TIP_MAX_LAMPORTS,
 } as const;
 
-/** A transfer of `lamports` to `account` inside every transaction of a chain. */
-interface Tip {
-  account: string;
+/** A transfer of `lamports` to one of `accounts` (chosen per transaction) inside every transaction of a chain. */
+export interface Tip {
+  accounts: string[];
   lamports: number;
 }
 
@@ -40,7 +46,7 @@ interface Tip {
 export interface ChainLanding {
   /** BRIDGE_*_SEND_URLS: endpoints that receive every signed transaction and are never read. */
   sendUrls: string[];
-  /** BRIDGE_*_TIP_LAMPORTS to BRIDGE_*_TIP_ACCOUNT; undefined without a tip. */
+  /** BRIDGE_*_TIP_LAMPORTS to one of BRIDGE_*_TIP_ACCOUNT; undefined without a tip. */
   tip: Tip | undefined;
   /** BRIDGE_*_FEE_ESTIMATE_URL: a getPriorityFeeEstimate endpoint beside the fee history; undefined without one. */
   feeEstimateUrl?: string;
@@ -49,7 +55,7 @@ export interface ChainLanding {
 type LandingValues = z.output<z.ZodObject<typeof landingSchemaShape>>;
 
 export function toLanding(values: LandingValues): { source: ChainLanding; target: ChainLanding } {
-  const tipOf = (lamports: number, account: string | undefined): Tip | undefined => (lamports > 0 && account !== undefined ? { account, lamports } : undefined);
+  const tipOf = (lamports: number, accounts: string[]): Tip | undefined => (lamports > 0 && accounts.length > 0 ? { accounts, lamports } : undefined);
   return {
     source: {
       sendUrls: values.BRIDGE_SOURCE_SEND_URLS,
@@ -65,24 +71,23 @@ export function toLanding(values: LandingValues): { source: ChainLanding; target
 }
 
 /**
- * A tip needs its account and an account its tip; the tip is counted within the lamports a
- * transaction may pay above its signature (the cap x the largest limit), so it cannot exceed it.
+ * A tip needs its accounts and accounts their tip; the tip is paid on top of the priority fee
+ * (the fee is bid as without it), within its own cap, BRIDGE_*_TIP_MAX_LAMPORTS. Which accounts
+ * a tip may go to is checked once the authority key is known (src/chain/client/budget/tip.ts).
  */
-export function tipProblems(set: Readonly<Record<string, string | undefined>>, capMicroLamports: string): string[] {
+export function tipProblems(set: Readonly<Record<string, string | undefined>>): string[] {
   const problems: string[] = [];
   for (const chain of ['SOURCE', 'TARGET']) {
     const lamportsName = `BRIDGE_${chain}_TIP_LAMPORTS`;
+    const maxName = `BRIDGE_${chain}_TIP_MAX_LAMPORTS`;
     const accountName = `BRIDGE_${chain}_TIP_ACCOUNT`;
     const lamports = set[lamportsName];
+    const max = set[maxName] ?? DEFAULT_TIP_MAX_LAMPORTS;
     const tipped = lamports !== undefined && /^\d+$/.test(lamports) && BigInt(lamports) > 0n;
-    if (tipped && set[accountName] === undefined) problems.push(`${accountName}: missing; ${lamportsName} is set, and a tip needs the account it is paid to`);
+    if (tipped && set[accountName] === undefined) problems.push(`${accountName}: missing; ${lamportsName} is set, and a tip needs the accounts it is paid to`);
     if (!tipped && set[accountName] !== undefined) problems.push(`${lamportsName}: missing; ${accountName} is set, and names no tip without an amount above 0`);
-    if (!tipped || !/^\d+$/.test(capMicroLamports)) continue;
-    const most = priorityFeeLamports(Number(BigInt(capMicroLamports)), MAX_TRANSACTION_UNITS);
-    if (BigInt(lamports) > BigInt(most)) {
-      problems.push(
-        `${lamportsName}: ${lamports} is above the ${most} lamports a transaction may pay besides its signature fee (BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS x 1,400,000 CU), within which the tip is counted; raise the cap or lower the tip`,
-      );
+    if (tipped && /^\d+$/.test(max) && BigInt(lamports) > BigInt(max)) {
+      problems.push(`${lamportsName}: ${lamports} is above ${maxName} (${max}), the most a transaction of this chain pays in tip; lower the tip or raise ${maxName}`);
     }
   }
   return problems;

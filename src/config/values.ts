@@ -126,6 +126,17 @@ function parseUrl(raw: string): URL | undefined {
 export const publicKeyValue = () =>
   z.string().refine(isBase58Key, { error: (issue) => `expected a base58 32-byte public key, got ${quote(String(issue.input))}` });
 
+/** A comma-separated list of base58 public keys, each once; empty means none. A problem names the entry's position (1-based). */
+export const publicKeyListValue = () =>
+  z.string().transform((raw, ctx) => {
+    const entries = raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim());
+    entries.forEach((entry, index) => {
+      if (!isBase58Key(entry)) ctx.addIssue(`entry ${index + 1}: expected a base58 32-byte public key, got ${quote(entry)}`);
+      else if (entries.indexOf(entry) < index) ctx.addIssue(`entry ${index + 1}: ${entry} is listed twice`);
+    });
+    return entries;
+  });
+
 function isBase58Key(raw: string): boolean {
   try {
     return bs58.decode(raw).length === 32;

@@ -57,6 +57,8 @@ export interface AppDependencies {
   maxConnectionsPerAddress: number;
   /** Called once the 202 answer of POST /kill has been sent. */
   onKill: () => void;
+  /** Distinct GET /transfers reads begun per second; TRANSFER_READS_PER_SECOND unless a test sets another (src/transfers/shared-reads.ts). */
+  transferReadsPerSecond?: number;
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {

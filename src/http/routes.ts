@@ -53,9 +53,11 @@ export interface AdminRouteDependencies {
   /** Which Host names admin requests may carry (DNS rebinding). */
   hosts: HostPolicy;
   onKill: () => void;
+  /** Distinct transfer reads begun per second (src/transfers/shared-reads.ts); TRANSFER_READS_PER_SECOND unless a test sets another. */
+  transferReadsPerSecond?: number;
 }
 
-export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill }: AdminRouteDependencies): Promise<void> {
+export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill, transferReadsPerSecond }: AdminRouteDependencies): Promise<void> {
   refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
@@ -89,7 +91,7 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
   // (transfer-pace.ts), each page bounded (transfer-page-body.ts).
   const outage = createRpcOutageLog();
   const pace = createTransferPace();
-  const answers = shareReads<Buffer>();
+  const answers = shareReads<Buffer>(transferReadsPerSecond === undefined ? {} : { readsPerSecond: transferReadsPerSecond });
   const json = (body: Buffer, reply: FastifyReply) => reply.type('application/json; charset=utf-8').send(body);
   admin.setValidatorCompiler(parseWithSchema);
   admin.get<{ Querystring: TransferPageParams }>('/transfers', { schema: { querystring: transferPageParams } }, async (request, reply) => {

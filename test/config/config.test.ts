@@ -65,30 +65,48 @@ describe('parseConfig: defaults', () => {
     });
   });
 
-  it('BRIDGE_*_SEND_URLS and the tips: validated like the RPC URLs, a tip with its account, within the cap', () => {
+  it('BRIDGE_*_SEND_URLS and the tips: validated like the RPC URLs, a tip with its accounts, within its own cap', () => {
     const tipAccount = 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6';
+    const another = '4ACfpUFoaSD9bfPdeu6DBt89gB6ENTeHBXCAi87NhDEE';
     const { config } = parseConfig({
       ...RUNTIME,
       BRIDGE_TARGET_SEND_URLS: 'http://127.0.0.1:9000, https://sender.example.org/fast',
       BRIDGE_TARGET_TIP_LAMPORTS: '1000',
-      BRIDGE_TARGET_TIP_ACCOUNT: tipAccount,
+      BRIDGE_TARGET_TIP_ACCOUNT: `${tipAccount}, ${another}`,
     });
     expect(config.crank!.landing).toEqual({
       source: { sendUrls: [], tip: undefined },
-      target: { sendUrls: ['http://127.0.0.1:9000/', 'https://sender.example.org/fast'], tip: { account: tipAccount, lamports: 1000 } },
+      target: { sendUrls: ['http://127.0.0.1:9000/', 'https://sender.example.org/fast'], tip: { accounts: [tipAccount, another], lamports: 1000 } },
     });
     expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_SEND_URLS: 'http://127.0.0.1:9000,ftp://x' })).toEqual([
       'BRIDGE_SOURCE_SEND_URLS: entry 2: expected an http:// or https:// URL, got one with scheme "ftp:"',
     ]);
     expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_TIP_LAMPORTS: '1000' })).toEqual([
-      'BRIDGE_SOURCE_TIP_ACCOUNT: missing; BRIDGE_SOURCE_TIP_LAMPORTS is set, and a tip needs the account it is paid to',
+      'BRIDGE_SOURCE_TIP_ACCOUNT: missing; BRIDGE_SOURCE_TIP_LAMPORTS is set, and a tip needs the accounts it is paid to',
     ]);
     expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })).toEqual([
       'BRIDGE_TARGET_TIP_LAMPORTS: missing; BRIDGE_TARGET_TIP_ACCOUNT is set, and names no tip without an amount above 0',
     ]);
-    expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '140001', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })[0]).toMatch(
-      /^BRIDGE_TARGET_TIP_LAMPORTS: 140001 is above the 140000 lamports a transaction may pay besides its signature fee/,
+    expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000', BRIDGE_TARGET_TIP_ACCOUNT: `${tipAccount},nope,${tipAccount}` })).toEqual([
+      'BRIDGE_TARGET_TIP_ACCOUNT: entry 2: expected a base58 32-byte public key, got "nope"',
+      `BRIDGE_TARGET_TIP_ACCOUNT: entry 3: ${tipAccount} is listed twice`,
+    ]);
+    // The tip's own cap, 1,000,000 unless set; the priority fee cap no longer bounds it.
+    const tipped = parseConfig({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000000', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount, BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1' });
+    expect(tipped.config.crank!.landing.target.tip).toEqual({ accounts: [tipAccount], lamports: 1_000_000 });
+    expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000001', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })).toEqual([
+      'BRIDGE_TARGET_TIP_LAMPORTS: 1000001 is above BRIDGE_TARGET_TIP_MAX_LAMPORTS (1000000), the most a transaction of this chain pays in tip; lower the tip or raise BRIDGE_TARGET_TIP_MAX_LAMPORTS',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_TIP_LAMPORTS: '5000', BRIDGE_SOURCE_TIP_ACCOUNT: tipAccount, BRIDGE_SOURCE_TIP_MAX_LAMPORTS: '4999' })[0]).toMatch(
+      /^BRIDGE_SOURCE_TIP_LAMPORTS: 5000 is above BRIDGE_SOURCE_TIP_MAX_LAMPORTS \(4999\)/,
     );
+  });
+
+  it('a day of fees by default includes the tip paid on top of each transaction', () => {
+    const tipAccount = 'Etc2sjrkpiUQAEgYv8EzRAyG51gMZ1LdnAuN2YZQg8D6';
+    const { config } = parseConfig({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '5000', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount });
+    // 5,760 transactions a day at 15 s, each 5,000 + 20,000 + the tip of 5,000.
+    expect(config.crank!.minBalanceLamports).toBe(5_760 * 30_000);
   });
 
   it('reads every optional variable when set', () => {

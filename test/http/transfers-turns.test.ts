@@ -130,7 +130,12 @@ describe('GET /transfers works in chunks with turns of the event loop between th
 
   it(`/health answers between the chunks, each probe within ${HEALTH_BOUND_MS} ms, while ${MAX_TRANSFER_READS_IN_FLIGHT} reads of ${MAX_TRANSFERS_PER_READ} transfers are decoded and encoded`, async () => {
     const chains = inMemoryChains();
-    app = await startTestApp({ transfers: createTransferQueries((from, limit, readSignal) => readTransferRange(chains, from, limit, readSignal)), logs: captureLogs('error') });
+    // Unpaced, so that all 4 reads run at once: the worst case in flight (reads slower than the pace's 2 s overlap so too).
+    app = await startTestApp({
+      transfers: createTransferQueries((from, limit, readSignal) => readTransferRange(chains, from, limit, readSignal)),
+      logs: captureLogs('error'),
+      transferReadsPerSecond: 1_000,
+    });
     const port = app.port;
     const pages = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, i) => rawRequest(port, { method: 'GET', path: `/transfers?from=${i * MAX_TRANSFERS_PER_READ}&limit=${MAX_TRANSFERS_PER_READ}` }));
     let pending = true;

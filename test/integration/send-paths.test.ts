@@ -1,7 +1,9 @@
 import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../src/chain/fee-rate.js';
 import { metricValue } from '../support/metric-value.js';
+import { startJsonRpcServer } from '../chain/rpc/json-rpc-test-server.js';
 import { loggedSignatures, startBridgeCranks, type BridgeCrank, type CrankTuning } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
@@ -56,7 +58,7 @@ async function outcomes(crank: BridgeCrank, chain: 'source' | 'target'): Promise
 }
 
 describe('send-only paths on a congested devnet (nonce mode)', () => {
-  it('the plain endpoint forwards 10 %, a staked send-only path with a tip: every vote lands once, within the caps, the staked path carried the landings', async () => {
+  it('the plain endpoint forwards 10 %, a staked send-only path with a tip: every vote lands once, within the caps, first versions land', async () => {
     bridge = await congestedBridge(3);
     const tipAccount = Keypair.generate().publicKey.toBase58();
     const staked = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
@@ -64,7 +66,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
       bridge.pair[side].airdrop(tipAccount, 1_000_000_000);
       staked[side].faults.set({ requireTip: { account: tipAccount, lamports: TIP_LAMPORTS } });
     }
-    const chainLanding = (url: string) => ({ sendUrls: [url], tip: { account: tipAccount, lamports: TIP_LAMPORTS } });
+    const chainLanding = (url: string) => ({ sendUrls: [url], tip: { accounts: [tipAccount], lamports: TIP_LAMPORTS } });
     const tipBefore = { source: bridge.pair.source.getAccount(tipAccount)!.lamports, target: bridge.pair.target.getAccount(tipAccount)!.lamports };
     const before = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
@@ -76,13 +78,8 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     for (const transaction of landed) {
       expect(transaction.err).toBeNull();
       expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
-      // The tip counts within what the cap allows for the transaction's limit; a small
-      // transaction whose share the tip alone fills bids 0, and stays within the largest one's.
-      const allowed = BigInt(priorityFeeLamports(CAP, transaction.computeUnitLimit));
-      const tip = BigInt(TIP_LAMPORTS);
-      expect(transaction.priorityFee + tip).toBeLessThanOrEqual(allowed > tip ? allowed : tip);
-      if (tip >= allowed) expect(transaction.priorityFee).toBe(0n);
-      expect(transaction.priorityFee + tip).toBeLessThanOrEqual(BigInt(priorityFeeLamports(CAP, 1_400_000)));
+      // The fee is the signature and the priority fee; the tip is a transfer beside it (below).
+      expect(transaction.priorityFee).toBeLessThanOrEqual(BigInt(priorityFeeLamports(CAP, transaction.computeUnitLimit)));
       expect(transaction.fee).toBe(BigInt(LAMPORTS_PER_SIGNATURE) + transaction.priorityFee);
     }
     // Each landed transaction paid the tip once; the staked path never saw one without it.
@@ -95,9 +92,11 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
       expect(crank.service.health().total_actions_submitted).toBe(signatures.length);
     }
     const staked0 = new URL(staked.target.url).origin;
-    const credited = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.sendPathLanded, { chain: 'target', path: staked0 })));
-    expect(credited.reduce((sum, value) => sum + value, 0)).toBeGreaterThan(0);
-    for (const crank of cranks) expect(await metricValue(crank.metrics.sendPathSends, { chain: 'target', path: staked0, outcome: 'failed' })).toBe(0);
+    // The read endpoints accepted every copy too: either may have carried a landing, so neither is credited with it.
+    for (const crank of cranks) {
+      for (const path of [staked0, 'rpc']) expect(await metricValue(crank.metrics.sendPathLanded, { chain: 'target', path })).toBe(0);
+      expect(await metricValue(crank.metrics.sendPathSends, { chain: 'target', path: staked0, outcome: 'failed' })).toBe(0);
+    }
     // The staked path forwards every copy: first versions land, as they do not without it (below).
     const target = await Promise.all(cranks.map((crank) => outcomes(crank, 'target')));
     const sum = (key: string) => target.reduce((total, one) => total + one[key]!, 0);
@@ -137,13 +136,89 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     expectSettled(bridge, 2);
     await expectTransactionsAccounted(bridge, cranks);
     // Every version sent through the staked path landed or expired before another was signed:
-    // what it carried is exactly what the read endpoints carried, one version per landing.
+    // what it carried is exactly what the read endpoints carried, so no landing is either's alone.
     for (const crank of cranks) {
       for (const chain of ['source', 'target'] as const) {
         expect(await metricValue(crank.metrics.landingOutcomes, { chain, outcome: 'later_version' })).toBe(0);
         const path = new URL(staked[chain].url).origin;
-        expect(await metricValue(crank.metrics.sendPathLanded, { chain, path })).toBe(await metricValue(crank.metrics.sendPathLanded, { chain, path: 'rpc' }));
+        expect(await metricValue(crank.metrics.sendPathSends, { chain, path, outcome: 'accepted' })).toBeGreaterThan(0);
+        for (const credited of [path, 'rpc']) expect(await metricValue(crank.metrics.sendPathLanded, { chain, path: credited })).toBe(0);
       }
+    }
+  });
+
+  it('a path that drops everything it accepts, or answers another signature, is never credited; a path that alone carried the votes is', async () => {
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await depositRejected(bridge, 2);
+    const dropper = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
+    for (const side of ['source', 'target'] as const) dropper[side].faults.set({ dropTransactions: 1_000_000 });
+    const wrongSignature = await startJsonRpcServer(() => ({ result: bs58.encode(new Uint8Array(64).fill(7)) }));
+    try {
+      const landing = (side: 'source' | 'target') => ({ sendUrls: [dropper[side].url, wrongSignature.url], tip: undefined });
+      const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: landing('source'), target: landing('target') } }));
+      await settleWithin(bridge, cranks, 8);
+      expectSettled(bridge, 2);
+      const wrongLabel = new URL(wrongSignature.url).origin;
+      for (const crank of cranks) {
+        for (const chain of ['source', 'target'] as const) {
+          const dropLabel = new URL(dropper[chain].url).origin;
+          // The dropper answered each transaction's own signature: accepted, and never credited.
+          expect(await metricValue(crank.metrics.sendPathSends, { chain, path: dropLabel, outcome: 'accepted' })).toBeGreaterThan(0);
+          expect(await metricValue(crank.metrics.sendPathLanded, { chain, path: dropLabel })).toBe(0);
+          expect(await metricValue(crank.metrics.sendPathSends, { chain, path: wrongLabel, outcome: 'accepted' })).toBe(0);
+          expect(await metricValue(crank.metrics.sendPathLanded, { chain, path: wrongLabel })).toBe(0);
+        }
+        expect(crank.logs.records().some((line) => String(line.msg).includes('answered another signature'))).toBe(true);
+      }
+    } finally {
+      await wrongSignature.close();
+    }
+
+    // The read endpoints refuse every send (HTTP 500): what lands now was carried by the staked path alone.
+    await bridge.close();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await depositRejected(bridge, 1);
+    const alone = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ methods: { sendTransaction: { errorRate: 1, errorKind: 'http500' } } });
+    const landing = (side: 'source' | 'target') => ({ sendUrls: [alone[side].url], tip: undefined });
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: landing('source'), target: landing('target') } }));
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 1);
+    const credited = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.sendPathLanded, { chain: 'target', path: new URL(alone.target.url).origin })));
+    const landedVotes = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })));
+    expect(credited.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(credited).toEqual(landedVotes);
+  });
+
+  it('a tip beside the fee: under a price floor the market shows, with the largest documented minimum tip at the default cap, every transaction bids the market and pays the tip on top, to one of three accounts', async () => {
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+    await depositRejected(bridge, 3);
+    // Leaders take nothing below 20,000 micro-lamports/CU, and the fee history shows it.
+    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 20_000 });
+    const accounts = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((key) => key.publicKey.toBase58());
+    const TIP = 1_000_000;
+    for (const side of ['source', 'target'] as const) for (const account of accounts) bridge.pair[side].airdrop(account, 1_000_000_000);
+    const balances = (side: 'source' | 'target') => accounts.map((account) => bridge!.pair[side].getAccount(account)!.lamports);
+    const before = { source: balances('source'), target: balances('target') };
+    const landedBefore = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
+    const tip = { accounts, lamports: TIP };
+    // The default cap: a tip counted within it (100,000 x ~30,000 CU / 10^6 = ~3,000 lamports) left a price of 0, below the floor.
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }));
+    await settleWithin(bridge, cranks, 8);
+    expectSettled(bridge, 3);
+    for (const side of ['source', 'target'] as const) {
+      const landed = crankTransactionsOn(bridge, side).slice(landedBefore[side]);
+      expect(landed.length).toBeGreaterThan(0);
+      for (const transaction of landed) {
+        expect(transaction.err).toBeNull();
+        expect(transaction.computeUnitPrice).toBeGreaterThanOrEqual(20_000n);
+        expect(transaction.computeUnitPrice).toBeLessThanOrEqual(BigInt(CAP));
+        expect(transaction.fee).toBe(BigInt(LAMPORTS_PER_SIGNATURE) + transaction.priorityFee);
+      }
+      // Each landed transaction paid one tip, to one of the three accounts.
+      const received = balances(side).map((balance, i) => balance - before[side][i]!);
+      for (const amount of received) expect(amount % BigInt(TIP)).toBe(0n);
+      expect(received.reduce((a, b) => a + b, 0n)).toBe(BigInt(TIP) * BigInt(landed.length));
     }
   });
 

@@ -1,6 +1,6 @@
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFER_READS_IN_FLIGHT, TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, READ_REQUESTS_PER_READ, TRANSFER_CACHE_MS, TRANSFER_READS_PER_SECOND } from '../../src/transfers/shared-reads.js';
 import type { TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
 import { closedPortUrl, startStalledEndpoint } from '../../devnet/rpc/silent-endpoints.js';
@@ -59,6 +59,40 @@ describe('GET /transfers under load', () => {
     const reads = ((await calls()) - start) / oneRead;
     expect(reads).toBeLessThanOrEqual(Math.ceil(elapsedMs / TRANSFER_CACHE_MS));
   });
+
+  it(`a flood of ever new ranges costs at most ${TRANSFER_READS_PER_SECOND} reads (${TRANSFER_READS_PER_SECOND * READ_REQUESTS_PER_READ} RPC requests) a second`, async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    for (const amount of [100n, 200n, 300n]) await deposit(bridge, { amount, sourceMint: mint, recipient: Keypair.generate().publicKey.toBase58() });
+    const server = await startServer(bridgeTransferChains(bridge));
+    bridge.onClose(() => server.close());
+    const calls = () => metricValue(server.metrics.rpcRequests);
+
+    // 32 clients, each asking again as soon as it is answered, each time a range no one asked before.
+    const FLOOD_MS = 4_000;
+    const start = await calls();
+    const startedAt = Date.now();
+    let next = 0;
+    const statuses = new Map<string, number>();
+    const client = async () => {
+      while (Date.now() - startedAt < FLOOD_MS) {
+        const key = next++;
+        const response = await fetch(`${server.url}/transfers?from=${key % 4}&limit=${1 + Math.floor(key / 4)}`, { signal: AbortSignal.timeout(30_000) });
+        const body = (await response.json()) as Record<string, unknown>;
+        const outcome = response.status === 200 ? '200' : `${response.status} ${String(body['error'])}`;
+        statuses.set(outcome, (statuses.get(outcome) ?? 0) + 1);
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, client));
+    const elapsedS = (Date.now() - startedAt) / 1000;
+    const requests = (await calls()) - start;
+    // Every request was answered, or refused as busy; none failed.
+    expect([...statuses.keys()].sort()).toEqual(['200', '503 transfers_busy'].filter((key) => statuses.has(key)));
+    expect(statuses.get('200')).toBeGreaterThan(0);
+    const bound = (Math.ceil(elapsedS * TRANSFER_READS_PER_SECOND) + 1) * READ_REQUESTS_PER_READ;
+    console.log(`transfers flood: ${next} requests in ${elapsedS.toFixed(1)} s, ${requests} RPC requests (${(requests / elapsedS).toFixed(1)}/s; bound ${bound}), answers ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(requests).toBeLessThanOrEqual(bound);
+  }, 60_000);
 
   it('an RPC that refuses connections answers 503 rpc_unavailable with Retry-After and one warning per chain for all requests', async () => {
     const dead = await closedPortUrl();

@@ -330,11 +330,48 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     rpc.releaseAll();
   });
 
+  it('a tip account that is the authority, a sysvar or the bridge program: one line each naming the variable, exit 1, nothing listens', async () => {
+    const files = keypairDir();
+    cleanups.push(() => files.remove());
+    const program = 'BridgeProgram111111111111111111111111111111';
+    const server = startServer({
+      BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9/',
+      BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9/',
+      BRIDGE_SOURCE_CHAIN_ID: '1',
+      BRIDGE_TARGET_CHAIN_ID: '2',
+      BRIDGE_AUTHORITY_KEYPAIR: files.copyFixture(0o600),
+      BRIDGE_SOURCE_TIP_LAMPORTS: '5000',
+      BRIDGE_SOURCE_TIP_ACCOUNT: `4ACfpUFoaSD9bfPdeu6DBt89gB6ENTeHBXCAi87NhDEE,SysvarRent111111111111111111111111111111111`,
+      BRIDGE_TARGET_TIP_LAMPORTS: '5000',
+      BRIDGE_TARGET_TIP_ACCOUNT: `${FIXTURE_PUBLIC_KEY},${program}`,
+    });
+    expect(await server.exited).toEqual({ code: 1, signal: null });
+    const advice = 'not a tip account; list the tip accounts the send-only path publishes';
+    expect(server.stderr()).toBe(
+      [
+        `BRIDGE_SOURCE_TIP_ACCOUNT: SysvarRent111111111111111111111111111111111 is the Rent sysvar, ${advice}`,
+        `BRIDGE_TARGET_TIP_ACCOUNT: ${FIXTURE_PUBLIC_KEY} is the authority itself (the key this server signs with), ${advice}`,
+        `BRIDGE_TARGET_TIP_ACCOUNT: ${program} is the bridge program (BRIDGE_SOURCE_PROGRAM_ID and BRIDGE_TARGET_PROGRAM_ID), ${advice}`,
+        '',
+      ].join('\n'),
+    );
+    expect(server.stdout()).toBe('');
+  });
+
   it('the startup line says the priority fee floor and cap', async () => {
     const { rpc, server } = await startCrankServer({ BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '500', BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '250000' });
     // A day of hourly cycles, each bidding the cap on one instruction's default 200,000 CU.
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
-      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000) },
+      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000), tipLamports: { source: 0, target: 0 } },
+    });
+    rpc.releaseAll();
+  });
+
+  it('the startup line says the tip of each chain and how many accounts it goes to; the day of fees counts it', async () => {
+    const accounts = '4ACfpUFoaSD9bfPdeu6DBt89gB6ENTeHBXCAi87NhDEE,D2L6yPZ2FmmmTKPgzaMKdhu6EWZcTpLy1Vhx8uvZe7NZ';
+    const { rpc, server } = await startCrankServer({ BRIDGE_TARGET_TIP_LAMPORTS: '5000', BRIDGE_TARGET_TIP_ACCOUNT: accounts });
+    expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
+      crank: { tipLamports: { source: 0, target: 5_000 }, tipAccounts: { source: 0, target: 2 }, minBalanceLamports: 24 * (5000 + 20_000 + 5_000) },
     });
     rpc.releaseAll();
   });

@@ -30,6 +30,8 @@ export interface TestAppOptions {
   metrics?: Metrics;
   /** Where the app logs; fresh captured logs at debug unless given. */
   logs?: CapturedLogs;
+  /** Distinct GET /transfers reads begun per second; TRANSFER_READS_PER_SECOND unless given. */
+  transferReadsPerSecond?: number;
 }
 
 /** buildApp's dependencies for a test: the defaults above for whatever `options` leaves out. */
@@ -46,6 +48,7 @@ export function testAppDependencies(options: TestAppOptions = {}, onKill: () => 
     hosts: { bindHost: '127.0.0.1', allowedHosts: options.allowedHosts ?? [] },
     maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 32,
     onKill,
+    ...(options.transferReadsPerSecond === undefined ? {} : { transferReadsPerSecond: options.transferReadsPerSecond }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TransferRange } from '../../src/chain/client/read/read-transfers.js';
 import { isBridgeError } from '../../src/errors.js';
-import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS } from '../../src/transfers/shared-reads.js';
+import { MAX_TRANSFER_READS_IN_FLIGHT, shareReads, TRANSFER_CACHE_MS, TRANSFER_READS_PER_SECOND } from '../../src/transfers/shared-reads.js';
 import { rejection } from '../support/rejection.js';
 import { trackerHeader } from '../machines/support/bridge-view.js';
 
@@ -22,6 +22,8 @@ function range(start: number): TransferRange {
 }
 
 interface HeldRead {
+  /** When the read began (performance.now()). */
+  at: number;
   from: number;
   limit: number;
   signal: AbortSignal;
@@ -33,7 +35,7 @@ function heldReader() {
   const reads: HeldRead[] = [];
   const read = (from: number, limit: number, signal: AbortSignal) =>
     new Promise<TransferRange>((resolve, reject) => {
-      reads.push({ from, limit, signal, resolve, reject });
+      reads.push({ at: performance.now(), from, limit, signal, resolve, reject });
     });
   return { reads, read };
 }
@@ -44,7 +46,7 @@ type RangeReader = (from: number, limit: number, signal: AbortSignal) => Promise
 
 /** Shared reads keyed by range, as GET /transfers keys its pages. */
 function shareTransferReads(read: RangeReader, now?: () => number): RangeReader {
-  const shared = shareReads<TransferRange>(now);
+  const shared = shareReads<TransferRange>(now === undefined ? {} : { now });
   return (from, limit, signal) => shared(`${from}:${limit}`, (readSignal) => read(from, limit, readSignal), signal);
 }
 
@@ -83,12 +85,13 @@ describe('shareReads', () => {
     expect(isBridgeError(refused, 'TRANSFER__BUSY')).toBe(true);
     expect((refused as Error).message).toBe(`${MAX_TRANSFER_READS_IN_FLIGHT} different transfer reads are already running (at most ${MAX_TRANSFER_READS_IN_FLIGHT}); retry shortly, or ask for a range already being read`);
     const joined = shared(0, 10, never());
-    expect(reads).toHaveLength(MAX_TRANSFER_READS_IN_FLIGHT);
+    // Started at once, begun one turn apart.
+    await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(MAX_TRANSFER_READS_IN_FLIGHT);
     for (const held of reads) held.resolve(range(held.from));
     await Promise.all([...running, joined]);
     // Slots are free again.
     void shared(99, 10, never());
-    expect(reads).toHaveLength(MAX_TRANSFER_READS_IN_FLIGHT + 1);
+    await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(MAX_TRANSFER_READS_IN_FLIGHT + 1);
   });
 
   it('a failed read is not remembered: the next request reads again', async () => {
@@ -98,7 +101,7 @@ describe('shareReads', () => {
     reads[0]!.reject(new Error('rpc down'));
     expect(await rejection(first)).toEqual(new Error('rpc down'));
     void shared(0, 10, never());
-    expect(reads).toHaveLength(2);
+    await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(2);
   });
 
   it('a requester that leaves gets its abort; the read is aborted once nobody waits, and the next request starts anew', async () => {
@@ -113,8 +116,37 @@ describe('shareReads', () => {
     expect(await rejection(answers[1]!)).toEqual(new Error('client gone too'));
     expect(reads[0]!.signal.aborted).toBe(true);
     const next = shared(0, 10, never());
-    expect(reads).toHaveLength(2);
+    await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(2);
     reads[1]!.resolve(range(0));
     expect((await next).start).toBe(0);
+  });
+
+  it(`reads of distinct keys begin at least ${1000 / TRANSFER_READS_PER_SECOND} ms apart; a request for a read waiting its turn joins it`, async () => {
+    const { reads, read } = heldReader();
+    const shared = shareTransferReads(read);
+    const asked = performance.now();
+    const answers = [0, 1, 2].map((from) => shared(from, 10, never()));
+    const joined = shared(2, 10, never());
+    expect(reads).toHaveLength(1);
+    await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(3);
+    const spacing = 1000 / TRANSFER_READS_PER_SECOND;
+    // Timers never fire early; a millisecond of slack for the clock's rounding.
+    expect(reads[1]!.at - asked).toBeGreaterThanOrEqual(spacing - 1);
+    expect(reads[2]!.at - asked).toBeGreaterThanOrEqual(2 * spacing - 1);
+    for (const held of reads) held.resolve(range(held.from));
+    const [, , third] = await Promise.all(answers);
+    expect(await joined).toBe(third);
+  });
+
+  it('a read whose requesters all left while it waited its turn never begins', async () => {
+    const { reads, read } = heldReader();
+    const shared = shareTransferReads(read);
+    void shared(0, 10, never());
+    const leaving = new AbortController();
+    const waiting = shared(1, 10, leaving.signal);
+    leaving.abort(new Error('client gone'));
+    expect(await rejection(waiting)).toEqual(new Error('client gone'));
+    await new Promise((resolve) => setTimeout(resolve, 1000 / TRANSFER_READS_PER_SECOND + 100));
+    expect(reads.map((held) => held.from)).toEqual([0]);
   });
 });

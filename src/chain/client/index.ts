@@ -232,7 +232,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       signed,
       voidMicroLamportsPerUnit: options.priorityFee.maxMicroLamports,
       landing: landing[rpc.chain],
-      ...(options.landing?.[rpc.chain].tip === undefined ? {} : { tip: { ...options.landing[rpc.chain].tip!, capMicroLamports: options.priorityFee.maxMicroLamports } }),
+      ...(options.landing?.[rpc.chain].tip === undefined ? {} : { tip: options.landing[rpc.chain].tip }),
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const leaseKey = leaseAddress(authorityKey, options.sourceChainId);
@@ -326,7 +326,11 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     // Cleanup depositors are not in the plan: a distinct placeholder each is the largest case.
     // Each action's limit is bounded by its compute ceiling, as when its transactions are signed.
     plannedFees: (work) => {
-      const priced = (side: ChainSide, action: CrankAction) => ({ capMicroLamports: cap, unitsPerInstruction: ceilings[side].perInstruction(action) });
+      const priced = (side: ChainSide, action: CrankAction) => ({
+        capMicroLamports: cap,
+        unitsPerInstruction: ceilings[side].perInstruction(action),
+        tipLamports: options.landing?.[side].tip?.lamports ?? 0,
+      });
       return {
         target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.landingFor('ack_deposit').leading),
         source:

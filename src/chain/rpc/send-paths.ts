@@ -1,4 +1,6 @@
+import bs58 from 'bs58';
 import type { ChainSide } from '../../domain.js';
+import { isBridgeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { endpointLabels } from './endpoint-choice.js';
@@ -14,6 +16,11 @@ import { createRpcFetch, type RpcFetch } from './rpc-fetch.js';
  * BRIDGE_RPC_TIMEOUT_MS and MAX_RESPONSE_BYTES. Sends do not hold up the sender's watch: they
  * run beside it, at most MAX_IN_FLIGHT_PER_PATH at once per path (a send beyond is skipped and
  * counted failed), and report each acceptance to `onAccepted`.
+ *
+ * A path is taken at its configured URL only: a redirect is never followed (the signed bytes
+ * would be POSTed to an origin nobody configured), it is a failed send and a warn line. And a
+ * path's answer is checked, not believed: an acceptance is a result equal to the transaction's
+ * own signature (its first, the authority's); any other answer is a failed send and a warn line.
  */
 
 /** The path label of the read endpoints' sends in the per-path metrics. */
@@ -49,7 +56,7 @@ export class SendPaths {
       label: labels[i]!,
       url,
       inFlight: 0,
-      rpcFetch: createRpcFetch({ chain: options.chain, timeoutMs: options.timeoutMs, metrics: options.metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) }),
+      rpcFetch: createRpcFetch({ chain: options.chain, timeoutMs: options.timeoutMs, metrics: options.metrics, fetch: withoutRedirects(options.fetch ?? globalThis.fetch) }),
     }));
     for (const label of [READ_ENDPOINTS_PATH, ...labels]) zeroPathCounters(options.metrics, options.chain, label);
   }
@@ -62,10 +69,11 @@ export class SendPaths {
   send(wire: Uint8Array, signal: AbortSignal, onAccepted: (label: string) => void): void {
     if (this.#paths.length === 0) return;
     const params = [Buffer.from(wire).toString('base64'), { encoding: 'base64', skipPreflight: true, maxRetries: 0 }];
-    for (const path of this.#paths) void this.#sendOn(path, params, signal, onAccepted);
+    const signature = firstSignature(wire);
+    for (const path of this.#paths) void this.#sendOn(path, params, signature, signal, onAccepted);
   }
 
-  async #sendOn(path: Path, params: unknown[], signal: AbortSignal, onAccepted: (label: string) => void): Promise<void> {
+  async #sendOn(path: Path, params: unknown[], signature: string, signal: AbortSignal, onAccepted: (label: string) => void): Promise<void> {
     const { chain, metrics, logger } = this.#options;
     if (path.inFlight >= MAX_IN_FLIGHT_PER_PATH) {
       metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'failed' });
@@ -75,17 +83,41 @@ export class SendPaths {
     path.inFlight++;
     try {
       const result = await jsonRpcCall(path.rpcFetch, path.url, 'sendTransaction', params, signal);
-      if (typeof result !== 'string') throw new Error(`the result is not a signature string: ${JSON.stringify(result)?.slice(0, 100)}`);
+      if (result !== signature) {
+        metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'failed' });
+        const answered = typeof result === 'string' ? result.slice(0, 100) : JSON.stringify(result)?.slice(0, 100);
+        logger.warn({ path: path.label, signature, answered }, 'send-only path answered another signature than the transaction it was sent: not counted as accepted; check BRIDGE_*_SEND_URLS');
+        return;
+      }
       metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'accepted' });
       onAccepted(path.label);
     } catch (err) {
       if (signal.aborted) return;
       metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'failed' });
-      logger.debug({ err, path: path.label }, 'send-only path refused or failed a send');
+      if (isRedirect(err)) logger.warn({ err, path: path.label }, 'send-only path answered a redirect, which is never followed: configure the URL it redirects to in BRIDGE_*_SEND_URLS if that is the path meant');
+      else logger.debug({ err, path: path.label }, 'send-only path refused or failed a send');
     } finally {
       path.inFlight--;
     }
   }
+}
+
+/** `fetch` that hands a redirect back as the failed answer it is, instead of following it. */
+function withoutRedirects(fetch: RpcFetch): RpcFetch {
+  return (input, init) => fetch(input, { ...init, redirect: 'manual' });
+}
+
+function isRedirect(err: unknown): boolean {
+  const status = isBridgeError(err, 'CHAIN__RPC_FAILED') ? err.context.status : undefined;
+  return status !== undefined && status >= 300 && status < 400;
+}
+
+/** The first signature of a signed transaction's wire bytes (a compact-u16 count, then 64-byte signatures), in base58. */
+function firstSignature(wire: Uint8Array): string {
+  // The count is 1 for every transaction the crank signs, but its encoding takes 1 to 3 bytes.
+  let offset = 1;
+  while (offset < 3 && ((wire[offset - 1] ?? 0) & 0x80) !== 0) offset += 1;
+  return bs58.encode(wire.subarray(offset, offset + 64));
 }
 
 function zeroPathCounters(metrics: Metrics, chain: ChainSide, path: string): void {
@@ -94,10 +126,14 @@ function zeroPathCounters(metrics: Metrics, chain: ChainSide, path: string): voi
 }
 
 /**
- * Which paths accepted each version of one transaction. Which copy the leader took is not
- * visible to the server, so a landing is credited to every path that accepted the landed
- * version; a path's landings over its accepted sends is what it is worth (an unstaked node
- * under load needs many sends per landing).
+ * Which paths accepted each version of one transaction, to credit a landing only to a path that
+ * could have caused it. Which copy the leader took is not visible to the server: when several
+ * paths (the read endpoints included) accepted the landed version, any of them may have carried
+ * it, and a path that accepts and drops everything would be credited with what the others
+ * carried. So a landing is credited to a path only when that path alone accepted the landed
+ * version with the transaction's own signature (the landing itself is seen through the read
+ * endpoints' statuses, never on a path's word): the read endpoints refused or failed it, and
+ * this path's copy is the only one that can have reached the leader.
  */
 export class PathAcceptances {
   readonly #paths = new Map<string, Set<string>>();
@@ -108,7 +144,9 @@ export class PathAcceptances {
     this.#paths.set(signature, paths);
   }
 
+  /** The paths a landing of `signature` is credited to: the one path that alone accepted it, or none. */
   pathsOf(signature: string): string[] {
-    return [...(this.#paths.get(signature) ?? [])];
+    const paths = [...(this.#paths.get(signature) ?? [])];
+    return paths.length === 1 ? paths : [];
   }
 }

@@ -1,8 +1,9 @@
 import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FeeEstimates } from '../../../src/chain/rpc/fee-estimate.js';
-import { SendPaths } from '../../../src/chain/rpc/send-paths.js';
+import { PathAcceptances, SendPaths } from '../../../src/chain/rpc/send-paths.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
 import { metricValue } from '../../support/metric-value.js';
@@ -20,7 +21,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-const WIRE = new Uint8Array([1, 2, 3]);
+/** Wire bytes as a signed transaction starts: a count of 1, then a 64-byte signature, then the message. */
+const SIGNATURE_BYTES = Uint8Array.from({ length: 64 }, (_, i) => i + 1);
+const WIRE = new Uint8Array([1, ...SIGNATURE_BYTES, 9, 9, 9]);
+const SIGNATURE = bs58.encode(SIGNATURE_BYTES);
 
 async function until(check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -32,7 +36,7 @@ async function until(check: () => Promise<boolean> | boolean, ms = 5_000): Promi
 
 describe('SendPaths', () => {
   it('sends the same bytes to every path, only sendTransaction, and counts what each accepted', async () => {
-    const good = await startJsonRpcServer(() => ({ result: 'sig' }));
+    const good = await startJsonRpcServer(() => ({ result: SIGNATURE }));
     const refusing = await startJsonRpcServer(() => ({ error: { code: -32602, message: 'tip missing' } }));
     servers.push(good, refusing);
     const metrics = createMetrics(new Registry());
@@ -62,6 +66,53 @@ describe('SendPaths', () => {
     await until(() => silent.calls.length === 4);
     await until(async () => (await failed()) === 6, 2_000);
     expect(silent.calls).toHaveLength(4);
+  });
+});
+
+describe('SendPaths: what a path says is checked', () => {
+  it('an answer that is not the transaction\'s own signature is a failed send and a warn line, never an acceptance', async () => {
+    const wrong = await startJsonRpcServer(() => ({ result: bs58.encode(new Uint8Array(64).fill(7)) }));
+    servers.push(wrong);
+    const metrics = createMetrics(new Registry());
+    const logs = captureLogs('warn');
+    const paths = new SendPaths({ chain: 'target', urls: [wrong.url], timeoutMs: 1_000, metrics, logger: logs.logger });
+    const accepted: string[] = [];
+    paths.send(WIRE, AbortSignal.timeout(5_000), (label) => accepted.push(label));
+    const [label] = paths.labels;
+    await until(async () => (await metricValue(metrics.sendPathSends, { chain: 'target', path: label!, outcome: 'failed' })) === 1);
+    expect(accepted).toEqual([]);
+    expect(await metricValue(metrics.sendPathSends, { chain: 'target', path: label!, outcome: 'accepted' })).toBe(0);
+    expect(logs.records().map((line) => line.msg)).toEqual([expect.stringContaining('answered another signature')]);
+    expect(logs.records()[0]!['signature']).toBe(SIGNATURE);
+  });
+
+  it('a 307 to another origin is not followed: the signed bytes never reach it, and the send failed with a warn line', async () => {
+    const elsewhere = await startJsonRpcServer(() => ({ result: SIGNATURE }));
+    const redirecting = await startJsonRpcServer(() => ({ http: 307, headers: { location: elsewhere.url } }));
+    servers.push(elsewhere, redirecting);
+    const metrics = createMetrics(new Registry());
+    const logs = captureLogs('warn');
+    const paths = new SendPaths({ chain: 'source', urls: [redirecting.url], timeoutMs: 1_000, metrics, logger: logs.logger });
+    const accepted: string[] = [];
+    paths.send(WIRE, AbortSignal.timeout(5_000), (label) => accepted.push(label));
+    const [label] = paths.labels;
+    await until(async () => (await metricValue(metrics.sendPathSends, { chain: 'source', path: label!, outcome: 'failed' })) === 1);
+    expect(redirecting.calls).toHaveLength(1);
+    expect(elsewhere.calls).toEqual([]);
+    expect(accepted).toEqual([]);
+    expect(logs.records().map((line) => line.msg)).toEqual([expect.stringContaining('redirect, which is never followed')]);
+  });
+});
+
+describe('PathAcceptances: a landing is credited only to a path that alone could have caused it', () => {
+  it('one acceptor is credited; several acceptors of the landed version (a path that drops what it accepts among them) are not', () => {
+    const acceptances = new PathAcceptances();
+    acceptances.accepted('only-staked', 'https://staked.example');
+    acceptances.accepted('both', 'rpc');
+    acceptances.accepted('both', 'https://drops-everything.example');
+    expect(acceptances.pathsOf('only-staked')).toEqual(['https://staked.example']);
+    expect(acceptances.pathsOf('both')).toEqual([]);
+    expect(acceptances.pathsOf('never-accepted')).toEqual([]);
   });
 });
 

@@ -5,8 +5,8 @@ import { BUDGET_SIZE_PREFIX, MAX_COMPUTE_UNIT_LIMIT } from './compute-budget.js'
 
 /**
  * What submitting costs in fees, before anything is signed. Every transaction the submitters
- * build is signed by the authority alone (one signature at the base rate) and pays a priority
- * fee of at most the cap x its limit. The limit is measured only when a batch is signed, so it
+ * build is signed by the authority alone (one signature at the base rate), pays a priority
+ * fee of at most the cap x its limit, and, with BRIDGE_*_TIP_LAMPORTS, the tip on top (./tip.ts). The limit is measured only when a batch is signed, so it
  * is bounded here by what the signing bounds it by: the action's compute ceiling per
  * instruction (`ComputeCeilings`, ./compute-budget.ts: the runtime's 200,000 until the chain
  * showed what the instructions cost) times the batch's instructions, at most
@@ -22,12 +22,15 @@ import { BUDGET_SIZE_PREFIX, MAX_COMPUTE_UNIT_LIMIT } from './compute-budget.js'
 export function packedFees(
   instructions: readonly TransactionInstruction[],
   feePayer: PublicKey,
-  price: { capMicroLamports: number; unitsPerInstruction: number },
+  price: { capMicroLamports: number; unitsPerInstruction: number; tipLamports: number },
   leading: readonly TransactionInstruction[] = [],
 ): number {
   return packBatches(instructions, feePayer, undefined, [...leading, ...BUDGET_SIZE_PREFIX]).reduce(
     (sum, batch) =>
-      sum + LAMPORTS_PER_SIGNATURE + priorityFeeLamports(price.capMicroLamports, Math.min(MAX_COMPUTE_UNIT_LIMIT, batch.length * price.unitsPerInstruction)),
+      sum +
+      LAMPORTS_PER_SIGNATURE +
+      priorityFeeLamports(price.capMicroLamports, Math.min(MAX_COMPUTE_UNIT_LIMIT, batch.length * price.unitsPerInstruction)) +
+      price.tipLamports,
     0,
   );
 }

@@ -14,7 +14,7 @@ import { preflightFailure } from '../../rpc/rpc-failure.js';
 import type { SignedSignatures } from '../read/authority-history.js';
 import { budgetInstructions, type ComputeBudget } from '../budget/compute-budget.js';
 import type { NoncePool } from '../nonce/nonce-pool.js';
-import { priceWithTip, tipInstruction, type TipSettings } from '../budget/tip.js';
+import { tipInstruction, type TipSettings } from '../budget/tip.js';
 import { signTransaction, type Landing } from '../sign-transaction.js';
 import { BlockhashLifetime } from './blockhash-lifetime.js';
 import type { LandingPaths } from './landing-paths.js';
@@ -75,7 +75,7 @@ export interface TransactionSenderOptions {
   voidMicroLamportsPerUnit?: number;
   /** The send-only paths beside the read endpoints, and the landing measured. */
   landing: LandingPaths;
-  /** A tip inside every transaction (BRIDGE_*_TIP_LAMPORTS); none when absent. */
+  /** A tip inside every transaction (BRIDGE_*_TIP_LAMPORTS), on top of the priority fee; none when absent. */
   tip?: TipSettings;
 }
 
@@ -130,14 +130,13 @@ export class TransactionSender {
     signal: AbortSignal,
     binding?: NonceBinding,
   ): Promise<SignedTransaction> {
-    const priced = priceWithTip(budget, this.options.tip);
     const lifetime = landing.lane === undefined && binding === undefined ? this.blockhash : this.nonce;
     const { blockhash, lastValidBlockHeight, nonce } = await lifetime.signingValue(landing, signal, binding);
-    const leading = [...landing.leading, ...budgetInstructions(priced)];
+    const leading = [...landing.leading, ...budgetInstructions(budget)];
     const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
-    return { wire, signature: encoded, lastValidBlockHeight, budget: priced, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
+    return { wire, signature: encoded, lastValidBlockHeight, budget, leading: leading.length, ...(nonce === undefined ? {} : { nonce }) };
   }
 
   /**

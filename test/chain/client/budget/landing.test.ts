@@ -6,8 +6,12 @@ import { LANDING_WINDOW_MS, LandingRecord, resignSlotsFrom, summarize, type Land
 import { withCarried, bidFrom, PriorityFeeBidder } from '../../../../src/chain/client/budget/priority-fee.js';
 import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
 import { captureLogs } from '../../../support/log-capture.js';
-import { priceWithTip } from '../../../../src/chain/client/budget/tip.js';
-import { priorityFeeLamports } from '../../../../src/chain/fee-rate.js';
+import { tipAccountProblems, tipInstruction } from '../../../../src/chain/client/budget/tip.js';
+import { packedFees } from '../../../../src/chain/client/budget/fees.js';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../../src/chain/fee-rate.js';
+import { depositTrackerAddress, withdrawTrackerAddress } from '../../../../src/chain/pda.js';
+import { nonceAddress } from '../../../../src/chain/nonce-account.js';
+import { leaseAddress } from '../../../../src/chain/lease-account.js';
 import { createMetrics } from '../../../../src/metrics/metrics.js';
 import { metricValue } from '../../../support/metric-value.js';
 
@@ -85,20 +89,73 @@ describe('the carried price (a restart bids where it left off)', () => {
   });
 });
 
-describe('a tip counted within the cap', () => {
-  const budget = { unitLimit: 40_000, microLamportsPerUnit: 100_000, loadedAccountsBytes: 0, unitsConsumed: 30_000 };
-  const tip = (lamports: number) => ({ account: PublicKey.default.toBase58(), lamports, capMicroLamports: 100_000 });
+describe('a tip beside the priority fee, to one of several accounts', () => {
+  const accounts = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((key) => key.publicKey.toBase58());
+  const authority = Keypair.generate().publicKey;
+  const tip = { accounts, lamports: 1_000_000 };
 
-  it('lowers the price so that priority fee plus tip stays within cap x limit', () => {
-    const priced = priceWithTip(budget, tip(1_000));
-    expect(priced.microLamportsPerUnit).toBe(75_000);
-    expect(priorityFeeLamports(priced.microLamportsPerUnit, priced.unitLimit) + 1_000).toBeLessThanOrEqual(priorityFeeLamports(100_000, 40_000));
+  it('each transaction pays one account of the list, chosen by the draw', () => {
+    const paidTo = (random: number) => tipInstruction(authority, tip, () => random).keys[1]!.pubkey.toBase58();
+    expect([0, 0.34, 0.67, 0.999_999].map(paidTo)).toEqual([accounts[0], accounts[1], accounts[2], accounts[2]]);
+    const transfer = tipInstruction(authority, tip, () => 0.5);
+    expect(transfer.programId.equals(SystemProgram.programId)).toBe(true);
+    expect(transfer.keys[0]!.pubkey.equals(authority)).toBe(true);
+    expect(transfer.data.readBigUInt64LE(4)).toBe(1_000_000n);
   });
 
-  it('keeps a price that already fits, and bids 0 when the tip alone fills the share', () => {
-    expect(priceWithTip({ ...budget, microLamportsPerUnit: 10_000 }, tip(1_000)).microLamportsPerUnit).toBe(10_000);
-    expect(priceWithTip(budget, tip(10_000)).microLamportsPerUnit).toBe(0);
-    expect(priceWithTip(budget, undefined)).toBe(budget);
+  it('drawn at random, every account of the list is used', () => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 300; i++) {
+      const account = tipInstruction(authority, tip).keys[1]!.pubkey.toBase58();
+      counts.set(account, (counts.get(account) ?? 0) + 1);
+    }
+    // Each has probability 1/3; fewer than 50 of 300 is about 10^-9 likely.
+    expect([...counts.keys()].sort()).toEqual([...accounts].sort());
+    for (const count of counts.values()) expect(count).toBeGreaterThan(50);
+  });
+
+  it('the planned fees add the tip to each transaction, on top of the priority fee at the cap', () => {
+    const instruction = SystemProgram.transfer({ fromPubkey: authority, toPubkey: Keypair.generate().publicKey, lamports: 1 });
+    const price = { capMicroLamports: 100_000, unitsPerInstruction: 30_000 };
+    const withoutTip = packedFees([instruction], authority, { ...price, tipLamports: 0 });
+    expect(withoutTip).toBe(LAMPORTS_PER_SIGNATURE + priorityFeeLamports(100_000, 30_000));
+    expect(packedFees([instruction], authority, { ...price, tipLamports: 1_000_000 })).toBe(withoutTip + 1_000_000);
+  });
+});
+
+describe('tip accounts checked at start', () => {
+  const authority = Keypair.generate().publicKey;
+  const program = Keypair.generate().publicKey.toBase58();
+  const settings = (source: string[], target: string[]) => ({
+    sourceProgramId: program,
+    targetProgramId: program,
+    sourceChainId: 1,
+    targetChainId: 2,
+    landing: {
+      source: { sendUrls: [], tip: source.length === 0 ? undefined : { accounts: source, lamports: 1_000 } },
+      target: { sendUrls: [], tip: target.length === 0 ? undefined : { accounts: target, lamports: 1_000 } },
+    },
+  });
+
+  it('accepts the accounts a path publishes', () => {
+    const published = ['4ACfpUFoaSD9bfPdeu6DBt89gB6ENTeHBXCAi87NhDEE', 'D2L6yPZ2FmmmTKPgzaMKdhu6EWZcTpLy1Vhx8uvZe7NZ'];
+    expect(tipAccountProblems(settings(published, published), authority)).toEqual([]);
+  });
+
+  it('refuses the program, a sysvar, a tracker, the authority and its own accounts, naming the variable', () => {
+    const programKey = new PublicKey(program);
+    const source = [program, 'SysvarC1ock11111111111111111111111111111111', depositTrackerAddress(programKey, 2).toBase58(), leaseAddress(authority, 1).toBase58()];
+    const target = [authority.toBase58(), withdrawTrackerAddress(programKey, 1).toBase58(), nonceAddress(authority, 2, 0).toBase58()];
+    const problems = tipAccountProblems(settings(source, target), authority);
+    expect(problems).toEqual([
+      `BRIDGE_SOURCE_TIP_ACCOUNT: ${program} is the bridge program (BRIDGE_SOURCE_PROGRAM_ID and BRIDGE_TARGET_PROGRAM_ID), not a tip account; list the tip accounts the send-only path publishes`,
+      'BRIDGE_SOURCE_TIP_ACCOUNT: SysvarC1ock11111111111111111111111111111111 is the Clock sysvar, not a tip account; list the tip accounts the send-only path publishes',
+      `BRIDGE_SOURCE_TIP_ACCOUNT: ${source[2]} is the DepositTracker, not a tip account; list the tip accounts the send-only path publishes`,
+      `BRIDGE_SOURCE_TIP_ACCOUNT: ${source[3]} is the authority's signing lease, not a tip account; list the tip accounts the send-only path publishes`,
+      `BRIDGE_TARGET_TIP_ACCOUNT: ${authority.toBase58()} is the authority itself (the key this server signs with), not a tip account; list the tip accounts the send-only path publishes`,
+      `BRIDGE_TARGET_TIP_ACCOUNT: ${target[1]} is the WithdrawTracker, not a tip account; list the tip accounts the send-only path publishes`,
+      `BRIDGE_TARGET_TIP_ACCOUNT: ${target[2]} is one of the authority's durable-nonce accounts, not a tip account; list the tip accounts the send-only path publishes`,
+    ]);
   });
 });
 
