@@ -70,8 +70,8 @@ export class LandingPaths {
     if (accepted) carried.acceptances.accepted(signed.signature, READ_ENDPOINTS_PATH);
   }
 
-  /** The same bytes through every send-only path, beside the caller. */
-  sendOnPaths(carried: Carried, signed: SignedTransaction, signal: AbortSignal): void {
+  /** The same bytes through every send-only path, beside the caller (a version, or a nonce-mode void of its versions). */
+  sendOnPaths(carried: Carried, signed: Pick<SignedTransaction, 'wire' | 'signature'>, signal: AbortSignal): void {
     this.paths?.send(signed.wire, signal, (label) => carried.acceptances.accepted(signed.signature, label));
   }
 

@@ -98,7 +98,7 @@ export class NonceLifetime implements TransactionLifetime {
   }
 
   async rebroadcast(pending: Pending, signal: AbortSignal): Promise<void> {
-    if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
+    if (pending.void !== undefined) await this.broadcastVoid(pending, pending.void, signal);
   }
 
   /**
@@ -145,10 +145,12 @@ export class NonceLifetime implements TransactionLifetime {
       { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
       'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
     );
-    await this.broadcastVoid(voided, signal);
+    await this.broadcastVoid(pending, voided, signal);
   }
 
-  private async broadcastVoid(voided: SignedVoid, signal: AbortSignal): Promise<void> {
+  /** The void to the read endpoints and every send-only path, as its versions go: with each rebroadcast until the nonce moves. */
+  private async broadcastVoid(pending: Pending, voided: SignedVoid, signal: AbortSignal): Promise<void> {
+    this.options.landing.sendOnPaths(pending.carried, voided, signal);
     try {
       await this.options.rpc.sendTransaction(voided.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
     } catch (err) {
