@@ -6,7 +6,8 @@ import type { Handler, Reply, RpcCall } from './json-rpc-test-server.js';
  * `finalizedLag`; each read answers at the slot of its commitment's bank (finalized where a
  * request names none), `minContextSlot` is judged against that bank (-32016 with
  * `data.contextSlot`), and getSignatureStatuses answers from the processed bank, each status
- * with its own slot and the confirmationStatus of the highest bank that holds it.
+ * with its own slot and the confirmationStatus of the highest bank that holds it. A transaction
+ * on a minority fork shows `processed` until the fork is abandoned, then nothing.
  */
 export interface AgaveBanks {
   /** The head (processed bank's slot); a test moves it. */
@@ -15,6 +16,9 @@ export interface AgaveBanks {
   finalizedLag: number;
   /** Transactions by signature and the slot each is in (processed from then on). */
   readonly landed: Map<string, number>;
+  /** Transactions on a minority fork: `processed` while it lives, never in a confirmed or finalized bank; `abandon` drops them. */
+  readonly forked: Map<string, number>;
+  abandon(signature: string): void;
   bankSlot(commitment: string | undefined): number;
   handler(balance?: number): Handler;
 }
@@ -25,6 +29,10 @@ export function agaveBanks(head: number, { confirmedLag = 2, finalizedLag = 32 }
     confirmedLag,
     finalizedLag,
     landed: new Map(),
+    forked: new Map(),
+    abandon: (signature) => {
+      banks.forked.delete(signature);
+    },
     bankSlot(commitment) {
       if (commitment === 'processed') return banks.head;
       if (commitment === 'confirmed') return banks.head - banks.confirmedLag;
@@ -52,6 +60,8 @@ function answer(banks: AgaveBanks, call: RpcCall, balance: number): Reply {
 }
 
 function statusOf(banks: AgaveBanks, signature: string) {
+  const forkSlot = banks.forked.get(signature);
+  if (forkSlot !== undefined && forkSlot <= banks.head) return { slot: forkSlot, confirmations: 0, err: null, status: { Ok: null }, confirmationStatus: 'processed' };
   const slot = banks.landed.get(signature);
   if (slot === undefined || slot > banks.head) return null;
   const confirmationStatus = slot <= banks.bankSlot('finalized') ? 'finalized' : slot <= banks.bankSlot('confirmed') ? 'confirmed' : 'processed';
