@@ -4,10 +4,12 @@ import type { ChainSide } from '../../domain.js';
 import type { Endpoint } from './endpoint.js';
 import { EndpointPool } from './endpoint-pool.js';
 import { createPoolReads } from './pool-reads.js';
+import { bankOf } from './slot-view.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
 import { isDefiniteSendRefusal } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
-import { TRANSPORT_FAILURE_KINDS, type RpcFetch } from './rpc-fetch.js';
+import type { RpcFetch } from './rpc-fetch.js';
+import { zeroMethodCounters, type RpcMethod } from './rpc-methods.js';
 import {
   accountsOf,
   checkMultipleAccountsRequest,
@@ -102,6 +104,13 @@ export interface ChainRpc {
    * `searchTransactionHistory` it needs history (see `getSignaturesForAddress`).
    */
   getSignatureStatus(signature: string, options: { searchTransactionHistory: boolean }, signal: AbortSignal): Promise<SignatureStatusAt>;
+  /**
+   * The head: the processed bank's slot as the best endpoint answers it now (getSlot at
+   * processed), judged against what the chain can have made and never a floor mark
+   * (./slot-view.ts). Where slots to land count from (docs/chain-client.md, "Landing measured");
+   * nothing is decided on it.
+   */
+  getProcessedSlot(signal: AbortSignal): Promise<number>;
   /** Sends signed wire bytes (base64, maxRetries 0); resolves with the signature the node reports. */
   sendTransaction(wire: Uint8Array, options: SendOptions, signal: AbortSignal): Promise<string>;
   /** Runs unsigned wire bytes (any blockhash: the node puts in its own) without landing them, at confirmed. */
@@ -134,8 +143,8 @@ export interface ChainRpc {
   /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
   configurationProblems(): string[];
   /**
-   * The slot every read of the chain carries as minContextSlot (docs/chain-client.md, "What a
-   * node can claim"): one two answers agreed on, or one a landing rests on; undefined before any.
+   * The slot a confirmed read of the chain carries as minContextSlot (docs/chain-client.md, "One
+   * floor per bank"): one two answers agreed on, or one a landing rests on; undefined before any.
    */
   slotFloor(): number | undefined;
 }
@@ -164,36 +173,6 @@ const DEFAULT_MAX_SLOT_LAG = 128;
 export interface PooledChainRpc extends ChainRpc {
   /** Endpoint labels (origins), primary first: for the startup line. */
   readonly endpoints: readonly string[];
-}
-
-/** The JSON-RPC methods this client sends (the slot probes' getSlot included): its metric labels. */
-const RPC_METHODS = [
-  'getAccountInfo',
-  'getMultipleAccounts',
-  'getBalance',
-  'getLatestBlockhash',
-  'getEpochInfo',
-  'getSignatureStatuses',
-  'sendTransaction',
-  'simulateTransaction',
-  'getRecentPrioritizationFees',
-  'getSignaturesForAddress',
-  'getTransaction',
-  'getSlot',
-] as const;
-
-type RpcMethod = (typeof RPC_METHODS)[number];
-
-/**
- * Every per-method counter at 0 from the start, so that a dashboard panel or an increase() sees
- * the first request, retry or failure rather than a series that appears with it.
- */
-function zeroMethodCounters(chain: ChainSide, metrics: Metrics): void {
-  for (const method of RPC_METHODS) {
-    metrics.rpcRequests.inc({ chain, method }, 0);
-    metrics.rpcRetries.inc({ chain, method }, 0);
-    for (const kind of TRANSPORT_FAILURE_KINDS) metrics.rpcErrors.inc({ chain, method, kind }, 0);
-  }
 }
 
 export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
@@ -244,7 +223,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       ...minContext(floor),
     });
     const account = value === null ? null : { owner: value.owner, lamports: value.lamports, data: value.data, ...spaceOf(value) };
-    return { slot: atSlot(endpoint, 'getAccountInfo', context.slot, floor), account };
+    return { slot: atSlot(endpoint, 'getAccountInfo', bankOf(commitment), context.slot, floor), account };
   }
 
   // A simulation sizes compute and decides a refusal: it carries the floor as every such read.
@@ -252,7 +231,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     const config = { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed', ...minContext(floor) };
     const result = await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'simulateTransaction', [Buffer.from(wire).toString('base64'), config], signal);
     const { slot, ...simulation } = simulationOf(chain, result);
-    atSlot(endpoint, 'simulateTransaction', slot, floor);
+    atSlot(endpoint, 'simulateTransaction', 'confirmed', slot, floor);
     return { ...simulation, endpoint: endpoint.label };
   }
 
@@ -261,12 +240,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     endpoints: pool.labels(),
 
     getAccountInfo: (address, { minContextSlot, ...options }, signal) =>
-      read('getAccountInfo', signal, (endpoint, floor) => accountOn(endpoint, address, options, floor), minContextSlot),
+      read('getAccountInfo', bankOf(options.commitment), signal, (endpoint, floor) => accountOn(endpoint, address, options, floor), minContextSlot),
 
     getAccountInfoEverywhere: async (address, commitment, signal) => {
       const answers = await Promise.allSettled(
         pool.readOrder().map(async (endpoint) => {
-          const floor = pool.slotFloor();
+          const floor = pool.slotFloor(bankOf(commitment));
           const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, { commitment }, floor)));
           return { ...snapshot, endpoint: endpoint.label };
         }),
@@ -281,59 +260,66 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       const multipleAccounts = async (endpoint: Endpoint, floor: number | undefined) => {
         const params = [keys, { commitment, encoding: 'base64', dataSlice, ...minContext(floor) }];
         const snapshot = accountsOf(chain, await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'getMultipleAccounts', params, signal), addresses.length, dataSlice.length);
-        atSlot(endpoint, 'getMultipleAccounts', snapshot.slot, floor);
+        atSlot(endpoint, 'getMultipleAccounts', bankOf(commitment), snapshot.slot, floor);
         return snapshot;
       };
-      return read('getMultipleAccounts', signal, multipleAccounts, minContextSlot);
+      return read('getMultipleAccounts', bankOf(commitment), signal, multipleAccounts, minContextSlot);
     },
 
     getBalance: (address, commitment, signal) =>
-      read('getBalance', signal, async (endpoint, floor) => {
+      read('getBalance', bankOf(commitment), signal, async (endpoint, floor) => {
         const { context, value } = await endpoint.connection.getBalanceAndContext(address, { commitment, ...minContext(floor) });
-        atSlot(endpoint, 'getBalance', context.slot, floor);
+        atSlot(endpoint, 'getBalance', bankOf(commitment), context.slot, floor);
         return value;
       }),
 
     getLatestBlockhash: (commitment, signal) =>
-      read('getLatestBlockhash', signal, async (endpoint, floor) => {
+      read('getLatestBlockhash', bankOf(commitment), signal, async (endpoint, floor) => {
         const { context, value } = await endpoint.connection.getLatestBlockhashAndContext({ commitment, ...minContext(floor) });
-        atSlot(endpoint, 'getLatestBlockhash', context.slot, floor);
+        atSlot(endpoint, 'getLatestBlockhash', bankOf(commitment), context.slot, floor);
         return value;
       }),
 
     getChainHeight: (commitment, signal) =>
-      read('getEpochInfo', signal, async (endpoint, floor) => {
+      read('getEpochInfo', bankOf(commitment), signal, async (endpoint, floor) => {
         const { absoluteSlot, blockHeight } = await endpoint.connection.getEpochInfo({ commitment, ...minContext(floor) });
         if (blockHeight === undefined) throw rpcFailure(chain, 'getEpochInfo', { kind: 'invalid_result', reason: 'the answer has no blockHeight' });
-        return { slot: atSlot(endpoint, 'getEpochInfo', absoluteSlot, floor), blockHeight };
+        return { slot: atSlot(endpoint, 'getEpochInfo', bankOf(commitment), absoluteSlot, floor), blockHeight };
       }),
 
-    // getSignatureStatuses takes no minContextSlot: an answer older than the floor is refused here instead.
-    // A landing it reports is a view the next reads must not fall behind (a decision rests on it).
+    // getSignatureStatuses takes no minContextSlot and answers from the processed bank (the head):
+    // an answer older than the confirmed floor is refused here instead, and its context slot is
+    // never a mark (./slot-view.ts). A landing it reports confirmed or finalized is a view the next
+    // reads from that bank must not fall behind (a decision rests on it); one seen only at
+    // processed may be on a fork that is abandoned, and nothing rests on it.
     getSignatureStatus: (signature, { searchTransactionHistory }, signal) => {
       const statusRead = async (endpoint: Endpoint, floor: number | undefined): Promise<SignatureStatusAt> => {
         const { context, value } = await endpoint.connection.getSignatureStatuses([signature], { searchTransactionHistory });
         const status = value[0] ?? null;
-        const slot = atSlot(endpoint, 'getSignatureStatuses', context.slot, floor);
-        if (status !== null && status.confirmationStatus !== undefined && status.confirmationStatus !== 'processed') pool.restOn(Math.min(status.slot, slot));
+        const slot = atSlot(endpoint, 'getSignatureStatuses', 'processed', context.slot, floor);
+        const landedIn = status?.confirmationStatus === 'finalized' ? 'finalized' : status?.confirmationStatus === 'confirmed' ? 'confirmed' : undefined;
+        if (status !== null && landedIn !== undefined) pool.restOn(Math.min(status.slot, slot), landedIn);
         return { slot, status };
       };
-      return searchTransactionHistory ? historyRead('getSignatureStatuses', signal, statusRead) : read('getSignatureStatuses', signal, statusRead);
+      return searchTransactionHistory ? historyRead('getSignatureStatuses', 'processed', signal, statusRead) : read('getSignatureStatuses', 'processed', signal, statusRead);
     },
+
+    getProcessedSlot: (signal) =>
+      read('getSlot', 'processed', signal, async (endpoint, floor) => atSlot(endpoint, 'getSlot', 'processed', await endpoint.connection.getSlot({ commitment: 'processed' }), floor)),
 
     sendTransaction: send,
 
-    simulateTransaction: (wire, signal) => read('simulateTransaction', signal, (endpoint, floor) => simulateOn(endpoint, wire, floor, signal)),
+    simulateTransaction: (wire, signal) => read('simulateTransaction', 'confirmed', signal, (endpoint, floor) => simulateOn(endpoint, wire, floor, signal)),
 
     simulateTransactionElsewhere: async (wire, answered, signal) => {
       const other = pool.readOrder().find((endpoint) => endpoint.label !== answered);
       if (other === undefined) return undefined;
-      const floor = pool.slotFloor();
-      return carryingFloor(floor, retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, floor, signal))));
+      const floor = pool.slotFloor('confirmed');
+      return carryingFloor(floor, 'confirmed', retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, floor, signal))));
     },
 
     getRecentPrioritizationFees: (writableAccounts, signal) =>
-      read('getRecentPrioritizationFees', signal, async ({ rpcFetch, url }) => {
+      read('getRecentPrioritizationFees', 'confirmed', signal, async ({ rpcFetch, url }) => {
         const addresses = writableAccounts.map((address) => address.toBase58());
         const result = await jsonRpcCall(rpcFetch, url, 'getRecentPrioritizationFees', [addresses], signal);
         return prioritizationFeesOf(chain, result);
@@ -342,6 +328,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     getSignaturesForAddress: (address, { minContextSlot, ...options }, signal) =>
       historyRead(
         'getSignaturesForAddress',
+        'confirmed',
         signal,
         async ({ connection }, floor) =>
           (await connection.getSignaturesForAddress(address, { ...options, ...minContext(floor) }, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({
@@ -354,21 +341,21 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       ),
 
     getTransactionSignatures: (signature, signal) =>
-      historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
+      historyRead('getTransaction', 'confirmed', signal, async ({ rpcFetch, url }) => {
         const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
         const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
         return result === null ? null : signaturesOf(chain, result);
       }),
 
     getTransactionComputeUnits: (signature, signal) =>
-      historyRead('getTransaction', signal, async ({ rpcFetch, url }) => {
+      historyRead('getTransaction', 'confirmed', signal, async ({ rpcFetch, url }) => {
         const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
         return computeUnitsOf(chain, await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal));
       }),
 
     hasHistory: () => pool.hasHistory(),
     configurationProblems: () => pool.configurationProblems(),
-    slotFloor: () => pool.slotFloor(),
+    slotFloor: () => pool.slotFloor('confirmed'),
   };
 }
 

@@ -21,7 +21,7 @@ import { isRetryableReadFailure } from './read-retry.js';
 import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
 import { withCallSignal, type RpcFetch } from './rpc-fetch.js';
 import { openEndpoint, type Endpoint } from './endpoint.js';
-import { SlotView } from './slot-view.js';
+import { SlotView, type Bank } from './slot-view.js';
 
 /**
  * The endpoints of one chain (primary first; each one ./endpoint.ts), their circuit breakers,
@@ -264,7 +264,7 @@ export class EndpointPool {
         .getSlot({ commitment: 'confirmed' })
         .then((slot) => {
           this.heard(endpoint);
-          this.observeSlot(endpoint.index, slot);
+          this.observeSlot(endpoint.index, slot, 'confirmed');
         })
         .catch((err: unknown) => this.failed(endpoint, classifyRpcError(this.options.chain, 'getSlot', err)));
     }
@@ -276,12 +276,13 @@ export class EndpointPool {
   }
 
   /**
-   * The context slot of `endpoint`'s answer to a read that carried `floor`: an answer beyond what
-   * the chain can have made, or older than the floor, is counted and refused (a retryable
-   * failure: the read moves on to the next endpoint); otherwise the slot is the endpoint's mark.
+   * The context slot of `endpoint`'s answer from `bank` to a read that carried `floor`: an answer
+   * beyond what the chain can have made, or older than the floor, is counted and refused (a
+   * retryable failure: the read moves on to the next endpoint); otherwise the slot is a claim of
+   * that bank (./slot-view.ts: a processed one is never a mark).
    */
-  admitContextSlot(endpoint: Endpoint, method: string, slot: number, floor: number | undefined): void {
-    if (!this.observeSlot(endpoint.index, slot)) {
+  admitContextSlot(endpoint: Endpoint, method: string, slot: number, floor: number | undefined, bank: Bank): void {
+    if (!this.observeSlot(endpoint.index, slot, bank)) {
       const reason = `endpoint ${endpoint.label} answered at slot ${slot}, beyond what the chain can have made since the slot its endpoints agree on: ignored`;
       throw rpcFailure(this.options.chain, method, { kind: 'unavailable', reason });
     }
@@ -292,29 +293,33 @@ export class EndpointPool {
     }
   }
 
-  /** The slot every read carries as minContextSlot (./slot-view.ts); undefined before two answers agreed on one. */
-  slotFloor(): number | undefined {
-    return this.slots.floor();
+  /** The slot a read from `bank` carries as minContextSlot (./slot-view.ts); undefined before two answers agreed on one. */
+  slotFloor(bank: Bank): number | undefined {
+    return this.slots.floor(bank);
   }
 
-  /** A decision rests on the view at `slot` (a landing of the server's own): later reads carry it as their floor. */
-  restOn(slot: number): void {
-    this.slots.restOn(slot);
+  /** A decision rests on the view at `slot` of `bank` (a landing of the server's own): later reads from that bank carry it as their floor. */
+  restOn(slot: number, bank: Exclude<Bank, 'processed'>): void {
+    this.slots.restOn(slot, bank);
     this.publish();
   }
 
-  /** Whether a read that carried the floor got an answer (true) or was refused it by every endpoint tried (false). */
-  floorAnswered(answered: boolean): void {
-    if (answered) this.slots.floorHonoured();
-    else this.slots.floorRefused();
+  /** Whether a read that carried `bank`'s floor got an answer (true) or was refused it by every endpoint tried (false). */
+  floorAnswered(answered: boolean, bank: Bank): void {
+    if (answered) this.slots.floorHonoured(bank);
+    else this.slots.floorRefused(bank);
   }
 
-  /** Records a slot an endpoint reported: its mark when believable (true), an outlier otherwise (false). */
-  observeSlot(index: number, slot: number): boolean {
-    if (!this.slots.claim(index, slot)) {
+  /**
+   * Records a slot an endpoint reported from `bank`: believable (true) or an outlier (false). Only
+   * a confirmed one is the endpoint's slot for choosing endpoints (a lag is judged bank to bank).
+   */
+  observeSlot(index: number, slot: number, bank: Bank): boolean {
+    if (!this.slots.claim(index, slot, bank)) {
       this.publish();
       return false;
     }
+    if (bank !== 'confirmed') return true;
     const known = this.knowledge[index]!;
     if (known.slot === undefined || slot > known.slot) known.advancedAt = this.now();
     known.slot = slot;

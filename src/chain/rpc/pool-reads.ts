@@ -4,14 +4,17 @@ import { isBridgeError } from '../../errors.js';
 import { chainName, type ChainSide } from '../../domain.js';
 import type { Endpoint } from './endpoint.js';
 import type { EndpointPool } from './endpoint-pool.js';
+import type { Bank } from './slot-view.js';
 import { createReadRetry, readCallBudgetMs } from './read-retry.js';
 import { isHistoryUnavailable, rpcFailure } from './rpc-failure.js';
 
 /**
  * How one read of a chain reaches its endpoints (./endpoint-pool.ts): within readCallBudgetMs
  * (./read-retry.ts), each try on the next endpoint in the pool's order, carrying the pool's slot
- * floor as minContextSlot and refusing an answer from a view the floor rules out; a history
- * read only on endpoints that may keep history. The methods themselves are ./chain-rpc.ts's.
+ * floor for the bank the read is answered from (./slot-view.ts: a finalized read never carries a
+ * slot only confirmed has reached) as minContextSlot and refusing an answer from a view the floor
+ * rules out; a history read only on endpoints that may keep history. The methods themselves are
+ * ./chain-rpc.ts's.
  */
 
 type Run<T> = (endpoint: Endpoint, floor: number | undefined) => Promise<T>;
@@ -21,34 +24,35 @@ export interface PoolReads<M extends string> {
    * One read within readCallBudgetMs: each try goes to the next endpoint in the pool's read order
    * (the best first); an endpoint's Retry-After is waited for when it fits in what is left of
    * the budget. `run` gets the floor the read carries as minContextSlot: the caller's, or the
-   * pool's when that is higher (./slot-view.ts), and hands the answer's context slot to `atSlot`.
+   * pool's for `bank` when that is higher (./slot-view.ts), and hands the answer's context slot to `atSlot`.
    */
-  read<T>(method: M, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T>;
+  read<T>(method: M, bank: Bank, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T>;
   /**
    * A history read, within the same budget and tries as any read: each try goes to the best
    * endpoint not known to lack history and not yet tried by this read. An endpoint that answers
    * -32011 is marked and the next try moves on; with none left the read fails with -32011
    * (`isHistoryUnavailable`), without a request when none was left to begin with.
    */
-  historyRead<T>(method: M, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T>;
+  historyRead<T>(method: M, bank: Bank, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T>;
   /** Runs `attempt` under the read retry policy; each attempt gets the read's deadline (its budget). */
   retried<T>(method: M, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T>;
-  /** Tells the pool whether a read that carried its floor was answered or refused it everywhere (the re-base after several). */
-  carryingFloor<T>(floor: number | undefined, answer: Promise<T>): Promise<T>;
-  /** An answer's context slot: refused (retryable) when beyond what the chain can have made or older than the read's floor. */
-  atSlot(endpoint: Endpoint, method: M, slot: number, floor: number | undefined): number;
+  /** Tells the pool whether a read that carried its floor for `bank` was answered or refused it everywhere (the re-base after several). */
+  carryingFloor<T>(floor: number | undefined, bank: Bank, answer: Promise<T>): Promise<T>;
+  /** An answer's context slot from `bank`: refused (retryable) when beyond what the chain can have made or older than the read's floor. */
+  atSlot(endpoint: Endpoint, method: M, bank: Bank, slot: number, floor: number | undefined): number;
 }
 
 export function createPoolReads<M extends string>(pool: EndpointPool, { chain, metrics, timeoutMs }: { chain: ChainSide; metrics: Metrics; timeoutMs: number }): PoolReads<M> {
   const readRetry = createReadRetry();
   const budgetMs = readCallBudgetMs(timeoutMs);
 
-  function read<T>(method: M, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T> {
+  function read<T>(method: M, bank: Bank, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T> {
     const order = pool.readOrder();
-    const floor = higher(asked, pool.slotFloor());
+    const floor = higher(asked, pool.slotFloor(bank));
     let tries = 0;
     return carryingFloor(
       floor,
+      bank,
       retried(method, signal, (deadline) => {
         const endpoint = order[tries++ % order.length]!;
         return pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
@@ -56,27 +60,27 @@ export function createPoolReads<M extends string>(pool: EndpointPool, { chain, m
     );
   }
 
-  async function carryingFloor<T>(floor: number | undefined, answer: Promise<T>): Promise<T> {
-    const poolFloor = floor !== undefined && floor === pool.slotFloor();
+  async function carryingFloor<T>(floor: number | undefined, bank: Bank, answer: Promise<T>): Promise<T> {
+    const poolFloor = floor !== undefined && floor === pool.slotFloor(bank);
     try {
       const result = await answer;
-      if (poolFloor) pool.floorAnswered(true);
+      if (poolFloor) pool.floorAnswered(true, bank);
       return result;
     } catch (err) {
-      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED) pool.floorAnswered(false);
+      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED) pool.floorAnswered(false, bank);
       throw err;
     }
   }
 
-  function atSlot(endpoint: Endpoint, method: M, slot: number, floor: number | undefined): number {
-    pool.admitContextSlot(endpoint, method, slot, floor);
+  function atSlot(endpoint: Endpoint, method: M, bank: Bank, slot: number, floor: number | undefined): number {
+    pool.admitContextSlot(endpoint, method, slot, floor, bank);
     return slot;
   }
 
-  function historyRead<T>(method: M, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T> {
+  function historyRead<T>(method: M, bank: Bank, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T> {
     const tried = new Set<Endpoint>();
-    const floor = higher(asked, pool.slotFloor());
-    return carryingFloor(floor, retried(method, signal, async (deadline) => {
+    const floor = higher(asked, pool.slotFloor(bank));
+    return carryingFloor(floor, bank, retried(method, signal, async (deadline) => {
       const order = pool.historyOrder();
       const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
       if (endpoint === undefined) throw historyUnavailable(method);

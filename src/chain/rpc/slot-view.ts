@@ -1,3 +1,4 @@
+import type { Commitment } from '@solana/web3.js';
 import { chainName, type ChainSide } from '../../domain.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -15,12 +16,37 @@ import {
 } from './slot-marks.js';
 
 /**
- * The slots one chain's endpoints claim, judged (./slot-marks.ts), and the floor every read of
- * the chain carries as minContextSlot: the highest corroborated slot, raised by slots a decision
- * rests on (a landing of the server's own transaction). When every endpoint refuses the floor
- * for FLOOR_REFUSALS_BEFORE_REBASE reads in a row, the floor and every mark are dropped with a
- * warn line, and the next answers build them again.
+ * The slots one chain's endpoints claim, judged (./slot-marks.ts), and the floor each read of
+ * the chain carries as minContextSlot, per bank (docs/chain-client.md, "One floor per bank"). A
+ * node answers a read from the bank of its commitment and judges minContextSlot against that
+ * bank (Agave's `get_bank_with_config`): processed is the head, confirmed trails it by about 1-2
+ * slots, finalized by about 32. So:
+ *
+ * - confirmed claims (context slots of confirmed reads, the slot probes) are the marks: the
+ *   confirmed floor is the highest corroborated one, raised by slots a decision rests on (a
+ *   landing of the server's own transaction, seen confirmed);
+ * - finalized claims are marks of their own: the finalized floor is the highest slot two
+ *   finalized answers reached (or a landing seen finalized), never a confirmed slot, which the
+ *   finalized bank reaches about 13 s later;
+ * - processed claims (a status poll's context slot) are judged against the ceiling and never
+ *   marked: the head moves ahead of what any confirmed read can ask for.
+ *
+ * A confirmed or processed read carries the higher of the confirmed and finalized floors (a
+ * node's confirmed bank is never behind its finalized one); a finalized read, the finalized
+ * floor. When every endpoint refuses a bank's floor for FLOOR_REFUSALS_BEFORE_REBASE reads in a
+ * row, the floors and every mark are dropped with a warn line, and the next answers build them
+ * again.
  */
+
+/** The bank a read is answered from. */
+export type Bank = 'processed' | 'confirmed' | 'finalized';
+
+/** The bank of a commitment, web3.js's deprecated names included. */
+export function bankOf(commitment: Commitment): Bank {
+  if (commitment === 'processed' || commitment === 'recent') return 'processed';
+  if (commitment === 'finalized' || commitment === 'max' || commitment === 'root') return 'finalized';
+  return 'confirmed';
+}
 
 /** Consecutive reads refused at the floor (-32016 from every endpoint tried, or answers below it) before the floor is dropped. */
 export const FLOOR_REFUSALS_BEFORE_REBASE = 3;
@@ -42,10 +68,15 @@ export class SlotView {
   /** Samples of the corroborated slot over the last RATE_WINDOW_MS, oldest first: how fast the chain makes slots. */
   #samples: SlotMark[] = [];
   #floor: number | undefined;
-  #refusedReads = 0;
+  /** Each endpoint's finalized claims: the finalized floor's marks. */
+  readonly #finalized: EndpointClaims[];
+  #finalizedFloor: number | undefined;
+  /** Reads refused at their floor in a row, per bank whose floor they carried. */
+  #refusedReads = { confirmed: 0, finalized: 0 };
 
   constructor(private readonly options: SlotViewOptions) {
     this.#claims = options.labels.map(() => emptyClaims());
+    this.#finalized = options.labels.map(() => emptyClaims());
     for (const endpoint of options.labels) {
       for (const direction of ['ahead', 'behind'] as const) options.metrics.rpcSlotOutliers.inc({ chain: options.chain, endpoint, direction }, 0);
     }
@@ -53,11 +84,14 @@ export class SlotView {
   }
 
   /**
-   * A slot endpoint `index` claimed (a context slot, a getSlot answer). Within the ceiling (or
-   * corroborated by a second answer beyond it) it becomes the endpoint's mark: true. Beyond it, it
-   * is counted as an outlier and ignored: false.
+   * A slot endpoint `index` claimed (a context slot, a getSlot answer) from `bank`. A confirmed
+   * claim within the ceiling (or corroborated by a second answer beyond it) becomes the
+   * endpoint's mark: true. A finalized or processed claim within the ceiling is believed (a
+   * finalized one is a mark of the finalized floor): true. Beyond it, a claim is counted as an
+   * outlier and ignored: false.
    */
-  claim(index: number, slot: number): boolean {
+  claim(index: number, slot: number, bank: Bank): boolean {
+    if (bank !== 'confirmed') return this.#claimOther(index, slot, bank);
     const now = this.options.now();
     const { maxSlotLag } = this.options;
     const rate = this.#rate();
@@ -96,39 +130,65 @@ export class SlotView {
     return latest.slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
   }
 
-  /** The floor reads carry as minContextSlot; undefined before two answers agreed on a slot. */
-  floor(): number | undefined {
-    return this.#floor;
+  /** The floor a read from `bank` carries as minContextSlot; undefined before two answers agreed on a slot. */
+  floor(bank: Bank): number | undefined {
+    if (bank === 'finalized') return this.#finalizedFloor;
+    if (this.#finalizedFloor === undefined) return this.#floor;
+    return Math.max(this.#floor ?? this.#finalizedFloor, this.#finalizedFloor);
   }
 
-  /** A decision rests on the view at `slot` (a landing): later reads must not see an older one. At most the ceiling. */
-  restOn(slot: number): void {
+  /**
+   * A decision rests on the view at `slot` of `bank` (a landing seen confirmed or finalized):
+   * later reads from that bank must not see an older one. At most the ceiling.
+   */
+  restOn(slot: number, bank: Exclude<Bank, 'processed'>): void {
     const now = this.options.now();
     const ceiling = slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now);
-    if (slot <= ceiling) this.#raiseFloor(slot);
+    if (slot > ceiling) return;
+    if (bank === 'finalized') this.#finalizedFloor = Math.max(this.#finalizedFloor ?? slot, slot);
+    else this.#raiseFloor(slot);
   }
 
-  /** A read carrying the floor got an answer at or above it. */
-  floorHonoured(): void {
-    this.#refusedReads = 0;
+  /** A read carrying `bank`'s floor got an answer at or above it. */
+  floorHonoured(bank: Bank): void {
+    this.#refusedReads[refusalBank(bank)] = 0;
   }
 
-  /** A read carrying the floor failed because no endpoint tried had reached it. */
-  floorRefused(): void {
-    this.#refusedReads += 1;
-    if (this.#refusedReads < FLOOR_REFUSALS_BEFORE_REBASE || this.#floor === undefined) return;
+  /** A read carrying `bank`'s floor failed because no endpoint tried had reached it. */
+  floorRefused(bank: Bank): void {
+    const counted = refusalBank(bank);
+    const refused = (this.#refusedReads[counted] += 1);
+    const floor = this.floor(bank);
+    if (refused < FLOOR_REFUSALS_BEFORE_REBASE || floor === undefined) return;
     const { chain, logger, metrics } = this.options;
     logger?.warn(
-      { chain, floor: this.#floor, reads: this.#refusedReads },
-      `every RPC endpoint of the ${chainName(chain)} chain refused the slot floor ${this.#floor} (minContextSlot) for ${this.#refusedReads} reads in a row: ` +
-        'the floor and every endpoint\'s slot mark are dropped and re-based on the next answers; an endpoint claimed slots the chain has not made',
+      { chain, floor, bank: counted, reads: refused },
+      `every RPC endpoint of the ${chainName(chain)} chain refused the ${counted} slot floor ${floor} (minContextSlot, JSON-RPC -32016) for ${refused} reads in a row: ` +
+        'the floors and every endpoint\'s slot mark are dropped and re-based on the next answers; an endpoint claimed slots the chain has not made',
     );
     metrics.rpcSlotFloorRebases.inc({ chain });
-    for (const claims of this.#claims) Object.assign(claims, emptyClaims());
+    for (const claims of [...this.#claims, ...this.#finalized]) Object.assign(claims, emptyClaims());
     this.#samples = [];
     this.#floor = undefined;
-    this.#refusedReads = 0;
+    this.#finalizedFloor = undefined;
+    this.#refusedReads = { confirmed: 0, finalized: 0 };
     metrics.rpcSlotFloor.remove({ chain });
+  }
+
+  /** A finalized or processed claim: judged against the ceiling; a finalized one within it is a mark of the finalized floor. */
+  #claimOther(index: number, slot: number, bank: Exclude<Bank, 'confirmed'>): boolean {
+    const now = this.options.now();
+    if (slot > slotCeiling(corroboratedSlot(this.#claims, now), this.#rate(), this.options.maxSlotLag, now) && !this.#vouched(index, slot, now)) {
+      this.countOutlier(index, 'ahead');
+      return false;
+    }
+    if (bank === 'processed') return true;
+    const claims = this.#finalized[index]!;
+    claims.previous = claims.latest;
+    claims.latest = { slot, at: now };
+    const corroborated = corroboratedSlot(this.#finalized, now);
+    if (corroborated !== undefined && (this.#finalizedFloor === undefined || corroborated.slot > this.#finalizedFloor)) this.#finalizedFloor = corroborated.slot;
+    return true;
   }
 
   #mark(index: number, mark: SlotMark): void {
@@ -160,6 +220,11 @@ export class SlotView {
   #rate(): number | undefined {
     return slotRateBound(this.#samples);
   }
+}
+
+/** A processed read's floor is the confirmed one: its refusals count there. */
+function refusalBank(bank: Bank): Exclude<Bank, 'processed'> {
+  return bank === 'finalized' ? 'finalized' : 'confirmed';
 }
 
 function emptyClaims(): EndpointClaims {

@@ -79,6 +79,8 @@ export async function startBridge(options: {
   /** BRIDGE_NONCE_ACCOUNTS; each chain holds that many of the authority's nonce accounts unless `createNonces` is false. */
   nonceAccounts?: number;
   createNonces?: boolean;
+  /** BRIDGE_TARGET_SEND_URLS: send-only paths of the destination chain. */
+  targetSendUrls?: string[];
 }): Promise<BridgeFixture> {
   const source = await new FakeChain(programId, depositTracker, options.source).start();
   const target = await new FakeChain(programId, withdrawTracker, options.target).start();
@@ -104,6 +106,7 @@ export async function startBridge(options: {
       sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
       priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
       nonceAccounts: options.nonceAccounts ?? 0,
+      ...(options.targetSendUrls === undefined ? {} : { landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: options.targetSendUrls, tip: undefined } } }),
       metrics,
       logger: logs.logger,
     },

@@ -28,6 +28,13 @@ import { startJsonRpcServer, type JsonRpcTestServer, type Reply, type RpcCall } 
  * Durable nonces as PROTOCOL.md "Durable nonces" has them, in small: InitializeNonceAccount makes
  * a nonce account, a transaction led by AdvanceNonceAccount is valid while the account holds its
  * recent-blockhash value, and its landing (failed or not) moves the value.
+ *
+ * Banks as Agave answers from them, in small: `slot` is the head (processed); reads that name
+ * confirmed or finalized answer at `slot - confirmedLag` (minContextSlot judged there), getSlot
+ * by commitment, statuses from the head, `processed` until the confirmed bank reaches them. A
+ * minority fork on demand (`forkLandings`): the next landings are processed on a fork (status
+ * `processed`, state and nonce untouched, as the confirmed bank sees them) and abandoned after
+ * `forkPolls` status answers showed them: their statuses vanish and the same bytes can land again.
  */
 
 /** `gateway-timeout`: the transaction is processed and the answer lost on the way back (HTTP 504). */
@@ -87,6 +94,16 @@ export class FakeChain {
   readonly nonces = new Map<string, { authority: PublicKey; value: string }>();
   /** Added to the slot at every read of a nonce account: slots pass while a transaction waits. */
   slotsPerNonceRead = 0;
+  /** Slots the confirmed (and finalized) bank trails the head. */
+  confirmedLag = 0;
+  /** Added to the slot at every getSignatureStatuses: the head moves while a transaction is watched. */
+  slotsPerStatusPoll = 0;
+  /** Landings still to be processed on a minority fork instead of landing. */
+  forkLandings = 0;
+  /** Status answers that show a fork's transaction before the fork is abandoned. */
+  forkPolls = 2;
+  /** Transactions on the fork: their slot and the status answers left before it is abandoned. */
+  readonly forked = new Map<string, { slot: number; pollsLeft: number }>();
   /** Replaces the answer to a method, e.g. to fail getSignatureStatuses. */
   override: ((call: RpcCall) => Reply | undefined) | undefined;
 
@@ -128,9 +145,17 @@ export class FakeChain {
     await this.server?.close();
   }
 
+  /** The slot of the bank a call's commitment reads (the head for processed, and for getSignatureStatuses). */
+  private bankSlot(call: RpcCall): number {
+    const config = call.params.at(-1) as { commitment?: string } | undefined;
+    return call.method === 'getSignatureStatuses' || config?.commitment === 'processed' ? this.slot : this.slot - this.confirmedLag;
+  }
+
   private answer(call: RpcCall): Reply {
-    const context = { slot: this.slot };
+    const context = { slot: this.bankSlot(call) };
     switch (call.method) {
+      case 'getSlot':
+        return { result: context.slot };
       case 'getAccountInfo':
         return this.getAccountInfo(call.params);
       case 'getMultipleAccounts':
@@ -141,8 +166,9 @@ export class FakeChain {
         return { result: { context, value: this.newBlockhash() } };
       case 'getEpochInfo':
         this.blockHeight += this.blocksPerHeightCall;
-        return { result: { absoluteSlot: this.slot, blockHeight: this.blockHeight, epoch: 0, slotIndex: this.slot, slotsInEpoch: 432_000 } };
+        return { result: { absoluteSlot: context.slot, blockHeight: this.blockHeight, epoch: 0, slotIndex: this.slot, slotsInEpoch: 432_000 } };
       case 'getSignatureStatuses':
+        this.slot += this.slotsPerStatusPoll;
         return { result: { context, value: (call.params[0] as string[]).map((signature) => this.statusOf(signature)) } };
       case 'sendTransaction':
         return this.sendTransaction(call.params);
@@ -166,23 +192,32 @@ export class FakeChain {
   }
 
   private statusOf(signature: string) {
+    const fork = this.forked.get(signature);
+    if (fork !== undefined) {
+      fork.pollsLeft -= 1;
+      if (fork.pollsLeft <= 0) this.forked.delete(signature);
+      return { slot: fork.slot, confirmations: 0, err: null, confirmationStatus: 'processed', status: { Ok: null } };
+    }
     const status = this.statuses.get(signature);
     if (status === undefined) return null;
-    return { slot: status.slot, confirmations: 1, err: status.err, confirmationStatus: 'confirmed', status: status.err === null ? { Ok: null } : { Err: status.err } };
+    const confirmationStatus = status.slot <= this.slot - this.confirmedLag ? 'confirmed' : 'processed';
+    return { slot: status.slot, confirmations: 1, err: status.err, confirmationStatus, status: status.err === null ? { Ok: null } : { Err: status.err } };
   }
 
   private getAccountInfo(params: unknown[]): Reply {
     const [address, config] = params as [string, AccountReadConfig];
-    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
+    const slot = this.slot - (config.commitment === 'processed' ? 0 : this.confirmedLag);
+    if (config.minContextSlot !== undefined && config.minContextSlot > slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
     const value = this.account(address, config);
-    return { result: { context: { slot: this.slot }, value } };
+    return { result: { context: { slot }, value } };
   }
 
   private getMultipleAccounts(params: unknown[]): Reply {
     const [addresses, config] = params as [string[], AccountReadConfig];
-    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
+    const slot = this.slot - (config.commitment === 'processed' ? 0 : this.confirmedLag);
+    if (config.minContextSlot !== undefined && config.minContextSlot > slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
     const value = addresses.map((address) => this.account(address, config));
-    return { result: { context: { slot: this.slot }, value } };
+    return { result: { context: { slot }, value } };
   }
 
   private account(address: string, config: AccountReadConfig): EncodedAccount | null {
@@ -239,16 +274,17 @@ export class FakeChain {
 
   private simulateTransaction(params: unknown[]): Reply {
     const config = params[1] as { minContextSlot?: number };
-    if (config.minContextSlot !== undefined && config.minContextSlot > this.slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
+    const slot = this.slot - this.confirmedLag;
+    if (config.minContextSlot !== undefined && config.minContextSlot > slot) return MIN_CONTEXT_SLOT_NOT_REACHED;
     const transaction = Transaction.from(Buffer.from(params[0] as string, 'base64'));
     const { err, unitsConsumed } = this.execute(transaction);
-    return { result: { context: { slot: this.slot }, value: { err, logs: [], accounts: null, unitsConsumed, returnData: null } } };
+    return { result: { context: { slot }, value: { err, logs: [], accounts: null, unitsConsumed, returnData: null } } };
   }
 
   private process(transaction: Transaction, signature: string, skipPreflight: boolean): Reply {
     if (!transaction.verifySignatures()) return { error: { code: -32003, message: 'Transaction signature verification failure' } };
     const preflightError = (err: unknown): Reply => ({ error: { code: -32002, message: 'Transaction simulation failed', data: { err, logs: [] } } });
-    if (this.statuses.has(signature)) return skipPreflight ? { result: signature } : preflightError('AlreadyProcessed');
+    if (this.statuses.has(signature) || this.forked.has(signature)) return skipPreflight ? { result: signature } : preflightError('AlreadyProcessed');
     const nonce = this.nonceOf(transaction);
     const lastValid = this.blockhashes.get(transaction.recentBlockhash ?? '');
     const valid = nonce === undefined ? lastValid !== undefined && this.blockHeight <= lastValid : nonce.value === transaction.recentBlockhash;
@@ -256,6 +292,13 @@ export class FakeChain {
     const outcome = this.execute(transaction);
     if (outcome.err !== null && !skipPreflight) return preflightError(outcome.err);
     if (budgetOf(transaction).price < this.clearingPrice) return { result: signature };
+    if (this.forkLandings > 0) {
+      // Processed on a fork the cluster abandons: nothing of it reaches the confirmed bank.
+      this.forkLandings -= 1;
+      this.slot += 1;
+      this.forked.set(signature, { slot: this.slot, pollsLeft: this.forkPolls });
+      return { result: signature };
+    }
     if (outcome.err === null) this.tracker = outcome.state;
     if (nonce !== undefined) nonce.value = FakeChain.nonceValue();
     if (outcome.err === null) this.initializeNonces(transaction);

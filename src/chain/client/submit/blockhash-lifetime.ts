@@ -29,8 +29,6 @@ export class BlockhashLifetime implements TransactionLifetime {
 
   sending(): void {}
 
-  sent(): void {}
-
   async poll(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
     const { watch } = this.core;
     const { signed, job } = pending;

@@ -10,14 +10,31 @@ import type { SignedTransaction } from './signature-watch.js';
  * the read endpoints, which paths accepted each version, and, once the outcome is known,
  * the landing measured in slots (./landing-record.ts). In blockhash mode a transaction has one
  * version, so every path carries the same bytes; in nonce mode every version excludes the
- * others (they advance one nonce value), so any of them may travel any path.
+ * others (they advance one nonce value), so any of them may travel any path. Slots to land count
+ * from the head (a processed slot) read beside the first send (docs/chain-client.md, "Landing
+ * measured").
  */
 
 /** One watched transaction's record of its sends. */
 export interface Carried {
-  /** The newest slot seen when its first version was first sent. */
-  firstSentSlot: number | undefined;
+  /** The head (a processed slot, ChainRpc.getProcessedSlot) read beside its first send; undefined until that read answers. */
+  sentAtSlot: number | undefined;
+  /** The newest slot known before its first send (the confirmed floor, its nonce read's): where the count starts if the head read failed. */
+  knownAtSend: number | undefined;
   acceptances: PathAcceptances;
+}
+
+/**
+ * The slot a transaction's landing counts from: the head read beside its first send, else the
+ * newest slot known before it (which reads high by the processed-confirmed gap and the floor's age).
+ */
+export function sendSlotOf(carried: Carried): number | undefined {
+  return carried.sentAtSlot ?? carried.knownAtSend;
+}
+
+/** Whether a node or a send-only path accepted `signature`: a version nobody accepted says nothing of its price. */
+export function acceptedAnywhere(carried: Carried, signature: string): boolean {
+  return carried.acceptances.pathsOf(signature).length > 0;
 }
 
 export class LandingPaths {
@@ -28,12 +45,23 @@ export class LandingPaths {
     private readonly paths: SendPaths | undefined,
   ) {}
 
-  /** A record for a transaction about to be sent for the first time. */
-  carried(signed: SignedTransaction): Carried {
-    const seen = this.rpc.slotFloor();
+  /**
+   * A record for a transaction about to be sent for the first time. The head is read beside the
+   * send, never before it: the bytes do not wait for a slot. A read that fails leaves the count
+   * to start at the newest slot known.
+   */
+  carried(signed: SignedTransaction, signal: AbortSignal): Carried {
+    const floor = this.rpc.slotFloor();
     const nonceSlot = signed.nonce?.slot;
-    const firstSentSlot = seen === undefined ? nonceSlot : Math.max(seen, nonceSlot ?? seen);
-    return { firstSentSlot, acceptances: new PathAcceptances() };
+    const knownAtSend = floor === undefined ? nonceSlot : Math.max(floor, nonceSlot ?? floor);
+    const carried: Carried = { sentAtSlot: undefined, knownAtSend, acceptances: new PathAcceptances() };
+    this.rpc.getProcessedSlot(signal).then(
+      (slot) => {
+        carried.sentAtSlot = slot;
+      },
+      () => undefined,
+    );
+    return carried;
   }
 
   /** The read endpoints' answer to a send of `signed` (accepted: some endpoint took it). */
@@ -42,8 +70,8 @@ export class LandingPaths {
     if (accepted) carried.acceptances.accepted(signed.signature, READ_ENDPOINTS_PATH);
   }
 
-  /** The same bytes through every send-only path, beside the caller. */
-  sendOnPaths(carried: Carried, signed: SignedTransaction, signal: AbortSignal): void {
+  /** The same bytes through every send-only path, beside the caller (a version, or a nonce-mode void of its versions). */
+  sendOnPaths(carried: Carried, signed: Pick<SignedTransaction, 'wire' | 'signature'>, signal: AbortSignal): void {
     this.paths?.send(signed.wire, signal, (label) => carried.acceptances.accepted(signed.signature, label));
   }
 
@@ -51,11 +79,12 @@ export class LandingPaths {
   landed(carried: Carried, versions: readonly SignedTransaction[], landedIndex: number, slot: number): void {
     const version = versions[landedIndex]!;
     for (const path of carried.acceptances.pathsOf(version.signature)) this.metrics.sendPathLanded.inc({ chain: this.rpc.chain, path });
-    const slots = Math.max(0, slot - (carried.firstSentSlot ?? slot));
+    const slots = Math.max(0, slot - (sendSlotOf(carried) ?? slot));
     this.landing.landed(slots, landedIndex, versions.length);
   }
 
-  notLanded(versions: readonly SignedTransaction[]): void {
-    this.landing.notLanded(versions.length);
+  /** None of `versions` landed, nor can any: whether some node or path accepted one says whether that is about its price. */
+  notLanded(carried: Carried, versions: readonly SignedTransaction[]): void {
+    this.landing.notLanded(versions.length, versions.some((version) => acceptedAnywhere(carried, version.signature)));
   }
 }

@@ -45,6 +45,8 @@ export interface LandingEvent {
   slots: number | undefined;
   firstVersion: boolean;
   versions: number;
+  /** Never landed and no node or send-only path accepted any version: a failed send, which says nothing of the price. */
+  refused?: boolean;
 }
 
 export class LandingRecord {
@@ -68,19 +70,23 @@ export class LandingRecord {
     this.#push({ atMs: this.now(), slots, firstVersion, versions });
   }
 
-  /** A transaction that was sent and can no longer land. */
-  notLanded(versions: number): void {
+  /** A transaction that was sent and can no longer land; `accepted`: some node or send-only path took a version of it. */
+  notLanded(versions: number, accepted: boolean): void {
     this.metrics.landingOutcomes.inc({ chain: this.chain, outcome: 'not_landed' });
-    this.#push({ atMs: this.now(), slots: undefined, firstVersion: false, versions });
+    this.#push({ atMs: this.now(), slots: undefined, firstVersion: false, versions, ...(accepted ? {} : { refused: true }) });
   }
 
   summary(): LandingSummary {
     return summarize(this.#recent());
   }
 
-  /** The first-version landing rate over the window; undefined with fewer than LANDING_RATE_MIN_OUTCOMES outcomes. */
+  /**
+   * The first-version landing rate over the window, of the transactions some node or path
+   * accepted (a send refused everywhere is a failed send, never a reason to bid higher);
+   * undefined with fewer than LANDING_RATE_MIN_OUTCOMES outcomes.
+   */
   rate(): number | undefined {
-    const recent = this.#recent();
+    const recent = this.#recent().filter((event) => event.refused !== true);
     if (recent.length < LANDING_RATE_MIN_OUTCOMES) return undefined;
     return recent.filter((event) => event.firstVersion).length / recent.length;
   }

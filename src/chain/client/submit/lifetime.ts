@@ -37,8 +37,13 @@ export type Pending = Watched & {
   versions: SignedTransaction[];
   carried: Carried;
   reprice?: Reprice;
-  /** The newest slot seen once the newest version was sent: the re-sign pace counts from it. */
+  /**
+   * The head (a status poll's processed context slot) when the newest version was signed, for a
+   * re-priced one; the first version's count starts at its send slot (./landing-paths.ts).
+   */
   pricedAtSlot?: number;
+  /** The newest processed slot a status poll of its versions answered at: the re-sign pace counts to it. */
+  headSlot?: number;
   /** At the latest poll a version was in a block (processed, not yet confirmed): no re-price while it settles. */
   inBlock?: boolean;
   /** Nonce mode: the void signed against the versions' value to make them unlandable (../nonce/nonce-void.ts). */
@@ -61,8 +66,6 @@ export interface TransactionLifetime {
   signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue>;
   /** Before the first send's bytes leave (`pending` is already in flight). */
   sending(pending: Pending): void;
-  /** After the first send, refused or not. */
-  sent(pending: Pending): void;
   /** One poll of the transaction's outcome; `checkExpiry` once per rebroadcast interval. */
   poll(pending: Pending, checkExpiry: boolean, signal: AbortSignal): Promise<SendOutcome | 'waiting'>;
   /** What goes out with every rebroadcast of the transaction besides its own bytes. */

@@ -10,7 +10,7 @@ import type { SignedSignatures } from '../read/authority-history.js';
 import type { NoncePool, NonceValue } from '../nonce/nonce-pool.js';
 import { signVoid, type SignedVoid } from '../nonce/nonce-void.js';
 import type { Landing } from '../sign-transaction.js';
-import type { LandingPaths } from './landing-paths.js';
+import { acceptedAnywhere, sendSlotOf, type LandingPaths } from './landing-paths.js';
 import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from './lifetime.js';
 import { submitFailure, type SendOutcome } from './send-outcome.js';
 import { NO_EXPIRY, type NonceBinding } from './signature-watch.js';
@@ -61,12 +61,7 @@ export class NonceLifetime implements TransactionLifetime {
 
   sending(pending: Pending): void {
     const binding = pending.signed.nonce!;
-    pending.pricedAtSlot = binding.slot;
     this.options.nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
-  }
-
-  sent(pending: Pending): void {
-    pending.pricedAtSlot = Math.max(pending.signed.nonce!.slot, this.options.rpc.slotFloor() ?? 0);
   }
 
   /**
@@ -79,12 +74,12 @@ export class NonceLifetime implements TransactionLifetime {
     const binding = pending.signed.nonce!;
     const found = await this.foundVersion(pending, false, signal);
     if (found !== undefined) return found;
-    if (!checkNonce && !this.repriceDue(pending, this.options.rpc.slotFloor())) return 'waiting';
+    if (!checkNonce && !this.repriceDue(pending)) return 'waiting';
     const now = await this.laneValue(binding, signal);
     if (now === undefined) return 'waiting';
     if ('gone' in now) return this.laneGone(pending, binding, now, signal);
     if (now.nonce === binding.nonce) {
-      if (pending.void === undefined) await this.repriceIfDue(pending, now.slot, signal);
+      if (pending.void === undefined) await this.repriceIfDue(pending, signal);
       return 'waiting';
     }
     const final = await this.finalVersions(pending, now.slot, signal);
@@ -103,7 +98,7 @@ export class NonceLifetime implements TransactionLifetime {
   }
 
   async rebroadcast(pending: Pending, signal: AbortSignal): Promise<void> {
-    if (pending.void !== undefined) await this.broadcastVoid(pending.void, signal);
+    if (pending.void !== undefined) await this.broadcastVoid(pending, pending.void, signal);
   }
 
   /**
@@ -150,10 +145,12 @@ export class NonceLifetime implements TransactionLifetime {
       { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
       'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
     );
-    await this.broadcastVoid(voided, signal);
+    await this.broadcastVoid(pending, voided, signal);
   }
 
-  private async broadcastVoid(voided: SignedVoid, signal: AbortSignal): Promise<void> {
+  /** The void to the read endpoints and every send-only path, as its versions go: with each rebroadcast until the nonce moves. */
+  private async broadcastVoid(pending: Pending, voided: SignedVoid, signal: AbortSignal): Promise<void> {
+    this.options.landing.sendOnPaths(pending.carried, voided, signal);
     try {
       await this.options.rpc.sendTransaction(voided.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
     } catch (err) {
@@ -168,6 +165,7 @@ export class NonceLifetime implements TransactionLifetime {
     pending.inBlock = false;
     for (const version of pending.versions) {
       const poll = await this.core.watch.poll(version.signature, searchTransactionHistory, signal);
+      if (poll.kind !== 'unavailable') pending.headSlot = Math.max(pending.headSlot ?? poll.slot, poll.slot);
       if (poll.kind !== 'found') continue;
       const outcome = this.core.outcomeOf(poll.status, version, pending);
       if (outcome !== 'waiting') return outcome;
@@ -221,10 +219,19 @@ export class NonceLifetime implements TransactionLifetime {
     return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
   }
 
-  /** A version has waited unlanded for the chain's measured re-sign pace as of `slot`. */
-  private repriceDue(pending: Pending, slot: number | undefined): boolean {
-    if (pending.reprice === undefined || pending.inBlock === true || slot === undefined) return false;
-    return slot - (pending.pricedAtSlot ?? slot) >= this.options.landing.landing.resignSlots();
+  /**
+   * The newest version has waited unlanded for the chain's measured re-sign pace, counted in
+   * processed slots: from its send slot (the first version's, ./landing-paths.ts) or the head
+   * when it was signed (a re-priced one), to the head the latest status poll answered at. Never
+   * while no node or send-only path accepted it: a send refused at the HTTP or JSON-RPC level
+   * is a failed send, which says nothing of the price (it is re-sent at the same one).
+   */
+  private repriceDue(pending: Pending): boolean {
+    const head = pending.headSlot;
+    if (pending.reprice === undefined || pending.inBlock === true || head === undefined) return false;
+    if (!acceptedAnywhere(pending.carried, pending.signed.signature)) return false;
+    const from = pending.pricedAtSlot ?? sendSlotOf(pending.carried) ?? head;
+    return head - from >= this.options.landing.landing.resignSlots();
   }
 
   /**
@@ -232,9 +239,9 @@ export class NonceLifetime implements TransactionLifetime {
    * (`LandingRecord.resignSlots`, ./landing-record.ts) is signed again at the chain's next
    * escalation step, against the same nonce value and with the same instructions and limit.
    */
-  private async repriceIfDue(pending: Pending, slot: number, signal: AbortSignal): Promise<void> {
-    if (pending.reprice === undefined || !this.repriceDue(pending, slot)) return;
-    pending.pricedAtSlot = slot;
+  private async repriceIfDue(pending: Pending, signal: AbortSignal): Promise<void> {
+    if (pending.reprice === undefined || !this.repriceDue(pending)) return;
+    pending.pricedAtSlot = pending.headSlot;
     const next = await pending.reprice(pending.signed, signal);
     if (next === undefined) return;
     const { chain } = this.options.rpc;
@@ -246,6 +253,5 @@ export class NonceLifetime implements TransactionLifetime {
     pending.signed = next;
     pending.versions.push(next);
     await this.core.rebroadcast(pending, next, signal);
-    pending.pricedAtSlot = Math.max(slot, this.options.rpc.slotFloor() ?? slot);
   }
 }

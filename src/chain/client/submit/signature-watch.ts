@@ -91,7 +91,8 @@ export interface Watched {
   expiredIn?: ChainHeight;
 }
 
-export type Poll = { kind: 'found'; status: SignatureStatus } | { kind: 'absent'; slot: number } | { kind: 'unavailable' };
+/** A status poll's answer; `slot` is its context slot, the processed bank's (the head). */
+export type Poll = { kind: 'found'; status: SignatureStatus; slot: number } | { kind: 'absent'; slot: number } | { kind: 'unavailable' };
 
 /** After a poll that found nothing: a status found after all, still waiting, or expired (with why it never landed). */
 export type Absence = Poll | { kind: 'waiting' } | { kind: 'expired'; reason: string; sendsAccepted: number };
@@ -128,7 +129,7 @@ export class SignatureWatch {
       if (!isHistoryUnavailable(err)) this.options.logger.debug({ err, signature }, 'signature status poll failed');
       return { kind: 'unavailable' };
     }
-    return answer.status === null ? { kind: 'absent', slot: answer.slot } : { kind: 'found', status: answer.status };
+    return answer.status === null ? { kind: 'absent', slot: answer.slot } : { kind: 'found', status: answer.status, slot: answer.slot };
   }
 
   /** What a poll that did not find `watched` (`recent`) means, checking the block height when `checkExpiry`. */
@@ -236,10 +237,17 @@ export class SignatureWatch {
  * last failure names the status and endpoint), or the node accepted it and it was dropped.
  */
 function describeSends(chain: ChainSide, sends: SendRecord): string {
-  const side = chainName(chain);
-  const times = `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
-  if (sends.failed === sends.sent) return `sendTransaction on the ${side} chain failed every time (${times}; last: ${sendFailureSummary(sends.lastFailure)})`;
-  return `the ${side} chain's RPC accepted it ${sends.accepted} of ${times} but it never landed (dropped before a leader included it)`;
+  return everySendFailed(chain, sends) ?? `the ${chainName(chain)} chain's RPC accepted it ${sends.accepted} of ${timesOf(sends)} but it never landed (dropped before a leader included it)`;
+}
+
+/** When every send failed (HTTP, JSON-RPC or transport): how many, and the last failure; undefined when some node accepted one. */
+export function everySendFailed(chain: ChainSide, sends: SendRecord): string | undefined {
+  if (sends.sent === 0 || sends.failed !== sends.sent) return undefined;
+  return `sendTransaction on the ${chainName(chain)} chain failed every time (${timesOf(sends)}; last: ${sendFailureSummary(sends.lastFailure)})`;
+}
+
+function timesOf(sends: SendRecord): string {
+  return `${sends.sent} send${sends.sent === 1 ? '' : 's'}`;
 }
 
 // An RPC failure's text is already bounded where it was made (rpcFailure); anything else is not.

@@ -21,7 +21,7 @@ import type { LandingPaths } from './landing-paths.js';
 import type { Pending, Reprice, SendingCore, TransactionLifetime } from './lifetime.js';
 import { NonceLifetime } from './nonce-lifetime.js';
 import { failedWith, landedOnChain, neverLands, submitFailure, type SendOutcome, type TransactionJob } from './send-outcome.js';
-import { SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction } from './signature-watch.js';
+import { everySendFailed, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction } from './signature-watch.js';
 
 /**
  * Signs, sends and watches one chain's transactions, one at a time: each sent with preflight
@@ -147,13 +147,12 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal, reprice?: Reprice): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const carried = this.options.landing.carried(signed);
+    const carried = this.options.landing.carried(signed, signal);
     const lifetime = this.lifetimeOf(signed);
     const pending: Pending = { signed, job, lifetime, sends: new SendRecord(), versions: [signed], carried, ...(reprice === undefined ? {} : { reprice }) };
     this.pending.set(signed.signature, pending);
     lifetime.sending(pending);
     const refused = await this.sendFirst(pending, signal);
-    lifetime.sent(pending);
     return refused ?? (await this.confirm(pending, { resumed: false }, signal));
   }
 
@@ -250,7 +249,7 @@ export class TransactionSender {
 
   /** The one sending loop: polls, rebroadcasts and the deadline; the lifetime says what a poll means. */
   private async confirm(pending: Pending, { resumed }: { resumed: boolean }, signal: AbortSignal): Promise<SendOutcome> {
-    const { job, sends, lifetime } = pending;
+    const { sends, lifetime } = pending;
     const { pollIntervalMs, rebroadcastIntervalMs, confirmTimeoutMs } = this.timing;
     const started = Date.now();
     // A resumed transaction may be long expired or never sent: check and rebroadcast at once.
@@ -263,7 +262,7 @@ export class TransactionSender {
       if (outcome !== 'waiting') {
         const voidLanded = neverLands(outcome) && (await lifetime.voidLanded(pending, signal));
         this.settle(pending, landedOnChain(outcome), voidLanded);
-        if (neverLands(outcome)) this.options.landing.notLanded(pending.versions);
+        if (neverLands(outcome)) this.options.landing.notLanded(pending.carried, pending.versions);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
@@ -271,7 +270,7 @@ export class TransactionSender {
         await this.rebroadcast(pending, pending.signed, signal);
         await lifetime.rebroadcast(pending, signal);
       }
-      if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending.signed, job) };
+      if (Date.now() - started >= confirmTimeoutMs) return { kind: 'failed', failure: this.unresolved(pending) };
       await sleep(pollIntervalMs, signal);
     }
   }
@@ -307,13 +306,18 @@ export class TransactionSender {
     return { kind: 'landed', signature };
   }
 
-  private unresolved(signed: SignedTransaction, job: TransactionJob): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
+  /**
+   * No outcome within confirmTimeoutMs. When every send failed the reason says so, naming the
+   * last failure (as an expiry does in blockhash mode): the cause an operator acts on.
+   */
+  private unresolved({ signed, job, sends }: Pending): BridgeError<'CHAIN__FAILED_TO_SUBMIT'> {
     const seconds = Math.ceil(this.timing.confirmTimeoutMs / 1000);
+    const failedSends = everySendFailed(this.options.rpc.chain, sends);
     return submitFailure(job, {
       outcome: 'unknown',
       signature: signed.signature,
       reason:
-        `transaction ${signed.signature} not confirmed within ${seconds} s; it may still land, ` +
+        `transaction ${signed.signature} not confirmed within ${seconds} s${failedSends === undefined ? '' : `: ${failedSends}`}; it may still land, ` +
         'and the next attempt resolves it before signing anything new',
     });
   }

@@ -41,7 +41,7 @@ describe('landing measured', () => {
     const record = new LandingRecord('target', metrics, () => now);
     for (let i = 0; i < 9; i++) record.landed(1, 0, 1);
     expect(record.rate()).toBeUndefined();
-    record.notLanded(2);
+    record.notLanded(2, true);
     expect(record.rate()).toBe(0.9);
     record.landed(3, 1, 2);
     expect(record.summary()).toMatchObject({ transactions: 11, landed: 10, slots_p90: 1 });
@@ -50,6 +50,17 @@ describe('landing measured', () => {
     expect(await metricValue(metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })).toBe(9);
     expect(await metricValue(metrics.landingOutcomes, { chain: 'target', outcome: 'later_version' })).toBe(1);
     expect(await metricValue(metrics.landingOutcomes, { chain: 'target', outcome: 'not_landed' })).toBe(1);
+  });
+
+  it('a transaction no node or path accepted (every send refused) is counted not landed, but leaves the rate the bid starts from alone', async () => {
+    const metrics = createMetrics(new Registry());
+    const record = new LandingRecord('target', metrics);
+    for (let i = 0; i < 10; i++) record.landed(1, 0, 1);
+    for (let i = 0; i < 10; i++) record.notLanded(1, false);
+    expect(record.rate()).toBe(1);
+    expect(await metricValue(metrics.landingOutcomes, { chain: 'target', outcome: 'not_landed' })).toBe(10);
+    record.notLanded(1, true);
+    expect(record.rate()).toBeCloseTo(10 / 11);
   });
 });
 
