@@ -13,7 +13,8 @@ import { parseRetryAfter, RETRY_AFTER_MAX_MS, rpcFailure, type RetryAfter } from
  * - a timeout per request (BRIDGE_RPC_TIMEOUT_MS) combined with the caller's AbortSignal;
  * - per-chain, per-method metrics: requests, errors by kind, latency;
  * - classification of transport faults into CHAIN__RPC_FAILED (HTTP status, timeout, network,
- *   a body that is not a JSON-RPC response, a body above MAX_RESPONSE_BYTES: ./bounded-body.ts).
+ *   a body that is not a JSON-RPC response, a body above MAX_RESPONSE_BYTES: ./bounded-body.ts);
+ * - a redirect answered as the failure it is (HTTP 3xx), never followed.
  *
  * web3.js v1's Connection methods take no AbortSignal. The caller's signal reaches this fetch
  * through `withCallSignal`, an AsyncLocalStorage scope around the Connection call, so that
@@ -59,7 +60,9 @@ export function createRpcFetch(options: RpcFetchOptions): RpcFetch {
   }
 
   async function send(input: Parameters<RpcFetch>[0], init: RequestInit, method: string, signal: AbortSignal): Promise<Response> {
-    const response = await baseFetch(input, { ...init, signal });
+    // A redirect is an answer, never followed: a node must not send a signed transaction, or
+    // any request, to an origin nobody configured.
+    const response = await baseFetch(input, { ...init, signal, redirect: 'manual' });
     // The body is read under the same timeout: a node that stalls mid-body times out too.
     const read = await readBoundedBody(response, maxResponseBytes);
     if (read.kind === 'too_large') {

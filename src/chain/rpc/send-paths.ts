@@ -56,7 +56,7 @@ export class SendPaths {
       label: labels[i]!,
       url,
       inFlight: 0,
-      rpcFetch: createRpcFetch({ chain: options.chain, timeoutMs: options.timeoutMs, metrics: options.metrics, fetch: withoutRedirects(options.fetch ?? globalThis.fetch) }),
+      rpcFetch: createRpcFetch({ chain: options.chain, timeoutMs: options.timeoutMs, metrics: options.metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) }),
     }));
     for (const label of [READ_ENDPOINTS_PATH, ...labels]) zeroPathCounters(options.metrics, options.chain, label);
   }
@@ -100,11 +100,6 @@ export class SendPaths {
       path.inFlight--;
     }
   }
-}
-
-/** `fetch` that hands a redirect back as the failed answer it is, instead of following it. */
-function withoutRedirects(fetch: RpcFetch): RpcFetch {
-  return (input, init) => fetch(input, { ...init, redirect: 'manual' });
 }
 
 function isRedirect(err: unknown): boolean {

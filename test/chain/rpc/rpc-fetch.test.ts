@@ -76,6 +76,18 @@ describe('createRpcFetch', () => {
     expect(await metricValue(metrics.rpcErrors, { method: 'getAccountInfo', kind: 'http' })).toBe(1);
   });
 
+  it('answers a redirect as the failure it is and never follows it: the request goes nowhere else', async () => {
+    const elsewhere = await startJsonRpcServer(() => ({ result: 'followed' }));
+    try {
+      const { post } = await setup(() => ({ http: 307, headers: { location: elsewhere.url } }));
+      const err = await failureOf(post('sendTransaction'));
+      expect(err.context).toMatchObject({ kind: 'http', status: 307 });
+      expect(elsewhere.calls).toEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it.each([
     ['not JSON', '<html>bad gateway</html>'],
     ['JSON but not JSON-RPC', '{"hello":"world"}'],
