@@ -7,8 +7,8 @@ import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
 /**
  * The signing lease through the running crank (startCrank over an in-memory BridgeChains, fake
  * timers): a free lease is taken in the first cycle, which then submits; a holder believes a
- * loss only when the leasing step's second read agrees, and submits nothing until it has looked;
- * a graceful stop releases the lease.
+ * loss only on the leasing step's proof, and submits nothing until it has looked; a graceful stop
+ * releases the lease.
  */
 
 const POLL_MS = 15_000;
@@ -25,9 +25,16 @@ class FakeLease implements SigningLease {
   readonly reads: LeaseObservation[] = [];
   current: LeaseObservation = { state: 'free', lamports: 0, slot: 1 };
   readonly released: string[] = [];
+  /** Whether the next check finds proof of a loss (two endpoints agreeing, or another instance's transaction). */
+  proven = false;
 
   async read(): Promise<LeaseObservation> {
     return this.reads.shift() ?? this.current;
+  }
+
+  async check(value: string, seen: LeaseObservation) {
+    if (this.proven) return { kind: 'lost' as const, seen: this.current, proof: 'two endpoints agree' };
+    return { kind: 'doubt' as const, why: `one endpoint read ${seen.state}; ${value} not disproven` };
   }
 
   async take(seen: LeaseObservation) {
@@ -64,7 +71,7 @@ describe('the crank with a signing lease', () => {
     expect(lease.released).toEqual(['MINE']);
   });
 
-  it('one read that shows another holder, contradicted by the second, is a doubt: a warn line, and the cycle submits', async () => {
+  it('one read that shows another holder, nothing proving it, is a doubt: a warn line, and the cycle submits', async () => {
     const lease = new FakeLease();
     const { chains, crank, logs } = startTestCrank(WORK, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
     await settle();
@@ -77,11 +84,12 @@ describe('the crank with a signing lease', () => {
     await crank.stop(0);
   });
 
-  it('two reads that agree another instance holds it: standby at once, an error line, nothing submitted in that cycle, and nothing released at stop', async () => {
+  it('proof that another instance holds it: standby at once, an error line, nothing submitted in that cycle, and nothing released at stop', async () => {
     const lease = new FakeLease();
     const { chains, crank, logs } = startTestCrank(WORK, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
     await settle();
     lease.current = other(5);
+    lease.proven = true;
     await vi.advanceTimersByTimeAsync(POLL_MS);
     expect(crank.role()?.role).toBe('standby');
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);

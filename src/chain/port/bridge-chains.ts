@@ -77,6 +77,12 @@ export interface SigningLease {
   readonly address: Base58;
   /** The account as one answer shows it, at or after `minContextSlot`. */
   read(signal: AbortSignal, minContextSlot?: number): Promise<LeaseObservation>;
+  /**
+   * Whether this instance still holds `value` after one read showed `seen` (another value, or
+   * none): `lost` only on proof (two endpoints agreeing, or another instance's verified
+   * transaction moving the lease from `value`); anything less is a doubt.
+   */
+  check(value: string, seen: LeaseObservation, signal: AbortSignal): Promise<LeaseCheck>;
   /** Takes the lease as `seen` shows it: a free one, or over a held one's value (which must still be there). */
   take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking>;
   /** Closes the lease this instance holds (its `value`), returning the rent. */
@@ -87,6 +93,8 @@ export interface SigningLease {
 export type LeaseObservation = ({ state: 'free'; lamports: number } | { state: 'held'; value: string; lamports: number } | { state: 'unusable'; reason: string }) & { slot: number };
 
 export type LeaseTaking = { taken: true; value: string; slot: number; signature: string } | { taken: false; seen: LeaseObservation; why: string };
+
+export type LeaseCheck = { kind: 'lost'; seen: LeaseObservation; proof: string } | { kind: 'doubt'; why: string };
 
 export type LeaseRelease = { released: true; signature: string; slot: number } | { released: false; why: string };
 
