@@ -46,7 +46,7 @@ class FakeLease implements SigningLease {
   async release(value: string) {
     this.released.push(value);
     this.current = { state: 'free', lamports: 0, slot: 3 };
-    return { released: true as const, signature: 'release', slot: 3 };
+    return { released: true as const, advance: 'advance', signature: 'release', slot: 3 };
   }
 }
 

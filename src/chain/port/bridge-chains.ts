@@ -96,7 +96,8 @@ export type LeaseTaking = { taken: true; value: string; slot: number; signature:
 
 export type LeaseCheck = { kind: 'lost'; seen: LeaseObservation; proof: string } | { kind: 'doubt'; why: string };
 
-export type LeaseRelease = { released: true; signature: string; slot: number } | { released: false; why: string };
+/** `advance`: the first step, binding the release to the value held; `signature`: the withdrawal that closed the lease. */
+export type LeaseRelease = { released: true; advance: string; signature: string; slot: number } | { released: false; why: string };
 
 /**
  * `nonce`: every transaction is signed against one of the authority's durable nonces, so at

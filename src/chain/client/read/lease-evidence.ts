@@ -35,7 +35,7 @@ export async function leaseEverywhere(rpc: ChainRpc, address: PublicKey, authori
   return answers.filter((answer) => answer.slot >= minSlot).map(({ account, slot, endpoint }) => ({ ...leaseState(account, authority), slot, endpoint }));
 }
 
-function sameLease(a: LeaseObservation, b: LeaseObservation): boolean {
+export function sameLease(a: LeaseObservation, b: LeaseObservation): boolean {
   if (a.state !== b.state) return false;
   return a.state !== 'held' || (b.state === 'held' && a.value === b.value);
 }

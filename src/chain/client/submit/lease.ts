@@ -9,7 +9,7 @@ import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { SendPaths } from '../../rpc/send-paths.js';
 import type { PriorityFeeBidder } from '../budget/priority-fee.js';
 import type { SignedSignatures } from '../read/authority-history.js';
-import { agreedLease, leaseEverywhere, movedFrom, rivalLeaseTransactions, type EndpointLease } from '../read/lease-evidence.js';
+import { agreedLease, leaseEverywhere, movedFrom, rivalLeaseTransactions, sameLease, type EndpointLease } from '../read/lease-evidence.js';
 import { signTransaction } from '../sign-transaction.js';
 
 /**
@@ -17,8 +17,9 @@ import { signTransaction } from '../sign-transaction.js';
  * checking a holder's doubt, taking it (a free one, or over a quiet holder's value) and releasing
  * it. Nothing is decided on one endpoint's answer (../read/lease-evidence.ts): a loss needs two
  * endpoints agreeing or another instance's verified transaction moving the lease from the value
- * held; a taking counts only when two endpoints show the value it produced and the lease's
- * history shows no other instance's lease transaction since the lease was seen. Each transaction
+ * held; a taking is sent only when a second endpoint shows the lease as the first did, and counts
+ * only when two endpoints show the value it produced and the lease's history shows no other
+ * instance's lease transaction since the lease was seen. Each transaction
  * carries this process's instance mark (lease-account.ts) and lands as a vote does: a priority
  * fee from the market, re-sent every RESEND_MS within its bound, through the send-only paths too.
  */
@@ -135,6 +136,11 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
 
   async function take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking> {
     if (seen.state === 'unusable') return { taken: false, seen, why: `the lease account is unusable: ${seen.reason}` };
+    // What the read saw, a second endpoint must see too: one endpoint saying "free" must not make this instance sign beside the holder.
+    const views = await leaseEverywhere(rpc, address, authority, seen.slot, signal);
+    if (agreedLease(views, (view) => sameLease(view, seen), alone) === undefined) {
+      return { taken: false, seen, why: `no second endpoint shows the lease ${describe(seen)} (${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'none answered at or after its slot'})` };
+    }
     const over = seen.state === 'held' ? seen.value : undefined;
     const instructions = over === undefined ? takeLeaseInstructions(authority, sourceChainId, instance) : advanceLeaseInstructions(authority, sourceChainId, instance);
     const { wire, signature } = await signed(instructions, over, signal);
@@ -157,12 +163,12 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
    * added in between refuse one withdrawal; the next reads again. At most RELEASE_TRIES each.
    */
   async function release(value: string, signal: AbortSignal): Promise<LeaseRelease> {
-    const advanced = await step(signal, async (): Promise<Step<{ slot: number }>> => {
+    const advanced = await step(signal, async (): Promise<Step<{ slot: number; signature: string }>> => {
       const seen = await read(signal);
       if (seen.state !== 'held' || seen.value !== value) return { final: `the lease is not this instance's any more (it reads ${describe(seen)})` };
       const { wire, signature } = await signed(advanceLeaseInstructions(authority, sourceChainId, instance), value, signal);
       const landed = await land(wire, signature, signal);
-      return 'refused' in landed ? { refused: `advancing from the value held (${signature}) ${landed.refused}` } : { done: { slot: landed.slot } };
+      return 'refused' in landed ? { refused: `advancing from the value held (${signature}) ${landed.refused}` } : { done: { slot: landed.slot, signature } };
     });
     if (typeof advanced === 'string') return { released: false, why: advanced };
     const closed = await step(signal, async (): Promise<Step<{ signature: string; slot: number }>> => {
@@ -172,7 +178,7 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
       const landed = await land(wire, signature, signal);
       return 'refused' in landed ? { refused: `releasing (${signature}) ${landed.refused}` } : { done: { signature, slot: landed.slot } };
     });
-    return typeof closed === 'string' ? { released: false, why: closed } : { released: true, ...closed };
+    return typeof closed === 'string' ? { released: false, why: closed } : { released: true, advance: advanced.signature, ...closed };
   }
 
   /** One release step, tried at most RELEASE_TRIES times: what it did, or why not. */
