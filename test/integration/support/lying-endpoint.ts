@@ -20,7 +20,7 @@ import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../../../src/chain/nonce-account.js
  * The context slot of a rewritten answer is the real one: the lie is at a slot the node has.
  */
 
-export type LeaseLie = 'honest' | 'made_up' | 'other_owner' | 'free' | 'deceive';
+type LeaseLie = 'honest' | 'made_up' | 'other_owner' | 'free' | 'deceive';
 
 export interface LyingEndpoint {
   url: string;
