@@ -115,8 +115,11 @@ export function leaseAfterRead(
       const waited = windowPassed && worked.workSinceMs !== null && atMs >= worked.workSinceMs + windowMs;
       return { lease: withStatus(worked, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, waited ? { kind: 'take', seen } : null), facts, change };
     }
-    case 'unusable':
-      return { lease: { ...withStatus(worked, 'unusable', null, atMs), note: seen.reason }, facts, change };
+    case 'unusable': {
+      // The leasing step asks the other endpoints (once per window): one node calling the lease unusable must not keep a start out for good.
+      const ask = atMs >= (worked.refusedAtMs ?? -Infinity) + windowMs;
+      return { lease: { ...withStatus(worked, 'unusable', null, atMs, ask ? { kind: 'take', seen } : null), note: seen.reason }, facts, change };
+    }
   }
 }
 

@@ -127,6 +127,16 @@ describe('the signing lease', () => {
     expect(lost.change).toEqual({ kind: 'lease_lost', holder: 'OTHER', proof: 'two endpoints agree' });
   });
 
+  it('a lease one read calls unusable is asked of the other endpoints at once, then once per window, never taken on that read', () => {
+    const unusable: LeaseObservation = { state: 'unusable', reason: 'owned by another program', slot: 10 };
+    const first = read(start, unusable, T0);
+    expect(first.lease).toMatchObject({ status: 'unusable', note: 'owned by another program', want: { kind: 'take', seen: unusable } });
+    const asked = leaseAfterStep(first.lease, first.role, { kind: 'not_taken', seen: FREE, why: 'a doubt on that endpoint' }, T0);
+    const facts = { role: asked.role, lease: asked.lease };
+    expect(read(facts, unusable, T0 + WINDOW_MS - 1).lease.want).toBeNull();
+    expect(read(facts, unusable, T0 + WINDOW_MS).lease.want).toEqual({ kind: 'take', seen: unusable });
+  });
+
   it('a failed step changes nothing but says why', () => {
     const first = read(start, FREE, T0);
     const failed = leaseAfterStepFailure(first, 'timeout');

@@ -135,9 +135,14 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
   }
 
   async function take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking> {
-    if (seen.state === 'unusable') return { taken: false, seen, why: `the lease account is unusable: ${seen.reason}` };
     // What the read saw, a second endpoint must see too: one endpoint saying "free" must not make this instance sign beside the holder.
     const views = await leaseEverywhere(rpc, address, authority, seen.slot, signal);
+    if (seen.state === 'unusable') {
+      const agreed = agreedLease(views, (view) => view.state === 'unusable', alone) !== undefined;
+      const others = views.find((view) => view.state !== 'unusable');
+      if (agreed || others === undefined) return { taken: false, seen, why: `the lease account is unusable: ${seen.reason}` };
+      return { taken: false, seen: others, why: `one endpoint reads the lease unusable (${seen.reason}), ${others.endpoint} reads it ${describe(others)}: a doubt on that endpoint` };
+    }
     if (agreedLease(views, (view) => sameLease(view, seen), alone) === undefined) {
       return { taken: false, seen, why: `no second endpoint shows the lease ${describe(seen)} (${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'none answered at or after its slot'})` };
     }
