@@ -20,7 +20,7 @@ import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
-import type { LeaseStepOutcome, LeaseWant } from './lease.js';
+import { leaseMayTakeAtMs, type LeaseStepOutcome, type LeaseWant } from './lease.js';
 import { releaseLeaseOnStop } from './lease-release.js';
 import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
@@ -168,7 +168,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
       landingModes: options.chains.landingModes(),
-      leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
+      leaseMayTakeAtMs: leaseMayTakeAtMs(snapshot.context.health.lease, mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()), quietWindowMs(settings.pollIntervalMs), Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),
     });

@@ -180,7 +180,7 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
   log.info(
     { role, quietWindowMs },
     'crank: standing by: this server submits once it holds the signing lease: at its first cycle if the lease is free (released by the previous instance), ' +
-      `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window); BRIDGE_HANDOFF_SECS=0 signs from the start`,
+      `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window) while work waited as long; BRIDGE_HANDOFF_SECS=0 signs from the start`,
   );
 }
 

@@ -158,3 +158,12 @@ export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: Leas
 export function leaseAfterStepFailure(current: { lease: LeaseFacts; role: RoleFacts }, error: string): { lease: LeaseFacts; role: RoleFacts; change: null } {
   return { lease: { ...current.lease, want: null, note: `the leasing step failed: ${error}` }, role: current.role, change: null };
 }
+
+/**
+ * When a standby waiting on a held lease may take it over at the earliest: the quiet window's
+ * end (`windowEndsAtMs`, role.ts), and a window after work began to wait (or after `nowMs`,
+ * should work arrive now: an idle holder keeps the lease).
+ */
+export function leaseMayTakeAtMs(lease: LeaseFacts, windowEndsAtMs: number, windowMs: number, nowMs: number): number {
+  return Math.max(windowEndsAtMs, (lease.workSinceMs ?? nowMs) + windowMs);
+}
