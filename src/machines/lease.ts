@@ -111,9 +111,8 @@ export function leaseAfterRead(
       return { lease: withStatus(marked, 'released', null, atMs, atMs >= since + windowMs ? { kind: 'take', seen } : null), facts, change };
     }
     case 'held': {
-      worked.sawHolder = true;
       const waited = windowPassed && worked.workSinceMs !== null && atMs >= worked.workSinceMs + windowMs;
-      return { lease: withStatus(worked, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, waited ? { kind: 'take', seen } : null), facts, change };
+      return { lease: withStatus({ ...worked, sawHolder: true }, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, waited ? { kind: 'take', seen } : null), facts, change };
     }
     case 'unusable': {
       // The leasing step asks the other endpoints (once per window): one node calling the lease unusable must not keep a start out for good.
@@ -126,8 +125,9 @@ export function leaseAfterRead(
 /**
  * The lease and the role after the leasing step. Taken: active from now. Not taken: whoever took
  * it instead is alive, so the quiet window starts again, and a lease that reads free is not taken
- * again before it has passed (`refusedAtMs`). Lost (proven): a standby at once. A doubt changes nothing: the holder keeps
- * signing (a twin's votes are still caught by the nonces and the history, role.ts).
+ * again before it has passed (`refusedAtMs`). Lost (proven): a standby at once. A doubt changes
+ * nothing: the holder keeps signing (a twin's votes are still caught by the nonces and the
+ * history, role.ts).
  */
 export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: LeaseStepOutcome, atMs: number): { lease: LeaseFacts; role: RoleFacts; change: RoleChange | null } {
   switch (outcome.kind) {
