@@ -196,8 +196,11 @@ export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void 
 }
 
 /** How long the current standby stretch has lasted at the latest read; 0 while active or before the first read. */
-function standbyMs({ role, lastRunAtMs }: HealthFacts): number {
-  return role.role === 'standby' && role.sinceMs !== null && lastRunAtMs !== null ? Math.max(0, lastRunAtMs - role.sinceMs) : 0;
+function standbyMs({ role, lease, lastRunAtMs }: HealthFacts): number {
+  if (role.role !== 'standby' || role.sinceMs === null || lastRunAtMs === null) return 0;
+  // Waiting on a lease another instance holds, with nothing to do: that holder is idle, not gone, and nothing waits for a signer (lease.ts).
+  const since = lease.status === 'waiting' ? lease.workSinceMs : role.sinceMs;
+  return since === null ? 0 : Math.max(0, lastRunAtMs - Math.max(since, role.sinceMs));
 }
 
 /** bridge_chain_landing_mode: 1 for each chain's current mode, 0 for the other. */

@@ -135,7 +135,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     crankStandby: new Gauge({
       name: 'bridge_crank_standby_seconds',
-      help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
+      help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active; waiting on a lease another instance holds, only while work waits). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
       registers,
     }),
     crankStandbyWindow: new Gauge({

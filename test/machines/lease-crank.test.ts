@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LeaseObservation, SigningLease } from '../../src/chain/port/bridge-chains.js';
+import { metricValue } from '../support/metric-value.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import type { ScriptedChains } from './support/scripted-chains.js';
 import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
@@ -13,6 +14,7 @@ import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
 
 const POLL_MS = 15_000;
 const WORK = bridgeView({ deposits: deposits(2), withdrawals: [] });
+const IDLE = bridgeView({ deposits: [], withdrawals: [] });
 
 beforeEach(useCrankClock);
 afterEach(() => {
@@ -100,5 +102,21 @@ describe('the crank with a signing lease', () => {
     ]);
     await crank.stop(0);
     expect(lease.released).toEqual([]);
+  });
+
+  it('a standby waiting on a lease an idle holder holds: no take-over and no standby time while nothing waits; work starts both clocks', async () => {
+    const lease = new FakeLease();
+    lease.current = other(5);
+    const { chains, crank, metrics } = startTestCrank(IDLE, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
+    await settle();
+    await vi.advanceTimersByTimeAsync(20 * POLL_MS);
+    expect(crank.role()?.role).toBe('standby');
+    expect(crank.health().lease).toMatchObject({ status: 'waiting' });
+    expect(await metricValue(metrics.crankStandby)).toBe(0);
+    chains.view = WORK;
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(await metricValue(metrics.crankStandby)).toBe(POLL_MS / 1000);
+    expect(crank.role()?.role).toBe('standby');
+    await crank.stop(0);
   });
 });
