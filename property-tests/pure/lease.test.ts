@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AuthorityView, LeaseObservation } from '../../src/chain/port/bridge-chains.js';
 import type { CrankSettings } from '../../src/machines/crank-context.js';
+import type { CyclePlan } from '../../src/machines/planning/cycle-plan.js';
 import { initialLease, leaseAfterStep, type LeaseFacts, type LeaseStepOutcome } from '../../src/machines/lease.js';
 import { decideAfterRead } from '../../src/machines/read-decision.js';
 import { initialRole, quietWindowMs, type RoleFacts } from '../../src/machines/role.js';
@@ -17,10 +18,18 @@ import { checkProperty, propertyProfile } from '../support/profile.js';
  * closes it, and every landing moves the slot. Votes land as the program takes them (an index
  * equal to the key's next_index, which moves; anything else is refused).
  *
+ * A lying endpoint sits among the lease's readers: while it lies (`lie` commands turn it on and
+ * off, in front of any instance), that instance's reads of the lease show what it says (free, or
+ * held by a made-up value), and its check of a doubt hears it beside two honest endpoints. The
+ * leasing step decides as src/chain/client/submit/lease.ts does: a loss needs two endpoints
+ * agreeing (the honest two) or another instance's transaction moving the lease from the value
+ * held; a taking counts only when it landed (two endpoints show the value it produced).
+ *
  * Invariants after every command: at no slot do two instances both hold the lease (hold: believe
- * so, and the chain holds their value) and may submit; no vote index lands twice; and an
- * instance that believes it holds a lease whose chain value is another's learns it at its next
- * cycle and stands by.
+ * so, and the chain holds their value) and may submit; no vote index lands twice; no instance
+ * stands down without proof (the chain still held its value when it did); no release closes a
+ * lease another instance took; and an instance that believes it holds a lease whose chain value
+ * is another's learns it at its next cycle and stands by.
  */
 
 const POLL_MS = 1_000;
@@ -34,11 +43,15 @@ interface Instance {
   lease: LeaseFacts;
   /** Vote transactions of the key landed since this instance's previous read (others' are foreign). */
   seenUpTo: number;
+  /** What a lying endpoint in front of it says the lease is, while it lies. */
+  liar: LeaseObservation | null;
 }
 
 class Chain {
   slot = 1;
-  lease: { value: string } | null = null;
+  lease: { value: string; by: number } | null = null;
+  /** Stand-downs and releases that the chain did not warrant: the invariants' evidence. */
+  readonly unwarranted: string[] = [];
   nextIndex = 0;
   readonly votes: Array<{ index: number; by: number; slot: number; byHolder: boolean }> = [];
   #values = 0;
@@ -47,17 +60,26 @@ class Chain {
     return this.lease === null ? { state: 'free', lamports: 0, slot: this.slot } : { state: 'held', value: this.lease.value, lamports: 1, slot: this.slot };
   }
 
-  take(seen: LeaseObservation): LeaseStepOutcome {
+  /** A taking by instance `by` against `seen`: it lands only on the account it names; whatever an endpoint said, only a landing counts. */
+  take(seen: LeaseObservation, by: number): LeaseStepOutcome {
     const free = seen.state === 'free' && this.lease === null;
     const over = seen.state === 'held' && this.lease?.value === seen.value;
     if (!free && !over) return { kind: 'not_taken', seen: this.observe(), why: 'refused' };
     this.slot += 1;
-    this.lease = { value: `v${++this.#values}` };
+    this.lease = { value: `v${++this.#values}`, by };
     return { kind: 'took', value: this.lease.value, slot: this.slot, signature: `take-${this.slot}` };
   }
 
-  release(value: string): void {
+  /** The holder's check of a read that showed another value: the two honest endpoints agree on the truth; the liar alone is a doubt. */
+  check(value: string): LeaseStepOutcome {
+    if (this.lease?.value === value) return { kind: 'doubt', why: 'one endpoint' };
+    return { kind: 'lost', seen: this.observe(), proof: 'two endpoints agree' };
+  }
+
+  /** A release bound to `value` (the advance against it first): void unless the lease holds it. */
+  release(value: string, by: number): void {
     if (this.lease?.value !== value) return;
+    if (this.lease.by !== by) this.unwarranted.push(`instance ${by} closed the lease instance ${this.lease.by} took`);
     this.slot += 1;
     this.lease = null;
   }
@@ -94,7 +116,9 @@ function cycle(world: World, i: number): void {
 function readPhase(world: World, i: number): void {
   const me = world.instances[i];
   if (me?.alive !== true) return;
-  const decided = decideAfterRead(me, { authority: authorityFor(world, i), lease: world.chain.observe(), nonceSignal: true }, SETTINGS, world.nowMs);
+  const lease = me.liar ?? world.chain.observe();
+  const plan = { ackDeposit: { pending: 1 }, ackWithdraw: { pending: 0 }, cleanup: { pending: 0 } } as unknown as CyclePlan;
+  const decided = decideAfterRead(me, { authority: authorityFor(world, i), lease, nonceSignal: true, plan }, SETTINGS, world.nowMs);
   me.role = decided.role;
   me.lease = decided.lease;
 }
@@ -104,8 +128,8 @@ function stepPhase(world: World, i: number): void {
   if (me?.alive !== true) return;
   const want = me.lease.want;
   if (want !== null) {
-    const outcome: LeaseStepOutcome =
-      want.kind === 'take' ? world.chain.take(want.seen) : world.chain.lease?.value === want.value ? { kind: 'still_held' } : { kind: 'lost', seen: world.chain.observe() };
+    const outcome: LeaseStepOutcome = want.kind === 'take' ? world.chain.take(want.seen, i) : world.chain.check(want.value);
+    if (outcome.kind === 'lost' && want.kind === 'confirm' && world.chain.lease?.value === want.value) world.chain.unwarranted.push(`instance ${i} stood down while the chain held its value`);
     const after = leaseAfterStep(me.lease, me.role, outcome, world.nowMs);
     me.role = after.role;
     me.lease = after.lease;
@@ -114,15 +138,21 @@ function stepPhase(world: World, i: number): void {
 }
 
 function start(world: World, i: number): void {
-  world.instances[i] = { alive: true, role: initialRole(SETTINGS), lease: initialLease(SETTINGS), seenUpTo: world.chain.votes.length };
+  world.instances[i] = { alive: true, role: initialRole(SETTINGS), lease: initialLease(SETTINGS), seenUpTo: world.chain.votes.length, liar: null };
 }
 
-type Command = { kind: 'start' | 'cycle' | 'stop' | 'crash'; i: number } | { kind: 'startTogether'; i: number; j: number } | { kind: 'time'; ms: number };
+type Command =
+  | { kind: 'start' | 'cycle' | 'stop' | 'crash'; i: number }
+  | { kind: 'startTogether'; i: number; j: number }
+  | { kind: 'time'; ms: number }
+  /** The endpoint in front of instance i starts saying `says` about the lease (null: it stops lying). */
+  | { kind: 'lie'; i: number; says: 'free' | 'made_up' | null };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('cycle' as const), i: fc.nat(INSTANCES - 1) }), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constantFrom('start' as const, 'stop' as const, 'crash' as const), i: fc.nat(INSTANCES - 1) }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('startTogether' as const), i: fc.nat(INSTANCES - 1), j: fc.nat(INSTANCES - 1) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('lie' as const), i: fc.nat(INSTANCES - 1), says: fc.constantFrom('free' as const, 'made_up' as const, null) }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.oneof(fc.integer({ min: 1, max: 2 * POLL_MS }), fc.integer({ min: WINDOW_MS / 2, max: 2 * WINDOW_MS })) }), weight: 3 },
 );
 
@@ -147,7 +177,7 @@ function apply(world: World, c: Command): void {
       // Graceful: the cycle has ended (cycles are atomic here); release what it holds, exit.
       const me = world.instances[c.i];
       if (me?.alive !== true) return;
-      if (me.lease.status === 'held' && me.lease.value !== null) world.chain.release(me.lease.value);
+      if (me.lease.status === 'held' && me.lease.value !== null) world.chain.release(me.lease.value, c.i);
       me.alive = false;
       return;
     }
@@ -158,6 +188,13 @@ function apply(world: World, c: Command): void {
     }
     case 'time':
       world.nowMs += c.ms;
+      return;
+    case 'lie': {
+      const me = world.instances[c.i];
+      if (me === undefined) return;
+      me.liar = c.says === null ? null : c.says === 'free' ? { state: 'free', lamports: 0, slot: world.chain.slot } : { state: 'held', value: `made-up-${world.chain.slot}`, lamports: 1, slot: world.chain.slot };
+      return;
+    }
   }
 }
 
@@ -167,6 +204,7 @@ function checkInvariants(world: World): void {
   expect(stray, 'a vote signed by an instance that did not hold the lease at its slot').toEqual([]);
   const holders = world.instances.filter((me) => me?.alive === true && me.role.role === 'active' && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
   expect(holders.length, `at slot ${world.chain.slot} two instances hold the lease and may submit`).toBeLessThanOrEqual(1);
+  expect(world.chain.unwarranted, 'a stand-down without proof, or a release of another instance\'s lease').toEqual([]);
   const indices = world.chain.votes.map((vote) => vote.index);
   expect(new Set(indices).size, 'a vote index landed twice').toBe(indices.length);
 }
@@ -188,6 +226,8 @@ describe('the signing lease over instances that start, stop, crash and race (pur
         const holder = world.instances.findIndex((me) => me?.alive === true && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
         const other = world.instances.findIndex((me, i) => me?.alive === true && i !== holder);
         if (holder >= 0 && other >= 0) {
+          // Liveness is measured with honest endpoints: a liar may keep a standby waiting (never signing twice).
+          apply(world, { kind: 'lie', i: other, says: null });
           apply(world, { kind: 'stop', i: holder });
           if (world.instances[other]!.lease.refusedAtMs !== null) apply(world, { kind: 'time', ms: WINDOW_MS });
           apply(world, { kind: 'cycle', i: other });

@@ -20,7 +20,7 @@ import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
-import type { LeaseStepOutcome, LeaseWant } from './lease.js';
+import { leaseMayTakeAtMs, type LeaseStepOutcome, type LeaseWant } from './lease.js';
 import { releaseLeaseOnStop } from './lease-release.js';
 import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
@@ -168,7 +168,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
       landingModes: options.chains.landingModes(),
-      leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
+      leaseMayTakeAtMs: leaseMayTakeAtMs(snapshot.context.health.lease, mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()), quietWindowMs(settings.pollIntervalMs), Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),
     });
@@ -307,14 +307,11 @@ async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: Abort
 }
 
 /**
- * The leasing step (lease.ts): take the lease as the read saw it, or read it again before
- * believing it lost (at or after the first read's slot: two answers, not one, stand a holder down).
+ * The leasing step (lease.ts): take the lease as the read saw it, or look for proof before
+ * believing it lost (docs/chain-client.md "The lease": one endpoint's answer is a doubt).
  */
 async function keepLease(lease: SigningLease, want: LeaseWant, signal: AbortSignal): Promise<LeaseStepOutcome> {
-  if (want.kind === 'confirm') {
-    const again = await lease.read(signal, want.seen.slot);
-    return again.state === 'held' && again.value === want.value ? { kind: 'still_held' } : { kind: 'lost', seen: again };
-  }
+  if (want.kind === 'confirm') return lease.check(want.value, want.seen, signal);
   const taking = await lease.take(want.seen, signal);
   return taking.taken ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature } : { kind: 'not_taken', seen: taking.seen, why: taking.why };
 }

@@ -30,7 +30,7 @@ export function zeroCrankSeries(metrics: Metrics): void {
     metrics.crankActionDuration.zero({ action });
   }
   for (const chain of CHAINS) metrics.foreignSignatures.inc({ chain }, 0);
-  for (const outcome of ['took', 'not_taken', 'still_held', 'lost', 'failed']) metrics.crankLeaseEvents.inc({ outcome }, 0);
+  for (const outcome of ['took', 'not_taken', 'doubt', 'lost', 'failed']) metrics.crankLeaseEvents.inc({ outcome }, 0);
   metrics.crankStandbyWaits.inc({ reason: 'history_incomplete' }, 0);
 }
 
@@ -140,7 +140,7 @@ function recordLeaseStep(outcome: LeaseStepOutcome, log: Logger, metrics: Metric
   metrics.crankLeaseEvents.inc({ outcome: outcome.kind });
   if (outcome.kind === 'took') log.info({ signature: outcome.signature, slot: outcome.slot }, 'crank: took the signing lease');
   if (outcome.kind === 'not_taken') log.info({ why: outcome.why, lease: outcome.seen.state }, 'crank: the signing lease was not taken (another instance took it first, or it moved): standing by');
-  if (outcome.kind === 'still_held') log.warn('crank: one read of the signing lease showed another holder, a second read shows this instance\'s: a doubt on an endpoint, not a second signer');
+  if (outcome.kind === 'doubt') log.warn({ why: outcome.why }, 'crank: a read of the signing lease says another instance holds it, and nothing proves it (no two endpoints agree, no transaction of another instance moved it): a doubt on an endpoint; this server keeps signing');
 }
 
 /** Once per change, at info: a handoff is routine; a second signer seen while active was logged at error already; a lost lease is one. */
@@ -150,14 +150,16 @@ function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { typ
     const how =
       change.lease === 'released'
         ? 'the signing lease was free (the previous holder released it)'
+        : change.lease === 'free'
+          ? 'the signing lease was free (no instance held it) and no instance without it signed within the quiet window'
         : `no other instance has signed with this key for ${windowSecs} s (the quiet window)${change.lease === 'taken_over' ? ' and the signing lease is taken over' : ''}`;
     log.info({ quietMs: change.quietMs, quietWindowMs, lease: change.lease }, `crank: taking over: ${how}; this server submits from now on`);
     return;
   }
   if (change.kind === 'lease_lost') {
     log.error(
-      { holder: change.holder },
-      'crank: the signing lease this server held was taken by another instance (two reads agree): another process signs with the same key; this server stands by at once. ' +
+      { holder: change.holder, proof: change.proof },
+      'crank: the signing lease this server held was taken by another instance (proven: see `proof`): another process signs with the same key; this server stands by at once. ' +
         'Run only one instance per signer (SPEC §8): find the other one',
     );
     return;
@@ -178,7 +180,7 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
   log.info(
     { role, quietWindowMs },
     'crank: standing by: this server submits once it holds the signing lease: at its first cycle if the lease is free (released by the previous instance), ' +
-      `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window); BRIDGE_HANDOFF_SECS=0 signs from the start`,
+      `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window) while work waited as long; BRIDGE_HANDOFF_SECS=0 signs from the start`,
   );
 }
 
@@ -194,8 +196,11 @@ export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void 
 }
 
 /** How long the current standby stretch has lasted at the latest read; 0 while active or before the first read. */
-function standbyMs({ role, lastRunAtMs }: HealthFacts): number {
-  return role.role === 'standby' && role.sinceMs !== null && lastRunAtMs !== null ? Math.max(0, lastRunAtMs - role.sinceMs) : 0;
+function standbyMs({ role, lease, lastRunAtMs }: HealthFacts): number {
+  if (role.role !== 'standby' || role.sinceMs === null || lastRunAtMs === null) return 0;
+  // Waiting on a lease another instance holds, with nothing to do: that holder is idle, not gone, and nothing waits for a signer (lease.ts).
+  const since = lease.status === 'waiting' ? lease.workSinceMs : role.sinceMs;
+  return since === null ? 0 : Math.max(0, lastRunAtMs - Math.max(since, role.sinceMs));
 }
 
 /** bridge_chain_landing_mode: 1 for each chain's current mode, 0 for the other. */

@@ -32,7 +32,7 @@ export async function releaseLeaseOnStop({ lease, held, chains, log, settled, re
   try {
     if (!(await inFlightSettled(chains, log, remainingMs / 2))) return;
     const released = await lease.release(held.value, AbortSignal.timeout(Math.max(1, deadlineAtMs - Date.now())));
-    if (released.released) log.info({ signature: released.signature, slot: released.slot }, 'crank: released the signing lease: a standby of this key takes it at its next look');
+    if (released.released) log.info({ advance: released.advance, signature: released.signature, slot: released.slot }, 'crank: released the signing lease: a standby of this key takes it at its next look');
     else log.warn({ why: released.why }, 'crank: the signing lease was not released; a standby of this key waits the quiet window');
   } catch (err) {
     log.warn({ err: describeError(err) }, 'crank: releasing the signing lease failed; a standby of this key waits the quiet window, as after a crash');

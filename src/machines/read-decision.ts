@@ -1,5 +1,6 @@
 import type { AuthorityView, LeaseObservation } from '../chain/port/bridge-chains.js';
-import type { CrankSettings } from './crank-context.js';
+import { pendingCounts, type CrankSettings } from './crank-context.js';
+import type { CyclePlan } from './planning/cycle-plan.js';
 import { leaseAfterRead, type LeaseFacts } from './lease.js';
 import type { CrankEmitted } from './crank-types.js';
 import { afterUnknownHistory, foreignTransactions, mayTakeOverAtMs, quietWindowMs, roleAfterRead, type ForeignTransaction, type RoleChange, type RoleFacts } from './role.js';
@@ -17,6 +18,8 @@ export interface ReadForRole {
   lease?: LeaseObservation;
   /** Every chain lands in nonce mode: another instance cannot sign without moving a nonce. */
   nonceSignal: boolean;
+  /** What the read planned: whether work waits (a held lease is taken over only after work waited the window). */
+  plan?: CyclePlan;
 }
 
 export interface RoleAfterRead {
@@ -31,8 +34,11 @@ export interface RoleAfterRead {
 
 export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts }, read: ReadForRole, settings: CrankSettings, atMs: number): RoleAfterRead {
   const unknown = afterUnknownHistory(current.role, read.authority, settings, atMs, read.nonceSignal);
-  const decided = roleAfterRead(unknown.facts, foreignTransactions(read.authority, atMs), settings, atMs);
-  const leased = leaseAfterRead(current.lease, read.lease, unknown.facts, decided, atMs, quietWindowMs(settings.pollIntervalMs));
+  const foreign = foreignTransactions(read.authority, atMs);
+  const decided = roleAfterRead(unknown.facts, foreign, settings, atMs);
+  const work = read.plan !== undefined && Object.values(pendingCounts(read.plan)).some((pending) => pending > 0);
+  const leaseRead = { seen: read.lease, sighted: foreign.length > 0, work };
+  const leased = leaseAfterRead(current.lease, leaseRead, unknown.facts, decided, atMs, quietWindowMs(settings.pollIntervalMs));
   const waits = unknown.restarted
     ? { type: 'standbyWaits' as const, reason: 'history_incomplete' as const, firstOfStretch: current.role.waitReason !== 'history_incomplete', mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs) }
     : null;

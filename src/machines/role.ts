@@ -47,14 +47,15 @@ export function initialRole(settings: RoleSettings): RoleFacts {
 }
 
 /**
- * `taking_over`: `lease` says how (absent: the quiet window alone, no lease in use). `lease_lost`:
- * this instance held the lease and two reads found another holder's value (or none): a second
- * signer took it, and this one stands by at once.
+ * `taking_over`: `lease` says how (absent: the quiet window alone, no lease in use; `released`:
+ * free after a holder was seen; `free`: free and never seen held). `lease_lost`: this instance
+ * held the lease and `proof` shows another instance took it (docs/chain-client.md "The lease"):
+ * a second signer, and this one stands by at once.
  */
 export type RoleChange =
   | { kind: 'standing_by'; other: KeyUse }
-  | { kind: 'taking_over'; quietMs: number; lease?: 'released' | 'taken_over' }
-  | { kind: 'lease_lost'; holder: string | null };
+  | { kind: 'taking_over'; quietMs: number; lease?: 'released' | 'free' | 'taken_over' }
+  | { kind: 'lease_lost'; holder: string | null; proof: string };
 
 export interface RoleDecision<T extends KeyUse> {
   facts: RoleFacts;

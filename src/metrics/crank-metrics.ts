@@ -113,7 +113,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     crankLeaseEvents: new Counter({
       name: 'bridge_crank_lease_events_total',
-      help: 'Leasing steps by outcome: took, not_taken (another instance took it first), still_held (one read said lost, a second did not: a doubt), lost (another instance took it: a second signer), failed.',
+      help: 'Leasing steps by outcome: took, not_taken (another instance took it first), doubt (a read said lost and nothing proves it: the holder keeps signing), lost (proven: another instance took it, a second signer), failed.',
       labelNames: ['outcome'] as const,
       registers,
     }),
@@ -135,7 +135,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     crankStandby: new Gauge({
       name: 'bridge_crank_standby_seconds',
-      help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
+      help: 'How long the crank has stood by in its current stretch, at its latest read (0 while active; waiting on a lease another instance holds, only while work waits). Above bridge_crank_standby_window_seconds with no other signer seen, nobody signs: BridgeStandbyTooLong.',
       registers,
     }),
     crankStandbyWindow: new Gauge({

@@ -75,9 +75,9 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
     expect(landedSignatures(second).length).toBeGreaterThan(0);
     expect(new Set(signatures).size).toBe(signatures.length);
     expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
-    // Besides the votes: A's taking and release of the signing lease, and B's taking.
-    expect([...leaseTransactions(a), ...leaseTransactions(second)]).toHaveLength(3);
-    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length + 3);
+    // Besides the votes: A's taking and release (two transactions) of the signing lease, and B's taking.
+    expect([...leaseTransactions(a), ...leaseTransactions(second)]).toHaveLength(4);
+    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length + 4);
     console.info(`rollout: ${count} transfers, B took over ${tookOverMs} ms after SIGTERM to A (window ${WINDOW_MS} ms)`);
   }, 180_000);
 

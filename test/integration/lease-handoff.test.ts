@@ -69,9 +69,9 @@ describe.concurrent('the signing lease at the default 15 s poll', () => {
     const signatures = [...landedSignatures(a), ...landedSignatures(next)];
     expect(new Set(signatures).size).toBe(signatures.length);
     expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
-    // No wasted vote: the key paid for its votes and the lease's three transactions (A took and released, B took), nothing else.
-    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length + 3);
-    expect([...leaseTransactions(a), ...leaseTransactions(next)]).toHaveLength(3);
+    // No wasted vote: the key paid for its votes and the lease's four transactions (A took, and released in two: the advance binding it to its value, the withdrawal; B took), nothing else.
+    expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length + 4);
+    expect([...leaseTransactions(a), ...leaseTransactions(next)]).toHaveLength(4);
     expect(a.process.logs().some((record) => String(record['msg']).startsWith('crank: released the signing lease'))).toBe(true);
     console.info(`rolling deploy at the 15 s poll: B signed ${signedAfterMs} ms after SIGTERM to A (quiet window 55 s)`);
   }, 60_000);

@@ -5,6 +5,7 @@ import { waitFor } from '../support/wait-for.js';
 import { serverHealth } from './support/authority-server.js';
 import { errorLines, metric, startBridge, startServer, takeOvers, waitForRole, WINDOW_MS } from './support/handoff.js';
 import { initNonces } from './support/nonces.js';
+import { deposit } from './support/transactions.js';
 
 /**
  * History spam against a standby in nonce mode (issue 41 item 2): A holds the signing lease and
@@ -13,7 +14,9 @@ import { initNonces } from './support/nonces.js';
  * more than one read's lookups check, so every read of B leaves the history incomplete and starts
  * its window again. Before issue 41 that held B for as long as the spam lasted; in nonce mode
  * (the nonces stayed quiet) it holds B at most HISTORY_DOUBT_WINDOWS windows after its latest
- * sighting of A, with a warn line and a metric saying why. Real servers on a 1 s poll (W = 13 s).
+ * sighting of A, with a warn line and a metric saying why. A deposit right after the kill is the
+ * work that makes B take the lease over (it waits the window too, inside the same bound). Real
+ * servers on a 1 s poll (W = 13 s).
  */
 
 const SPAM_PER_TICK = 8;
@@ -40,6 +43,8 @@ describe('a standby under history spam in nonce mode', () => {
     const startedAt = Date.now();
     a.process.child.kill('SIGKILL');
     await a.process.exited;
+    // Work for B: a held lease is taken over only once work has waited the window (an idle holder keeps it).
+    await deposit(b, { amount: 100n, sourceMint: b.world.tokenPairs.normal.sourceMint });
 
     await waitFor(() => takeOvers(standby).length > 0, { timeoutMs: BOUND_MS + 5_000, intervalMs: 200, what: 'the standby taking the lease over' });
     const tookOverMs = Date.now() - startedAt;

@@ -15,7 +15,7 @@ const FACTS: HealthFacts = {
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
   role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
-  lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null },
+  lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null, freeSignerAtMs: null, sawHolder: false, workSinceMs: null },
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };

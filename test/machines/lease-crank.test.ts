@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LeaseObservation, SigningLease } from '../../src/chain/port/bridge-chains.js';
+import { metricValue } from '../support/metric-value.js';
 import { bridgeView, deposits } from './support/bridge-view.js';
 import type { ScriptedChains } from './support/scripted-chains.js';
 import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
@@ -7,12 +8,13 @@ import { settle, startTestCrank, useCrankClock } from './support/test-crank.js';
 /**
  * The signing lease through the running crank (startCrank over an in-memory BridgeChains, fake
  * timers): a free lease is taken in the first cycle, which then submits; a holder believes a
- * loss only when the leasing step's second read agrees, and submits nothing until it has looked;
- * a graceful stop releases the lease.
+ * loss only on the leasing step's proof, and submits nothing until it has looked; a graceful stop
+ * releases the lease.
  */
 
 const POLL_MS = 15_000;
 const WORK = bridgeView({ deposits: deposits(2), withdrawals: [] });
+const IDLE = bridgeView({ deposits: [], withdrawals: [] });
 
 beforeEach(useCrankClock);
 afterEach(() => {
@@ -25,9 +27,16 @@ class FakeLease implements SigningLease {
   readonly reads: LeaseObservation[] = [];
   current: LeaseObservation = { state: 'free', lamports: 0, slot: 1 };
   readonly released: string[] = [];
+  /** Whether the next check finds proof of a loss (two endpoints agreeing, or another instance's transaction). */
+  proven = false;
 
   async read(): Promise<LeaseObservation> {
     return this.reads.shift() ?? this.current;
+  }
+
+  async check(value: string, seen: LeaseObservation) {
+    if (this.proven) return { kind: 'lost' as const, seen: this.current, proof: 'two endpoints agree' };
+    return { kind: 'doubt' as const, why: `one endpoint read ${seen.state}; ${value} not disproven` };
   }
 
   async take(seen: LeaseObservation) {
@@ -39,7 +48,7 @@ class FakeLease implements SigningLease {
   async release(value: string) {
     this.released.push(value);
     this.current = { state: 'free', lamports: 0, slot: 3 };
-    return { released: true as const, signature: 'release', slot: 3 };
+    return { released: true as const, advance: 'advance', signature: 'release', slot: 3 };
   }
 }
 
@@ -64,7 +73,7 @@ describe('the crank with a signing lease', () => {
     expect(lease.released).toEqual(['MINE']);
   });
 
-  it('one read that shows another holder, contradicted by the second, is a doubt: a warn line, and the cycle submits', async () => {
+  it('one read that shows another holder, nothing proving it, is a doubt: a warn line, and the cycle submits', async () => {
     const lease = new FakeLease();
     const { chains, crank, logs } = startTestCrank(WORK, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
     await settle();
@@ -77,11 +86,12 @@ describe('the crank with a signing lease', () => {
     await crank.stop(0);
   });
 
-  it('two reads that agree another instance holds it: standby at once, an error line, nothing submitted in that cycle, and nothing released at stop', async () => {
+  it('proof that another instance holds it: standby at once, an error line, nothing submitted in that cycle, and nothing released at stop', async () => {
     const lease = new FakeLease();
     const { chains, crank, logs } = startTestCrank(WORK, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
     await settle();
     lease.current = other(5);
+    lease.proven = true;
     await vi.advanceTimersByTimeAsync(POLL_MS);
     expect(crank.role()?.role).toBe('standby');
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
@@ -92,5 +102,21 @@ describe('the crank with a signing lease', () => {
     ]);
     await crank.stop(0);
     expect(lease.released).toEqual([]);
+  });
+
+  it('a standby waiting on a lease an idle holder holds: no take-over and no standby time while nothing waits; work starts both clocks', async () => {
+    const lease = new FakeLease();
+    lease.current = other(5);
+    const { chains, crank, metrics } = startTestCrank(IDLE, { handoffMs: 300_000, pollIntervalMs: POLL_MS, before: withLease(lease) });
+    await settle();
+    await vi.advanceTimersByTimeAsync(20 * POLL_MS);
+    expect(crank.role()?.role).toBe('standby');
+    expect(crank.health().lease).toMatchObject({ status: 'waiting' });
+    expect(await metricValue(metrics.crankStandby)).toBe(0);
+    chains.view = WORK;
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(await metricValue(metrics.crankStandby)).toBe(POLL_MS / 1000);
+    expect(crank.role()?.role).toBe('standby');
+    await crank.stop(0);
   });
 });

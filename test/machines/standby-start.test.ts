@@ -36,7 +36,7 @@ describe('a crank that starts as standby', () => {
         quietWindowMs: 55_000,
         msg:
           'crank: standing by: this server submits once it holds the signing lease: at its first cycle if the lease is free (released by the previous instance), ' +
-          'otherwise once no other instance has signed with this key for 55 s (the quiet window); BRIDGE_HANDOFF_SECS=0 signs from the start',
+          'otherwise once no other instance has signed with this key for 55 s (the quiet window) while work waited as long; BRIDGE_HANDOFF_SECS=0 signs from the start',
       }),
     ]);
     await crank.stop(0);

@@ -216,11 +216,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
     new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }), metrics });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
-  const landingFor = (rpc: ChainRpc): LandingPaths => {
-    const urls = options.landing?.[rpc.chain].sendUrls ?? [];
-    const paths = new SendPaths({ chain: rpc.chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain: rpc.chain }), ...(fetch === undefined ? {} : { fetch }) });
-    return new LandingPaths(rpc, metrics, new LandingRecord(rpc.chain, metrics), paths);
+  const pathsFor = (chain: ChainSide): SendPaths => {
+    const urls = options.landing?.[chain].sendUrls ?? [];
+    return new SendPaths({ chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain }), ...(fetch === undefined ? {} : { fetch }) });
   };
+  const sendPaths = { source: pathsFor('source'), target: pathsFor('target') };
+  const landingFor = (rpc: ChainRpc): LandingPaths => new LandingPaths(rpc, metrics, new LandingRecord(rpc.chain, metrics), sendPaths[rpc.chain]);
   const landing = { source: landingFor(source.rpc), target: landingFor(target.rpc) };
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
@@ -260,13 +261,6 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
   const history = { source: historyFor(source.rpc, signed.source, options.sourceChainId), target: historyFor(target.rpc, signed.target, options.targetChainId) };
   const proofs = { source: proofsFor(source.rpc), target: proofsFor(target.rpc) };
-  const lease = createSigningLease({
-    rpc: target.rpc,
-    signer,
-    sourceChainId: options.sourceChainId,
-    signed: signed.target,
-    ...(submitTiming === undefined ? {} : { pollIntervalMs: submitTiming.pollIntervalMs }),
-  });
   const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => {
     const chainLogger = logger.child({ chain: rpc.chain });
     const url = options.landing?.[rpc.chain].feeEstimateUrl;
@@ -275,6 +269,17 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
   };
   const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
+  // The lease's transactions land as the votes do: the destination's market price and send-only paths.
+  const lease = createSigningLease({
+    rpc: target.rpc,
+    signer,
+    sourceChainId: options.sourceChainId,
+    signed: signed.target,
+    endpoints: 1 + (options.targetRpcFallbackUrls?.length ?? 0),
+    bidder: bidder.target,
+    paths: sendPaths.target,
+    ...(submitTiming === undefined ? {} : { pollIntervalMs: submitTiming.pollIntervalMs }),
+  });
   const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
   const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });

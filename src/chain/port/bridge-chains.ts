@@ -77,6 +77,12 @@ export interface SigningLease {
   readonly address: Base58;
   /** The account as one answer shows it, at or after `minContextSlot`. */
   read(signal: AbortSignal, minContextSlot?: number): Promise<LeaseObservation>;
+  /**
+   * Whether this instance still holds `value` after one read showed `seen` (another value, or
+   * none): `lost` only on proof (two endpoints agreeing, or another instance's verified
+   * transaction moving the lease from `value`); anything less is a doubt.
+   */
+  check(value: string, seen: LeaseObservation, signal: AbortSignal): Promise<LeaseCheck>;
   /** Takes the lease as `seen` shows it: a free one, or over a held one's value (which must still be there). */
   take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking>;
   /** Closes the lease this instance holds (its `value`), returning the rent. */
@@ -88,7 +94,10 @@ export type LeaseObservation = ({ state: 'free'; lamports: number } | { state: '
 
 export type LeaseTaking = { taken: true; value: string; slot: number; signature: string } | { taken: false; seen: LeaseObservation; why: string };
 
-export type LeaseRelease = { released: true; signature: string; slot: number } | { released: false; why: string };
+export type LeaseCheck = { kind: 'lost'; seen: LeaseObservation; proof: string } | { kind: 'doubt'; why: string };
+
+/** `advance`: the first step, binding the release to the value held; `signature`: the withdrawal that closed the lease. */
+export type LeaseRelease = { released: true; advance: string; signature: string; slot: number } | { released: false; why: string };
 
 /**
  * `nonce`: every transaction is signed against one of the authority's durable nonces, so at

@@ -1,7 +1,7 @@
 import { Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { leaseAddress, releaseLeaseInstructions, takeLeaseInstructions, takeOverLeaseInstructions } from '../../../src/chain/lease-account.js';
+import { advanceLeaseInstructions, leaseAddress, releaseLeaseInstructions, takeLeaseInstructions } from '../../../src/chain/lease-account.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../../../src/chain/nonce-account.js';
 import { durableNonceOf } from '../rpc/helpers.js';
 import { DevnetRuntime } from './devnet-runtime.js';
@@ -15,7 +15,9 @@ import { describeOutcome, type Outcome } from './outcome.js';
  * a free lease (AllocateWithSeed, the rent, InitializeNonceAccount), a second taking refused
  * (AccountAlreadyInUse: of two racing instances one wins), taking over against the value seen (a
  * durable-nonce transaction: the second version is refused without a fee), releasing (the whole
- * balance withdrawn closes the account), and taking an address someone pre-funded.
+ * balance withdrawn closes the account), and taking an address someone pre-funded. Each taking
+ * carries an instance's mark (a read-only account after the System instruction's own): the
+ * runtime ignores it, and two instances never sign the same bytes.
  */
 
 const SOL = 1_000_000_000n;
@@ -27,6 +29,9 @@ let devnet: DevnetRuntime;
 let litesvm: LiteSvmRuntime;
 const authority = Keypair.generate();
 const lease = leaseAddress(authority.publicKey, SOURCE_CHAIN_ID);
+/** Two instances' marks: their lease transactions differ in the read-only account the System instruction carries after its own. */
+const markA = Keypair.generate().publicKey;
+const markB = Keypair.generate().publicKey;
 let accounts: string[];
 
 beforeAll(async () => {
@@ -54,7 +59,7 @@ const storedNonce = (data: Uint8Array | undefined) => NonceAccount.fromAccountDa
 describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () => {
   it('taking a free lease lands: an 80-byte nonce account of the authority, the rent paid', async () => {
     const blockhash = await syncBlockhash(devnet, litesvm);
-    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), blockhash));
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markA), blockhash));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBe(RENT);
     const data = await devnet.accountData(lease.toBase58());
@@ -64,19 +69,19 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
 
   it('a second taking (the instance that lost the race) is refused: AccountAlreadyInUse, the fee paid', async () => {
     node.advanceSlots(1);
-    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash(devnet, litesvm)));
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markB), await syncBlockhash(devnet, litesvm)));
     expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, { Custom: 0 }] } }, fee: 5_000n });
   });
 
-  it('taking over against the value seen lands once; the second version signed against it is refused without a fee', async () => {
+  it('taking over against the value seen lands once; another instance\'s (its own mark, so other bytes) signed against it is refused without a fee', async () => {
     const value = storedNonce(await devnet.accountData(lease.toBase58()));
     node.advanceSlots(1);
     await syncBlockhash(devnet, litesvm);
-    const first = await expectSame(signedWire(authority, takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
+    const first = await expectSame(signedWire(authority, advanceLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markA), value));
     expect(first).toMatchObject({ landed: true, error: null, fee: 5_000n });
     // LiteSVM takes the advanced value from the old nonce, Agave from the bank (nonce.test.ts): both get the devnet's.
     litesvm.setSystemAccount(lease.toBase58(), RENT, (await devnet.accountData(lease.toBase58()))!);
-    const second = await expectSame(signedWire(authority, takeOverLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), value));
+    const second = await expectSame(signedWire(authority, advanceLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markB), value));
     expect(second).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
   });
 
@@ -92,7 +97,7 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
     node.airdrop(lease, 1_000n);
     litesvm.fund(new Map([[lease.toBase58(), 1_000n]]));
     node.advanceSlots(1);
-    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID), await syncBlockhash(devnet, litesvm)));
+    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markA), await syncBlockhash(devnet, litesvm)));
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBe(RENT + 1_000n);
     node.advanceSlots(1);

@@ -78,12 +78,12 @@ export async function waitForRole(server: AuthorityServer, role: string, timeout
 
 export const errorLines = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
 export const failedAttempts = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
-/** The signing lease's transactions the server logged as landed: its takings and its release. */
+/** The signing lease's transactions the server logged as landed: its takings and its release (the advance binding it, then the withdrawal). */
 export const leaseTransactions = (server: AuthorityServer): string[] =>
   server.process
     .logs()
     .filter((record) => record['msg'] === 'crank: took the signing lease' || String(record['msg']).startsWith('crank: released the signing lease'))
-    .map((record) => record['signature'] as string);
+    .flatMap((record) => [record['advance'], record['signature']].filter((signature): signature is string => typeof signature === 'string'));
 export const takeOvers = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
 
 /**

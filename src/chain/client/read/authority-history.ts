@@ -365,7 +365,7 @@ function verdictOn(transaction: TransactionSignatures | null, id: string, author
   if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return { verdict: 'unverified' };
   const own = transaction.signers.find(({ key }) => key === authority.toBase58());
   // Another instance taking, taking over or releasing the lease (src/chain/lease-account.ts), verified as signed: no vote.
-  if (own === undefined || (lease !== undefined && isLeaseOperation(transaction.message, lease))) return { verdict: 'listed' };
+  if (own === undefined || (lease !== undefined && isLeaseOperation(transaction.message, lease, authority))) return { verdict: 'listed' };
   return verifies(transaction.message, own) ? { verdict: 'foreign', message: transaction.message } : { verdict: 'unverified' };
 }
 
