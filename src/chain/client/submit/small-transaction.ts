@@ -46,7 +46,7 @@ export interface SmallTransactionRequest {
   instructions: readonly TransactionInstruction[];
   /** SetComputeUnitLimit: what the instructions were measured to use, with a margin. */
   unitLimit: number;
-  /** A durable value to sign against (a nonce-like account's); the latest confirmed blockhash otherwise. */
+  /** A durable value to sign against (a nonce-like account's; `instructions` then start with its AdvanceNonceAccount); the latest confirmed blockhash otherwise. */
   durableValue?: string;
 }
 
@@ -60,7 +60,10 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
   const bid = await bidder.bid(request.instructions, signal);
   const { blockhash, lastValidBlockHeight } = request.durableValue === undefined ? await rpc.getLatestBlockhash('confirmed', signal) : { blockhash: request.durableValue, lastValidBlockHeight: NO_EXPIRY };
   const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: request.unitLimit }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: bid.microLamportsPerUnit })];
-  const wire = await signTransaction(signer, [...budget, ...request.instructions], blockhash, lastValidBlockHeight);
+  // A durable-nonce transaction's AdvanceNonceAccount must be its first instruction (the runtime
+  // recognises one only there): the budget then follows the caller's instructions.
+  const ordered = request.durableValue === undefined ? [...budget, ...request.instructions] : [...request.instructions, ...budget];
+  const wire = await signTransaction(signer, ordered, blockhash, lastValidBlockHeight);
   const signature = bs58.encode(wire.signature);
   ctx.signed.add(signature);
   const signed: SignedTransaction = {
@@ -68,7 +71,7 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
     signature,
     lastValidBlockHeight,
     budget: { unitLimit: request.unitLimit, microLamportsPerUnit: bid.microLamportsPerUnit, loadedAccountsBytes: 0, unitsConsumed: 0 },
-    leading: budget.length,
+    leading: request.durableValue === undefined ? budget.length : 0,
   };
   const watch = new SignatureWatch({ rpc, metrics: ctx.metrics, logger: ctx.logger, timing });
   const carried = landing.carried(signed, signal);

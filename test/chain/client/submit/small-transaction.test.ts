@@ -80,6 +80,18 @@ describe('landSmallTransaction', () => {
     expect(chain.landed).toHaveLength(1);
   });
 
+  it("against a durable value: the caller's instructions lead (AdvanceNonceAccount must be first), the budget follows, the value is the blockhash", async () => {
+    const { chain, ctx } = await setUp();
+    const nonce = Keypair.generate().publicKey;
+    const value = Keypair.generate().publicKey.toBase58();
+    const advance = SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey });
+    await landSmallTransaction(ctx, { instructions: [advance], unitLimit: 1_000, durableValue: value }, signal());
+    const sent = Transaction.from(Buffer.from(chain.sends[0]!.wire, 'base64'));
+    expect(sent.recentBlockhash).toBe(value);
+    expect(sent.instructions[0]!.programId.equals(SystemProgram.programId)).toBe(true);
+    expect(sent.instructions.slice(1).every((ix) => ix.programId.equals(ComputeBudgetProgram.programId))).toBe(true);
+  });
+
   it('every send refused with HTTP 500: not landed at its expiry, the reason names the failures, and the next bid is no higher', async () => {
     const { chain, ctx } = await setUp();
     chain.override = (call) => (call.method === 'sendTransaction' ? { http: 500 } : undefined);
