@@ -37,6 +37,7 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
     targetPort: flags.targetPort,
     slotIntervalMs: flags.slotIntervalMs,
     computeCostScale: flags.computeCostScale,
+    commitmentLags: flags.commitmentLags,
     signal: shutdown.signal,
   }).catch((err: unknown) => {
     if (shutdown.signal.aborted) return undefined;
@@ -45,12 +46,16 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
   if (pair === undefined) return 0;
   try {
     const world = await bootstrapWorld(pair, { ...flags, signal: shutdown.signal });
-    process.stdout.write(describeWorld(world));
+    process.stdout.write(describeWorld(world, flags.commitmentLags));
     if (flags.priceFloor > 0) {
       for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.priceFloor });
       process.stdout.write(`Congestion: transactions bidding under ${flags.priceFloor} micro-lamports per compute unit do not land.\n`);
     }
     if (flags.forwardPercent < 100) process.stdout.write(await congestSending(pair, flags.forwardPercent));
+    if (flags.forkPercent > 0) {
+      for (const node of [pair.source, pair.target]) node.faults.set({ forkShare: flags.forkPercent / 100 });
+      process.stdout.write(`Forks: ${flags.forkPercent} % of the slots holding a transaction start a minority fork, abandoned before confirmed.\n`);
+    }
     const traffic = flags.traffic ? startTraffic(pair, world, { onError: throttled(TRAFFIC_ERROR_INTERVAL_MS) }) : undefined;
     if (traffic !== undefined) process.stdout.write('Traffic: deposits and claims are running.\n');
     process.stdout.write('Press Ctrl-C to stop.\n');
@@ -77,8 +82,9 @@ async function congestSending(pair: ChainPair, percent: number): Promise<string>
   ].join('\n');
 }
 
-function describeWorld(world: World): string {
+function describeWorld(world: World, { confirmedLagSlots, finalizedLagSlots }: DevnetFlags['commitmentLags']): string {
   const lines = [
+    `Commitments: confirmed ${confirmedLagSlots} and finalized ${finalizedLagSlots} slots behind the head (a request without a commitment reads finalized).`,
     `Source chain ${world.source.chainId}: ${world.source.rpcUrl}  (DepositTracker ${world.source.depositTracker})`,
     `Target chain ${world.target.chainId}: ${world.target.rpcUrl}  (WithdrawTracker ${world.target.withdrawTracker})`,
     `Program ${world.programId}; ${world.authorities.length} authorities, threshold ${world.threshold}; world: ${worldFilePath(world.dir)}`,

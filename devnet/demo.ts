@@ -48,6 +48,7 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     sourcePort: flags.sourcePort,
     targetPort: flags.targetPort,
     computeCostScale: flags.computeCostScale,
+    commitmentLags: flags.commitmentLags,
     signal: shutdown.signal,
   }).catch(
     (err: unknown) => {
