@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account, type UndoEntry } from '../program/store.js';
-import { checkCommitmentLags, NO_COMMITMENT_LAGS, type BankView, type CommitmentLags, type CommitmentLevel } from './commitment-banks.js';
+import { checkCommitmentLags, NO_COMMITMENT_LAGS, type BankView, type CommitmentLags, type CommitmentLevel, type SimulationResult } from './commitment-banks.js';
 import { MinorityForks, type ForkSettings, type ForkState } from './minority-forks.js';
 import { copyAccount, PastAccounts, SlotHistory } from './slot-history.js';
 import { loadedAccountsRefusal } from './loaded-accounts.js';
@@ -63,11 +63,6 @@ export interface BankOptions {
   computeCostScale?: number;
   /** How far the confirmed and finalized banks trail the head (default none: one bank for every commitment). */
   commitmentLags?: CommitmentLags;
-}
-
-export interface SimulationResult extends ExecutionResult {
-  /** Post-simulation copies of the requested accounts (undefined: the account does not exist). */
-  accounts: Array<Account | undefined>;
 }
 
 export class Bank {

@@ -1,14 +1,14 @@
 import type { Account } from '../program/store.js';
 import type { AddressSignature, AddressSignatureQuery, LandedTransaction, SignatureStatus } from './history.js';
 import type { DevnetTransaction } from './transaction.js';
-import type { SimulationResult } from './bank.js';
+import type { ExecutionResult } from './execute.js';
 import { DevnetError } from '../devnet-error.js';
 
 /**
- * Each commitment is its own bank (PROTOCOL.md "Each commitment is its own bank"), as Agave's
- * rpc.rs answers a read from `get_bank_with_config(commitment)`: `processed` is the head (the
- * slot transactions land in now), `confirmed` trails it by `confirmedLagSlots`, `finalized` by
- * `finalizedLagSlots`. A bank's slot, block height, latest blockhash, accounts, statuses and
+ * Each commitment is its own bank (PROTOCOL.md "What real RPC nodes do that a friendly one does
+ * not"), as Agave's rpc.rs answers a read from `get_bank_with_config(commitment)`: `processed`
+ * is the head (the slot transactions land in now), `confirmed` trails it by `confirmedLagSlots`,
+ * `finalized` by `finalizedLagSlots`. A bank's slot, block height, latest blockhash, accounts, statuses and
  * history are those at the end of its slot (slot-history.ts keeps what the later slots wrote).
  * A request that names no commitment reads `finalized` (CommitmentConfig's default).
  */
@@ -48,6 +48,11 @@ export function commitmentLevel(value: string | undefined): CommitmentLevel {
 
 export function isCommitment(value: unknown): value is string {
   return typeof value === 'string' && value in LEVELS;
+}
+
+export interface SimulationResult extends ExecutionResult {
+  /** Post-simulation copies of the requested accounts (undefined: the account does not exist). */
+  accounts: Array<Account | undefined>;
 }
 
 /** The chain as one commitment's bank sees it: everything at the end of `slot`. */

@@ -39,7 +39,7 @@ const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
  * DEVNET_COMMITMENT_LAGS as "confirmed,finalized" slots (e.g. "2,32", Agave's), else none: one
  * bank for every commitment, as the suite ran before the devnet had banks.
  */
-export function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags | undefined {
+function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags | undefined {
   if (option !== undefined) return option;
   const given = process.env['DEVNET_COMMITMENT_LAGS'];
   if (given === undefined || given === '') return undefined;
