@@ -195,9 +195,7 @@ export class Bank {
 
   /** The latest blockhash, or the one made `behindSlots` blocks earlier (what a lagging node knows as its latest). */
   latestBlockhash(behindSlots = 0): { blockhash: string; lastValidBlockHeight: number } {
-    const known = this.#blockhashes.newestFirst();
-    const back = Math.min(behindSlots, known.length - 1);
-    return { blockhash: known[back]!, lastValidBlockHeight: this.blockHeight - back + BLOCKHASH_VALIDITY_BLOCKS };
+    return this.#blockhashes.newestMadeBy(this.blockHeight - behindSlots);
   }
 
   isBlockhashValid(blockhash: string): boolean {

@@ -31,6 +31,19 @@ export class RecentBlockhashes {
     return [...this.#lastValid].filter(([, lastValid]) => lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy).map(([blockhash]) => blockhash).reverse();
   }
 
+  /**
+   * The newest blockhash made at or before `height` (by height, not by count: a fork abandoned
+   * leaves heights without one), else the oldest kept; with its last valid block height.
+   */
+  newestMadeBy(height: number): { blockhash: string; lastValidBlockHeight: number } {
+    let found: [string, number] | undefined;
+    for (const entry of this.#lastValid) {
+      if (found !== undefined && entry[1] - BLOCKHASH_VALIDITY_BLOCKS > height) break;
+      found = entry;
+    }
+    return { blockhash: found![0], lastValidBlockHeight: found![1] };
+  }
+
   /** Forgets the blockhashes made at heights `from` to `to` (a fork's blocks, abandoned). */
   forgetMade(from: number, to: number): void {
     for (const [blockhash, lastValid] of this.#lastValid) {

@@ -113,6 +113,14 @@ describe('abandonSlots', () => {
     const later = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer], forkBlockhash);
     node.advanceSlots(CONFIRMED_LAG);
     expect((await send(later)).body.error).toMatchObject({ code: -32002, data: { err: 'BlockhashNotFound' } });
+    // Every bank still answers a blockhash the majority fork made, with its own lifetime.
+    for (const commitment of ['processed', 'confirmed']) {
+      const { context, value } = (await rpc(node.url, 'getLatestBlockhash', [{ commitment }])).body.result;
+      expect(value.lastValidBlockHeight).toBeLessThanOrEqual(context.slot + 150);
+      const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer], value.blockhash);
+      const sent = await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', preflightCommitment: commitment }]);
+      expect(sent.body.error, commitment).toBeUndefined();
+    }
   });
 
   it('is refused without a confirmed lag: every processed slot would be confirmed at once', async () => {
