@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { AccountJournal, SYSTEM_PROGRAM_ID, type Account, type UndoEntry } from '../program/store.js';
+import { AccountJournal, SYSTEM_PROGRAM_ID, type Account, type AccountStore, type UndoEntry } from '../program/store.js';
 import { checkCommitmentLags, NO_COMMITMENT_LAGS, type BankView, type CommitmentLags, type CommitmentLevel, type SimulationResult } from './commitment-banks.js';
 import { MinorityForks, type ForkSettings, type ForkState } from './minority-forks.js';
 import { copyAccount, PastAccounts, SlotHistory } from './slot-history.js';
@@ -188,7 +188,18 @@ export class Bank {
     return this.#history.slotsKept;
   }
 
-  /** Direct write access for test affordances that seed state without transactions. */
+  /**
+   * A change the chain makes in the open slot outside a transaction (an airdrop; a program
+   * upgrade): recorded like a transaction's writes, so the confirmed and finalized banks see it
+   * once they reach this slot, and a fork abandons it with the slot.
+   */
+  write(change: (store: AccountStore) => void): void {
+    const journal = new AccountJournal(this.#accounts);
+    change(journal);
+    this.#commit(journal);
+  }
+
+  /** Direct write access for test affordances that seed state without transactions: every bank sees it at once (not recorded). */
   journal(): AccountJournal {
     return new AccountJournal(this.#accounts);
   }
@@ -331,11 +342,11 @@ export class Bank {
   airdrop(address: string, lamports: bigint): string {
     const signature = bs58.encode(randomBytes(64));
     this.#whenProducing(() => {
-      const journal = new AccountJournal(this.#accounts);
-      const existing = this.#accounts.get(address);
-      if (existing === undefined) journal.create(address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
-      else journal.setLamports(address, existing.lamports + lamports);
-      this.#commit(journal);
+      this.write((store) => {
+        const existing = store.get(address);
+        if (existing === undefined) store.create(address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
+        else store.setLamports(address, existing.lamports + lamports);
+      });
       this.#recordLanded(signature, null, [address]);
       this.#endSlotIfPerTransaction();
     });
