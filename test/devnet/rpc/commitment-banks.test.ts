@@ -207,3 +207,33 @@ describe('without lags (the default of startDevnetNode)', () => {
     }
   });
 });
+
+describe('with a slot timer', () => {
+  it('the banks follow the head on their own: a status becomes confirmed, then finalized, within its lag times the slot time', async () => {
+    const slotMs = 20;
+    const timed = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: slotMs, commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 } });
+    try {
+      // Past the first 32 slots, where every bank is still at genesis.
+      const started = Date.now();
+      while (timed.bank.slotOf('finalized') === 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, slotMs));
+      const signature = timed.airdrop(randomKey(), 1_000_000);
+      const landedAt = Date.now();
+      const seen = new Map<string, number>();
+      // Bounded: 32 slots of 20 ms is 640 ms; a loaded machine gets 10 s.
+      while (!seen.has('finalized') && Date.now() - landedAt < 10_000) {
+        const { value } = (await rpc(timed.url, 'getSignatureStatuses', [[signature]])).body.result;
+        const status = value[0]?.confirmationStatus as string | undefined;
+        if (status !== undefined && !seen.has(status)) seen.set(status, Date.now() - landedAt);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect([...seen.keys()].filter((status) => status !== 'processed')).toEqual(['confirmed', 'finalized']);
+      expect(seen.get('confirmed')!).toBeLessThan(seen.get('finalized')!);
+      expect(seen.get('finalized')!).toBeGreaterThanOrEqual(31 * slotMs);
+      const slots = await Promise.all(['processed', 'confirmed', 'finalized'].map(async (commitment) => (await rpc(timed.url, 'getSlot', [{ commitment }])).body.result as number));
+      expect(slots[0]! - slots[1]!).toBeGreaterThanOrEqual(1);
+      expect(slots[0]! - slots[2]!).toBeGreaterThanOrEqual(31);
+    } finally {
+      await timed.close();
+    }
+  });
+});
