@@ -194,6 +194,8 @@ export interface DemoFlags {
   congestion: number;
   /** How far the confirmed and finalized banks trail the head (400 ms slots). */
   commitmentLags: CommitmentLags;
+  /** Percent of sendTransaction the plain ports forward; below 100 the servers send through a staked port per chain. */
+  forwardPercent: number;
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [options]
@@ -208,6 +210,9 @@ processes. Prints their /health URLs and a status line of transfers by phase; Ct
   --compute-cost-scale X  the bridge program's compute costs times X, above 0 to ${MAX_COMPUTE_COST_SCALE} (default 1)
   --congestion N    once the servers start, both chains refuse to land transactions bidding under
                     N micro-lamports per compute unit (0 to ${MAX_PRICE_FLOOR}; default 0: none; 20000 is busy)
+  --forward-percent N  each chain's port forwards only N % of sendTransaction to the leader (the traffic's
+                    users send there); the servers send through a second, staked port per chain that
+                    forwards all (0 to 100; default 100: one port)
 ${LAG_USAGE}
   -h, --help        show this help
 `;
@@ -220,6 +225,7 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     dir: { type: 'string' },
     'compute-cost-scale': { type: 'string' },
     congestion: { type: 'string' },
+    'forward-percent': { type: 'string' },
     ...LAG_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
@@ -232,6 +238,7 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     computeCostScale: scaleFlag(values['compute-cost-scale']),
     congestion: integerFlag(values.congestion, 'congestion', 0, 0, MAX_PRICE_FLOOR),
     commitmentLags: lagFlags(values, DEMO_SLOT_INTERVAL_MS),
+    forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   return flags;

@@ -87,8 +87,9 @@ describe('parseDemoFlags', () => {
       computeCostScale: 1,
       congestion: 0,
       commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 },
+      forwardPercent: 100,
     });
-    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6'])).toMatchObject({ congestion: 20_000, computeCostScale: 6 });
+    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6', '--forward-percent', '25'])).toMatchObject({ congestion: 20_000, computeCostScale: 6, forwardPercent: 25 });
   });
 
   it('refuses lags a devnet cannot run: confirmed past finalized, lags without a slot timer, forks without a confirmed lag', () => {
