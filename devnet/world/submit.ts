@@ -13,6 +13,7 @@ import { DevnetError } from '../devnet-error.js';
 
 const POLL_INTERVAL_MS = 100;
 const DEFAULT_TIMEOUT_MS = 30_000;
+const REBROADCAST_INTERVAL_MS = 1_000;
 
 /** A Connection whose every request honours `signal`; 429s are not retried behind the caller's back. */
 export function devnetConnection(url: string, signal: AbortSignal): Connection {
@@ -46,18 +47,31 @@ export async function submitTransaction(
   const { blockhash, lastValidBlockHeight } = await rpcStep(options, () => connection.getLatestBlockhash());
   const tx = new Transaction({ feePayer: signers[0].publicKey, blockhash, lastValidBlockHeight }).add(...instructions);
   tx.sign(...signers);
-  const signature = await rpcStep(options, () => connection.sendRawTransaction(tx.serialize(), { skipPreflight: options.skipPreflight === true }));
-  await awaitStatus(connection, signature, options);
+  const wire = tx.serialize();
+  const signature = await rpcStep(options, () => connection.sendRawTransaction(wire, { skipPreflight: options.skipPreflight === true }));
+  // A wallet rebroadcasts what it has not seen land: an endpoint that forwards a share of what it
+  // accepts (forwardShare) drops some sends, and a minority fork can lose one seen at processed.
+  await awaitStatus(connection, signature, options, () => connection.sendRawTransaction(wire, { skipPreflight: true }));
   return signature;
 }
 
-/** Waits until `signature` (a transaction or an airdrop) is confirmed, or finalized with `options.commitment`, without an error. */
-export async function awaitStatus(connection: Connection, signature: string, options: SubmitOptions): Promise<void> {
+/**
+ * Waits until `signature` (a transaction or an airdrop) is confirmed, or finalized with
+ * `options.commitment`, without an error; while no bank knows it, `rebroadcast` is called once
+ * per REBROADCAST_INTERVAL_MS (at most timeout / interval times: 30).
+ */
+export async function awaitStatus(connection: Connection, signature: string, options: SubmitOptions, rebroadcast?: () => Promise<unknown>): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const enough = options.commitment === 'finalized' ? ['finalized'] : ['confirmed', 'finalized'];
+  let sentAt = Date.now();
   for (;;) {
     const { value } = await rpcStep(options, () => connection.getSignatureStatuses([signature]));
     const status = value[0];
+    if ((status === null || status === undefined) && rebroadcast !== undefined && Date.now() - sentAt >= REBROADCAST_INTERVAL_MS) {
+      sentAt = Date.now();
+      // A refused rebroadcast (its blockhash expired, say) changes nothing: the status, or the timeout, decides.
+      await rebroadcast().catch(() => undefined);
+    }
     if (status !== null && status !== undefined && enough.includes(status.confirmationStatus ?? 'finalized')) {
       if (status.err === null) return;
       throw failedToSubmit(options, `landed with error ${JSON.stringify(status.err)}`, signature, JSON.stringify(status.err));

@@ -138,3 +138,16 @@ it('a failed step is one line: the preflight message and the program error, not 
     await rm(fullDir, { recursive: true, force: true });
   }
 });
+
+it('a user rebroadcasts what it has not seen land: a deposit its endpoint dropped lands once the endpoint forwards again', async () => {
+  pair.source.faults.set({ forwardShare: 0 });
+  const errors: unknown[] = [];
+  const traffic = startTraffic(pair, world, { depositsPerSecond: 1, seed: 7, onError: (err) => errors.push(err) });
+  // The first send and a rebroadcast a second later, both dropped.
+  await until(() => pair.source.faults.snapshot().dropped >= 2, 'a send and a rebroadcast dropped');
+  expect(deposits()).toEqual([]);
+  pair.source.faults.set({ forwardShare: 1 });
+  await until(() => deposits().length >= 1, 'the rebroadcast deposit');
+  await traffic.stop();
+  expect(errors).toEqual([]);
+});
