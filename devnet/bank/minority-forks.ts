@@ -53,7 +53,7 @@ export class MinorityForks {
     this.#forkShare = 0;
   }
 
-  /** Slot `slot` completed holding `transactions`: true when it starts a fork abandoned at `slot + confirmedLagSlots`. */
+  /** Slot `slot` completed holding `transactions`: it may start a fork, abandoned when the head opens `slot + confirmedLagSlots`. */
   completed(slot: number, transactions: number, confirmedLagSlots: number): void {
     if (this.#open !== undefined || transactions === 0) return;
     const starts = this.#abandonSlots > 0 || (this.#forkShare > 0 && this.#random() < this.#forkShare);
