@@ -1,4 +1,5 @@
 import type { PublicKey } from '@solana/web3.js';
+import type { CommitmentLags } from './bank/commitment-banks.js';
 import { DEFAULT_SLOT_INTERVAL_MS, checkU16, invalidOption, startDevnetNode, type DevnetNode } from './node.js';
 import { seedSettledDeposits, type SeedOptions } from './seed.js';
 
@@ -18,6 +19,8 @@ export interface ChainPairOptions {
   adminMethods?: boolean;
   /** Both chains' bridge program compute costs times this (default 1); see DevnetNodeOptions. */
   computeCostScale?: number;
+  /** Both chains' confirmed and finalized lags (default none); see DevnetNodeOptions. */
+  commitmentLags?: CommitmentLags;
   /** Aborting it while the chains start closes them and rejects. */
   signal?: AbortSignal;
 }
@@ -45,6 +48,7 @@ export async function startChainPair(options: ChainPairOptions = {}): Promise<Ch
     slotIntervalMs: options.slotIntervalMs ?? DEFAULT_SLOT_INTERVAL_MS,
     adminMethods: options.adminMethods,
     computeCostScale: options.computeCostScale,
+    commitmentLags: options.commitmentLags,
     signal: options.signal,
   };
   const source = await startDevnetNode({ ...common, name: 'source', chainId: sourceChainId, port: options.sourcePort ?? 0 });

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { AGAVE_COMMITMENT_LAGS, MAX_LAG_SLOTS, type CommitmentLags } from './bank/commitment-banks.js';
 import { isComputeCostScale, MAX_COMPUTE_COST_SCALE } from './bank/compute-costs.js';
 
 /**
@@ -39,6 +40,22 @@ function scaleFlag(value: string | undefined): number {
     throw new UsageError(`--compute-cost-scale must be a number above 0 and at most ${MAX_COMPUTE_COST_SCALE}, got ${JSON.stringify(value)}`);
   }
   return scale;
+}
+
+const LAG_USAGE = `  --confirmed-lag N     slots the confirmed bank trails the head (default ${AGAVE_COMMITMENT_LAGS.confirmedLagSlots}, 0 to --finalized-lag)
+  --finalized-lag N     slots the finalized bank trails the head (default ${AGAVE_COMMITMENT_LAGS.finalizedLagSlots}, up to ${MAX_LAG_SLOTS}); 0 and 0: one
+                        bank for every commitment, as the devnet was before it had banks`;
+
+const LAG_FLAGS = { 'confirmed-lag': { type: 'string' }, 'finalized-lag': { type: 'string' } } as const;
+
+/** The commitment banks' lags: Agave's by default; a slot timer is needed for any lag (nothing else moves the banks). */
+function lagFlags(values: { 'confirmed-lag'?: string; 'finalized-lag'?: string }, slotIntervalMs: number): CommitmentLags {
+  const finalizedLagSlots = integerFlag(values['finalized-lag'], 'finalized-lag', AGAVE_COMMITMENT_LAGS.finalizedLagSlots, 0, MAX_LAG_SLOTS);
+  const confirmedLagSlots = integerFlag(values['confirmed-lag'], 'confirmed-lag', Math.min(AGAVE_COMMITMENT_LAGS.confirmedLagSlots, finalizedLagSlots), 0, finalizedLagSlots);
+  if (slotIntervalMs === 0 && finalizedLagSlots > 0) {
+    throw new UsageError('--slot-interval-ms 0 stops the slot timer, so no bank behind the head would ever move: add --confirmed-lag 0 --finalized-lag 0');
+  }
+  return { confirmedLagSlots, finalizedLagSlots };
 }
 
 /** Quotes a value for a POSIX shell only when it needs it. */
@@ -86,6 +103,10 @@ export interface DevnetFlags {
   priceFloor: number;
   /** Percent of sendTransaction the plain ports forward once the bridge exists; below 100 each chain gets a "staked" second port that forwards all. */
   forwardPercent: number;
+  /** How far the confirmed and finalized banks trail the head. */
+  commitmentLags: CommitmentLags;
+  /** Percent of the slots holding a transaction that start a minority fork, once the bridge exists. */
+  forkPercent: number;
 }
 
 export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
@@ -108,6 +129,10 @@ the bridge on them, prints how to start a bridge server per authority, and runs 
   --forward-percent N   congested sending once the bridge exists: each chain's port forwards only N %
                         of sendTransaction to the leader (the rest never land), and a second port per
                         chain, "staked", forwards all (0 to 100, default 100: no second port)
+${LAG_USAGE}
+  --fork-percent N      once the bridge exists, N % of the slots holding a transaction start a minority
+                        fork: seen at processed, abandoned before confirmed (0 to 100, default 0;
+                        needs --confirmed-lag 1 or more)
   -h, --help            show this help
 `;
 
@@ -124,9 +149,12 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     'compute-cost-scale': { type: 'string' },
     'price-floor': { type: 'string' },
     'forward-percent': { type: 'string' },
+    'fork-percent': { type: 'string' },
+    ...LAG_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
+  const slotIntervalMs = integerFlag(values['slot-interval-ms'], 'slot-interval-ms', 400, 0, 60_000);
   const authorities = integerFlag(values.authorities, 'authorities', 3, 1, 16);
   const flags: DevnetFlags = {
     sourcePort: integerFlag(values['source-port'], 'source-port', DEFAULT_SOURCE_PORT, 0, 65_535),
@@ -136,17 +164,25 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     capacity: integerFlag(values.capacity, 'capacity', 10_000, 1, maxCapacity),
     dir: values.dir ?? DEFAULT_DIR,
     traffic: values.traffic === true,
-    slotIntervalMs: integerFlag(values['slot-interval-ms'], 'slot-interval-ms', 400, 0, 60_000),
+    slotIntervalMs,
     computeCostScale: scaleFlag(values['compute-cost-scale']),
     priceFloor: integerFlag(values['price-floor'], 'price-floor', 0, 0, MAX_PRICE_FLOOR),
     forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
+    commitmentLags: lagFlags(values, slotIntervalMs),
+    forkPercent: integerFlag(values['fork-percent'], 'fork-percent', 0, 0, 100),
   };
+  if (flags.forkPercent > 0 && flags.commitmentLags.confirmedLagSlots === 0) {
+    throw new UsageError('--fork-percent needs --confirmed-lag 1 or more: with 0 every processed slot is confirmed at once and no fork can be abandoned');
+  }
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {
     throw new UsageError(`--source-port and --target-port must differ (both ${flags.sourcePort})`);
   }
   return flags;
 }
+
+/** The demo's chains run at a mainnet slot time. */
+const DEMO_SLOT_INTERVAL_MS = 400;
 
 export interface DemoFlags {
   sourcePort: number;
@@ -156,6 +192,10 @@ export interface DemoFlags {
   computeCostScale: number;
   /** The price floor (micro-lamports per CU) on both chains once the servers start; 0: none. */
   congestion: number;
+  /** How far the confirmed and finalized banks trail the head (400 ms slots). */
+  commitmentLags: CommitmentLags;
+  /** Percent of sendTransaction the plain ports forward; below 100 the servers send through a staked port per chain. */
+  forwardPercent: number;
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [options]
@@ -170,6 +210,10 @@ processes. Prints their /health URLs and a status line of transfers by phase; Ct
   --compute-cost-scale X  the bridge program's compute costs times X, above 0 to ${MAX_COMPUTE_COST_SCALE} (default 1)
   --congestion N    once the servers start, both chains refuse to land transactions bidding under
                     N micro-lamports per compute unit (0 to ${MAX_PRICE_FLOOR}; default 0: none; 20000 is busy)
+  --forward-percent N  each chain's port forwards only N % of sendTransaction to the leader (the traffic's
+                    users send there); the servers send through a second, staked port per chain that
+                    forwards all (0 to 100; default 100: one port)
+${LAG_USAGE}
   -h, --help        show this help
 `;
 
@@ -181,6 +225,8 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     dir: { type: 'string' },
     'compute-cost-scale': { type: 'string' },
     congestion: { type: 'string' },
+    'forward-percent': { type: 'string' },
+    ...LAG_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -191,6 +237,8 @@ export function parseDemoFlags(argv: string[]): DemoFlags | 'help' {
     dir: values.dir ?? `${DEFAULT_DIR}/demo`,
     computeCostScale: scaleFlag(values['compute-cost-scale']),
     congestion: integerFlag(values.congestion, 'congestion', 0, 0, MAX_PRICE_FLOOR),
+    commitmentLags: lagFlags(values, DEMO_SLOT_INTERVAL_MS),
+    forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   return flags;

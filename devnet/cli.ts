@@ -1,5 +1,6 @@
 import { describeError } from '../src/errors.js';
-import { startChainPair, type ChainPair } from './chain-pair.js';
+import { startChainPair } from './chain-pair.js';
+import { congestSending } from './staked-paths.js';
 import { DEFAULT_FIRST_SERVER_PORT, DEVNET_USAGE, UsageError, parseDevnetFlags, shellQuote, shutdownSignal, type DevnetFlags } from './cli-args.js';
 import { maxTrackerCapacity } from '../src/chain/codec/layout.js';
 import { ONE_SERVER_PER_AUTHORITY, serverEnv } from './server-env.js';
@@ -37,6 +38,7 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
     targetPort: flags.targetPort,
     slotIntervalMs: flags.slotIntervalMs,
     computeCostScale: flags.computeCostScale,
+    commitmentLags: flags.commitmentLags,
     signal: shutdown.signal,
   }).catch((err: unknown) => {
     if (shutdown.signal.aborted) return undefined;
@@ -45,12 +47,25 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
   if (pair === undefined) return 0;
   try {
     const world = await bootstrapWorld(pair, { ...flags, signal: shutdown.signal });
-    process.stdout.write(describeWorld(world));
+    process.stdout.write(describeWorld(world, flags.commitmentLags));
     if (flags.priceFloor > 0) {
       for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.priceFloor });
       process.stdout.write(`Congestion: transactions bidding under ${flags.priceFloor} micro-lamports per compute unit do not land.\n`);
     }
-    if (flags.forwardPercent < 100) process.stdout.write(await congestSending(pair, flags.forwardPercent));
+    if (flags.forwardPercent < 100) {
+      const sendUrls = await congestSending(pair, flags.forwardPercent);
+      process.stdout.write(
+        [
+          `Congested sending: each chain's port forwards ${flags.forwardPercent} % of sendTransaction; the staked ports forward all:`,
+          `  ${Object.entries(sendUrls).map(([name, url]) => `${name}=${url}`).join(' ')}`,
+          '',
+        ].join('\n'),
+      );
+    }
+    if (flags.forkPercent > 0) {
+      for (const node of [pair.source, pair.target]) node.faults.set({ forkShare: flags.forkPercent / 100 });
+      process.stdout.write(`Forks: ${flags.forkPercent} % of the slots holding a transaction start a minority fork, abandoned before confirmed.\n`);
+    }
     const traffic = flags.traffic ? startTraffic(pair, world, { onError: throttled(TRAFFIC_ERROR_INTERVAL_MS) }) : undefined;
     if (traffic !== undefined) process.stdout.write('Traffic: deposits and claims are running.\n');
     process.stdout.write('Press Ctrl-C to stop.\n');
@@ -65,20 +80,9 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
   return 0;
 }
 
-/** The plain ports forward `percent` of sendTransaction; a second port per chain ("staked") forwards all (docs/devnet.md). */
-async function congestSending(pair: ChainPair, percent: number): Promise<string> {
-  const source = await pair.source.addEndpoint();
-  const target = await pair.target.addEndpoint();
-  for (const node of [pair.source, pair.target]) node.faults.set({ forwardShare: percent / 100 });
-  return [
-    `Congested sending: each chain's port forwards ${percent} % of sendTransaction; the staked ports forward all:`,
-    `  BRIDGE_SOURCE_SEND_URLS=${source.url} BRIDGE_TARGET_SEND_URLS=${target.url}`,
-    '',
-  ].join('\n');
-}
-
-function describeWorld(world: World): string {
+function describeWorld(world: World, { confirmedLagSlots, finalizedLagSlots }: DevnetFlags['commitmentLags']): string {
   const lines = [
+    `Commitments: confirmed ${confirmedLagSlots} and finalized ${finalizedLagSlots} slots behind the head (a request without a commitment reads finalized).`,
     `Source chain ${world.source.chainId}: ${world.source.rpcUrl}  (DepositTracker ${world.source.depositTracker})`,
     `Target chain ${world.target.chainId}: ${world.target.rpcUrl}  (WithdrawTracker ${world.target.withdrawTracker})`,
     `Program ${world.programId}; ${world.authorities.length} authorities, threshold ${world.threshold}; world: ${worldFilePath(world.dir)}`,

@@ -18,13 +18,19 @@ export interface DemoServer {
   exited: Promise<number | null>;
 }
 
-export function spawnServers(entry: string, world: World, firstPort: number, onExit: (server: DemoServer, code: number | null) => void): DemoServer[] {
+export function spawnServers(
+  entry: string,
+  world: World,
+  firstPort: number,
+  onExit: (server: DemoServer, code: number | null) => void,
+  extraEnv: Record<string, string> = {},
+): DemoServer[] {
   return world.authorities.map((_, k) => {
     const port = firstPort + k;
     const logPath = join(world.dir, `server-${k}.log`);
     const log = openSync(logPath, 'a', 0o600);
     const child = spawn(process.execPath, [entry], {
-      env: { ...process.env, ...serverEnv(world, k, port) },
+      env: { ...process.env, ...serverEnv(world, k, port), ...extraEnv },
       stdio: ['ignore', log, log],
       detached: true,
     });

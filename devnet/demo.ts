@@ -4,6 +4,7 @@ import { describeError } from '../src/errors.js';
 import { startChainPair } from './chain-pair.js';
 import { DEMO_USAGE, UsageError, parseDemoFlags, shutdownSignal, type DemoFlags } from './cli-args.js';
 import { killServersNow, spawnServers, stopServers, type DemoServer } from './demo-servers.js';
+import { congestSending } from './staked-paths.js';
 import { formatSummary, summarizeTransfers } from './summary.js';
 import { startTraffic, type Traffic } from './traffic.js';
 import { bootstrapWorld, worldFilePath } from './world/bootstrap.js';
@@ -48,6 +49,7 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     sourcePort: flags.sourcePort,
     targetPort: flags.targetPort,
     computeCostScale: flags.computeCostScale,
+    commitmentLags: flags.commitmentLags,
     signal: shutdown.signal,
   }).catch(
     (err: unknown) => {
@@ -64,13 +66,23 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     const world = await bootstrapWorld(pair, { authorities: AUTHORITIES, threshold: THRESHOLD, capacity: CAPACITY, dir: flags.dir, signal: shutdown.signal });
     // After the bootstrap, so the bridge is created; before the traffic, whose users bid the floor.
     for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.congestion });
+    // The servers send through the staked ports; the traffic's users through the plain ones.
+    const sendUrls = flags.forwardPercent < 100 ? await congestSending(pair, flags.forwardPercent) : {};
     traffic = startTraffic(pair, world);
-    servers = spawnServers(SERVER_ENTRY, world, flags.serverPort, (server, code) => {
-      if (!shutdown.signal.aborted) process.stderr.write(`bridge server ${server.index} exited with code ${code}; see ${server.logPath}\n`);
-    });
+    servers = spawnServers(
+      SERVER_ENTRY,
+      world,
+      flags.serverPort,
+      (server, code) => {
+        if (!shutdown.signal.aborted) process.stderr.write(`bridge server ${server.index} exited with code ${code}; see ${server.logPath}\n`);
+      },
+      sendUrls,
+    );
     process.stdout.write(
       [
         ...(flags.congestion > 0 ? [`Congestion: both chains land only transactions bidding at least ${flags.congestion} micro-lamports per compute unit`] : []),
+        ...(flags.forwardPercent < 100 ? [`Congested sending: each chain's port forwards ${flags.forwardPercent} % of sendTransaction; the servers send through staked ports that forward all`] : []),
+        `Commitments: confirmed ${flags.commitmentLags.confirmedLagSlots} and finalized ${flags.commitmentLags.finalizedLagSlots} slots behind the head`,
         ...(flags.computeCostScale === 1 ? [] : [`Compute costs: the bridge program's times ${flags.computeCostScale}`]),
         `Source chain ${world.source.chainId}: ${world.source.rpcUrl}`,
         `Target chain ${world.target.chainId}: ${world.target.rpcUrl}`,

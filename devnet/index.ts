@@ -4,6 +4,7 @@
  */
 export { startChainPair, DEFAULT_SOURCE_CHAIN_ID, DEFAULT_TARGET_CHAIN_ID, type ChainPair, type ChainPairOptions } from './chain-pair.js';
 export { startDevnetNode, DEFAULT_SLOT_INTERVAL_MS, type DevnetNode, type DevnetNodeOptions, type FeesPaid } from './node.js';
+export { AGAVE_COMMITMENT_LAGS, type CommitmentLags, type CommitmentLevel } from './bank/commitment-banks.js';
 export type { FaultDecision, FaultSnapshot } from './faults/faults.js';
 export type { FaultSettings, MethodFaults } from './faults/settings.js';
 export type { SeedOptions } from './seed.js';

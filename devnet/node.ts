@@ -1,6 +1,7 @@
 import { PublicKey } from '@solana/web3.js';
 import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { Bank } from './bank/bank.js';
+import type { CommitmentLags } from './bank/commitment-banks.js';
 import type { ComputeCostTable } from './bank/compute-costs.js';
 import { Faults } from './faults/faults.js';
 import { ReceivedLog } from './faults/forwarding.js';
@@ -26,6 +27,12 @@ export interface DevnetNodeOptions {
   adminMethods?: boolean;
   /** The bridge program's compute costs times this, in (0, 100] (default 1). */
   computeCostScale?: number;
+  /**
+   * How far the confirmed and finalized banks trail the head, in slots (default none: one bank
+   * for every commitment; `AGAVE_COMMITMENT_LAGS` is a mainnet node's 2 and 32, what `npm run
+   * devnet` and the demo run).
+   */
+  commitmentLags?: CommitmentLags;
   /** Aborting it while the node starts closes the node and rejects. */
   signal?: AbortSignal;
 }
@@ -86,7 +93,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   const slotIntervalMs = options.slotIntervalMs ?? DEFAULT_SLOT_INTERVAL_MS;
   checkInteger(slotIntervalMs, 'slotIntervalMs', 0, 60_000);
   checkInteger(options.port ?? 0, `${options.name}Port`, 0, 65_535);
-  const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale });
+  const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale, commitmentLags: options.commitmentLags });
   const received = new ReceivedLog();
   const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);
   let server;

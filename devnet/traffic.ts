@@ -7,7 +7,7 @@ import { mulberry32 } from './faults/faults.js';
 import type { ChainPair } from './chain-pair.js';
 import type { DevnetNode } from './node.js';
 import { TOKEN_PAIR_KINDS, type TokenPairKind, type World } from './world/bootstrap.js';
-import { devnetConnection, submitTransaction } from './world/submit.js';
+import { awaitStatus, devnetConnection, submitTransaction } from './world/submit.js';
 
 /**
  * Users for a demo or a soak run: a few funded depositors deposit across the token pairs at a
@@ -57,12 +57,18 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
   const stopping = new AbortController();
   const random = mulberry32(options.seed ?? Date.now());
   const depositors = Array.from({ length: options.depositors ?? 3 }, () => Keypair.generate());
+  const airdrops = { source: '', target: '' };
   for (const depositor of depositors) {
-    pair.source.airdrop(depositor.publicKey, 100_000_000_000);
-    pair.target.airdrop(depositor.publicKey, 100_000_000_000);
+    airdrops.source = pair.source.airdrop(depositor.publicKey, 100_000_000_000);
+    airdrops.target = pair.target.airdrop(depositor.publicKey, 100_000_000_000);
   }
   const source = devnetConnection(pair.source.url, stopping.signal);
   const target = devnetConnection(pair.target.url, stopping.signal);
+  // The users' first transactions are preflighted on the confirmed bank: their airdrops must be there.
+  const funded = async () => {
+    await awaitStatus(source, airdrops.source, { chain: 'source', step: 'traffic airdrop', signal: stopping.signal });
+    await awaitStatus(target, airdrops.target, { chain: 'target', step: 'traffic airdrop', signal: stopping.signal });
+  };
   const stats: TrafficStats = { deposits: 0, claims: 0, errors: 0 };
   const claims = new ClaimQueue(options.claimDelayMs ?? 2_000);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -109,6 +115,7 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
 
   let depositing = true;
   const running = (async () => {
+    await step(funded);
     while (!stopping.signal.aborted) {
       if (depositing) await step(depositOnce);
       await step(claimDue);

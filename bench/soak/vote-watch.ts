@@ -1,4 +1,5 @@
 import type { ChainPair } from '../../devnet/chain-pair.js';
+import type { LandingPosition } from '../../devnet/bank/history.js';
 import type { World } from '../../devnet/world/bootstrap.js';
 import type { ChainSide } from '../../src/domain.js';
 import { decodeBridgeTransaction } from '../support/sent-transactions.js';
@@ -44,6 +45,11 @@ export interface VoteWatch {
 
 const CHAINS = ['source', 'target'] as const;
 
+/** A bound before every transaction of `slot` (those of earlier slots are not watched). */
+function startOf(slot: number): LandingPosition {
+  return { slot, seq: -1 };
+}
+
 /** Counts from the current slots on: what landed before the call is not the servers'. */
 export function watchVotes(pair: ChainPair, world: World): VoteWatch {
   const authorities = world.authorities.map(({ publicKey }) => ({
@@ -51,16 +57,16 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     votes: new Map<string, number>(),
     counts: { landed: 0, landedWithError: 0, uninspected: 0, priorityLamports: 0n },
     // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
-    untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 },
+    until: { source: startOf(pair.source.slot), target: startOf(pair.target.slot) },
   }));
-  const governance = { publicKey: world.governance.publicKey, untilSlot: { source: pair.source.slot - 1, target: pair.target.slot - 1 } };
+  const governance = { publicKey: world.governance.publicKey, until: { source: startOf(pair.source.slot), target: startOf(pair.target.slot) } };
   const governanceLandings: GovernanceLanding[] = [];
   const generationAt = (chain: ChainSide, slot: number) => governanceLandings.filter((landing) => landing.chain === chain && landing.slot < slot).length;
   const pollGovernance = () => {
     for (const chain of CHAINS) {
-      const landed = pair[chain].bank.signaturesForAddress(governance.publicKey, { untilSlot: governance.untilSlot[chain], limit: Number.MAX_SAFE_INTEGER });
-      for (const { slot, err } of landed.reverse()) {
-        governance.untilSlot[chain] = Math.max(governance.untilSlot[chain], slot);
+      const landed = pair[chain].bank.at('processed').signaturesForAddress(governance.publicKey, { until: governance.until[chain], limit: Number.MAX_SAFE_INTEGER });
+      for (const { slot, seq, err } of landed.reverse()) {
+        governance.until[chain] = { slot, seq };
         if (err === null) governanceLandings.push({ chain, slot, seenAtMs: Date.now() });
       }
     }
@@ -71,9 +77,9 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     for (const authority of authorities) {
       for (const chain of CHAINS) {
         const { bank, programId } = pair[chain];
-        const landed = bank.signaturesForAddress(authority.publicKey, { untilSlot: authority.untilSlot[chain], limit: Number.MAX_SAFE_INTEGER });
+        const landed = bank.at('processed').signaturesForAddress(authority.publicKey, { until: authority.until[chain], limit: Number.MAX_SAFE_INTEGER });
+        if (landed.length > 0) authority.until[chain] = { slot: landed[0]!.slot, seq: landed[0]!.seq };
         for (const { signature, slot, err } of landed) {
-          authority.untilSlot[chain] = Math.max(authority.untilSlot[chain], slot);
           authority.counts.landed += 1;
           if (err !== null) authority.counts.landedWithError += 1;
           const transaction = bank.transaction(signature);

@@ -1,7 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { AccountJournal, SYSTEM_PROGRAM_ID, type Account } from '../program/store.js';
+import { AccountJournal, SYSTEM_PROGRAM_ID, type Account, type AccountStore, type UndoEntry } from '../program/store.js';
+import { checkCommitmentLags, NO_COMMITMENT_LAGS, type BankView, type CommitmentLags, type CommitmentLevel, type SimulationResult } from './commitment-banks.js';
+import { MinorityForks, type ForkSettings, type ForkState } from './minority-forks.js';
+import { copyAccount, PastAccounts, SlotHistory } from './slot-history.js';
 import { loadedAccountsRefusal } from './loaded-accounts.js';
 import { BUILTIN_PROGRAMS, feeOf, LAMPORTS_PER_SIGNATURE, type Fee } from './compute-budget.js';
 import { ComputeCosts, type ComputeCostTable } from './compute-costs.js';
@@ -14,8 +17,6 @@ import {
   RecentBlockhashes,
   RecentBySignature,
   SignatureStatuses,
-  type AddressSignature,
-  type AddressSignatureQuery,
   type LandedTransaction,
   type SignatureStatus,
 } from './history.js';
@@ -27,10 +28,13 @@ import type { TransactionError } from './transaction-error.js';
 /**
  * One chain's ledger: accounts, slots, recent blockhashes, signature statuses, each address's
  * transaction history, fees.
- * Block height equals the slot. A slot passes on a timer and with every landed transaction
- * (each lands in its own block). While block production is paused, nothing lands: accepted
- * transactions wait and land in order on resume, and no blockhash expires.
- * Every landed transaction is final at once; there is one state for every commitment.
+ * Block height equals the slot. A slot passes on a timer, and a block holds every transaction
+ * that arrives within its slot, in arrival order, as a leader's does; without the timer
+ * (`slotIntervalMs` 0) each landed transaction ends its slot. While block production is paused,
+ * nothing lands: accepted transactions wait and land in order on resume, and no blockhash expires.
+ * Each commitment is its own bank (commitment-banks.ts): `at(commitment)` reads the chain as it
+ * was at the end of that bank's slot, from what the later slots wrote (slot-history.ts); a fork
+ * on demand is undone before it would be confirmed (minority-forks.ts).
  * Fees and compute follow PROTOCOL.md "Compute units and fees" (compute-budget.ts,
  * compute-costs.ts). Congestion: a transaction priced below the price floor waits, as on a
  * leader that keeps choosing better-paying ones, and lands only if the floor falls to its price
@@ -57,11 +61,8 @@ export interface BankOptions {
   maxTransactions?: number;
   /** The bridge program's compute costs times this (default 1): see compute-costs.ts. */
   computeCostScale?: number;
-}
-
-export interface SimulationResult extends ExecutionResult {
-  /** Post-simulation copies of the requested accounts (undefined: the account does not exist). */
-  accounts: Array<Account | undefined>;
+  /** How far the confirmed and finalized banks trail the head (default none: one bank for every commitment). */
+  commitmentLags?: CommitmentLags;
 }
 
 export class Bank {
@@ -87,6 +88,13 @@ export class Bank {
   #latestBlockhash = '';
   #paused = false;
   #timer: NodeJS.Timeout | undefined;
+  readonly #blockPerTransaction: boolean;
+  readonly #lags: CommitmentLags;
+  readonly #history = new SlotHistory();
+  readonly #forks = new MinorityForks();
+  /** Transactions landed in the open slot, and on the chain since genesis (each one's landing order). */
+  #slotTransactions = 0;
+  #landedCount = 0;
 
   constructor(options: BankOptions) {
     this.chainId = options.chainId;
@@ -97,6 +105,8 @@ export class Bank {
     this.#addressSignatures = new AddressSignatures(maxStatuses);
     this.#transactions = new RecentBySignature(options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS);
     this.#costs = new ComputeCosts(options.computeCostScale);
+    this.#lags = checkCommitmentLags(options.commitmentLags ?? NO_COMMITMENT_LAGS);
+    this.#blockPerTransaction = options.slotIntervalMs === 0;
     this.#createGenesisAccounts();
     this.#makeBlockhash();
     if (options.slotIntervalMs > 0) {
@@ -128,32 +138,84 @@ export class Bank {
 
   /** A copy of every account as it is now: what a lagging node still serves a few slots later (faults' `alternateBehindSlots`). */
   copyOfAccounts(): Map<string, Account> {
-    return new Map([...this.#accounts].map(([address, account]) => [address, copyAccount(account)!]));
+    return new Map([...this.#accounts].map(([address, account]) => [address, copyAccount(account)]));
   }
 
-  /** Direct write access for test affordances that seed state without transactions. */
+  get commitmentLags(): CommitmentLags {
+    return { ...this.#lags };
+  }
+
+  /** The slot of a commitment's bank: the head, or the confirmed or finalized lag behind it (never before genesis). */
+  slotOf(commitment: CommitmentLevel): number {
+    const lag = commitment === 'processed' ? 0 : commitment === 'confirmed' ? this.#lags.confirmedLagSlots : this.#lags.finalizedLagSlots;
+    return Math.max(0, this.#slot - lag);
+  }
+
+  /** The bank of `commitment`: the chain as it was at the end of its slot. */
+  at(commitment: CommitmentLevel): BankView {
+    const slot = this.slotOf(commitment);
+    const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined => (entry !== undefined && entry.slot <= slot ? entry : undefined);
+    return {
+      commitment,
+      slot,
+      blockHeight: slot,
+      confirmedSlot: this.slotOf('confirmed'),
+      finalizedSlot: this.slotOf('finalized'),
+      account: (address) => this.#accountAt(address, slot),
+      latestBlockhash: (behindSlots = 0) => this.latestBlockhash(behindSlots + this.#slot - slot),
+      signatureStatus: (signature) => seen(this.#statuses.get(signature)),
+      transaction: (signature) => seen(this.#transactions.get(signature)),
+      signaturesForAddress: (address, query) => this.#addressSignatures.query(address, query).filter((entry) => entry.slot <= slot),
+      simulate: (tx, options) => this.#simulateAt(slot, tx, options),
+    };
+  }
+
+  /** Minority forks on demand (minority-forks.ts); `random` draws `forkShare`. */
+  setForks(settings: ForkSettings, random: () => number): void {
+    this.#forks.set(settings, this.#lags.confirmedLagSlots, random);
+  }
+
+  clearForks(): void {
+    this.#forks.clear();
+  }
+
+  get forks(): ForkState {
+    return this.#forks.state;
+  }
+
+  /** Slots whose writes are kept to answer the older banks (at most the finalized lag). */
+  get historySlotsKept(): number {
+    return this.#history.slotsKept;
+  }
+
+  /**
+   * A change the chain makes in the open slot outside a transaction (an airdrop; a program
+   * upgrade): recorded like a transaction's writes, so the confirmed and finalized banks see it
+   * once they reach this slot, and a fork abandons it with the slot.
+   */
+  write(change: (store: AccountStore) => void): void {
+    const journal = new AccountJournal(this.#accounts);
+    change(journal);
+    this.#commit(journal);
+  }
+
+  /** Direct write access for test affordances that seed state without transactions: every bank sees it at once (not recorded). */
   journal(): AccountJournal {
     return new AccountJournal(this.#accounts);
   }
 
   /** The latest blockhash, or the one made `behindSlots` blocks earlier (what a lagging node knows as its latest). */
   latestBlockhash(behindSlots = 0): { blockhash: string; lastValidBlockHeight: number } {
-    const known = this.#blockhashes.newestFirst();
-    const back = Math.min(behindSlots, known.length - 1);
-    return { blockhash: known[back]!, lastValidBlockHeight: this.blockHeight - back + BLOCKHASH_VALIDITY_BLOCKS };
+    return this.#blockhashes.newestMadeBy(this.blockHeight - behindSlots);
   }
 
   isBlockhashValid(blockhash: string): boolean {
     return this.#blockhashes.isValid(blockhash, this.blockHeight);
   }
 
+  /** The status at the head (the processed bank's). */
   signatureStatus(signature: string): SignatureStatus | undefined {
     return this.#statuses.get(signature);
-  }
-
-  /** Landed transactions that list `address`, newest first (getSignaturesForAddress). */
-  signaturesForAddress(address: string, query: AddressSignatureQuery): AddressSignature[] {
-    return this.#addressSignatures.query(address, query);
   }
 
   /** A recently landed transaction (airdrops have none: they are not real transactions). */
@@ -233,16 +295,26 @@ export class Bank {
    * node that has not seen them yet.
    */
   simulate(tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
-    const rejected = this.#check(tx, options.checkBlockhash, options.blockhashLagSlots ?? 0) ?? this.#loadError(tx);
+    return this.#simulateAt(this.#slot, tx, options);
+  }
+
+  #simulateAt(slot: number, tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
+    const state = slot === this.#slot ? this.#state() : this.#pastState(slot);
+    const lag = (options.blockhashLagSlots ?? 0) + this.#slot - slot;
+    const rejected = this.#check(state, tx, options.checkBlockhash, lag) ?? this.#loadError(state, tx);
     if (rejected !== undefined) return { err: rejected, logs: [], unitsConsumed: 0, accounts: [] };
-    const before = balancesBefore(tx, (address) => this.#accounts.get(address));
-    const journal = new AccountJournal(this.#accounts);
+    const { accounts } = state;
+    const before = balancesBefore(tx, (address) => accounts.get(address));
+    const journal = new AccountJournal(accounts);
     const payer = tx.accountKeys[0]!;
-    journal.setLamports(payer, this.#accounts.get(payer)!.lamports - this.feeFor(tx));
-    const result = this.#execute(journal, tx, before);
-    const accounts = (options.accounts ?? []).map((address) => copyAccount(this.account(address)));
+    journal.setLamports(payer, accounts.get(payer)!.lamports - this.feeFor(tx));
+    const result = this.#execute(state, journal, tx, before);
+    const after = (options.accounts ?? []).map((address) => {
+      const account = address === RECENT_BLOCKHASHES_SYSVAR_ID ? this.#accountAt(address, slot) : accounts.get(address);
+      return account === undefined ? undefined : copyAccount(account);
+    });
     journal.rollback();
-    return { ...result, accounts };
+    return { ...result, accounts: after };
   }
 
   /**
@@ -270,14 +342,13 @@ export class Bank {
   airdrop(address: string, lamports: bigint): string {
     const signature = bs58.encode(randomBytes(64));
     this.#whenProducing(() => {
-      const existing = this.#accounts.get(address);
-      if (existing === undefined) {
-        this.#accounts.set(address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
-      } else {
-        existing.lamports += lamports;
-      }
+      this.write((store) => {
+        const existing = store.get(address);
+        if (existing === undefined) store.create(address, { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false });
+        else store.setLamports(address, existing.lamports + lamports);
+      });
       this.#recordLanded(signature, null, [address]);
-      this.#produceBlock();
+      this.#endSlotIfPerTransaction();
     });
     return signature;
   }
@@ -310,24 +381,30 @@ export class Bank {
 
   #land(tx: DevnetTransaction, signaturesVerified: boolean): void {
     if (!signaturesVerified && !verifySignatures(tx)) return;
-    if (this.#check(tx, true) !== undefined) return;
+    const state = this.#state();
+    if (this.#check(state, tx, true) !== undefined) return;
     if (tx.budget.unitPrice < this.#priceFloor) {
       this.#waitForPrice(tx);
       return;
     }
     const before = balancesBefore(tx, (address) => this.#accounts.get(address));
-    const nonce = this.isBlockhashValid(tx.recentBlockhash) ? undefined : this.#durableNonce(tx);
-    const payer = this.#accounts.get(tx.accountKeys[0]!)!;
+    const nonce = this.isBlockhashValid(tx.recentBlockhash) ? undefined : this.#durableNonce(state, tx);
+    const payer = tx.accountKeys[0]!;
     const fee = this.#fee(tx);
     // SIMD-0191: a transaction that fails to load is committed fee-only, as one that fails in execution.
-    const loadError = this.#loadError(tx);
-    payer.lamports -= fee.total;
+    const loadError = this.#loadError(state, tx);
+    const charged = new AccountJournal(this.#accounts);
+    charged.setLamports(payer, this.#accounts.get(payer)!.lamports - fee.total);
+    this.#commit(charged);
     const journal = new AccountJournal(this.#accounts);
-    const { err, logs, unitsConsumed } = loadError === undefined ? this.#execute(journal, tx, before) : { err: loadError, logs: [], unitsConsumed: 0 };
-    if (err === null) journal.commit();
+    const { err, logs, unitsConsumed } = loadError === undefined ? this.#execute(state, journal, tx, before) : { err: loadError, logs: [], unitsConsumed: 0 };
+    if (err === null) this.#commit(journal);
     else journal.rollback();
-    if (err !== null && nonce !== undefined) this.#accounts.set(nonce, nonceAdvancedAfterFailure(nonce, this.#accounts.get(nonce)!, this.#latestBlockhash));
-    this.#removeEmptyAccounts(tx.accountKeys);
+    const after = new AccountJournal(this.#accounts);
+    if (err !== null && nonce !== undefined) after.create(nonce, nonceAdvancedAfterFailure(nonce, this.#accounts.get(nonce)!, this.#latestBlockhash));
+    // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
+    for (const address of tx.accountKeys) if (this.#accounts.get(address)?.lamports === 0n) after.remove(address);
+    this.#commit(after);
     this.#recordLanded(tx.signature, err, tx.accountKeys);
     this.#prioritizationFees.recordTransaction(
       tx.budget.unitPrice,
@@ -338,7 +415,7 @@ export class Bank {
       slot: this.#slot,
       blockTime: nowSeconds(),
       err,
-      feePayer: tx.accountKeys[0]!,
+      feePayer: payer,
       fee: fee.total,
       priorityFee: fee.priority,
       computeUnitLimit: tx.budget.unitLimit,
@@ -348,24 +425,47 @@ export class Bank {
       wire: tx.wire,
       version: tx.version,
     });
-    this.#produceBlock();
+    this.#endSlotIfPerTransaction();
+  }
+
+  /** Keeps what a committed journal replaced under the open slot, for the older banks and for a fork's undo. */
+  #commit(journal: AccountJournal): void {
+    const entries: UndoEntry[] = journal.commit();
+    this.#history.record(this.#slot, entries);
+  }
+
+  /** Without a slot timer nothing else ends a slot: each transaction lands in a block of its own. */
+  #endSlotIfPerTransaction(): void {
+    if (this.#blockPerTransaction) this.#produceBlock();
+  }
+
+  /** The head's state: the live accounts, the latest blockhash. */
+  #state(): BankState {
+    return { accounts: this.#accounts, blockhash: this.#latestBlockhash, blockHeight: this.blockHeight };
+  }
+
+  /** An older bank's state, read on demand (slot-history.ts); only simulations run on it. */
+  #pastState(slot: number): BankState {
+    return { accounts: new PastAccounts((address) => this.#accountAt(address, slot)), blockhash: this.latestBlockhash(this.#slot - slot).blockhash, blockHeight: slot };
+  }
+
+  /** An account at the end of `slot` (the head's open slot: as it is now). */
+  #accountAt(address: string, slot: number): Readonly<Account> | undefined {
+    if (address === RECENT_BLOCKHASHES_SYSVAR_ID && slot < this.#slot) {
+      return recentBlockhashesSysvarAccount(this.#blockhashes.newestFirst(slot), BigInt(LAMPORTS_PER_SIGNATURE));
+    }
+    const live = this.account(address);
+    return slot >= this.#slot ? live : this.#history.accountAt(address, slot, live);
   }
 
   /** check_transaction_age: a recent blockhash (one the newest `lagSlots` blocks did not make), or the stored value of the durable nonce the transaction advances. */
-  #ageValid(tx: DevnetTransaction, lagSlots: number): boolean {
-    return this.#blockhashes.isValid(tx.recentBlockhash, this.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(tx) !== undefined;
+  #ageValid(state: BankState, tx: DevnetTransaction, lagSlots: number): boolean {
+    return this.#blockhashes.isValid(tx.recentBlockhash, state.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(state, tx) !== undefined;
   }
 
   /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
-  #durableNonce(tx: DevnetTransaction): string | undefined {
-    return durableNonceAccount(tx, (address) => this.#accounts.get(address), this.#latestBlockhash);
-  }
-
-  // As on a cluster, an account left without lamports is gone: getAccountInfo answers null.
-  #removeEmptyAccounts(addresses: readonly string[]): void {
-    for (const address of addresses) {
-      if (this.#accounts.get(address)?.lamports === 0n) this.#accounts.delete(address);
-    }
+  #durableNonce(state: BankState, tx: DevnetTransaction): string | undefined {
+    return durableNonceAccount(tx, (address) => state.accounts.get(address), state.blockhash);
   }
 
   #waitForPrice(tx: DevnetTransaction): void {
@@ -375,7 +475,7 @@ export class Bank {
 
   #dropExpiredBelowFloor(): void {
     for (const [signature, tx] of this.#belowFloor) {
-      if (!this.#ageValid(tx, 0)) this.#belowFloor.delete(signature);
+      if (!this.#ageValid(this.#state(), tx, 0)) this.#belowFloor.delete(signature);
     }
   }
 
@@ -384,23 +484,26 @@ export class Bank {
   }
 
   /** The instructions, then the rent states they left (only when every instruction succeeded). */
-  #execute(journal: AccountJournal, tx: DevnetTransaction, before: readonly bigint[]): ExecutionResult {
-    const result = executeInstructions(journal, tx, this.#env());
+  #execute(state: BankState, journal: AccountJournal, tx: DevnetTransaction, before: readonly bigint[]): ExecutionResult {
+    const result = executeInstructions(journal, tx, this.#env(state));
     if (result.err !== null) return result;
-    return { ...result, err: rentStateViolation(tx, before, (address) => this.#accounts.get(address)) ?? null };
+    return { ...result, err: rentStateViolation(tx, before, (address) => state.accounts.get(address)) ?? null };
   }
 
   #recordLanded(signature: string, err: TransactionError | null, addresses: readonly string[]): void {
-    this.#statuses.record(signature, { slot: this.#slot, err });
-    this.#addressSignatures.record({ signature, slot: this.#slot, err, blockTime: nowSeconds() }, addresses);
+    const seq = this.#landedCount;
+    this.#landedCount += 1;
+    this.#slotTransactions += 1;
+    this.#statuses.record(signature, { slot: this.#slot, seq, err });
+    this.#addressSignatures.record({ signature, slot: this.#slot, seq, err, blockTime: nowSeconds() }, addresses);
   }
 
   /** The checks a cluster makes before it charges a fee: blockhash age, duplicate, compute budget, fee payer (and its rent state). */
-  #check(tx: DevnetTransaction, checkBlockhash: boolean, blockhashLagSlots = 0): TransactionError | undefined {
-    if (checkBlockhash && !this.#ageValid(tx, blockhashLagSlots)) return 'BlockhashNotFound';
+  #check(state: BankState, tx: DevnetTransaction, checkBlockhash: boolean, blockhashLagSlots = 0): TransactionError | undefined {
+    if (checkBlockhash && !this.#ageValid(state, tx, blockhashLagSlots)) return 'BlockhashNotFound';
     if (this.#statuses.has(tx.signature)) return 'AlreadyProcessed';
     if (tx.budget.error !== undefined) return tx.budget.error;
-    const payer = this.#accounts.get(tx.accountKeys[0]!);
+    const payer = state.accounts.get(tx.accountKeys[0]!);
     if (payer === undefined || payer.lamports === 0n) return 'AccountNotFound';
     const fee = this.feeFor(tx);
     if (payer.lamports < fee) return 'InsufficientFundsForFee';
@@ -416,20 +519,20 @@ export class Bank {
    * Only data lengths count here, so the stored accounts serve: account() would rebuild a stale
    * RecentBlockhashes (150 decodes) whose stored copy, written at genesis, is already its fixed 6,008 bytes.
    */
-  #loadError(tx: DevnetTransaction): TransactionError | undefined {
-    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => this.#accounts.get(address));
+  #loadError(state: BankState, tx: DevnetTransaction): TransactionError | undefined {
+    const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => state.accounts.get(address));
     if (overLimit !== undefined) return overLimit;
-    if (tx.instructions.some((ix) => this.#accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
+    if (tx.instructions.some((ix) => state.accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
     return undefined;
   }
 
-  #env() {
+  #env(state: BankState) {
     return {
       programId: this.programId,
       programAddress: this.#programAddress,
       chainId: this.chainId,
-      slot: this.#slot,
-      blockhash: this.#latestBlockhash,
+      slot: state.blockHeight,
+      blockhash: state.blockhash,
       costs: this.#costs,
     };
   }
@@ -440,15 +543,41 @@ export class Bank {
 
   #produceBlock(): void {
     this.#prioritizationFees.completeSlot(this.#slot, this.#priceFloor);
+    this.#forks.completed(this.#slot, this.#slotTransactions, this.#lags.confirmedLagSlots);
+    this.#slotTransactions = 0;
     this.#slot += 1;
     this.#makeBlockhash();
+    const abandonFrom = this.#forks.due(this.#slot);
+    if (abandonFrom !== undefined) this.#abandonFork(abandonFrom);
+    this.#history.prune(this.slotOf('finalized'));
     this.#blockhashes.prune(this.blockHeight);
     // Once per blockhash lifetime, so waiting transactions are held at most about two lifetimes.
     if (this.#slot % BLOCKHASH_VALIDITY_BLOCKS === 0) this.#dropExpiredBelowFloor();
     this.#landInFlight();
   }
 
-  /** Lands the in-flight transactions now due; each lands in a block of its own, so this runs once, not per block it produces. */
+  /**
+   * The cluster chose another fork than slots `from` to the head's last: what they wrote is
+   * undone, their transactions forgotten (statuses, history, getTransaction), and the blockhashes
+   * made on their blocks are unknown to the majority fork. Nothing re-lands them: a sender
+   * (with maxRetries 0, as the bridge server sends) must send them again.
+   */
+  #abandonFork(from: number): void {
+    const abandoned = (entry: { slot: number }) => entry.slot >= from;
+    let lost = 0;
+    this.#statuses.forget((status) => {
+      if (abandoned(status)) lost += 1;
+      return abandoned(status);
+    });
+    this.#history.undoFrom(from, this.#accounts);
+    this.#transactions.forget(abandoned);
+    this.#addressSignatures.forgetFrom(from);
+    this.#blockhashes.forgetMade(from + 1, this.#slot - 1);
+    this.#recentBlockhashesStale = true;
+    this.#forks.abandoned(lost);
+  }
+
+  /** Lands the in-flight transactions now due; without a slot timer each lands in a block of its own, so this runs once, not per block it produces. */
   #landInFlight(): void {
     if (this.#landingInFlight) return;
     this.#landingInFlight = true;
@@ -495,6 +624,10 @@ function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
 
-function copyAccount(account: Account | undefined): Account | undefined {
-  return account === undefined ? undefined : { ...account, data: account.data.slice() };
+/** The state a transaction runs on: the head's, or an older bank's (a simulation at a lagging commitment). */
+interface BankState {
+  accounts: Map<string, Account>;
+  /** The bank's latest blockhash: a nonce advanced on it takes its value. */
+  blockhash: string;
+  blockHeight: number;
 }

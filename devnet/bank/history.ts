@@ -26,9 +26,30 @@ export class RecentBlockhashes {
     return lastValid !== undefined && blockHeight <= lastValid && lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy;
   }
 
-  /** The valid blockhashes, newest first. */
-  newestFirst(): string[] {
-    return [...this.#lastValid.keys()].reverse();
+  /** The valid blockhashes made at or before `madeBy` (all by default), newest first. */
+  newestFirst(madeBy = Infinity): string[] {
+    return [...this.#lastValid].filter(([, lastValid]) => lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy).map(([blockhash]) => blockhash).reverse();
+  }
+
+  /**
+   * The newest blockhash made at or before `height` (by height, not by count: a fork abandoned
+   * leaves heights without one), else the oldest kept; with its last valid block height.
+   */
+  newestMadeBy(height: number): { blockhash: string; lastValidBlockHeight: number } {
+    let found: [string, number] | undefined;
+    for (const entry of this.#lastValid) {
+      if (found !== undefined && entry[1] - BLOCKHASH_VALIDITY_BLOCKS > height) break;
+      found = entry;
+    }
+    return { blockhash: found![0], lastValidBlockHeight: found![1] };
+  }
+
+  /** Forgets the blockhashes made at heights `from` to `to` (a fork's blocks, abandoned). */
+  forgetMade(from: number, to: number): void {
+    for (const [blockhash, lastValid] of this.#lastValid) {
+      const made = lastValid - BLOCKHASH_VALIDITY_BLOCKS;
+      if (made >= from && made <= to) this.#lastValid.delete(blockhash);
+    }
   }
 
   prune(blockHeight: number): void {
@@ -41,6 +62,8 @@ export class RecentBlockhashes {
 
 export interface SignatureStatus {
   slot: number;
+  /** Landing order on the chain: several transactions share a slot, in the order they arrived. */
+  seq: number;
   err: TransactionError | null;
 }
 
@@ -69,6 +92,11 @@ export class RecentBySignature<T> {
     this.#entries.set(signature, value);
     if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
   }
+
+  /** Forgets what `abandoned` says (the transactions of a fork's slots). */
+  forget(abandoned: (value: T) => boolean): void {
+    for (const [signature, value] of this.#entries) if (abandoned(value)) this.#entries.delete(signature);
+  }
 }
 
 export class SignatureStatuses extends RecentBySignature<SignatureStatus> {}
@@ -96,23 +124,36 @@ export interface LandedTransaction {
 export interface AddressSignature {
   signature: string;
   slot: number;
+  /** Landing order (SignatureStatus.seq). */
+  seq: number;
   err: TransactionError | null;
   /** Unix seconds at landing. */
   blockTime: number;
 }
 
+/** Where a transaction is in the chain's landing order: its slot, then its place among the slot's. */
+export interface LandingPosition {
+  slot: number;
+  seq: number;
+}
+
 export interface AddressSignatureQuery {
-  /** Only transactions that landed before this slot (exclusive). */
-  beforeSlot?: number;
-  /** Only transactions that landed after this slot (exclusive). */
-  untilSlot?: number;
+  /** Only transactions that landed before this position (exclusive). */
+  before?: LandingPosition;
+  /** Only transactions that landed after this position (exclusive). */
+  until?: LandingPosition;
   limit: number;
 }
 
+/** a lands before b. */
+export function landedBefore(a: LandingPosition, b: LandingPosition): boolean {
+  return a.slot < b.slot || (a.slot === b.slot && a.seq < b.seq);
+}
+
 /**
- * Per address, the landed transactions that list it, in landing order. Every landed
- * transaction has a block of its own, so slots are strictly increasing within a list and a
- * signature bound (before, until) is exactly a slot bound. Bounded like SignatureStatuses:
+ * Per address, the landed transactions that list it, in landing order. A signature bound
+ * (before, until) is a landing position: several transactions share a slot, and Agave's
+ * blockstore orders those of one block as the block does. Bounded like SignatureStatuses:
  * only the most recent `maxTransactions` are kept; the oldest is dropped from the front of each
  * of its addresses' lists (the front, since the lists are in landing order too).
  */
@@ -137,15 +178,27 @@ export class AddressSignatures {
   }
 
   /** Newest first, at most `limit`. */
-  query(address: string, { beforeSlot, untilSlot, limit }: AddressSignatureQuery): AddressSignature[] {
+  query(address: string, { before, until, limit }: AddressSignatureQuery): AddressSignature[] {
     const list = this.#byAddress.get(address) ?? [];
     const found: AddressSignature[] = [];
-    for (let i = endBefore(list, beforeSlot) - 1; i >= 0 && found.length < limit; i -= 1) {
+    for (let i = endBefore(list, before) - 1; i >= 0 && found.length < limit; i -= 1) {
       const record = list[i]!;
-      if (untilSlot !== undefined && record.slot <= untilSlot) break;
+      if (until !== undefined && !landedBefore(until, record)) break;
       found.push(record);
     }
     return found;
+  }
+
+  /** Forgets the transactions that landed in `fromSlot` or later (a fork abandoned): the newest, at the end of every list. */
+  forgetFrom(fromSlot: number): void {
+    while (this.#landed.length > 0 && this.#landed.at(-1)!.record.slot >= fromSlot) {
+      const { addresses } = this.#landed.pop()!;
+      for (const address of addresses) {
+        const list = this.#byAddress.get(address)!;
+        list.pop();
+        if (list.length === 0) this.#byAddress.delete(address);
+      }
+    }
   }
 
   #dropOldest(): void {
@@ -158,14 +211,14 @@ export class AddressSignatures {
   }
 }
 
-/** The index just past the last record with a slot below `beforeSlot` (binary search). */
-function endBefore(list: readonly AddressSignature[], beforeSlot: number | undefined): number {
-  if (beforeSlot === undefined) return list.length;
+/** The index just past the last record that landed before `before` (binary search). */
+function endBefore(list: readonly AddressSignature[], before: LandingPosition | undefined): number {
+  if (before === undefined) return list.length;
   let low = 0;
   let high = list.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (list[mid]!.slot < beforeSlot) low = mid + 1;
+    if (landedBefore(list[mid]!, before)) low = mid + 1;
     else high = mid;
   }
   return low;

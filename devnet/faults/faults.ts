@@ -1,8 +1,7 @@
 import type { Bank } from '../bank/bank.js';
 import type { FeeHistoryMode } from '../bank/prioritization-fees.js';
-import type { Account } from '../program/store.js';
 import { forgeHistory, type ForgedHistory } from './forged-history.js';
-import { PastStates } from './past-states.js';
+import { PastStates, type PastState } from './past-states.js';
 import { ReceivedLog } from './forwarding.js';
 import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaults } from './settings.js';
 
@@ -11,7 +10,8 @@ import { parseFaultSettings, type FaultKind, type FaultSettings, type MethodFaul
  * seeded PRNG so a run is reproducible. A call takes at most one fault, in this order:
  * http500 count, http429 count, rpcErrors count, errorRate. Latency applies to every call.
  * `pauseBlocks` is the bank's pause: `node.pause()` and `faults.set({ pauseBlocks: true })` are one switch.
- * `priceFloor`, `freezeFeeHistory` and `feeHistory` are the chain's too (congestion is the cluster's, not one endpoint's).
+ * `priceFloor`, `freezeFeeHistory` and `feeHistory` are the chain's too (congestion is the cluster's, not one endpoint's),
+ * and so are `abandonSlots` and `forkShare` (a fork is the cluster's; bank/minority-forks.ts).
  */
 
 export interface FaultDecision {
@@ -50,6 +50,11 @@ export interface FaultSnapshot {
   noHistory: boolean;
   alternateBehindSlots: number;
   httpStatus: 401 | 403 | 404 | null;
+  /** The chain's minority forks: slots still to fork, the share, and forks and transactions abandoned since the start. */
+  abandonSlots: number;
+  forkShare: number;
+  abandonedForks: number;
+  abandonedTransactions: number;
 }
 
 /** How far behind the chain one call's answer is, and whether transactions of the newer slots are hidden too. */
@@ -57,8 +62,8 @@ export interface CallView {
   behindSlots: number;
   /** The answering node has not seen the newer slots at all (a lagging backend), not just reports older numbers. */
   pastOnly: boolean;
-  /** The account state the answering node serves, when it is an older one than the chain's (a lagging backend's). */
-  accounts?: ReadonlyMap<string, Readonly<Account>>;
+  /** A lagging backend's state: the copy kept at or before a slot (else the oldest kept). */
+  pastAt?: (slot: number) => PastState | undefined;
 }
 
 export type LostResponse = NonNullable<FaultSettings['loseResponseMode']>;
@@ -132,6 +137,9 @@ export class Faults {
     if (valid.freezeFeeHistory !== undefined) this.#bank.freezeFeeHistory(valid.freezeFeeHistory);
     if (valid.feeHistory !== undefined) this.#bank.setFeeHistoryMode(valid.feeHistory);
     if (valid.priceFloor !== undefined) this.#bank.setPriceFloor(BigInt(valid.priceFloor));
+    if (valid.abandonSlots !== undefined || valid.forkShare !== undefined) {
+      this.#bank.setForks({ abandonSlots: valid.abandonSlots, forkShare: valid.forkShare }, () => this.#random());
+    }
     return this.snapshot();
   }
 
@@ -159,6 +167,7 @@ export class Faults {
     this.#bank.freezeFeeHistory(false);
     this.#bank.setFeeHistoryMode('floor');
     this.#bank.setPriceFloor(0n);
+    this.#bank.clearForks();
     return this.snapshot();
   }
 
@@ -191,8 +200,7 @@ export class Faults {
     // a copy made now is the state of the last completed slot, and is kept under that slot.
     this.#past.record(this.#bank.slot - 1, () => this.#bank.copyOfAccounts());
     if (this.#random() >= 0.5) return { behindSlots: lagging, pastOnly: false };
-    const past = this.#past.at(this.#bank.slot - Math.max(lagging, this.#alternateBehindSlots))!;
-    return { behindSlots: this.#bank.slot - past.slot, pastOnly: true, accounts: past.accounts };
+    return { behindSlots: Math.max(lagging, this.#alternateBehindSlots), pastOnly: true, pastAt: (slot) => this.#past.at(slot) };
   }
 
   snapshot(): FaultSnapshot {
@@ -222,6 +230,7 @@ export class Faults {
       noHistory: this.#noHistory,
       alternateBehindSlots: this.#alternateBehindSlots,
       httpStatus: this.#httpStatus,
+      ...this.#bank.forks,
     };
   }
 

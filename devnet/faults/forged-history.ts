@@ -3,6 +3,9 @@ import { Keypair, PublicKey, SystemProgram, TransactionMessage, VersionedTransac
 import bs58 from 'bs58';
 import type { AddressSignature, LandedTransaction } from '../bank/history.js';
 
+/** Forged entries list above every transaction that landed in their slot. */
+const AFTER_THE_SLOT_S_OWN = Number.MAX_SAFE_INTEGER;
+
 /**
  * A lying history node (issue 31's security review): transactions that never landed, listed for
  * an address as if it had signed them. Each is a System transfer of 1 lamport with the address
@@ -30,7 +33,7 @@ export function forgeHistory(address: string, count: number, slot: number, block
     const signature = randomBytes(64);
     const wire = new VersionedTransaction(message, [signature]).serialize();
     const id = bs58.encode(signature);
-    entries.push({ signature: id, slot, err: null, blockTime });
+    entries.push({ signature: id, slot, seq: AFTER_THE_SLOT_S_OWN, err: null, blockTime });
     transactions.set(id, {
       slot,
       blockTime,

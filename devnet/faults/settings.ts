@@ -127,6 +127,14 @@ const faultSettingsSchema = z.strictObject({
    * (./past-states.ts); 0 turns it off.
    */
   alternateBehindSlots: count.max(1_000_000).optional(),
+  /**
+   * Minority forks (the chain's, bank/minority-forks.ts): the next N slots that hold a
+   * transaction each start a fork, seen at processed and abandoned before the confirmed bank
+   * reaches it (statuses gone, state rolled back). Needs commitment lags (confirmed at least 1).
+   */
+  abandonSlots: count.max(1_000_000).optional(),
+  /** Each slot that holds a transaction starts a minority fork with this probability (0..1, the seeded PRNG). */
+  forkShare: z.number().min(0).max(1).optional(),
   /** Every call (admin methods aside) answers this HTTP status: a revoked key (401), a blocked address (403), a wrong path (404); null turns it off. */
   httpStatus: z.union([z.literal(401), z.literal(403), z.literal(404), z.null()]).optional(),
 });

@@ -24,10 +24,32 @@ export interface AccountStore {
   setLamports(address: string, lamports: bigint): void;
 }
 
+/**
+ * What a write replaced, enough to undo it: bytes at an offset, a balance, or a whole account
+ * (undefined: there was none). A transaction's journal undoes its own on failure; the bank keeps
+ * the committed ones per slot to answer reads at older slots and to abandon a fork (bank/slot-history.ts).
+ */
+export type UndoEntry =
+  | { kind: 'data'; address: string; offset: number; previous: Uint8Array }
+  | { kind: 'lamports'; address: string; previous: bigint }
+  | { kind: 'account'; address: string; previous: Account | undefined };
+
+/** Undoes one entry on `accounts` (entries are undone newest first). */
+export function undo(accounts: Map<string, Account>, entry: UndoEntry): void {
+  if (entry.kind === 'account') {
+    if (entry.previous === undefined) accounts.delete(entry.address);
+    else accounts.set(entry.address, entry.previous);
+    return;
+  }
+  const account = accounts.get(entry.address)!;
+  if (entry.kind === 'data') account.data.set(entry.previous, entry.offset);
+  else account.lamports = entry.previous;
+}
+
 /** An AccountStore over a Map whose changes can be committed or rolled back as one unit. */
 export class AccountJournal implements AccountStore {
   readonly #accounts: Map<string, Account>;
-  #undo: Array<() => void> = [];
+  #undo: UndoEntry[] = [];
 
   constructor(accounts: Map<string, Account>) {
     this.#accounts = accounts;
@@ -42,30 +64,37 @@ export class AccountJournal implements AccountStore {
     if (offset < 0 || offset + bytes.length > account.data.length) {
       throw new RangeError(`write of ${bytes.length} bytes at offset ${offset} exceeds account ${address} (${account.data.length} bytes)`);
     }
-    const previous = account.data.slice(offset, offset + bytes.length);
-    this.#undo.push(() => account.data.set(previous, offset));
+    this.#undo.push({ kind: 'data', address, offset, previous: account.data.slice(offset, offset + bytes.length) });
     account.data.set(bytes, offset);
   }
 
   create(address: string, account: Account): void {
-    const previous = this.#accounts.get(address);
-    this.#undo.push(() => (previous === undefined ? this.#accounts.delete(address) : this.#accounts.set(address, previous)));
+    this.#undo.push({ kind: 'account', address, previous: this.#accounts.get(address) });
     this.#accounts.set(address, account);
+  }
+
+  /** Removes the account (one left without lamports is gone, as on a cluster). */
+  remove(address: string): void {
+    if (!this.#accounts.has(address)) return;
+    this.#undo.push({ kind: 'account', address, previous: this.#accounts.get(address) });
+    this.#accounts.delete(address);
   }
 
   setLamports(address: string, lamports: bigint): void {
     const account = this.#existing(address);
-    const previous = account.lamports;
-    this.#undo.push(() => (account.lamports = previous));
+    this.#undo.push({ kind: 'lamports', address, previous: account.lamports });
     account.lamports = lamports;
   }
 
-  commit(): void {
+  /** Keeps the changes; answers what they replaced, oldest first. */
+  commit(): UndoEntry[] {
+    const committed = this.#undo;
     this.#undo = [];
+    return committed;
   }
 
   rollback(): void {
-    for (let i = this.#undo.length - 1; i >= 0; i -= 1) this.#undo[i]!();
+    for (let i = this.#undo.length - 1; i >= 0; i -= 1) undo(this.#accounts, this.#undo[i]!);
     this.#undo = [];
   }
 

@@ -1,4 +1,5 @@
 import bs58 from 'bs58';
+import { isCommitment } from '../bank/commitment-banks.js';
 import { RPC_ERRORS, RpcError, invalidParams } from './errors.js';
 
 /**
@@ -57,15 +58,14 @@ export function booleanParam(value: unknown, name: string, fallback: boolean): b
   return value;
 }
 
-const COMMITMENTS = new Set(['processed', 'confirmed', 'finalized', 'recent', 'single', 'singleGossip', 'root', 'max']);
-
-/** Every commitment reads the same state on the devnet; the value is still checked. */
-export function checkCommitment(config: Config, field = 'commitment'): void {
+/** A commitment a node accepts (legacy names included), or undefined when none is given. */
+export function checkCommitment(config: Config, field = 'commitment'): string | undefined {
   const value = config[field];
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'string' || !COMMITMENTS.has(value)) {
+  if (value === undefined || value === null) return undefined;
+  if (!isCommitment(value)) {
     throw invalidParams(`Invalid params: ${field} must be one of processed, confirmed, finalized; got ${JSON.stringify(value)}`);
   }
+  return value;
 }
 
 export function checkMinContextSlot(config: Config, slot: number): void {
@@ -75,10 +75,4 @@ export function checkMinContextSlot(config: Config, slot: number): void {
   if (minContextSlot > slot) {
     throw new RpcError(RPC_ERRORS.MIN_CONTEXT_SLOT_NOT_REACHED, 'Minimum context slot has not been reached', { contextSlot: slot });
   }
-}
-
-/** Common reading config: commitment and minContextSlot. */
-export function checkReadConfig(config: Config, slot: number): void {
-  checkCommitment(config);
-  checkMinContextSlot(config, slot);
 }

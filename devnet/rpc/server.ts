@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describeError } from '../../src/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bank } from '../bank/bank.js';
+import { commitmentLevel, type BankView } from '../bank/commitment-banks.js';
 import type { CallView, FaultDecision, Faults } from '../faults/faults.js';
 import { RPC_ERRORS, RpcError } from './errors.js';
 import type { Exchange, MethodContext, RpcMethod } from './method.js';
@@ -12,7 +13,7 @@ import { clusterMethods } from './methods/cluster.js';
 import { feeMethods } from './methods/fees.js';
 import { historyMethods } from './methods/history.js';
 import { transactionMethods } from './methods/transactions.js';
-import { paramList } from './params.js';
+import { checkCommitment, checkMinContextSlot, paramList } from './params.js';
 import { DevnetError } from '../devnet-error.js';
 
 /**
@@ -107,9 +108,14 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       const injected = injectedFault(decision, id);
       if (injected !== undefined) return injected;
     }
-        // Admin calls see the chain as it is and draw nothing from the faults' seeded sequence.
-    const bank = admin ? options.bank : reportingView(options.bank, options.faults.nextCallView());
-    const ctx: MethodContext = { bank, faults: options.faults, exchange };
+    // Admin calls see the chain as it is and draw nothing from the faults' seeded sequence.
+    const view: CallView = admin ? { behindSlots: 0, pastOnly: false } : options.faults.nextCallView();
+    const at = (config: Readonly<Record<string, unknown>>): BankView => {
+      const bank = reportingView(options.bank.at(commitmentLevel(checkCommitment(config))), view);
+      checkMinContextSlot(config, bank.slot);
+      return bank;
+    };
+    const ctx: MethodContext = { bank: options.bank, faults: options.faults, exchange, at };
     try {
       return { reply: response(id, undefined, method(paramList(call.params), ctx)) };
     } catch (err) {
@@ -127,34 +133,31 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 }
 
 /**
- * The bank as this call's answer sees it: with a slot lag or a frozen slot, its slot and block
- * height (and so context slots and minContextSlot checks) are behind the chain's; a lagging
- * backend (`pastOnly`) also knows no transaction of the newer slots (statuses, history) nor their
- * blockhashes, and serves the account state of its slot (`accounts`). With `slotLag` alone the
- * account state is the chain's own.
+ * A commitment's bank as this call's answer sees it: with a slot lag or a frozen slot, its slot
+ * and block height (and so context slots and minContextSlot checks) are behind, as are the
+ * confirmed and finalized slots its statuses are judged by; a lagging backend (`pastOnly`) also
+ * knows no transaction of the newer slots (statuses, history) nor their blockhashes, and serves
+ * the account state of its slot (the copy kept at or before it). With `slotLag` alone the
+ * account state is the bank's own.
  */
-function reportingView(bank: Bank, { behindSlots: behind, pastOnly, accounts }: CallView): Bank {
+function reportingView(bank: BankView, { behindSlots: behind, pastOnly, pastAt }: CallView): BankView {
   if (behind === 0) return bank;
-  const viewSlot = bank.slot - behind;
+  const back = (slot: number) => Math.max(0, slot - behind);
+  const shifted: BankView = { ...bank, slot: back(bank.slot), blockHeight: back(bank.blockHeight), confirmedSlot: back(bank.confirmedSlot), finalizedSlot: back(bank.finalizedSlot) };
+  const past = pastOnly ? pastAt?.(shifted.slot) : undefined;
+  if (past === undefined) return shifted;
+  const viewSlot = past.slot;
   const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined => (entry !== undefined && entry.slot <= viewSlot ? entry : undefined);
-  const past: Partial<Record<string | symbol, unknown>> = pastOnly
-    ? {
-        signatureStatus: (signature: string) => seen(bank.signatureStatus(signature)),
-        transaction: (signature: string) => seen(bank.transaction(signature)),
-        signaturesForAddress: (...args: Parameters<Bank['signaturesForAddress']>) => bank.signaturesForAddress(...args).filter((entry) => entry.slot <= viewSlot),
-        latestBlockhash: (behindSlots = 0) => bank.latestBlockhash(behindSlots + behind),
-        ...(accounts === undefined ? {} : { account: (address: string) => accounts.get(address) }),
-      }
-    : {};
-  return new Proxy(bank, {
-    get(target, property) {
-      if (property === 'slot') return target.slot - behind;
-      if (property === 'blockHeight') return target.blockHeight - behind;
-      if (property in past) return past[property];
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return {
+    ...shifted,
+    slot: viewSlot,
+    blockHeight: viewSlot,
+    account: (address) => past.accounts.get(address),
+    signatureStatus: (signature) => seen(bank.signatureStatus(signature)),
+    transaction: (signature) => seen(bank.transaction(signature)),
+    signaturesForAddress: (address, query) => bank.signaturesForAddress(address, query).filter((entry) => entry.slot <= viewSlot),
+    latestBlockhash: (behindSlots = 0) => bank.latestBlockhash(behindSlots + bank.slot - viewSlot),
+  };
 }
 
 function injectedFault(decision: FaultDecision, id: unknown): { reply: JsonRpcResponse; httpFault?: HttpFault } | undefined {

@@ -7,7 +7,7 @@ import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from 
 import type { ChainPair } from '../chain-pair.js';
 import { checkInteger, invalidOption, type DevnetNode } from '../node.js';
 import { ensureKeypairFile } from './keypair-files.js';
-import { devnetConnection, submitTransaction } from './submit.js';
+import { awaitStatus, devnetConnection, submitTransaction } from './submit.js';
 
 /**
  * A ready-to-use bridge on a chain pair: authority and governance keypair files, funded
@@ -77,11 +77,16 @@ export async function bootstrapWorld(pair: ChainPair, options: WorldOptions): Pr
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const authorityKeys = await keypairs(dir, options.authorities);
   const governance = await ensureKeypairFile(join(dir, 'governance.json'));
-  fund(pair, authorityKeys, governance);
   const source = devnetConnection(pair.source.url, signal);
   const target = devnetConnection(pair.target.url, signal);
+  await fund(pair, { source, target }, authorityKeys, governance, signal);
   const trackers = await initializeTrackers(pair, { source, target }, governance, authorityKeys, options, signal);
   const tokenPairs = await setTokenPairs(pair.target, target, pair.source.chainId, governance, trackers.withdrawTracker, signal);
+  // A server reads at finalized by default: the bridge is ready once the finalized banks have it.
+  await Promise.all([
+    awaitStatus(source, trackers.signatures.source, { chain: 'source', step: 'initialize_deposit_tracker', signal, commitment: 'finalized' }),
+    ...tokenPairs.signatures.map((signature) => awaitStatus(target, signature, { chain: 'target', step: 'set_token_pair', signal, commitment: 'finalized' })),
+  ]);
   const world: World = {
     dir,
     programId: pair.source.programId.toBase58(),
@@ -91,7 +96,7 @@ export async function bootstrapWorld(pair: ChainPair, options: WorldOptions): Pr
     capacity: options.capacity,
     authorities: authorityKeys.map((keypair, k) => ({ publicKey: keypair.publicKey.toBase58(), keypairPath: authorityPath(dir, k) })),
     governance: { publicKey: governance.publicKey.toBase58(), keypairPath: join(dir, 'governance.json') },
-    tokenPairs,
+    tokenPairs: tokenPairs.pairs,
   };
   await writeWorldFile(dir, world);
   return world;
@@ -118,12 +123,20 @@ async function keypairs(dir: string, count: number): Promise<Keypair[]> {
   return keys;
 }
 
-/** Authorities pay fees on both chains (ack_deposit on the target, ack_withdraw and cleanup on the source). */
-function fund(pair: ChainPair, authorities: Keypair[], governance: Keypair): void {
-  for (const node of [pair.source, pair.target]) {
-    for (const authority of authorities) node.airdrop(authority.publicKey, AUTHORITY_LAMPORTS);
-    node.airdrop(governance.publicKey, GOVERNANCE_LAMPORTS);
-  }
+/**
+ * Authorities pay fees on both chains (ack_deposit on the target, ack_withdraw and cleanup on
+ * the source). Waits until the airdrops are confirmed: the first transaction's preflight runs on
+ * the confirmed bank.
+ */
+async function fund(pair: ChainPair, connections: { source: Connection; target: Connection }, authorities: Keypair[], governance: Keypair, signal: AbortSignal): Promise<void> {
+  await Promise.all(
+    (['source', 'target'] as const).map((chain) => {
+      const node = pair[chain];
+      for (const authority of authorities) node.airdrop(authority.publicKey, AUTHORITY_LAMPORTS);
+      const last = node.airdrop(governance.publicKey, GOVERNANCE_LAMPORTS);
+      return awaitStatus(connections[chain], last, { chain, step: 'airdrop', signal });
+    }),
+  );
 }
 
 async function initializeTrackers(
@@ -133,7 +146,7 @@ async function initializeTrackers(
   authorityKeys: Keypair[],
   options: WorldOptions,
   signal: AbortSignal,
-): Promise<{ depositTracker: PublicKey; withdrawTracker: PublicKey }> {
+): Promise<{ depositTracker: PublicKey; withdrawTracker: PublicKey; signatures: { source: string; target: string } }> {
   const programId = pair.source.programId;
   const authorities = authorityKeys.map((keypair) => keypair.publicKey.toBase58());
   const params = { capacity: BigInt(options.capacity), threshold: options.threshold, authorities };
@@ -143,11 +156,15 @@ async function initializeTrackers(
     { chain: 'source', ix: { name: 'initialize_deposit_tracker', programId, tracker: depositTracker, targetChainId: pair.target.chainId } },
     { chain: 'target', ix: { name: 'initialize_withdraw_tracker', programId: pair.target.programId, tracker: withdrawTracker, sourceChainId: pair.source.chainId } },
   ] as const;
-  for (const { chain, ix } of initializations) {
-    const instruction = initializeTrackerInstruction({ ...ix, governance: governance.publicKey, ...params });
-    await submitTransaction(connections[chain], [instruction], [governance], { chain, step: ix.name, signal });
-  }
-  return { depositTracker, withdrawTracker };
+  // One per chain, both at once: each waits for its confirmation (two slots on an Agave-like devnet).
+  const [source, target] = await Promise.all(
+    initializations.map(({ chain, ix }) => {
+      const instruction = initializeTrackerInstruction({ ...ix, governance: governance.publicKey, ...params });
+      return submitTransaction(connections[chain], [instruction], [governance], { chain, step: ix.name, signal });
+    }),
+  );
+  const signatures = { source: source!, target: target! };
+  return { depositTracker, withdrawTracker, signatures };
 }
 
 async function setTokenPairs(
@@ -157,33 +174,38 @@ async function setTokenPairs(
   governance: Keypair,
   withdrawTracker: PublicKey,
   signal: AbortSignal,
-): Promise<Record<TokenPairKind, WorldTokenPair>> {
-  const pairs = {} as Record<TokenPairKind, WorldTokenPair>;
-  for (const kind of TOKEN_PAIR_KINDS) {
-    const settings = TOKEN_PAIR_SETTINGS[kind];
-    const sourceMint = Keypair.generate().publicKey;
-    const targetMint = Keypair.generate().publicKey;
-    const tokenPair = tokenPairAddress(target.programId, sourceChainId, sourceMint);
-    const ix = setTokenPairInstruction({
-      programId: target.programId,
-      governance: governance.publicKey,
-      withdrawTracker,
-      tokenPair,
-      sourceMint: sourceMint.toBase58(),
-      targetMint: targetMint.toBase58(),
-      ...settings,
-    });
-    await submitTransaction(connection, [ix], [governance], { chain: 'target', step: `set_token_pair (${kind})`, signal });
-    pairs[kind] = {
-      sourceMint: sourceMint.toBase58(),
-      targetMint: targetMint.toBase58(),
-      address: tokenPair.toBase58(),
-      frozen: settings.frozen,
-      limitRemaining: settings.limitRemaining.toString(),
-      vaultBalance: settings.vaultBalance.toString(),
-    };
-  }
-  return pairs;
+): Promise<{ pairs: Record<TokenPairKind, WorldTokenPair>; signatures: string[] }> {
+  // The four pairs are independent: sent at once, each confirmed in the same few slots.
+  const results = await Promise.all(
+    TOKEN_PAIR_KINDS.map(async (kind) => {
+      const settings = TOKEN_PAIR_SETTINGS[kind];
+      const sourceMint = Keypair.generate().publicKey;
+      const targetMint = Keypair.generate().publicKey;
+      const tokenPair = tokenPairAddress(target.programId, sourceChainId, sourceMint);
+      const ix = setTokenPairInstruction({
+        programId: target.programId,
+        governance: governance.publicKey,
+        withdrawTracker,
+        tokenPair,
+        sourceMint: sourceMint.toBase58(),
+        targetMint: targetMint.toBase58(),
+        ...settings,
+      });
+      const signature = await submitTransaction(connection, [ix], [governance], { chain: 'target', step: `set_token_pair (${kind})`, signal });
+      const pair: WorldTokenPair = {
+        sourceMint: sourceMint.toBase58(),
+        targetMint: targetMint.toBase58(),
+        address: tokenPair.toBase58(),
+        frozen: settings.frozen,
+        limitRemaining: settings.limitRemaining.toString(),
+        vaultBalance: settings.vaultBalance.toString(),
+      };
+      return { kind, pair, signature };
+    }),
+  );
+  const pairs = Object.fromEntries(results.map(({ kind, pair }) => [kind, pair])) as Record<TokenPairKind, WorldTokenPair>;
+  const signatures = results.map(({ signature }) => signature);
+  return { pairs, signatures };
 }
 
 /** Written to a temporary file and renamed, so a reader never sees half a world. */

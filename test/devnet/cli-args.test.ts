@@ -27,7 +27,15 @@ describe('parseDevnetFlags', () => {
       computeCostScale: 1,
       priceFloor: 0,
       forwardPercent: 100,
+      commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 },
+      forkPercent: 0,
     });
+    expect(parseDevnetFlags(['--confirmed-lag', '1', '--finalized-lag', '10', '--fork-percent', '5'], MAX_CAPACITY)).toMatchObject({
+      commitmentLags: { confirmedLagSlots: 1, finalizedLagSlots: 10 },
+      forkPercent: 5,
+    });
+    expect(parseDevnetFlags(['--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({ commitmentLags: { confirmedLagSlots: 0, finalizedLagSlots: 0 } });
+    expect(parseDevnetFlags(['--slot-interval-ms', '0', '--confirmed-lag', '0', '--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({ slotIntervalMs: 0 });
     expect(parseDevnetFlags(['--compute-cost-scale', '6', '--price-floor', '20000', '--forward-percent', '10'], MAX_CAPACITY)).toMatchObject({
       computeCostScale: 6,
       priceFloor: 20_000,
@@ -71,8 +79,25 @@ describe('parseDevnetFlags', () => {
 
 describe('parseDemoFlags', () => {
   it('defaults the first server port to 8081 and the directory to .devnet/demo', () => {
-    expect(parseDemoFlags([])).toEqual({ serverPort: 8081, sourcePort: 8899, targetPort: 8999, dir: '.devnet/demo', computeCostScale: 1, congestion: 0 });
-    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6'])).toMatchObject({ congestion: 20_000, computeCostScale: 6 });
+    expect(parseDemoFlags([])).toEqual({
+      serverPort: 8081,
+      sourcePort: 8899,
+      targetPort: 8999,
+      dir: '.devnet/demo',
+      computeCostScale: 1,
+      congestion: 0,
+      commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 },
+      forwardPercent: 100,
+    });
+    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6', '--forward-percent', '25'])).toMatchObject({ congestion: 20_000, computeCostScale: 6, forwardPercent: 25 });
+  });
+
+  it('refuses lags a devnet cannot run: confirmed past finalized, lags without a slot timer, forks without a confirmed lag', () => {
+    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '5', '--finalized-lag', '4'], MAX_CAPACITY))).toContain('--confirmed-lag must be an integer from 0 to 4');
+    expect(usageError(() => parseDevnetFlags(['--finalized-lag', '151'], MAX_CAPACITY))).toContain('--finalized-lag must be an integer from 0 to 150');
+    expect(usageError(() => parseDevnetFlags(['--slot-interval-ms', '0'], MAX_CAPACITY))).toContain('--slot-interval-ms 0 stops the slot timer');
+    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '0', '--fork-percent', '10'], MAX_CAPACITY))).toContain('--fork-percent needs --confirmed-lag 1');
+    expect(usageError(() => parseDemoFlags(['--finalized-lag', 'x']))).toContain('--finalized-lag must be an integer');
   });
 
   it('rejects unknown flags and a server port without room for three servers', () => {

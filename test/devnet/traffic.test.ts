@@ -119,3 +119,35 @@ it('under congestion, users bid the chain floor and their deposits land paying i
   // A deposit and a price instruction: the default limit is 203,000 CU, 4,060 lamports at 20,000 micro-lamports.
   expect(landed.every((tx) => tx.computeUnitPrice === 20_000n && tx.priorityFee === 4_060n)).toBe(true);
 });
+
+it('a failed step is one line: the preflight message and the program error, not web3.js eleven-line dump (issue 49)', async () => {
+  // A one-entry deposit tracker: after the first deposit every one is refused in preflight (TrackerFull).
+  const full = await startChainPair({ slotIntervalMs: 0 });
+  const fullDir = await mkdtemp(join(tmpdir(), 'devnet-traffic-full-'));
+  try {
+    const small = await bootstrapWorld(full, { authorities: 1, threshold: 1, capacity: 1, dir: fullDir });
+    const errors: unknown[] = [];
+    const traffic = startTraffic(full, small, { depositsPerSecond: 50, seed: 9, onError: (err) => errors.push(err) });
+    await until(() => errors.length >= 1, 'a deposit refused by a full tracker');
+    await traffic.stop();
+    const message = (errors[0] as Error).message;
+    expect(message).not.toContain('\n');
+    expect(message).toMatch(/traffic deposit .* failed: preflight refused it: Transaction simulation failed: .*custom program error: 0x1777 \(Program log: AnchorError occurred\. Error Code: TrackerFull/);
+  } finally {
+    await full.close();
+    await rm(fullDir, { recursive: true, force: true });
+  }
+});
+
+it('a user rebroadcasts what it has not seen land: a deposit its endpoint dropped lands once the endpoint forwards again', async () => {
+  pair.source.faults.set({ forwardShare: 0 });
+  const errors: unknown[] = [];
+  const traffic = startTraffic(pair, world, { depositsPerSecond: 1, seed: 7, onError: (err) => errors.push(err) });
+  // The first send and a rebroadcast a second later, both dropped.
+  await until(() => pair.source.faults.snapshot().dropped >= 2, 'a send and a rebroadcast dropped');
+  expect(deposits()).toEqual([]);
+  pair.source.faults.set({ forwardShare: 1 });
+  await until(() => deposits().length >= 1, 'the rebroadcast deposit');
+  await traffic.stop();
+  expect(errors).toEqual([]);
+});

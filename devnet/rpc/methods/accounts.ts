@@ -1,17 +1,14 @@
 import type { Account } from '../../program/store.js';
 import { rentExemptMinimum } from '../../program/store.js';
 import { invalidParams } from '../errors.js';
-import { responseContext, type MethodContext, type RpcMethod } from '../method.js';
-import {
-  arrayParam,
-  base58Param,
-  checkReadConfig,
-  configParam,
-  integerParam,
-  type Config,
-} from '../params.js';
+import { responseContext, type RpcMethod } from '../method.js';
+import { arrayParam, base58Param, configParam, integerParam, type Config } from '../params.js';
 
-/** Account reads: getAccountInfo, getMultipleAccounts, getBalance, getMinimumBalanceForRentExemption. */
+/**
+ * Account reads: getAccountInfo, getMultipleAccounts, getBalance, getMinimumBalanceForRentExemption.
+ * Each answers from the bank of its commitment (finalized by default): the accounts as they were
+ * at the end of that bank's slot, which the context names.
+ */
 
 const MAX_MULTIPLE_ACCOUNTS = 100;
 // Accounts that never pay rent report rentEpoch u64::MAX.
@@ -26,31 +23,31 @@ interface EncodedAccount {
   space: number;
 }
 
-const getAccountInfo: RpcMethod = (params, { bank }) => {
+const getAccountInfo: RpcMethod = (params, { at }) => {
   const address = base58Param(params[0], 'pubkey', 32);
   const config = configParam(params[1], 'config');
-  checkReadConfig(config, bank.slot);
+  const bank = at(config);
   const encode = accountEncoder(config);
   return { context: responseContext(bank), value: encode(bank.account(address)) };
 };
 
-const getMultipleAccounts: RpcMethod = (params, { bank }) => {
+const getMultipleAccounts: RpcMethod = (params, { at }) => {
   const addresses = arrayParam(params[0], 'pubkeys', MAX_MULTIPLE_ACCOUNTS).map((key, i) => base58Param(key, `pubkeys[${i}]`, 32));
   const config = configParam(params[1], 'config');
-  checkReadConfig(config, bank.slot);
+  const bank = at(config);
   const encode = accountEncoder(config);
   return { context: responseContext(bank), value: addresses.map((address) => encode(bank.account(address))) };
 };
 
-const getBalance: RpcMethod = (params, { bank }) => {
+const getBalance: RpcMethod = (params, { at }) => {
   const address = base58Param(params[0], 'pubkey', 32);
-  checkReadConfig(configParam(params[1], 'config'), bank.slot);
+  const bank = at(configParam(params[1], 'config'));
   return { context: responseContext(bank), value: Number(bank.account(address)?.lamports ?? 0n) };
 };
 
-const getMinimumBalanceForRentExemption: RpcMethod = (params: unknown[], { bank }: MethodContext) => {
+const getMinimumBalanceForRentExemption: RpcMethod = (params, { at }) => {
   const length = integerParam(params[0], 'dataLength', 0, 10 * 1024 * 1024);
-  checkReadConfig(configParam(params[1], 'config'), bank.slot);
+  at(configParam(params[1], 'config'));
   return Number(rentExemptMinimum(length));
 };
 

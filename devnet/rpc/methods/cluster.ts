@@ -1,26 +1,25 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { FEATURE_SET, SOLANA_CORE_VERSION, responseContext, type RpcMethod } from '../method.js';
-import { checkReadConfig, configParam } from '../params.js';
+import { configParam } from '../params.js';
 
-/** Cluster state: blockhash, heights, health, version. Block height equals the slot. */
+/** Cluster state: blockhash, heights, health, version, each from the bank of its commitment (finalized by default). Block height equals the slot. */
 
 const SLOTS_PER_EPOCH = 432_000;
 
-const getLatestBlockhash: RpcMethod = (params, { bank, faults }) => {
-  checkReadConfig(configParam(params[0], 'config'), bank.slot);
+const getLatestBlockhash: RpcMethod = (params, { at, faults }) => {
+  const bank = at(configParam(params[0], 'config'));
   return { context: responseContext(bank), value: bank.latestBlockhash(faults.blockhashLagSlots) };
 };
 
-const getBlockHeight: RpcMethod = (params, { bank }) => {
-  checkReadConfig(configParam(params[0], 'config'), bank.slot);
-  return bank.blockHeight;
+const getBlockHeight: RpcMethod = (params, { at }) => {
+  return at(configParam(params[0], 'config')).blockHeight;
 };
 
 // The slot and height of one view in one answer: what a client anchors an expiry decision to.
 // transactionCount is left out: the devnet does not count transactions.
-const getEpochInfo: RpcMethod = (params, { bank }) => {
-  checkReadConfig(configParam(params[0], 'config'), bank.slot);
+const getEpochInfo: RpcMethod = (params, { at }) => {
+  const bank = at(configParam(params[0], 'config'));
   const slot = bank.slot;
   return {
     absoluteSlot: slot,
@@ -31,9 +30,8 @@ const getEpochInfo: RpcMethod = (params, { bank }) => {
   };
 };
 
-const getSlot: RpcMethod = (params, { bank }) => {
-  checkReadConfig(configParam(params[0], 'config'), bank.slot);
-  return bank.slot;
+const getSlot: RpcMethod = (params, { at }) => {
+  return at(configParam(params[0], 'config')).slot;
 };
 
 const getHealth: RpcMethod = () => 'ok';

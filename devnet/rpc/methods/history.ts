@@ -1,14 +1,17 @@
-import type { AddressSignature, AddressSignatureQuery } from '../../bank/history.js';
+import { landedBefore, type AddressSignature, type AddressSignatureQuery, type LandingPosition } from '../../bank/history.js';
 import type { ForgedHistory } from '../../faults/forged-history.js';
 import { RpcError, historyNotAvailable, invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
-import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '../params.js';
+import { configParam, base58Param } from '../params.js';
 
 /**
  * History reads. getSignaturesForAddress: the landed transactions that list an address, newest
- * first, as a Solana node answers it. `before` and `until` are exclusive bounds; an unknown `before` (never
- * landed, or older than the kept history) answers [], an unknown `until` bounds nothing, as on
- * a node. Every landed transaction is final at once, so confirmationStatus is "finalized".
+ * first, as a Solana node answers it, from the bank of its commitment (confirmed or finalized,
+ * finalized by default): transactions of later slots are not listed yet. `before` and `until`
+ * are exclusive bounds (landing positions: several transactions share a slot); an unknown
+ * `before` (never landed, or older than the kept history) answers [], an unknown `until` bounds
+ * nothing, as on a node. confirmationStatus says which bank has each (Agave's
+ * get_signatures_for_address: finalized at or below the root, else confirmed).
  * getTransaction: one recent transaction, `base64` encoding only, with the meta fields the
  * devnet knows (err, status, fee, logMessages, computeUnitsConsumed); airdrops are not transactions
  * and answer null. An endpoint with the `noHistory` fault answers both with -32011, as a node
@@ -17,40 +20,47 @@ import { base58Param, checkCommitment, checkMinContextSlot, configParam } from '
 
 const MAX_SIGNATURES_FOR_ADDRESS = 1_000;
 
-const getSignaturesForAddress: RpcMethod = (params, { bank, faults }) => {
+const getSignaturesForAddress: RpcMethod = (params, { faults, at }) => {
   if (faults.noHistory) throw historyNotAvailable();
   const address = base58Param(params[0], 'address', 32);
   const config = configParam(params[1], 'config');
-  checkCommitment(config);
   checkAtLeastConfirmed(config['commitment']);
-  checkMinContextSlot(config, bank.slot);
+  const bank = at(config);
   const limit = limitParam(config['limit']);
   const before = optionalSignature(config['before'], 'before');
   const until = optionalSignature(config['until'], 'until');
-  const slotOf = (signature: string) => bank.signatureStatus(signature)?.slot ?? faults.forgedHistory?.transactions.get(signature)?.slot;
-  const beforeSlot = before === undefined ? undefined : slotOf(before);
-  if (before !== undefined && beforeSlot === undefined) return [];
-  const untilSlot = until === undefined ? undefined : slotOf(until);
-  const landed = bank.signaturesForAddress(address, { beforeSlot, untilSlot, limit });
-  return withForged(landed, faults.forgedHistory, address, { beforeSlot, untilSlot, limit }).map(({ signature, slot, err, blockTime }) => ({
+  // A forged signature bounds by its slot: `before` it excludes its whole slot, `until` too.
+  const positionOf = (signature: string, forgedSeq: number): LandingPosition | undefined => {
+    const status = bank.signatureStatus(signature);
+    if (status !== undefined) return status;
+    const forged = faults.forgedHistory?.transactions.get(signature);
+    return forged === undefined ? undefined : { slot: forged.slot, seq: forgedSeq };
+  };
+  const beforePosition = before === undefined ? undefined : positionOf(before, -1);
+  if (before !== undefined && beforePosition === undefined) return [];
+  const untilPosition = until === undefined ? undefined : positionOf(until, Number.POSITIVE_INFINITY);
+  const query = { before: beforePosition, until: untilPosition, limit };
+  const finalizedSlot = bank.finalizedSlot;
+  return withForged(bank.signaturesForAddress(address, query), faults.forgedHistory, address, query).map(({ signature, slot, err, blockTime }) => ({
     signature,
     slot,
     err,
     memo: null,
     blockTime,
-    confirmationStatus: 'finalized',
+    confirmationStatus: slot <= finalizedSlot ? 'finalized' : 'confirmed',
   }));
 };
 
 // A node's answer when a v0 transaction is asked for without maxSupportedTransactionVersion.
 const UNSUPPORTED_TRANSACTION_VERSION = -32015;
 
-const getTransaction: RpcMethod = (params, { bank, faults }) => {
+const getTransaction: RpcMethod = (params, { faults, at }) => {
   if (faults.noHistory) throw historyNotAvailable();
   const signature = base58Param(params[0], 'signature', 64);
   const config = configParam(params[1], 'config');
-  checkCommitment(config);
   checkAtLeastConfirmed(config['commitment']);
+  // Agave's getTransaction takes no minContextSlot: only the commitment chooses the bank.
+  const bank = at({ commitment: config['commitment'] });
   const encoding = config['encoding'] ?? 'json';
   if (encoding !== 'base64') {
     throw invalidParams(`Invalid params: encoding ${JSON.stringify(encoding)} is not supported by the devnet's getTransaction; use "base64"`);
@@ -89,11 +99,11 @@ function withForged(
   landed: AddressSignature[],
   forged: ForgedHistory | null,
   address: string,
-  { beforeSlot, untilSlot, limit }: AddressSignatureQuery,
+  { before, until, limit }: AddressSignatureQuery,
 ): AddressSignature[] {
   if (forged === null || forged.address !== address) return landed;
-  const inRange = forged.entries.filter(({ slot }) => (beforeSlot === undefined || slot < beforeSlot) && (untilSlot === undefined || slot > untilSlot));
-  return [...landed, ...inRange].sort((a, b) => b.slot - a.slot || Number(forged.transactions.has(b.signature)) - Number(forged.transactions.has(a.signature))).slice(0, limit);
+  const inRange = forged.entries.filter((entry) => (before === undefined || landedBefore(entry, before)) && (until === undefined || landedBefore(until, entry)));
+  return [...landed, ...inRange].sort((a, b) => b.slot - a.slot || b.seq - a.seq).slice(0, limit);
 }
 
 function limitParam(value: unknown): number {

@@ -1,5 +1,5 @@
 import bs58 from 'bs58';
-import type { Bank } from '../../bank/bank.js';
+import type { BankView } from '../../bank/commitment-banks.js';
 import { describeTransactionError } from '../../bank/transaction-error.js';
 import {
   InvalidTransactionError,
@@ -17,8 +17,6 @@ import {
   base58Param,
   booleanParam,
   checkCommitment,
-  checkMinContextSlot,
-  checkReadConfig,
   configParam,
   integerParam,
   stringParam,
@@ -31,15 +29,19 @@ const MAX_SIGNATURE_STATUSES = 256;
 // A node's limits on the encoded form of a 1232-byte transaction.
 const MAX_ENCODED_SIZE = { base58: 1_683, base64: 1_644 } as const;
 
-const sendTransaction: RpcMethod = (params, { bank, faults, exchange }) => {
+/**
+ * Agave's send_transaction: the preflight runs on the bank of `preflightCommitment` (finalized
+ * when none), `minContextSlot` judged against it; a transaction signed against a blockhash newer
+ * than that bank fails its preflight with BlockhashNotFound, as on a cluster.
+ */
+const sendTransaction: RpcMethod = (params, { bank, faults, exchange, at }) => {
   const config = configParam(params[1], 'config');
   const tx = wireTransaction(params[0], config);
-  checkCommitment(config, 'preflightCommitment');
-  checkMinContextSlot(config, bank.slot);
+  const preflightBank = at({ commitment: checkCommitment(config, 'preflightCommitment'), minContextSlot: config['minContextSlot'] });
   if (config['maxRetries'] !== undefined && config['maxRetries'] !== null) integerParam(config['maxRetries'], 'maxRetries');
   const skipPreflight = booleanParam(config['skipPreflight'], 'skipPreflight', false);
   checkTip(tx, faults.requireTip);
-  if (!skipPreflight) preflight(bank, tx, faults.blockhashLagSlots);
+  if (!skipPreflight) preflight(preflightBank, tx, faults.blockhashLagSlots);
   faults.received.received(tx.signature, bank.slot);
   if (faults.takeDroppedTransaction()) return tx.signature;
   bank.submit(tx, !skipPreflight, faults.landAfterSlots);
@@ -54,7 +56,7 @@ function checkTip(tx: DevnetTransaction, tip: { account: string; lamports: numbe
   throw invalidParams(`Invalid params: the transaction must transfer at least ${tip.lamports} lamports to the tip account ${tip.account}`);
 }
 
-function preflight(bank: Bank, tx: DevnetTransaction, blockhashLagSlots: number): void {
+function preflight(bank: BankView, tx: DevnetTransaction, blockhashLagSlots: number): void {
   if (!verifySignatures(tx)) throw signatureFailure();
   const { err, logs, unitsConsumed } = bank.simulate(tx, { checkBlockhash: true, blockhashLagSlots });
   if (err === null) return;
@@ -67,10 +69,10 @@ function preflight(bank: Bank, tx: DevnetTransaction, blockhashLagSlots: number)
   });
 }
 
-const simulateTransaction: RpcMethod = (params, { bank, faults }) => {
+const simulateTransaction: RpcMethod = (params, { faults, at }) => {
   const config = configParam(params[1], 'config');
   const tx = wireTransaction(params[0], config);
-  checkReadConfig(config, bank.slot);
+  const bank = at(config);
   const sigVerify = booleanParam(config['sigVerify'], 'sigVerify', false);
   const replaceRecentBlockhash = booleanParam(config['replaceRecentBlockhash'], 'replaceRecentBlockhash', false);
   if (sigVerify && replaceRecentBlockhash) throw invalidParams('Invalid params: sigVerify may not be used with replaceRecentBlockhash');
@@ -93,30 +95,38 @@ const simulateTransaction: RpcMethod = (params, { bank, faults }) => {
 // A node without history knows the statuses of its status cache only: about the last 300 slots.
 const STATUS_CACHE_SLOTS = 300;
 
-const getSignatureStatuses: RpcMethod = (params, { bank, faults }) => {
+/**
+ * Agave's get_signature_statuses: from the processed bank (its context slot), whatever the
+ * config says; each status's confirmationStatus by the bank that has it (finalized at or below
+ * the root, with confirmations null; confirmed at or below the optimistically confirmed slot;
+ * else processed), and `confirmations` the slots built on it since.
+ */
+const getSignatureStatuses: RpcMethod = (params, { faults, at }) => {
   const signatures = arrayParam(params[0], 'signatures', MAX_SIGNATURE_STATUSES).map((s, i) => base58Param(s, `signatures[${i}]`, 64));
   const config = configParam(params[1], 'config');
   const search = booleanParam(config['searchTransactionHistory'], 'searchTransactionHistory', false);
   if (search && faults.noHistory) throw historyNotAvailable();
+  const bank = at({ commitment: 'processed' });
   const oldestKnown = faults.noHistory ? bank.slot - STATUS_CACHE_SLOTS : -Infinity;
   return {
     context: responseContext(bank),
     value: signatures.map((signature) => {
       const status = bank.signatureStatus(signature);
       if (status === undefined || status.slot <= oldestKnown) return null;
-      // Every landed transaction is final at once (docs/devnet.md, "Commitments").
+      const finalized = status.slot <= bank.finalizedSlot;
       return {
         slot: status.slot,
-        confirmations: null,
+        confirmations: finalized ? null : bank.slot - status.slot,
         err: status.err,
         status: status.err === null ? { Ok: null } : { Err: status.err },
-        confirmationStatus: 'finalized',
+        confirmationStatus: finalized ? 'finalized' : status.slot <= bank.confirmedSlot ? 'confirmed' : 'processed',
       };
     }),
   };
 };
 
 const requestAirdrop: RpcMethod = (params, { bank }) => {
+  // The airdrop lands in the head's open slot, as a faucet's transfer does; its commitment only says what to wait for.
   const address = base58Param(params[0], 'pubkey', 32);
   const lamports = integerParam(params[1], 'lamports', 1);
   checkCommitment(configParam(params[2], 'config'));

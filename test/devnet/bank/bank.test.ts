@@ -59,7 +59,7 @@ function initTracker(bank: Bank, governance: Keypair): void {
   });
   const tx = signed(bank, [ix], [governance]);
   bank.submit(tx, false);
-  expect(bank.signatureStatus(tx.signature)).toEqual({ slot: expect.any(Number), err: null });
+  expect(bank.signatureStatus(tx.signature)).toMatchObject({ slot: expect.any(Number), err: null });
 }
 
 function deposit(depositor: Keypair, amount: bigint): TransactionInstruction {
@@ -92,7 +92,7 @@ describe('Bank: fees and statuses', () => {
     const slot = bank.slot;
     bank.submit(tx, false);
     expect(lamports(bank, payer)).toBe(before - 2n * BigInt(LAMPORTS_PER_SIGNATURE));
-    expect(bank.signatureStatus(tx.signature)).toEqual({ slot, err: null });
+    expect(bank.signatureStatus(tx.signature)).toMatchObject({ slot, err: null });
     expect(bank.slot).toBe(slot + 1);
     expect(entryCount(bank)).toBe(2n);
   });
@@ -175,18 +175,35 @@ describe('Bank: blockhashes and slots', () => {
     expect(bank.simulate(unknown, { checkBlockhash: true }).err).toBe('BlockhashNotFound');
   });
 
-  it('slots pass on the timer and with every landed transaction; block height equals the slot', () => {
+  it('slots pass on the timer, and a block holds every transaction that arrives within its slot; block height equals the slot', () => {
     vi.useFakeTimers();
     const bank = newBank(400);
     expect(bank.slot).toBe(0);
     vi.advanceTimersByTime(1_200);
     expect(bank.slot).toBe(3);
-    funded(bank);
+    const payer = funded(bank);
+    initTracker(bank, payer);
+    expect(bank.slot).toBe(3);
+    const first = signed(bank, [deposit(payer, 1n)], [payer]);
+    const second = signed(bank, [deposit(payer, 2n)], [payer]);
+    bank.submit(first, false);
+    bank.submit(second, false);
+    const [a, b] = [bank.signatureStatus(first.signature)!, bank.signatureStatus(second.signature)!];
+    expect([a.slot, b.slot]).toEqual([3, 3]);
+    expect(b.seq).toBeGreaterThan(a.seq);
+    vi.advanceTimersByTime(400);
     expect(bank.slot).toBe(4);
     expect(bank.blockHeight).toBe(bank.slot);
   });
 
-  it('while paused nothing lands and no slot passes; on resume waiting transactions land in order', () => {
+  it('without a slot timer each landed transaction ends its slot', () => {
+    const bank = newBank();
+    const slot = bank.slot;
+    funded(bank);
+    expect(bank.slot).toBe(slot + 1);
+  });
+
+  it('while paused nothing lands and no slot passes; on resume waiting transactions land in order, in the open slot', () => {
     vi.useFakeTimers();
     const bank = newBank(400);
     const payer = funded(bank);
@@ -203,8 +220,9 @@ describe('Bank: blockhashes and slots', () => {
     expect(bank.signatureStatus(first.signature)).toBeUndefined();
     expect(bank.isBlockhashValid(blockhash)).toBe(true);
     bank.resume();
-    expect(bank.signatureStatus(first.signature)).toEqual({ slot, err: null });
-    expect(bank.signatureStatus(second.signature)).toEqual({ slot: slot + 1, err: null });
+    const [a, b] = [bank.signatureStatus(first.signature)!, bank.signatureStatus(second.signature)!];
+    expect([a.slot, a.err, b.slot, b.err]).toEqual([slot, null, slot, null]);
+    expect(b.seq).toBeGreaterThan(a.seq);
     expect(entryCount(bank)).toBe(2n);
   });
 });

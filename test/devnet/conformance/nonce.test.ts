@@ -156,9 +156,10 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     // LiteSVM's blockhash has not moved: its second advance is in the same slot, and it lands.
     const second = litesvm.run(signedWire(authority, [advance(), pay(2_000_000n)], storedNonce(litesvm.accountData(nonce.toBase58()))), accounts);
     expect(second).toMatchObject({ landed: true, error: null, fee: 5_000n });
-    // The devnet lands each transaction in a block of its own, so its nonce is never at the
-    // current blockhash's value after a landing; written there, as a cluster leaves it after an
-    // advance in this slot, a transaction signed against it is refused before any fee.
+    // Without its slot timer (as this suite runs it) the devnet lands each transaction in a block
+    // of its own, so its nonce is never at the current blockhash's value after a landing; written
+    // there, as a cluster leaves it after an advance in this slot, a transaction signed against it
+    // is refused before any fee (with a slot timer, two sent in one slot: test/devnet/rpc/blocks.test.ts).
     const { blockhash } = await devnet.latestBlockhash();
     const data = (await nonceData()).devnet!.slice();
     data.set(bs58.decode(durableNonceOf(blockhash)), 40);

@@ -337,8 +337,8 @@ describe('address history memory', () => {
       const second = randomKey().toBase58();
       const [a1, a2] = [bank.airdrop(first, 1n), bank.airdrop(first, 1n)];
       const [b1, b2, b3] = [bank.airdrop(second, 1n), bank.airdrop(second, 1n), bank.airdrop(second, 1n)];
-      expect(bank.signaturesForAddress(first, { limit: 1000 })).toEqual([]);
-      expect(bank.signaturesForAddress(second, { limit: 1000 }).map((info) => info.signature)).toEqual([b3, b2, b1]);
+      expect(bank.at('processed').signaturesForAddress(first, { limit: 1000 })).toEqual([]);
+      expect(bank.at('processed').signaturesForAddress(second, { limit: 1000 }).map((info) => info.signature)).toEqual([b3, b2, b1]);
       expect(bank.signatureStatus(a1)).toBeUndefined();
       expect(bank.signatureStatus(a2)).toBeUndefined();
     } finally {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import type { CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../../devnet/world/keypair-files.js';
@@ -33,10 +34,24 @@ const AUTHORITY_COUNT = 3;
 const THRESHOLD = 2;
 const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
 
-export async function startDevnetBridge(options: { capacity?: number; slotIntervalMs?: number } = {}): Promise<DevnetBridge> {
-  // Slots also pass with every landed transaction; the timer only keeps blockhashes ageing
-  // (a blockhash lives 151 slots: 7.5 s at the default 50 ms).
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 50 });
+/**
+ * The devnet's commitment banks for the suite (docs/devnet.md "Commitments"): the option, else
+ * DEVNET_COMMITMENT_LAGS as "confirmed,finalized" slots (e.g. "2,32", Agave's), else none: one
+ * bank for every commitment, as the suite ran before the devnet had banks.
+ */
+function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags | undefined {
+  if (option !== undefined) return option;
+  const given = process.env['DEVNET_COMMITMENT_LAGS'];
+  if (given === undefined || given === '') return undefined;
+  const match = /^(\d+),(\d+)$/.exec(given);
+  if (match === null) throw new Error(`DEVNET_COMMITMENT_LAGS must be "confirmed,finalized" slots, e.g. "2,32"; got ${JSON.stringify(given)}`);
+  return { confirmedLagSlots: Number(match[1]), finalizedLagSlots: Number(match[2]) };
+}
+
+export async function startDevnetBridge(options: { capacity?: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags } = {}): Promise<DevnetBridge> {
+  // A block holds what arrives within its slot; the timer moves slots (and the banks behind the
+  // head) and keeps blockhashes ageing (a blockhash lives 151 slots: 7.5 s at the default 50 ms).
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 50, commitmentLags: suiteCommitmentLags(options.commitmentLags) });
   const dir = await mkdtemp(join(tmpdir(), 'bridge-integration-'));
   const cleanups: Array<() => Promise<void>> = [];
   const closeAll = async () => {
@@ -51,6 +66,9 @@ export async function startDevnetBridge(options: { capacity?: number; slotInterv
     const user = Keypair.generate();
     pair.source.airdrop(user.publicKey, USER_LAMPORTS);
     pair.target.airdrop(user.publicKey, USER_LAMPORTS);
+    // The user's first transaction is preflighted on the confirmed bank: the airdrops must be there.
+    pair.source.advanceSlots(pair.source.bank.commitmentLags.confirmedLagSlots);
+    pair.target.advanceSlots(pair.target.bank.commitmentLags.confirmedLagSlots);
     return {
       pair,
       world,

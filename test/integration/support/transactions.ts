@@ -16,10 +16,17 @@ import type { DevnetBridge } from './devnet-bridge.js';
 
 type Chain = 'source' | 'target';
 
-async function send(bridge: DevnetBridge, chain: Chain, instruction: TransactionInstruction, signer: Keypair, step: string, skipPreflight = false): Promise<string> {
+async function send(
+  bridge: DevnetBridge,
+  chain: Chain,
+  instruction: TransactionInstruction,
+  signer: Keypair,
+  step: string,
+  { skipPreflight = false, commitment = 'confirmed' }: { skipPreflight?: boolean; commitment?: 'confirmed' | 'finalized' } = {},
+): Promise<string> {
   const signal = AbortSignal.timeout(10_000);
   const connection = devnetConnection(bridge.pair[chain].url, signal);
-  return submitTransaction(connection, [instruction], [signer], { chain, step, signal, skipPreflight });
+  return submitTransaction(connection, [instruction], [signer], { chain, step, signal, skipPreflight, commitment });
 }
 
 export interface DepositArgs {
@@ -28,7 +35,11 @@ export interface DepositArgs {
   recipient?: string;
 }
 
-/** The user's deposit on the source chain. */
+/**
+ * The user's deposit on the source chain, returned once finalized: the server reads the source at
+ * finalized by default (BRIDGE_SOURCE_READ_COMMITMENT), so a test's next cycle sees it (at once on
+ * a devnet without commitment lags; about 32 slots later with Agave's).
+ */
 export async function deposit(bridge: DevnetBridge, args: DepositArgs): Promise<void> {
   const instruction = depositInstruction({
     programId: bridge.programId,
@@ -38,7 +49,7 @@ export async function deposit(bridge: DevnetBridge, args: DepositArgs): Promise<
     recipient: args.recipient ?? Keypair.generate().publicKey.toBase58(),
     sourceMint: args.sourceMint,
   });
-  await send(bridge, 'source', instruction, bridge.user, `deposit of ${args.amount}`);
+  await send(bridge, 'source', instruction, bridge.user, `deposit of ${args.amount}`, { commitment: 'finalized' });
 }
 
 /** The user claims a Confirmed withdrawal (`withdraw`): created_token_account becomes Created. */
@@ -116,7 +127,7 @@ export async function rawAckDeposit(bridge: DevnetBridge, k: number, vote: Instr
     tokenPair: tokenPairAddress(bridge.programId, bridge.world.source.chainId, new PublicKey(vote.sourceMint)),
     ...vote,
   });
-  await send(bridge, 'target', instruction, authority, `ack_deposit ${vote.index} by authority ${k}`, skipPreflight);
+  await send(bridge, 'target', instruction, authority, `ack_deposit ${vote.index} by authority ${k}`, { skipPreflight });
 }
 
 /** Authority k votes ack_withdraw with whatever result it likes (a dishonest authority). */
