@@ -107,6 +107,7 @@ export class Bank {
     this.#costs = new ComputeCosts(options.computeCostScale);
     this.#lags = checkCommitmentLags(options.commitmentLags ?? NO_COMMITMENT_LAGS);
     this.#blockPerTransaction = options.slotIntervalMs === 0;
+    this.slotIntervalMs = options.slotIntervalMs;
     this.#createGenesisAccounts();
     this.#makeBlockhash();
     if (options.slotIntervalMs > 0) {
@@ -114,6 +115,9 @@ export class Bank {
       this.#timer.unref();
     }
   }
+
+  /** How long a slot lasts (0: each landed transaction ends its own). */
+  readonly slotIntervalMs: number;
 
   get slot(): number {
     return this.#slot;

@@ -13,6 +13,7 @@ import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';
 import type { PairLamports } from '../../support/base-fees.js';
 import { authorityBalances } from './chain-state.js';
 import type { DevnetBridge } from './devnet-bridge.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /**
  * Bridge servers minus the HTTP layer: per authority, the crank src/index.ts runs (assembleCrank
@@ -28,6 +29,8 @@ export interface BridgeCrank {
   logs: CapturedLogs;
   /** This authority's lamports when its crank started, to count the transactions it paid for. */
   startBalances: PairLamports;
+  /** The devnet it runs on: a round waits for its banks (runRound). */
+  bridge: DevnetBridge;
 }
 
 export interface CrankTuning {
@@ -88,7 +91,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
     }),
   );
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
-  return { slot, service, metrics, logs, startBalances };
+  return { slot, service, metrics, logs, startBalances, bridge };
 }
 
 /**
@@ -116,11 +119,37 @@ export async function startConfiguredCrank(bridge: DevnetBridge, config: Partial
   return { service, metrics, logs };
 }
 
-/** One cycle of each crank, one after the other, in the given order: a deterministic round. */
+/** Per devnet, each chain's head when the last round that acted ended: what the next round waits to see finalized. */
+const actedAt = new WeakMap<DevnetBridge, { source: number; target: number }>();
+
+/**
+ * One cycle of each crank, one after the other, in the given order: a deterministic round. On
+ * Agave-like banks a round after one that acted first waits until both chains' finalized banks
+ * hold what it wrote (a server polling at production pace sees it a poll or two later; the
+ * source is read at finalized): bounded by twice the finalized lag in slots, plus 2 s.
+ */
 export async function runRound(cranks: readonly BridgeCrank[]): Promise<CrankReport[]> {
+  const bridge = cranks[0]?.bridge;
+  if (bridge !== undefined) await finalizedReached(bridge, actedAt.get(bridge));
   const reports: CrankReport[] = [];
   for (const crank of cranks) reports.push(await crank.service.runOnce());
+  if (bridge !== undefined && reports.some(acted)) actedAt.set(bridge, { source: bridge.pair.source.bank.slot, target: bridge.pair.target.bank.slot });
   return reports;
+}
+
+function acted(report: CrankReport): boolean {
+  return report.ack_deposit_attempted || report.ack_withdraw_attempted || report.cleanup_attempted > 0;
+}
+
+async function finalizedReached(bridge: DevnetBridge, marks: { source: number; target: number } | undefined): Promise<void> {
+  if (marks === undefined) return;
+  const { source, target } = bridge.pair;
+  const lagSlots = Math.max(source.bank.commitmentLags.finalizedLagSlots, target.bank.commitmentLags.finalizedLagSlots);
+  if (lagSlots === 0) return;
+  await waitFor(() => source.bank.slotOf('finalized') >= marks.source && target.bank.slotOf('finalized') >= marks.target, {
+    timeoutMs: 2 * lagSlots * Math.max(source.bank.slotIntervalMs, target.bank.slotIntervalMs) + 2_000,
+    what: `the finalized banks to reach slots ${marks.source} (source) and ${marks.target} (destination), where the last round acted`,
+  });
 }
 
 export const NOTHING_ATTEMPTED: CrankReport = {
