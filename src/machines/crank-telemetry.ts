@@ -1,3 +1,4 @@
+import type { Gauge } from 'prom-client';
 import type { LandingMode } from '../chain/port/bridge-chains.js';
 import { CHAINS, type ChainSide } from '../domain.js';
 import type { Logger } from '../log/logger.js';
@@ -188,9 +189,19 @@ export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void 
   for (const status of LEASE_STATUSES) metrics.crankLease.set({ status }, status === health.lease.status ? 1 : 0);
   metrics.crankOtherSignerActive.set(otherSignerActiveMs(health.role) / 1000);
   metrics.crankStandby.set(standbyMs(health) / 1000);
-  if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
-  if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
-  if (health.lastCycleFinishedAtMs !== null) metrics.crankLastCycleFinished.set(health.lastCycleFinishedAtMs / 1000);
+  setOrAbsent(metrics.crankLastRun, health.lastRunAtMs);
+  setOrAbsent(metrics.crankLastSuccess, health.lastSuccessAtMs);
+  setOrAbsent(metrics.crankLastCycleFinished, health.lastCycleFinishedAtMs);
+  setOrAbsent(metrics.crankUnlandedSince, health.role.role === 'active' ? health.unlandedSinceMs : null);
+}
+
+/**
+ * A timestamp gauge in seconds, or no series while it means nothing yet: prom-client shows an
+ * unset gauge as 0, and `time() - 0` is an age of decades to every rule that reads one.
+ */
+function setOrAbsent(gauge: Gauge, ms: number | null): void {
+  if (ms === null) gauge.remove();
+  else gauge.set(ms / 1000);
 }
 
 /** How long the current standby stretch has lasted at the latest read; 0 while active or before the first read. */

@@ -43,6 +43,26 @@ export interface HealthFacts {
   role: RoleFacts;
   /** The signing lease (lease.ts). */
   lease: LeaseFacts;
+  /**
+   * Since when work has waited for this active authority with none of its transactions landing
+   * (the first read that found work after the latest landing, or that landing); null while
+   * nothing waits, while standing by, in a dry run, and before the first read.
+   */
+  unlandedSinceMs: number | null;
+}
+
+/**
+ * unlandedSinceMs after a read: kept while work still waits (a read is no landing), started at
+ * this read when work appears, cleared when nothing waits or this instance submits nothing.
+ */
+export function unlandedSinceAfterRead(previousMs: number | null, pending: number, submits: boolean, atMs: number): number | null {
+  if (pending === 0 || !submits) return null;
+  return previousMs ?? atMs;
+}
+
+/** unlandedSinceMs after a landing (or work found done): the clock starts again, if work waits. */
+export function unlandedSinceAfterLanding(previousMs: number | null, atMs: number): number | null {
+  return previousMs === null ? null : atMs;
 }
 
 interface FeeFacts {

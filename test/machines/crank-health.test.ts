@@ -7,7 +7,7 @@ import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
 import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';
 import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
-import { metricValue } from '../support/metric-value.js';
+import { metricSample, metricValue } from '../support/metric-value.js';
 
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
 
@@ -77,6 +77,58 @@ describe('retrying', () => {
     expect(crank.status()).toBe('ok');
     expect(crank.health().last_error).toBeNull();
     await crank.stop(0);
+  });
+});
+
+describe('from the first failed attempt', () => {
+  /** A submission that fails only after `ms`, as nonce mode's attempt does after its confirmation wait. */
+  const failsAfter = (ms: number) => () => new Promise<never>((_, reject) => setTimeout(() => reject(retryableSubmitError('ack_deposit')), ms));
+  const ATTEMPT_MS = 120_000;
+
+  it('degraded with the failure in last_error through the backoff and the next attempt, until one lands; the unlanded clock runs from the first read', async () => {
+    const { chains, crank, metrics } = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
+      before: (c) => {
+        c.script('ackDeposits', failsAfter(ATTEMPT_MS), failsAfter(ATTEMPT_MS));
+      },
+    });
+    await settle();
+    expect(crank.status()).toBe('ok');
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBe(START_SECONDS);
+    await vi.advanceTimersByTimeAsync(ATTEMPT_MS);
+    const failing = 'retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed';
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe(failing);
+    // The backoff (1 s) is over: the second attempt runs for its 120 s, and /health still says why.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(2);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe(failing);
+    // The second attempt started within 1 s of the first failure (its backoff), so it has failed by 241 s.
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(crank.health().last_error).toMatch(/^retrying after a failed attempt: attempt 2 of 3 failed: /);
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBe(START_SECONDS);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(3);
+    expect(crank.status()).toBe('ok');
+    expect(crank.health().last_error).toBeNull();
+    // Restarted at the landing (between 241 s and 243 s): the rest of the backlog waits from there.
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBeGreaterThan(START_SECONDS + 240);
+    await crank.stop(0);
+  });
+
+  it('no unlanded clock while nothing waits, and none of the timestamp gauges before they mean something', async () => {
+    const { crank, metrics } = startTestCrank(NOTHING_TO_DO, {
+      before: (c) => {
+        c.script('readState', (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))));
+      },
+    });
+    await settle();
+    // The first cycle's read hangs: nothing has finished, nothing has landed.
+    for (const gauge of [metrics.crankLastCycleFinished, metrics.crankLastSuccess, metrics.crankUnlandedSince]) expect((await gauge.get()).values).toEqual([]);
+    expect(await metricSample(metrics.crankLastRun, {})).toBe(START_SECONDS);
+    const stopped = crank.stop(0);
+    await settle();
+    await stopped;
   });
 });
 

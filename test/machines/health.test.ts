@@ -16,6 +16,7 @@ const FACTS: HealthFacts = {
   foreignSigner: null,
   role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
   lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null },
+  unlandedSinceMs: null,
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
