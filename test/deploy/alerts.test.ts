@@ -44,6 +44,7 @@ describe('deploy/prometheus/alerts.yml', () => {
   it('holds the alerts the runbook documents, each with for, severity, summary, description and runbook link', () => {
     expect(rules.map((rule) => rule.name).sort()).toEqual(
       [
+        'BridgeAuthorityMissing',
         'BridgeBacklogGrowing',
         'BridgeCrankDisabled',
         'BridgeCrankFailing',
@@ -60,6 +61,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeTargetDown',
         'BridgeTargetMissing',
         'BridgeTransfersWaiting',
+        'BridgeVotesNotLanding',
       ].sort(),
     );
     for (const rule of rules) {
@@ -112,8 +114,36 @@ function alertsTestedFiring(): Set<string> {
   return fired;
 }
 
+/** The rows of docs/operating.md "How votes stop": the way, and the alerts named as its page. */
+function votesStopTable(): Array<{ way: string; alerts: string[] }> {
+  const runbook = readFileSync(`${ROOT}docs/operating.md`, 'utf8');
+  const start = runbook.indexOf('| How votes stop | Pages as |');
+  const table = runbook.slice(start, runbook.indexOf('\n\n', start));
+  return table
+    .split('\n')
+    .slice(2)
+    .map((line) => {
+      const [way = '', pages = ''] = line.slice(2, -2).split(' | ');
+      return { way, alerts: [...pages.matchAll(/`(Bridge\w+)`/g)].map((match) => match[1]!) };
+    });
+}
+
 describe('docs/operating.md "How each failure pages"', () => {
   const rows = pagingTable();
+
+  it('"How votes stop": every way names at least one critical rule of alerts.yml that pages it, and the send outage is among them', () => {
+    const ways = votesStopTable();
+    expect(ways.length).toBeGreaterThanOrEqual(10);
+    const critical = new Set(rules.filter((rule) => rule.fields.get('severity') === 'critical').map((rule) => rule.name));
+    const known = new Set(rules.map((rule) => rule.name));
+    for (const { way, alerts } of ways) {
+      for (const alert of alerts) expect(known.has(alert), `"${way}" names ${alert}, which alerts.yml does not hold`).toBe(true);
+      expect(alerts.some((alert) => critical.has(alert)), `"${way}" pages no one: none of ${alerts.join(', ')} is critical`).toBe(true);
+    }
+    expect(ways.map((row) => row.way).join('\n')).toMatch(/send refused.*HTTP 500/);
+    // Every critical rule is the page of some way votes stop.
+    for (const alert of critical) expect(ways.some((row) => row.alerts.includes(alert)), `${alert} pages for no way listed`).toBe(true);
+  });
 
   it('has one row per alert, with its severity and delay as alerts.yml says', () => {
     expect(rows.map((row) => row.alert).sort()).toEqual(rules.map((rule) => rule.name).sort());
