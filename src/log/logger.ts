@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { BridgeError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 
 /**
@@ -110,7 +111,25 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(redactSecrets(a)) === JSON.stringify(b);
 }
 
-/** pino's error serializer (type, message, stack, cause chain, own fields), then secrets out. */
+/**
+ * `err` has one shape on every line, an object, or Elasticsearch and OpenSearch (dynamic
+ * mapping) refuse whichever shape comes second: an Error is pino's serialization (type,
+ * message, stack, cause chain, own fields), then secrets out; text (the crank keeps its failures
+ * as text) is `{ message }`. A BridgeError's stack is left out: its message already names the
+ * chain, the call and what to do, and a stack through the bundle is a kilobyte of chunk names on
+ * every transient failure. Any other error keeps its stack (a bug's only trace).
+ */
 export function serializeError(err: unknown): unknown {
-  return redactSecrets(err);
+  if (err === null || typeof err !== 'object') return { message: String(err) };
+  const serialized = redactSecrets(err) as Record<string, unknown>;
+  // `code` is text on our errors and Node's (CHAIN__RPC_FAILED, ECONNRESET), a number on a JSON-RPC error (-32601): text on every line.
+  const coded = typeof serialized['code'] === 'number' ? { ...serialized, code: String(serialized['code']) } : serialized;
+  if (!isBridgeErrorShape(err)) return coded;
+  const { stack: _stack, ...withoutStack } = coded;
+  return withoutStack;
+}
+
+/** A BridgeError, or its serialization: formatters.log (redactSecrets) has serialized the line's errors before this serializer runs. */
+function isBridgeErrorShape(err: object): boolean {
+  return err instanceof BridgeError || ('name' in err && err.name === 'BridgeError' && 'code' in err);
 }
