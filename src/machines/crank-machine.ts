@@ -23,7 +23,7 @@ import {
   type ReadInput,
   type Submission,
 } from './crank-context.js';
-import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
+import { describeFailed, describeLanded, describePlanned, warningsAfterRead } from './crank-telemetry.js';
 import { attemptEvent, STEP_ACTIONS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
 import { crankGuards } from './crank-guards.js';
 import { idleWaitAfterChunk, nextCycleDelay, retryBackoffDelay } from './delays.js';
@@ -91,12 +91,14 @@ const crankSetup = setup({
       const foreignSigner = foreign[0] ?? health.foreignSigner;
       const pending = Object.values(pendingCounts(read.plan)).reduce((sum, count) => sum + count, 0);
       const unlandedSinceMs = unlandedSinceAfterRead(health.unlandedSinceMs, pending, role.role === 'active' && !settings.dryRun, atMs);
-      enqueue.assign({ plan: read.plan, health: { ...health, fees, foreignSigner, role, lease, unlandedSinceMs } });
+      const after = { ...health, fees, foreignSigner, role, lease, unlandedSinceMs };
+      enqueue.assign({ plan: read.plan, health: after });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
       if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
       if (waits !== null) enqueue.emit(waits);
       if (change !== null) enqueue.emit({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
       for (const chain of chainsShortOfFees(fees)) enqueue.emit({ type: 'feesShort', chain, ...fees[chain] });
+      for (const warning of warningsAfterRead(health, after, settings)) enqueue.emit(warning);
     }),
     // The leasing step's outcome (or failure): the lease and the role it gives (lease.ts).
     recordLease: enqueueActions(({ context: { health, settings }, enqueue }, step: { outcome: LeaseStepOutcome } | { error: unknown }) => {

@@ -5,9 +5,9 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActionReport } from './crank-context.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
-import { HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
+import { chainsBelowMinimum, HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
 import { LEASE_STATUSES, type LeaseStepOutcome } from './lease.js';
-import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, type CrankRole } from './role.js';
+import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, twinProblem, type CrankRole } from './role.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
@@ -60,6 +60,15 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
         { chain: emitted.chain, balance: emitted.balance, need: emitted.need },
         'crank: the authority cannot pay this cycle\'s fees on this chain; its actions there are skipped until it is funded',
       );
+      return;
+    case 'balanceLow':
+      log.warn(
+        { chain: emitted.chain, balance: emitted.balance, minimum: emitted.minimum },
+        'crank: the authority\'s fee balance on this chain fell below BRIDGE_MIN_BALANCE_LAMPORTS: fund it before its fees run out (votes still go out meanwhile)',
+      );
+      return;
+    case 'twinStays':
+      log.warn({ problem: emitted.problem }, 'crank: another instance keeps signing with this key past BRIDGE_HANDOFF_SECS while this one stands by: find and stop it (SPEC §8)');
       return;
     case 'roleChanged':
       recordRoleChange(emitted, log);
@@ -181,6 +190,25 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
     'crank: standing by: this server submits once it holds the signing lease: at its first cycle if the lease is free (released by the previous instance), ' +
       `otherwise once no other instance has signed with this key for ${quietWindowMs / 1000} s (the quiet window); BRIDGE_HANDOFF_SECS=0 signs from the start`,
   );
+}
+
+/**
+ * Warn lines a read can start, once per change rather than every cycle: a balance that fell below
+ * BRIDGE_MIN_BALANCE_LAMPORTS on a chain, a twin that now stays (a standby has watched another
+ * instance sign for longer than BRIDGE_HANDOFF_SECS). Both also degrade /health meanwhile.
+ */
+export function warningsAfterRead(
+  before: HealthFacts,
+  after: HealthFacts,
+  settings: { minBalanceLamports: number; handoffMs: number },
+): Array<Extract<CrankEmitted, { type: 'balanceLow' | 'twinStays' }>> {
+  const wasLow = chainsBelowMinimum(before.fees, settings.minBalanceLamports);
+  const warnings: Array<Extract<CrankEmitted, { type: 'balanceLow' | 'twinStays' }>> = chainsBelowMinimum(after.fees, settings.minBalanceLamports)
+    .filter((chain) => !wasLow.includes(chain))
+    .map((chain) => ({ type: 'balanceLow', chain, balance: after.fees![chain].balance, minimum: settings.minBalanceLamports }));
+  const twin = twinProblem(after.role, settings.handoffMs);
+  if (twin !== null && twinProblem(before.role, settings.handoffMs) === null) warnings.push({ type: 'twinStays', problem: twin });
+  return warnings;
 }
 
 /** Timestamps and the role from the snapshot's health facts, so /metrics and /health never disagree. */

@@ -86,7 +86,7 @@ export function chainsShortOfFees(fees: ChainFees | null): ChainSide[] {
 }
 
 /** The chains on which the balance is below the early-warning level (a level of 0 warns never). */
-function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: number): ChainSide[] {
+export function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: number): ChainSide[] {
   return fees === null ? [] : CHAINS.filter((chain) => fees[chain].balance < minBalanceLamports);
 }
 
@@ -158,8 +158,14 @@ function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: Hea
   return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
 }
 
+/**
+ * Newest first, so that the head of last_error (what a status line or a truncated view shows) is
+ * what fails now: the failing attempt, the latest failed cycle, fees, endpoints; then what stays
+ * until it is resolved; a second signer's signature, an event that holds /health degraded for
+ * 15 minutes, comes last, so it never hides newer trouble.
+ */
 function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpointProblems }: HealthInput, nowMs: number): string[] {
-  const problems: string[] = [...endpointProblems];
+  const problems: string[] = [];
   if (retrying !== null) problems.push(`retrying after a failed attempt: ${retrying}`);
   if (facts.lastError !== null) problems.push(facts.lastError);
   for (const chain of chainsShortOfFees(facts.fees)) {
@@ -174,15 +180,7 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
       `the authority holds ${facts.fees![chain].balance} lamports on the ${chainName(chain)} chain, below BRIDGE_MIN_BALANCE_LAMPORTS (${settings.minBalanceLamports}): fund it before its fees run out`,
     );
   }
-  const foreign = facts.foreignSigner;
-  const halted = isHalted(settings.onForeignSigner, foreign);
-  if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
-    problems.push(
-      `${keyUseText(foreign)} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
-        'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
-        (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
-    );
-  }
+  problems.push(...endpointProblems);
   const twin = twinProblem(facts.role, settings.handoffMs);
   if (twin !== null) problems.push(twin);
   const { lease } = facts;
@@ -190,6 +188,15 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
     problems.push(
       'the signing lease this server held was taken by another instance signing with the same key; this server stands by. ' +
         'Run only one instance per signer (SPEC §8): find and stop the other one',
+    );
+  }
+  const foreign = facts.foreignSigner;
+  const halted = isHalted(settings.onForeignSigner, foreign);
+  if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
+    problems.push(
+      `${keyUseText(foreign)} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
+        'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
+        (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
     );
   }
   return problems;

@@ -84,6 +84,15 @@ describe('healthVerdict', () => {
     expect(verdict.problems.filter((problem) => problem.includes('source chain'))).toHaveLength(1);
   });
 
+  it('a second signer seen minutes ago comes after what fails now: the newest problem heads last_error', () => {
+    const held = input({ foreignSigner: FOREIGN }, { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] });
+    const verdict = healthVerdict(held, FOREIGN.seenAtMs + 10 * 60_000);
+    expect(verdict.status).toBe('degraded');
+    expect(verdict.problems[0]).toBe('retrying after a failed attempt: attempt 1 of 3 failed: sendTransaction answered HTTP 500');
+    expect(verdict.problems[1]).toBe('https://rpc.example.com serves another cluster');
+    expect(verdict.problems.at(-1)).toMatch(/^transaction 5Foreign on the destination chain/);
+  });
+
   it('a minimum of 0 never warns', () => {
     const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0, handoffMs: 300_000 } }), AT);
     expect(verdict).toEqual({ status: 'ok', problems: [] });
