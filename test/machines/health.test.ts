@@ -85,7 +85,7 @@ describe('healthVerdict', () => {
   });
 
   it('a second signer seen minutes ago comes after what fails now: the newest problem heads last_error', () => {
-    const held = input({ foreignSigner: FOREIGN }, { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] });
+    const held = input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + 10 * 60_000 }, { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] });
     const verdict = healthVerdict(held, FOREIGN.seenAtMs + 10 * 60_000);
     expect(verdict.status).toBe('degraded');
     expect(verdict.problems[0]).toBe('retrying after a failed attempt: attempt 1 of 3 failed: sendTransaction answered HTTP 500');
