@@ -183,6 +183,8 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_vote_latency_seconds_bucket', 'by action, from the first vote that lands'],
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
   ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
+  ['bridge_crank_last_success_timestamp_seconds', 'the time of the first action that succeeds (a 0 reads as an age of decades)'],
+  ['bridge_crank_unlanded_since_timestamp_seconds', 'from the first read that finds work waiting for this authority; absent again whenever nothing waits'],
 ]);
 
 /** Series Prometheus writes itself for each target, never in /metrics. */
