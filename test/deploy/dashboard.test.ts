@@ -125,6 +125,16 @@ describe('what the dashboard shows an incident as', () => {
     }
   });
 
+  it('shows the endpoints and the roles as words over time, not a line between 0 and 1', () => {
+    const endpoints = panel('Endpoint up');
+    expect(endpoints.type).toBe('state-timeline');
+    expect(mapped(endpoints.fieldConfig?.defaults)).toEqual({ '0': 'out red', '1': 'up green' });
+    const role = panel('Role by instance');
+    expect(role.type).toBe('state-timeline');
+    expect(role.targets?.[0]?.expr).toContain('role="active"');
+    expect(mapped(role.fieldConfig?.defaults)).toEqual({ '0': 'standby blue', '1': 'active green' });
+  });
+
   it('maps the landing mode: nonce green, blockhash orange', () => {
     expect(mapped(panel('Landing mode').fieldConfig?.defaults)).toEqual({ '0': 'blockhash orange', '1': 'nonce green' });
   });
