@@ -59,6 +59,7 @@ export function createLogger(options: LoggerOptions): Logger {
         level: (label) => ({ level: label, severity: SEVERITY[label] ?? 'DEFAULT' }),
         log: (object) => redactSecrets(object) as Record<string, unknown>,
       },
+      hooks: { logMethod: withoutStackBelowError },
       mixin: (_object, _level, instance) => ({ [BOUND]: instance.bindings() }),
       mixinMergeStrategy: (object, mixed) => withoutBoundKeys(object as Record<string, unknown>, (mixed as { [BOUND]?: pino.Bindings })[BOUND] ?? {}),
     },
@@ -109,6 +110,23 @@ function withoutBoundKeys(fields: Record<string, unknown>, bound: pino.Bindings)
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(redactSecrets(a)) === JSON.stringify(b);
+}
+
+const ERROR_LEVEL = 50;
+
+/**
+ * A stack is a bug's trace: `error` and `fatal` lines keep their error's (unless a BridgeError,
+ * below); a warn, info or debug line is an expected failure, retried or reported elsewhere, and
+ * its error's stack through the bundle would be a kilobyte of chunk names at every transient one.
+ */
+function withoutStackBelowError(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, level: number): void {
+  const [fields, ...rest] = args as unknown[];
+  if (level >= ERROR_LEVEL || fields === null || typeof fields !== 'object' || !((fields as { err?: unknown }).err instanceof Error)) {
+    method.apply(this, args);
+    return;
+  }
+  const { stack: _stack, ...serialized } = pino.stdSerializers.err((fields as { err: Error }).err);
+  method.apply(this, [{ ...fields, err: serialized }, ...rest] as Parameters<pino.LogFn>);
 }
 
 /**

@@ -82,14 +82,18 @@ describe('createLogger', () => {
     expect(second?.failure).toMatchObject({ type: 'Error', message: 'other key', keypair: '[redacted]' });
   });
 
-  it('writes `err` as an object whatever was given: an error keeps its stack, text becomes { message }', () => {
+  it('writes `err` as an object whatever was given: an error keeps its stack on an error line only, text becomes { message }', () => {
     const logs = captureLogs();
     logs.logger.error({ err: new TypeError('a bug') }, 'unexpected');
     logs.logger.warn({ err: 'attempt 1 of 3 failed: HTTP 500' }, 'text');
     logs.logger.warn({ err: 42 }, 'a number');
     logs.logger.warn({ err: Object.assign(new Error('Method not found'), { code: -32601 }) }, 'a JSON-RPC error');
-    const [bug, text, number, jsonRpc] = logs.records();
+    logs.logger.warn({ err: new Error('HTTP 500 from the node'), chain: 'target' }, 'a transient failure, retried');
+    const [bug, text, number, jsonRpc, transient] = logs.records();
     expect(jsonRpc?.err).toMatchObject({ code: '-32601', message: 'Method not found' });
+    // Below `error` a stack is a kilobyte of bundle chunk names at every transient failure: left out.
+    expect(transient).toMatchObject({ chain: 'target', err: { type: 'Error', message: 'HTTP 500 from the node' } });
+    expect(transient?.err).not.toHaveProperty('stack');
     expect(bug?.err).toMatchObject({ type: 'TypeError', message: 'a bug', stack: expect.stringContaining('TypeError: a bug') });
     expect(text?.err).toEqual({ message: 'attempt 1 of 3 failed: HTTP 500' });
     expect(number?.err).toEqual({ message: '42' });
