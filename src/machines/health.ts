@@ -16,8 +16,8 @@ import { CRANK_ROLES, isHalted, keyUseText, twinProblem, type ForeignTransaction
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
  *   start before the first. The one state a restart can fix.
- * - `degraded` (HTTP 200): the loop runs but something needs an operator: an action is backing
- *   off after a failed attempt right now (the machine's `degraded` tag), the latest cycle
+ * - `degraded` (HTTP 200): the loop runs but something needs an operator: an attempt of the
+ *   running action failed (from the first failed attempt until one lands), the latest cycle
  *   failed (last_error is set), the authority cannot pay a plan's fees or is below
  *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
  *   crank halted on that, or it stands by for another instance that has kept signing for
@@ -130,7 +130,7 @@ export interface HealthInput {
   stalledAfterMs: number;
   /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
   foreignSignerHoldMs: number;
-  /** The failed attempt an action is backing off from right now (the machine is in a `degraded`-tagged state); null otherwise. */
+  /** The running action's latest failed attempt, from the first until one lands or the action gives up (progress.lastFailure); null otherwise. */
   retrying: string | null;
   /** RPC endpoints left out for their configuration, each naming its variable. */
   endpointProblems: string[];
@@ -202,7 +202,7 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
   return problems;
 }
 
-/** "attempt 1 of 3 failed: <error>", for /health while the action backs off. */
+/** "attempt 1 of 3 failed: <error>", for /health from a failed attempt until the action lands or gives up. */
 export function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
   return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
 }
