@@ -125,6 +125,14 @@ describe('what the dashboard shows an incident as', () => {
     }
   });
 
+  it('shows how long work has waited with nothing landed, red from where BridgeVotesNotLanding starts counting, "nothing waits" when absent', () => {
+    const waiting = panel('Work waiting, nothing landed');
+    expect(waiting.targets?.[0]?.expr).toMatch(/^time\(\) - bridge_crank_unlanded_since_timestamp_seconds\{/);
+    const threshold = /> (\d+)$/.exec(rules.find((rule) => rule.name === 'BridgeVotesNotLanding')!.expr.trim())![1];
+    expect(waiting.fieldConfig?.defaults.thresholds?.steps.at(-1)).toEqual({ color: 'red', value: Number(threshold) });
+    expect((waiting.fieldConfig?.defaults as { noValue?: string }).noValue).toBe('nothing waits');
+  });
+
   it('shows the endpoints and the roles as words over time, not a line between 0 and 1', () => {
     const endpoints = panel('Endpoint up');
     expect(endpoints.type).toBe('state-timeline');
