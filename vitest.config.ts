@@ -45,6 +45,7 @@ const LONG = [
   'test/integration/key-services.test.ts',
   'test/integration/key-service-errors.test.ts',
   'test/integration/hsm.test.ts',
+  'test/integration/send-outage-health.test.ts',
 ];
 
 /** Vitest's order (failed first, then by the durations it cached, else by size), with each group's LONG files first, in LONG's order. */

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { BridgeError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 
 /**
@@ -58,6 +59,7 @@ export function createLogger(options: LoggerOptions): Logger {
         level: (label) => ({ level: label, severity: SEVERITY[label] ?? 'DEFAULT' }),
         log: (object) => redactSecrets(object) as Record<string, unknown>,
       },
+      hooks: { logMethod: withoutStackBelowError },
       mixin: (_object, _level, instance) => ({ [BOUND]: instance.bindings() }),
       mixinMergeStrategy: (object, mixed) => withoutBoundKeys(object as Record<string, unknown>, (mixed as { [BOUND]?: pino.Bindings })[BOUND] ?? {}),
     },
@@ -110,7 +112,42 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(redactSecrets(a)) === JSON.stringify(b);
 }
 
-/** pino's error serializer (type, message, stack, cause chain, own fields), then secrets out. */
+const ERROR_LEVEL = 50;
+
+/**
+ * A stack is a bug's trace: `error` and `fatal` lines keep their error's (unless a BridgeError,
+ * below); a warn, info or debug line is an expected failure, retried or reported elsewhere, and
+ * its error's stack through the bundle would be a kilobyte of chunk names at every transient one.
+ */
+function withoutStackBelowError(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, level: number): void {
+  const [fields, ...rest] = args as unknown[];
+  if (level >= ERROR_LEVEL || fields === null || typeof fields !== 'object' || !((fields as { err?: unknown }).err instanceof Error)) {
+    method.apply(this, args);
+    return;
+  }
+  const { stack: _stack, ...serialized } = pino.stdSerializers.err((fields as { err: Error }).err);
+  method.apply(this, [{ ...fields, err: serialized }, ...rest] as Parameters<pino.LogFn>);
+}
+
+/**
+ * `err` has one shape on every line, an object, or Elasticsearch and OpenSearch (dynamic
+ * mapping) refuse whichever shape comes second: an Error is pino's serialization (type,
+ * message, stack, cause chain, own fields), then secrets out; text (the crank keeps its failures
+ * as text) is `{ message }`. A BridgeError's stack is left out: its message already names the
+ * chain, the call and what to do, and a stack through the bundle is a kilobyte of chunk names on
+ * every transient failure. Any other error keeps its stack (a bug's only trace).
+ */
 export function serializeError(err: unknown): unknown {
-  return redactSecrets(err);
+  if (err === null || typeof err !== 'object') return { message: String(err) };
+  const serialized = redactSecrets(err) as Record<string, unknown>;
+  // `code` is text on our errors and Node's (CHAIN__RPC_FAILED, ECONNRESET), a number on a JSON-RPC error (-32601): text on every line.
+  const coded = typeof serialized['code'] === 'number' ? { ...serialized, code: String(serialized['code']) } : serialized;
+  if (!isBridgeErrorShape(err)) return coded;
+  const { stack: _stack, ...withoutStack } = coded;
+  return withoutStack;
+}
+
+/** A BridgeError, or its serialization: formatters.log (redactSecrets) has serialized the line's errors before this serializer runs. */
+function isBridgeErrorShape(err: object): boolean {
+  return err instanceof BridgeError || ('name' in err && err.name === 'BridgeError' && 'code' in err);
 }

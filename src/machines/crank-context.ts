@@ -119,6 +119,12 @@ export interface ActionProgress {
   submitted: number[];
   /** Why the current attempt failed, as data (the error object itself stays out of context). */
   failure: AttemptFailure | null;
+  /**
+   * The latest failed attempt of this action ("attempt 1 of 3 failed: ..."), kept through the
+   * backoff and the next attempt until one lands or the action fails: /health is degraded from
+   * the first failed attempt, not only during the backoff.
+   */
+  lastFailure: string | null;
 }
 
 interface AttemptFailure {
@@ -165,13 +171,14 @@ export function initialCrankContext(settings: CrankSettings): CrankContext {
       foreignSigner: null,
       role: initialRole(settings),
       lease: initialLease(settings),
+      unlandedSinceMs: null,
     },
   };
 }
 
 /** Before an action's first attempt. */
 export function freshProgress(): ActionProgress {
-  return { attempt: 1, attemptStartedAtMs: 0, submitted: [], failure: null };
+  return { attempt: 1, attemptStartedAtMs: 0, submitted: [], failure: null, lastFailure: null };
 }
 
 export function newCycle(startedAtMs: number, requests: string[]): CycleState {

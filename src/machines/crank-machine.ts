@@ -23,11 +23,11 @@ import {
   type ReadInput,
   type Submission,
 } from './crank-context.js';
-import { describeFailed, describeLanded, describePlanned } from './crank-telemetry.js';
+import { describeFailed, describeLanded, describePlanned, warningsAfterRead } from './crank-telemetry.js';
 import { attemptEvent, STEP_ACTIONS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
 import { crankGuards } from './crank-guards.js';
 import { idleWaitAfterChunk, nextCycleDelay, retryBackoffDelay } from './delays.js';
-import { chainsShortOfFees, errorText, feeFacts } from './health.js';
+import { chainsShortOfFees, errorText, feeFacts, retryingAttempt, unlandedSinceAfterLanding, unlandedSinceAfterRead } from './health.js';
 import { hasBacklog } from './planning/cycle-plan.js';
 import { leaseAfterStep, leaseAfterStepFailure, type LeaseStepOutcome, type LeaseWant } from './lease.js';
 import { decideAfterRead } from './read-decision.js';
@@ -89,12 +89,16 @@ const crankSetup = setup({
       const { role, lease, foreign, change, waits } = decideAfterRead(health, read, settings, atMs);
       const fees = feeFacts(read.authority, read.fees);
       const foreignSigner = foreign[0] ?? health.foreignSigner;
-      enqueue.assign({ plan: read.plan, health: { ...health, fees, foreignSigner, role, lease } });
+      const pending = Object.values(pendingCounts(read.plan)).reduce((sum, count) => sum + count, 0);
+      const unlandedSinceMs = unlandedSinceAfterRead(health.unlandedSinceMs, pending, role.role === 'active' && !settings.dryRun, atMs);
+      const after = { ...health, fees, foreignSigner, role, lease, unlandedSinceMs };
+      enqueue.assign({ plan: read.plan, health: after });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
       if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
       if (waits !== null) enqueue.emit(waits);
       if (change !== null) enqueue.emit({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
       for (const chain of chainsShortOfFees(fees)) enqueue.emit({ type: 'feesShort', chain, ...fees[chain] });
+      for (const warning of warningsAfterRead(health, after, settings)) enqueue.emit(warning);
     }),
     // The leasing step's outcome (or failure): the lease and the role it gives (lease.ts).
     recordLease: enqueueActions(({ context: { health, settings }, enqueue }, step: { outcome: LeaseStepOutcome } | { error: unknown }) => {
@@ -146,7 +150,9 @@ const crankSetup = setup({
           transactionsLanded: context.health.transactionsLanded + signatures.length,
           lastSuccessAtMs: atMs,
           lastAction: describeLanded(step, submitted, report),
+          unlandedSinceMs: unlandedSinceAfterLanding(context.health.unlandedSinceMs, atMs),
         },
+        progress: { ...context.progress, lastFailure: null },
       });
       const outcome = signatures.length > 0 ? 'landed' : 'already_done';
       enqueue.emit(attemptEvent(step, attempt, outcome, { indices: submitted, signatures, atMs, durationMs: atMs - attemptStartedAtMs }));
@@ -154,9 +160,15 @@ const crankSetup = setup({
     // The failure as data; transactions that landed before it count as submitted.
     recordFailure: assign(({ context }, { error }: { error: unknown }) => {
       const landedSignatures = landedSignaturesOf(error);
+      const { progress, health, settings } = context;
+      const text = errorText(error);
       return {
-        progress: { ...context.progress, failure: { error: errorText(error), retryable: retriesAction(error), landedSignatures } },
-        health: { ...context.health, transactionsLanded: context.health.transactionsLanded + landedSignatures.length },
+        progress: { ...progress, failure: { error: text, retryable: retriesAction(error), landedSignatures }, lastFailure: retryingAttempt(progress.attempt, settings.maxAttempts, text) },
+        health: {
+          ...health,
+          transactionsLanded: health.transactionsLanded + landedSignatures.length,
+          unlandedSinceMs: landedSignatures.length > 0 ? unlandedSinceAfterLanding(health.unlandedSinceMs, now()) : health.unlandedSinceMs,
+        },
       };
     }),
     // The failed attempt's log line and metrics, once the machine knows whether it will retry.
@@ -178,6 +190,8 @@ const crankSetup = setup({
       const failed = describeFailed(step, submitted, attempt);
       return {
         cycle: context.cycle && { ...context.cycle, failed: true },
+        // last_error names the failure from here on: the attempt's line would repeat it.
+        progress: { ...context.progress, lastFailure: null },
         health: { ...context.health, lastAction: failed, lastError: `${failed}: ${failure?.error ?? 'unknown error'}` },
       };
     }),
@@ -186,6 +200,10 @@ const crankSetup = setup({
       const { attempt, attemptStartedAtMs } = context.progress;
       if (attempt === 1) return;
       const atMs = now();
+      enqueue.assign({
+        progress: { ...context.progress, lastFailure: null },
+        health: { ...context.health, unlandedSinceMs: unlandedSinceAfterLanding(context.health.unlandedSinceMs, atMs) },
+      });
       enqueue.emit(attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs }));
     }),
     finishCycle: enqueueActions(({ context, enqueue }) => {

@@ -15,7 +15,7 @@ import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import { recordCrankEvent, recordHealthGauges, recordLandingModes, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
-import { crankHealth, foreignSignerHoldMs, healthVerdict, retryingAttempt, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
+import { crankHealth, foreignSignerHoldMs, healthVerdict, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
@@ -156,7 +156,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     const snapshot = actor.getSnapshot();
     const internalError = snapshot.status === 'error' ? `the crank stopped on an internal error: ${describeError(snapshot.error)}` : null;
     const { health: facts, progress } = snapshot.context;
-    const retrying = snapshot.hasTag('degraded') ? retryingAttempt(progress.attempt, settings.maxAttempts, progress.failure?.error) : null;
+    const retrying = progress.lastFailure;
     const enabled = snapshot.status === 'active' || internalError !== null;
     return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds }, Date.now());
   }

@@ -1,12 +1,13 @@
+import type { Gauge } from 'prom-client';
 import type { LandingMode } from '../chain/port/bridge-chains.js';
 import { CHAINS, type ChainSide } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActionReport } from './crank-context.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
-import { HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
+import { chainsBelowMinimum, HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
 import { LEASE_STATUSES, type LeaseStepOutcome } from './lease.js';
-import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, type CrankRole } from './role.js';
+import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, twinProblem, type CrankRole } from './role.js';
 
 /**
  * Logs and metrics from what the crank machine emits (one log line per action attempt) and
@@ -59,6 +60,15 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
         { chain: emitted.chain, balance: emitted.balance, need: emitted.need },
         'crank: the authority cannot pay this cycle\'s fees on this chain; its actions there are skipped until it is funded',
       );
+      return;
+    case 'balanceLow':
+      log.warn(
+        { chain: emitted.chain, balance: emitted.balance, minimum: emitted.minimum },
+        'crank: the authority\'s fee balance on this chain fell below BRIDGE_MIN_BALANCE_LAMPORTS: fund it before its fees run out (votes still go out meanwhile)',
+      );
+      return;
+    case 'twinStays':
+      log.warn({ problem: emitted.problem }, 'crank: another instance keeps signing with this key past BRIDGE_HANDOFF_SECS while this one stands by: find and stop it (SPEC §8)');
       return;
     case 'roleChanged':
       recordRoleChange(emitted, log);
@@ -184,15 +194,44 @@ export function recordStartingRole(role: CrankRole, quietWindowMs: number, log: 
   );
 }
 
+/**
+ * Warn lines a read can start, once per change rather than every cycle: a balance that fell below
+ * BRIDGE_MIN_BALANCE_LAMPORTS on a chain, a twin that now stays (a standby has watched another
+ * instance sign for longer than BRIDGE_HANDOFF_SECS). Both also degrade /health meanwhile.
+ */
+export function warningsAfterRead(
+  before: HealthFacts,
+  after: HealthFacts,
+  settings: { minBalanceLamports: number; handoffMs: number },
+): Array<Extract<CrankEmitted, { type: 'balanceLow' | 'twinStays' }>> {
+  const wasLow = chainsBelowMinimum(before.fees, settings.minBalanceLamports);
+  const warnings: Array<Extract<CrankEmitted, { type: 'balanceLow' | 'twinStays' }>> = chainsBelowMinimum(after.fees, settings.minBalanceLamports)
+    .filter((chain) => !wasLow.includes(chain))
+    .map((chain) => ({ type: 'balanceLow', chain, balance: after.fees![chain].balance, minimum: settings.minBalanceLamports }));
+  const twin = twinProblem(after.role, settings.handoffMs);
+  if (twin !== null && twinProblem(before.role, settings.handoffMs) === null) warnings.push({ type: 'twinStays', problem: twin });
+  return warnings;
+}
+
 /** Timestamps and the role from the snapshot's health facts, so /metrics and /health never disagree. */
 export function recordHealthGauges(health: HealthFacts, metrics: Metrics): void {
   for (const role of CRANK_ROLES) metrics.crankRole.set({ role }, role === health.role.role ? 1 : 0);
   for (const status of LEASE_STATUSES) metrics.crankLease.set({ status }, status === health.lease.status ? 1 : 0);
   metrics.crankOtherSignerActive.set(otherSignerActiveMs(health.role) / 1000);
   metrics.crankStandby.set(standbyMs(health) / 1000);
-  if (health.lastRunAtMs !== null) metrics.crankLastRun.set(health.lastRunAtMs / 1000);
-  if (health.lastSuccessAtMs !== null) metrics.crankLastSuccess.set(health.lastSuccessAtMs / 1000);
-  if (health.lastCycleFinishedAtMs !== null) metrics.crankLastCycleFinished.set(health.lastCycleFinishedAtMs / 1000);
+  setOrAbsent(metrics.crankLastRun, health.lastRunAtMs);
+  setOrAbsent(metrics.crankLastSuccess, health.lastSuccessAtMs);
+  setOrAbsent(metrics.crankLastCycleFinished, health.lastCycleFinishedAtMs);
+  setOrAbsent(metrics.crankUnlandedSince, health.role.role === 'active' ? health.unlandedSinceMs : null);
+}
+
+/**
+ * A timestamp gauge in seconds, or no series while it means nothing yet: prom-client shows an
+ * unset gauge as 0, and `time() - 0` is an age of decades to every rule that reads one.
+ */
+function setOrAbsent(gauge: Gauge, ms: number | null): void {
+  if (ms === null) gauge.remove();
+  else gauge.set(ms / 1000);
 }
 
 /** How long the current standby stretch has lasted at the latest read; 0 while active or before the first read. */

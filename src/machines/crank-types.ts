@@ -85,6 +85,10 @@ export type CrankEmitted =
   | { type: 'foreignSigner'; transactions: ForeignTransaction[]; halted: boolean }
   /** The authority cannot pay this plan's fees on `chain`: its actions there are skipped. */
   | { type: 'feesShort'; chain: ChainSide; balance: number; need: number }
+  /** The balance on `chain` fell below BRIDGE_MIN_BALANCE_LAMPORTS at this read (once per fall, not every cycle). */
+  | { type: 'balanceLow'; chain: ChainSide; balance: number; minimum: number }
+  /** A standby has now watched another instance sign for longer than BRIDGE_HANDOFF_SECS (once per stretch): `problem` says so. */
+  | { type: 'twinStays'; problem: string }
   /** This instance stood by (another one signs) or took over (the other one went quiet for the window). */
   | { type: 'roleChanged'; change: RoleChange; quietWindowMs: number }
   /** A standby's quiet window started again on history left unchecked; `firstOfStretch`: the first time since it last saw a signer or took over. */

@@ -16,8 +16,8 @@ import { CRANK_ROLES, isHalted, keyUseText, twinProblem, type ForeignTransaction
  * - `stalled` (HTTP 503): the crank stopped on an internal error, or no cycle has finished
  *   within `stalledAfterMs` (poll interval + worst-case cycle) of the previous one, or of the
  *   start before the first. The one state a restart can fix.
- * - `degraded` (HTTP 200): the loop runs but something needs an operator: an action is backing
- *   off after a failed attempt right now (the machine's `degraded` tag), the latest cycle
+ * - `degraded` (HTTP 200): the loop runs but something needs an operator: an attempt of the
+ *   running action failed (from the first failed attempt until one lands), the latest cycle
  *   failed (last_error is set), the authority cannot pay a plan's fees or is below
  *   BRIDGE_MIN_BALANCE_LAMPORTS, another process signed with its key within the hold, or the
  *   crank halted on that, or it stands by for another instance that has kept signing for
@@ -43,6 +43,26 @@ export interface HealthFacts {
   role: RoleFacts;
   /** The signing lease (lease.ts). */
   lease: LeaseFacts;
+  /**
+   * Since when work has waited for this active authority with none of its transactions landing
+   * (the first read that found work after the latest landing, or that landing); null while
+   * nothing waits, while standing by, in a dry run, and before the first read.
+   */
+  unlandedSinceMs: number | null;
+}
+
+/**
+ * unlandedSinceMs after a read: kept while work still waits (a read is no landing), started at
+ * this read when work appears, cleared when nothing waits or this instance submits nothing.
+ */
+export function unlandedSinceAfterRead(previousMs: number | null, pending: number, submits: boolean, atMs: number): number | null {
+  if (pending === 0 || !submits) return null;
+  return previousMs ?? atMs;
+}
+
+/** unlandedSinceMs after a landing (or work found done): the clock starts again, if work waits. */
+export function unlandedSinceAfterLanding(previousMs: number | null, atMs: number): number | null {
+  return previousMs === null ? null : atMs;
 }
 
 interface FeeFacts {
@@ -66,7 +86,7 @@ export function chainsShortOfFees(fees: ChainFees | null): ChainSide[] {
 }
 
 /** The chains on which the balance is below the early-warning level (a level of 0 warns never). */
-function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: number): ChainSide[] {
+export function chainsBelowMinimum(fees: ChainFees | null, minBalanceLamports: number): ChainSide[] {
   return fees === null ? [] : CHAINS.filter((chain) => fees[chain].balance < minBalanceLamports);
 }
 
@@ -110,7 +130,7 @@ export interface HealthInput {
   stalledAfterMs: number;
   /** How long a foreign signature keeps the status degraded (with BRIDGE_ON_FOREIGN_SIGNER=continue). */
   foreignSignerHoldMs: number;
-  /** The failed attempt an action is backing off from right now (the machine is in a `degraded`-tagged state); null otherwise. */
+  /** The running action's latest failed attempt, from the first until one lands or the action gives up (progress.lastFailure); null otherwise. */
   retrying: string | null;
   /** RPC endpoints left out for their configuration, each naming its variable. */
   endpointProblems: string[];
@@ -138,8 +158,14 @@ function stallProblem({ internalError, facts, startedAtMs, stalledAfterMs }: Hea
   return `${what} ${seconds(sinceMs)} ago, beyond the ${seconds(stalledAfterMs)} bound (poll interval + worst-case cycle): the loop is stuck; restart the server`;
 }
 
+/**
+ * Newest first, so that the head of last_error (what a status line or a truncated view shows) is
+ * what fails now: the failing attempt, the latest failed cycle, fees, endpoints; then what stays
+ * until it is resolved; a second signer's signature, an event that holds /health degraded for
+ * 15 minutes, comes last, so it never hides newer trouble.
+ */
 function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpointProblems }: HealthInput, nowMs: number): string[] {
-  const problems: string[] = [...endpointProblems];
+  const problems: string[] = [];
   if (retrying !== null) problems.push(`retrying after a failed attempt: ${retrying}`);
   if (facts.lastError !== null) problems.push(facts.lastError);
   for (const chain of chainsShortOfFees(facts.fees)) {
@@ -154,15 +180,7 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
       `the authority holds ${facts.fees![chain].balance} lamports on the ${chainName(chain)} chain, below BRIDGE_MIN_BALANCE_LAMPORTS (${settings.minBalanceLamports}): fund it before its fees run out`,
     );
   }
-  const foreign = facts.foreignSigner;
-  const halted = isHalted(settings.onForeignSigner, foreign);
-  if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
-    problems.push(
-      `${keyUseText(foreign)} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
-        'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
-        (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
-    );
-  }
+  problems.push(...endpointProblems);
   const twin = twinProblem(facts.role, settings.handoffMs);
   if (twin !== null) problems.push(twin);
   const { lease } = facts;
@@ -172,10 +190,19 @@ function degradations({ facts, settings, foreignSignerHoldMs, retrying, endpoint
         'Run only one instance per signer (SPEC §8): find and stop the other one',
     );
   }
+  const foreign = facts.foreignSigner;
+  const halted = isHalted(settings.onForeignSigner, foreign);
+  if (foreign !== null && (halted || nowMs - foreign.seenAtMs <= foreignSignerHoldMs)) {
+    problems.push(
+      `${keyUseText(foreign)} on the ${chainName(foreign.chain)} chain (slot ${foreign.slot}) was signed with this authority's key but not by this server: ` +
+        'another process signs with the same key; run only one instance per signer (SPEC §8): find and stop the other one' +
+        (halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
+    );
+  }
   return problems;
 }
 
-/** "attempt 1 of 3 failed: <error>", for /health while the action backs off. */
+/** "attempt 1 of 3 failed: <error>", for /health from a failed attempt until the action lands or gives up. */
 export function retryingAttempt(attempt: number, maxAttempts: number, error: string | undefined): string {
   return `attempt ${attempt} of ${maxAttempts} failed: ${error ?? 'unknown error'}`;
 }

@@ -1,6 +1,7 @@
 import type { createWebSocketInspector } from '@statelyai/inspect';
-import type { InspectionEvent, MachineContext, AnyEventObject } from 'xstate';
+import type { InspectionEvent, MachineContext, AnyEventObject, StateValue } from 'xstate';
 import { describeError } from '../errors.js';
+import { activeStateIds } from './crank-activity.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
@@ -77,8 +78,10 @@ function remoteInspector(log: Logger, url: string): RemoteInspector {
 function logTransition(log: Logger, event: InspectionEvent): void {
   if (!log.isLevelEnabled('debug')) return;
   if (event.type !== '@xstate.snapshot' || event.actorRef.sessionId !== event.rootId) return;
-  const snapshot = event.snapshot as { value?: unknown };
-  log.debug({ event: event.event.type, state: snapshot.value }, 'crank transition');
+  const snapshot = event.snapshot as { value?: StateValue };
+  // One type per log key: xstate's value is a string or an object; the line carries the leaf's path ("ack_deposit.submitting").
+  const state = snapshot.value === undefined ? undefined : activeStateIds(snapshot.value, 'crank').at(-1)?.slice('crank.'.length);
+  log.debug({ event: event.event.type, state }, 'crank transition');
 }
 
 /**

@@ -12,6 +12,12 @@ const ACTION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 // What users wait: from a poll interval plus a confirmation (seconds) to a stuck transfer (a day).
 const WAIT_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600];
 
+/** A timestamp gauge that has no series until it is first set (prom-client starts an unlabelled gauge at 0). */
+function absentUntilSet(gauge: Gauge): Gauge {
+  gauge.remove();
+  return gauge;
+}
+
 export function crankMetrics(registers: Registry[]) {
   return {
     crankCycles: new Counter({
@@ -57,16 +63,20 @@ export function crankMetrics(registers: Registry[]) {
       labelNames: ['action'] as const,
       registers,
     }),
-    crankLastRun: new Gauge({
-      name: 'bridge_crank_last_run_timestamp_seconds',
-      help: 'Unix time at which the latest crank cycle started (0 before the first).',
-      registers,
-    }),
-    crankLastSuccess: new Gauge({
-      name: 'bridge_crank_last_success_timestamp_seconds',
-      help: 'Unix time of the latest successful crank action (0 before the first).',
-      registers,
-    }),
+    crankLastRun: absentUntilSet(
+      new Gauge({
+        name: 'bridge_crank_last_run_timestamp_seconds',
+        help: 'Unix time at which the latest crank cycle started (absent before the first: a 0 would read as an age of decades).',
+        registers,
+      }),
+    ),
+    crankLastSuccess: absentUntilSet(
+      new Gauge({
+        name: 'bridge_crank_last_success_timestamp_seconds',
+        help: 'Unix time of the latest successful crank action (absent before the first: a 0 would read as an age of decades).',
+        registers,
+      }),
+    ),
     crankEnabled: new Gauge({
       name: 'bridge_crank_enabled',
       help: '1 when runtime configuration is present and the crank loop runs, else 0.',
@@ -78,11 +88,20 @@ export function crankMetrics(registers: Registry[]) {
       labelNames: ['status'] as const,
       registers,
     }),
-    crankLastCycleFinished: new Gauge({
-      name: 'bridge_crank_last_cycle_finished_timestamp_seconds',
-      help: 'Unix time at which the latest crank cycle finished (0 before the first).',
-      registers,
-    }),
+    crankLastCycleFinished: absentUntilSet(
+      new Gauge({
+        name: 'bridge_crank_last_cycle_finished_timestamp_seconds',
+        help: 'Unix time at which the latest crank cycle finished (absent before the first: a 0 would read as an age of decades).',
+        registers,
+      }),
+    ),
+    crankUnlandedSince: absentUntilSet(
+      new Gauge({
+        name: 'bridge_crank_unlanded_since_timestamp_seconds',
+        help: 'Unix time since which work has waited for this authority with none of its transactions landing (the first read that found work after the latest landing, or that landing). Absent while nothing waits, while standing by, in a dry run and before the first read. BridgeVotesNotLanding pages on its age.',
+        registers,
+      }),
+    ),
     crankDryRun: new Gauge({
       name: 'bridge_crank_dry_run',
       help: '1 when BRIDGE_DRY_RUN is on: cycles read and plan but submit nothing.',

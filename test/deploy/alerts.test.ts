@@ -44,6 +44,7 @@ describe('deploy/prometheus/alerts.yml', () => {
   it('holds the alerts the runbook documents, each with for, severity, summary, description and runbook link', () => {
     expect(rules.map((rule) => rule.name).sort()).toEqual(
       [
+        'BridgeAuthorityMissing',
         'BridgeBacklogGrowing',
         'BridgeCrankDisabled',
         'BridgeCrankFailing',
@@ -60,6 +61,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeTargetDown',
         'BridgeTargetMissing',
         'BridgeTransfersWaiting',
+        'BridgeVotesNotLanding',
       ].sort(),
     );
     for (const rule of rules) {
@@ -112,8 +114,36 @@ function alertsTestedFiring(): Set<string> {
   return fired;
 }
 
+/** The rows of the table whose header is `How votes stop | Pages as` in docs/operating.md: the way, and the alerts named as its page. */
+function votesStopTable(): Array<{ way: string; alerts: string[] }> {
+  const runbook = readFileSync(`${ROOT}docs/operating.md`, 'utf8');
+  const start = runbook.indexOf('| How votes stop | Pages as |');
+  const table = runbook.slice(start, runbook.indexOf('\n\n', start));
+  return table
+    .split('\n')
+    .slice(2)
+    .map((line) => {
+      const [way = '', pages = ''] = line.slice(2, -2).split(' | ');
+      return { way, alerts: [...pages.matchAll(/`(Bridge\w+)`/g)].map((match) => match[1]!) };
+    });
+}
+
 describe('docs/operating.md "How each failure pages"', () => {
   const rows = pagingTable();
+
+  it('"How votes stop": every way names at least one critical rule of alerts.yml that pages it, and the send outage is among them', () => {
+    const ways = votesStopTable();
+    expect(ways.length).toBeGreaterThanOrEqual(10);
+    const critical = new Set(rules.filter((rule) => rule.fields.get('severity') === 'critical').map((rule) => rule.name));
+    const known = new Set(rules.map((rule) => rule.name));
+    for (const { way, alerts } of ways) {
+      for (const alert of alerts) expect(known.has(alert), `"${way}" names ${alert}, which alerts.yml does not hold`).toBe(true);
+      expect(alerts.some((alert) => critical.has(alert)), `"${way}" pages no one: none of ${alerts.join(', ')} is critical`).toBe(true);
+    }
+    expect(ways.map((row) => row.way).join('\n')).toMatch(/send refused.*HTTP 500/);
+    // Every critical rule is the page of some way votes stop.
+    for (const alert of critical) expect(ways.some((row) => row.alerts.includes(alert)), `${alert} pages for no way listed`).toBe(true);
+  });
 
   it('has one row per alert, with its severity and delay as alerts.yml says', () => {
     expect(rows.map((row) => row.alert).sort()).toEqual(rules.map((rule) => rule.name).sort());
@@ -135,25 +165,37 @@ const SCRAPE_CONFIG = `${ROOT}deploy/prometheus/scrape-config.yml`;
 describe('deploy/prometheus/scrape-config.yml', () => {
   const text = readFileSync(SCRAPE_CONFIG, 'utf8');
 
-  it('labels every job `bridge`, the job the availability alerts select', () => {
-    const jobs = [...text.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((match) => match[1]);
+  /** The file with its Cloud Run job uncommented, as its comment says (`sed -i 's/^#: /  /'`). */
+  const withCloudRun = text.replace(/^#: /gm, '  ');
+
+  it('labels every job `bridge`, the job the availability alerts select, and every target with its authority', () => {
+    const jobs = [...withCloudRun.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((match) => match[1]);
     expect(jobs).toEqual(['bridge', 'bridge-cloud-run']);
-    expect(text).toMatch(/- target_label: job\n\s+replacement: bridge/);
+    expect(withCloudRun).toMatch(/- target_label: job\n\s+replacement: bridge/);
+    // BridgeAuthorityMissing groups by it.
+    expect([...withCloudRun.matchAll(/- targets: /g)]).toHaveLength([...withCloudRun.matchAll(/\n\s+authority: \S+/g)].length);
     for (const rule of rules.filter((candidate) => /\bup\b|absent\(/.test(candidate.expr))) expect(rule.expr, rule.name).toContain('job="bridge"');
   });
 
-  it.runIf(promtoolInstalled)('promtool check config: valid, with alerts.yml as its rule file', () => {
-    // credentials_file must exist when the configuration loads: the sidecar's token file, here an empty one.
+  it.runIf(promtoolInstalled)('promtool check config: valid as shipped (no token file anywhere), and with the Cloud Run job once its token file exists', () => {
     const dir = mkdtempSync(join(tmpdir(), 'scrape-config-'));
+    const check = (config: string) => {
+      writeFileSync(join(dir, 'scrape-config.yml'), config);
+      const result = spawnSync('promtool', ['check', 'config', join(dir, 'scrape-config.yml')], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
+      return { output: `${result.stdout}${result.stderr}`, status: result.status };
+    };
     try {
+      copyFileSync(RULES, join(dir, 'alerts.yml'));
+      const shipped = check(text);
+      expect(shipped.output).toContain('is valid prometheus config file syntax');
+      expect(shipped.status).toBe(0);
+      // credentials_file must exist when the configuration loads: the sidecar's token file, here an empty one.
       const tokenFile = join(dir, 'id-token');
       writeFileSync(tokenFile, '');
-      copyFileSync(RULES, join(dir, 'alerts.yml'));
-      expect(text).toContain('credentials_file: /var/run/bridge/id-token');
-      writeFileSync(join(dir, 'scrape-config.yml'), text.replaceAll('/var/run/bridge/id-token', tokenFile));
-      const check = spawnSync('promtool', ['check', 'config', join(dir, 'scrape-config.yml')], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
-      expect(`${check.stdout}${check.stderr}`).toContain('is valid prometheus config file syntax');
-      expect(check.status).toBe(0);
+      expect(withCloudRun).toContain('credentials_file: /var/run/bridge/id-token');
+      const cloudRun = check(withCloudRun.replaceAll('/var/run/bridge/id-token', tokenFile));
+      expect(cloudRun.output).toContain('is valid prometheus config file syntax');
+      expect(cloudRun.status).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

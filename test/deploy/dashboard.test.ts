@@ -125,6 +125,24 @@ describe('what the dashboard shows an incident as', () => {
     }
   });
 
+  it('shows how long work has waited with nothing landed, red from where BridgeVotesNotLanding starts counting, "nothing waits" when absent', () => {
+    const waiting = panel('Work waiting, nothing landed');
+    expect(waiting.targets?.[0]?.expr).toMatch(/^time\(\) - bridge_crank_unlanded_since_timestamp_seconds\{/);
+    const threshold = /> (\d+)$/.exec(rules.find((rule) => rule.name === 'BridgeVotesNotLanding')!.expr.trim())![1];
+    expect(waiting.fieldConfig?.defaults.thresholds?.steps.at(-1)).toEqual({ color: 'red', value: Number(threshold) });
+    expect((waiting.fieldConfig?.defaults as { noValue?: string }).noValue).toBe('nothing waits');
+  });
+
+  it('shows the endpoints and the roles as words over time, not a line between 0 and 1', () => {
+    const endpoints = panel('Endpoint up');
+    expect(endpoints.type).toBe('state-timeline');
+    expect(mapped(endpoints.fieldConfig?.defaults)).toEqual({ '0': 'out red', '1': 'up green' });
+    const role = panel('Role by instance');
+    expect(role.type).toBe('state-timeline');
+    expect(role.targets?.[0]?.expr).toContain('role="active"');
+    expect(mapped(role.fieldConfig?.defaults)).toEqual({ '0': 'standby blue', '1': 'active green' });
+  });
+
   it('maps the landing mode: nonce green, blockhash orange', () => {
     expect(mapped(panel('Landing mode').fieldConfig?.defaults)).toEqual({ '0': 'blockhash orange', '1': 'nonce green' });
   });
@@ -183,6 +201,8 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_vote_latency_seconds_bucket', 'by action, from the first vote that lands'],
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
   ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
+  ['bridge_crank_last_success_timestamp_seconds', 'the time of the first action that succeeds (a 0 reads as an age of decades)'],
+  ['bridge_crank_unlanded_since_timestamp_seconds', 'from the first read that finds work waiting for this authority; absent again whenever nothing waits'],
 ]);
 
 /** Series Prometheus writes itself for each target, never in /metrics. */

@@ -118,7 +118,7 @@ async function restartInFlight(depositsWhileDown: number): Promise<void> {
   const ownLanded = secondLife.some((record) => record['msg'] === 'transaction landed' && record['signature'] === firstVote!.signature);
   const excused = secondLife.filter((record) => String(record['msg']).startsWith('a nonce moved from the value this process first saw')).length;
   const resigned = secondLife.filter((record) => String(record['msg']).startsWith('not landed yet: signed again')).length;
-  const failed = secondLife.filter((record) => record['outcome'] === 'failed').map((record) => String(record['err']));
+  const failed = secondLife.filter((record) => record['outcome'] === 'failed').map((record) => String((record['err'] as { message?: unknown } | undefined)?.message));
   expect(ownLanded).toBe(depositsWhileDown === 0);
   expect(excused).toBe(depositsWhileDown === 0 ? 0 : 1);
   console.info(

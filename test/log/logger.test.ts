@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../../src/errors.js';
 import { serializeError } from '../../src/log/logger.js';
 import { captureLogs } from '../support/log-capture.js';
-import { checkLogLine, duplicateKeyIn, takeLogLineProblems } from '../support/log-lines.js';
+import { checkLogLine, duplicateKeyIn, takeLogLineProblems, typeProblemsIn } from '../support/log-lines.js';
 
 /** Renderings a secret key could take in a JSON line: a number list or an object of indices. */
 function secretRenderings(keypair: Keypair): string[] {
@@ -58,7 +58,7 @@ describe('createLogger', () => {
     expect(logs.text()).not.toContain('7,7,7');
   });
 
-  it('serializes errors with code, context, stack and cause, without a keypair attached anywhere', () => {
+  it('serializes errors with code, context and cause (a stack only where it is not a BridgeError), without a keypair attached anywhere', () => {
     const keypair = Keypair.generate();
     const cause = Object.assign(new Error('socket hang up'), { signer: keypair });
     const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'network' }, { what: 'source getAccountInfo', reason: 'socket hang up' }, {
@@ -75,10 +75,42 @@ describe('createLogger', () => {
       code: 'CHAIN__RPC_FAILED',
       context: { chain: 'source', method: 'getAccountInfo', kind: 'network' },
       message: expect.stringContaining('source getAccountInfo failed'),
-      stack: expect.stringContaining('BridgeError'),
     });
+    // Its message says what failed and what to do: no kilobyte of bundle chunk names on every transient failure.
+    expect(first?.err).not.toHaveProperty('stack');
     expect(text).toContain('socket hang up');
     expect(second?.failure).toMatchObject({ type: 'Error', message: 'other key', keypair: '[redacted]' });
+  });
+
+  it('writes `err` as an object whatever was given: an error keeps its stack on an error line only, text becomes { message }', () => {
+    const logs = captureLogs();
+    logs.logger.error({ err: new TypeError('a bug') }, 'unexpected');
+    logs.logger.warn({ err: 'attempt 1 of 3 failed: HTTP 500' }, 'text');
+    logs.logger.warn({ err: 42 }, 'a number');
+    logs.logger.warn({ err: Object.assign(new Error('Method not found'), { code: -32601 }) }, 'a JSON-RPC error');
+    logs.logger.warn({ err: new Error('HTTP 500 from the node'), chain: 'target' }, 'a transient failure, retried');
+    const [bug, text, number, jsonRpc, transient] = logs.records();
+    expect(jsonRpc?.err).toMatchObject({ code: '-32601', message: 'Method not found' });
+    // Below `error` a stack is a kilobyte of bundle chunk names at every transient failure: left out.
+    expect(transient).toMatchObject({ chain: 'target', err: { type: 'Error', message: 'HTTP 500 from the node' } });
+    expect(transient?.err).not.toHaveProperty('stack');
+    expect(bug?.err).toMatchObject({ type: 'TypeError', message: 'a bug', stack: expect.stringContaining('TypeError: a bug') });
+    expect(text?.err).toEqual({ message: 'attempt 1 of 3 failed: HTTP 500' });
+    expect(number?.err).toEqual({ message: '42' });
+  });
+});
+
+describe('one type per key', () => {
+  it('finds a key whose type differs from an earlier line\'s, at any depth, and `err` that is not an object', () => {
+    expect(typeProblemsIn('{"probe_a":"text","probe_b":{"c":1}}')).toEqual([]);
+    expect(typeProblemsIn('{"probe_a":{"x":1},"probe_b":{"c":"one"}}')).toEqual([
+      expect.stringContaining('the key "probe_a" is of type object here, string in an earlier line'),
+      expect.stringContaining('the key "probe_b.c" is of type string here, number in an earlier line'),
+    ]);
+    expect(typeProblemsIn('{"probe_a":null,"probe_b":{"c":null}}')).toEqual([]);
+    expect(typeProblemsIn('{"err":"text"}')).toEqual([expect.stringContaining('the key "err" is always of type object, this line has string')]);
+    expect(typeProblemsIn('{"probe_list":[1,2]}')).toEqual([]);
+    expect(typeProblemsIn('{"probe_list":["x"]}')).toEqual([expect.stringContaining('the key "probe_list[]" is of type string here, number')]);
   });
 });
 

@@ -160,7 +160,7 @@ describe('crank cycles', () => {
       [2, 'failed', 'warn'],
       [3, 'landed', 'info'],
     ]);
-    expect(attemptLines(logs)[0]).toMatchObject({ err: 'ack_deposit on destination tracker T failed: transaction expired before it landed', indices: [0, 1] });
+    expect(attemptLines(logs)[0]).toMatchObject({ err: { message: 'ack_deposit on destination tracker T failed: transaction expired before it landed' }, indices: [0, 1] });
     expect(crank.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..1 (2 votes)', total_actions_submitted: 1 });
     expect(await metricValue(metrics.crankRetries, { action: 'ack_deposit' })).toBe(2);
     expect(await metricValue(metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'failed' })).toBe(2);

@@ -7,7 +7,7 @@ import { FOREIGN_SIGNER_HOLD_MS } from '../../src/machines/health.js';
 import { bridgeView, deposits, finalizedWithdrawal } from './support/bridge-view.js';
 import { fails, retryableSubmitError, rpcError, type ScriptedChains } from './support/scripted-chains.js';
 import { settle, START_SECONDS, startTestCrank, useCrankClock } from './support/test-crank.js';
-import { metricValue } from '../support/metric-value.js';
+import { metricSample, metricValue } from '../support/metric-value.js';
 
 /** /health's status from a crank run as the process runs it (startCrank over scripted chains). */
 
@@ -52,9 +52,16 @@ describe('fee balance', () => {
   });
 
   it('warns below BRIDGE_MIN_BALANCE_LAMPORTS but still submits, and publishes the level', async () => {
-    const { chains, crank, metrics } = startTestCrank(bothChainsWork(), { minBalanceLamports: 2_000_000_000 });
+    const { chains, crank, metrics, logs } = startTestCrank(bothChainsWork(), { minBalanceLamports: 2_000_000_000 });
     await settle();
-    expect(chains.callsOf('ackDeposits')).toHaveLength(1);
+    await crank.runOnce();
+    expect(chains.callsOf('ackDeposits')).toHaveLength(2);
+    // A warn line per chain when its balance falls below the level, not one per cycle.
+    const lowLines = logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('below BRIDGE_MIN_BALANCE_LAMPORTS'));
+    expect(lowLines).toEqual([
+      expect.objectContaining({ chain: 'source', balance: 1_000_000_000, minimum: 2_000_000_000 }),
+      expect.objectContaining({ chain: 'target', balance: 1_000_000_000, minimum: 2_000_000_000 }),
+    ]);
     expect(crank.status()).toBe('degraded');
     expect(crank.health().last_error).toMatch(/^the authority holds 1000000000 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(2000000000\)/);
     for (const chain of ['source', 'target']) expect(await metricValue(metrics.authorityMinBalance, { chain })).toBe(2_000_000_000);
@@ -77,6 +84,58 @@ describe('retrying', () => {
     expect(crank.status()).toBe('ok');
     expect(crank.health().last_error).toBeNull();
     await crank.stop(0);
+  });
+});
+
+describe('from the first failed attempt', () => {
+  /** A submission that fails only after `ms`, as nonce mode's attempt does after its confirmation wait. */
+  const failsAfter = (ms: number) => () => new Promise<never>((_, reject) => setTimeout(() => reject(retryableSubmitError('ack_deposit')), ms));
+  const ATTEMPT_MS = 120_000;
+
+  it('degraded with the failure in last_error through the backoff and the next attempt, until one lands; the unlanded clock runs from the first read', async () => {
+    const { chains, crank, metrics } = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
+      before: (c) => {
+        c.script('ackDeposits', failsAfter(ATTEMPT_MS), failsAfter(ATTEMPT_MS));
+      },
+    });
+    await settle();
+    expect(crank.status()).toBe('ok');
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBe(START_SECONDS);
+    await vi.advanceTimersByTimeAsync(ATTEMPT_MS);
+    const failing = 'retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed';
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe(failing);
+    // The backoff (1 s) is over: the second attempt runs for its 120 s, and /health still says why.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(2);
+    expect(crank.status()).toBe('degraded');
+    expect(crank.health().last_error).toBe(failing);
+    // The second attempt started within 1 s of the first failure (its backoff), so it has failed by 241 s.
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(crank.health().last_error).toMatch(/^retrying after a failed attempt: attempt 2 of 3 failed: /);
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBe(START_SECONDS);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(chains.callsOf('ackDeposits')).toHaveLength(3);
+    expect(crank.status()).toBe('ok');
+    expect(crank.health().last_error).toBeNull();
+    // Restarted at the landing (between 241 s and 243 s): the rest of the backlog waits from there.
+    expect(await metricSample(metrics.crankUnlandedSince, {})).toBeGreaterThan(START_SECONDS + 240);
+    await crank.stop(0);
+  });
+
+  it('no unlanded clock while nothing waits, and none of the timestamp gauges before they mean something', async () => {
+    const { crank, metrics } = startTestCrank(NOTHING_TO_DO, {
+      before: (c) => {
+        c.script('readState', (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))));
+      },
+    });
+    await settle();
+    // The first cycle's read hangs: nothing has finished, nothing has landed.
+    for (const gauge of [metrics.crankLastCycleFinished, metrics.crankLastSuccess, metrics.crankUnlandedSince]) expect((await gauge.get()).values).toEqual([]);
+    expect(await metricSample(metrics.crankLastRun, {})).toBe(START_SECONDS);
+    const stopped = crank.stop(0);
+    await settle();
+    await stopped;
   });
 });
 
@@ -220,16 +279,19 @@ describe('handoff (BRIDGE_HANDOFF_SECS)', () => {
   });
 
   it('a standby whose other instance keeps signing past BRIDGE_HANDOFF_SECS is degraded and says so', async () => {
-    const { chains, crank, metrics } = startTestCrank(NOTHING_TO_DO, { handoffMs: HANDOFF_MS });
+    const { chains, crank, metrics, logs } = startTestCrank(NOTHING_TO_DO, { handoffMs: HANDOFF_MS });
     await settle();
-    for (let read = 0; read <= HANDOFF_MS / POLL_MS + 1; read++) {
+    for (let read = 0; read <= HANDOFF_MS / POLL_MS + 3; read++) {
       chains.authorityView.target.transactions = [{ ...OTHER, slot: 90 + read }];
       await vi.advanceTimersByTimeAsync(POLL_MS);
     }
+    // One warn line when the twin starts to stay, not one per read.
+    const twinLines = logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('past BRIDGE_HANDOFF_SECS'));
+    expect(twinLines).toEqual([expect.objectContaining({ problem: expect.stringMatching(/^another instance has been signing with this authority's key for 75 s, longer than BRIDGE_HANDOFF_SECS \(60 s\)/) })]);
     expect(crank.health().role).toBe('standby');
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toMatch(/^another instance has been signing with this authority's key for 75 s, longer than BRIDGE_HANDOFF_SECS \(60 s\); its latest transaction is 5OtherInstance on the destination chain \(slot 95\)/);
-    expect(await metricValue(metrics.crankOtherSignerActive)).toBe(75);
+    expect(crank.health().last_error).toMatch(/^another instance has been signing with this authority's key for 105 s, longer than BRIDGE_HANDOFF_SECS \(60 s\); its latest transaction is 5OtherInstance on the destination chain \(slot 97\)/);
+    expect(await metricValue(metrics.crankOtherSignerActive)).toBe(105);
     expect(await metricValue(metrics.crankHandoff)).toBe(60);
     expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(0);
     await crank.stop(0);

@@ -118,7 +118,7 @@ describe('crank machine steps', () => {
     expect(lastError.length).toBeLessThanOrEqual('reading the trackers failed: '.length + MAX_ERROR_CHARS + 20);
     expect(read.emitted.filter((event) => event.type === 'readFailed')).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/), behindFloor: false }]);
 
-    const submitting = { ...inCycle(), plan: backlogPlan, progress: { attempt: 3, attemptStartedAtMs: Date.now(), submitted: [0], failure: null } };
+    const submitting = { ...inCycle(), plan: backlogPlan, progress: { attempt: 3, attemptStartedAtMs: Date.now(), submitted: [0], failure: null, lastFailure: null } };
     const { context: failed, emitted } = step({ ack_deposit: 'submitting' }, submitting, actorError('submit', huge));
     const attempt = emitted.find((event) => event.type === 'attempt');
     expect(attempt).toMatchObject({ outcome: 'failed', willRetry: false, error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) });

@@ -16,6 +16,7 @@ const FACTS: HealthFacts = {
   foreignSigner: null,
   role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
   lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null, freeSignerAtMs: null, sawHolder: false, workSinceMs: null },
+  unlandedSinceMs: null,
 };
 
 const FOREIGN = { chain: 'target' as const, signature: '5Foreign', slot: 77, seenAtMs: START + 2000 };
@@ -81,6 +82,15 @@ describe('healthVerdict', () => {
     verdict.problems.forEach((problem, i) => expect(problem).toMatch(expected[i]!));
     // A chain that cannot pay the plan is not warned about twice.
     expect(verdict.problems.filter((problem) => problem.includes('source chain'))).toHaveLength(1);
+  });
+
+  it('a second signer seen minutes ago comes after what fails now: the newest problem heads last_error', () => {
+    const held = input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + 10 * 60_000 }, { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] });
+    const verdict = healthVerdict(held, FOREIGN.seenAtMs + 10 * 60_000);
+    expect(verdict.status).toBe('degraded');
+    expect(verdict.problems[0]).toBe('retrying after a failed attempt: attempt 1 of 3 failed: sendTransaction answered HTTP 500');
+    expect(verdict.problems[1]).toBe('https://rpc.example.com serves another cluster');
+    expect(verdict.problems.at(-1)).toMatch(/^transaction 5Foreign on the destination chain/);
   });
 
   it('a minimum of 0 never warns', () => {

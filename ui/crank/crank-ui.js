@@ -219,16 +219,25 @@ function leaseText(lease) {
   return lease.status;
 }
 
-/** /health's crank.landing: per chain, the last ten minutes' first-version rate and slots to land. */
-function landingText(landing) {
-  if (landing === undefined) return 'none (crank disabled)';
-  const chain = (name, summary) => {
-    if (summary.transactions === 0) return `${name}: nothing sent`;
+/**
+ * /health's crank: what landed, per chain over the last ten minutes, and what is signed but has
+ * no outcome yet. Counted from landings, never from signatures: during a send outage nothing
+ * gets an outcome, and "n of n landed" would describe the minutes before it.
+ */
+function landingText(crank) {
+  if (crank?.landing === undefined) return 'none (crank disabled)';
+  const last = crank.last_success_at === null ? 'no action done since the start' : `last action done ${time(crank.last_success_at * 1000)} UTC`;
+  const chain = (name, summary, inFlight) => {
+    const pending = `${inFlight} signed and still without an outcome`;
+    if (summary.landed === 0) return `${name}: nothing landed in the last 10 min, ${summary.transactions} could no longer land, ${pending}`;
     const rate = summary.first_version_rate === null ? 'n/a' : `${Math.round(summary.first_version_rate * 100)} %`;
-    const slots = summary.slots_p50 === null ? 'none landed' : `${summary.slots_p50} / ${summary.slots_p90} slots to land (p50 / p90)`;
-    return `${name}: ${summary.landed} of ${summary.transactions} landed, ${rate} on the first version, ${slots}, ${summary.versions_per_landed ?? 'n/a'} versions per landed`;
+    return (
+      `${name}: ${summary.landed} landed in the last 10 min, ${summary.transactions - summary.landed} could no longer land, ${pending}; ` +
+      `${rate} on the first version, ${summary.slots_p50} / ${summary.slots_p90} slots to land (p50 / p90), ${summary.versions_per_landed ?? 'n/a'} versions per landed`
+    );
   };
-  return `${chain('source', landing.source)}; ${chain('destination', landing.target)}`;
+  const inFlight = crank.versions_in_flight ?? { source: 0, target: 0 };
+  return `${last}; ${chain('source', crank.landing.source, inFlight.source)}; ${chain('destination', crank.landing.target, inFlight.target)}`;
 }
 
 function showActivity(activity) {
@@ -265,15 +274,17 @@ function showHealth(status, error) {
   lastError.textContent = error ?? '';
 }
 
-/** /health answers 503 with its body when stalled: that answer is the news, not a failure. */
+/** /health answers 503 with its body when stalled: that answer is the news, not a failure. Its crank object, or undefined when unreachable. */
 async function pollHealth() {
   try {
     const response = await fetch(new URL('/health', window.location.origin), { credentials: 'same-origin', cache: 'no-store' });
     if (response.status !== 200 && response.status !== 503) throw new Error(`/health answered ${response.status}`);
     const health = await response.json();
     showHealth(health.status, health.crank?.last_error);
+    return health.crank;
   } catch (err) {
     showHealth('unreachable', err.message);
+    return undefined;
   }
 }
 
@@ -292,9 +303,9 @@ async function getJson(path) {
 
 async function poll() {
   try {
-    await pollHealth();
+    const crank = await pollHealth();
     showActivity(await getJson('/crank/activity'));
-    landingLine.textContent = landingText((await getJson('/health')).crank?.landing);
+    landingLine.textContent = landingText(crank);
     setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
   } catch (err) {
     setStatus(`cannot update: ${err.message}`, true);

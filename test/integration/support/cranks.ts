@@ -172,6 +172,6 @@ export function failedAttemptErrors(crank: BridgeCrank): string[] {
   return crank.logs
     .records()
     .filter((record) => typeof record.action === 'string' && record.outcome === 'failed')
-    .map((record) => String(record.err));
+    .map((record) => String((record.err as { message?: unknown } | undefined)?.message));
 }
 
