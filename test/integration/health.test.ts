@@ -116,6 +116,8 @@ describe('fee balance', () => {
     expect(b.pair.target.getAccount(key)!.lamports).toBe(4_000n);
 
     b.pair.target.airdrop(key, 1_000_000);
+    // The crank reads the balance at confirmed: the airdrop must reach that bank first.
+    b.pair.target.advanceSlots(b.pair.target.bank.commitmentLags.confirmedLagSlots);
     expect(await crank.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
     expect(crank.service.status()).toBe('ok');
     expect(b.pair.target.getAccount(key)!.lamports).toBe(1_004_000n - 5_000n);

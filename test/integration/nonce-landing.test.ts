@@ -52,7 +52,8 @@ describe('nonce mode on the devnet', () => {
     expectSettled(bridge, 2);
     await expectTransactionsAccounted(bridge, cranks);
     await expectNoForeignSigner(cranks);
-  });
+    // Up to 10 rounds, each after one that acted waiting out the finalized lag (1.6 s at 50 ms slots).
+  }, 60_000);
 
   it('a primary serving nonce values that never existed: every vote still lands, a dispute is a metric and a warn line, never a false second signer; a real twin is still caught', async () => {
     bridge = await startDevnetBridge();

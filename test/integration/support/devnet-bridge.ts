@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import type { CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
+import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../../devnet/world/keypair-files.js';
@@ -35,16 +35,16 @@ const THRESHOLD = 2;
 const USER_LAMPORTS = 100n * BigInt(LAMPORTS_PER_SOL);
 
 /**
- * The devnet's commitment banks for the suite (docs/devnet.md "Commitments"): the option, else
- * DEVNET_COMMITMENT_LAGS as "confirmed,finalized" slots (e.g. "2,32", Agave's), else none: one
- * bank for every commitment, as the suite ran before the devnet had banks.
+ * The devnet's commitment banks for the suite: the option, else DEVNET_COMMITMENT_LAGS as
+ * "confirmed,finalized" slots ("0,0": one bank for every commitment, as the suite ran before the
+ * devnet had banks), else Agave's.
  */
-function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags | undefined {
+function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags {
   if (option !== undefined) return option;
   const given = process.env['DEVNET_COMMITMENT_LAGS'];
-  if (given === undefined || given === '') return undefined;
+  if (given === undefined || given === '') return AGAVE_COMMITMENT_LAGS;
   const match = /^(\d+),(\d+)$/.exec(given);
-  if (match === null) throw new Error(`DEVNET_COMMITMENT_LAGS must be "confirmed,finalized" slots, e.g. "2,32"; got ${JSON.stringify(given)}`);
+  if (match === null) throw new Error(`DEVNET_COMMITMENT_LAGS must be "confirmed,finalized" slots, e.g. "2,32" (Agave's, the default) or "0,0"; got ${JSON.stringify(given)}`);
   return { confirmedLagSlots: Number(match[1]), finalizedLagSlots: Number(match[2]) };
 }
 
