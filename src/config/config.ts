@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
+import { toWatchdog, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
 import {
   bindAddressValue,
   booleanValue,
@@ -159,6 +160,7 @@ const envSchema = z.object({
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
   BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
   ...landingSchemaShape,
+  ...watchdogSchemaShape,
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -205,6 +207,8 @@ export interface CrankConfig {
   nonceAccounts: number;
   /** BRIDGE_*_SEND_URLS and BRIDGE_*_TIP_LAMPORTS / _TIP_ACCOUNT, per chain (./landing.ts). */
   landing: Record<'source' | 'target', ChainLanding>;
+  /** BRIDGE_ON_INVARIANT_BREACH, BRIDGE_WATCHDOG_FILE, BRIDGE_<CHAIN>_PROGRAM_HASH (./watchdog.ts). */
+  watchdog: WatchdogConfig;
 }
 
 export interface Config {
@@ -255,7 +259,7 @@ type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
   const cap = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
-  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set, cap)];
+  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set, cap), ...watchdogProblems(set)];
 }
 
 /** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
@@ -356,6 +360,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
     nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
     landing: toLanding(values),
+    watchdog: toWatchdog(values),
   };
 }
 
