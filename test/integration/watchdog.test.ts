@@ -2,6 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
+import { entryOffset } from '../../src/chain/codec/layout.js';
 import { acknowledgeBreach } from '../../src/ops/acknowledge.js';
 import { depositTracker, nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { startBridgeCrank, type BridgeCrank } from './support/cranks.js';
@@ -28,6 +30,37 @@ afterEach(async () => {
 
 function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
   return crank.logs.records().filter((record) => record['level'] === 'error');
+}
+
+/** A devnet admin call over JSON-RPC, as an operator's rehearsal makes it. */
+async function devnetCall(url: string, method: string, params: unknown[]): Promise<Record<string, unknown>> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+  if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/**
+ * The real fetch, with every getAccountInfo answer from `origin` for `account` that covers the
+ * amount of entry `index` rewritten to `amount`: one node lying about one destination entry.
+ */
+function lyingAbout(origin: string, account: string, index: number, amount: bigint): RpcFetch {
+  const at = entryOffset('WithdrawTracker', index) + 8;
+  return async (input, init) => {
+    const response = await globalThis.fetch(input, init);
+    const request = JSON.parse(String(init?.body)) as { method?: string; params?: [string, { dataSlice?: { offset: number; length: number } }] };
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    if (url.origin !== origin || request.method !== 'getAccountInfo' || request.params?.[0] !== account) return response;
+    const slice = request.params[1]?.dataSlice ?? { offset: 0, length: Number.MAX_SAFE_INTEGER };
+    const body = (await response.json()) as { result?: { value?: { data: [string, string] } | null } };
+    const value = body.result?.value;
+    if (value !== null && value !== undefined && slice.offset <= at && at + 8 <= slice.offset + slice.length) {
+      const data = Buffer.from(value.data[0], 'base64');
+      data.writeBigUInt64LE(amount, at - slice.offset);
+      value.data[0] = data.toString('base64');
+    }
+    return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
 }
 
 async function colludingFinalization(b: DevnetBridge, amount: bigint): Promise<number> {
@@ -76,5 +109,80 @@ describe('the watchdog', () => {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     expect(errorLines(crank)).toHaveLength(1);
     expect(await metricValue(crank.metrics.invariantBreaches, { invariant: 'finalized_mismatch' })).toBe(1);
+  });
+
+  it('notices a program upgrade within the deployment cadence: a warn line and the counter', async () => {
+    bridge = await startDevnetBridge();
+    const cadenceMs = 500;
+    const crank = startBridgeCrank(bridge, HONEST, { deploymentIntervalMs: cadenceMs });
+    const firstRead = () => crank.logs.records().some((record) => String(record['msg']).startsWith('watchdog: the bridge program on the destination chain'));
+    await waitFor(firstRead, { timeoutMs: 5_000, what: 'the first deployment read' });
+    const upgraded = await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v2' }]);
+    const at = Date.now();
+    await waitFor(async () => (await metricValue(crank.metrics.programChanges, { chain: 'target' })) === 1, { timeoutMs: 2 * cadenceMs + 1_000, what: 'the upgrade noticed' });
+    expect(Date.now() - at).toBeLessThanOrEqual(cadenceMs + 1_000);
+    expect(await metricValue(crank.metrics.programDeploySlot, { chain: 'target' })).toBe(upgraded['deploySlot']);
+    const warned = crank.logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('bridge program on the destination chain changed'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ chain: 'target', hash: upgraded['hash'], deploySlot: String(upgraded['deploySlot']) });
+    expect(await metricValue(crank.metrics.programChanges, { chain: 'source' })).toBe(0);
+  });
+
+  it('holds signing on a chain whose program does not hash to BRIDGE_<CHAIN>_PROGRAM_HASH, and signs once it does', async () => {
+    bridge = await startDevnetBridge();
+    const v1 = await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v1' }]);
+    const crank = startBridgeCrank(bridge, HONEST, {
+      pollIntervalMs: POLL_MS,
+      deploymentIntervalMs: 300,
+      config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: { target: String(v1['hash']) } } },
+    });
+    await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v2' }]);
+    await waitFor(async () => (await metricValue(crank.metrics.programHashMismatch, { chain: 'target' })) === 1, { timeoutMs: 3_000, what: 'the mismatch seen' });
+    await deposit(bridge, { amount: 7n, sourceMint: bridge.world.tokenPairs.normal.sourceMint });
+    await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
+    expect(withdrawTracker(bridge).header.entryCount).toBe(0n);
+    expect(errorLines(crank)).toHaveLength(1);
+    await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v1' }]);
+    await waitFor(() => withdrawTracker(bridge!).header.entryCount === 1n, { timeoutMs: 3 * POLL_MS, what: 'the proposal once the program matches again' });
+  });
+
+  it('pages a rewound tracker within one poll', async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS });
+    const helpers = startBridgeCrank(bridge, 0, { pollIntervalMs: POLL_MS });
+    for (const amount of [10n, 20n]) await deposit(bridge, { amount, sourceMint: mint });
+    await waitFor(() => withdrawTracker(bridge!).header.settledPrefix === 2n, { timeoutMs: 10_000, what: 'both entries finalized' });
+    await crank.service.runOnce();
+    await helpers.service.stop(2_000);
+    await devnetCall(bridge.pair.target.url, 'devnet_rewindTracker', [bridge.withdrawTracker.toBase58(), { settledPrefix: 0, entryCount: 0 }]);
+    const at = Date.now();
+    await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'tracker_rewound' })) === 1, { timeoutMs: 2 * POLL_MS, what: 'the rewind paged' });
+    expect(Date.now() - at).toBeLessThanOrEqual(POLL_MS + 500);
+    const lines = errorLines(crank);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ invariant: 'tracker_rewound', chain: 'target' });
+    expect(String(lines[0]!['bridge'])).toContain('settled_prefix 0 < 2');
+  });
+
+  it('raises no breach from one lying endpoint when the other answers honestly: a doubt, no error line', async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    await deposit(bridge, { amount: 800n, sourceMint: mint });
+    const { recipient } = depositTracker(bridge).entries[0]!;
+    const honestVote = { index: 0n, approve: true, amount: 800n, recipient, sourceMint: mint };
+    await rawAckDeposit(bridge, 0, honestVote);
+    await rawAckDeposit(bridge, 1, honestVote);
+    const second = await bridge.pair.target.addEndpoint();
+    const liar = new URL(bridge.pair.target.url).origin;
+    const crank = startBridgeCrank(bridge, HONEST, {
+      pollIntervalMs: POLL_MS,
+      targetRpcUrls: [bridge.pair.target.url, second.url],
+      fetch: lyingAbout(liar, bridge.withdrawTracker.toBase58(), 0, 8_000n),
+    });
+    await waitFor(async () => (await metricValue(crank.metrics.invariantDoubts, { invariant: 'finalized_mismatch' })) >= 1, { timeoutMs: 3 * POLL_MS, what: 'the lie refuted' });
+    await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
+    for (const invariant of ['finalized_mismatch', 'finalized_against_own_no'] as const) expect(await metricValue(crank.metrics.invariantBreaches, { invariant })).toBe(0);
+    expect(errorLines(crank)).toEqual([]);
   });
 });
