@@ -41,6 +41,11 @@ function scaleFlag(value: string | undefined): number {
   return scale;
 }
 
+function urlFlag(value: string, flag: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`--${flag} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 /** Quotes a value for a POSIX shell only when it needs it. */
 export function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
@@ -86,6 +91,8 @@ export interface DevnetFlags {
   priceFloor: number;
   /** Percent of sendTransaction the plain ports forward once the bridge exists; below 100 each chain gets a "staked" second port that forwards all. */
   forwardPercent: number;
+  /** A running devnet node's JSON-RPC URL: upgrade the bridge program there (devnet_upgradeProgram), print the deployment and exit. */
+  upgradeProgram?: string;
 }
 
 export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
@@ -108,6 +115,8 @@ the bridge on them, prints how to start a bridge server per authority, and runs 
   --forward-percent N   congested sending once the bridge exists: each chain's port forwards only N %
                         of sendTransaction to the leader (the rest never land), and a second port per
                         chain, "staked", forwards all (0 to 100, default 100: no second port)
+  --upgrade-program URL  rehearsal: upgrade the bridge program of the running devnet node at URL
+                        (devnet_upgradeProgram), print the new deployment and exit
   -h, --help            show this help
 `;
 
@@ -124,6 +133,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     'compute-cost-scale': { type: 'string' },
     'price-floor': { type: 'string' },
     'forward-percent': { type: 'string' },
+    'upgrade-program': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -140,6 +150,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     computeCostScale: scaleFlag(values['compute-cost-scale']),
     priceFloor: integerFlag(values['price-floor'], 'price-floor', 0, 0, MAX_PRICE_FLOOR),
     forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
+    ...(values['upgrade-program'] === undefined ? {} : { upgradeProgram: urlFlag(values['upgrade-program'], 'upgrade-program') }),
   };
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {

@@ -3,8 +3,8 @@ import { PublicKey } from '@solana/web3.js';
 import type { AccountStore } from './store.js';
 
 /**
- * The bridge program's deployment as the BPF upgradeable loader keeps it (PROTOCOL.md "The
- * program's deployment"): the program account (tag 2, the programdata address) and the
+ * The bridge program's deployment as the BPF upgradeable loader keeps it (PROTOCOL.md, the
+ * program's deployment): the program account (tag 2, the programdata address) and the
  * programdata account (tag 3, the deployment slot, the upgrade authority, then the program
  * bytes). The devnet runs its program in TypeScript, so the bytes stand for a version: an
  * upgrade (`devnet_upgradeProgram`, `--upgrade-program`) rewrites them and the slot, as

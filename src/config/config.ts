@@ -3,7 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
-import { toWatchdog, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
+import { toWatchdog, WATCHDOG_DEFAULTS, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
 import {
   bindAddressValue,
   booleanValue,
@@ -73,6 +73,7 @@ export const DEFAULTS = {
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
   BRIDGE_NONCE_ACCOUNTS: '2',
   ...LANDING_DEFAULTS,
+  ...WATCHDOG_DEFAULTS,
 } as const;
 
 const DAY_MS = 86_400_000;

@@ -60,6 +60,11 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeTargetDown',
         'BridgeTargetMissing',
         'BridgeTransfersWaiting',
+        'BridgeInvariantBreach',
+        'BridgeWatchdogHalted',
+        'BridgeProgramChanged',
+        'BridgeProgramHashMismatch',
+        'BridgeGovernanceChange',
       ].sort(),
     );
     for (const rule of rules) {

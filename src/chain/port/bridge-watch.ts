@@ -33,8 +33,8 @@ export interface TrackerAnswer {
 }
 
 /**
- * The bridge program as the BPF upgradeable loader keeps it (PROTOCOL.md "The program's
- * deployment"): the programdata account's address, its last deployment slot, its upgrade
+ * The bridge program as the BPF upgradeable loader keeps it (PROTOCOL.md, the
+ * program's deployment): the programdata account's address, its last deployment slot, its upgrade
  * authority (null: immutable), and sha256 (hex) of the program bytes with the trailing zero
  * padding cut, as `solana-verify get-program-hash` computes it. `problem`: the deployment is not
  * an upgradeable program (another loader, no account), said in words.

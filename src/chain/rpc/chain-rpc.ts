@@ -87,7 +87,7 @@ export interface ChainRpc {
    * the endpoint: for what one endpoint's word must not decide (a second endpoint corroborating
    * a nonce move, a watchdog's breach). An endpoint that fails is left out. At `finalized` the
    * slot floor is not asked for: it is a confirmed slot, which the finalized bank trails by about
-   * 32 slots (PROTOCOL.md "Each commitment is its own bank"); the caller judges each answer's slot.
+   * 32 slots (PROTOCOL.md: each commitment is its own bank); the caller judges each answer's slot.
    */
   getAccountInfoEverywhere(
     address: PublicKey,

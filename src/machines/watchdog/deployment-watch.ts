@@ -4,10 +4,9 @@ import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { setLongTimeout } from '../../time.js';
-import type { WatchdogSettings } from './watchdog.js';
 
 /**
- * The bridge program's deployment on each chain (PROTOCOL.md "The program's deployment"), read
+ * The bridge program's deployment on each chain (PROTOCOL.md, the program's deployment by the BPF upgradeable loader), read
  * at start and every DEPLOYMENT_CHECK_INTERVAL_MS from every endpoint in service, at finalized.
  * A deployment counts only when every answer agrees and at least two endpoints answered (one,
  * where only one is configured); answers that disagree are a warn line and decide nothing. A
@@ -26,11 +25,11 @@ export interface DeploymentWatch {
 
 type Deployed = Extract<DeploymentAnswer, { hash: string }>;
 
-export function createDeploymentWatch(options: { watch: BridgeWatch; settings: WatchdogSettings; logger: Logger; metrics: Metrics; intervalMs: number }): DeploymentWatch {
-  const { watch, settings, logger: log, metrics } = options;
+export function createDeploymentWatch(options: { watch: BridgeWatch; programHashes: Partial<Record<ChainSide, string>>; logger: Logger; metrics: Metrics; intervalMs: number }): DeploymentWatch {
+  const { watch, programHashes, logger: log, metrics } = options;
   const known: Partial<Record<ChainSide, Deployed>> = {};
   // With a hash to match, nothing is signed there before a read shows the program matches it.
-  const unread = (chain: ChainSide) => (settings.programHashes[chain] === undefined ? null : `the bridge program's hash is not read yet (BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH is set)`);
+  const unread = (chain: ChainSide) => (programHashes[chain] === undefined ? null : `the bridge program's hash is not read yet (BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH is set)`);
   const held: Record<ChainSide, string | null> = { source: unread('source'), target: unread('target') };
   let stopped = false;
   let timer: { clear(): void } | undefined;
@@ -69,7 +68,7 @@ export function createDeploymentWatch(options: { watch: BridgeWatch; settings: W
       metrics.programChanges.inc({ chain });
       log.warn({ ...fields, before: { programData: before.programData, deploySlot: before.deploySlot, upgradeAuthority: before.upgradeAuthority, hash: before.hash } }, `watchdog: the bridge program on the ${chainName(chain)} chain changed (upgraded at slot ${now.deploySlot})`);
     }
-    const expected = settings.programHashes[chain];
+    const expected = programHashes[chain];
     if (expected === undefined) return;
     const variable = `BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH`;
     if (now.hash !== expected) {

@@ -85,7 +85,7 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
   let running: Promise<void> = Promise.resolve();
   let busy = false;
   let stopped = false;
-  const deployments: DeploymentWatch = createDeploymentWatch({ watch, settings, logger: log, metrics, intervalMs: options.deploymentIntervalMs });
+  const deployments: DeploymentWatch = createDeploymentWatch({ watch, programHashes: settings.programHashes, logger: log, metrics, intervalMs: options.deploymentIntervalMs });
   for (const invariant of INVARIANTS) {
     metrics.invariantBreaches.inc({ invariant }, 0);
     metrics.invariantDoubts.inc({ invariant }, 0);
