@@ -1,0 +1,89 @@
+import { createReadStream } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { createInterface } from 'node:readline';
+import { Option, type Command } from 'commander';
+import { parseConfig } from '../config/config.js';
+import { BridgeError } from '../errors.js';
+import { acknowledgeBreach } from './acknowledge.js';
+
+/**
+ * The watchdog's ops commands (docs/operating.md "The watchdog"): `acknowledge <breach>` (changes
+ * the server's state: one audit line), and `audit [file]`, which prints the audit lines of a log
+ * (the server's admin requests and these commands'), from a file or stdin.
+ */
+
+/** What an ops command that signs or changes state writes on stderr: the same `audit` line the server writes for an admin request. */
+export function auditLine(what: string, outcome: string): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = String(process.getuid?.() ?? 'unknown');
+  }
+  return JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'audit', audit: { address: `local:${hostname()}`, user, what, outcome } });
+}
+
+interface Output {
+  json: boolean;
+  out(text: string): void;
+}
+
+type Run = (action: (output: Output) => Promise<void>, json: boolean) => Promise<void>;
+
+/** Audit lines `ops audit` keeps: the newest this many of the input. */
+export const MAX_AUDIT_LINES = 1_000;
+
+export function addWatchdogCommands(cli: Command, run: Run): void {
+  const jsonOption = () => new Option('--json', 'print JSON for machines');
+  cli
+    .command('acknowledge')
+    .description('acknowledge a breach the watchdog halted on (BRIDGE_WATCHDOG_FILE): the server votes again at its next cycle when no other breach is open')
+    .argument('<breach>', 'the breach id of the error line and /health (e.g. finalized_mismatch:target:0:g4)')
+    .addOption(jsonOption())
+    .action((breach: string, options: { json?: boolean }) => run((output) => acknowledge(breach, output), options.json === true));
+  cli
+    .command('audit')
+    .description(`print the audit lines (admin requests, ops commands that change state) of a log file or stdin, the newest ${MAX_AUDIT_LINES}`)
+    .argument('[file]', 'a log file of the server (JSON lines); stdin when absent')
+    .addOption(jsonOption())
+    .action((file: string | undefined, options: { json?: boolean }) => run((output) => audit(file, output), options.json === true));
+}
+
+async function acknowledge(breach: string, output: Output): Promise<void> {
+  const file = parseConfig(process.env).config.crank?.watchdog.watchdogFile;
+  if (file === undefined) {
+    throw new BridgeError('CONFIG__INVALID', { problems: ['BRIDGE_WATCHDOG_FILE: not set; npm run ops -- acknowledge writes to the file the server keeps its breaches in (set the variables as for the server)'] });
+  }
+  const by = JSON.parse(auditLine('', '')).audit.user as string;
+  const result = acknowledgeBreach(file, breach, by);
+  const outcome = 'acknowledged' in result ? 'acknowledged' : `refused: ${result.refused}`;
+  process.stderr.write(`${auditLine(`ops acknowledge ${breach}`, outcome)}\n`);
+  if ('refused' in result) {
+    const open = result.unacknowledged.map((one) => one.id);
+    throw new BridgeError('CONFIG__INVALID', { problems: [`${result.refused}${open.length === 0 ? '' : `; unacknowledged: ${open.join(', ')}`}`] });
+  }
+  const still = result.stillHalting.map((one) => one.id);
+  output.out(
+    output.json
+      ? JSON.stringify({ acknowledged: result.acknowledged.id, still_unacknowledged: still })
+      : `acknowledged ${result.acknowledged.id} (${result.acknowledged.invariant})${still.length === 0 ? '; the server votes again at its next cycle' : `; still unacknowledged: ${still.join(', ')}`}`,
+  );
+}
+
+async function audit(file: string | undefined, output: Output): Promise<void> {
+  const input = file === undefined ? process.stdin : createReadStream(file, { encoding: 'utf8' });
+  const kept: Array<{ time: string; audit: { address: string; user: string | null; what: string; outcome: number | string } }> = [];
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    if (!line.includes('"audit"')) continue;
+    try {
+      const record = JSON.parse(line) as { msg?: string; time?: string; audit?: (typeof kept)[number]['audit'] };
+      if (record.msg !== 'audit' || record.audit === undefined) continue;
+      kept.push({ time: String(record.time ?? ''), audit: record.audit });
+      if (kept.length > MAX_AUDIT_LINES) kept.shift();
+    } catch {
+      continue;
+    }
+  }
+  if (output.json) output.out(JSON.stringify(kept));
+  else for (const { time, audit: one } of kept) output.out(`${time}  ${one.address}  ${one.user ?? '-'}  ${one.what}  ${one.outcome}`);
+}
