@@ -31,6 +31,43 @@ export interface WatchdogConfig {
   watchdogFile: string | undefined;
   /** BRIDGE_<CHAIN>_PROGRAM_HASH, per chain; absent: the hash is reported, not enforced. */
   programHashes: Partial<Record<'source' | 'target', string>>;
+  /** BRIDGE_FLOW_LIMIT_<MINT>, one per source mint; none by default (no breaker). */
+  flowLimits: FlowLimitSetting[];
+}
+
+export interface FlowLimitSetting {
+  mint: string;
+  amount: bigint;
+  windowMs: number;
+}
+
+/** Variables named after a source mint: BRIDGE_FLOW_LIMIT_<base58 mint>=<amount>/<hours>. */
+export const FLOW_LIMIT_PREFIX = 'BRIDGE_FLOW_LIMIT_';
+const MAX_FLOW_HOURS = 8_760;
+const U64_MAX = 2n ** 64n - 1n;
+
+/**
+ * The flow limits of `env`: each variable's mint must be a base58 key of 32 bytes (checked by
+ * length and alphabet here; a wrong one limits a mint nobody sends), the value `<amount>/<hours>`
+ * with amount 1..2^64-1 base units and hours 1..8760. A limit needs BRIDGE_WATCHDOG_FILE: the
+ * operator's releases are kept there.
+ */
+export function flowLimitsFrom(env: Readonly<Record<string, string | undefined>>): { limits: FlowLimitSetting[]; problems: string[] } {
+  const limits: FlowLimitSetting[] = [];
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(FLOW_LIMIT_PREFIX) || value === undefined || value === '') continue;
+    const mint = name.slice(FLOW_LIMIT_PREFIX.length);
+    const match = /^(\d+)\/(\d+)$/.exec(value);
+    if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(mint)) problems.push(`${name}: the name must end in a base58 source mint`);
+    else if (match === null || BigInt(match[1]!) < 1n || BigInt(match[1]!) > U64_MAX || Number(match[2]) < 1 || Number(match[2]) > MAX_FLOW_HOURS) {
+      problems.push(`${name}: expected <amount>/<hours>, amount 1..${U64_MAX} base units of the mint, hours 1..${MAX_FLOW_HOURS} (e.g. 1000000000/24)`);
+    } else limits.push({ mint, amount: BigInt(match[1]!), windowMs: Number(match[2]) * 3_600_000 });
+  }
+  if (limits.length > 0 && env['BRIDGE_WATCHDOG_FILE'] === undefined) {
+    problems.push(`BRIDGE_WATCHDOG_FILE: missing; a flow limit (${FLOW_LIMIT_PREFIX}<MINT>) keeps the releases an operator makes (npm run ops -- flow release) in this file`);
+  }
+  return { limits, problems };
 }
 
 /** halt must survive a restart: without the file a restart would silently clear it. */
@@ -41,7 +78,7 @@ export function watchdogProblems(set: Partial<Record<string, string>>): string[]
   ];
 }
 
-export function toWatchdog(values: { BRIDGE_ON_INVARIANT_BREACH: WatchdogConfig['onInvariantBreach']; BRIDGE_WATCHDOG_FILE?: string | undefined; BRIDGE_SOURCE_PROGRAM_HASH?: string | undefined; BRIDGE_TARGET_PROGRAM_HASH?: string | undefined }): WatchdogConfig {
+export function toWatchdog(flowLimits: FlowLimitSetting[], values: { BRIDGE_ON_INVARIANT_BREACH: WatchdogConfig['onInvariantBreach']; BRIDGE_WATCHDOG_FILE?: string | undefined; BRIDGE_SOURCE_PROGRAM_HASH?: string | undefined; BRIDGE_TARGET_PROGRAM_HASH?: string | undefined }): WatchdogConfig {
   return {
     onInvariantBreach: values.BRIDGE_ON_INVARIANT_BREACH,
     watchdogFile: values.BRIDGE_WATCHDOG_FILE,
@@ -49,5 +86,6 @@ export function toWatchdog(values: { BRIDGE_ON_INVARIANT_BREACH: WatchdogConfig[
       ...(values.BRIDGE_SOURCE_PROGRAM_HASH === undefined ? {} : { source: values.BRIDGE_SOURCE_PROGRAM_HASH }),
       ...(values.BRIDGE_TARGET_PROGRAM_HASH === undefined ? {} : { target: values.BRIDGE_TARGET_PROGRAM_HASH }),
     },
+    flowLimits,
   };
 }

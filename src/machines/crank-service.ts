@@ -176,6 +176,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       leaseMayTakeAtMs: mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),
+      ...(watchdog === undefined ? {} : { watchdog: watchdog.view() }),
     });
   }
 
@@ -305,7 +306,7 @@ async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: Abort
   // a held chain's whole queue out of the plan, never single votes.
   watchdog?.observe(view);
   const planned = planCycle(view, input.batchLimit);
-  const plan = watchdog === undefined ? planned : heldPlan(planned, watchdog.holds());
+  const plan = watchdog === undefined ? planned : watchdog.limitFlow(heldPlan(planned, watchdog.holds()));
   const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));
   // At or after the destination header's slot: the lease and the plan are one view of that chain.

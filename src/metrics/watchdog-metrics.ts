@@ -36,6 +36,12 @@ export function watchdogMetrics(registers: Registry[]) {
       labelNames: ['chain'] as const,
       registers,
     }),
+    flowHeld: new Gauge({
+      name: 'bridge_flow_held',
+      help: '1 while the flow breaker holds this authority\'s ack_deposit votes at a transfer of this source mint that BRIDGE_FLOW_LIMIT_<MINT> does not allow, by mint.',
+      labelNames: ['mint'] as const,
+      registers,
+    }),
     programHashMismatch: new Gauge({
       name: 'bridge_program_hash_mismatch',
       help: '1 while the bridge program\'s bytes do not hash to BRIDGE_<CHAIN>_PROGRAM_HASH: signing on that chain is held, by chain.',

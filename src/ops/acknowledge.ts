@@ -9,6 +9,23 @@ import type { Breach } from '../machines/watchdog/invariants.js';
  * breach the file holds, not yet acknowledged, can be: a typo acknowledges nothing.
  */
 
+/** What `npm run ops -- flow release` names: the hold id of the flow breaker's error line and of /health's crank.watchdog.flow_held. */
+const HOLD_ID = /^flow:\d+:[1-9A-HJ-NP-Za-km-z]{32,44}:\d+$/;
+
+/**
+ * `npm run ops -- flow release <hold>`: lets the held transfer through the flow breaker (it is
+ * still counted in the window), appended to BRIDGE_WATCHDOG_FILE, read by the server at its next
+ * cycle. The id names the entry, the mint and the amount, so a release never lets another
+ * transfer through at the same index.
+ */
+export function releaseFlow(file: string, id: string, by: string): { released: string } | { refused: string } {
+  if (!HOLD_ID.test(id)) return { refused: `${id} is not a hold id (flow:<entry>:<mint>:<amount>, as the error line and /health crank.watchdog.flow_held.id show it)` };
+  const ledger = fileLedger(file);
+  if (ledger.state().released.has(id)) return { refused: `${id} is already released` };
+  ledger.record({ kind: 'flow_release', id, by });
+  return { released: id };
+}
+
 export type Acknowledgement = { acknowledged: Breach; stillHalting: Breach[] } | { refused: string; unacknowledged: Breach[] };
 
 export function acknowledgeBreach(file: string, id: string, by: string): Acknowledgement {

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { parseConfig } from '../config/config.js';
 import { BridgeError } from '../errors.js';
-import { acknowledgeBreach } from './acknowledge.js';
+import { acknowledgeBreach, releaseFlow } from './acknowledge.js';
 
 /**
  * The watchdog's ops commands (docs/operating.md "The watchdog"): `acknowledge <breach>` (changes
@@ -42,6 +42,14 @@ export function addWatchdogCommands(cli: Command, run: Run): void {
     .addOption(jsonOption())
     .action((breach: string, options: { json?: boolean }) => run((output) => acknowledge(breach, output), options.json === true));
   cli
+    .command('flow')
+    .description('the flow breaker (BRIDGE_FLOW_LIMIT_<MINT>)')
+    .command('release')
+    .description('let the transfer the flow breaker holds through: votes resume in order at the next cycle')
+    .argument('<hold>', 'the hold id of the error line and /health crank.watchdog.flow_held.id (flow:<entry>:<mint>:<amount>)')
+    .addOption(jsonOption())
+    .action((hold: string, options: { json?: boolean }) => run((output) => release(hold, output), options.json === true));
+  cli
     .command('audit')
     .description(`print the audit lines (admin requests, ops commands that change state) of a log file or stdin, the newest ${MAX_AUDIT_LINES}`)
     .argument('[file]', 'a log file of the server (JSON lines); stdin when absent')
@@ -49,12 +57,25 @@ export function addWatchdogCommands(cli: Command, run: Run): void {
     .action((file: string | undefined, options: { json?: boolean }) => run((output) => audit(file, output), options.json === true));
 }
 
-async function acknowledge(breach: string, output: Output): Promise<void> {
+/** BRIDGE_WATCHDOG_FILE as the server reads it, and who runs the command. */
+function watchdogFile(command: string): { file: string; by: string } {
   const file = parseConfig(process.env).config.crank?.watchdog.watchdogFile;
   if (file === undefined) {
-    throw new BridgeError('CONFIG__INVALID', { problems: ['BRIDGE_WATCHDOG_FILE: not set; npm run ops -- acknowledge writes to the file the server keeps its breaches in (set the variables as for the server)'] });
+    throw new BridgeError('CONFIG__INVALID', { problems: [`BRIDGE_WATCHDOG_FILE: not set; npm run ops -- ${command} writes to the file the server keeps its breaches in (set the variables as for the server)`] });
   }
-  const by = JSON.parse(auditLine('', '')).audit.user as string;
+  return { file, by: (JSON.parse(auditLine('', '')) as { audit: { user: string } }).audit.user };
+}
+
+async function release(hold: string, output: Output): Promise<void> {
+  const { file, by } = watchdogFile('flow release');
+  const result = releaseFlow(file, hold, by);
+  process.stderr.write(`${auditLine(`ops flow release ${hold}`, 'released' in result ? 'released' : `refused: ${result.refused}`)}\n`);
+  if ('refused' in result) throw new BridgeError('CONFIG__INVALID', { problems: [result.refused] });
+  output.out(output.json ? JSON.stringify(result) : `released ${hold}; the server votes it at its next cycle`);
+}
+
+async function acknowledge(breach: string, output: Output): Promise<void> {
+  const { file, by } = watchdogFile('acknowledge');
   const result = acknowledgeBreach(file, breach, by);
   const outcome = 'acknowledged' in result ? 'acknowledged' : `refused: ${result.refused}`;
   process.stderr.write(`${auditLine(`ops acknowledge ${breach}`, outcome)}\n`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { entryOffset } from '../../src/chain/codec/layout.js';
-import { acknowledgeBreach } from '../../src/ops/acknowledge.js';
+import { acknowledgeBreach, releaseFlow } from '../../src/ops/acknowledge.js';
 import { depositTracker, nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { startBridgeCrank, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
@@ -81,7 +81,7 @@ describe('the watchdog', () => {
     const index = await colludingFinalization(bridge, 800n);
     const file = join(mkdtempSync(join(tmpdir(), 'watchdog-')), 'breaches.jsonl');
     const started = Date.now();
-    const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS, config: { watchdog: { onInvariantBreach: 'halt', watchdogFile: file, programHashes: {} } } });
+    const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS, config: { watchdog: { onInvariantBreach: 'halt', watchdogFile: file, programHashes: {}, flowLimits: [] } } });
 
     await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'finalized_mismatch' })) === 1, { timeoutMs: POLL_MS, what: 'the breach counted within one poll interval' });
     expect(Date.now() - started).toBeLessThanOrEqual(POLL_MS);
@@ -134,7 +134,7 @@ describe('the watchdog', () => {
     const crank = startBridgeCrank(bridge, HONEST, {
       pollIntervalMs: POLL_MS,
       deploymentIntervalMs: 300,
-      config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: { target: String(v1['hash']) } } },
+      config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: { target: String(v1['hash']) }, flowLimits: [] } },
     });
     await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v2' }]);
     await waitFor(async () => (await metricValue(crank.metrics.programHashMismatch, { chain: 'target' })) === 1, { timeoutMs: 3_000, what: 'the mismatch seen' });
@@ -184,5 +184,38 @@ describe('the watchdog', () => {
     await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
     for (const invariant of ['finalized_mismatch', 'finalized_against_own_no'] as const) expect(await metricValue(crank.metrics.invariantBreaches, { invariant })).toBe(0);
     expect(errorLines(crank)).toEqual([]);
+  });
+
+  it('flow breaker: holds the queue at the limit, shows the held transfer, resumes on release; nothing voted twice, nothing skipped', async () => {
+    bridge = await startDevnetBridge();
+    const mint = bridge.world.tokenPairs.normal.sourceMint;
+    const file = join(mkdtempSync(join(tmpdir(), 'flow-')), 'watchdog.jsonl');
+    const flowLimits = [{ mint, amount: 100n, windowMs: 3_600_000 }];
+    const crank = startBridgeCrank(bridge, HONEST, { config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: file, programHashes: {}, flowLimits } } });
+    await crank.service.runOnce();
+    for (const amount of [60n, 50n, 30n]) await deposit(bridge, { amount, sourceMint: mint });
+
+    await crank.service.runOnce();
+    // 60 passes; 50 would carry 110 > 100: held there, and 30 behind it waits (votes are in order).
+    expect(withdrawTracker(bridge).header.entryCount).toBe(1n);
+    expect(nextIndexOf(withdrawTracker(bridge), bridge, HONEST)).toBe(1);
+    const held = crank.service.health().watchdog?.flow_held;
+    expect(held).toMatchObject({ id: `flow:1:${mint}:50`, index: 1, amount: '50', carried: '60', limit: '100', window_hours: 1 });
+    expect(await metricValue(crank.metrics.flowHeld, { mint })).toBe(1);
+    const paged = errorLines(crank);
+    expect(paged).toHaveLength(1);
+    expect(paged[0]).toMatchObject({ hold: `flow:1:${mint}:50`, entry: 1 });
+    await crank.service.runOnce();
+    expect(withdrawTracker(bridge).header.entryCount).toBe(1n);
+    expect(errorLines(crank)).toHaveLength(1);
+
+    expect(releaseFlow(file, held!.id, 'test')).toEqual({ released: held!.id });
+    await crank.service.runOnce();
+    // Entry 1 voted once released; 30 more would carry 140: entry 2 is held next, never skipped.
+    expect(withdrawTracker(bridge).header.entryCount).toBe(2n);
+    expect(withdrawTracker(bridge).entries.map((entry) => entry.amount)).toEqual([60n, 50n]);
+    expect(crank.service.health().watchdog?.flow_held).toMatchObject({ id: `flow:2:${mint}:30`, carried: '110' });
+    const landed = crank.logs.records().filter((record) => record['action'] === 'ack_deposit' && Array.isArray(record['signatures']));
+    expect(landed.flatMap((record) => record['indices'] as number[]).sort()).toEqual([0, 1]);
   });
 });

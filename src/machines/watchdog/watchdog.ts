@@ -8,6 +8,8 @@ import { judge, type Candidate } from './breach-recheck.js';
 import { unacknowledged, type BreachLedger } from './breach-ledger.js';
 import { INVARIANTS, isCritical, raiseBaseline, viewBreaches, type Baselines, type Breach } from './invariants.js';
 import { createDeploymentWatch, DEPLOYMENT_CHECK_INTERVAL_MS, type DeploymentWatch } from './deployment-watch.js';
+import { limitFlow, type FlowLimit, type FlowVote, type HeldTransfer } from './flow-breaker.js';
+import type { CyclePlan } from '../planning/cycle-plan.js';
 
 /**
  * The watchdog (docs/operating.md "The watchdog"): after each cycle's read it judges the view
@@ -23,6 +25,14 @@ export interface WatchdogSettings {
   onInvariantBreach: 'halt' | 'continue';
   /** BRIDGE_<CHAIN>_PROGRAM_HASH: the sha256 (hex) the program's bytes must hash to; absent: not checked. */
   programHashes: Partial<Record<ChainSide, string>>;
+  /** BRIDGE_FLOW_LIMIT_<MINT>: the flow breaker's limits; empty: no breaker. */
+  flowLimits: readonly FlowLimit[];
+}
+
+/** What /health's `crank.watchdog` shows: why each chain is held, and the transfer the flow breaker holds. */
+export interface WatchdogView {
+  held: Record<ChainSide, string | null>;
+  flow_held: HeldTransfer | null;
 }
 
 /** How long a candidate may wait for finalized answers past its view before it counts as a doubt: finalized trails confirmed by ~32 slots (~13 s). */
@@ -35,6 +45,9 @@ export interface Watchdog {
   observe(view: BridgeView): void;
   /** Why signing is held on each chain now; null: not held. */
   holds(): Record<ChainSide, string | null>;
+  /** The plan with its ack_deposit votes cut where the flow breaker holds them (./flow-breaker.ts). */
+  limitFlow(plan: CyclePlan): CyclePlan;
+  view(): WatchdogView;
   /** Resolves once the re-check running now (if any) has ended: tests and shutdown. */
   settled(): Promise<void>;
   stop(): void;
@@ -66,7 +79,7 @@ export function watchdogOver(chains: BridgeChains, wiring: WatchdogWiring | unde
   if (chains.watch === undefined || wiring === undefined) return undefined;
   return createWatchdog({
     ...deps,
-    settings: { onInvariantBreach: wiring.config.onInvariantBreach, programHashes: wiring.config.programHashes },
+    settings: { onInvariantBreach: wiring.config.onInvariantBreach, programHashes: wiring.config.programHashes, flowLimits: wiring.config.flowLimits },
     watch: chains.watch,
     ledger: wiring.ledger,
     authority: chains.authority,
@@ -85,6 +98,10 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
   let running: Promise<void> = Promise.resolve();
   let busy = false;
   let stopped = false;
+  const flowLimits = new Map(settings.flowLimits.map((limit) => [limit.mint, limit]));
+  const flowVotes = new Map<number, FlowVote>();
+  let flowHeld: HeldTransfer | null = null;
+  for (const mint of flowLimits.keys()) metrics.flowHeld.set({ mint }, 0);
   const deployments: DeploymentWatch = createDeploymentWatch({ watch, programHashes: settings.programHashes, logger: log, metrics, intervalMs: options.deploymentIntervalMs });
   for (const invariant of INVARIANTS) {
     metrics.invariantBreaches.inc({ invariant }, 0);
@@ -175,9 +192,32 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
     return held;
   }
 
+  function flow(plan: CyclePlan): CyclePlan {
+    // Nothing to vote (or the chain held): the hold, if any, stands as it was.
+    if (plan.ackDeposit.votes.length === 0) return plan;
+    const limited = limitFlow(plan, flowLimits, flowVotes, ledger.state().released, Date.now());
+    const before = flowHeld;
+    flowHeld = limited.held;
+    if (before !== null && before.id !== flowHeld?.id) {
+      metrics.flowHeld.set({ mint: before.mint }, 0);
+      log.info({ hold: before.id }, `watchdog: the flow breaker lets ${before.id} through (released, or the window allows it)`);
+    }
+    if (flowHeld !== null && flowHeld.id !== before?.id) {
+      metrics.flowHeld.set({ mint: flowHeld.mint }, 1);
+      const { id, index, mint, amount, carried, limit, window_hours: hours } = flowHeld;
+      log.error(
+        { hold: id, entry: index, mint, amount, carried, limit, windowHours: hours },
+        `watchdog: the flow breaker holds ack_deposit votes at destination entry ${index}: ${amount} of ${mint} would pass ${carried} already voted within ${hours} h over the limit ${limit}; votes wait in order until the window allows it or: npm run ops -- flow release ${id}`,
+      );
+    }
+    return limited.plan;
+  }
+
   return {
     observe,
     holds,
+    limitFlow: flow,
+    view: () => ({ held: holds(), flow_held: flowHeld }),
     settled: () => running,
     stop: () => {
       stopped = true;
