@@ -65,6 +65,7 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeProgramChanged',
         'BridgeProgramHashMismatch',
         'BridgeGovernanceChange',
+        'BridgeFlowHeld',
       ].sort(),
     );
     for (const rule of rules) {
