@@ -58,6 +58,8 @@ export interface TrackerBaseline {
   generation: bigint;
   settledPrefix: bigint;
   entryCount: bigint;
+  /** Each authority's highest next_index, by slot. */
+  nextIndex: readonly bigint[];
   threshold: number;
   authorities: readonly string[];
 }
@@ -69,6 +71,7 @@ export function baselineOf(header: TrackerHeader): TrackerBaseline {
     generation: header.generation,
     settledPrefix: header.settledPrefix,
     entryCount: header.entryCount,
+    nextIndex: header.votes.map((vote) => vote.nextIndex),
     threshold: header.threshold,
     authorities: [...header.authorities],
   };
@@ -85,6 +88,7 @@ export function raiseBaseline(baseline: TrackerBaseline | undefined, header: Tra
     ...next,
     settledPrefix: max(baseline.settledPrefix, next.settledPrefix),
     entryCount: max(baseline.entryCount, next.entryCount),
+    nextIndex: next.nextIndex.map((value, slot) => max(baseline.nextIndex[slot] ?? 0n, value)),
   };
 }
 
@@ -165,8 +169,8 @@ function confirmsDeposit(withdrawal: WithdrawEntry, deposit: DepositEntry): bool
 /**
  * A header against its baseline. Within one generation the program only lowers entry_count
  * and next_index on a threshold no, and never below settled_prefix (entries below it are
- * Finalized; the source's are cleaned up too): anything below the settled baseline, or a
- * settled_prefix that falls, is a rewind. The source's entry_count never falls at all (a
+ * Finalized; the source's are cleaned up too), nor a next_index below where it was: anything
+ * below that, or a settled_prefix that falls, is a rewind. The source's entry_count never falls at all (a
  * threshold no there returns entries to Initialized).
  */
 export function headerBreaches(chain: ChainSide, baseline: TrackerBaseline | undefined, header: TrackerHeader): Breach[] {
@@ -183,8 +187,12 @@ export function headerBreaches(chain: ChainSide, baseline: TrackerBaseline | und
   if (header.settledPrefix < baseline.settledPrefix) rewound.push(`settled_prefix ${header.settledPrefix} < ${baseline.settledPrefix}`);
   const countFloor = chain === 'source' ? baseline.entryCount : baseline.settledPrefix;
   if (header.entryCount < countFloor) rewound.push(`entry_count ${header.entryCount} < ${countFloor}`);
+  // An authority that has not voted yet may sit below settled_prefix (the others finalized
+  // without it); a threshold no lowers a position to the entry voted down, never below that.
   header.votes.forEach((vote, slot) => {
-    if (vote.nextIndex < baseline.settledPrefix) rewound.push(`authority ${slot} next_index ${vote.nextIndex} < ${baseline.settledPrefix}`);
+    const was = baseline.nextIndex[slot] ?? 0n;
+    const floor = was < baseline.settledPrefix ? was : baseline.settledPrefix;
+    if (vote.nextIndex < floor) rewound.push(`authority ${slot} next_index ${vote.nextIndex} < ${floor}`);
   });
   if (rewound.length === 0) return [];
   return [
