@@ -5,18 +5,21 @@ import { quotedHeader, quotedUrl } from './quoted-request.js';
 /**
  * Who asked for what (docs/operating.md "The watchdog", audit): one `audit` line per admin
  * request, refused ones included, written when its answer is sent: the remote address, the
- * Basic auth user name as sent (never the password; null without one), what (method and URL)
- * and the outcome (the status code). The crank page's own polls and assets are the page load's
+ * Basic auth user name of an authenticated request (never the password), what (method and URL)
+ * and the outcome (the status code). A refused request's user is null: what was typed as a name
+ * may be the password in the wrong field (a swap), and a log must never hold it; the address
+ * says who tried. The crank page's own polls and assets are the page load's
  * (CRANK_UI_POLLED_PATHS): one line for the page, not one a second while it is open.
  * `npm run ops -- audit` prints these lines back from a log.
  */
 
 export const AUDIT_MESSAGE = 'audit';
 
-export function auditAdminRequests(admin: FastifyInstance): void {
+export function auditAdminRequests(admin: FastifyInstance, authenticated: boolean): void {
   admin.addHook('onResponse', async (request, reply) => {
     if (CRANK_UI_POLLED_PATHS.has(request.routeOptions.url ?? '')) return;
-    request.log.info({ audit: { address: request.ip, user: basicUser(request), what: `${request.method} ${quotedUrl(request.url)}`, outcome: reply.statusCode } }, AUDIT_MESSAGE);
+    const user = authenticated && reply.statusCode !== 401 ? basicUser(request) : null;
+    request.log.info({ audit: { address: request.ip, user, what: `${request.method} ${quotedUrl(request.url)}`, outcome: reply.statusCode } }, AUDIT_MESSAGE);
   });
 }
 

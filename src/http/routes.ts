@@ -57,7 +57,7 @@ export interface AdminRouteDependencies {
 }
 
 export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill }: AdminRouteDependencies): Promise<void> {
-  auditAdminRequests(admin);
+  auditAdminRequests(admin, auth !== undefined);
   refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);
