@@ -11,12 +11,12 @@ import type { AccountStore } from './store.js';
  * `solana program deploy` would, so that an operator can rehearse the watchdog noticing it.
  */
 
-export const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
+const BPF_UPGRADEABLE_LOADER_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
 const PROGRAMDATA_METADATA_SIZE = 45;
 /** The room a deployment reserves for its bytes (`--max-len`): the bytes of a version are zero-padded to it. */
 const PROGRAM_BYTES_ROOM = 1024;
 /** The upgrade authority of a devnet's program unless an upgrade names another: a fixed key nobody holds. */
-export const DEVNET_UPGRADE_AUTHORITY = new PublicKey(createHash('sha256').update('devnet bridge program upgrade authority').digest()).toBase58();
+const DEVNET_UPGRADE_AUTHORITY = new PublicKey(createHash('sha256').update('devnet bridge program upgrade authority').digest()).toBase58();
 
 export interface ProgramDeployment {
   programData: string;
@@ -26,12 +26,12 @@ export interface ProgramDeployment {
   hash: string;
 }
 
-export function programDataAddress(programId: PublicKey): PublicKey {
+function programDataAddress(programId: PublicKey): PublicKey {
   return PublicKey.findProgramAddressSync([programId.toBuffer()], new PublicKey(BPF_UPGRADEABLE_LOADER_ID))[0];
 }
 
 /** The bytes that stand for `version` of the program. */
-export function programBytes(version: string): Uint8Array {
+function programBytes(version: string): Uint8Array {
   return new TextEncoder().encode(`bridge program ${version}`);
 }
 

@@ -13,7 +13,7 @@ import { quotedHeader, quotedUrl } from './quoted-request.js';
  * `npm run ops -- audit` prints these lines back from a log.
  */
 
-export const AUDIT_MESSAGE = 'audit';
+const AUDIT_MESSAGE = 'audit';
 
 export function auditAdminRequests(admin: FastifyInstance, authenticated: boolean): void {
   admin.addHook('onResponse', async (request, reply) => {

@@ -31,7 +31,7 @@ interface Output {
 type Run = (action: (output: Output) => Promise<void>, json: boolean) => Promise<void>;
 
 /** Audit lines `ops audit` keeps: the newest this many of the input. */
-export const MAX_AUDIT_LINES = 1_000;
+const MAX_AUDIT_LINES = 1_000;
 
 export function addWatchdogCommands(cli: Command, run: Run): void {
   const jsonOption = () => new Option('--json', 'print JSON for machines');

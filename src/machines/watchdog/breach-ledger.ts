@@ -10,7 +10,7 @@ import type { Breach } from './invariants.js';
  * an acknowledged one neither halts nor is raised again (the restart does not wrongly keep it).
  */
 
-export type LedgerLine = ({ kind: 'breach' } & Breach) | { kind: 'acknowledged'; id: string; by: string } | { kind: 'flow_release'; id: string; by: string };
+type LedgerLine = ({ kind: 'breach' } & Breach) | { kind: 'acknowledged'; id: string; by: string } | { kind: 'flow_release'; id: string; by: string };
 
 export interface LedgerState {
   /** Every breach recorded, by id, in the order first recorded. */

@@ -38,7 +38,7 @@ export interface HeldTransfer {
   window_hours: number;
 }
 
-export function holdId(index: number, mint: string, amount: bigint | string): string {
+function holdId(index: number, mint: string, amount: bigint | string): string {
   return `flow:${index}:${mint}:${amount}`;
 }
 

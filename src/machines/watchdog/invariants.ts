@@ -66,7 +66,7 @@ export interface TrackerBaseline {
 
 export type Baselines = Record<ChainSide, TrackerBaseline>;
 
-export function baselineOf(header: TrackerHeader): TrackerBaseline {
+function baselineOf(header: TrackerHeader): TrackerBaseline {
   return {
     generation: header.generation,
     settledPrefix: header.settledPrefix,
@@ -215,7 +215,7 @@ function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
-export function resultText(result: DepositResult): string {
+function resultText(result: DepositResult): string {
   switch (result.kind) {
     case 'None':
       return 'None';

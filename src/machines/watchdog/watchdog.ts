@@ -20,7 +20,7 @@ import type { CyclePlan } from '../planning/cycle-plan.js';
  * ledger (./breach-ledger.ts). The program's deployment is ./deployment-watch.ts's.
  */
 
-export interface WatchdogSettings {
+interface WatchdogSettings {
   /** BRIDGE_ON_INVARIANT_BREACH. */
   onInvariantBreach: 'halt' | 'continue';
   /** BRIDGE_<CHAIN>_PROGRAM_HASH: the sha256 (hex) the program's bytes must hash to; absent: not checked. */
@@ -30,15 +30,15 @@ export interface WatchdogSettings {
 }
 
 /** What /health's `crank.watchdog` shows: why each chain is held, and the transfer the flow breaker holds. */
-export interface WatchdogView {
+interface WatchdogView {
   held: Record<ChainSide, string | null>;
   flow_held: HeldTransfer | null;
 }
 
 /** How long a candidate may wait for finalized answers past its view before it counts as a doubt: finalized trails confirmed by ~32 slots (~13 s). */
-export const RECHECK_WINDOW_MS = 60_000;
+const RECHECK_WINDOW_MS = 60_000;
 /** Candidates kept at once; more in one view are judged in later re-checks (each view raises them again). */
-export const MAX_CANDIDATES = 16;
+const MAX_CANDIDATES = 16;
 
 export interface Watchdog {
   /** Judge one cycle's view (pure, at once); a candidate starts a re-check off the cycle. */
@@ -87,7 +87,7 @@ export function watchdogOver(chains: BridgeChains, wiring: WatchdogWiring | unde
   });
 }
 
-export function createWatchdog(options: WatchdogOptions): Watchdog {
+function createWatchdog(options: WatchdogOptions): Watchdog {
   const { settings, watch, ledger, metrics } = options;
   const log = options.logger.child({ component: 'watchdog' });
   const candidates = new Map<string, Candidate>();

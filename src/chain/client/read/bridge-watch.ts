@@ -16,12 +16,12 @@ import type { TrackerRef } from './tracker-reader.js';
  * deployment read (docs/operating.md "The watchdog": their cost).
  */
 
-export const BPF_UPGRADEABLE_LOADER = new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111');
+const BPF_UPGRADEABLE_LOADER = new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111');
 /** UpgradeableLoaderState::Program: u32 tag 2, then the programdata address. */
 const PROGRAM_STATE_SIZE = 36;
 const PROGRAM_TAG = 2;
 /** UpgradeableLoaderState::ProgramData: u32 tag 3, u64 slot, Option<Pubkey> upgrade authority (1 + 32). */
-export const PROGRAMDATA_METADATA_SIZE = 45;
+const PROGRAMDATA_METADATA_SIZE = 45;
 const PROGRAMDATA_TAG = 3;
 const FINALIZED = 'finalized';
 
@@ -143,7 +143,7 @@ async function programDataAnswers(
 }
 
 /** sha256 (hex) of the program bytes after the metadata, trailing zero padding cut (`solana-verify get-program-hash`). */
-export function programHash(parts: readonly Uint8Array[]): string {
+function programHash(parts: readonly Uint8Array[]): string {
   const bytes = Buffer.concat(parts);
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0) end--;
