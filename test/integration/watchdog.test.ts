@@ -2,13 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
-import { entryOffset } from '../../src/chain/codec/layout.js';
 import { acknowledgeBreach, releaseFlow } from '../../src/ops/acknowledge.js';
 import { depositTracker, nextIndexOf, withdrawTracker } from './support/chain-state.js';
 import { startBridgeCrank, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit, rawAckDeposit } from './support/transactions.js';
+import { colludingFinalization, devnetCall, lyingAbout } from './support/watchdog-rehearsal.js';
 import { metricValue } from '../support/metric-value.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -33,53 +32,10 @@ function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
   return crank.logs.records().filter((record) => record['level'] === 'error');
 }
 
-/** A devnet admin call over JSON-RPC, as an operator's rehearsal makes it. */
-async function devnetCall(url: string, method: string, params: unknown[]): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
-
-/**
- * The real fetch, with every getAccountInfo answer from `origin` for `account` that covers the
- * amount of entry `index` rewritten to `amount`: one node lying about one destination entry.
- */
-function lyingAbout(origin: string, account: string, index: number, amount: bigint): RpcFetch {
-  const at = entryOffset('WithdrawTracker', index) + 8;
-  return async (input, init) => {
-    const response = await globalThis.fetch(input, init);
-    const request = JSON.parse(String(init?.body)) as { method?: string; params?: [string, { dataSlice?: { offset: number; length: number } }] };
-    const url = new URL(String(input instanceof Request ? input.url : input));
-    if (url.origin !== origin || request.method !== 'getAccountInfo' || request.params?.[0] !== account) return response;
-    const slice = request.params[1]?.dataSlice ?? { offset: 0, length: Number.MAX_SAFE_INTEGER };
-    const body = (await response.json()) as { result?: { value?: { data: [string, string] } | null } };
-    const value = body.result?.value;
-    if (value !== null && value !== undefined && slice.offset <= at && at + 8 <= slice.offset + slice.length) {
-      const data = Buffer.from(value.data[0], 'base64');
-      data.writeBigUInt64LE(amount, at - slice.offset);
-      value.data[0] = data.toString('base64');
-    }
-    return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
-  };
-}
-
-async function colludingFinalization(b: DevnetBridge, amount: bigint): Promise<number> {
-  const mint = b.world.tokenPairs.normal.sourceMint;
-  await deposit(b, { amount, sourceMint: mint });
-  const index = depositTracker(b).entries.length - 1;
-  const { recipient } = depositTracker(b).entries[index]!;
-  const forged = { index: BigInt(index), approve: true, amount: amount * 10n, recipient, sourceMint: mint };
-  await rawAckDeposit(b, 0, forged);
-  await rawAckDeposit(b, 1, forged);
-  expect(withdrawTracker(b).entries[index]).toMatchObject({ status: 'Finalized', result: { kind: 'Confirmed', amount: amount * 10n } });
-  return index;
-}
-
 describe('the watchdog', () => {
   it('pages a mismatched finalization within one poll, names the entry once, and with halt votes nothing until acknowledged', async () => {
     bridge = await startDevnetBridge();
-    const index = await colludingFinalization(bridge, 800n);
+    const index = await colludingFinalization(bridge, 800n, [0, 1]);
     const file = join(mkdtempSync(join(tmpdir(), 'watchdog-')), 'breaches.jsonl');
     const started = Date.now();
     const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS, config: { watchdog: { onInvariantBreach: 'halt', watchdogFile: file, programHashes: {}, flowLimits: [] } } });
