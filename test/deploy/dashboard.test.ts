@@ -183,6 +183,7 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_vote_latency_seconds_bucket', 'by action, from the first vote that lands'],
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
   ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
+  ['bridge_flow_held', 'by mint, for each BRIDGE_FLOW_LIMIT_<MINT> set: a server without a flow limit has no series to read'],
 ]);
 
 /** Series Prometheus writes itself for each target, never in /metrics. */
