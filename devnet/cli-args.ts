@@ -58,6 +58,11 @@ function lagFlags(values: { 'confirmed-lag'?: string; 'finalized-lag'?: string }
   return { confirmedLagSlots, finalizedLagSlots };
 }
 
+function urlFlag(value: string, flag: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`--${flag} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 /** Quotes a value for a POSIX shell only when it needs it. */
 export function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
@@ -107,6 +112,8 @@ export interface DevnetFlags {
   commitmentLags: CommitmentLags;
   /** Percent of the slots holding a transaction that start a minority fork, once the bridge exists. */
   forkPercent: number;
+  /** A running devnet node's JSON-RPC URL: upgrade the bridge program there (devnet_upgradeProgram), print the deployment and exit. */
+  upgradeProgram?: string;
 }
 
 export const DEVNET_USAGE = `Usage: npm run devnet -- [options]
@@ -133,6 +140,8 @@ ${LAG_USAGE}
   --fork-percent N      once the bridge exists, N % of the slots holding a transaction start a minority
                         fork: seen at processed, abandoned before confirmed (0 to 100, default 0;
                         needs --confirmed-lag 1 or more)
+  --upgrade-program URL  rehearsal: upgrade the bridge program of the running devnet node at URL
+                        (devnet_upgradeProgram), print the new deployment and exit
   -h, --help            show this help
 `;
 
@@ -151,6 +160,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     'forward-percent': { type: 'string' },
     'fork-percent': { type: 'string' },
     ...LAG_FLAGS,
+    'upgrade-program': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return 'help';
@@ -170,6 +180,7 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     forwardPercent: integerFlag(values['forward-percent'], 'forward-percent', 100, 0, 100),
     commitmentLags: lagFlags(values, slotIntervalMs),
     forkPercent: integerFlag(values['fork-percent'], 'fork-percent', 0, 0, 100),
+    ...(values['upgrade-program'] === undefined ? {} : { upgradeProgram: urlFlag(values['upgrade-program'], 'upgrade-program') }),
   };
   if (flags.forkPercent > 0 && flags.commitmentLags.confirmedLagSlots === 0) {
     throw new UsageError('--fork-percent needs --confirmed-lag 1 or more: with 0 every processed slot is confirmed at once and no fork can be abandoned');

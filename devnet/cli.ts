@@ -3,6 +3,7 @@ import { startChainPair } from './chain-pair.js';
 import { congestSending } from './staked-paths.js';
 import { DEFAULT_FIRST_SERVER_PORT, DEVNET_USAGE, UsageError, parseDevnetFlags, shellQuote, shutdownSignal, type DevnetFlags } from './cli-args.js';
 import { maxTrackerCapacity } from '../src/chain/codec/layout.js';
+import { upgradeProgramAt } from './rehearsal.js';
 import { ONE_SERVER_PER_AUTHORITY, serverEnv } from './server-env.js';
 import { startTraffic } from './traffic.js';
 import { bootstrapWorld, worldFilePath, type World } from './world/bootstrap.js';
@@ -28,6 +29,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(DEVNET_USAGE);
     return 0;
   }
+  if (flags.upgradeProgram !== undefined) return upgradeProgramAt(flags.upgradeProgram);
   return runDevnet(flags);
 }
 

@@ -2,6 +2,7 @@ import { PublicKey } from '@solana/web3.js';
 import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { Bank } from './bank/bank.js';
 import type { CommitmentLags } from './bank/commitment-banks.js';
+import { deployProgram } from './program/deployment.js';
 import type { ComputeCostTable } from './bank/compute-costs.js';
 import { Faults } from './faults/faults.js';
 import { ReceivedLog } from './faults/forwarding.js';
@@ -94,6 +95,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   checkInteger(slotIntervalMs, 'slotIntervalMs', 0, 60_000);
   checkInteger(options.port ?? 0, `${options.name}Port`, 0, 65_535);
   const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale, commitmentLags: options.commitmentLags });
+  deployProgram(bank.journal(), programId, bank.slot, 'v1');
   const received = new ReceivedLog();
   const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);
   let server;

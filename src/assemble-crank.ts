@@ -7,6 +7,7 @@ import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
 import { type CrankService, startCrank } from './machines/crank-service.js';
 import type { Metrics } from './metrics/metrics.js';
+import { fileLedger, memoryLedger } from './machines/watchdog/breach-ledger.js';
 
 /**
  * The one place a running crank is built from its configuration: the chain client for the
@@ -25,12 +26,23 @@ export interface CrankParts {
   metrics: Metrics;
   /** Tests and benches only: faster confirmation polling, an injected fetch. */
   tuning?: BridgeChainsTuning;
+  /** Tests only: the watchdog's deployment read more often than DEPLOYMENT_CHECK_INTERVAL_MS. */
+  deploymentIntervalMs?: number;
 }
 
 export function assembleCrank(parts: CrankParts): CrankService {
   const { config, signer, logger, metrics } = parts;
   if (signer.observe !== undefined) signer.observe(tokenRenewalReport(logger, metrics));
-  return startCrank({ settings: config, chains: assembleBridgeChains(parts), chainBounds: chainBounds(config), logger, metrics, signer: () => signer.describe() });
+  const ledger = config.watchdog.watchdogFile === undefined ? memoryLedger() : fileLedger(config.watchdog.watchdogFile);
+  return startCrank({
+    settings: config,
+    chains: assembleBridgeChains(parts),
+    chainBounds: chainBounds(config),
+    logger,
+    metrics,
+    signer: () => signer.describe(),
+    watchdog: { config: config.watchdog, ledger, ...(parts.deploymentIntervalMs === undefined ? {} : { deploymentIntervalMs: parts.deploymentIntervalMs }) },
+  });
 }
 
 /** The chain client alone, as the crank gets it (a bench measures its reads without a crank). */

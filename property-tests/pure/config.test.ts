@@ -143,6 +143,7 @@ const validCases: fc.Arbitrary<Case> = fc
         priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
         nonceAccounts: 2,
         landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
+        watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: {}, flowLimits: [] },
       },
     };
     return { env, config };

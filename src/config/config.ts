@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
+import { FLOW_LIMIT_PREFIX, flowLimitsFrom, toWatchdog, WATCHDOG_DEFAULTS, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
 import {
   bindAddressValue,
   booleanValue,
@@ -72,6 +73,7 @@ export const DEFAULTS = {
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
   BRIDGE_NONCE_ACCOUNTS: '2',
   ...LANDING_DEFAULTS,
+  ...WATCHDOG_DEFAULTS,
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -160,6 +162,7 @@ const envSchema = z.object({
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
   BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
   ...landingSchemaShape,
+  ...watchdogSchemaShape,
 });
 
 export type ConfigVariable = keyof typeof envSchema.shape;
@@ -206,6 +209,8 @@ export interface CrankConfig {
   nonceAccounts: number;
   /** BRIDGE_*_SEND_URLS and BRIDGE_*_TIP_LAMPORTS / _TIP_ACCOUNT, per chain (./landing.ts). */
   landing: Record<'source' | 'target', ChainLanding>;
+  /** BRIDGE_ON_INVARIANT_BREACH, BRIDGE_WATCHDOG_FILE, BRIDGE_<CHAIN>_PROGRAM_HASH (./watchdog.ts). */
+  watchdog: WatchdogConfig;
 }
 
 export interface Config {
@@ -234,12 +239,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function parseConfig(env: Env): ParsedConfig {
   const set = setVariables(env);
   const parsed = envSchema.safeParse(set);
-  const problems = [...presenceProblems(set), ...(parsed.success ? [] : parsed.error.issues.map(issueLine))];
+  const flow = flowLimitsFrom(env);
+  const problems = [...presenceProblems(set), ...flow.problems, ...(parsed.success ? [] : parsed.error.issues.map(issueLine))];
   if (!parsed.success || problems.length > 0) {
     const ordered = sortByVariable(problems);
     throw new BridgeError('CONFIG__INVALID', { problems: ordered }, { heading: 'invalid configuration' });
   }
-  return { config: toConfig(parsed.data), warnings: unknownVariableWarnings(env) };
+  return { config: toConfig(parsed.data, flow.limits), warnings: unknownVariableWarnings(env) };
 }
 
 /** An empty value counts as unset, so that `VARIABLE=` in an env file switches a setting off. */
@@ -255,7 +261,7 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set)];
+  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set), ...watchdogProblems(set)];
 }
 
 /** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
@@ -304,7 +310,7 @@ function sortByVariable(problems: string[]): string[] {
 
 type EnvValues = z.output<typeof envSchema>;
 
-function toConfig(values: EnvValues): Config {
+function toConfig(values: EnvValues, flowLimits: WatchdogConfig['flowLimits']): Config {
   return {
     bind: values.BRIDGE_BIND_ADDRESS ?? { host: DEFAULT_BIND_HOST, port: values.PORT ?? DEFAULT_PORT },
     allowedHosts: values.BRIDGE_ALLOWED_HOSTS,
@@ -315,11 +321,11 @@ function toConfig(values: EnvValues): Config {
         : undefined,
     logLevel: values.BRIDGE_LOG_LEVEL,
     shutdownTimeoutMs: values.BRIDGE_SHUTDOWN_TIMEOUT_MS,
-    crank: toCrankConfig(values),
+    crank: toCrankConfig(values, flowLimits),
   };
 }
 
-function toCrankConfig(values: EnvValues): CrankConfig | undefined {
+function toCrankConfig(values: EnvValues, flowLimits: WatchdogConfig['flowLimits']): CrankConfig | undefined {
   const { BRIDGE_SOURCE_RPC_URL, BRIDGE_TARGET_RPC_URL, BRIDGE_SOURCE_CHAIN_ID, BRIDGE_TARGET_CHAIN_ID, BRIDGE_AUTHORITY_KEYPAIR } = values;
   if (
     BRIDGE_SOURCE_RPC_URL === undefined ||
@@ -361,6 +367,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
     nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
     landing: toLanding(values),
+    watchdog: toWatchdog(flowLimits, values),
   };
 }
 
@@ -368,7 +375,7 @@ function toCrankConfig(values: EnvValues): CrankConfig | undefined {
 function unknownVariableWarnings(env: Env): string[] {
   const known = new Set<string>(CONFIG_VARIABLES);
   return Object.keys(env)
-    .filter((name) => name.startsWith('BRIDGE_') && !known.has(name))
+    .filter((name) => name.startsWith('BRIDGE_') && !known.has(name) && !name.startsWith(FLOW_LIMIT_PREFIX))
     .sort()
     .map((name) => `${name}: not a variable this server reads (misspelt?); it is ignored`);
 }

@@ -20,6 +20,7 @@ import { transferPageBody } from './transfer-page-body.js';
 import { createMetricsRender, METRICS_ANSWERS_PER_SECOND } from './metrics-render.js';
 import { createPace, createTransferPace } from './transfer-pace.js';
 import { crankReportResponseSchema, healthSchema, killSchema, pollSchema } from './schemas.js';
+import { auditAdminRequests } from './audit.js';
 
 /**
  * The four endpoints of SPEC §4, plus POST /crank/poll (the machine's POLL event) and the crank
@@ -58,6 +59,7 @@ export interface AdminRouteDependencies {
 }
 
 export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill, transferReadsPerSecond }: AdminRouteDependencies): Promise<void> {
+  auditAdminRequests(admin, auth !== undefined);
   refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
   if (auth !== undefined) await requireAdminAuth(admin, auth);

@@ -24,6 +24,8 @@ import { leaseMayTakeAtMs, type LeaseStepOutcome, type LeaseWant } from './lease
 import { releaseLeaseOnStop } from './lease-release.js';
 import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
+import { heldPlan } from './watchdog/hold.js';
+import { watchdogOver, type Watchdog, type WatchdogWiring } from './watchdog/watchdog.js';
 
 /**
  * What the HTTP layer and the process wiring see of the crank: a snapshot for /health, one
@@ -84,6 +86,8 @@ export interface StartCrankOptions {
   metrics: Metrics;
   /** Which key signs, for /health: a file, or a PKCS#11 token and whether its session is open. */
   signer?: () => SignerDescription;
+  /** The watchdog's settings and where its breaches are kept (src/machines/watchdog/); absent, or chains without `watch`: none runs. */
+  watchdog?: WatchdogWiring;
 }
 
 export function startCrank(options: StartCrankOptions): CrankService {
@@ -98,7 +102,8 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const inspection = createCrankInspection(log, settings.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
   const latency = createLatencyTelemetry(metrics);
-  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options.chainBounds) }) }), {
+  const watchdog = watchdogOver(options.chains, options.watchdog, { logger: options.logger, metrics, readTimeoutMs: options.chainBounds.cycleReadMs });
+  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options.chainBounds) }, watchdog) }), {
     input: crankSettings(settings),
     inspect: (event) => inspection.inspect(event),
   });
@@ -171,6 +176,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       leaseMayTakeAtMs: leaseMayTakeAtMs(snapshot.context.health.lease, mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()), quietWindowMs(settings.pollIntervalMs), Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),
+      ...(watchdog === undefined ? {} : { watchdog: watchdog.view() }),
     });
   }
 
@@ -210,6 +216,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
   async function stopActor(deadlineMs: number): Promise<void> {
     const deadlineAtMs = Date.now() + deadlineMs;
     stopWatch();
+    watchdog?.stop();
     actor.send({ type: 'STOP' });
     const settled = await settledWithin(deadlineMs);
     if (!settled) {
@@ -291,11 +298,15 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
  * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
  * balances and the transactions its key signed, and price the plan in fees.
  */
-async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal): Promise<CycleRead> {
+async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal, watchdog?: Watchdog): Promise<CycleRead> {
   const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
   const readAtMs = performance.now();
   signal.throwIfAborted();
-  const plan = planCycle(view, input.batchLimit);
+  // The watchdog judges the view already read (no read of its own in the cycle); its holds take
+  // a held chain's whole queue out of the plan, never single votes.
+  watchdog?.observe(view);
+  const planned = planCycle(view, input.batchLimit);
+  const plan = watchdog === undefined ? planned : watchdog.limitFlow(heldPlan(planned, watchdog.holds()));
   const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));
   // At or after the destination header's slot: the lease and the plan are one view of that chain.
@@ -369,9 +380,9 @@ export async function withAttemptDeadline<T>(
   }
 }
 
-export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }) {
+export function crankActors(chains: BridgeChains, limits: { attemptDeadlineMs: number }, watchdog?: Watchdog) {
   return {
-    readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal)),
+    readAndPlan: fromPromise<CycleRead, ReadInput>(({ input, signal }) => readAndPlan(chains, input, signal, watchdog)),
     keepLease: fromPromise<LeaseStepOutcome, LeaseWant>(({ input, signal }) =>
       chains.lease === undefined ? Promise.reject(new Error('the chain client has no signing lease')) : keepLease(chains.lease, input, signal),
     ),

@@ -276,6 +276,15 @@ export const crankHealthSchema = z.strictObject({
   versions_in_flight: z.strictObject({ source: z.int().nonnegative(), target: z.int().nonnegative() }).optional(),
   /** An enabled crank only: how each chain's transactions landed over the last ten minutes (docs/chain-client.md, "Landing measured"). */
   landing: z.strictObject({ source: landingSummarySchema, target: landingSummarySchema }).optional(),
+  /** An enabled crank only: what the watchdog holds (docs/operating.md "The watchdog"): why each chain's signing is held (null: not), and the transfer the flow breaker holds. */
+  watchdog: z
+    .strictObject({
+      held: z.strictObject({ source: z.string().nullable(), target: z.string().nullable() }),
+      flow_held: z
+        .strictObject({ id: z.string(), index: z.int(), mint: z.string(), amount: z.string(), carried: z.string(), limit: z.string(), window_hours: z.int() })
+        .nullable(),
+    })
+    .optional(),
 });
 export type CrankHealth = z.infer<typeof crankHealthSchema>;
 
@@ -305,6 +314,8 @@ export interface HealthExtras {
   leaseMayTakeAtMs: number;
   versionsInFlight: Record<ChainSide, number>;
   landing: Record<ChainSide, LandingSummary>;
+  /** What the watchdog holds; absent without a watchdog. */
+  watchdog?: CrankHealth['watchdog'];
 }
 
 /** /health's `crank` object, in unix seconds: last_error says everything the verdict found wrong. */
@@ -326,6 +337,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     landing: extras.landing,
     versions_in_flight: extras.versionsInFlight,
     ...(facts.lease.status === 'off' ? {} : { lease: leaseView(facts.lease, extras.leaseMayTakeAtMs) }),
+    ...(extras.watchdog === undefined ? {} : { watchdog: extras.watchdog }),
   };
 }
 

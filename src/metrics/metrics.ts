@@ -2,10 +2,12 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { chainReadMetrics } from './chain-read-metrics.js';
 import { crankMetrics } from './crank-metrics.js';
 import { landingMetrics } from './landing-metrics.js';
+import { watchdogMetrics } from './watchdog-metrics.js';
 
 /**
  * Every metric the server exposes, one registry's worth: the crank's (crank-metrics.ts), reading
- * the chains (chain-read-metrics.ts) and landing transactions (landing-metrics.ts), each declared
+ * the chains (chain-read-metrics.ts), landing transactions (landing-metrics.ts) and the
+ * watchdog (watchdog-metrics.ts), each declared
  * once with its help text. The registry is owned by the app (never prom-client's global one) so
  * tests can build many apps in one process.
  */
@@ -14,7 +16,7 @@ export function createMetrics(registry: Registry = new Registry()) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
   renameTotalGauges(registry);
-  return { registry, ...crankMetrics(registers), ...chainReadMetrics(registers), ...landingMetrics(registers) };
+  return { registry, ...crankMetrics(registers), ...chainReadMetrics(registers), ...landingMetrics(registers), ...watchdogMetrics(registers) };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

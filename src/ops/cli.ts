@@ -20,6 +20,7 @@ import { fetchHealth } from './health.js';
 import { nonceInit, type Confirm } from './nonce.js';
 import { describeSigner, renderStatus, renderTransfer } from './render.js';
 import { MAX_STATUS_PAGES, statusReport } from './status.js';
+import { addWatchdogCommands, auditLine } from './watchdog-commands.js';
 
 /**
  * `npm run ops -- <command>`: operator commands over the server's own configuration
@@ -176,7 +177,7 @@ async function signer(ctx: OpsSigner, output: Output): Promise<void> {
 function program(run: Runner): Command {
   const jsonOption = () => new Option('--json', 'print JSON for machines');
   const cli = new Command('ops')
-    .description('Operator commands over the bridge server configuration (BRIDGE_* variables); all read-only but nonce init')
+    .description('Operator commands over the bridge server configuration (BRIDGE_* variables); all read-only but nonce init and acknowledge')
     .exitOverride()
     .showHelpAfterError();
   cli
@@ -205,7 +206,11 @@ function program(run: Runner): Command {
         async (ctx, output, signal) => {
           const show = (text: string) => (output.json ? undefined : output.out(text));
           const choices = { yes: options.yes === true, dryRun: options.dryRun === true, confirm: terminalConfirm(), show, readTimeoutMs: COMMAND_TIMEOUT_MS };
-          const { json, text } = await nonceInit(ctx, choices, signal);
+          const { json, text } = await nonceInit(ctx, choices, signal).catch((err: unknown) => {
+            process.stderr.write(`${auditLine('ops nonce init', `failed: ${describeError(err)}`)}\n`);
+            throw err;
+          });
+          process.stderr.write(`${auditLine(`ops nonce init${choices.dryRun ? ' --dry-run' : ''}`, 'done')}\n`);
           output.out(output.json ? JSON.stringify(json) : text);
         },
         options.json === true,
@@ -226,6 +231,7 @@ function program(run: Runner): Command {
     .description('the base58 public key of the key BRIDGE_AUTHORITY_KEYPAIR names (file, token or key service), to register it; needs no other variable')
     .addOption(jsonOption())
     .action((options: { json?: boolean }) => run(loadOpsSigner, (ctx, output) => signer(ctx, output), options.json === true));
+  addWatchdogCommands(cli, (action, json) => run(async () => undefined, (_ctx, output) => action(output), json));
   return cli;
 }
 

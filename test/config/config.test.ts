@@ -62,6 +62,7 @@ describe('parseConfig: defaults', () => {
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       nonceAccounts: 2,
       landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
+      watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: {}, flowLimits: [] },
     });
   });
 

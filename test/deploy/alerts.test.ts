@@ -62,6 +62,12 @@ describe('deploy/prometheus/alerts.yml', () => {
         'BridgeTargetMissing',
         'BridgeTransfersWaiting',
         'BridgeVotesNotLanding',
+        'BridgeInvariantBreach',
+        'BridgeWatchdogHalted',
+        'BridgeProgramChanged',
+        'BridgeProgramHashMismatch',
+        'BridgeGovernanceChange',
+        'BridgeFlowHeld',
       ].sort(),
     );
     for (const rule of rules) {

@@ -203,6 +203,7 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
   ['bridge_crank_last_success_timestamp_seconds', 'the time of the first action that succeeds (a 0 reads as an age of decades)'],
   ['bridge_crank_unlanded_since_timestamp_seconds', 'from the first read that finds work waiting for this authority; absent again whenever nothing waits'],
+  ['bridge_flow_held', 'by mint, for each BRIDGE_FLOW_LIMIT_<MINT> set: a server without a flow limit has no series to read'],
 ]);
 
 /** Series Prometheus writes itself for each target, never in /metrics. */

@@ -162,6 +162,8 @@ describe.runIf(chromiumInstalled)('GET /crank/ui in headless Chromium', () => {
     await expect.poll(() => page.locator('#health-status').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toBe('ok');
     expect(await page.locator('#cycles tbody tr').first().textContent()).toContain('standby (read only)');
     expect(await page.locator('#role').textContent()).toMatch(/^standby: /);
+    // No watchdog over scripted chains (they offer no BridgeWatch): /health has no crank.watchdog.
+    await expect.poll(() => page.locator('#watchdog').textContent(), { timeout: PAGE_TIMEOUT_MS, interval: 50 }).toBe('off');
 
     started.chains.script('readState', fails(rpcError(true)));
     await crank.runOnce();

@@ -31,6 +31,7 @@ const HEALTH_STATUSES = ['ok', 'degraded', 'stalled', 'unreachable'];
 const CYCLE_KINDS = { active: 'active', standby: 'standby (read only)', halted: 'halted (read only)', dry_run: 'dry run (read only)' };
 const leaseLine = document.getElementById('lease');
 const landingLine = document.getElementById('landing');
+const watchdogLine = document.getElementById('watchdog');
 
 function svg(tag, attributes, parent) {
   const element = document.createElementNS(SVG_NS, tag);
@@ -240,6 +241,18 @@ function landingText(crank) {
   return `${last}; ${chain('source', crank.landing.source, inFlight.source)}; ${chain('destination', crank.landing.target, inFlight.target)}`;
 }
 
+/** /health's crank.watchdog: what holds this authority's signing (a breach, a program hash), and the transfer the flow breaker holds. */
+function watchdogText(watchdog) {
+  if (watchdog === undefined) return 'off';
+  const parts = [];
+  for (const [chain, name] of [['source', 'source'], ['target', 'destination']]) {
+    if (watchdog.held[chain] !== null) parts.push(`${name} held: ${watchdog.held[chain]}`);
+  }
+  const flow = watchdog.flow_held;
+  if (flow !== null) parts.push(`flow breaker holds entry ${flow.index} (${flow.amount} of ${flow.mint}; ${flow.carried} voted in ${flow.window_hours} h, limit ${flow.limit}): npm run ops -- flow release ${flow.id}`);
+  return parts.length === 0 ? 'nothing held' : parts.join('; ');
+}
+
 function showActivity(activity) {
   roleLine.textContent = roleText(activity.role);
   leaseLine.textContent = leaseText(activity.lease);
@@ -306,6 +319,7 @@ async function poll() {
     const crank = await pollHealth();
     showActivity(await getJson('/crank/activity'));
     landingLine.textContent = landingText(crank);
+    watchdogLine.textContent = watchdogText(crank?.watchdog);
     setStatus(`updated ${new Date().toISOString().slice(11, 19)} UTC`, false);
   } catch (err) {
     setStatus(`cannot update: ${err.message}`, true);

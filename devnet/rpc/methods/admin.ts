@@ -3,6 +3,7 @@ import type { FaultSettings } from '../../faults/settings.js';
 import { invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
 import { isDevnetError } from '../../devnet-error.js';
+import { rehearsalMethods } from './rehearsal.js';
 
 /**
  * Admin methods of the devnet (never on a real cluster): fault injection over JSON-RPC, for
@@ -40,4 +41,4 @@ const devnet_clearFaults: RpcMethod = (_params, { faults }) => faults.clear();
 
 const devnet_getFaults: RpcMethod = (_params, { faults }) => faults.snapshot();
 
-export const adminMethods = { devnet_setFaults, devnet_clearFaults, devnet_getFaults, devnet_setComputeCostScale, devnet_getComputeCosts };
+export const adminMethods = { devnet_setFaults, devnet_clearFaults, devnet_getFaults, devnet_setComputeCostScale, devnet_getComputeCosts, ...rehearsalMethods };

@@ -27,6 +27,7 @@ import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup 
 import { PriorityFeeBidder, type PriorityFeeBounds } from './budget/priority-fee.js';
 import { readAuthorityView } from './read/read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read/read-state.js';
+import { createBridgeWatch } from './read/bridge-watch.js';
 import { poolAddressSet, RecentValues } from './read/signer-evidence.js';
 import { readTransferRange, type TransferRange } from './read/read-transfers.js';
 import { zeroLandingCounters } from './submit/signature-watch.js';
@@ -294,8 +295,15 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const ackWithdraw = ackWithdrawFor(source.tracker, authorityKey);
   const cleanup = cleanupFor(source.tracker, authorityKey);
 
+  const endpointCount = (fallbacks: readonly string[] | undefined) => 1 + (fallbacks?.length ?? 0);
+  const watch = createBridgeWatch({
+    source: { ...source, endpoints: endpointCount(options.sourceRpcFallbackUrls) },
+    target: { ...target, endpoints: endpointCount(options.targetRpcFallbackUrls) },
+  });
+
   return {
     authority: authorityKey.toBase58(),
+    watch,
 
     // The nonce accounts come in one answer with each chain's confirmed tracker header: a cycle
     // signs in the mode its read found. The trackers' headers and the programs size what the

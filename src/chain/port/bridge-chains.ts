@@ -1,5 +1,6 @@
 import type { ChainSide } from '../../domain.js';
 import type { Base58, DepositEntry, DepositResult, TrackerHeader, WithdrawEntry } from '../types.js';
+import type { BridgeWatch } from './bridge-watch.js';
 
 /**
  * The narrow interface the crank machine drives. Plain data in and out, so the machine and its
@@ -42,6 +43,8 @@ export interface BridgeChains {
   voidInFlight(signal: AbortSignal): Promise<Record<ChainSide, InFlightSettled>>;
   /** How each chain's transactions landed over the last ten minutes: /health and the crank page show it. */
   landingSummaries(): Record<ChainSide, LandingSummary>;
+  /** The watchdog's reads (finalized, every endpoint; the program's deployment); absent: this client has none and no watchdog runs. */
+  readonly watch?: BridgeWatch;
 }
 
 /** One chain's landing over the last ten minutes (src/chain/client/submit/landing-record.ts), in /health's words. */

@@ -87,9 +87,16 @@ export interface ChainRpc {
   /**
    * `address` as each endpoint in service sees it, one read each, concurrently, labelled with
    * the endpoint: for what one endpoint's word must not decide (a second endpoint corroborating
-   * a nonce move). An endpoint that fails is left out.
+   * a nonce move, a watchdog's breach). An endpoint that fails is left out. At `finalized` the
+   * slot floor is not asked for: it is a confirmed slot, which the finalized bank trails by about
+   * 32 slots (PROTOCOL.md: each commitment is its own bank); the caller judges each answer's slot.
    */
-  getAccountInfoEverywhere(address: PublicKey, commitment: Commitment, signal: AbortSignal): Promise<Array<AccountSnapshot & { endpoint: string }>>;
+  getAccountInfoEverywhere(
+    address: PublicKey,
+    commitment: Commitment,
+    signal: AbortSignal,
+    dataSlice?: { offset: number; length: number },
+  ): Promise<Array<AccountSnapshot & { endpoint: string }>>;
   /**
    * Several accounts in one answer, at one slot: at most MAX_MULTIPLE_ACCOUNTS addresses and
    * MAX_ACCOUNT_SLICE_BYTES of data in all (a RangeError before any request otherwise).
@@ -242,11 +249,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     getAccountInfo: (address, { minContextSlot, ...options }, signal) =>
       read('getAccountInfo', bankOf(options.commitment), signal, (endpoint, floor) => accountOn(endpoint, address, options, floor), minContextSlot),
 
-    getAccountInfoEverywhere: async (address, commitment, signal) => {
+    getAccountInfoEverywhere: async (address, commitment, signal, dataSlice) => {
       const answers = await Promise.allSettled(
         pool.readOrder().map(async (endpoint) => {
           const floor = pool.slotFloor(bankOf(commitment));
-          const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, { commitment }, floor)));
+          const options = { commitment, ...(dataSlice === undefined ? {} : { dataSlice }) };
+          const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, options, floor)));
           return { ...snapshot, endpoint: endpoint.label };
         }),
       );

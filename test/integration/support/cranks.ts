@@ -57,6 +57,8 @@ export interface CrankTuning {
   signer?: AuthoritySigner;
   /** BRIDGE_PRIORITY_FEE_MIN/MAX_MICROLAMPORTS; the defaults (0, 100,000) when absent. */
   priorityFee?: PriorityFeeBounds;
+  /** The watchdog's deployment read this often instead of every 60 s. */
+  deploymentIntervalMs?: number;
   /** Any other setting (BRIDGE_ON_FOREIGN_SIGNER, BRIDGE_HANDOFF_SECS, ...), applied last. */
   config?: Partial<CrankConfig>;
 }
@@ -68,8 +70,9 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
   const startBalances = authorityBalances(bridge, slot);
-  const service = assembleCrank(
-    authorityParts(bridge.world, slot, bridge.authorities[slot]!, {
+  const service = assembleCrank({
+    ...(tuning.deploymentIntervalMs === undefined ? {} : { deploymentIntervalMs: tuning.deploymentIntervalMs }),
+    ...authorityParts(bridge.world, slot, bridge.authorities[slot]!, {
       config: {
         pollIntervalMs: tuning.pollIntervalMs ?? 3_600_000,
         maxAttempts: tuning.maxAttempts ?? 3,
@@ -89,7 +92,7 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
         ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
       },
     }),
-  );
+  });
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   return { slot, service, metrics, logs, startBalances, bridge };
 }
