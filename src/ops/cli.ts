@@ -238,6 +238,10 @@ function program(run: Runner): Command {
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   const run: Runner = async (load, action, json, timeoutMs = COMMAND_TIMEOUT_MS) => {
+    // The server's waits are unref()'d (src/time.ts) so that they never hold a shutdown; here
+    // nothing else may hold the process while a command waits for a bank to confirm, so the
+    // command holds it until it ends (its own timeout bounds it).
+    const keepAlive = setInterval(() => undefined, timeoutMs);
     try {
       const ctx = await load(process.env);
       await action(ctx, { json, out: (text) => process.stdout.write(`${escapeUnsafeCharacters(text)}\n`) }, AbortSignal.timeout(timeoutMs));
@@ -246,6 +250,8 @@ async function main(argv: string[]): Promise<number> {
       const message = isBridgeError(err, 'CONFIG__INVALID') ? err.context.problems.join('\n') : describeError(err);
       if (json) process.stdout.write(`${escapeUnsafeCharacters(JSON.stringify({ error: isBridgeError(err) ? err.code : 'ERROR', message }))}\n`);
       process.stderr.write(`ops: ${escapeUnsafeCharacters(message)}\n`);
+    } finally {
+      clearInterval(keepAlive);
     }
   };
   try {

@@ -120,7 +120,10 @@ describe('npm run ops -- nonce init', () => {
     expect(status.code).toBe(1);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('BRIDGE_SOURCE_CHAIN_ID');
-    expect(run.stderr).toBe(status.stderr);
+    // The refused attempt is audited (one line, outcome failed), then refused as status refuses it.
+    const [audited, ...refusal] = run.stderr.split('\n');
+    expect(JSON.parse(audited!)).toMatchObject({ msg: 'audit', audit: { what: 'ops nonce init', outcome: expect.stringMatching(/^failed: .*BRIDGE_SOURCE_CHAIN_ID/s) } });
+    expect(refusal.join('\n')).toBe(status.stderr);
     expect(balances()).toEqual(before);
     expect(poolStates(bridge, 'source', key, 1)).toEqual(['missing']);
 
