@@ -151,8 +151,17 @@ async function finalizedReached(bridge: DevnetBridge, marks: { source: number; t
   if (lagSlots === 0) return;
   await waitFor(() => source.bank.slotOf('finalized') >= marks.source && target.bank.slotOf('finalized') >= marks.target, {
     timeoutMs: 2 * lagSlots * Math.max(source.bank.slotIntervalMs, target.bank.slotIntervalMs) + 2_000,
-    what: `the finalized banks to reach slots ${marks.source} (source) and ${marks.target} (destination), where the last round acted`,
+    what: `the finalized banks to reach slots ${marks.source} (source) and ${marks.target} (destination)`,
   });
+}
+
+/**
+ * Waits until both chains' finalized banks hold what their heads hold now: after a step whose
+ * effect the next cycle must see at every commitment (a test that pins each cycle's outcome).
+ * At once on a devnet without lags; bounded as runRound's wait.
+ */
+export async function banksCaughtUp(bridge: DevnetBridge): Promise<void> {
+  await finalizedReached(bridge, { source: bridge.pair.source.bank.slot, target: bridge.pair.target.bank.slot });
 }
 
 export const NOTHING_ATTEMPTED: CrankReport = {
