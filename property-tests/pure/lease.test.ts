@@ -209,34 +209,84 @@ function checkInvariants(world: World): void {
   expect(new Set(indices).size, 'a vote index landed twice').toBe(indices.length);
 }
 
+/**
+ * A graceful stop of the holder, then another live instance signs within two of its cycles (one
+ * when it knew it did not hold the lease; two when it still believed it held an older value: its
+ * first cycle learns it lost it), or after the waits docs/chain-client.md "When a free lease is
+ * taken" documents: a taking of its own was refused (it lost a race, or an endpoint misled it),
+ * so a free lease waits the quiet window since; or its first cycle saw another instance sign
+ * while the lease read free in that read and in the one before (free before: a holder that took
+ * and signed between two of its reads, or a lying endpoint's "free" while the holder signed),
+ * so it waits the quiet window from that sighting. Liveness is measured with honest endpoints: a
+ * liar may keep a standby waiting (never signing twice).
+ */
+function livenessAfterGracefulStop(world: World): { waitedFreeSigner: boolean } {
+  const holder = world.instances.findIndex((me) => me?.alive === true && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
+  const other = world.instances.findIndex((me, i) => me?.alive === true && i !== holder);
+  if (holder < 0 || other < 0) return { waitedFreeSigner: false };
+  apply(world, { kind: 'lie', i: other, says: null });
+  apply(world, { kind: 'stop', i: holder });
+  if (world.instances[other]!.lease.refusedAtMs !== null) apply(world, { kind: 'time', ms: WINDOW_MS });
+  apply(world, { kind: 'cycle', i: other });
+  const waitedFreeSigner = world.instances[other]!.lease.freeSignerAtMs === world.nowMs;
+  if (waitedFreeSigner) {
+    expect(world.instances[other]!.role.role, 'a free signer seen: the instance waits the quiet window').toBe('standby');
+    apply(world, { kind: 'time', ms: WINDOW_MS });
+  }
+  if (world.instances[other]!.role.role !== 'active') apply(world, { kind: 'cycle', i: other });
+  expect(world.instances[other]!.role.role).toBe('active');
+  checkInvariants(world);
+  return { waitedFreeSigner };
+}
+
+function run(commands: readonly Command[]): World {
+  const world: World = { chain: new Chain(), instances: [], nowMs: 1_795_000_000_000 };
+  for (const c of commands) {
+    apply(world, c);
+    checkInvariants(world);
+  }
+  return world;
+}
+
 describe('the signing lease over instances that start, stop, crash and race (pure model)', () => {
   it('never two holders at one slot, no vote carried twice, and a graceful stop hands over at the next cycle', async () => {
     await checkProperty(
       'signing lease model',
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60 }), async (commands) => {
-        const world: World = { chain: new Chain(), instances: [], nowMs: 1_795_000_000_000 };
-        for (const c of commands) {
-          apply(world, c);
-          checkInvariants(world);
-        }
-        // A graceful stop of the holder, then another live instance signs within two of its cycles
-        // (one when it knew it did not hold the lease; two when it still believed it held an older
-        // value: its first cycle learns it lost it), or, when a taking of its own was refused
-        // (it lost a race), once the quiet window has passed since.
-        const holder = world.instances.findIndex((me) => me?.alive === true && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
-        const other = world.instances.findIndex((me, i) => me?.alive === true && i !== holder);
-        if (holder >= 0 && other >= 0) {
-          // Liveness is measured with honest endpoints: a liar may keep a standby waiting (never signing twice).
-          apply(world, { kind: 'lie', i: other, says: null });
-          apply(world, { kind: 'stop', i: holder });
-          if (world.instances[other]!.lease.refusedAtMs !== null) apply(world, { kind: 'time', ms: WINDOW_MS });
-          apply(world, { kind: 'cycle', i: other });
-          if (world.instances[other]!.role.role !== 'active') apply(world, { kind: 'cycle', i: other });
-          expect(world.instances[other]!.role.role).toBe('active');
-          checkInvariants(world);
-        }
+        livenessAfterGracefulStop(run(commands));
       }),
       propertyProfile() === 'long' ? 20_000 : 1_000,
     );
+  });
+
+  it('a liar\'s "free" in the read before the holder\'s release: its last votes are a free signer, waited out for one quiet window, then the lease is taken (seed 73070208)', () => {
+    // Two start together: 0 takes, 2 is refused (the race). 2's endpoint says "free" while 0
+    // votes; 0 stops gracefully once the liar is gone, and 2's first honest read finds the lease
+    // free with 0's last vote new in it, the lease free (the liar's word) the read before.
+    const world = run([
+      { kind: 'startTogether', i: 0, j: 2 },
+      { kind: 'lie', i: 2, says: 'free' },
+      { kind: 'cycle', i: 2 },
+      { kind: 'cycle', i: 0 },
+      { kind: 'time', ms: 6500 },
+    ]);
+    expect(world.instances[2]!.lease).toMatchObject({ status: 'released', freeSignerAtMs: null });
+    expect(livenessAfterGracefulStop(world)).toEqual({ waitedFreeSigner: true });
+    expect(world.instances[2]!.lease).toMatchObject({ status: 'held', value: world.chain.lease?.value });
+  });
+
+  it('the same wait with honest endpoints: a holder that took and signed between two of a standby\'s reads of a free lease is a free signer to it', () => {
+    // 2 lost the race to 0 and reads the lease free once 0 has stopped (its own taking waits the
+    // window since the refusal); 1 starts, takes and votes before 2 reads again.
+    const world = run([
+      { kind: 'startTogether', i: 0, j: 2 },
+      { kind: 'stop', i: 0 },
+      { kind: 'cycle', i: 2 },
+      { kind: 'start', i: 1 },
+      { kind: 'cycle', i: 1 },
+    ]);
+    expect(world.instances[2]!.lease).toMatchObject({ status: 'released', freeSignerAtMs: null });
+    expect(livenessAfterGracefulStop(world)).toEqual({ waitedFreeSigner: true });
+    expect(world.instances[2]!.lease).toMatchObject({ status: 'held', value: world.chain.lease?.value });
   });
 });

@@ -42,8 +42,10 @@ export interface LeaseFacts {
   /**
    * The latest read that saw another instance sign while the lease read free in that read and
    * in the one before (the previous holder's last votes land before its release, so they come
-   * with a lease seen held before): an instance without the lease signs, and a free lease is
-   * taken only once the quiet window has passed since. Null: none seen.
+   * with a lease seen held before, unless its whole tenure fell between two free reads or an
+   * endpoint lied "free": then they cost one window, docs/chain-client.md): an instance without
+   * the lease signs, and a free lease is taken only once the quiet window has passed since.
+   * Null: none seen.
    */
   freeSignerAtMs: number | null;
   /** A read showed the lease held by another value since this instance last held it: a free lease after that was released, not never taken. */
