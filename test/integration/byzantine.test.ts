@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DepositResult } from '../../src/chain/types.js';
 import { depositTracker, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
-import { NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
+import { banksCaughtUp, NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
 import { claim, deposit, rawAckDeposit, rawAckWithdraw } from './support/transactions.js';
@@ -60,19 +60,27 @@ describe('a dishonest authority', () => {
     await rawAckWithdraw(bridge, DISHONEST, { index: 0, approve: true, result: { kind: 'Confirmed', amount: 799n } });
     expect(depositTracker(bridge).entries[0]).toMatchObject({ status: 'Relaying', proposed: { kind: 'Confirmed', amount: 799n } });
 
+    // The source is read at finalized: each honest cycle waits until the banks hold the write before it.
+    await banksCaughtUp(bridge);
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
     expect(depositTracker(bridge).entries[0]).toMatchObject({ status: 'Relaying', noVotes: votersMask(0) });
+    await banksCaughtUp(bridge);
     expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
     const reset = depositTracker(bridge);
     expect(reset.entries[0]).toMatchObject({ status: 'Initialized', proposed: { kind: 'None' }, yesVotes: 0, noVotes: 0 });
     expect([0, 1, DISHONEST].map((k) => nextIndexOf(reset, bridge!, k))).toEqual([0, 0, 0]);
+    await banksCaughtUp(bridge);
 
     expect(await runRound(honest)).toEqual([
       { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
       { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
     ]);
     expect(depositTracker(bridge).entries[0]).toMatchObject({ status: 'Finalized', result: confirmed, yesVotes: votersMask(0, 1) });
-    expect(await runRound(honest)).toEqual([{ ...NOTHING_ATTEMPTED, cleanup_attempted: 1, cleanup_completed: 1 }, NOTHING_ATTEMPTED]);
+    // Authority 0 cleans up; authority 1, its read caught up with that cleanup, has nothing left to do.
+    await banksCaughtUp(bridge);
+    expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, cleanup_attempted: 1, cleanup_completed: 1 });
+    await banksCaughtUp(bridge);
+    expect(await b!.service.runOnce()).toEqual(NOTHING_ATTEMPTED);
 
     expectSettled(bridge, 1, [0, 1]);
     expect(depositTracker(bridge).entries[0]!.refundedAmount).toBe(0n);
@@ -114,20 +122,23 @@ describe('a dishonest authority', () => {
   it('relays a Confirmed result before the user claimed it: rule 3.1 keeps the honest cranks out until the claim', async () => {
     bridge = await startDevnetBridge();
     const honest = await startBridgeCranks(bridge, [0, 1]);
+    const [a, b] = honest;
     await deposit(bridge, { amount: 300n, sourceMint: bridge.world.tokenPairs.normal.sourceMint });
     await runRound(honest);
     const confirmed: DepositResult = { kind: 'Confirmed', amount: 300n };
     expect(withdrawTracker(bridge).entries[0]).toMatchObject({ status: 'Finalized', result: confirmed, createdTokenAccount: 'Pending' });
 
     await rawAckWithdraw(bridge, DISHONEST, { index: 0, approve: true, result: confirmed });
+    // The source is read at finalized: the honest cranks' reads hold the relayed result before they are kept out.
+    await banksCaughtUp(bridge);
     expect(await runRound(honest)).toEqual([NOTHING_ATTEMPTED, NOTHING_ATTEMPTED]);
     expect(depositTracker(bridge).entries[0]).toMatchObject({ status: 'Relaying', yesVotes: votersMask(DISHONEST) });
 
     await claim(bridge, 0);
-    expect(await runRound(honest)).toEqual([
-      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
-      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 1, cleanup_completed: 1 },
-    ]);
+    // Authority 0's yes reaches the threshold; authority 1, its read caught up with it, votes late and cleans up.
+    expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
+    await banksCaughtUp(bridge);
+    expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 1, cleanup_completed: 1 });
     expect(depositTracker(bridge).entries[0]).toMatchObject({ yesVotes: votersMask(0, 1, DISHONEST), refundedAmount: 0n });
     expectSettled(bridge, 1, [0, 1]);
     await expectTransactionsAccounted(bridge, honest);
