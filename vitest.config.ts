@@ -27,6 +27,11 @@ const CORES = availableParallelism();
  * longest file, whichever is more; started last, a long file would add its own time to that.
  */
 const LONG = [
+  // Issue 47's acceptance at production timing (400 ms slots, finality 12.8 s): about 115 s, mostly waiting.
+  'test/integration/agave-banks.test.ts',
+  // Issue 48's idle bridge (90 s at a 2 s poll) and the lease's proofs against lying endpoints.
+  'test/integration/lease-idle.test.ts',
+  'test/integration/lease-proof.test.ts',
   'test/integration/handoff-rollout.test.ts',
   'test/integration/handoff-takeover.test.ts',
   'property-tests/five-authorities.test.ts',
