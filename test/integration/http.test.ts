@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrankReport } from '../../src/machines/crank-types.js';
 import { basicAuth } from '../support/http-app.js';
-import { NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
+import { banksCaughtUp, NOTHING_ATTEMPTED, runRound, startBridgeCranks } from './support/cranks.js';
 import { startCrankServer } from './support/crank-server.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';
@@ -63,10 +63,14 @@ describe('a bridge server over HTTP', () => {
     expect((await health(url)).crank.last_error).toMatch(/^reading the trackers failed: getAccountInfo on the source chain RPC/);
     bridge.pair.source.faults.clear();
 
+    // Each cycle below acts on what the one before it wrote: the source is read at finalized.
+    await banksCaughtUp(bridge);
     expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, role: 'active' });
     expect((await health(url)).crank).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0..1 (2 votes)' });
+    await banksCaughtUp(bridge);
     expect(await crankOnce(url)).toEqual({ ...NOTHING_ATTEMPTED, cleanup_attempted: 2, cleanup_completed: 2, role: 'active' });
 
+    await banksCaughtUp(bridge);
     // Two requests at once: the run lock queues the second behind the first; each gets its own cycle's report.
     const idle = { ...NOTHING_ATTEMPTED, role: 'active' };
     expect(await Promise.all([crankOnce(url), crankOnce(url)])).toEqual([idle, idle]);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeCrank } from './support/cranks.js';
-import { startBridgeCranks } from './support/cranks.js';
+import { banksCaughtUp, startBridgeCranks } from './support/cranks.js';
 import { depositTracker, votersMask, withdrawTracker } from './support/chain-state.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { depositRejected, settleWithin } from './support/settle.js';
@@ -78,6 +78,8 @@ describe('waiting and latency metrics', () => {
 
     await settleWithin(bridge, cranks, 6);
     expect(depositTracker(bridge).header.settledPrefix).toBe(BigInt(TRANSFERS));
+    // a observes the cleanups finishing at its source read, which is at finalized.
+    await banksCaughtUp(bridge);
     await a.service.runOnce();
 
     for (const [k, crank] of cranks.entries()) {
