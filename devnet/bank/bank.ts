@@ -448,9 +448,13 @@ export class Bank {
     return { accounts: this.#accounts, blockhash: this.#latestBlockhash, blockHeight: this.blockHeight };
   }
 
-  /** An older bank's state, read on demand (slot-history.ts); only simulations run on it. */
+  /**
+   * An older bank's state, read on demand (slot-history.ts); only simulations run on it. A frozen
+   * bank's latest blockhash is its own, registered at its last tick (Agave's Bank::register_tick):
+   * the one the next slot's transactions see, so a nonce advanced in that slot advances again here.
+   */
   #pastState(slot: number): BankState {
-    return { accounts: new PastAccounts((address) => this.#accountAt(address, slot)), blockhash: this.latestBlockhash(this.#slot - slot).blockhash, blockHeight: slot };
+    return { accounts: new PastAccounts((address) => this.#accountAt(address, slot)), blockhash: this.latestBlockhash(this.#slot - slot - 1).blockhash, blockHeight: slot };
   }
 
   /** An account at the end of `slot` (the head's open slot: as it is now). */

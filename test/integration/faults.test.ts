@@ -4,6 +4,7 @@ import { worstCaseCycleMs } from '../../src/machines/delays.js';
 import type { FaultSettings } from '../../devnet/faults/settings.js';
 import { depositTracker, landedStatus, landedTransactionsPaidBy, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
 import {
+  banksCaughtUp,
   failedAttemptErrors,
   loggedSignatures,
   NOTHING_ATTEMPTED,
@@ -222,6 +223,8 @@ describe('RPC faults', () => {
 
     bridge.pair.target.resume();
     expect(withdrawTracker(bridge).entries).toMatchObject([{ yesVotes: votersMask(0) }, { yesVotes: votersMask(0) }]);
+    // On Agave's banks the pause held the confirmed bank too: the vote is landed once a status says confirmed.
+    await banksCaughtUp(bridge);
     expect(await a!.service.runOnce()).toEqual(NOTHING_ATTEMPTED);
     expect(a!.service.health().last_error).toBeNull();
 
@@ -248,6 +251,8 @@ describe('RPC faults', () => {
     // Authority 0's yes finalizes entry 0 on the source; only its cleanup is left.
     expect(await a.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true });
 
+    // The source is read at finalized: entry 0's Finalized status must reach that bank before a cycle sees the cleanup to do.
+    await banksCaughtUp(bridge);
     // Authority 0 reads entry 0 not cleaned up and is about to sign; the user cleans it up first (rule 3.2: anyone may).
     const held = gate.holdNext(bridge.pair.source.url, 'getLatestBlockhash');
     const racing = a.service.runOnce();

@@ -10,7 +10,7 @@ import { closeAllSessions, createSoftHsm, TOKEN_PIN, type SoftHsm } from '../sup
 import { waitFor } from '../support/wait-for.js';
 import { crankOnce } from './support/authority-server.js';
 import { depositTracker, votersMask, withdrawTracker } from './support/chain-state.js';
-import { failedAttemptErrors, startBridgeCranks } from './support/cranks.js';
+import { banksCaughtUp, failedAttemptErrors, startBridgeCranks } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled } from './support/expectations.js';
 import { claim, deposit } from './support/transactions.js';
@@ -88,6 +88,8 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
     await claim(b, 0);
     expect(await crankOnce(url, CYCLE_TIMEOUT_MS)).toMatchObject({ ack_withdraw_attempted: true });
     await other!.service.runOnce();
+    // The server reads the source at finalized: the entry's Finalized status must reach that bank before its cycle cleans it up.
+    await banksCaughtUp(b);
     await crankOnce(url, CYCLE_TIMEOUT_MS);
     expect(depositTracker(b).entries[0]).toMatchObject({ status: 'Finalized', yesVotes: votersMask(0, 1), cleanupCompleted: true });
     expectSettled(b, 1, [0, 1]);

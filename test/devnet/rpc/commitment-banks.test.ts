@@ -1,8 +1,8 @@
-import { Connection, Keypair, SystemProgram } from '@solana/web3.js';
+import { Connection, Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, SystemProgram } from '@solana/web3.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { decodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
-import { depositSetup, rpc, signedWire, randomKey } from './helpers.js';
+import { depositSetup, fundedKeypair, rpc, sendWire, signedWire, randomKey } from './helpers.js';
 
 /**
  * Each commitment is its own bank (PROTOCOL.md; Agave rpc.rs get_bank_with_config), over
@@ -140,6 +140,25 @@ describe('each commitment is its own bank', () => {
     expect((await simulate('processed')).value.err).toBeNull();
     node.advanceSlots(CONFIRMED_LAG);
     expect((await simulate('confirmed')).value.err).toBeNull();
+  });
+
+  it('a simulation on an older bank sees that bank as frozen: its own blockhash, so a nonce advanced in its slot advances again', async () => {
+    // Agave's Bank::register_tick registers a bank's own blockhash at its last tick: the one the next slot's transactions see.
+    const authority = fundedKeypair(node);
+    const nonce = Keypair.generate();
+    const lamports = await connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH);
+    const create = SystemProgram.createNonceAccount({ fromPubkey: authority.publicKey, noncePubkey: nonce.publicKey, authorizedPubkey: authority.publicKey, lamports }).instructions;
+    expect((await sendWire(node.url, await signedWire(connection, create, [authority, nonce]), true)).body.error).toBeUndefined();
+    const advance = () => SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: authority.publicKey });
+    const value = async () => NonceAccount.fromAccountData((await connection.getAccountInfo(nonce.publicKey))!.data).nonce;
+    const advanced = await sendWire(node.url, await signedWire(connection, [advance()], [authority], await value()), true);
+    expect(advanced.body.error).toBeUndefined();
+    const advancedSlot = (await connection.getSignatureStatuses([advanced.body.result as string])).value[0]!.slot;
+    node.advanceSlots(advancedSlot + CONFIRMED_LAG - node.slot);
+    const wire = await signedWire(connection, [advance(), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [authority], await value());
+    const onConfirmed = await result('simulateTransaction', [wire.toString('base64'), { encoding: 'base64', commitment: 'confirmed' }]);
+    expect(onConfirmed.context.slot).toBe(advancedSlot);
+    expect(onConfirmed.value.err).toBeNull();
   });
 
   it('getSignatureStatuses answers from the processed bank, each status confirmationStatus by the bank that has it', async () => {
