@@ -163,7 +163,7 @@ export class HonestCrank {
   private onAttemptLine(record: Record<string, unknown>): void {
     const { signatures, err } = record;
     if (Array.isArray(signatures)) for (const signature of signatures) this.reportedLanded.add(String(signature));
-    // `err` is always an object on a log line (docs/operating.md, "Logs"): its text is its message.
+    // `err` is always an object on a log line (docs/http-api.md, "Logs"): its text is its message.
     const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
     if (typeof message !== 'string') return;
     for (const [, signature] of message.matchAll(UNCONFIRMED)) this.declaredUnknownVersions.add(this.firstOf(signature!));
