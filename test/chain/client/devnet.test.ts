@@ -12,6 +12,7 @@ import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { depositResultToWire } from '../../../src/chain/port/result-wire.js';
+import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.js';
 import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
@@ -44,8 +45,8 @@ interface Bridge {
   authorities: Keypair[];
 }
 
-async function bridge(options: { capacity: number; slotIntervalMs?: number }): Promise<Bridge> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20 });
+async function bridge(options: { capacity: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags }): Promise<Bridge> {
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20, commitmentLags: options.commitmentLags });
   cleanups.push(() => pair.close());
   const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -88,6 +89,8 @@ function chainsFor(
 async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
   const depositor = Keypair.generate();
   b.pair.source.airdrop(depositor.publicKey, 1_000_000_000);
+  // Preflight reads the confirmed bank: the airdrop must reach it (at once without lags).
+  b.pair.source.advanceSlots(b.pair.source.bank.commitmentLags.confirmedLagSlots);
   const signal = new AbortController().signal;
   const connection = devnetConnection(b.pair.source.url, signal);
   for (let i = 0; i < count; i++) {
@@ -335,7 +338,10 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     ['blockhash', 0],
     ['nonce', 1],
   ])('%s mode: lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands', async (mode, nonceAccounts) => {
-    const b = await bridge({ capacity: 50 });
+    // Nonce mode on Agave's banks: the resend is simulated at confirmed, a frozen bank, as on a cluster.
+    // On one open bank it would be simulated in the very slot the fee-only advance landed in, which
+    // Agave refuses (NonceBlockhashNotExpired) and a client reading at confirmed never meets.
+    const b = await bridge({ capacity: 50, ...(mode === 'nonce' ? { commitmentLags: AGAVE_COMMITMENT_LAGS } : {}) });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
     if (nonceAccounts > 0) {
