@@ -50,16 +50,26 @@ function startOf(slot: number): LandingPosition {
   return { slot, seq: -1 };
 }
 
-/** Counts from the current slots on: what landed before the call is not the servers'. */
+/**
+ * The newest landing position of `address` on `chain` (a block holds several transactions: what
+ * landed earlier in the open slot, the authorities' funding among it, is before the watch), or
+ * the start of the open slot when it has none.
+ */
+function newestOf(pair: ChainPair, chain: ChainSide, address: string | { toBase58(): string }): { slot: number; seq: number } {
+  const key = typeof address === 'string' ? address : address.toBase58();
+  const [newest] = pair[chain].bank.at('processed').signaturesForAddress(key, { limit: 1 });
+  return newest === undefined ? startOf(pair[chain].slot) : { slot: newest.slot, seq: newest.seq };
+}
+
+/** Counts from the current landing positions on: what landed before the call is not the servers'. */
 export function watchVotes(pair: ChainPair, world: World): VoteWatch {
   const authorities = world.authorities.map(({ publicKey }) => ({
     publicKey,
     votes: new Map<string, number>(),
     counts: { landed: 0, landedWithError: 0, uninspected: 0, priorityLamports: 0n },
-    // A transaction lands in the current slot, then the slot passes: nothing has landed in it yet.
-    until: { source: startOf(pair.source.slot), target: startOf(pair.target.slot) },
+    until: { source: newestOf(pair, 'source', publicKey), target: newestOf(pair, 'target', publicKey) },
   }));
-  const governance = { publicKey: world.governance.publicKey, until: { source: startOf(pair.source.slot), target: startOf(pair.target.slot) } };
+  const governance = { publicKey: world.governance.publicKey, until: { source: newestOf(pair, 'source', world.governance.publicKey), target: newestOf(pair, 'target', world.governance.publicKey) } };
   const governanceLandings: GovernanceLanding[] = [];
   const generationAt = (chain: ChainSide, slot: number) => governanceLandings.filter((landing) => landing.chain === chain && landing.slot < slot).length;
   const pollGovernance = () => {
