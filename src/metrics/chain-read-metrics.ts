@@ -73,7 +73,7 @@ export function chainReadMetrics(registers: Registry[]) {
     }),
     rpcSlotFloor: new Gauge({
       name: 'bridge_rpc_slot_floor',
-      help: "The slot every read of the chain carries as minContextSlot: the highest slot two answers agreed on, or one a landing of the server's own rests on; absent until two answers agreed, and after a re-base.",
+      help: "The slot every confirmed read of the chain carries as minContextSlot (finalized reads carry a floor of their own): the highest slot two confirmed answers agreed on, or one a landing of the server's own seen confirmed rests on; absent until two answers agreed, and after a re-base.",
       labelNames: ['chain'] as const,
       registers,
     }),
