@@ -59,6 +59,19 @@ function client(script: Script, endpoints = Object.keys(script.endpoints).length
   return createSigningLease({ rpc: rpcOf(script), signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints, pollIntervalMs: 1 });
 }
 
+/** Both endpoints read the lease held by THEIRS at first, by MINE from the second read on (at `slots`). */
+function theirsThenMine(rpc: ChainRpc, slots: [number, number]): void {
+  let reads = 0;
+  (rpc as { getAccountInfoEverywhere: ChainRpc['getAccountInfoEverywhere'] }).getAccountInfoEverywhere = async () => {
+    reads += 1;
+    const value = reads === 1 ? THEIRS : MINE;
+    return [
+      { endpoint: 'one', slot: slots[0], account: nonceAccount(value) },
+      { endpoint: 'two', slot: slots[1], account: nonceAccount(value) },
+    ];
+  };
+}
+
 const heldBy = (value: string): LeaseObservation => ({ state: 'held', value, lamports: 1_447_680, slot: 50 });
 
 /** Another instance's take-over of the lease from `value`, signed by the key: its id and its signatures. */
@@ -140,30 +153,14 @@ describe('the lease client: a taking counts only on proof', () => {
     const rival = rivalTakeOver(THEIRS);
     const script: Script = { endpoints: { one: MINE, two: MINE }, confirmed: true, history: [{ signature: rival.signature, slot: 50, err: null }], transactions: new Map([[rival.signature, rival.entry]]) };
     const rpc = rpcOf(script);
-    let reads = 0;
-    (rpc as { getAccountInfoEverywhere: ChainRpc['getAccountInfoEverywhere'] }).getAccountInfoEverywhere = async () => {
-      reads += 1;
-      const value = reads === 1 ? THEIRS : MINE;
-      return [
-        { endpoint: 'one', slot: 51, account: nonceAccount(value) },
-        { endpoint: 'two', slot: 51, account: nonceAccount(value) },
-      ];
-    };
+    theirsThenMine(rpc, [51, 51]);
     const lease = createSigningLease({ rpc, signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints: 2, pollIntervalMs: 1 });
     expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({ taken: false, why: expect.stringContaining(`another instance's lease transaction ${rival.signature}`) });
   });
 
   it('reported confirmed, two endpoints show a new value, no rival: taken, with that value', async () => {
     const rpc = rpcOf({ endpoints: {}, confirmed: true });
-    let reads = 0;
-    (rpc as { getAccountInfoEverywhere: ChainRpc['getAccountInfoEverywhere'] }).getAccountInfoEverywhere = async () => {
-      reads += 1;
-      const value = reads === 1 ? THEIRS : MINE;
-      return [
-        { endpoint: 'one', slot: 51, account: nonceAccount(value) },
-        { endpoint: 'two', slot: 52, account: nonceAccount(value) },
-      ];
-    };
+    theirsThenMine(rpc, [51, 52]);
     const lease = createSigningLease({ rpc, signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints: 2, pollIntervalMs: 1 });
     expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({ taken: true, value: MINE, slot: 52 });
   });
