@@ -91,13 +91,13 @@ export function limitConnections(server: Server, limits: { maxPerAddress: number
     const address = socket.remoteAddress ?? 'unknown';
     const count = open.get(address) ?? 0;
     if (count >= maxPerAddress) {
-      return refuse(socket, address, { limit: maxPerAddress }, 'this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
+      return refuse(socket, address, { maxPerAddress }, 'this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
     }
     if (count > 0 && held.size >= shared) {
       return refuse(socket, address, { open: held.size, reserve: PROBE_RESERVE }, `${held.size} connections are open; the last ${PROBE_RESERVE} slots are kept for addresses holding none (probes)`);
     }
     if (held.size >= maxConnections && !evictIdle(address)) {
-      return refuse(socket, address, { open: held.size, limit: maxConnections }, `${held.size} connections are open, the most the server holds, and none is idle`);
+      return refuse(socket, address, { open: held.size, maxConnections }, `${held.size} connections are open, the most the server holds, and none is idle`);
     }
     open.set(address, count + 1);
     held.set(socket, { address, requests: 0, answered: false });
