@@ -105,6 +105,9 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
 export async function startBridgeCranks(bridge: DevnetBridge, slots: readonly number[], tuning: CrankTuning = {}): Promise<BridgeCrank[]> {
   const cranks = slots.map((slot) => startBridgeCrank(bridge, slot, tuning));
   await Promise.all(cranks.map((crank) => crank.service.runOnce()));
+  // The first round waits until the finalized banks hold the setup and this first cycle: on Agave's
+  // banks the first cycle may have read the setup's deposits before they finalized.
+  markActed(bridge);
   return cranks;
 }
 
@@ -136,8 +139,12 @@ export async function runRound(cranks: readonly BridgeCrank[]): Promise<CrankRep
   if (bridge !== undefined) await finalizedReached(bridge, actedAt.get(bridge));
   const reports: CrankReport[] = [];
   for (const crank of cranks) reports.push(await crank.service.runOnce());
-  if (bridge !== undefined && reports.some(acted)) actedAt.set(bridge, { source: bridge.pair.source.bank.slot, target: bridge.pair.target.bank.slot });
+  if (bridge !== undefined && reports.some(acted)) markActed(bridge);
   return reports;
+}
+
+function markActed(bridge: DevnetBridge): void {
+  actedAt.set(bridge, { source: bridge.pair.source.bank.slot, target: bridge.pair.target.bank.slot });
 }
 
 function acted(report: CrankReport): boolean {
