@@ -100,7 +100,10 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
     const gone = clientGone(reply);
     await pace.turn(gone);
     const { from, limit } = request.query;
-    const read = async (signal: AbortSignal) => transferPageBody(await transfers.page(request.query, signal), signal);
+    const read = async (signal: AbortSignal) => {
+      const page = await transfers.page(request.query, signal);
+      return transferPageBody({ ...page, flow_held: crank.health().watchdog?.flow_held ?? null }, signal);
+    };
     return json(await outage.watch(answers(`page:${from}:${limit}`, read, gone), request.log), reply);
   });
   admin.get<{ Params: TransferIndexParams }>('/transfers/:index', { schema: { params: transferIndexParams } }, async (request, reply) => {

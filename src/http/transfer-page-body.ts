@@ -1,3 +1,4 @@
+import type { HeldTransfer } from '../machines/watchdog/flow-breaker.js';
 import type { TransferPage } from '../transfers/transfer-queries.js';
 import { nextTurn } from '../time.js';
 
@@ -21,12 +22,15 @@ export const MAX_TRANSFER_PAGE_BYTES = 256 * 1024;
 /** About 0.45 ms of JSON.stringify on a 2-vCPU VM for 64 transfers of the largest kind (130 KB). */
 export const TRANSFERS_ENCODED_PER_TURN = 64;
 
+/** A page of transfers with the one the flow breaker holds now (null: none), as /health shows it. */
+export type TransferPageAnswer = TransferPage & { flow_held: HeldTransfer | null };
+
 /** Rejects with `signal`'s reason once it aborts (checked between turns). */
-export function transferPageBody(page: TransferPage, signal: AbortSignal): Promise<Buffer> {
+export function transferPageBody(page: TransferPageAnswer, signal: AbortSignal): Promise<Buffer> {
   return encodeWithin(page, MAX_TRANSFER_PAGE_BYTES, signal);
 }
 
-async function encodeWithin(page: TransferPage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+async function encodeWithin(page: TransferPageAnswer, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   const frame = (next: number | null) => JSON.stringify({ ...page, next, transfers: [] });
   // The frame with the longest `next` it can carry, then each transfer and its comma, serialized
   // once and only while it fits: a page cut at half its transfers serializes half of them.

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TransferRange } from '../../src/chain/client/read/read-transfers.js';
 import { BridgeError } from '../../src/errors.js';
 import { MAX_TRANSFER_READS_IN_FLIGHT } from '../../src/transfers/shared-reads.js';
+import { createDisabledCrank } from '../../src/machines/disabled-crank.js';
 import { createTransferQueries } from '../../src/transfers/transfer-queries.js';
 import { trackerHeader } from '../machines/support/bridge-view.js';
 import { rawRequest, startTestApp, type TestApp } from '../support/http-app.js';
@@ -70,5 +71,20 @@ describe('GET /transfers limits', () => {
       ['warn', 'GET /transfers: chain RPC unavailable; answering 503 rpc_unavailable until a read succeeds'],
       ['info', 'GET /transfers: chain RPC answers again'],
     ]);
+  });
+});
+
+describe('GET /transfers and the flow breaker', () => {
+  it('names the transfer the flow breaker holds, as /health does, and null once nothing is held', async () => {
+    const disabled = createDisabledCrank();
+    const held = { id: 'flow:1:mint:50', index: 1, mint: 'mint', amount: '50', carried: '60', limit: '100', window_hours: 24 };
+    let flowHeld: typeof held | null = held;
+    const crank = { ...disabled, health: () => ({ ...disabled.health(), watchdog: { held: { source: null, target: null }, flow_held: flowHeld } }) };
+    // A new read each request (a read shares its answer for a second): each page says what is held now.
+    app = await startTestApp({ crank, transfers: createTransferQueries(async () => EMPTY), transferReadsPerSecond: 1_000 });
+    const page = async () => JSON.parse((await rawRequest(app!.port, { method: 'GET', path: '/transfers' })).body) as { flow_held: unknown };
+    expect((await page()).flow_held).toEqual(held);
+    flowHeld = null;
+    await expect.poll(async () => (await page()).flow_held, { timeout: 5_000 }).toBeNull();
   });
 });
