@@ -5,7 +5,7 @@
 // average at its start and end (a wall time means little without the load it ran under).
 // Vitest's own exit code is kept: a failure anywhere fails the command.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -14,13 +14,15 @@ const SLOWEST_SHOWN = 5;
 
 const dir = mkdtempSync(join(tmpdir(), 'bridge-tests-'));
 const report = join(dir, 'vitest.json');
+const logTypesDir = join(dir, 'log-types');
+mkdirSync(logTypesDir);
 const vitest = join(process.cwd(), 'node_modules', 'vitest', 'vitest.mjs');
 const startedAt = performance.now();
 const loadAtStart = loadavg()[0];
 const run = spawnSync(
   process.execPath,
   [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, BRIDGE_LOG_TYPES_DIR: logTypesDir } },
 );
 
 let passed = 0;
@@ -33,11 +35,36 @@ try {
   failed = summary.numFailedTests;
   skipped = summary.numPendingTests + summary.numTodoTests;
   slowest = slowestFiles(summary.testResults);
+  const conflicts = logTypeConflicts();
+  for (const conflict of conflicts) console.error(`run-tests: ${conflict}`);
+  failed += conflicts.length;
 } catch (err) {
   console.error(`run-tests: could not read the vitest JSON report at ${report}: ${err.message}`);
   failed = Math.max(failed, 1);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Key paths of the servers' log lines that one worker wrote with one JSON type and another worker
+ * with another (test/support/log-lines.ts checks within a worker): a log index maps a field by
+ * the first line it sees and refuses the others.
+ */
+function logTypeConflicts() {
+  const first = new Map();
+  const conflicts = [];
+  for (const file of readdirSync(logTypesDir)) {
+    for (const text of readFileSync(join(logTypesDir, file), 'utf8').split('\n')) {
+      if (text === '') continue;
+      const { path, type, line } = JSON.parse(text);
+      const seen = first.get(path);
+      if (seen === undefined) first.set(path, { type, line });
+      else if (seen.type !== type && !conflicts.some((conflict) => conflict.startsWith(`the log key "${path}" `))) {
+        conflicts.push(`the log key "${path}" is of type ${type} in one worker's line, ${seen.type} in another's: ${line} / ${seen.line}`);
+      }
+    }
+  }
+  return conflicts;
 }
 
 /** The files that took longest, each with its wall time and a mark when over the budget. */

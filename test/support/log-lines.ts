@@ -1,3 +1,6 @@
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * Every log line a server of the suite writes passes through here: the in-process ones through
  * captureLogs (log-capture.ts, the one logger the tests give an app, a crank or a chain client),
@@ -18,6 +21,14 @@ const problems: string[] = [];
  * every file a worker runs. `null` fits any mapping and is not a type here.
  */
 const typesSeen = new Map<string, { type: string; line: string }>();
+
+/**
+ * Set by scripts/run-tests.mjs: each worker appends the first type it saw of each key path here
+ * (one JSON line each), and the script compares the workers' types once the suite ends. Without
+ * it a key typed one way in one worker and another way in another passed or failed by which
+ * files happened to share a worker.
+ */
+const TYPES_FILE = process.env['BRIDGE_LOG_TYPES_DIR'] === undefined ? undefined : join(process.env['BRIDGE_LOG_TYPES_DIR'], `${process.pid}.jsonl`);
 
 /** Keys with one fixed type on every line: `err` is an object (src/log/logger.ts serializeError). */
 const FIXED_TYPES: Record<string, string> = { err: 'object' };
@@ -45,7 +56,10 @@ export function typeProblemsIn(line: string): string[] {
       continue;
     }
     const seen = typesSeen.get(path);
-    if (seen === undefined) typesSeen.set(path, { type, line: line.slice(0, 300) });
+    if (seen === undefined) {
+      typesSeen.set(path, { type, line: line.slice(0, 300) });
+      if (TYPES_FILE !== undefined) appendFileSync(TYPES_FILE, `${JSON.stringify({ path, type, line: line.slice(0, 300) })}\n`);
+    }
     else if (seen.type !== type) found.push(`the key "${path}" is of type ${type} here, ${seen.type} in an earlier line (${seen.line}): ${line.slice(0, 300)}`);
   }
   return found;
