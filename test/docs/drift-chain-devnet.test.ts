@@ -13,8 +13,9 @@ import vitestConfig from '../../vitest.config.js';
  * The lists docs/devnet.md, docs/testing.md and bench/README.md keep, checked against the code
  * they describe, both ways: the devnet's and the demo's flags (their --help text and their
  * parsers), the devnet's JSON-RPC methods and fault settings, the benches `npm run bench --
- * --list` knows, the suite's LONG and TIMED schedules in vitest.config.ts, and the integration
- * files' opening comments that docs/testing.md points to instead of listing them.
+ * --list` knows, the suite's LONG and TIMED schedules in vitest.config.ts, the integration
+ * files' opening comments that docs/testing.md points to instead of listing them, and every
+ * constant docs/chain-client.md gives with its value (`READ_ATTEMPTS` = 3).
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,6 +45,9 @@ function backticked(cells: string[], name: RegExp): string[] {
 }
 
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
+
+/** The tracked .ts files under a folder. */
+const tracked = (folder: string) => execFileSync('git', ['ls-files', '--', `${folder}/*.ts`], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
 
 /** The long flags a --help text lists (each option line starts with two spaces and its flag), help aside. */
 function usageFlags(usage: string): string[] {
@@ -154,5 +158,38 @@ describe("docs/testing.md: the suite's schedule and the integration files", () =
     });
     expect(files.length).toBeGreaterThan(20);
     expect(silent).toEqual([]);
+  });
+});
+
+describe('docs/chain-client.md: the constants it gives with their values', () => {
+  const UNITS: Record<string, number> = { ms: 1, s: 1_000, KiB: 1_024 };
+  const source = tracked('src').map(read).join('\n');
+
+  /** The value of `const NAME = <arithmetic>;` in src/ (other such constants and Math.ceil/floor/min/max allowed), or why there is none. */
+  function codeValue(name: string): number | string {
+    const definitions = [...source.matchAll(new RegExp(`\\bconst ${name}(?::[^=]+)? = ([^;\\n]+);`, 'g'))].map((match) => match[1]!.trim());
+    if (definitions.length !== 1) return `${definitions.length} definitions in src/`;
+    let expression = definitions[0]!;
+    for (const constant of new Set(expression.match(/\b[A-Z][A-Z0-9_]+\b/g) ?? [])) {
+      const value = codeValue(constant);
+      if (typeof value === 'string') return `${constant}: ${value}`;
+      expression = expression.replace(new RegExp(`\\b${constant}\\b`, 'g'), String(value));
+    }
+    expression = expression.replace(/(\d)_(?=\d)/g, '$1');
+    if (!/^(?:[\d\s*+\-/().,]|Math\.(?:ceil|floor|min|max))+$/.test(expression)) return `not arithmetic: ${definitions[0]}`;
+    return Number(new Function(`return (${expression});`)());
+  }
+
+  it('each is defined once in src/ with the value the document gives', () => {
+    const claims = [...read('docs/chain-client.md').matchAll(/`([A-Z][A-Z0-9_]+)` = (\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s(ms|s|KiB)\b)?/g)].map((match) => ({
+      name: match[1]!,
+      value: Number(match[2]!.replaceAll(',', '')) * (UNITS[match[3] ?? ''] ?? 1),
+    }));
+    expect(claims.length).toBeGreaterThan(25);
+    const wrong = claims.flatMap(({ name, value }) => {
+      const actual = codeValue(name);
+      return actual === value ? [] : [`${name}: the document says ${value}, the code ${actual}`];
+    });
+    expect(wrong).toEqual([]);
   });
 });
