@@ -87,6 +87,40 @@ describe('docs/devnet.md: the flags of npm run devnet and npm run demo', () => {
   });
 });
 
+describe('docs/devnet.md: the defaults of those flags', () => {
+  /** A flag's value when it is not given: the parser's result for no flags at all. */
+  function defaultOf(flags: Record<string, unknown>, flag: string): unknown {
+    const lags = flags['commitmentLags'] as { confirmedLagSlots: number; finalizedLagSlots: number };
+    if (flag === '--confirmed-lag') return lags.confirmedLagSlots;
+    if (flag === '--finalized-lag') return lags.finalizedLagSlots;
+    const key = flag.slice(2).replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    return flags[key];
+  }
+
+  it.each([
+    { heading: '### `npm run devnet -- [options]`', defaults: parseDevnetFlags([], 10_000) },
+    { heading: '### `npm run demo -- [options]`', defaults: parseDemoFlags([]) },
+  ])('$heading: every number or path the default column gives is the parser\'s default', ({ heading, defaults }) => {
+    const rows = section('docs/devnet.md', heading)
+      .split('\n')
+      .filter((line) => /^\| `--/.test(line))
+      .map((row) => row.split('|').map((cell) => cell.trim()));
+    let checked = 0;
+    const wrong = rows.flatMap(([, flagCell = '', defaultCell = '']) => {
+      const flag = /`(--[a-z-]+)/.exec(flagCell)![1]!;
+      const number = /^(\d+)\b/.exec(defaultCell)?.[1];
+      const path = /^`(\.[\w./-]+)`/.exec(defaultCell)?.[1];
+      const documented = number !== undefined ? Number(number) : path;
+      if (documented === undefined) return [];
+      checked++;
+      const actual = defaultOf(defaults as unknown as Record<string, unknown>, flag);
+      return actual === documented ? [] : [`${flag}: the table says ${documented}, the parser ${String(actual)}`];
+    });
+    expect(checked).toBeGreaterThan(5);
+    expect(wrong).toEqual([]);
+  });
+});
+
 describe('docs/devnet.md: the JSON-RPC methods and fault settings', () => {
   it('the method table lists exactly the methods a node serves, the devnet_* admin methods included', () => {
     const documented = backticked(firstCells(section('docs/devnet.md', '### JSON-RPC methods')), /^(\w+)$/);
