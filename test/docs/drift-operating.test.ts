@@ -144,7 +144,7 @@ describe('docs/operating.md "Operating"', () => {
   });
 
   it('"Phases" has one row per phase, in order', () => {
-    const phases = text.slice(text.indexOf('\n### Phases\n'), text.indexOf('\n### Worked incident'));
+    const phases = text.slice(text.indexOf('\n### Phases\n'), text.indexOf('\n## How each failure pages'));
     expect(tableRows(phases).slice(1).map((cells) => cells[0]!.replace(/`/g, ''))).toEqual([...PHASES]);
   });
 });
