@@ -12,6 +12,7 @@ import { worstCaseActionMs, worstCaseCycleMs } from '../../src/machines/delays.j
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { EXIT } from '../../src/ops/cli.js';
 import { PHASES } from '../../src/transfers/transfer-view.js';
+import { startTestApp } from '../support/http-app.js';
 import { ensureBuilt } from '../support/server-process.js';
 
 /**
@@ -97,6 +98,32 @@ describe('constants the documents state', () => {
       return actual === value ? [] : [`${doc}: ${name} = ${value}, the code says ${actual}`];
     });
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('code names the documents use', () => {
+  it('every `camelCase` name of a function, guard, action or field is one src/ or package.json has', () => {
+    const code = `${execFileSync('git', ['grep', '-h', '-o', '-w', '-E', '[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*', '--', 'src', 'package.json'], { cwd: ROOT, encoding: 'utf8' })}`;
+    const known = new Set(code.split('\n'));
+    const unknown = [...DOCS, 'docs/failure-policy.md'].flatMap((doc) =>
+      [...new Set([...read(doc).matchAll(/`([a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*)(?:\(\))?`/g)].map((match) => match[1]!))].filter((name) => !known.has(name)).map((name) => `${doc}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+});
+
+describe('docs/http-api.md "Endpoints"', () => {
+  it('names every route the server answers, and heads a section only with one', async () => {
+    // The routes as the server lists them in a 404's message (`routes: GET /health, ...`).
+    const app = await startTestApp();
+    const answer = await fetch(`${app.url}/no-such-route`).then((response) => response.json() as Promise<{ message: string }>);
+    await app.close();
+    const routes = answer.message.slice(answer.message.indexOf('routes: ') + 'routes: '.length).split(', ');
+    expect(routes.length).toBeGreaterThan(5);
+    const text = read('docs/http-api.md');
+    expect(routes.filter((route) => !new RegExp(`\`${route.replace(/[/?]/g, '\\$&')}[\`?]`).test(text))).toEqual([]);
+    const headed = [...text.matchAll(/^### `([A-Z]+ \/[^`?]*)/gm)].map((match) => match[1]!);
+    expect(headed.filter((route) => !routes.includes(route))).toEqual([]);
   });
 });
 
