@@ -67,7 +67,7 @@ export const DEFAULTS = {
   BRIDGE_TRANSFER_WAIT_ALERT_SECS: '600',
   BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '32',
   BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '0',
-  // docs/configuration.md "Crank tuning": at the cap a one-vote transaction (about 28,000 CU measured) pays
+  // docs/configuration.md "Extensions": at the cap a one-vote transaction (about 28,000 CU measured) pays
   // 2,800 lamports of priority, a full 1,400,000-CU one 140,000 (0.00014 SOL).
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '100000',
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).

@@ -4,7 +4,7 @@ import { configProblem, type ConfigProblem } from '../signer-failure.js';
 import { fileSourcePath, parseAttributes, percentDecode } from '../uri-attributes.js';
 
 /**
- * BRIDGE_AUTHORITY_KEYPAIR naming a key in a key service (docs/configuration.md lists the grammar):
+ * BRIDGE_AUTHORITY_KEYPAIR naming a key in a key service (docs/operating.md, "Keeping the key in a key service", lists the grammar):
  *
  *   aws-kms:<key id | key ARN | alias/<name> | alias ARN>[?region=<region>]
  *   gcp-kms:projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>/cryptoKeyVersions/<v>[?endpoint=<https URL>]
