@@ -202,7 +202,7 @@ export function attemptedIn(cycle: CycleState, step: CrankStep, submitted: reado
 }
 
 /** Whether the cycle started an attempt of any action (a dry run's plans are none). */
-export function submittedAny(cycle: CycleState): boolean {
+function submittedAny(cycle: CycleState): boolean {
   return Object.values(cycle.attempted).some(Boolean);
 }
 

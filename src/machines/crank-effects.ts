@@ -46,7 +46,7 @@ export async function keepLease(lease: SigningLease, want: LeaseWant, signal: Ab
   return taking.taken ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature } : { kind: 'not_taken', seen: taking.seen, why: taking.why };
 }
 
-export function plannedWork(plan: CyclePlan): PlannedWork {
+function plannedWork(plan: CyclePlan): PlannedWork {
   return {
     ackDeposits: plan.ackDeposit.votes,
     ackWithdraws: plan.ackWithdraw.votes.map((planned) => planned.vote),
