@@ -30,13 +30,16 @@ interface Selection {
   benches: Bench[];
 }
 
-function selectBenches(args: readonly string[]): Selection {
-  let parsed;
+function parseBenchArgs(args: readonly string[]) {
   try {
-    parsed = parseArgs({ args: [...args], options: { list: { type: 'boolean' }, help: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    return parseArgs({ args: [...args], options: { list: { type: 'boolean' }, help: { type: 'boolean' } }, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError(`bench: ${(err as Error).message}`);
   }
+}
+
+function selectBenches(args: readonly string[]): Selection {
+  const parsed = parseBenchArgs(args);
   if (parsed.values.help === true) return { list: true, benches: [] };
   const names = parsed.positionals;
   const seen = new Set<string>();

@@ -7,7 +7,7 @@ import type { ComputeCostTable } from './bank/compute-costs.js';
 import { Faults } from './faults/faults.js';
 import { ReceivedLog } from './faults/forwarding.js';
 import type { Account } from './program/store.js';
-import { BRIDGE_RPC_METHODS, startRpcServer } from './rpc/server.js';
+import { BRIDGE_RPC_METHODS, type RpcServer, startRpcServer } from './rpc/server.js';
 import { DevnetError } from './devnet-error.js';
 
 /** One chain of the devnet: a bank running the bridge program behind a JSON-RPC server. */
@@ -98,7 +98,7 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   deployProgram(bank.journal(), programId, bank.slot, 'v1');
   const received = new ReceivedLog();
   const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);
-  let server;
+  let server: RpcServer;
   try {
     server = await startRpcServer({ bank, faults, port: options.port ?? 0, adminMethods: options.adminMethods, chain: options.name });
   } catch (err) {

@@ -223,7 +223,7 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
     `(between ${windowStart} and ${windowEnd}); the read must hold entries from every position ` +
     'the crank votes or cleans from (docs/crank.md "What the planners read")',
   TRANSFER__NOT_FOUND: ({ index, entryCount }) =>
-    `transfer ${index} does not exist: the source DepositTracker has ${entryCount} entries` + (entryCount > 0 ? ` (indices 0..${entryCount - 1})` : ''),
+    `transfer ${index} does not exist: the source DepositTracker has ${entryCount} entries${entryCount > 0 ? ` (indices 0..${entryCount - 1})` : ''}`,
   TRANSFER__INVALID_PARAMETER: ({ parameter, value, reason }) => `${parameter}: ${reason}, got ${JSON.stringify(value)}`,
   TRANSFER__BUSY: ({ inFlight, limit }) =>
     `${inFlight} different transfer reads are already running (at most ${limit}); retry shortly, or ask for a range already being read`,
@@ -265,7 +265,7 @@ export class CodedError<Contexts, C extends keyof Contexts> extends Error {
 }
 
 /** The words a code needs; none (or `undefined` before options) where its words are all optional. */
-type MessageArgs<C extends BridgeErrorCode> = {} extends BridgeErrorWords[C]
+type MessageArgs<C extends BridgeErrorCode> = Record<never, never> extends BridgeErrorWords[C]
   ? [words?: BridgeErrorWords[C], options?: { cause?: unknown }]
   : [words: BridgeErrorWords[C], options?: { cause?: unknown }];
 

@@ -43,7 +43,7 @@ export function recordSentTransactions(bench: BenchWorld, beforeSend: (chain: Ch
   const chainOf = (url: string): ChainSide => (new URL(url).origin === sourceOrigin ? 'source' : 'target');
   const fetch: RpcFetch = (input, init) => {
     const body = typeof init?.body === 'string' ? init.body : undefined;
-    if (body !== undefined && body.includes('"sendTransaction"')) {
+    if (body?.includes('"sendTransaction"')) {
       const chain = chainOf(String(input));
       const sent = decodeSend(body, bench.programId);
       if (sent !== undefined && !transactions.has(sent.signature)) {

@@ -16,6 +16,7 @@ export function settleWithTokenPair(ctx: InstructionContext, sourceChainId: numb
   if (pair === 'unreadable') return { kind: 'Rejected', reason: 'InternalError' };
   if (pair.frozen) return { kind: 'Rejected', reason: 'TokenPairFrozen' };
   if (pair.limitRemaining === 0n) return { kind: 'Rejected', reason: 'LimitExceeded' };
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min refuses
   const confirmed = entry.amount < pair.limitRemaining ? entry.amount : pair.limitRemaining;
   if (pair.vaultBalance < confirmed) return { kind: 'Rejected', reason: 'InsufficientFunds' };
   const updated: TokenPair = {

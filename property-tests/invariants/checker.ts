@@ -24,8 +24,8 @@ export class InvariantChecker {
 
   constructor(private readonly system: BridgeSystem) {
     const names = new Map<string, string>();
-    system.honest.forEach((crank) => names.set(crank.authority, `honest authority ${crank.slot}`));
-    system.byzantine.forEach((authority) => names.set(authority.authority, `byzantine authority ${authority.slot}`));
+    for (const crank of system.honest) names.set(crank.authority, `honest authority ${crank.slot}`);
+    for (const authority of system.byzantine) names.set(authority.authority, `byzantine authority ${authority.slot}`);
     this.audit = new TransactionAudit(new Map(system.honest.map((crank) => [crank.authority, crank.priorityFeeCap])), names);
     this.initialBalances = new Map(this.balances());
   }

@@ -82,8 +82,8 @@ export class TransactionAudit {
       const instance = this.currentInstance.get(`${chain}:${index}`);
       if (instance !== undefined && this.wrongInstances.has(instance)) problems.push(`5: ${instance} was created by a wrong proposal and is Finalized`);
     };
-    state.source.entries.forEach((entry, index) => entry.status === 'Finalized' && check('source', index));
-    state.target.entries.forEach((entry, index) => entry.status === 'Finalized' && check('target', index));
+    for (const [index, entry] of state.source.entries.entries()) if (entry.status === 'Finalized') check('source', index);
+    for (const [index, entry] of state.target.entries.entries()) if (entry.status === 'Finalized') check('target', index);
     return problems;
   }
 

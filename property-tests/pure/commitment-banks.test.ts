@@ -71,7 +71,7 @@ describe('commitment lag and abandoned forks (the real ChainRpc over Agave-like 
         for (const next of steps) {
           if (next.kind === 'slots') {
             // One node may trail the others by a slot: the nodes of a cluster are never at one height.
-            nodes.forEach(({ banks }, k) => (banks.head += next.count - (k === next.laggard && next.count > 1 ? 1 : 0)));
+            for (const [k, { banks }] of nodes.entries()) banks.head += next.count - (k === next.laggard && next.count > 1 ? 1 : 0);
             now += 400 * next.count;
           } else if (next.kind === 'read') {
             await rpc.getBalance(address, next.commitment, signal);

@@ -2,15 +2,14 @@ import fc from 'fast-check';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import {
-  AUTH_VARIABLES,
   LOG_LEVELS,
   READ_COMMITMENTS,
-  RUNTIME_VARIABLES,
   defaultMinBalanceLamports,
   parseConfig,
   type Config,
   type ConfigVariable,
 } from '../../src/config/config.js';
+import { AUTH_VARIABLES, RUNTIME_VARIABLES } from '../../src/config/variable-sets.js';
 import { DEFAULT_PROGRAM_ID } from '../../src/chain/codec/layout.js';
 import { isBridgeError } from '../../src/errors.js';
 import { checkProperty, propertyProfile } from '../support/profile.js';

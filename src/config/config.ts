@@ -3,6 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
+import { partialAuthProblems, partialRuntimeProblems, requiredCrankProblems } from './variable-sets.js';
 import { FLOW_LIMIT_PREFIX, flowLimitsFrom, toWatchdog, WATCHDOG_DEFAULTS, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
 import {
   bindAddressValue,
@@ -33,17 +34,6 @@ type ReadCommitment = (typeof READ_COMMITMENTS)[number];
 
 const FOREIGN_SIGNER_POLICIES = ['continue', 'halt'] as const;
 export type ForeignSignerPolicy = (typeof FOREIGN_SIGNER_POLICIES)[number];
-
-/** The five variables that switch the crank on; all or none (SPEC §2.1). */
-export const RUNTIME_VARIABLES = [
-  'BRIDGE_SOURCE_RPC_URL',
-  'BRIDGE_TARGET_RPC_URL',
-  'BRIDGE_SOURCE_CHAIN_ID',
-  'BRIDGE_TARGET_CHAIN_ID',
-  'BRIDGE_AUTHORITY_KEYPAIR',
-] as const;
-
-export const AUTH_VARIABLES = ['BRIDGE_AUTH_USERNAME', 'BRIDGE_AUTH_PASSWORD'] as const;
 
 /** Defaults of the optional variables, as the raw strings an operator would write. */
 export const DEFAULTS = {
@@ -264,38 +254,12 @@ function presenceProblems(set: SetVariables): string[] {
   return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set), ...watchdogProblems(set)];
 }
 
-/** BRIDGE_REQUIRE_CRANK=true: a server that would run without its crank (none of the five set) does not start. */
-function requiredCrankProblems(set: SetVariables): string[] {
-  if (set.BRIDGE_REQUIRE_CRANK !== 'true' || RUNTIME_VARIABLES.some((name) => set[name] !== undefined)) return [];
-  return [
-    `BRIDGE_REQUIRE_CRANK: true, but none of ${RUNTIME_VARIABLES.join(', ')} is set: the crank would be disabled and this server would sign nothing; set them, or unset BRIDGE_REQUIRE_CRANK for a server without a crank`,
-  ];
-}
-
 /** The floor of the bid cannot be above its cap. */
 function priorityFeeBoundProblems(set: SetVariables): string[] {
   const min = set.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS;
   const max = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
   if (!/^\d+$/.test(min) || !/^\d+$/.test(max) || BigInt(min) <= BigInt(max)) return [];
   return [`BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: ${min} is above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (${max}); the floor of the bid cannot exceed its cap`];
-}
-
-/** SPEC §7: a partial runtime set is a startup error; name every missing variable. */
-function partialRuntimeProblems(set: SetVariables): string[] {
-  const present = RUNTIME_VARIABLES.filter((name) => set[name] !== undefined);
-  if (present.length === 0) return [];
-  const rule = `the crank needs all of ${RUNTIME_VARIABLES.join(', ')} once any is set (set: ${present.join(', ')})`;
-  return RUNTIME_VARIABLES.filter((name) => set[name] === undefined).map((name) => `${name}: missing; ${rule}`);
-}
-
-/** SPEC §2.1: both auth variables or neither; the line names both. */
-function partialAuthProblems(set: SetVariables): string[] {
-  const [username, password] = AUTH_VARIABLES;
-  if ((set[username] === undefined) === (set[password] === undefined)) return [];
-  const missing = set[username] === undefined ? username : password;
-  return [
-    `${missing}: missing; ${username} and ${password} must be set together (both to protect the admin endpoints, neither to rely on ingress restriction)`,
-  ];
 }
 
 function issueLine(issue: z.core.$ZodIssue): string {

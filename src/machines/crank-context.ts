@@ -3,7 +3,7 @@ import type { CrankAction } from '../domain.js';
 import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
-import { MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { hasBacklog, MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
 import { initialLease } from './lease.js';
 import { initialRole, isHalted } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
@@ -202,8 +202,18 @@ export function attemptedIn(cycle: CycleState, step: CrankStep, submitted: reado
 }
 
 /** Whether the cycle started an attempt of any action (a dry run's plans are none). */
-export function submittedAny(cycle: CycleState): boolean {
+function submittedAny(cycle: CycleState): boolean {
   return Object.values(cycle.attempted).some(Boolean);
+}
+
+/**
+ * Whether the next cycle starts at once, to drain a backlog: at most maxBacklogCycles in a row,
+ * and only after a cycle that submitted, since only such a cycle can shrink one (one that stood
+ * by, halted, dry-ran or lacked fees would read the same entries again at once).
+ */
+export function drainsBacklog({ plan, backlogStreak, settings }: CrankContext, cycle: CycleState): boolean {
+  const backlog = submittedAny(cycle) && !cycle.failed && plan !== null && hasBacklog(plan);
+  return backlog && backlogStreak < settings.maxBacklogCycles;
 }
 
 export function cycleKind({ settings, health }: CrankContext): CycleKind {

@@ -44,3 +44,10 @@ export const crankGuards = {
   isDryRun: ({ context }: Guarded) => context.settings.dryRun,
   hasLeaseStep: ({ context }: Guarded) => context.health.lease.want !== null,
 };
+
+/** The guard that says a step has work, by step. */
+export const WORK_GUARDS = {
+  ack_deposit: 'hasAckDepositWork',
+  ack_withdraw: 'hasAckWithdrawWork',
+  cleanup: 'hasCleanupWork',
+} as const satisfies Record<CrankStep, keyof typeof crankGuards>;

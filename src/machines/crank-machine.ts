@@ -4,6 +4,7 @@ import {
   attemptedIn,
   cycleKind,
   cycleReport,
+  drainsBacklog,
   freshProgress,
   initialCrankContext,
   newCycle,
@@ -12,7 +13,6 @@ import {
   pollSchedule,
   readInput,
   submissionFor,
-  submittedAny,
   submittedIndices,
   unionIndices,
   unprovided,
@@ -25,12 +25,11 @@ import {
 } from './crank-context.js';
 import { describeFailed, describeLanded, describePlanned, warningsAfterRead } from './crank-telemetry.js';
 import { attemptEvent, STEP_ACTIONS, type CrankEmitted, type CrankEvent, type CrankStep } from './crank-types.js';
-import { crankGuards } from './crank-guards.js';
+import { crankGuards, WORK_GUARDS } from './crank-guards.js';
 import { idleWaitAfterChunk, nextCycleDelay, retryBackoffDelay } from './delays.js';
-import { chainsShortOfFees, errorText, feeFacts, retryingAttempt, unlandedSinceAfterLanding, unlandedSinceAfterRead } from './health.js';
-import { hasBacklog } from './planning/cycle-plan.js';
+import { chainsShortOfFees, errorText, retryingAttempt, unlandedSinceAfterLanding } from './health.js';
 import { leaseAfterStep, leaseAfterStepFailure, type LeaseStepOutcome, type LeaseWant } from './lease.js';
-import { decideAfterRead } from './read-decision.js';
+import { decideAfterRead, healthAfterRead } from './read-decision.js';
 import { isHalted, quietWindowMs } from './role.js';
 
 /**
@@ -86,12 +85,10 @@ const crankSetup = setup({
     recordRead: enqueueActions(({ context, enqueue }, { read }: { read: CycleRead }) => {
       const { settings, health } = context;
       const atMs = now();
-      const { role, lease, foreign, change, waits } = decideAfterRead(health, read, settings, atMs);
-      const fees = feeFacts(read.authority, read.fees);
-      const foreignSigner = foreign[0] ?? health.foreignSigner;
-      const pending = Object.values(pendingCounts(read.plan)).reduce((sum, count) => sum + count, 0);
-      const unlandedSinceMs = unlandedSinceAfterRead(health.unlandedSinceMs, pending, role.role === 'active' && !settings.dryRun, atMs);
-      const after = { ...health, fees, foreignSigner, role, lease, unlandedSinceMs };
+      const decided = decideAfterRead(health, read, settings, atMs);
+      const { foreign, change, waits } = decided;
+      const after = healthAfterRead(health, read, decided, settings, atMs);
+      const { fees, foreignSigner } = after;
       enqueue.assign({ plan: read.plan, health: after });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
       if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
@@ -207,13 +204,10 @@ const crankSetup = setup({
       enqueue.emit(attemptEvent(step, attempt, 'already_done', { atMs, durationMs: atMs - attemptStartedAtMs }));
     }),
     finishCycle: enqueueActions(({ context, enqueue }) => {
-      const { cycle, plan, settings } = context;
+      const { cycle } = context;
       if (cycle === null) return;
       const atMs = now();
-      // Only a cycle that submitted can shrink a backlog: one that stood by, halted, dry-ran or
-      // lacked fees would read the same entries again at once, so it waits a poll interval.
-      const backlog = submittedAny(cycle) && !cycle.failed && plan !== null && hasBacklog(plan);
-      const drainBacklog = backlog && context.backlogStreak < settings.maxBacklogCycles;
+      const drainBacklog = drainsBacklog(context, cycle);
       enqueue.assign({
         cycle: null,
         plan: null,
@@ -246,12 +240,6 @@ const crankSetup = setup({
     retryDelay: ({ context }) => retryBackoffDelay(context.progress.attempt, context.settings.retryBackoffMs),
   },
 });
-
-const WORK_GUARDS = {
-  ack_deposit: 'hasAckDepositWork',
-  ack_withdraw: 'hasAckWithdrawWork',
-  cleanup: 'hasCleanupWork',
-} as const;
 
 type NextStep = '#crank.ack_withdraw' | '#crank.cleanup' | '#crank.finishing';
 

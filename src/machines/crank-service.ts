@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
 import type { SignerDescription } from '../signer/authority-signer.js';
-import type { BridgeChains, ChainBounds, PlannedWork, SigningLease } from '../chain/port/bridge-chains.js';
+import type { BridgeChains, ChainBounds } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS } from '../domain.js';
 import { BridgeError, describeError } from '../errors.js';
@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { setLongTimeout } from '../time.js';
 import { createCrankActivityLog, type CrankActivity, type CrankActivityLog } from './crank-activity.js';
 import { crankSettings, type ActionReport, type ConfiguredCrankSettings, type CycleRead, type ReadInput, type Submission } from './crank-context.js';
+import { keepLease, readAndPlan, submitAction } from './crank-effects.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
@@ -18,13 +19,10 @@ import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
 import { crankHealth, foreignSignerHoldMs, healthVerdict, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
-import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
-import { waitingRead } from './planning/waiting.js';
 import { leaseMayTakeAtMs, type LeaseStepOutcome, type LeaseWant } from './lease.js';
 import { releaseLeaseOnStop } from './lease-release.js';
 import { watchLease } from './lease-watch.js';
 import { mayTakeOverAtMs, quietWindowMs } from './role.js';
-import { heldPlan } from './watchdog/hold.js';
 import { watchdogOver, type Watchdog, type WatchdogWiring } from './watchdog/watchdog.js';
 
 /**
@@ -287,70 +285,6 @@ function publishSettings(settings: CrankRunSettings, metrics: Metrics): void {
   metrics.crankPollInterval.set(settings.pollIntervalMs / 1000);
   metrics.crankStandbyWindow.set((2 * quietWindowMs(settings.pollIntervalMs) + settings.pollIntervalMs) / 1000);
   metrics.transferWaitAlert.set(settings.transferWaitAlertMs / 1000);
-}
-
-/**
- * The crank's effects: plain async functions over BridgeChains that honour the abort signal,
- * wrapped with `fromPromise` for the machine. Everything they return is JSON-safe.
- */
-
-/**
- * Read both trackers and plan the cycle (crank cycle steps 1, 3 and 5); read the authority's
- * balances and the transactions its key signed, and price the plan in fees.
- */
-async function readAndPlan(chains: BridgeChains, input: ReadInput, signal: AbortSignal, watchdog?: Watchdog): Promise<CycleRead> {
-  const view = await chains.readState(signal, readLimitsFor(input.batchLimit));
-  const readAtMs = performance.now();
-  signal.throwIfAborted();
-  // The watchdog judges the view already read (no read of its own in the cycle); its holds take
-  // a held chain's whole queue out of the plan, never single votes.
-  watchdog?.observe(view);
-  const planned = planCycle(view, input.batchLimit);
-  const plan = watchdog === undefined ? planned : watchdog.limitFlow(heldPlan(planned, watchdog.holds()));
-  const waiting = waitingRead(view, plan);
-  const fees = chains.plannedFees(plannedWork(plan));
-  // At or after the destination header's slot: the lease and the plan are one view of that chain.
-  const lease = input.readLease && chains.lease !== undefined ? await chains.lease.read(signal, view.slots.target) : undefined;
-  const modes = chains.landingModes();
-  // Last: it reports each new transaction once, so nothing may fail after it and drop them.
-  const authority = await chains.readAuthority(signal);
-  return { plan, authority, fees, waiting, readAtMs, ...(lease === undefined ? {} : { lease }), nonceSignal: CHAINS.every((chain) => modes[chain] === 'nonce') };
-}
-
-/**
- * The leasing step (lease.ts): take the lease as the read saw it, or look for proof before
- * believing it lost (docs/chain-client.md "The lease": one endpoint's answer is a doubt).
- */
-async function keepLease(lease: SigningLease, want: LeaseWant, signal: AbortSignal): Promise<LeaseStepOutcome> {
-  if (want.kind === 'confirm') return lease.check(want.value, want.seen, signal);
-  const taking = await lease.take(want.seen, signal);
-  return taking.taken ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature } : { kind: 'not_taken', seen: taking.seen, why: taking.why };
-}
-
-function plannedWork(plan: CyclePlan): PlannedWork {
-  return {
-    ackDeposits: plan.ackDeposit.votes,
-    ackWithdraws: plan.ackWithdraw.votes.map((planned) => planned.vote),
-    cleanups: plan.cleanup.indices,
-  };
-}
-
-/** Submit one step's planned work (crank cycle steps 2, 4 and 6). */
-async function submitAction(chains: BridgeChains, submission: Submission, signal: AbortSignal): Promise<ActionReport> {
-  switch (submission.step) {
-    case 'ack_deposit': {
-      const { transactions } = await chains.ackDeposits(submission.votes, signal);
-      return { transactions, completed: [], alreadyDone: [] };
-    }
-    case 'ack_withdraw': {
-      const { transactions } = await chains.ackWithdraws(submission.votes, signal);
-      return { transactions, completed: [], alreadyDone: [] };
-    }
-    case 'cleanup': {
-      const { transactions, completed, alreadyDone } = await chains.cleanupDeposits(submission.indices, signal);
-      return { transactions, completed, alreadyDone };
-    }
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AuthorityView, LeaseObservation } from '../chain/port/bridge-chains.js';
-import { pendingCounts, type CrankSettings } from './crank-context.js';
+import { pendingCounts, type CrankSettings, type CycleRead } from './crank-context.js';
+import { feeFacts, unlandedSinceAfterRead, type ChainFees, type HealthFacts } from './health.js';
 import type { CyclePlan } from './planning/cycle-plan.js';
 import { leaseAfterRead, type LeaseFacts } from './lease.js';
 import type { CrankEmitted } from './crank-types.js';
@@ -43,4 +44,21 @@ export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts },
     ? { type: 'standbyWaits' as const, reason: 'history_incomplete' as const, firstOfStretch: current.role.waitReason !== 'history_incomplete', mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs) }
     : null;
   return { role: leased.facts, lease: leased.lease, foreign: decided.foreign, change: leased.change, waits };
+}
+
+/**
+ * The health facts after a read: the role and the lease decided, the fees the plan needs against
+ * the balances, the second signer kept, and since when planned work has waited unlanded.
+ */
+export function healthAfterRead(health: HealthFacts, read: CycleRead, decided: RoleAfterRead, settings: CrankSettings, atMs: number): HealthFacts & { fees: ChainFees } {
+  const pending = Object.values(pendingCounts(read.plan)).reduce((sum, count) => sum + count, 0);
+  const submits = decided.role.role === 'active' && !settings.dryRun;
+  return {
+    ...health,
+    fees: feeFacts(read.authority, read.fees),
+    foreignSigner: decided.foreign[0] ?? health.foreignSigner,
+    role: decided.role,
+    lease: decided.lease,
+    unlandedSinceMs: unlandedSinceAfterRead(health.unlandedSinceMs, pending, submits, atMs),
+  };
 }

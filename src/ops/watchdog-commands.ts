@@ -102,7 +102,7 @@ async function audit(file: string | undefined, output: Output): Promise<void> {
       kept.push({ time: String(record.time ?? ''), audit: record.audit });
       if (kept.length > MAX_AUDIT_LINES) kept.shift();
     } catch {
-      continue;
+      // Not a JSON line (a torn write or another program's output): not an audit line.
     }
   }
   if (output.json) output.out(JSON.stringify(kept));

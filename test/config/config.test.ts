@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, DEFAULTS, RUNTIME_VARIABLES, parseConfig } from '../../src/config/config.js';
+import { CONFIG_VARIABLES, DEFAULTS, parseConfig } from '../../src/config/config.js';
+import { RUNTIME_VARIABLES } from '../../src/config/variable-sets.js';
 import { BridgeError, isBridgeError } from '../../src/errors.js';
 
 const RUNTIME = {

@@ -47,6 +47,7 @@ describe('deploy/grafana/bridge-dashboard.json', () => {
   it('has one query at least per panel, unique panel ids, and the data source chosen at import', () => {
     for (const panel of queryPanels) {
       expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable syntax, not a template literal
       for (const target of panel.targets ?? []) expect(target.datasource.uid, panel.title).toBe('${datasource}');
     }
     const ids = dashboard.panels.map((panel) => panel.id);
@@ -130,7 +131,7 @@ describe('what the dashboard shows an incident as', () => {
     expect(waiting.targets?.[0]?.expr).toMatch(/^time\(\) - bridge_crank_unlanded_since_timestamp_seconds\{/);
     const threshold = /> (\d+)$/.exec(rules.find((rule) => rule.name === 'BridgeVotesNotLanding')!.expr.trim())![1];
     expect(waiting.fieldConfig?.defaults.thresholds?.steps.at(-1)).toEqual({ color: 'red', value: Number(threshold) });
-    expect((waiting.fieldConfig?.defaults as { noValue?: string }).noValue).toBe('nothing waits');
+    expect((waiting.fieldConfig?.defaults as { noValue?: string } | undefined)?.noValue).toBe('nothing waits');
   });
 
   it('shows the endpoints and the roles as words over time, not a line between 0 and 1', () => {

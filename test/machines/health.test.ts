@@ -79,7 +79,7 @@ describe('healthVerdict', () => {
       /^transaction 5Foreign on the destination chain/,
     ];
     expect(verdict.problems).toHaveLength(expected.length);
-    verdict.problems.forEach((problem, i) => expect(problem).toMatch(expected[i]!));
+    for (const [i, problem] of verdict.problems.entries()) expect(problem).toMatch(expected[i]!);
     // A chain that cannot pay the plan is not warned about twice.
     expect(verdict.problems.filter((problem) => problem.includes('source chain'))).toHaveLength(1);
   });

@@ -37,7 +37,7 @@ describe('npm run ops', () => {
 
     const status = await ops(['status', '--json'], env);
     expect(status.code, status.stderr).toBe(0);
-    const report = JSON.parse(status.stdout) as Record<string, any>;
+    const report = JSON.parse(status.stdout) as Record<string, unknown> & { destination: { authorities: unknown[] }; source_slot_ms: number };
     expect(report).toMatchObject({
       authority: authorities[0],
       ahead: 'source',
@@ -82,7 +82,7 @@ describe('npm run ops', () => {
     try {
       const escalation = await ops(['escalate', '1', '--health', `${server.url}/health`], env);
       expect(escalation.code, escalation.stderr).toBe(0);
-      const document = JSON.parse(escalation.stdout) as Record<string, any>;
+      const document = JSON.parse(escalation.stdout) as Record<string, unknown> & { recent_signatures: { value: { destination: unknown } } };
       expect(document).toMatchObject({
         source_chain_id: bridge.world.source.chainId,
         target_chain_id: bridge.world.target.chainId,
@@ -102,7 +102,7 @@ describe('npm run ops', () => {
     } finally {
       await server.close();
     }
-    const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<string, any>;
+    const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<string, unknown>;
     expect(unreachableHealth.health).toMatchObject({ value: null, origin: 'http://127.0.0.1:9' });
     expect(unreachableHealth.destination_withdraw_entry_id).toBeNull();
 
@@ -117,7 +117,7 @@ describe('npm run ops', () => {
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028\u2029]/);
       expect(shown.stdout).not.toMatch(/secret/);
-      expect((JSON.parse(shown.stdout) as Record<string, any>).health).toEqual({ origin: hostileOrigin, error: null, value: { status: 'ok\u009b2J\u202eexe.txt\u2028forged' } });
+      expect((JSON.parse(shown.stdout) as Record<string, unknown>).health).toEqual({ origin: hostileOrigin, error: null, value: { status: 'ok\u009b2J\u202eexe.txt\u2028forged' } });
     } finally {
       await new Promise((resolve) => hostile.close(resolve));
     }

@@ -3,6 +3,7 @@
 // list recent cycles and actions, and GET /health for the status and last_error in the header
 // (the page must never look calm while /health is degraded). Same origin only: the browser sends its cached Basic-auth
 // credentials with every request.
+// biome-ignore lint/suspicious/noRedundantUseStrict: index.html loads a classic script (no type="module"), where strict mode is opt-in
 'use strict';
 
 const POLL_INTERVAL_MS = 1000;

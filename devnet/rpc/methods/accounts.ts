@@ -11,8 +11,9 @@ import { arrayParam, base58Param, configParam, integerParam, type Config } from 
  */
 
 const MAX_MULTIPLE_ACCOUNTS = 100;
-// Accounts that never pay rent report rentEpoch u64::MAX.
-const RENT_EXEMPT_EPOCH = 18_446_744_073_709_551_615;
+// Accounts that never pay rent report rentEpoch u64::MAX. A JS number holds it as its nearest
+// double, 2^64, which is also what a JSON reader makes of the exact digits a validator writes.
+const RENT_EXEMPT_EPOCH = 2 ** 64;
 
 interface EncodedAccount {
   data: [string, 'base64'];

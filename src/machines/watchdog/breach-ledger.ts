@@ -61,7 +61,7 @@ export function parseLedger(text: string): LedgerState {
       const line = JSON.parse(raw) as LedgerLine;
       if (line.kind === 'breach' || line.kind === 'acknowledged' || line.kind === 'flow_release') apply(state, line);
     } catch {
-      continue;
+      // A torn line: skipped (see above).
     }
   }
   return state;

@@ -137,7 +137,7 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
     for (const { breach } of candidates.values()) if (breach.index !== null) indices.add(breach.index);
     request.source = [...indices];
     request.target = [...indices];
-    let answers;
+    let answers: Awaited<ReturnType<BridgeWatch['readFinalized']>>;
     try {
       answers = await watch.readFinalized(request, AbortSignal.timeout(options.readTimeoutMs));
     } catch (err) {

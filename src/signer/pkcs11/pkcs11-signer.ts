@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import pkcs11js from 'pkcs11js';
-import { BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
+import { type BridgeError, isBridgeError, type SignerFailure } from '../../errors.js';
 import type { AuthoritySigner, SignerDescription } from '../authority-signer.js';
 import { firstLine, signerFailure } from '../signer-failure.js';
 import { verifiedSignature } from '../verified-signature.js';

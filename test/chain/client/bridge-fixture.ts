@@ -10,7 +10,7 @@ import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
 import { nonceAddress } from '../../../src/chain/nonce-account.js';
 import type { TrackerHeader, TrackerKind } from '../../../src/chain/types.js';
-import { BridgeError, isBridgeError } from '../../../src/errors.js';
+import { type BridgeError, isBridgeError } from '../../../src/errors.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../../../src/machines/planning/cycle-plan.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs, type CapturedLogs } from '../../support/log-capture.js';

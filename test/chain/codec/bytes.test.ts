@@ -83,7 +83,7 @@ describe('base58ToKeyBytes', () => {
   });
 
   it('refuses other lengths and non-base58 text, naming the field', () => {
-    expect(() => base58ToKeyBytes('1' + key(0), 'recipient')).toThrow(/recipient must decode to 32 bytes/);
+    expect(() => base58ToKeyBytes(`1${key(0)}`, 'recipient')).toThrow(/recipient must decode to 32 bytes/);
     expect(() => base58ToKeyBytes('', 'recipient')).toThrow(/recipient/);
     expect(() => base58ToKeyBytes('0OIl', 'recipient')).toThrow(/recipient is not valid base58/);
   });

@@ -173,7 +173,11 @@ describe('WithdrawEntry validation names the account, the entry index and the fi
 describe('entry windows (dataSlice reads)', () => {
   function window(records: Uint8Array[]): Uint8Array {
     const out = new Uint8Array(records.reduce((n, r) => n + r.length, 0));
-    records.reduce((offset, r) => (out.set(r, offset), offset + r.length), 0);
+    let offset = 0;
+    for (const r of records) {
+      out.set(r, offset);
+      offset += r.length;
+    }
     return out;
   }
 

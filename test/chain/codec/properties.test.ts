@@ -21,7 +21,7 @@ import {
   encodeInstructionData,
 } from '../../../src/chain/codec/instructions.js';
 import { ACCOUNT_DISCRIMINATORS } from '../../../src/chain/codec/layout.js';
-import { BridgeError, isBridgeError } from '../../../src/errors.js';
+import { type BridgeError, isBridgeError } from '../../../src/errors.js';
 import * as arb from './arbitraries.js';
 import { ACCOUNT } from './hand-bytes.js';
 
@@ -72,7 +72,7 @@ describe('round trips: decode(encode(x)) = x', () => {
     fc.assert(
       fc.property(fc.array(arb.depositEntry, { maxLength: 8 }), fc.nat(), (entries, start) => {
         const window = new Uint8Array(entries.length * 160);
-        entries.forEach((entry, i) => window.set(encodeDepositEntry(entry), i * 160));
+        for (const [i, entry] of entries.entries()) window.set(encodeDepositEntry(entry), i * 160);
         expect(decodeDepositEntries(window, ACCOUNT, start)).toEqual(entries);
       }),
     );

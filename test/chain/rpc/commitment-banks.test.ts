@@ -56,7 +56,7 @@ describe('reads against Agave-like banks', () => {
     const nodes = [agaveBanks(10_000), agaveBanks(9_999)];
     const { rpc, metrics, logs, refused, servers: started, slot } = await cluster(nodes);
     const signature = 'LandedSignature1111111111111111111111111111111111111111111111111';
-    nodes.forEach((banks) => banks.landed.set(signature, 10_010));
+    for (const banks of nodes) banks.landed.set(signature, 10_010);
     for (let i = 0; i < 40; i++) {
       await rpc.getBalance(address, 'finalized', signal());
       await rpc.getBalance(address, 'confirmed', signal());
@@ -112,7 +112,7 @@ describe('reads against Agave-like banks', () => {
       await rpc.getBalance(address, 'confirmed', signal());
       slot();
     }
-    nodes.forEach((banks) => banks.landed.set(signature, banks.head - 2));
+    for (const banks of nodes) banks.landed.set(signature, banks.head - 2);
     const { status } = await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal());
     expect(status?.confirmationStatus).toBe('confirmed');
     expect(rpc.slotFloor()).toBe(nodes[0]!.head - 2);

@@ -206,7 +206,10 @@ describe('several endpoints per chain', () => {
     const ahead = await serve(node(1_200, 2));
     const rpc = pooled([primary.url, ahead.url]);
     // Nothing is judged before the chain's pace is measured (two answers 1 s apart or more); slot probes run while reads do.
-    const reading = async () => (await rpc.getBalance(address, 'confirmed', signal()), metricValue(metrics.rpcSlotOutliers, { endpoint: origin(ahead.url), direction: 'ahead' }));
+    const reading = async () => {
+      await rpc.getBalance(address, 'confirmed', signal());
+      return metricValue(metrics.rpcSlotOutliers, { endpoint: origin(ahead.url), direction: 'ahead' });
+    };
     await expect.poll(reading, { timeout: 8_000, interval: 500 }).toBeGreaterThan(0);
     expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
@@ -217,7 +220,10 @@ describe('several endpoints per chain', () => {
     const primary = await serve(node(1_000, 1));
     const liar = await serve((call) => (call.method === 'getSlot' ? { result: claimed } : { result: { context: { slot: 1_000 }, value: 2 } }));
     const rpc = pooled([primary.url, liar.url]);
-    const reading = async () => (await rpc.getBalance(address, 'confirmed', signal()), metricValue(metrics.rpcSlotOutliers, { endpoint: origin(liar.url), direction: 'ahead' }));
+    const reading = async () => {
+      await rpc.getBalance(address, 'confirmed', signal());
+      return metricValue(metrics.rpcSlotOutliers, { endpoint: origin(liar.url), direction: 'ahead' });
+    };
     await expect.poll(reading, { timeout: 8_000, interval: 500 }).toBeGreaterThan(0);
     expect(await rpc.getBalance(address, 'confirmed', signal())).toBe(1);
     expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(1);

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BridgeError, isBridgeError } from '../../../src/errors.js';
+import { type BridgeError, isBridgeError } from '../../../src/errors.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createRpcFetch, rpcMethodOf, withCallSignal } from '../../../src/chain/rpc/rpc-fetch.js';
 import { startJsonRpcServer, type Handler, type JsonRpcTestServer } from './json-rpc-test-server.js';

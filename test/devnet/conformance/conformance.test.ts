@@ -97,7 +97,7 @@ function createNonceAccount(keys: CaseKeys): string {
  * was (docs/devnet.md) and refuses them as AlreadyProcessed. Neither lands them again.
  */
 function isFailedNonceResend(c: ConformanceCase, send: number, first: Outcome | undefined, devnet: Outcome, litesvm: Outcome): boolean {
-  const failedFirst = first !== undefined && first.landed && first.error !== null;
+  const failedFirst = first?.landed === true && first.error !== null;
   const refusedAlike = !devnet.landed && !litesvm.landed && devnet.fee === 0n && litesvm.fee === 0n;
   return c.nonce === 'durable' && send === 1 && failedFirst && refusedAlike && describeError(devnet) === '"BlockhashNotFound"' && describeError(litesvm) === '"AlreadyProcessed"';
 }

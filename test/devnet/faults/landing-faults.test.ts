@@ -1,4 +1,4 @@
-import { ComputeBudgetProgram, Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, type Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from '../rpc/helpers.js';

@@ -72,7 +72,7 @@ describe('reset_pending', () => {
     const fixture = new BridgeFixture();
     const mint = newKey().toBase58();
     const deposits = [1n, 2n, 3n, 4n].map((amount) => fixture.transfer(amount, mint));
-    deposits.forEach((d) => fixture.deposit(d));
+    for (const d of deposits) fixture.deposit(d);
     const before = [0, 1, 2, 3].map((i) => fixture.depositEntry(i));
     fixture.ackWithdraw(0, 0n, true, confirmed(1n));
     fixture.ackWithdraw(1, 0n, true, confirmed(1n)); // entry 0 Finalized

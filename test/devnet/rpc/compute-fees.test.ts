@@ -1,4 +1,4 @@
-import { ComputeBudgetProgram, Connection, Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Connection, type Keypair, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
 import { setLoadedAccountsDataSizeLimitInstruction } from '../../../src/chain/codec/compute-budget.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Connection, Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Connection, Keypair, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import bs58 from 'bs58';
 import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
@@ -36,6 +36,7 @@ function failNotStarted(): never {
 }
 
 /** Raw JSON-RPC over fetch, to check exact wire shapes. */
+// biome-ignore lint/suspicious/noExplicitAny: a raw wire body; each test reads and asserts the fields it names
 export async function rpc(url: string, method: string, params?: unknown[]): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(url, {
     method: 'POST',

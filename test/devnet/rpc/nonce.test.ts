@@ -1,5 +1,5 @@
 import {
-  Keypair,
+  type Keypair,
   NONCE_ACCOUNT_LENGTH,
   NonceAccount,
   PublicKey,
@@ -77,7 +77,7 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
     expect((await chain.connection.getNonce(address))?.nonce).toBe(nonce.nonce);
     expect(await chain.connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH)).toBe(NONCE_RENT);
     const { value } = (await rpc(chain.node.url, 'getMultipleAccounts', [[address.toBase58()], { encoding: 'base64' }])).body.result;
-    expect(value[0]).toMatchObject({ lamports: NONCE_RENT, owner: SYSTEM_PROGRAM_ID, space: 80, rentEpoch: 18_446_744_073_709_551_615 });
+    expect(value[0]).toMatchObject({ lamports: NONCE_RENT, owner: SYSTEM_PROGRAM_ID, space: 80, rentEpoch: 2 ** 64 });
   });
 
   it('refuses a second create at the same address (AccountAlreadyInUse), a wrong derived address, an account below rent', async () => {

@@ -1,4 +1,4 @@
-import { ComputeBudgetProgram, Keypair, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import { ComputeBudgetProgram, type Keypair, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { fundedKeypair, randomKey, rpc, send as sendInstructions, testNode } from './helpers.js';
 

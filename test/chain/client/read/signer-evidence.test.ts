@@ -27,7 +27,7 @@ describe('the RecentBlockhashes sysvar and the values seen', () => {
     const hashes = [randomBytes(32), randomBytes(32)];
     const data = Buffer.alloc(8 + 150 * 40);
     data.writeBigUInt64LE(2n, 0);
-    hashes.forEach((hash, i) => hash.copy(data, 8 + i * 40));
+    for (const [i, hash] of hashes.entries()) hash.copy(data, 8 + i * 40);
     const rpc = { getAccountInfo: async () => ({ slot: 1, account: { owner: SYSVAR_RECENT_BLOCKHASHES_PUBKEY, lamports: 1, data } }) } as unknown as ChainRpc;
     const recent = new RecentValues();
     await recent.readRecentBlockhashes(rpc, new AbortController().signal);
@@ -42,7 +42,7 @@ describe('the RecentBlockhashes sysvar and the values seen', () => {
     const hashes = [randomBytes(32), randomBytes(32)];
     const data = Buffer.alloc(8 + 150 * 40);
     data.writeBigUInt64LE(2n, 0);
-    hashes.forEach((hash, i) => hash.copy(data, 8 + i * 40));
+    for (const [i, hash] of hashes.entries()) hash.copy(data, 8 + i * 40);
     expect(recentBlockhashes(data)).toEqual(hashes.map((hash) => bs58.encode(hash)));
     data.writeBigUInt64LE(151n, 0);
     expect(recentBlockhashes(data)).toEqual([]);
