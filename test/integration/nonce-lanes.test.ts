@@ -1,7 +1,7 @@
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { FileKeySigner } from '../../src/signer/file-key-signer.js';
-import { createBridgeChains } from '../../src/chain/client/index.js';
+import { createBridgeChains } from '../../src/chain/client/create-chain-client.js';
 import { ownNextIndex } from '../../src/chain/port/authority-position.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { captureLogs } from '../support/log-capture.js';

@@ -47,7 +47,7 @@ export interface BridgeChains {
   readonly watch?: BridgeWatch;
 }
 
-/** One chain's landing over the last ten minutes (src/chain/client/submit/landing-record.ts), in /health's words. */
+/** One chain's landing over the last ten minutes (src/chain/client/submit/send/landing-record.ts), in /health's words. */
 export interface LandingSummary {
   /** Transactions whose outcome became known in the window. */
   transactions: number;

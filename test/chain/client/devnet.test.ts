@@ -6,7 +6,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, Versi
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/port/bridge-chains.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { createBridgeChains } from '../../../src/chain/client/create-chain-client.js';
 import { initNoncePools } from '../../support/authority.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
