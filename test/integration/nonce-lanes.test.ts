@@ -158,7 +158,7 @@ describe('voidInFlight, for shutdown', () => {
     );
     await deposit(b, { amount: 100n, sourceMint: normal(b) });
     const view = await chains.readState(AbortSignal.timeout(10_000), { entriesPerPosition: 16 });
-    expect(chains.landingModes().target).toBe('nonce');
+    expect(chains.lifetimeModes().target).toBe('nonce');
     const next = ownNextIndex(view.withdrawals.header, view.authority, { chain: 'target' });
     const entry = view.deposits.entries.get(next)!;
     const vote = { index: next, approve: true, amount: entry.amount.toString(), recipient: entry.recipient, sourceMint: entry.sourceMint };

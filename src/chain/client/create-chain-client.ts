@@ -360,7 +360,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     endpointProblems: () => [...source.rpc.configurationProblems(), ...target.rpc.configurationProblems()],
 
-    landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
+    lifetimeModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
 
     pendingTransactions: () => sender.source.pendingCount + sender.target.pendingCount,
 
