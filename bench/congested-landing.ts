@@ -71,7 +71,7 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
     }
     const users = fundUsers(bench, TRANSFERS_PER_WAVE);
     await depositWave(bench, users, signal);
-    const landing = scenario.sendOnly ? await stakedPaths(bench) : undefined;
+    const sendExtensions = scenario.sendOnly ? await stakedPaths(bench) : undefined;
     for (const node of [bench.pair.source, bench.pair.target]) node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE, priceFloor: FLOOR, feeHistory: 'minimum' });
     progress(scenario, 'the surge is on and the plain path drops 90 %; the cranks start');
     const started = performance.now();
@@ -80,7 +80,7 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
       pollIntervalMs: POLL_INTERVAL_MS,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP },
       nonceAccounts: 2,
-      ...(landing === undefined ? {} : { landing }),
+      ...(sendExtensions === undefined ? {} : { sendExtensions }),
     });
     try {
       let bidAtGoingPriceMs = Number.NaN;
@@ -132,7 +132,7 @@ async function settled(bench: BenchWorld, since: number, signal: AbortSignal, sa
 }
 
 /** A second port of each chain, forwarding everything: the send-only path of both chains. */
-async function stakedPaths(bench: BenchWorld): Promise<CrankConfig['landing']> {
+async function stakedPaths(bench: BenchWorld): Promise<CrankConfig['sendExtensions']> {
   const source = await bench.pair.source.addEndpoint();
   const target = await bench.pair.target.addEndpoint();
   return { source: { sendUrls: [source.url], tip: undefined }, target: { sendUrls: [target.url], tip: undefined } };

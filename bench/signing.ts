@@ -9,7 +9,7 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
 import type { AuthoritySigner } from '../src/signer/authority-signer.js';
 import { FileKeySigner } from '../src/signer/file-key-signer.js';
-import { signTransaction } from '../src/chain/client/sign-transaction.js';
+import { signTransaction } from '../src/chain/client/submit/build/sign-transaction.js';
 import { ackWithdrawInstruction } from '../src/chain/codec/builders.js';
 import { DEFAULT_PROGRAM_ID } from '../src/chain/codec/layout.js';
 import { depositTrackerAddress } from '../src/chain/pda.js';

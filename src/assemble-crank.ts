@@ -2,7 +2,7 @@ import type { AuthoritySigner } from './signer/authority-signer.js';
 import type { BridgeChains } from './chain/port/bridge-chains.js';
 import { chainBounds } from './chain/client/chain-bounds.js';
 import { tokenRenewalReport } from './signer/token-renewal-report.js';
-import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/index.js';
+import { createBridgeChains, endpointsOptions, type BridgeChainsTuning } from './chain/client/create-chain-client.js';
 import type { CrankConfig } from './config/config.js';
 import type { Logger } from './log/logger.js';
 import { type CrankService, startCrank } from './machines/crank-service.js';
@@ -54,7 +54,7 @@ export function assembleBridgeChains({ config, signer, logger, metrics, tuning }
       sourceReadCommitment: config.sourceReadCommitment,
       priorityFee: config.priorityFee,
       nonceAccounts: config.nonceAccounts,
-      landing: config.landing,
+      sendExtensions: config.sendExtensions,
       logger,
     },
     tuning,

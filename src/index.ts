@@ -127,7 +127,7 @@ function isSet(value: string | undefined): boolean {
 /** GET /transfers: read-only reads of both trackers, without the key (the routes share their answers between requests). */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
   const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
-    import('./chain/client/index.js'),
+    import('./chain/client/create-chain-client.js'),
     import('./transfers/transfer-queries.js'),
   ]);
   return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);
@@ -169,8 +169,8 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               priorityFeeMinMicroLamports: crank.priorityFee.minMicroLamports,
               priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
               // Paid on top of the priority fee, to one of the accounts per transaction: 0 and 0 without a tip.
-              tipLamports: { source: crank.landing.source.tip?.lamports ?? 0, target: crank.landing.target.tip?.lamports ?? 0 },
-              tipAccounts: { source: crank.landing.source.tip?.accounts.length ?? 0, target: crank.landing.target.tip?.accounts.length ?? 0 },
+              tipLamports: { source: crank.sendExtensions.source.tip?.lamports ?? 0, target: crank.sendExtensions.target.tip?.lamports ?? 0 },
+              tipAccounts: { source: crank.sendExtensions.source.tip?.accounts.length ?? 0, target: crank.sendExtensions.target.tip?.accounts.length ?? 0 },
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,

@@ -230,8 +230,9 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
   const imports = new Set(importsOf('src').flatMap(({ file, target, bare }) => (bare ? [] : [`${file} ${target}`])));
   const paths = followedPaths();
 
-  it('lists at least the crank cycle and the failed send', () => {
-    expect(paths.filter(({ steps }) => steps.length > 0).length).toBeGreaterThanOrEqual(2);
+  it('follows the crank cycle, the failed send and one vote to "landed" (issue 51: the third walk)', () => {
+    const followed = paths.filter(({ steps }) => steps.length > 0).map(({ heading }) => heading);
+    expect(followed).toEqual(['One crank cycle, from the poll timer to `/health`', "One failed sendTransaction, from the RPC answer to `/health`'s `last_error`", 'One vote, from the plan to "landed"']);
   });
 
   it('numbers the steps 1 to n, lists files that exist, each once, and claims the count it lists', () => {
@@ -244,7 +245,7 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
     }
   });
 
-  it(`keeps each path within ${MAX_FOLLOWED_FILES} files (issue 35: one cycle to /health, one failed send to last_error)`, () => {
+  it(`keeps each path within ${MAX_FOLLOWED_FILES} files (issue 35: one cycle to /health, one failed send to last_error; issue 51: one vote to landed)`, () => {
     const long = paths.filter(({ steps }) => steps.length > MAX_FOLLOWED_FILES).map(({ heading, steps }) => `${heading}: ${steps.length} files`);
     expect(long).toEqual([]);
   });

@@ -58,7 +58,7 @@ export interface CrankOptions {
   /** BRIDGE_NONCE_ACCOUNTS; the default when absent. */
   nonceAccounts?: number;
   /** BRIDGE_*_SEND_URLS and the tips; none when absent. */
-  landing?: CrankConfig['landing'];
+  sendExtensions?: CrankConfig['sendExtensions'];
 }
 
 export function startBenchCranks(bench: BenchWorld, options: CrankOptions): BenchCrank[] {
@@ -80,7 +80,7 @@ function startBenchCrank(bench: BenchWorld, slot: number, options: CrankOptions)
       maxAttempts: timing.maxAttempts,
       retryBackoffMs: timing.retryBackoffMs,
       ...(options.nonceAccounts === undefined ? {} : { nonceAccounts: options.nonceAccounts }),
-      ...(options.landing === undefined ? {} : { landing: options.landing }),
+      ...(options.sendExtensions === undefined ? {} : { sendExtensions: options.sendExtensions }),
     },
     { deadPrimaryUrl: options.deadPrimaryUrl, priorityFee: options.priorityFee },
   );

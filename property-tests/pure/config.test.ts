@@ -141,7 +141,7 @@ const validCases: fc.Arbitrary<Case> = fc
         transferWaitAlertMs: 600_000,
         priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
         nonceAccounts: 2,
-        landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
+        sendExtensions: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
         watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: {}, flowLimits: [] },
       },
     };

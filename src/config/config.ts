@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
-import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding, type ChainLanding } from './landing.js';
+import { MAX_NONCE_ACCOUNTS, type SendExtensions } from '../chain/chain-settings.js';
+import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding } from './landing.js';
 import { partialAuthProblems, partialRuntimeProblems, requiredCrankProblems } from './variable-sets.js';
 import { FLOW_LIMIT_PREFIX, flowLimitsFrom, toWatchdog, WATCHDOG_DEFAULTS, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
 import {
@@ -86,12 +87,6 @@ export function defaultMinBalanceLamports(pollIntervalMs: number, priorityFeeCap
  * at once. Here because BRIDGE_MAX_CONNECTIONS_PER_ADDRESS is checked against it.
  */
 export const MAX_CONNECTIONS = 256;
-
-/**
- * Most durable-nonce accounts per chain (BRIDGE_NONCE_ACCOUNTS): more lanes than the chain's crank actions buy nothing (docs/chain-client.md).
- * Here, not beside the nonce accounts: a server without runtime configuration parses this and never loads the Solana stack.
- */
-export const MAX_NONCE_ACCOUNTS = 8;
 
 // Micro-lamports per CU: 1,000 lamports per CU, far beyond any cluster's price.
 const MAX_PRIORITY_FEE = 1_000_000_000n;
@@ -198,7 +193,7 @@ export interface CrankConfig {
   /** BRIDGE_NONCE_ACCOUNTS: durable-nonce accounts per chain; 0 keeps blockhash mode without looking for them. */
   nonceAccounts: number;
   /** BRIDGE_*_SEND_URLS and BRIDGE_*_TIP_LAMPORTS / _TIP_ACCOUNT, per chain (./landing.ts). */
-  landing: Record<'source' | 'target', ChainLanding>;
+  sendExtensions: Record<'source' | 'target', SendExtensions>;
   /** BRIDGE_ON_INVARIANT_BREACH, BRIDGE_WATCHDOG_FILE, BRIDGE_<CHAIN>_PROGRAM_HASH (./watchdog.ts). */
   watchdog: WatchdogConfig;
 }
@@ -330,7 +325,7 @@ function toCrankConfig(values: EnvValues, flowLimits: WatchdogConfig['flowLimits
     transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
     nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
-    landing: toLanding(values),
+    sendExtensions: toLanding(values),
     watchdog: toWatchdog(flowLimits, values),
   };
 }

@@ -1,4 +1,5 @@
-import type * as z from 'zod';
+import * as z from 'zod';
+import type { SendExtensions, Tip } from '../chain/chain-settings.js';
 import { integerValue, publicKeyListValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 
 /**
@@ -36,25 +37,9 @@ export const LANDING_DEFAULTS = {
   BRIDGE_TARGET_TIP_MAX_LAMPORTS: DEFAULT_TIP_MAX_LAMPORTS,
 } as const;
 
-/** A transfer of `lamports` to one of `accounts` (chosen per transaction) inside every transaction of a chain. */
-export interface Tip {
-  accounts: string[];
-  lamports: number;
-}
-
-/** One chain's landing settings. */
-export interface ChainLanding {
-  /** BRIDGE_*_SEND_URLS: endpoints that receive every signed transaction and are never read. */
-  sendUrls: string[];
-  /** BRIDGE_*_TIP_LAMPORTS to one of BRIDGE_*_TIP_ACCOUNT; undefined without a tip. */
-  tip: Tip | undefined;
-  /** BRIDGE_*_FEE_ESTIMATE_URL: a getPriorityFeeEstimate endpoint beside the fee history; undefined without one. */
-  feeEstimateUrl?: string;
-}
-
 type LandingValues = z.output<z.ZodObject<typeof landingSchemaShape>>;
 
-export function toLanding(values: LandingValues): { source: ChainLanding; target: ChainLanding } {
+export function toLanding(values: LandingValues): { source: SendExtensions; target: SendExtensions } {
   const tipOf = (lamports: number, accounts: string[]): Tip | undefined => (lamports > 0 && accounts.length > 0 ? { accounts, lamports } : undefined);
   return {
     source: {

@@ -30,7 +30,7 @@ export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal
   const fees = chains.plannedFees(plannedWork(plan));
   // At or after the destination header's slot: the lease and the plan are one view of that chain.
   const lease = input.readLease && chains.lease !== undefined ? await chains.lease.read(signal, view.slots.target) : undefined;
-  const modes = chains.landingModes();
+  const modes = chains.lifetimeModes();
   // Last: it reports each new transaction once, so nothing may fail after it and drop them.
   const authority = await chains.readAuthority(signal);
   return { plan, authority, fees, waiting, readAtMs, ...(lease === undefined ? {} : { lease }), nonceSignal: CHAINS.every((chain) => modes[chain] === 'nonce') };

@@ -13,7 +13,7 @@ import { keepLease, readAndPlan, submitAction } from './crank-effects.js';
 import { busyError, MAX_WAITING_CRANK_REQUESTS, stoppedError } from './crank-errors.js';
 import { crankMachine } from './crank-machine.js';
 import { createCrankRequests, type CrankRequests } from './crank-requests.js';
-import { recordCrankEvent, recordHealthGauges, recordLandingModes, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
+import { recordCrankEvent, recordHealthGauges, recordLifetimeModes, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
 import { crankHealth, foreignSignerHoldMs, healthVerdict, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
@@ -113,7 +113,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
     next: (snapshot) => {
       recordHealthGauges(snapshot.context.health, metrics);
       // Known only once a read saw the nonce accounts (the fees come from a successful read).
-      if (snapshot.context.health.fees !== null) recordLandingModes(options.chains.landingModes(), metrics);
+      if (snapshot.context.health.fees !== null) recordLifetimeModes(options.chains.lifetimeModes(), metrics);
       activity.recordState(snapshot.value);
     },
     // Without this handler xstate rethrows an actor error as an uncaught exception.
@@ -170,7 +170,7 @@ export function startCrank(options: StartCrankOptions): CrankService {
       signer: options.signer?.(),
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
-      landingModes: options.chains.landingModes(),
+      lifetimeModes: options.chains.lifetimeModes(),
       leaseMayTakeAtMs: leaseMayTakeAtMs(snapshot.context.health.lease, mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()), quietWindowMs(settings.pollIntervalMs), Date.now()),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),

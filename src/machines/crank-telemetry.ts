@@ -1,11 +1,11 @@
 import type { Gauge } from 'prom-client';
-import type { LandingMode } from '../chain/port/bridge-chains.js';
+import type { LifetimeMode } from '../chain/port/bridge-chains.js';
 import { CHAINS, type ChainSide } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActionReport } from './crank-context.js';
 import { ATTEMPT_OUTCOMES, CYCLE_OUTCOMES, STEP_ACTIONS, type CrankEmitted, type CrankStep } from './crank-types.js';
-import { chainsBelowMinimum, HEALTH_STATUSES, LANDING_MODES, type HealthFacts, type HealthStatus } from './health.js';
+import { chainsBelowMinimum, HEALTH_STATUSES, LIFETIME_MODES, type HealthFacts, type HealthStatus } from './health.js';
 import { LEASE_STATUSES, type LeaseStepOutcome } from './lease.js';
 import { CRANK_ROLES, HISTORY_DOUBT_WINDOWS, otherSignerActiveMs, twinProblem, type CrankRole } from './role.js';
 
@@ -243,8 +243,8 @@ function standbyMs({ role, lease, lastRunAtMs }: HealthFacts): number {
 }
 
 /** bridge_chain_landing_mode: 1 for each chain's current mode, 0 for the other. */
-export function recordLandingModes(modes: Record<ChainSide, LandingMode>, metrics: Metrics): void {
-  for (const chain of CHAINS) for (const mode of LANDING_MODES) metrics.landingMode.set({ chain, mode }, modes[chain] === mode ? 1 : 0);
+export function recordLifetimeModes(modes: Record<ChainSide, LifetimeMode>, metrics: Metrics): void {
+  for (const chain of CHAINS) for (const mode of LIFETIME_MODES) metrics.landingMode.set({ chain, mode }, modes[chain] === mode ? 1 : 0);
 }
 
 /** bridge_health_status: 1 for the current status, 0 for the others. */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { KeyServiceKind, SignerDescription } from '../signer/authority-signer.js';
-import type { AuthorityView, ChainAmounts, CheckOff, LandingMode, LandingSummary } from '../chain/port/bridge-chains.js';
+import type { AuthorityView, ChainAmounts, CheckOff, LifetimeMode, LandingSummary } from '../chain/port/bridge-chains.js';
 import type { CrankConfig } from '../config/config.js';
 import { CHAINS, type ChainSide, chainName } from '../domain.js';
 import { describeError } from '../errors.js';
@@ -233,7 +233,7 @@ const checkOffSchema = z.strictObject({
   reason: z.string(),
 }) satisfies z.ZodType<CheckOff>;
 
-export const LANDING_MODES = ['nonce', 'blockhash'] as const satisfies readonly LandingMode[];
+export const LIFETIME_MODES = ['nonce', 'blockhash'] as const satisfies readonly LifetimeMode[];
 
 const landingSummarySchema = z.strictObject({
   transactions: z.int(),
@@ -263,7 +263,7 @@ export const crankHealthSchema = z.strictObject({
   /** Present only while some check is off (no history on a chain's endpoints): what, where and why. Not a failure: the status is unchanged. */
   checks_off: z.array(checkOffSchema).optional(),
   /** An enabled crank only: how each chain's transactions land, `nonce` or `blockhash` (docs/chain-client.md, "Landing once: durable nonces"). */
-  landing_mode: z.strictObject({ source: z.enum(LANDING_MODES), target: z.enum(LANDING_MODES) }).optional(),
+  landing_mode: z.strictObject({ source: z.enum(LIFETIME_MODES), target: z.enum(LIFETIME_MODES) }).optional(),
   /**
    * An enabled crank with the lease in use only (absent under BRIDGE_HANDOFF_SECS=0 or a dry run): the signing lease (docs/crank.md, "Role"): its status, since when (unix
    * seconds), while `waiting` the second from which this instance may take it over, and why the
@@ -309,7 +309,7 @@ export interface HealthExtras {
   signer: SignerDescription | undefined;
   dryRun: boolean;
   checksOff: CheckOff[];
-  landingModes: Record<ChainSide, LandingMode>;
+  lifetimeModes: Record<ChainSide, LifetimeMode>;
   /** While the lease is `waiting`: when this instance may take it over (role.ts mayTakeOverAtMs). */
   leaseMayTakeAtMs: number;
   versionsInFlight: Record<ChainSide, number>;
@@ -333,7 +333,7 @@ export function crankHealth(facts: HealthFacts, active: boolean, verdict: Health
     ...(extras.signer === undefined ? {} : { signer: healthSigner(extras.signer) }),
     ...(extras.dryRun ? { dry_run: true } : {}),
     ...(extras.checksOff.length > 0 ? { checks_off: extras.checksOff } : {}),
-    landing_mode: extras.landingModes,
+    landing_mode: extras.lifetimeModes,
     landing: extras.landing,
     versions_in_flight: extras.versionsInFlight,
     ...(facts.lease.status === 'off' ? {} : { lease: leaseView(facts.lease, extras.leaseMayTakeAtMs) }),

@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Command, CommanderError, Option } from 'commander';
-import { CONFIRM_TIMEOUT_MS } from '../chain/client/nonce/nonce-setup.js';
-import { MAX_NONCE_ACCOUNTS } from '../config/config.js';
+import { CONFIRM_TIMEOUT_MS } from '../chain/client/submit/nonce-setup.js';
+import { MAX_NONCE_ACCOUNTS } from '../chain/chain-settings.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { escapeUnsafeCharacters } from '../text.js';
 import { measuredSlotMs, type SlotSample } from '../machines/slot-clock.js';

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
-import { createNoncePools, endpointsOptions } from '../chain/client/index.js';
-import { neededLamports, type NoncePoolPlan, type NoncePoolSetup } from '../chain/client/nonce/nonce-setup.js';
+import { createNoncePools, endpointsOptions } from '../chain/client/create-chain-client.js';
+import { neededLamports, type NoncePoolPlan, type NoncePoolSetup } from '../chain/client/submit/nonce-setup.js';
 import { chainName } from '../domain.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../chain/nonce-account.js';
 import { BridgeError } from '../errors.js';

@@ -6,7 +6,7 @@ import { signerFailure } from './signer-failure.js';
 
 /**
  * The one place a signature is checked before anything is sent with it: every transaction
- * (src/chain/client/sign-transaction.ts) and the proof of a token or a key service at start (one
+ * (src/chain/client/submit/build/sign-transaction.ts) and the proof of a token or a key service at start (one
  * random challenge: pkcs11/pkcs11-signer.ts, remote/remote-signer.ts; a key file's pair is
  * checked as it is read). A signer is a device that answers; nothing it answers is taken on its word.
  * A signature that does not verify with the public key the signer showed is SIGNER__UNAVAILABLE

@@ -62,7 +62,7 @@ describe('parseConfig: defaults', () => {
       transferWaitAlertMs: 600_000,
       priorityFee: { minMicroLamports: 0, maxMicroLamports: 100_000 },
       nonceAccounts: 2,
-      landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
+      sendExtensions: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: [], tip: undefined } },
       watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: {}, flowLimits: [] },
     });
   });
@@ -76,7 +76,7 @@ describe('parseConfig: defaults', () => {
       BRIDGE_TARGET_TIP_LAMPORTS: '1000',
       BRIDGE_TARGET_TIP_ACCOUNT: `${tipAccount}, ${another}`,
     });
-    expect(config.crank!.landing).toEqual({
+    expect(config.crank!.sendExtensions).toEqual({
       source: { sendUrls: [], tip: undefined },
       target: { sendUrls: ['http://127.0.0.1:9000/', 'https://sender.example.org/fast'], tip: { accounts: [tipAccount, another], lamports: 1000 } },
     });
@@ -95,7 +95,7 @@ describe('parseConfig: defaults', () => {
     ]);
     // The tip's own cap, 1,000,000 unless set; the priority fee cap no longer bounds it.
     const tipped = parseConfig({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000000', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount, BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1' });
-    expect(tipped.config.crank!.landing.target.tip).toEqual({ accounts: [tipAccount], lamports: 1_000_000 });
+    expect(tipped.config.crank!.sendExtensions.target.tip).toEqual({ accounts: [tipAccount], lamports: 1_000_000 });
     expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000001', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })).toEqual([
       'BRIDGE_TARGET_TIP_LAMPORTS: 1000001 is above BRIDGE_TARGET_TIP_MAX_LAMPORTS (1000000), the most a transaction of this chain pays in tip; lower the tip or raise BRIDGE_TARGET_TIP_MAX_LAMPORTS',
     ]);

@@ -1,7 +1,7 @@
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { FileKeySigner } from '../../src/signer/file-key-signer.js';
-import { createBridgeChains } from '../../src/chain/client/index.js';
+import { createBridgeChains } from '../../src/chain/client/create-chain-client.js';
 import { ownNextIndex } from '../../src/chain/port/authority-position.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { captureLogs } from '../support/log-capture.js';
@@ -158,7 +158,7 @@ describe('voidInFlight, for shutdown', () => {
     );
     await deposit(b, { amount: 100n, sourceMint: normal(b) });
     const view = await chains.readState(AbortSignal.timeout(10_000), { entriesPerPosition: 16 });
-    expect(chains.landingModes().target).toBe('nonce');
+    expect(chains.lifetimeModes().target).toBe('nonce');
     const next = ownNextIndex(view.withdrawals.header, view.authority, { chain: 'target' });
     const entry = view.deposits.entries.get(next)!;
     const vote = { index: next, approve: true, amount: entry.amount.toString(), recipient: entry.recipient, sourceMint: entry.sourceMint };

@@ -69,7 +69,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const chainLanding = (url: string) => ({ sendUrls: [url], tip: { accounts: [tipAccount], lamports: TIP_LAMPORTS } });
     const tipBefore = { source: bridge.pair.source.getAccount(tipAccount)!.lamports, target: bridge.pair.target.getAccount(tipAccount)!.lamports };
     const before = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 3);
 
@@ -130,7 +130,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const staked = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
     for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE });
     const landing = { source: { sendUrls: [staked.source.url], tip: undefined }, target: { sendUrls: [staked.target.url], tip: undefined } };
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing }));
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: landing }));
     expect(cranks[0]!.service.health().landing_mode).toEqual({ source: 'blockhash', target: 'blockhash' });
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 2);
@@ -155,7 +155,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const wrongSignature = await startJsonRpcServer(() => ({ result: bs58.encode(new Uint8Array(64).fill(7)) }));
     try {
       const landing = (side: 'source' | 'target') => ({ sendUrls: [dropper[side].url, wrongSignature.url], tip: undefined });
-      const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: landing('source'), target: landing('target') } }));
+      const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: landing('source'), target: landing('target') } }));
       await settleWithin(bridge, cranks, 8);
       expectSettled(bridge, 2);
       const wrongLabel = new URL(wrongSignature.url).origin;
@@ -181,7 +181,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const alone = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
     for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ methods: { sendTransaction: { errorRate: 1, errorKind: 'http500' } } });
     const landing = (side: 'source' | 'target') => ({ sendUrls: [alone[side].url], tip: undefined });
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: landing('source'), target: landing('target') } }));
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: landing('source'), target: landing('target') } }));
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 1);
     const credited = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.sendPathLanded, { chain: 'target', path: new URL(alone.target.url).origin })));
@@ -203,7 +203,7 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const landedBefore = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
     const tip = { accounts, lamports: TIP };
     // The default cap: a tip counted within it (100,000 x ~30,000 CU / 10^6 = ~3,000 lamports) left a price of 0, below the floor.
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ landing: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }));
+    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }));
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 3);
     for (const side of ['source', 'target'] as const) {

@@ -100,7 +100,7 @@ describe('healthVerdict', () => {
 });
 
 describe('crankHealth: the signer the public /health names', () => {
-  const extras = { dryRun: false, checksOff: [], landingModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 }, landing: { source: NO_LANDING, target: NO_LANDING } };
+  const extras = { dryRun: false, checksOff: [], lifetimeModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 }, landing: { source: NO_LANDING, target: NO_LANDING } };
   const verdict = { status: 'ok' as const, problems: [] };
 
   it.each([

@@ -25,7 +25,7 @@ function spammed(nonceMode: boolean) {
   return (chains: ScriptedChains) => {
     // Every read: the history left entries unchecked (readAuthority clears only the transactions).
     chains.authorityView.target.historyIncomplete = true;
-    if (nonceMode) chains.landing = { source: 'nonce', target: 'nonce' };
+    if (nonceMode) chains.modes = { source: 'nonce', target: 'nonce' };
   };
 }
 

@@ -59,7 +59,7 @@ describe('a crank that starts as standby', () => {
 
   it("publishes how long it has stood by, the longest its window allows, and each chain's landing mode once read", async () => {
     const { chains, crank, metrics } = startTestCrank(NOTHING_TO_DO, { handoffMs: HANDOFF_MS, pollIntervalMs: POLL_MS });
-    chains.landing = { source: 'nonce', target: 'blockhash' };
+    chains.modes = { source: 'nonce', target: 'blockhash' };
     expect(await metricSample(metrics.landingMode, { chain: 'source', mode: 'nonce' })).toBeUndefined();
     await settle();
     expect(await metricValue(metrics.crankStandbyWindow)).toBe((2 * quietWindowMs(POLL_MS) + POLL_MS) / 1000);
@@ -68,7 +68,7 @@ describe('a crank that starts as standby', () => {
     expect(await metricValue(metrics.landingMode, { chain: 'target', mode: 'blockhash' })).toBe(1);
     await vi.advanceTimersByTimeAsync(2 * POLL_MS);
     expect(await metricValue(metrics.crankStandby)).toBe((2 * POLL_MS) / 1000);
-    chains.landing = { source: 'blockhash', target: 'blockhash' };
+    chains.modes = { source: 'blockhash', target: 'blockhash' };
     await vi.advanceTimersByTimeAsync(4 * POLL_MS);
     expect(crank.role()).toEqual({ role: 'active' });
     expect(await metricValue(metrics.crankStandby)).toBe(0);

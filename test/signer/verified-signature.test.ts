@@ -40,7 +40,7 @@ describe('verifiedSignature: the one check before a signature is used', () => {
     expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('key_mismatch');
     expect((err as Error).message).toMatch(new RegExp(`^${name}: the signature returned does not verify with the authority's public key ${shown.publicKey.toBase58()}; nothing was sent`));
     expect(retriesAction(err)).toBe(false);
-    // As the crank sees it: the failed action's cause (src/chain/client/submit/send-outcome.ts asSubmitFailure).
+    // As the crank sees it: the failed action's cause (src/chain/client/submit/settle/send-outcome.ts asSubmitFailure).
     const inAction = new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome: 'failed', landedSignatures: [] }, { tracker: 'T', reason: (err as Error).message }, { cause: err });
     expect(retriesAction(inAction)).toBe(false);
   });

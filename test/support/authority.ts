@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import type { World } from '../../devnet/index.js';
 import type { CrankParts } from '../../src/assemble-crank.js';
 import { FileKeySigner } from '../../src/signer/file-key-signer.js';
-import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/index.js';
+import { endpointsOptions, setUpNoncePools } from '../../src/chain/client/create-chain-client.js';
 import type { CrankConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';

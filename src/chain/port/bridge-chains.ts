@@ -26,8 +26,8 @@ export interface BridgeChains {
   checksOff(): CheckOff[];
   /** RPC endpoints left out for their configuration (a node of another cluster), each naming its variable: /health is degraded while one is. */
   endpointProblems(): string[];
-  /** How each chain's transactions land, as the last read of its nonce accounts found: /health names it. */
-  landingModes(): Record<ChainSide, LandingMode>;
+  /** The lifetime each chain's transactions are signed with (a durable nonce or a blockhash), as the last read of its nonce accounts found: /health names it (`landing_mode`). */
+  lifetimeModes(): Record<ChainSide, LifetimeMode>;
   /** Transactions signed and sent whose outcome is not known yet (left pending by a cut attempt): a graceful stop keeps the lease while any is. */
   pendingTransactions(): number;
   /** The signing lease on the destination chain; absent: this client has none (every instance decides by the quiet window alone). */
@@ -47,7 +47,7 @@ export interface BridgeChains {
   readonly watch?: BridgeWatch;
 }
 
-/** One chain's landing over the last ten minutes (src/chain/client/submit/landing-record.ts), in /health's words. */
+/** One chain's landing over the last ten minutes (src/chain/client/submit/send/landing-record.ts), in /health's words. */
 export interface LandingSummary {
   /** Transactions whose outcome became known in the window. */
   transactions: number;
@@ -107,7 +107,7 @@ export type LeaseRelease = { released: true; advance: string; signature: string;
  * most one version of a vote can land; `blockhash`: against a recent blockhash (no nonce
  * accounts on that chain), each version valid until its blockhash expires.
  */
-export type LandingMode = 'nonce' | 'blockhash';
+export type LifetimeMode = 'nonce' | 'blockhash';
 
 /** A check the server cannot make on one chain, and why. */
 export interface CheckOff {

@@ -2,7 +2,7 @@ import type { PriorityFeeBounds } from '../../../src/chain/client/budget/priorit
 import { Keypair, PublicKey, type Commitment } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { AckDepositVote, BridgeChains } from '../../../src/chain/port/bridge-chains.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { createBridgeChains } from '../../../src/chain/client/create-chain-client.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { key } from '../../support/deposit-entry.js';
 import type { SubmitTiming } from '../../../src/chain/client/submit/transaction-sender.js';
@@ -106,7 +106,7 @@ export async function startBridge(options: {
       sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
       priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
       nonceAccounts: options.nonceAccounts ?? 0,
-      ...(options.targetSendUrls === undefined ? {} : { landing: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: options.targetSendUrls, tip: undefined } } }),
+      ...(options.targetSendUrls === undefined ? {} : { sendExtensions: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: options.targetSendUrls, tip: undefined } } }),
       metrics,
       logger: logs.logger,
     },

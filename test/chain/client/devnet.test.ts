@@ -6,7 +6,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, TransactionInstruction, Versi
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AckDepositVote, AckWithdrawVote, BridgeChains, BridgeView } from '../../../src/chain/port/bridge-chains.js';
-import { createBridgeChains } from '../../../src/chain/client/index.js';
+import { createBridgeChains } from '../../../src/chain/client/create-chain-client.js';
 import { initNoncePools } from '../../support/authority.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
@@ -348,7 +348,7 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
       await initNoncePools(b.world, 0, b.authorities[0]!, AbortSignal.timeout(20_000), { nonceAccounts });
     }
     const view = await chains.readState(signal(), READ_LIMITS);
-    expect(chains.landingModes().target).toBe(mode);
+    expect(chains.lifetimeModes().target).toBe(mode);
     const votes = ackDepositVotes(view);
     const lane = nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, 0);
     const laneValue = () => b.pair.target.getAccount(lane)?.data.slice(40, 72);

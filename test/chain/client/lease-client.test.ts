@@ -1,12 +1,18 @@
 import { Keypair, SystemProgram, Transaction, VersionedTransaction, type PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import type { PriorityFeeBidder } from '../../../src/chain/client/budget/priority-fee.js';
 import { SignedSignatures } from '../../../src/chain/client/read/authority-history.js';
-import { createSigningLease } from '../../../src/chain/client/submit/lease.js';
+import { createSigningLease, type ChainLeaseOptions } from '../../../src/chain/client/submit/lease.js';
+import { Broadcast } from '../../../src/chain/client/submit/send/broadcast.js';
+import { LandingRecord } from '../../../src/chain/client/submit/send/landing-record.js';
 import { advanceLeaseInstructions } from '../../../src/chain/lease-account.js';
 import type { LeaseObservation } from '../../../src/chain/port/bridge-chains.js';
 import type { ChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
+import { captureLogs } from '../../support/log-capture.js';
 
 /**
  * The lease's chain client deciding on proof (docs/chain-client.md "The lease"), over a scripted
@@ -49,14 +55,36 @@ function rpcOf(script: Script): ChainRpc {
     getAccountInfoEverywhere: async () => Object.entries(script.endpoints).map(([endpoint, value]) => ({ endpoint, slot: 50, account: view(value) })),
     getSignaturesForAddress: async () => script.history ?? [],
     getTransactionSignatures: async (signature: string) => script.transactions?.get(signature) ?? null,
+    slotFloor: () => undefined,
+    getProcessedSlot: async () => 50,
+    getChainHeight: async () => ({ slot: 50, blockHeight: 0 }),
     getLatestBlockhash: async () => ({ blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: 100 }),
     sendTransaction: async () => 'accepted',
     getSignatureStatus: async () => ({ slot: 50, status: script.confirmed === true ? { slot: 49, confirmations: null, err: null, confirmationStatus: 'confirmed' } : null }),
   } as unknown as ChainRpc;
 }
 
+/** The lease over `rpc`: its transactions priced at 0 (no market here), sent through the read endpoints alone. */
+function leaseOver(rpc: ChainRpc, endpoints: number) {
+  const metrics = createMetrics(new Registry());
+  const bidder = { bid: async () => ({ microLamportsPerUnit: 0 }), landed: () => undefined, expired: () => undefined } as unknown as PriorityFeeBidder;
+  const options: ChainLeaseOptions = {
+    rpc,
+    signer: new FileKeySigner(key),
+    sourceChainId: 7,
+    signed: new SignedSignatures(),
+    endpoints,
+    pollIntervalMs: 1,
+    bidder,
+    broadcast: new Broadcast(rpc, metrics, new LandingRecord('target', metrics), undefined),
+    metrics,
+    logger: captureLogs().logger,
+  };
+  return createSigningLease(options);
+}
+
 function client(script: Script, endpoints = Object.keys(script.endpoints).length) {
-  return createSigningLease({ rpc: rpcOf(script), signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints, pollIntervalMs: 1 });
+  return leaseOver(rpcOf(script), endpoints);
 }
 
 /** Both endpoints read the lease held by THEIRS at first, by MINE from the second read on (at `slots`). */
@@ -144,7 +172,7 @@ describe('the lease client: a taking counts only on proof', () => {
         { endpoint: 'honest', slot: 51, account: nonceAccount(THEIRS) },
       ];
     };
-    const lease = createSigningLease({ rpc, signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints: 2, pollIntervalMs: 1 });
+    const lease = leaseOver(rpc, 2);
     const taking = await lease.take(heldBy(THEIRS), signal());
     expect(taking).toMatchObject({ taken: false, why: expect.stringContaining('no two endpoints show the lease held by a new value') });
   }, 10_000);
@@ -154,14 +182,14 @@ describe('the lease client: a taking counts only on proof', () => {
     const script: Script = { endpoints: { one: MINE, two: MINE }, confirmed: true, history: [{ signature: rival.signature, slot: 50, err: null }], transactions: new Map([[rival.signature, rival.entry]]) };
     const rpc = rpcOf(script);
     theirsThenMine(rpc, [51, 51]);
-    const lease = createSigningLease({ rpc, signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints: 2, pollIntervalMs: 1 });
+    const lease = leaseOver(rpc, 2);
     expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({ taken: false, why: expect.stringContaining(`another instance's lease transaction ${rival.signature}`) });
   });
 
   it('reported confirmed, two endpoints show a new value, no rival: taken, with that value', async () => {
     const rpc = rpcOf({ endpoints: {}, confirmed: true });
     theirsThenMine(rpc, [51, 52]);
-    const lease = createSigningLease({ rpc, signer: new FileKeySigner(key), sourceChainId: 7, signed: new SignedSignatures(), endpoints: 2, pollIntervalMs: 1 });
+    const lease = leaseOver(rpc, 2);
     expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({ taken: true, value: MINE, slot: 52 });
   });
 });

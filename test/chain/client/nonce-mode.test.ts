@@ -40,7 +40,7 @@ const history = (price: number) => Array.from({ length: 150 }, (_, i) => ({ slot
 describe('nonce mode', () => {
   it('signs against the lane nonce after AdvanceNonceAccount, without a blockhash, and the landing moves the nonce', async () => {
     const f = await start();
-    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+    expect(f.chains.lifetimeModes()).toEqual({ source: 'nonce', target: 'nonce' });
     const before = f.target.nonces.get(lane)!.value;
     const report = await f.chains.ackDeposits([proposal(5), proposal(6)], signal());
     expect(report.transactions).toEqual([{ signature: f.target.landed[0], indices: [5, 6] }]);
@@ -73,7 +73,7 @@ describe('nonce mode', () => {
     for (const chain of ['source', 'target'] as const) {
       expect(cycle[chain].slice(1).map((call) => call.params[0])).toEqual(cycle[chain].slice(1).map(() => f[chain].trackerAddress.toBase58()));
     }
-    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+    expect(f.chains.lifetimeModes()).toEqual({ source: 'nonce', target: 'nonce' });
   });
 
   it('a nonce that moved between two cycles, with no transaction of the key to prove who moved it: not a second signer, but unverified evidence after two reads', async () => {
@@ -113,14 +113,14 @@ describe('nonce mode', () => {
     await f.chains.readState(signal(), READ_LIMITS);
     // One error line names it; the other lane carries the action.
     expect(f.logs.records().filter((line) => line.level === 'error')).toEqual([expect.objectContaining({ account: lane, reason: 'does not exist' })]);
-    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'nonce' });
+    expect(f.chains.lifetimeModes()).toEqual({ source: 'nonce', target: 'nonce' });
     const other = nonceAddress(authority.publicKey, TARGET_CHAIN_ID, 1).toBase58();
     await f.chains.ackDeposits([proposal(5)], signal());
     expect(sentTransaction(f.target.sends.at(-1)!.wire).instructions[0]!.keys[0]!.pubkey.toBase58()).toBe(other);
     f.target.nonces.delete(other);
     await f.chains.readState(signal(), READ_LIMITS);
     await f.chains.readState(signal(), READ_LIMITS);
-    expect(f.chains.landingModes()).toEqual({ source: 'nonce', target: 'blockhash' });
+    expect(f.chains.lifetimeModes()).toEqual({ source: 'nonce', target: 'blockhash' });
     expect(f.logs.records().filter((line) => line.level === 'error')).toHaveLength(2);
   });
 
@@ -135,7 +135,7 @@ describe('nonce mode', () => {
   it('missing nonce accounts: blockhash mode, said in one line that names the command and the rent', async () => {
     const f = await start({ createNonces: false });
     await f.chains.readState(signal(), READ_LIMITS);
-    expect(f.chains.landingModes()).toEqual({ source: 'blockhash', target: 'blockhash' });
+    expect(f.chains.lifetimeModes()).toEqual({ source: 'blockhash', target: 'blockhash' });
     const lines = f.logs.records().filter((line) => String(line.msg).includes('nonce init'));
     expect(lines.map((line) => line.chain).sort()).toEqual(['source', 'target']);
     expect(lines[0]!.msg).toContain(`${NONCE_ACCOUNT_RENT_LAMPORTS} lamports of rent each`);

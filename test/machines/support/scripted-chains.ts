@@ -9,7 +9,7 @@ import type {
   PlannedWork,
   CheckOff,
   InFlightSettled,
-  LandingMode,
+  LifetimeMode,
   SigningLease,
   LandingSummary,
   SubmitReport,
@@ -114,11 +114,11 @@ export class ScriptedChains implements BridgeChains {
     return [];
   }
 
-  /** What landingModes() answers: as if every chain's nonce pool were missing, unless a test says otherwise. */
-  landing: Record<ChainSide, LandingMode> = { source: 'blockhash', target: 'blockhash' };
+  /** What lifetimeModes() answers: as if every chain's nonce pool were missing, unless a test says otherwise. */
+  modes: Record<ChainSide, LifetimeMode> = { source: 'blockhash', target: 'blockhash' };
 
-  landingModes(): Record<ChainSide, LandingMode> {
-    return { ...this.landing };
+  lifetimeModes(): Record<ChainSide, LifetimeMode> {
+    return { ...this.modes };
   }
 
   pendingTransactions(): number {

@@ -5,7 +5,13 @@ import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { SlotPrioritizationFee } from '../../rpc/rpc-answers.js';
 import type { FeeEstimates } from '../../rpc/fee-estimate.js';
 import { readLastLandedPrice } from './landed-price.js';
-import { LANDING_RATE_THRESHOLD } from '../submit/landing-record.js';
+
+/**
+ * Below this first-version landing rate over the window the chain is landing poorly: the bid
+ * starts one escalation step higher (here) and alert BridgeLandingRateLow fires
+ * (deploy/prometheus/alerts.yml). Drift's keepers alarm at the same 0.9 over ten minutes.
+ */
+const LANDING_RATE_THRESHOLD = 0.9;
 
 /**
  * The priority fee a crank transaction bids (SetComputeUnitPrice, micro-lamports per CU;
@@ -122,7 +128,7 @@ function writableAccounts(instructions: readonly TransactionInstruction[]): Publ
   return [...byKey.values()].slice(0, MAX_FEE_ACCOUNTS);
 }
 
-/** What the bidder reads of the chain's landing (../submit/landing-record.ts). */
+/** What the bidder reads of the chain's landing (../submit/send/landing-record.ts). */
 interface LandingRate {
   /** The first-version landing rate of the last ten minutes; undefined with too few outcomes. */
   rate(): number | undefined;

@@ -1,6 +1,6 @@
 import { PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
-import { MAX_NONCE_ACCOUNTS, type CrankConfig } from '../../../config/config.js';
-import type { Tip } from '../../../config/landing.js';
+import type { ChainSide } from '../../../domain.js';
+import { MAX_NONCE_ACCOUNTS, type SendExtensions, type Tip } from '../../chain-settings.js';
 import { leaseAddress } from '../../lease-account.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../pda.js';
 import { poolAddressSet } from '../read/signer-evidence.js';
@@ -30,7 +30,13 @@ export function tipInstruction(authority: PublicKey, tip: TipSettings, random: (
 }
 
 /** What a tip account is checked against: the bridge's own accounts on both chains, from the configuration. */
-export type TipAccountSettings = Pick<CrankConfig, 'landing' | 'sourceProgramId' | 'targetProgramId' | 'sourceChainId' | 'targetChainId'>;
+export interface TipAccountSettings {
+  sendExtensions: Record<ChainSide, SendExtensions>;
+  sourceProgramId: string;
+  targetProgramId: string;
+  sourceChainId: number;
+  targetChainId: number;
+}
 
 /**
  * Every sysvar (the Sysvar1111... owner and each sysvar the runtime defines): a transfer to one
@@ -74,7 +80,7 @@ export function tipAccountProblems(settings: TipAccountSettings, authority: Publ
   own.set(authority.toBase58(), 'the authority itself (the key this server signs with)');
   const problems: string[] = [];
   for (const [chain, name] of [['source', 'BRIDGE_SOURCE_TIP_ACCOUNT'], ['target', 'BRIDGE_TARGET_TIP_ACCOUNT']] as const) {
-    for (const account of settings.landing[chain].tip?.accounts ?? []) {
+    for (const account of settings.sendExtensions[chain].tip?.accounts ?? []) {
       const what = own.get(account);
       if (what !== undefined) problems.push(`${name}: ${account} is ${what}, not a tip account; list the tip accounts the send-only path publishes`);
     }

@@ -1,7 +1,7 @@
 import type { PublicKey } from '@solana/web3.js';
 import { type ChainSide, type CrankAction, chainName } from '../../../domain.js';
 import type { Logger } from '../../../log/logger.js';
-import type { LandingMode } from '../../port/bridge-chains.js';
+import type { LifetimeMode } from '../../port/bridge-chains.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, type NonceAccountState } from '../../nonce-account.js';
 import { BridgeError } from '../../../errors.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
@@ -59,7 +59,7 @@ export class NoncePool implements HeaderCompanions {
   readonly addresses: readonly PublicKey[];
   /** Every read of the pool is also a look at who signs (./nonce-moves.ts). */
   readonly moves: NonceMoves;
-  #mode: LandingMode = 'blockhash';
+  #mode: LifetimeMode = 'blockhash';
   #said: string | undefined;
   /** The accounts in use, in pool order, as the last `observe` found. */
   #inUse: PublicKey[] = [];
@@ -74,7 +74,7 @@ export class NoncePool implements HeaderCompanions {
   }
 
   /** The mode the last `observe` found; blockhash before the first. */
-  get mode(): LandingMode {
+  get mode(): LifetimeMode {
     return this.#mode;
   }
 

@@ -15,7 +15,7 @@ import { authoritySlot, ownNextIndex, toEntryIndex } from '../../port/authority-
  * concurrently. Each chain's confirmed header comes in one getMultipleAccounts with that chain's
  * `companions` (the nonce pool): one answer, one slot, so the landing mode and who signs are
  * read from the same view as the positions, at no call of their own. The authority's balances
- * are read-authority.ts's. A window is `limits.entriesPerPosition` entries from each position a
+ * are ../read-authority.ts's. A window is `limits.entriesPerPosition` entries from each position a
  * planner starts at: settled_prefix (cleanup) and this authority's two next_index (ack_withdraw
  * from its source position, ack_deposit from its destination position), on the source; the two
  * next_index on the destination. At most three runs of that length per tracker, whatever the header's counters say.

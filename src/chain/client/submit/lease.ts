@@ -1,16 +1,9 @@
-import { ComputeBudgetProgram, Keypair, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import { Keypair, type PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { sleep } from '../../../time.js';
-import type { AuthoritySigner } from '../../../signer/authority-signer.js';
 import type { LeaseCheck, LeaseObservation, LeaseRelease, LeaseTaking, SigningLease } from '../../port/bridge-chains.js';
 import { advanceLeaseInstructions, leaseAddress, leaseState, releaseLeaseInstructions, takeLeaseInstructions } from '../../lease-account.js';
-import { preflightFailure } from '../../rpc/rpc-failure.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import type { SendPaths } from '../../rpc/send-paths.js';
-import type { PriorityFeeBidder } from '../budget/priority-fee.js';
-import type { SignedSignatures } from '../read/authority-history.js';
 import { agreedLease, leaseEverywhere, movedFrom, rivalLeaseTransactions, sameLease, type EndpointLease } from '../read/lease-evidence.js';
-import { signTransaction } from '../sign-transaction.js';
+import { submitSmallTransaction, type SmallTransactionContext } from './small-transaction.js';
 
 /**
  * The signing lease on the destination chain (docs/chain-client.md, "The lease"): reading it,
@@ -20,8 +13,9 @@ import { signTransaction } from '../sign-transaction.js';
  * held; a taking is sent only when a second endpoint shows the lease as the first did, and counts
  * only when two endpoints show the value it produced and the lease's history shows no other
  * instance's lease transaction since the lease was seen. Each transaction
- * carries this process's instance mark (lease-account.ts) and lands as a vote does: a priority
- * fee from the market, re-sent every RESEND_MS within its bound, through the send-only paths too.
+ * carries this process's instance mark (lease-account.ts) and is a small transaction
+ * (./small-transaction.ts): a priority fee from the market, re-sent every RESEND_MS (longer while
+ * sends fail) within LEASE_CONFIRM_TIMEOUT_MS, through the send-only paths too.
  */
 
 /** Between status polls of a lease transaction. */
@@ -42,19 +36,16 @@ const LEASE_UNIT_LIMIT = 1_000;
 /** Release steps tried (the advance, then the withdrawal), each from a fresh read. */
 const RELEASE_TRIES = 3;
 
-export interface ChainLeaseOptions {
-  rpc: ChainRpc;
-  signer: AuthoritySigner;
+/**
+ * The destination chain's, as its votes have them (its bidder, its read endpoints and send-only
+ * paths); `signed` holds this process's signatures, so its lease transactions are its own in the
+ * history. The timing is the lease's own.
+ */
+export interface ChainLeaseOptions extends Omit<SmallTransactionContext, 'timing'> {
   /** The source chain's id: the lease's seed names it. */
   sourceChainId: number;
-  /** This process's signatures on the chain: its lease transactions are its own in the history. */
-  signed: SignedSignatures;
   /** The destination chain's endpoints (BRIDGE_TARGET_RPC_URL and its fallbacks): with one, its word is all there is. */
   endpoints: number;
-  /** The votes' market price (absent: no priority fee). */
-  bidder?: PriorityFeeBidder;
-  /** BRIDGE_TARGET_SEND_URLS. */
-  paths?: SendPaths;
   /** Tests only: faster status polling. */
   pollIntervalMs?: number;
   /** Tests only: the instance mark (a random key otherwise). */
@@ -69,47 +60,23 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
   const alone = options.endpoints <= 1;
   const history = { rpc, address, authority, signed: options.signed };
   const pollMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
+  const submit: SmallTransactionContext = { ...options, timing: { pollIntervalMs: pollMs, rebroadcastIntervalMs: RESEND_MS, confirmTimeoutMs: LEASE_CONFIRM_TIMEOUT_MS } };
 
   async function read(signal: AbortSignal, minContextSlot?: number): Promise<LeaseObservation> {
     const { slot, account } = await rpc.getAccountInfo(address, { commitment: 'confirmed', ...(minContextSlot === undefined ? {} : { minContextSlot }) }, signal);
     return { ...leaseState(account, authority), slot };
   }
 
-  /** Sends the lease transaction until it lands or its bound passes: the slot it confirmed at, or why it did not. */
-  async function land(wire: Uint8Array, signature: string, signal: AbortSignal): Promise<{ slot: number } | { refused: string }> {
-    options.signed.add(signature);
-    try {
-      await rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
-    } catch (err) {
-      const refusal = preflightFailure(err);
-      if (refusal === undefined) throw err;
-      return { refused: `refused in preflight: ${JSON.stringify(refusal.transactionError)}` };
-    }
-    const started = Date.now();
-    let sentAt = started;
-    options.paths?.send(wire, signal, () => undefined);
-    while (Date.now() < started + LEASE_CONFIRM_TIMEOUT_MS) {
-      const { slot, status } = await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal);
-      if (status !== null && status.err !== null) return { refused: `landed with ${JSON.stringify(status.err)}` };
-      if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') return { slot: Math.max(slot, status.slot) };
-      if (Date.now() >= sentAt + RESEND_MS) {
-        sentAt = Date.now();
-        // The same bytes again: a send lost on the way costs one interval, not the bound. A refusal now is the outcome the status will show.
-        await rpc.sendTransaction(wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal).catch(() => undefined);
-        options.paths?.send(wire, signal, () => undefined);
-      }
-      await sleep(pollMs, signal);
-    }
-    return { refused: `not confirmed within ${LEASE_CONFIRM_TIMEOUT_MS / 1000} s` };
-  }
-
-  /** Signed with the compute budget and the market's price behind the lease's instructions (a durable-nonce advance stays first). */
-  async function signed(instructions: TransactionInstruction[], durableValue: string | undefined, signal: AbortSignal) {
-    const price = options.bidder === undefined ? 0 : (await options.bidder.bid(instructions, signal)).microLamportsPerUnit;
-    const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: LEASE_UNIT_LIMIT }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: price })];
-    const { blockhash, lastValidBlockHeight } = durableValue === undefined ? await rpc.getLatestBlockhash('confirmed', signal) : { blockhash: durableValue, lastValidBlockHeight: 0 };
-    const { wire, signature } = await signTransaction(signer, [...instructions, ...budget], blockhash, lastValidBlockHeight);
-    return { wire, signature: bs58.encode(signature) };
+  /**
+   * The lease's instructions as a small transaction under LEASE_UNIT_LIMIT, against `durableValue`
+   * (the value held: the instructions start with its advance) or a confirmed blockhash: the slot
+   * it confirmed at, or why it did not.
+   */
+  async function land(instructions: TransactionInstruction[], durableValue: string | undefined, signal: AbortSignal): Promise<{ signature: string } & ({ slot: number } | { refused: string })> {
+    const outcome = await submitSmallTransaction(submit, { instructions, unitLimit: LEASE_UNIT_LIMIT, ...(durableValue === undefined ? {} : { durableValue }) }, signal);
+    const { signature } = outcome;
+    if (outcome.kind === 'landed') return { signature, slot: outcome.slot };
+    return { signature, refused: outcome.kind === 'landed_with_error' ? `landed with ${JSON.stringify(outcome.err)}` : outcome.reason };
   }
 
   /** Corroborated reads at or after `slot` until two endpoints agree on a state `keep` accepts; undefined when they never do. */
@@ -148,9 +115,9 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
     }
     const over = seen.state === 'held' ? seen.value : undefined;
     const instructions = over === undefined ? takeLeaseInstructions(authority, sourceChainId, instance) : advanceLeaseInstructions(authority, sourceChainId, instance);
-    const { wire, signature } = await signed(instructions, over, signal);
+    const landed = await land(instructions, over, signal);
+    const { signature } = landed;
     const what = `${over === undefined ? 'taking' : 'taking over'} (${signature})`;
-    const landed = await land(wire, signature, signal);
     if ('refused' in landed) return { taken: false, seen: await read(signal, seen.slot), why: `${what} ${landed.refused}` };
     // The endpoint's "confirmed" is one word: two endpoints must show the lease held by a new value.
     const after = await agreed(landed.slot, (view) => view.state === 'held' && view.value !== over, signal);
@@ -171,16 +138,16 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
     const advanced = await step(signal, async (): Promise<Step<{ slot: number; signature: string }>> => {
       const seen = await read(signal);
       if (seen.state !== 'held' || seen.value !== value) return { final: `the lease is not this instance's any more (it reads ${describe(seen)})` };
-      const { wire, signature } = await signed(advanceLeaseInstructions(authority, sourceChainId, instance), value, signal);
-      const landed = await land(wire, signature, signal);
+      const landed = await land(advanceLeaseInstructions(authority, sourceChainId, instance), value, signal);
+      const { signature } = landed;
       return 'refused' in landed ? { refused: `advancing from the value held (${signature}) ${landed.refused}` } : { done: { slot: landed.slot, signature } };
     });
     if (typeof advanced === 'string') return { released: false, why: advanced };
     const closed = await step(signal, async (): Promise<Step<{ signature: string; slot: number }>> => {
       const seen = await read(signal, advanced.slot);
       if (seen.state !== 'held') return { final: `the lease reads ${describe(seen)} after this instance's advance` };
-      const { wire, signature } = await signed(releaseLeaseInstructions(authority, sourceChainId, seen.lamports), undefined, signal);
-      const landed = await land(wire, signature, signal);
+      const landed = await land(releaseLeaseInstructions(authority, sourceChainId, seen.lamports), undefined, signal);
+      const { signature } = landed;
       return 'refused' in landed ? { refused: `releasing (${signature}) ${landed.refused}` } : { done: { signature, slot: landed.slot } };
     });
     return typeof closed === 'string' ? { released: false, why: closed } : { released: true, advance: advanced.signature, ...closed };

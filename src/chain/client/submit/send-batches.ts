@@ -1,20 +1,18 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../../errors.js';
-import type { Metrics } from '../../../metrics/metrics.js';
-import type { ChainSide, CrankAction } from '../../../domain.js';
 import type { LandedTransaction } from '../../port/bridge-chains.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import { learnFromLanding, LOADED_ACCOUNTS_EXCEEDED, type ComputeCeilings } from '../budget/compute-budget.js';
 import type { LoadedAccounts } from '../budget/loaded-accounts.js';
 import { feeNote, type PriorityFeeBidder } from '../budget/priority-fee.js';
-import { signNextBatch, type SignedBatch } from '../sign-transaction.js';
-import type { Reprice } from './lifetime.js';
-import { failedWith, type ActionTarget, type SendOutcome, type TransactionJob } from './send-outcome.js';
+import { signNextBatch, type SignedBatch } from './build/sign-transaction.js';
+import type { Reprice } from './settle/lifetime.js';
+import { failedWith, type ActionTarget, type SendOutcome, type TransactionJob } from './settle/send-outcome.js';
 import type { TransactionSender } from './transaction-sender.js';
 
 /**
  * The one batch-send loop of every action (./submit-votes.ts, ./submit-cleanups.ts): each
- * transaction sized, priced and signed once (../sign-transaction.ts), sent and watched by the
+ * transaction sized, priced and signed once (./build/sign-transaction.ts), sent and watched by the
  * chain's sender (./transaction-sender.ts); what became of it tells the fee bidder whether the
  * price was enough, and the action what to send next. Whether anything is tried again is
  * src/failure-policy.ts's decision.
@@ -31,9 +29,6 @@ export interface BudgetedSubmitter {
   loaded: LoadedAccounts;
   authority: PublicKey;
 }
-
-/** The submitter of `action` on the chain `side`: what every send of that action needs. */
-export type SubmitterOn = (side: ChainSide, action: CrankAction) => BudgetedSubmitter & { metrics: Metrics };
 
 /** One item of a batched action: the entry it concerns and its instruction. */
 export interface BatchItem {
@@ -125,7 +120,7 @@ async function sendSignedBatch(s: BudgetedSubmitter, batch: SignedBatch<BatchIte
 /**
  * A version of the batch at the chain's next escalation step, against the same lifetime value
  * and with the same instructions and limit, for a lifetime that re-prices while it waits
- * (./nonce-lifetime.ts); undefined when the bid would not rise (it is at the cap).
+ * (./settle/nonce-lifetime.ts); undefined when the bid would not rise (it is at the cap).
  */
 function repricer(s: BudgetedSubmitter, batch: SignedBatch<BatchItem>): Reprice {
   const instructions = batch.items.map((item) => item.instruction);
@@ -134,6 +129,6 @@ function repricer(s: BudgetedSubmitter, batch: SignedBatch<BatchItem>): Reprice 
     const bid = await s.bidder.bid(instructions, signal);
     if (bid.microLamportsPerUnit <= current.budget.microLamportsPerUnit) return undefined;
     const budget = { ...current.budget, microLamportsPerUnit: bid.microLamportsPerUnit };
-    return s.sender.sign(instructions, budget, batch.landing, signal, current.nonce);
+    return s.sender.sign(instructions, budget, batch.lead, signal, current.nonce);
   };
 }

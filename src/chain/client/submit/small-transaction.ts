@@ -10,9 +10,10 @@ import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import { preflightFailure, shortRpcFailure } from '../../rpc/rpc-failure.js';
 import type { PriorityFeeBidder } from '../budget/priority-fee.js';
 import type { SignedSignatures } from '../read/authority-history.js';
-import { signTransaction } from '../sign-transaction.js';
-import type { LandingPaths } from './landing-paths.js';
-import { everySendFailed, NO_EXPIRY, SendRecord, SignatureWatch, type SignedTransaction } from './signature-watch.js';
+import { signTransaction } from './build/sign-transaction.js';
+import type { Broadcast } from './send/broadcast.js';
+import { everySendFailed, NO_EXPIRY, SendRecord, SignatureWatch } from './watch/signature-watch.js';
+import type { SignedTransaction } from './build/sign-transaction.js';
 import type { SubmitTiming } from './transaction-sender.js';
 
 /**
@@ -21,7 +22,7 @@ import type { SubmitTiming } from './transaction-sender.js';
  * on (docs/chain-client.md, "Small transactions"): its price bid from the market by the chain's
  * bidder (../budget/priority-fee.ts) under a compute limit the caller measured, signed against
  * a confirmed blockhash or a durable value the caller holds, sent once with preflight, then
- * re-sent through the read endpoints and every send-only path (./landing-paths.ts) at the
+ * re-sent through the read endpoints and every send-only path (./send/broadcast.ts) at the
  * sender's pace while it can land, and landed only once a status says confirmed (a status seen
  * only at processed may be on a fork that is abandoned). It can no longer land once the block
  * height passed its lastValidBlockHeight and a status read from a view at or past that height
@@ -34,7 +35,8 @@ export interface SmallTransactionContext {
   rpc: ChainRpc;
   signer: AuthoritySigner;
   bidder: PriorityFeeBidder;
-  landing: LandingPaths;
+  /** The chain's read endpoints and send-only paths, and the record of what landed. */
+  broadcast: Broadcast;
   /** Every signature made here is added (second-signer detection). */
   signed: SignedSignatures;
   timing: SubmitTiming;
@@ -55,8 +57,8 @@ export type SmallTransactionOutcome =
   | { kind: 'landed_with_error'; signature: string; slot: number; err: unknown }
   | { kind: 'refused' | 'not_landed' | 'unknown'; signature: string; reason: string };
 
-export async function landSmallTransaction(ctx: SmallTransactionContext, request: SmallTransactionRequest, signal: AbortSignal): Promise<SmallTransactionOutcome> {
-  const { rpc, signer, bidder, landing, timing } = ctx;
+export async function submitSmallTransaction(ctx: SmallTransactionContext, request: SmallTransactionRequest, signal: AbortSignal): Promise<SmallTransactionOutcome> {
+  const { rpc, signer, bidder, broadcast, timing } = ctx;
   const bid = await bidder.bid(request.instructions, signal);
   const { blockhash, lastValidBlockHeight } = request.durableValue === undefined ? await rpc.getLatestBlockhash('confirmed', signal) : { blockhash: request.durableValue, lastValidBlockHeight: NO_EXPIRY };
   const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: request.unitLimit }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: bid.microLamportsPerUnit })];
@@ -74,22 +76,22 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
     leading: request.durableValue === undefined ? budget.length : 0,
   };
   const watch = new SignatureWatch({ rpc, metrics: ctx.metrics, logger: ctx.logger, timing });
-  const carried = landing.carried(signed, signal);
+  const carried = broadcast.carried(signed, signal);
   const sends = new SendRecord();
   sends.sending();
   try {
     await rpc.sendTransaction(signed.wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal);
     sends.wentThrough();
-    landing.readEndpointsAnswered(carried, signed, true);
+    broadcast.readEndpointsAnswered(carried, signed, true);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     const preflight = preflightFailure(err);
     if (preflight !== undefined) return { kind: 'refused', signature, reason: `refused in preflight: ${JSON.stringify(preflight.transactionError)}` };
     if (isDefiniteSendRefusal(err) && isBridgeError(err, 'CHAIN__RPC_FAILED')) return { kind: 'refused', signature, reason: `the node refused it: ${shortRpcFailure(err)}` };
     sends.failedWith(err);
-    landing.readEndpointsAnswered(carried, signed, false);
+    broadcast.readEndpointsAnswered(carried, signed, false);
   }
-  landing.sendOnPaths(carried, signed, signal);
+  broadcast.sendOnPaths(carried, signed, signal);
 
   const started = Date.now();
   let lastSend = started;
@@ -97,7 +99,7 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
   while (Date.now() - started < timing.confirmTimeoutMs) {
     const poll = await watch.poll(signature, false, signal);
     if (poll.kind === 'found' && (poll.status.confirmationStatus === 'confirmed' || poll.status.confirmationStatus === 'finalized')) {
-      landing.landed(carried, [signed], 0, poll.status.slot);
+      broadcast.landed(carried, [signed], 0, poll.status.slot);
       bidder.landed();
       const slot = Math.max(poll.slot, poll.status.slot);
       return poll.status.err === null ? { kind: 'landed', signature, slot } : { kind: 'landed_with_error', signature, slot, err: poll.status.err };
@@ -106,7 +108,7 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
     const checkExpiry = poll.kind === 'absent' && lastValidBlockHeight !== NO_EXPIRY && Date.now() - lastExpiryCheck >= timing.rebroadcastIntervalMs;
     if (checkExpiry) lastExpiryCheck = Date.now();
     if (checkExpiry && (await expiredBy(rpc, lastValidBlockHeight, poll.slot, signal))) {
-      landing.notLanded(carried, [signed]);
+      broadcast.notLanded(carried, [signed]);
       if (sends.accepted > 0) bidder.expired();
       const reason = everySendFailed(rpc.chain, sends) ?? `its blockhash expired (block height past ${lastValidBlockHeight}) before it landed`;
       return { kind: 'not_landed', signature, reason };
@@ -114,8 +116,8 @@ export async function landSmallTransaction(ctx: SmallTransactionContext, request
     if (Date.now() - lastSend >= watch.sendInterval(sends)) {
       lastSend = Date.now();
       const accepted = await watch.rebroadcast(signed, sends, signal);
-      landing.readEndpointsAnswered(carried, signed, accepted);
-      landing.sendOnPaths(carried, signed, signal);
+      broadcast.readEndpointsAnswered(carried, signed, accepted);
+      broadcast.sendOnPaths(carried, signed, signal);
     }
     await sleep(timing.pollIntervalMs, signal);
   }

@@ -2,13 +2,13 @@ import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { BridgeError } from '../../../errors.js';
 import { resendAfterRefusal } from '../../../failure-policy.js';
 import type { Metrics } from '../../../metrics/metrics.js';
-import type { BridgeChains, CleanupReport } from '../../port/bridge-chains.js';
+import type { CleanupReport } from '../../port/bridge-chains.js';
 import { decodeDepositEntries } from '../../codec/accounts.js';
 import { cleanupDepositInstruction } from '../../codec/builders.js';
 import { DEPOSIT_ENTRY_SIZE } from '../../codec/layout.js';
 import type { DepositEntry } from '../../types.js';
-import { sendBatches, type BatchItem, type BudgetedSubmitter, type SubmitterOn } from './send-batches.js';
-import { asSubmitFailure, submitFailure, type ActionTarget } from './send-outcome.js';
+import { sendBatches, type BatchItem, type BudgetedSubmitter } from './send-batches.js';
+import { asSubmitFailure, submitFailure, type ActionTarget } from './settle/send-outcome.js';
 import { entryIndexArg } from './submit-votes.js';
 import { MAX_SLICE_BYTES, ReadMeter, readEntries, readTrackerHeader, type TrackerRef } from '../read/tracker-reader.js';
 import { coveringRanges } from '../read/window.js';
@@ -25,7 +25,7 @@ import { toEntryIndex } from '../../port/authority-position.js';
  * Failed entries do not stop the others; they are reported together at the end.
  */
 
-interface CleanupSubmitter extends BudgetedSubmitter {
+export interface CleanupSubmitter extends BudgetedSubmitter {
   metrics: Metrics;
   cleanupInstruction: (index: number, depositor: PublicKey) => TransactionInstruction;
 }
@@ -37,20 +37,14 @@ interface Failure {
   reason: string;
 }
 
-/** The crank's cleanup action, on the source's DepositTracker. */
-export function cleanupActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'cleanupDeposits'> {
-  const cleanups = submitterOn('source', 'cleanup_deposit');
-  const cleanupInstruction = cleanupFor(cleanups.target.tracker, cleanups.authority);
-  return { cleanupDeposits: (indices, signal) => submitCleanups({ ...cleanups, cleanupInstruction }, indices, signal) };
-}
-
 /** cleanup_deposit of one entry of the DepositTracker `tracker`, paid by `payer`. */
 export function cleanupFor(tracker: TrackerRef, payer: PublicKey) {
   return (index: number, depositor: PublicKey): TransactionInstruction =>
     cleanupDepositInstruction({ programId: tracker.programId, payer, depositTracker: tracker.address, depositor, index: BigInt(index) });
 }
 
-async function submitCleanups(
+/** cleanupDeposits (wired in ../create-chain-client.ts), on the source's DepositTracker. */
+export async function submitCleanups(
   s: CleanupSubmitter,
   indices: readonly number[],
   signal: AbortSignal,

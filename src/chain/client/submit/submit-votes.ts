@@ -2,15 +2,15 @@ import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { BridgeError } from '../../../errors.js';
 import { resendAfterRefusal } from '../../../failure-policy.js';
 import type { Metrics } from '../../../metrics/metrics.js';
-import type { AckDepositVote, AckWithdrawVote, BridgeChains, LandedTransaction, SubmitReport } from '../../port/bridge-chains.js';
+import type { AckDepositVote, AckWithdrawVote, LandedTransaction, SubmitReport } from '../../port/bridge-chains.js';
 import { ackDepositInstruction, ackWithdrawInstruction } from '../../codec/builders.js';
 import { depositResultToArg } from '../../codec/instructions.js';
 import { tokenPairAddress } from '../../pda.js';
 import { depositResultFromWire, parseU64 } from '../../port/result-wire.js';
 import { reconcileVotes } from './reconcile-votes.js';
 import { ReadMeter, readTrackerHeader, type TrackerRef } from '../read/tracker-reader.js';
-import { sendBatches, type BatchItem, type BudgetedSubmitter, type SubmitterOn } from './send-batches.js';
-import { asSubmitFailure, submitFailure, type TransactionJob } from './send-outcome.js';
+import { sendBatches, type BatchItem, type BudgetedSubmitter } from './send-batches.js';
+import { asSubmitFailure, submitFailure, type TransactionJob } from './settle/send-outcome.js';
 import { ownNextIndex } from '../../port/authority-position.js';
 
 /**
@@ -36,18 +36,6 @@ export function entryIndexArg(index: number, field: string): bigint {
     { field, value: String(index), reason: 'expected an entry index: an integer 0 ..= 2^53-1' },
     { shown: String(index) },
   );
-}
-
-/** The crank's vote actions: deposits are voted on the destination's tracker, withdrawals on the source's. */
-export function voteActions(submitterOn: SubmitterOn): Pick<BridgeChains, 'ackDeposits' | 'ackWithdraws'> {
-  const deposits = submitterOn('target', 'ack_deposit');
-  const withdraws = submitterOn('source', 'ack_withdraw');
-  const ackDeposit = ackDepositFor(deposits.target.tracker, deposits.authority);
-  const ackWithdraw = ackWithdrawFor(withdraws.target.tracker, withdraws.authority);
-  return {
-    ackDeposits: (votes, signal) => submitVotes({ ...deposits, instructionFor: ackDeposit }, votes, signal),
-    ackWithdraws: (votes, signal) => submitVotes({ ...withdraws, instructionFor: ackWithdraw }, votes, signal),
-  };
 }
 
 /** What both votes carry: the tracker's program, the authority, the entry index and the verdict. */
@@ -80,7 +68,8 @@ export function ackWithdrawFor(tracker: TrackerRef, authority: PublicKey) {
     });
 }
 
-async function submitVotes<V extends { index: number }>(
+/** ackDeposits and ackWithdraws (wired in ../create-chain-client.ts): deposits are voted on the destination's tracker, withdrawals on the source's. */
+export async function submitVotes<V extends { index: number }>(
   s: VoteSubmitter<V>,
   votes: readonly V[],
   signal: AbortSignal,

@@ -15,20 +15,20 @@ import type { SignedSignatures } from '../read/authority-history.js';
 import { budgetInstructions, type ComputeBudget } from '../budget/compute-budget.js';
 import type { NoncePool } from '../nonce/nonce-pool.js';
 import { tipInstruction, type TipSettings } from '../budget/tip.js';
-import { signTransaction, type Landing } from '../sign-transaction.js';
-import { BlockhashLifetime } from './blockhash-lifetime.js';
-import type { LandingPaths } from './landing-paths.js';
-import type { Pending, Reprice, SendingCore, TransactionLifetime } from './lifetime.js';
-import { NonceLifetime } from './nonce-lifetime.js';
-import { failedWith, landedOnChain, neverLands, submitFailure, type SendOutcome, type TransactionJob } from './send-outcome.js';
-import { everySendFailed, SendRecord, SignatureWatch, type NonceBinding, type SignedTransaction } from './signature-watch.js';
+import { signTransaction, type LifetimeLead, type NonceBinding, type SignedTransaction } from './build/sign-transaction.js';
+import { BlockhashLifetime } from './settle/blockhash-lifetime.js';
+import type { Broadcast } from './send/broadcast.js';
+import type { Pending, Reprice, SendingCore, TransactionLifetime } from './settle/lifetime.js';
+import { NonceLifetime } from './settle/nonce-lifetime.js';
+import { failedWith, landedOnChain, neverLands, submitFailure, type SendOutcome, type TransactionJob } from './settle/send-outcome.js';
+import { everySendFailed, SendRecord, SignatureWatch } from './watch/signature-watch.js';
 
 /**
  * Signs, sends and watches one chain's transactions, one at a time: each sent with preflight
- * and maxRetries 0, watched until it lands or can no longer land (./signature-watch.ts), its
- * outcome a value (./send-outcome.ts) for the batch-send loop (./send-batches.ts). Until when a
- * transaction can land is its lifetime's to say: a blockhash (./blockhash-lifetime.ts) or a
- * durable nonce (./nonce-lifetime.ts), picked when it is signed and sent (./lifetime.ts).
+ * and maxRetries 0, watched until it lands or can no longer land (./watch/signature-watch.ts), its
+ * outcome a value (./settle/send-outcome.ts) for the batch-send loop (./send-batches.ts). Until when a
+ * transaction can land is its lifetime's to say: a blockhash (./settle/blockhash-lifetime.ts) or a
+ * durable nonce (./settle/nonce-lifetime.ts), picked when it is signed and sent (./settle/lifetime.ts).
  *
  * An attempt is one signed transaction's life: one that can no longer land ends it with a
  * retryable failure; the crank reads and plans again and its next attempt signs anew, up to
@@ -74,7 +74,7 @@ export interface TransactionSenderOptions {
   /** BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: what a void pays per unit. */
   voidMicroLamportsPerUnit?: number;
   /** The send-only paths beside the read endpoints, and the landing measured. */
-  landing: LandingPaths;
+  broadcast: Broadcast;
   /** A tip inside every transaction (BRIDGE_*_TIP_LAMPORTS), on top of the priority fee; none when absent. */
   tip?: TipSettings;
 }
@@ -105,12 +105,12 @@ export class TransactionSender {
   }
 
   /** How `action`'s next batch lands: in nonce mode behind AdvanceNonceAccount of its lane. */
-  landingFor(action: CrankAction): Landing {
+  leadFor(action: CrankAction): LifetimeLead {
     const { nonces: pool, tip, signer } = this.options;
     const tipped = tip === undefined ? [] : [tipInstruction(signer.publicKey, tip)];
     // The pool's mode decides the lifetime of what is signed next; what was signed keeps its own.
     const lifetime = pool?.mode === 'nonce' ? this.nonce : this.blockhash;
-    return lifetime.landing(action, tipped);
+    return lifetime.lead(action, tipped);
   }
 
   /** The lifetime of `signed`: what it was signed against says until when it can land. */
@@ -126,13 +126,13 @@ export class TransactionSender {
   async sign(
     instructions: readonly TransactionInstruction[],
     budget: ComputeBudget,
-    landing: Landing,
+    lead: LifetimeLead,
     signal: AbortSignal,
     binding?: NonceBinding,
   ): Promise<SignedTransaction> {
-    const lifetime = landing.lane === undefined && binding === undefined ? this.blockhash : this.nonce;
-    const { blockhash, lastValidBlockHeight, nonce } = await lifetime.signingValue(landing, signal, binding);
-    const leading = [...landing.leading, ...budgetInstructions(budget)];
+    const lifetime = lead.lane === undefined && binding === undefined ? this.blockhash : this.nonce;
+    const { blockhash, lastValidBlockHeight, nonce } = await lifetime.signingValue(lead, signal, binding);
+    const leading = [...lead.leading, ...budgetInstructions(budget)];
     const { wire, signature } = await signTransaction(this.options.signer, [...leading, ...instructions], blockhash, lastValidBlockHeight);
     const encoded = bs58.encode(signature);
     this.options.signed.add(encoded);
@@ -147,7 +147,7 @@ export class TransactionSender {
    */
   async sendAndConfirm(signed: SignedTransaction, job: TransactionJob, signal: AbortSignal, reprice?: Reprice): Promise<SendOutcome> {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
-    const carried = this.options.landing.carried(signed, signal);
+    const carried = this.options.broadcast.carried(signed, signal);
     const lifetime = this.lifetimeOf(signed);
     const pending: Pending = { signed, job, lifetime, sends: new SendRecord(), versions: [signed], carried, ...(reprice === undefined ? {} : { reprice }) };
     this.pending.set(signed.signature, pending);
@@ -163,7 +163,7 @@ export class TransactionSender {
 
   /**
    * Voids every transaction an earlier call left pending whose lifetime can be ended at will
-   * (a durable nonce's: ./nonce-lifetime.ts); the crank no longer wants them. What moved the
+   * (a durable nonce's: ./settle/nonce-lifetime.ts); the crank no longer wants them. What moved the
    * nonce, a version or the void, is learnt when the transaction is settled (the action's next
    * call, or `settleInFlight`). Returns how many were voided; a blockhash-mode one needs none
    * (it expires).
@@ -262,7 +262,7 @@ export class TransactionSender {
       if (outcome !== 'waiting') {
         const voidLanded = neverLands(outcome) && (await lifetime.voidLanded(pending, signal));
         this.settle(pending, landedOnChain(outcome), voidLanded);
-        if (neverLands(outcome)) this.options.landing.notLanded(pending.carried, pending.versions);
+        if (neverLands(outcome)) this.options.broadcast.notLanded(pending.carried, pending.versions);
         return outcome;
       }
       if (Date.now() - lastBroadcast >= this.watch.sendInterval(sends)) {
@@ -288,9 +288,9 @@ export class TransactionSender {
    * would land there with their error.
    */
   private sentOnPaths(pending: Pending, signed: SignedTransaction, accepted: boolean, signal: AbortSignal): void {
-    const { landing } = this.options;
-    landing.readEndpointsAnswered(pending.carried, signed, accepted);
-    landing.sendOnPaths(pending.carried, signed, signal);
+    const { broadcast } = this.options;
+    broadcast.readEndpointsAnswered(pending.carried, signed, accepted);
+    broadcast.sendOnPaths(pending.carried, signed, signal);
   }
 
   // An error seen only at `processed` may belong to a fork that dies; wait until it is confirmed.
@@ -299,7 +299,7 @@ export class TransactionSender {
     if (!settled) return 'waiting';
     const { job } = pending;
     this.watch.recordLanded(signed.budget);
-    this.options.landing.landed(pending.carried, pending.versions, pending.versions.indexOf(signed), status.slot);
+    this.options.broadcast.landed(pending.carried, pending.versions, pending.versions.indexOf(signed), status.slot);
     const { signature } = signed;
     if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature, leading: signed.leading });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');

@@ -2,12 +2,12 @@ import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction } 
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { computeUnitPriceOf } from '../../../../src/chain/client/budget/landed-price.js';
-import { LANDING_WINDOW_MS, LandingRecord, resignSlotsFrom, summarize, type LandingEvent } from '../../../../src/chain/client/submit/landing-record.js';
+import { LANDING_WINDOW_MS, LandingRecord, resignSlotsFrom, summarize, type LandingEvent } from '../../../../src/chain/client/submit/send/landing-record.js';
 import { withCarried, bidFrom, PriorityFeeBidder } from '../../../../src/chain/client/budget/priority-fee.js';
 import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
 import { captureLogs } from '../../../support/log-capture.js';
 import { tipAccountProblems, tipInstruction } from '../../../../src/chain/client/budget/tip.js';
-import { packedFees } from '../../../../src/chain/client/budget/fees.js';
+import { packedFees } from '../../../../src/chain/client/submit/build/planned-fees.js';
 import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../../src/chain/fee-rate.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../../../../src/chain/pda.js';
 import { nonceAddress } from '../../../../src/chain/nonce-account.js';
@@ -142,7 +142,7 @@ describe('tip accounts checked at start', () => {
     targetProgramId: program,
     sourceChainId: 1,
     targetChainId: 2,
-    landing: {
+    sendExtensions: {
       source: { sendUrls: [], tip: source.length === 0 ? undefined : { accounts: source, lamports: 1_000 } },
       target: { sendUrls: [], tip: target.length === 0 ? undefined : { accounts: target, lamports: 1_000 } },
     },

@@ -2,7 +2,7 @@ import { Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileKeySigner } from '../../../../src/signer/file-key-signer.js';
-import { neededLamports, planNoncePool, setUpNoncePool, type NoncePoolSetup } from '../../../../src/chain/client/nonce/nonce-setup.js';
+import { neededLamports, planNoncePool, setUpNoncePool, type NoncePoolSetup } from '../../../../src/chain/client/submit/nonce-setup.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress, nonceSeed } from '../../../../src/chain/nonce-account.js';
 import { DEFAULT_PROGRAM_ID } from '../../../../src/chain/codec/layout.js';
 import { createChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';

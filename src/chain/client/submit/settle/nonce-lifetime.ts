@@ -1,27 +1,28 @@
 import type { TransactionInstruction } from '@solana/web3.js';
-import type { Logger } from '../../../log/logger.js';
-import type { CrankAction } from '../../../domain.js';
-import { advanceNonceInstruction } from '../../nonce-account.js';
-import { isBridgeError, type BridgeError } from '../../../errors.js';
-import type { Metrics } from '../../../metrics/metrics.js';
-import type { AuthoritySigner } from '../../../signer/authority-signer.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import type { SignedSignatures } from '../read/authority-history.js';
-import type { NoncePool, NonceValue } from '../nonce/nonce-pool.js';
-import { signVoid, type SignedVoid } from '../nonce/nonce-void.js';
-import type { Landing } from '../sign-transaction.js';
-import { acceptedAnywhere, sendSlotOf, type LandingPaths } from './landing-paths.js';
+import type { Logger } from '../../../../log/logger.js';
+import type { CrankAction } from '../../../../domain.js';
+import { advanceNonceInstruction } from '../../../nonce-account.js';
+import { isBridgeError, type BridgeError } from '../../../../errors.js';
+import type { Metrics } from '../../../../metrics/metrics.js';
+import type { AuthoritySigner } from '../../../../signer/authority-signer.js';
+import type { ChainRpc } from '../../../rpc/chain-rpc.js';
+import type { SignedSignatures } from '../../read/authority-history.js';
+import type { NoncePool, NonceValue } from '../../nonce/nonce-pool.js';
+import { signVoid, type SignedVoid } from './nonce-void.js';
+import type { LifetimeLead } from '../build/sign-transaction.js';
+import { acceptedAnywhere, sendSlotOf, type Broadcast } from '../send/broadcast.js';
 import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from './lifetime.js';
 import { submitFailure, type SendOutcome } from './send-outcome.js';
-import { NO_EXPIRY, type NonceBinding } from './signature-watch.js';
+import type { NonceBinding } from '../build/sign-transaction.js';
+import { NO_EXPIRY } from '../watch/signature-watch.js';
 
 /**
- * The durable-nonce lifetime (../nonce/nonce-pool.ts): a transaction led by AdvanceNonceAccount
+ * The durable-nonce lifetime (../../nonce/nonce-pool.ts): a transaction led by AdvanceNonceAccount
  * of its action's lane and signed against that nonce's value can land until the value moves, and
  * no block height ends it. While it has not
  * moved, a re-priced version against the same value joins it at the chain's measured re-sign
  * pace; whichever version lands, the others cannot. The crank voids one it no longer wants by
- * advancing the nonce itself (../nonce/nonce-void.ts). docs/chain-client.md, "Landing once:
+ * advancing the nonce itself (./nonce-void.ts). docs/chain-client.md, "Landing once:
  * durable nonces".
  */
 
@@ -33,7 +34,7 @@ export interface NonceLifetimeOptions {
   logger: Logger;
   signed: SignedSignatures;
   voidMicroLamportsPerUnit?: number;
-  landing: LandingPaths;
+  broadcast: Broadcast;
 }
 
 type LaneRead = NonceValue | { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number };
@@ -48,14 +49,14 @@ export class NonceLifetime implements TransactionLifetime {
   ) {}
 
   /** Behind AdvanceNonceAccount of the action's lane: a nonce transaction's first instruction. */
-  landing(action: CrankAction, tipped: TransactionInstruction[]): Landing {
+  lead(action: CrankAction, tipped: TransactionInstruction[]): LifetimeLead {
     const lane = this.options.nonces!.laneOf(action);
     return { leading: [advanceNonceInstruction(lane, this.options.signer.publicKey), ...tipped], lane };
   }
 
   /** `binding` for a re-sign; otherwise the lane's current value (a lane comes only from the pool). */
-  async signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue> {
-    const nonce = binding ?? { lane: landing.lane!, ...(await this.options.nonces!.current(landing.lane!, signal)) };
+  async signingValue(lead: LifetimeLead, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue> {
+    const nonce = binding ?? { lane: lead.lane!, ...(await this.options.nonces!.current(lead.lane!, signal)) };
     return { blockhash: nonce.nonce, lastValidBlockHeight: NO_EXPIRY, nonce };
   }
 
@@ -103,7 +104,7 @@ export class NonceLifetime implements TransactionLifetime {
 
   /**
    * The crank no longer wants the transaction (a replaced plan, a pool change, a switch to
-   * blockhash mode, shutdown): it advances that nonce itself (../nonce/nonce-void.ts). What moved
+   * blockhash mode, shutdown): it advances that nonce itself (./nonce-void.ts). What moved
    * it, a version or the void, is learnt when the transaction is settled. False when it was
    * voided before, or signing failed (the next read tries again).
    */
@@ -150,7 +151,7 @@ export class NonceLifetime implements TransactionLifetime {
 
   /** The void to the read endpoints and every send-only path, as its versions go: with each rebroadcast until the nonce moves. */
   private async broadcastVoid(pending: Pending, voided: SignedVoid, signal: AbortSignal): Promise<void> {
-    this.options.landing.sendOnPaths(pending.carried, voided, signal);
+    this.options.broadcast.sendOnPaths(pending.carried, voided, signal);
     try {
       await this.options.rpc.sendTransaction(voided.wire, { skipPreflight: true, preflightCommitment: 'confirmed' }, signal);
     } catch (err) {
@@ -221,7 +222,7 @@ export class NonceLifetime implements TransactionLifetime {
 
   /**
    * The newest version has waited unlanded for the chain's measured re-sign pace, counted in
-   * processed slots: from its send slot (the first version's, ./landing-paths.ts) or the head
+   * processed slots: from its send slot (the first version's, ../send/broadcast.ts) or the head
    * when it was signed (a re-priced one), to the head the latest status poll answered at. Never
    * while no node or send-only path accepted it: a send refused at the HTTP or JSON-RPC level
    * is a failed send, which says nothing of the price (it is re-sent at the same one).
@@ -231,12 +232,12 @@ export class NonceLifetime implements TransactionLifetime {
     if (pending.reprice === undefined || pending.inBlock === true || head === undefined) return false;
     if (!acceptedAnywhere(pending.carried, pending.signed.signature)) return false;
     const from = pending.pricedAtSlot ?? sendSlotOf(pending.carried) ?? head;
-    return head - from >= this.options.landing.landing.resignSlots();
+    return head - from >= this.options.broadcast.record.resignSlots();
   }
 
   /**
    * Nonce mode's re-price: a version that has not landed after the chain's measured re-sign pace
-   * (`LandingRecord.resignSlots`, ./landing-record.ts) is signed again at the chain's next
+   * (`LandingRecord.resignSlots`, ../send/landing-record.ts) is signed again at the chain's next
    * escalation step, against the same nonce value and with the same instructions and limit.
    */
   private async repriceIfDue(pending: Pending, signal: AbortSignal): Promise<void> {

@@ -1,12 +1,12 @@
-import type { Metrics } from '../../../metrics/metrics.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import { PathAcceptances, READ_ENDPOINTS_PATH, type SendPaths } from '../../rpc/send-paths.js';
+import type { Metrics } from '../../../../metrics/metrics.js';
+import type { ChainRpc } from '../../../rpc/chain-rpc.js';
+import { PathAcceptances, READ_ENDPOINTS_PATH, type SendPaths } from '../../../rpc/send-paths.js';
 import type { LandingRecord } from './landing-record.js';
-import type { SignedTransaction } from './signature-watch.js';
+import type { SignedTransaction } from '../build/sign-transaction.js';
 
 /**
  * What the TransactionSender does besides its read endpoints for each transaction it watches:
- * the same signed bytes to every send-only path (../../rpc/send-paths.ts) each time they go to
+ * the same signed bytes to every send-only path (../../../rpc/send-paths.ts) each time they go to
  * the read endpoints, which paths accepted each version, and, once the outcome is known,
  * the landing measured in slots (./landing-record.ts). In blockhash mode a transaction has one
  * version, so every path carries the same bytes; in nonce mode every version excludes the
@@ -37,11 +37,11 @@ export function acceptedAnywhere(carried: Carried, signature: string): boolean {
   return carried.acceptances.pathsOf(signature).length > 0;
 }
 
-export class LandingPaths {
+export class Broadcast {
   constructor(
     private readonly rpc: ChainRpc,
     private readonly metrics: Metrics,
-    readonly landing: LandingRecord,
+    readonly record: LandingRecord,
     private readonly paths: SendPaths | undefined,
   ) {}
 
@@ -80,11 +80,11 @@ export class LandingPaths {
     const version = versions[landedIndex]!;
     for (const path of carried.acceptances.pathsOf(version.signature)) this.metrics.sendPathLanded.inc({ chain: this.rpc.chain, path });
     const slots = Math.max(0, slot - (sendSlotOf(carried) ?? slot));
-    this.landing.landed(slots, landedIndex, versions.length);
+    this.record.landed(slots, landedIndex, versions.length);
   }
 
   /** None of `versions` landed, nor can any: whether some node or path accepted one says whether that is about its price. */
   notLanded(carried: Carried, versions: readonly SignedTransaction[]): void {
-    this.landing.notLanded(versions.length, versions.some((version) => acceptedAnywhere(carried, version.signature)));
+    this.record.notLanded(versions.length, versions.some((version) => acceptedAnywhere(carried, version.signature)));
   }
 }

@@ -1,17 +1,18 @@
 import type { SignatureStatus, TransactionInstruction } from '@solana/web3.js';
-import type { CrankAction } from '../../../domain.js';
-import type { SignedVoid } from '../nonce/nonce-void.js';
-import type { Landing } from '../sign-transaction.js';
-import type { Carried } from './landing-paths.js';
+import type { CrankAction } from '../../../../domain.js';
+import type { SignedVoid } from './nonce-void.js';
+import type { LifetimeLead } from '../build/sign-transaction.js';
+import type { Carried } from '../send/broadcast.js';
 import type { SendOutcome, TransactionJob } from './send-outcome.js';
-import type { NonceBinding, SignatureWatch, SignedTransaction, Watched } from './signature-watch.js';
+import type { NonceBinding, SignedTransaction } from '../build/sign-transaction.js';
+import type { SignatureWatch, Watched } from '../watch/signature-watch.js';
 
 /**
  * A transaction's lifetime: what decides until when it can land. Two, side by side as
  * @solana/kit keeps them: a blockhash lifetime (./blockhash-lifetime.ts: it can land until the
  * block height passes its lastValidBlockHeight) and a durable-nonce lifetime
  * (./nonce-lifetime.ts: it can land until its nonce moves). The sender
- * (./transaction-sender.ts) picks one per transaction when it signs and sends it, and its one
+ * (../transaction-sender.ts) picks one per transaction when it signs and sends it, and its one
  * sending loop asks that lifetime, never which kind it is.
  */
 
@@ -39,14 +40,14 @@ export type Pending = Watched & {
   reprice?: Reprice;
   /**
    * The head (a status poll's processed context slot) when the newest version was signed, for a
-   * re-priced one; the first version's count starts at its send slot (./landing-paths.ts).
+   * re-priced one; the first version's count starts at its send slot (../send/broadcast.ts).
    */
   pricedAtSlot?: number;
   /** The newest processed slot a status poll of its versions answered at: the re-sign pace counts to it. */
   headSlot?: number;
   /** At the latest poll a version was in a block (processed, not yet confirmed): no re-price while it settles. */
   inBlock?: boolean;
-  /** Nonce mode: the void signed against the versions' value to make them unlandable (../nonce/nonce-void.ts). */
+  /** Nonce mode: the void signed against the versions' value to make them unlandable (./nonce-void.ts). */
   void?: SignedVoid;
 };
 
@@ -61,9 +62,9 @@ export interface TransactionLifetime {
   /** Whether a transaction that never landed says its price was too low (the bidder steps up). */
   readonly notLandedIsOutbid: boolean;
   /** How `action`'s next batch lands: the instructions that lead it (`tipped`: the tip's, if any) and, with a nonce, its lane. */
-  landing(action: CrankAction, tipped: TransactionInstruction[]): Landing;
-  /** The value to sign `landing`'s next transaction against: `binding` again for a re-sign. */
-  signingValue(landing: Landing, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue>;
+  lead(action: CrankAction, tipped: TransactionInstruction[]): LifetimeLead;
+  /** The value to sign `lead`'s next transaction against: `binding` again for a re-sign. */
+  signingValue(lead: LifetimeLead, signal: AbortSignal, binding?: NonceBinding): Promise<LifetimeValue>;
   /** Before the first send's bytes leave (`pending` is already in flight). */
   sending(pending: Pending): void;
   /** One poll of the transaction's outcome; `checkExpiry` once per rebroadcast interval. */

@@ -8,7 +8,7 @@ import { LAMPORTS_PER_SIGNATURE } from '../../fee-rate.js';
 import { isFundedOnly, NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, nonceSetupInstructions, rentExemptLamports } from '../../nonce-account.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { AccountData } from '../../rpc/rpc-answers.js';
-import { signTransaction } from '../sign-transaction.js';
+import { signTransaction } from './build/sign-transaction.js';
 
 /**
  * `npm run ops -- nonce init` on one chain, in two steps: a plan from reads alone (what is

@@ -5,36 +5,35 @@ import { chainName, chainVariables, type ChainSide, type CrankAction } from '../
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import type { BridgeChains, CheckOff, LandingSummary } from '../port/bridge-chains.js';
 import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
-import { MAX_NONCE_ACCOUNTS } from '../../config/config.js';
+import { MAX_NONCE_ACCOUNTS, type SendExtensions } from '../chain-settings.js';
 import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
 import type { AddressSignature } from '../rpc/rpc-answers.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { FeeEstimates } from '../rpc/fee-estimate.js';
 import { SendPaths } from '../rpc/send-paths.js';
-import type { ChainLanding } from '../../config/landing.js';
 import type { TrackerKind } from '../types.js';
 import { AuthorityHistory, SignedSignatures } from './read/authority-history.js';
 import { ComputeCeilings } from './budget/compute-budget.js';
-import { packedFees } from './budget/fees.js';
+import { packedFees } from './submit/build/planned-fees.js';
 import { leaseAddress } from '../lease-account.js';
 import { createSigningLease } from './submit/lease.js';
-import { LandingPaths } from './submit/landing-paths.js';
-import { LandingRecord } from './submit/landing-record.js';
+import { Broadcast } from './submit/send/broadcast.js';
+import { LandingRecord } from './submit/send/landing-record.js';
 import { LoadedAccounts } from './budget/loaded-accounts.js';
 import { MoveProofs } from './nonce/move-proofs.js';
 import { NoncePool } from './nonce/nonce-pool.js';
-import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './nonce/nonce-setup.js';
+import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './submit/nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './budget/priority-fee.js';
-import { readAuthorityView } from './read/read-authority.js';
+import { readAuthorityView } from './read-authority.js';
 import { readBridgeView, type ChainEndpoint } from './read/read-state.js';
 import { createBridgeWatch } from './read/bridge-watch.js';
 import { poolAddressSet, RecentValues } from './read/signer-evidence.js';
 import { readTransferRange, type TransferRange } from './read/read-transfers.js';
-import { zeroLandingCounters } from './submit/signature-watch.js';
-import { cleanupActions, cleanupFor } from './submit/submit-cleanups.js';
-import { ackDepositFor, ackWithdrawFor, voteActions } from './submit/submit-votes.js';
+import { zeroLandingCounters } from './submit/watch/signature-watch.js';
+import { cleanupFor, submitCleanups } from './submit/submit-cleanups.js';
+import { ackDepositFor, ackWithdrawFor, submitVotes } from './submit/submit-votes.js';
 import type { TrackerRef } from './read/tracker-reader.js';
-import type { SubmitterOn } from './submit/send-batches.js';
+import type { BudgetedSubmitter } from './submit/send-batches.js';
 import { TransactionSender, type SubmitTiming } from './submit/transaction-sender.js';
 
 /**
@@ -65,7 +64,7 @@ export interface BridgeChainsOptions {
   /** BRIDGE_NONCE_ACCOUNTS: the nonce pool's size per chain; 0 (the default here) keeps blockhash mode without reading any. */
   nonceAccounts?: number;
   /** BRIDGE_*_SEND_URLS and each chain's tip; none when absent. */
-  landing?: Record<ChainSide, ChainLanding>;
+  sendExtensions?: Record<ChainSide, SendExtensions>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -178,7 +177,7 @@ export function createOperatorReads(options: ChainEndpointsOptions): OperatorRea
   };
 }
 
-/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./nonce/nonce-setup.ts). */
+/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./submit/nonce-setup.ts). */
 export interface NoncePools {
   plan(authority: PublicKey, size: number, signal: AbortSignal): Promise<NoncePoolPlan[]>;
   setUp(signer: AuthoritySigner, plans: readonly NoncePoolPlan[], signal: AbortSignal): Promise<NoncePoolSetup[]>;
@@ -218,12 +217,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }), metrics });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
   const pathsFor = (chain: ChainSide): SendPaths => {
-    const urls = options.landing?.[chain].sendUrls ?? [];
+    const urls = options.sendExtensions?.[chain].sendUrls ?? [];
     return new SendPaths({ chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain }), ...(fetch === undefined ? {} : { fetch }) });
   };
   const sendPaths = { source: pathsFor('source'), target: pathsFor('target') };
-  const landingFor = (rpc: ChainRpc): LandingPaths => new LandingPaths(rpc, metrics, new LandingRecord(rpc.chain, metrics), sendPaths[rpc.chain]);
-  const landing = { source: landingFor(source.rpc), target: landingFor(target.rpc) };
+  const broadcastFor = (rpc: ChainRpc): Broadcast => new Broadcast(rpc, metrics, new LandingRecord(rpc.chain, metrics), sendPaths[rpc.chain]);
+  const broadcast = { source: broadcastFor(source.rpc), target: broadcastFor(target.rpc) };
   const senderFor = (rpc: ChainRpc, signed: SignedSignatures, pool: NoncePool): TransactionSender =>
     new TransactionSender({
       rpc,
@@ -233,8 +232,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       logger: logger.child({ chain: rpc.chain }),
       signed,
       voidMicroLamportsPerUnit: options.priorityFee.maxMicroLamports,
-      landing: landing[rpc.chain],
-      ...(options.landing?.[rpc.chain].tip === undefined ? {} : { tip: options.landing[rpc.chain].tip }),
+      broadcast: broadcast[rpc.chain],
+      ...(options.sendExtensions?.[rpc.chain].tip === undefined ? {} : { tip: options.sendExtensions[rpc.chain].tip }),
       ...(submitTiming === undefined ? {} : { timing: submitTiming }),
     });
   const leaseKey = leaseAddress(authorityKey, options.sourceChainId);
@@ -264,10 +263,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const proofs = { source: proofsFor(source.rpc), target: proofsFor(target.rpc) };
   const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => {
     const chainLogger = logger.child({ chain: rpc.chain });
-    const url = options.landing?.[rpc.chain].feeEstimateUrl;
+    const url = options.sendExtensions?.[rpc.chain].feeEstimateUrl;
     const estimates =
       url === undefined ? undefined : new FeeEstimates({ chain: rpc.chain, url, timeoutMs: options.rpcTimeoutMs, metrics, logger: chainLogger, ...(fetch === undefined ? {} : { fetch }) });
-    return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: landing[rpc.chain].landing, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
+    return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: broadcast[rpc.chain].record, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
   };
   const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
   // The lease's transactions land as the votes do: the destination's market price and send-only paths.
@@ -278,7 +277,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
     signed: signed.target,
     endpoints: 1 + (options.targetRpcFallbackUrls?.length ?? 0),
     bidder: bidder.target,
-    paths: sendPaths.target,
+    broadcast: broadcast.target,
+    metrics,
+    logger: logger.child({ chain: 'target' }),
     ...(submitTiming === undefined ? {} : { pollIntervalMs: submitTiming.pollIntervalMs }),
   });
   const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
@@ -286,10 +287,12 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
   const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
   const common = { authority: authorityKey, metrics };
-  const submitterOn: SubmitterOn = (side, action) => {
+  /** What every send of `action` on the chain `side` needs. */
+  const submitterOn = (side: ChainSide, action: CrankAction): BudgetedSubmitter & { metrics: Metrics } => {
     const { rpc, tracker } = side === 'source' ? source : target;
     return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], loaded: loaded[side], target: { action, tracker } };
   };
+  const submitters = { ackDeposits: submitterOn('target', 'ack_deposit'), ackWithdraws: submitterOn('source', 'ack_withdraw'), cleanupDeposits: submitterOn('source', 'cleanup_deposit') };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);
   const ackWithdraw = ackWithdrawFor(source.tracker, authorityKey);
@@ -321,9 +324,10 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       return view;
     },
 
-    ...voteActions(submitterOn),
-
-    ...cleanupActions(submitterOn),
+    // The crank's three actions: votes on each chain's tracker, cleanups on the source's.
+    ackDeposits: (votes, signal) => submitVotes({ ...submitters.ackDeposits, instructionFor: ackDeposit }, votes, signal),
+    ackWithdraws: (votes, signal) => submitVotes({ ...submitters.ackWithdraws, instructionFor: ackWithdraw }, votes, signal),
+    cleanupDeposits: (indices, signal) => submitCleanups({ ...submitters.cleanupDeposits, cleanupInstruction: cleanup }, indices, signal),
 
     readAuthority: (signal) =>
       readAuthorityView(
@@ -342,13 +346,13 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       const priced = (side: ChainSide, action: CrankAction) => ({
         capMicroLamports: cap,
         unitsPerInstruction: ceilings[side].perInstruction(action),
-        tipLamports: options.landing?.[side].tip?.lamports ?? 0,
+        tipLamports: options.sendExtensions?.[side].tip?.lamports ?? 0,
       });
       return {
-        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.landingFor('ack_deposit').leading),
+        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.leadFor('ack_deposit').leading),
         source:
-          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.landingFor('ack_withdraw').leading) +
-          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.landingFor('cleanup_deposit').leading),
+          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.leadFor('ack_withdraw').leading) +
+          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.leadFor('cleanup_deposit').leading),
       };
     },
 
@@ -356,7 +360,7 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
 
     endpointProblems: () => [...source.rpc.configurationProblems(), ...target.rpc.configurationProblems()],
 
-    landingModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
+    lifetimeModes: () => ({ source: nonces.source.mode, target: nonces.target.mode }),
 
     pendingTransactions: () => sender.source.pendingCount + sender.target.pendingCount,
 
@@ -371,6 +375,6 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       const [sourceSettled, targetSettled] = await Promise.all([settled('source'), settled('target')]);
       return { source: sourceSettled, target: targetSettled };
     },
-    landingSummaries: (): Record<ChainSide, LandingSummary> => ({ source: landing.source.landing.summary(), target: landing.target.landing.summary() }),
+    landingSummaries: (): Record<ChainSide, LandingSummary> => ({ source: broadcast.source.record.summary(), target: broadcast.target.record.summary() }),
   };
 }

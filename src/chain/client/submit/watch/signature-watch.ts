@@ -1,14 +1,15 @@
-import type { PublicKey, SignatureStatus } from '@solana/web3.js';
-import type { Logger } from '../../../log/logger.js';
-import { describeError, isBridgeError } from '../../../errors.js';
-import type { Metrics } from '../../../metrics/metrics.js';
-import { type ChainSide, type CrankAction, chainName } from '../../../domain.js';
-import { boundText } from '../../../text.js';
-import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../fee-rate.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import type { ChainHeight, SignatureStatusAt } from '../../rpc/rpc-answers.js';
-import { isHistoryUnavailable, shortRpcFailure } from '../../rpc/rpc-failure.js';
-import type { ComputeBudget } from '../budget/compute-budget.js';
+import type { SignatureStatus } from '@solana/web3.js';
+import type { Logger } from '../../../../log/logger.js';
+import { describeError, isBridgeError } from '../../../../errors.js';
+import type { Metrics } from '../../../../metrics/metrics.js';
+import { type ChainSide, type CrankAction, chainName } from '../../../../domain.js';
+import { boundText } from '../../../../text.js';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../fee-rate.js';
+import type { ChainRpc } from '../../../rpc/chain-rpc.js';
+import type { ChainHeight, SignatureStatusAt } from '../../../rpc/rpc-answers.js';
+import { isHistoryUnavailable, shortRpcFailure } from '../../../rpc/rpc-failure.js';
+import type { ComputeBudget } from '../../budget/compute-budget.js';
+import type { SignedTransaction } from '../build/sign-transaction.js';
 
 /**
  * A signed transaction while its outcome is not known, without websockets: status polls
@@ -18,26 +19,6 @@ import type { ComputeBudget } from '../budget/compute-budget.js';
  * did finds nothing (docs/chain-client.md, "Which slot anchors each decision"): a history
  * search, or without history the status cache while it still covers the transaction.
  */
-
-export interface SignedTransaction {
-  wire: Uint8Array;
-  signature: string;
-  /** NO_EXPIRY for a durable-nonce transaction: it stays valid until its nonce moves. */
-  lastValidBlockHeight: number;
-  /** The compute budget its leading instructions set. */
-  budget: ComputeBudget;
-  /** Instructions before the first of the action's (AdvanceNonceAccount, the budget's): an error's position counts them. */
-  leading: number;
-  /** The nonce value it was signed against, in nonce mode. */
-  nonce?: NonceBinding;
-}
-
-/** A transaction signed against the value `nonce` of the nonce account `lane`, read at `slot`. */
-export interface NonceBinding {
-  lane: PublicKey;
-  nonce: string;
-  slot: number;
-}
 
 /** A durable-nonce transaction's lastValidBlockHeight: no block height ends it. */
 export const NO_EXPIRY = Number.MAX_SAFE_INTEGER;

@@ -1,9 +1,10 @@
 import { ComputeBudgetProgram } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { AuthoritySigner } from '../../../signer/authority-signer.js';
-import { advanceNonceInstruction } from '../../nonce-account.js';
-import { signTransaction } from '../sign-transaction.js';
-import { NO_EXPIRY, type NonceBinding } from '../submit/signature-watch.js';
+import type { AuthoritySigner } from '../../../../signer/authority-signer.js';
+import { advanceNonceInstruction } from '../../../nonce-account.js';
+import { signTransaction } from '../build/sign-transaction.js';
+import type { NonceBinding } from '../build/sign-transaction.js';
+import { NO_EXPIRY } from '../watch/signature-watch.js';
 
 /**
  * Voiding a nonce-mode transaction the crank no longer wants (docs/chain-client.md, "Bounded in

@@ -1,6 +1,6 @@
-import type { ChainSide } from '../../../domain.js';
-import type { Metrics } from '../../../metrics/metrics.js';
-import type { LandingSummary } from '../../port/bridge-chains.js';
+import type { ChainSide } from '../../../../domain.js';
+import type { Metrics } from '../../../../metrics/metrics.js';
+import type { LandingSummary } from '../../../port/bridge-chains.js';
 
 /**
  * How one chain's transactions land, measured in slots (docs/chain-client.md, "Landing
@@ -15,13 +15,6 @@ export const LANDING_WINDOW_MS = 10 * 60_000;
 
 /** Events kept for the window: ten minutes of a transaction per 150 ms, far above what one crank sends. */
 const MAX_WINDOW_EVENTS = 4_096;
-
-/**
- * Below this first-version landing rate over the window the chain is landing poorly: the bid
- * starts one escalation step higher (../budget/priority-fee.ts) and alert BridgeLandingRateLow fires
- * (deploy/prometheus/alerts.yml). Drift's keepers alarm at the same 0.9 over ten minutes.
- */
-export const LANDING_RATE_THRESHOLD = 0.9;
 
 /** Outcomes a window needs before its rate says anything (one miss in a few is not a trend). */
 const LANDING_RATE_MIN_OUTCOMES = 10;

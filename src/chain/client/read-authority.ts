@@ -1,19 +1,19 @@
 import type { PublicKey } from '@solana/web3.js';
-import type { Logger } from '../../../log/logger.js';
-import type { Metrics } from '../../../metrics/metrics.js';
-import type { ChainSide } from '../../../domain.js';
-import type { AuthorityChainView, AuthorityView } from '../../port/bridge-chains.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import type { AuthorityHistory } from './authority-history.js';
-import type { MoveProofs } from '../nonce/move-proofs.js';
-import type { NoncePool } from '../nonce/nonce-pool.js';
-import type { RecentValues } from './signer-evidence.js';
+import type { Logger } from '../../log/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ChainSide } from '../../domain.js';
+import type { AuthorityChainView, AuthorityView } from '../port/bridge-chains.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
+import type { AuthorityHistory } from './read/authority-history.js';
+import type { MoveProofs } from './nonce/move-proofs.js';
+import type { NoncePool } from './nonce/nonce-pool.js';
+import type { RecentValues } from './read/signer-evidence.js';
 
 /**
  * The authority's own accounts on both chains, read concurrently: its fee balance (also
  * published as bridge_authority_balance_lamports) and what its key signed since the previous
- * read, from its history, each transaction of another signer proven (./signer-evidence.ts) and
- * carrying the move of the pool's nonces it made (../nonce/move-proofs.ts). The RecentBlockhashes
+ * read, from its history, each transaction of another signer proven (./read/signer-evidence.ts) and
+ * carrying the move of the pool's nonces it made (./nonce/move-proofs.ts). The RecentBlockhashes
  * sysvar is read first: what makes a transaction new. Read at confirmed, like the vote positions.
  */
 

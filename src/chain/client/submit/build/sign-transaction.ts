@@ -1,13 +1,33 @@
 import { Transaction, type PublicKey, type TransactionError, type TransactionInstruction } from '@solana/web3.js';
-import type { CrankAction } from '../../domain.js';
-import type { AuthoritySigner } from '../../signer/authority-signer.js';
-import { verifiedSignature } from '../../signer/verified-signature.js';
-import type { ChainRpc } from '../rpc/chain-rpc.js';
-import { leadingBatchSize } from './submit/batch.js';
-import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from './budget/compute-budget.js';
-import type { LoadedAccounts } from './budget/loaded-accounts.js';
-import type { Bid, PriorityFeeBidder } from './budget/priority-fee.js';
-import type { SignedTransaction } from './submit/signature-watch.js';
+import type { CrankAction } from '../../../../domain.js';
+import type { AuthoritySigner } from '../../../../signer/authority-signer.js';
+import { verifiedSignature } from '../../../../signer/verified-signature.js';
+import type { ChainRpc } from '../../../rpc/chain-rpc.js';
+import { leadingBatchSize } from './batch.js';
+import { BUDGET_INSTRUCTION_COUNT, BUDGET_SIZE_PREFIX, measureBatch, type ComputeBudget, type ComputeCeilings } from '../../budget/compute-budget.js';
+import type { LoadedAccounts } from '../../budget/loaded-accounts.js';
+import type { Bid, PriorityFeeBidder } from '../../budget/priority-fee.js';
+
+/** A transaction signed and ready to send: its bytes, the lifetime it was signed against and the budget it carries. */
+export interface SignedTransaction {
+  wire: Uint8Array;
+  signature: string;
+  /** NO_EXPIRY for a durable-nonce transaction: it stays valid until its nonce moves. */
+  lastValidBlockHeight: number;
+  /** The compute budget its leading instructions set. */
+  budget: ComputeBudget;
+  /** Instructions before the first of the action's (AdvanceNonceAccount, the budget's): an error's position counts them. */
+  leading: number;
+  /** The nonce value it was signed against, in nonce mode. */
+  nonce?: NonceBinding;
+}
+
+/** A transaction signed against the value `nonce` of the nonce account `lane`, read at `slot`. */
+export interface NonceBinding {
+  lane: PublicKey;
+  nonce: string;
+  slot: number;
+}
 
 /**
  * A transaction signed by the authority: the next one of a batch, sized by bytes and by
@@ -44,7 +64,7 @@ export async function signTransaction(
  * besides the budget (AdvanceNonceAccount of `lane` in nonce mode, nothing in blockhash mode).
  * The simulation runs it and the signature covers it: the message measured is the one signed.
  */
-export interface Landing {
+export interface LifetimeLead {
   leading: TransactionInstruction[];
   /** The nonce account the batch advances; absent in blockhash mode. */
   lane?: PublicKey;
@@ -52,8 +72,8 @@ export interface Landing {
 
 /** What signs a transaction's instructions behind its compute budget (the chain's TransactionSender). */
 interface Signs {
-  landingFor(action: CrankAction): Landing;
-  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, landing: Landing, signal: AbortSignal): Promise<SignedTransaction>;
+  leadFor(action: CrankAction): LifetimeLead;
+  sign(instructions: readonly TransactionInstruction[], budget: ComputeBudget, lead: LifetimeLead, signal: AbortSignal): Promise<SignedTransaction>;
 }
 
 export interface SignedBatch<T> {
@@ -62,7 +82,7 @@ export interface SignedBatch<T> {
   signed: SignedTransaction;
   bid: Bid;
   /** How it was signed: a re-sign lands the same way. */
-  landing: Landing;
+  lead: LifetimeLead;
 }
 
 /** The leading items whose simulation failed: nothing was signed. */
@@ -85,8 +105,8 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   signal: AbortSignal,
 ): Promise<SignedBatch<T> | RefusedBatch<T>> {
   const { action } = s.target;
-  const landing = s.sender.landingFor(action);
-  const { leading } = landing;
+  const lead = s.sender.leadFor(action);
+  const { leading } = lead;
   const instructions = queue.map((item) => item.instruction);
   const bySize = instructions.slice(0, leadingBatchSize(instructions, s.authority, undefined, [...leading, ...BUDGET_SIZE_PREFIX]));
   const bid = await s.bidder.bid(bySize, signal);
@@ -106,6 +126,6 @@ export async function signNextBatch<T extends { instruction: TransactionInstruct
   );
   const items = queue.slice(0, measured.count);
   if ('refusal' in measured) return { items, refusal: measured.refusal, leading: leading.length + BUDGET_INSTRUCTION_COUNT };
-  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, landing, signal);
-  return { items, signed, bid, landing };
+  const signed = await s.sender.sign(bySize.slice(0, measured.count), measured.budget, lead, signal);
+  return { items, signed, bid, lead };
 }

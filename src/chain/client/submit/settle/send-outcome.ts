@@ -1,8 +1,8 @@
-import { BridgeError, isBridgeError, type SubmitOutcome } from '../../../errors.js';
-import type { CrankAction } from '../../../domain.js';
-import type { LandedTransaction } from '../../port/bridge-chains.js';
-import { classifyTransactionError, type DecodedProgramError } from '../../program-errors.js';
-import type { TrackerRef } from '../read/tracker-reader.js';
+import { BridgeError, isBridgeError, type SubmitOutcome } from '../../../../errors.js';
+import type { CrankAction } from '../../../../domain.js';
+import type { LandedTransaction } from '../../../port/bridge-chains.js';
+import { classifyTransactionError, type DecodedProgramError } from '../../../program-errors.js';
+import type { TrackerRef } from '../../read/tracker-reader.js';
 
 /**
  * What became of a transaction, as a value, and an action's failure as CHAIN__FAILED_TO_SUBMIT:

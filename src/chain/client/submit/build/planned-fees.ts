@@ -1,14 +1,14 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../fee-rate.js';
-import { packBatches } from '../submit/batch.js';
-import { BUDGET_SIZE_PREFIX, MAX_COMPUTE_UNIT_LIMIT } from './compute-budget.js';
+import { LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../../../fee-rate.js';
+import { packBatches } from './batch.js';
+import { BUDGET_SIZE_PREFIX, MAX_COMPUTE_UNIT_LIMIT } from '../../budget/compute-budget.js';
 
 /**
  * What submitting costs in fees, before anything is signed. Every transaction the submitters
  * build is signed by the authority alone (one signature at the base rate), pays a priority
- * fee of at most the cap x its limit, and, with BRIDGE_*_TIP_LAMPORTS, the tip on top (./tip.ts). The limit is measured only when a batch is signed, so it
+ * fee of at most the cap x its limit, and, with BRIDGE_*_TIP_LAMPORTS, the tip on top (../../budget/tip.ts). The limit is measured only when a batch is signed, so it
  * is bounded here by what the signing bounds it by: the action's compute ceiling per
- * instruction (`ComputeCeilings`, ./compute-budget.ts: the runtime's 200,000 until the chain
+ * instruction (`ComputeCeilings`, ../../budget/compute-budget.ts: the runtime's 200,000 until the chain
  * showed what the instructions cost) times the batch's instructions, at most
  * MAX_COMPUTE_UNIT_LIMIT. Transactions are counted as the bytes pack them; a batch the program
  * meters past the limit is split further when signed.

@@ -1,7 +1,7 @@
 import type { TransactionInstruction } from '@solana/web3.js';
-import type { CrankAction } from '../../../domain.js';
-import type { ChainRpc } from '../../rpc/chain-rpc.js';
-import type { Landing } from '../sign-transaction.js';
+import type { CrankAction } from '../../../../domain.js';
+import type { ChainRpc } from '../../../rpc/chain-rpc.js';
+import type { LifetimeLead } from '../build/sign-transaction.js';
 import { submitFailure, type SendOutcome } from './send-outcome.js';
 import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from './lifetime.js';
 
@@ -9,7 +9,7 @@ import type { LifetimeValue, Pending, SendingCore, TransactionLifetime } from '.
  * The blockhash lifetime: a transaction signed against the latest blockhash can land until the
  * block height passes its lastValidBlockHeight (about 60 to 90 s). It has one version: a price
  * too low shows as an expiry, and the chain's next attempt signs anew one escalation step higher
- * (../budget/priority-fee.ts). Whether it expired is the watch's decision (./signature-watch.ts).
+ * (../../budget/priority-fee.ts). Whether it expired is the watch's decision (../watch/signature-watch.ts).
  */
 export class BlockhashLifetime implements TransactionLifetime {
   readonly notLandedIsOutbid = true;
@@ -19,11 +19,11 @@ export class BlockhashLifetime implements TransactionLifetime {
     private readonly core: SendingCore,
   ) {}
 
-  landing(_action: CrankAction, tipped: TransactionInstruction[]): Landing {
+  lead(_action: CrankAction, tipped: TransactionInstruction[]): LifetimeLead {
     return { leading: tipped };
   }
 
-  signingValue(_landing: Landing, signal: AbortSignal): Promise<LifetimeValue> {
+  signingValue(_lead: LifetimeLead, signal: AbortSignal): Promise<LifetimeValue> {
     return this.rpc.getLatestBlockhash('confirmed', signal);
   }
 
