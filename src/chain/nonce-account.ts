@@ -44,7 +44,7 @@ export type NonceAccountState = { kind: 'missing' } | { kind: 'ready'; nonce: st
  * seed's base). `nonce init` sets it up all the same (`nonceSetupInstructions`).
  */
 export function isFundedOnly(account: { owner: PublicKey; data: Uint8Array } | null): boolean {
-  return account !== null && account.owner.equals(SystemProgram.programId) && account.data.length === 0;
+  return account?.owner.equals(SystemProgram.programId) === true && account.data.length === 0;
 }
 
 /** Decodes a nonce account's bytes as this authority's, without trusting the node's word on owner or shape. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import type * as z from 'zod';
 import type { SendExtensions, Tip } from '../chain/chain-settings.js';
 import { integerValue, publicKeyListValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 

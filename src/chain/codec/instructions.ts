@@ -90,7 +90,7 @@ function writeArgs(w: ByteWriter, ix: BridgeInstruction): void {
 
 function writeKeyVec(w: ByteWriter, keys: readonly Base58[], field: string): void {
   w.u32(keys.length, `${field}.length`);
-  keys.forEach((key, i) => w.base58(key, `${field}[${i}]`));
+  for (const [i, key] of keys.entries()) w.base58(key, `${field}[${i}]`);
 }
 
 /** The bridge instruction whose discriminator leads `data`; undefined for any other data. */

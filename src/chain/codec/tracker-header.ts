@@ -122,9 +122,9 @@ export function encodeTrackerHeader(header: TrackerHeader): Uint8Array {
     .u64(header.settledPrefix, 'settledPrefix')
     .u64(header.generation, 'generation')
     .base58(header.governance, 'governance');
-  authorities.forEach((authority, slot) => writer.base58(authority, `authorities[${slot}]`));
+  for (const [slot, authority] of authorities.entries()) writer.base58(authority, `authorities[${slot}]`);
   writer.zeros((MAX_AUTHORITIES - authorityCount) * KEY_SIZE);
-  votes.forEach((vote, slot) => writeVote(writer, vote, slot));
+  for (const [slot, vote] of votes.entries()) writeVote(writer, vote, slot);
   writer.zeros((MAX_AUTHORITIES - authorityCount) * AUTHORITY_VOTE_SIZE);
   return writer.toBytes();
 }

@@ -157,7 +157,8 @@ export class SlotView {
   /** A read carrying `bank`'s floor failed because no endpoint tried had reached it. */
   floorRefused(bank: Bank): void {
     const counted = refusalBank(bank);
-    const refused = (this.#refusedReads[counted] += 1);
+    this.#refusedReads[counted] += 1;
+    const refused = this.#refusedReads[counted];
     const floor = this.floor(bank);
     if (refused < FLOOR_REFUSALS_BEFORE_REBASE || floor === undefined) return;
     const { chain, logger, metrics } = this.options;

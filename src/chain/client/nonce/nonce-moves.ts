@@ -118,7 +118,10 @@ export class NonceMoves {
   #ownOf(account: string, nonce: string): Own {
     const key = keyOf(account, nonce);
     let own = this.#own.get(key);
-    if (own === undefined) this.#own.set(key, (own = { live: 0, landed: false }));
+    if (own === undefined) {
+      own = { live: 0, landed: false };
+      this.#own.set(key, own);
+    }
     return own;
   }
 

@@ -89,7 +89,7 @@ export class NoncePool implements HeaderCompanions {
   observe(accounts: readonly AccountData[], slot: number): void {
     if (this.addresses.length === 0) return;
     const states = this.addresses.map((address, i) => this.stateOf(address, accounts[i] ?? null, slot));
-    states.forEach((state, i) => this.sayProblem(this.addresses[i]!, state, slot));
+    for (const [i, state] of states.entries()) this.sayProblem(this.addresses[i]!, state, slot);
     this.#inUse = this.addresses.filter((_, i) => states[i]!.kind === 'ready');
     this.#mode = this.#inUse.length > 0 ? 'nonce' : 'blockhash';
     this.sayMode(states);

@@ -61,18 +61,20 @@ async function trackerAnswers({ rpc, tracker, endpoints }: WatchedChain, indices
       const withdrawals = new Map<number, WithdrawEntry>();
       let slot = read.slot;
       let complete = true;
-      indices.forEach((index, k) => {
+      for (const [k, index] of indices.entries()) {
         const entry = entryReads[k]!.find((one) => one.endpoint === read.endpoint);
-        if (entry === undefined || entry.account === null) return (complete = false);
+        if (entry === undefined || entry.account === null) {
+          complete = false;
+          break;
+        }
         slot = Math.min(slot, entry.slot);
-        if (BigInt(index) >= header.entryCount || entry.account.data.length < entrySize(tracker.kind)) return;
+        if (BigInt(index) >= header.entryCount || entry.account.data.length < entrySize(tracker.kind)) continue;
         if (tracker.kind === 'DepositTracker') deposits.set(index, decodeDepositEntry(entry.account.data, tracker.account, index));
         else withdrawals.set(index, decodeWithdrawEntry(entry.account.data, tracker.account, index));
-      });
+      }
       if (complete) answers.push({ endpoint: read.endpoint, slot, header, deposits, withdrawals });
     } catch {
       // A node answering bytes that do not decode is no witness; the others decide.
-      continue;
     }
   }
   return { endpoints, answers };

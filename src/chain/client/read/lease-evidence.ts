@@ -75,7 +75,7 @@ export interface LeaseHistoryOptions {
  * history (nothing can be proven that way, and nothing is assumed).
  */
 export async function rivalLeaseTransactions({ rpc, address, authority, signed }: LeaseHistoryOptions, sinceSlot: number, signal: AbortSignal): Promise<RivalLeaseTransaction[] | undefined> {
-  let listed;
+  let listed: Awaited<ReturnType<typeof rpc.getSignaturesForAddress>>;
   try {
     listed = await rpc.getSignaturesForAddress(address, { limit: LEASE_HISTORY_PAGE }, signal);
   } catch (err) {

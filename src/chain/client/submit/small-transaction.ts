@@ -130,7 +130,7 @@ async function expiredBy(rpc: ChainRpc, lastValidBlockHeight: number, statusSlot
   try {
     const view = await rpc.getChainHeight('confirmed', signal);
     return view.blockHeight > lastValidBlockHeight && statusSlot >= view.slot;
-  } catch (err) {
+  } catch {
     if (signal.aborted) throw signal.reason;
     return false;
   }

@@ -51,7 +51,7 @@ export async function submitCleanups(
 ): Promise<CleanupReport> {
   const report: CleanupReport = { transactions: [], completed: [], alreadyDone: [] };
   try {
-    indices.forEach((index, i) => entryIndexArg(index, `indices[${i}]`));
+    for (const [i, index] of indices.entries()) entryIndexArg(index, `indices[${i}]`);
     const settled = await s.sender.settlePending(s.target.action, signal);
     report.transactions.push(...settled.landed, ...settled.landedWithError);
     report.completed.push(...settled.landed.flatMap((transaction) => transaction.indices));
