@@ -11,6 +11,7 @@ import { initNoncePools } from '../../support/authority.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
+import { decodeTrackerHeader } from '../../../src/chain/codec/tracker-header.js';
 import { depositResultToWire } from '../../../src/chain/port/result-wire.js';
 import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
@@ -28,6 +29,7 @@ import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
 import { READ_LIMITS, gaugeValue } from './bridge-fixture.js';
 import { metricValue } from '../../support/metric-value.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
 
@@ -279,6 +281,54 @@ describe('createBridgeChains against the devnet', () => {
 
 /** What the first authority's transactions on the destination chain paid and consumed, oldest first (the bank's record, as getTransaction serves it). */
 const ownLanded = (b: Bridge) => [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58());
+
+/** Source entries 0..count-1 Finalized (rejected: a frozen mint) by authorities 0 and 1, at confirmed. */
+async function finalizedDeposits(b: Bridge, count: number): Promise<void> {
+  await deposit(b, count, b.world.tokenPairs.frozen.sourceMint);
+  const voters = [0, 1].map((slot) => chainsFor(b, b.authorities[slot]!, 'confirmed').chains);
+  for (const chains of voters) await chains.ackDeposits(ackDepositVotes(await chains.readState(signal(), READ_LIMITS)), signal());
+  for (const chains of voters) await chains.ackWithdraws(ackWithdrawVotes(await chains.readState(signal(), READ_LIMITS)), signal());
+}
+
+/** The source's DepositTracker header as the bank of `commitment` holds it. */
+function depositHeaderAt(b: Bridge, commitment: 'processed' | 'confirmed') {
+  const address = b.world.source.depositTracker;
+  return decodeTrackerHeader(b.pair.source.bank.at(commitment).account(address)!.data, 'DepositTracker', address);
+}
+
+describe('cleanup_deposit on Agave\'s banks', () => {
+  it('an entry another payer\'s cleanup has processed, not yet confirmed, is not sent again: no fee paid for a certain CleanupAlreadyCompleted', async () => {
+    const b = await bridge({ capacity: 50, commitmentLags: AGAVE_COMMITMENT_LAGS });
+    await finalizedDeposits(b, 2);
+    const first = chainsFor(b, b.authorities[0]!);
+    const second = chainsFor(b, b.authorities[2]!);
+    // The first payer's cleanup lands at the head; the chain stops there (paused) before the
+    // confirmed bank reaches it, so the second payer decides while the race is certain.
+    const firstCleanup = first.chains.cleanupDeposits([0, 1], signal());
+    await waitFor(
+      () => {
+        if (depositHeaderAt(b, 'processed').settledPrefix !== 2n) return false;
+        b.pair.source.pause();
+        return true;
+      },
+      { timeoutMs: 10_000, intervalMs: 1, what: "the first payer's cleanup at processed" },
+    );
+    expect(depositHeaderAt(b, 'confirmed').settledPrefix).toBe(0n);
+    let secondDone = false;
+    const secondCleanup = second.chains.cleanupDeposits([0, 1], signal()).finally(() => (secondDone = true));
+    const sends = async () => metricValue(second.metrics.rpcRequests, { chain: 'source', method: 'sendTransaction' });
+    await waitFor(async () => secondDone || (await sends()) > 0, { timeoutMs: 10_000, what: "the second payer's decision" });
+    b.pair.source.resume();
+
+    expect(await secondCleanup).toEqual({ transactions: [], completed: [], alreadyDone: [] });
+    expect((await firstCleanup).completed).toEqual([0, 1]);
+    const failed = [...b.pair.source.bank.landedTransactions()].filter((landed) => landed.err !== null);
+    expect(failed, 'cleanup transactions landed failing').toHaveLength(0);
+    expect(await sends()).toBe(0);
+    // The next call, once the first payer's cleanup is confirmed, reports it done.
+    expect(await second.chains.cleanupDeposits([0, 1], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1] });
+  });
+});
 
 describe('a simulation above the compute ceiling, with a second destination endpoint', () => {
   /** A bridge with 6 deposits, a second destination endpoint, and the ceiling lowered by one honest landing of 3 votes. */
