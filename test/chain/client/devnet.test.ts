@@ -13,7 +13,7 @@ import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
 import { decodeTrackerHeader } from '../../../src/chain/codec/tracker-header.js';
 import { depositResultToWire } from '../../../src/chain/port/result-wire.js';
-import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
+import { AGAVE_COMMITMENT_LAGS } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.js';
 import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
@@ -31,7 +31,11 @@ import { READ_LIMITS, gaugeValue } from './bridge-fixture.js';
 import { metricValue } from '../../support/metric-value.js';
 import { waitFor } from '../../support/wait-for.js';
 
-/** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
+/**
+ * createBridgeChains over real HTTP against the devnet: the bridge program, faults included, on
+ * Agave's banks (confirmed 2 and finalized 32 slots behind the head, 20 ms slots): a test that
+ * reads the source after writing it waits for the finalized bank first (`finality`).
+ */
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -47,8 +51,9 @@ interface Bridge {
   authorities: Keypair[];
 }
 
-async function bridge(options: { capacity: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags }): Promise<Bridge> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20, commitmentLags: options.commitmentLags });
+/** On Agave's banks: confirmed 2 and finalized 32 slots behind the head. */
+async function bridge(options: { capacity: number; slotIntervalMs?: number }): Promise<Bridge> {
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20, commitmentLags: AGAVE_COMMITMENT_LAGS });
   cleanups.push(() => pair.close());
   const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -106,6 +111,23 @@ async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
     });
     await submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
   }
+  await finality(b);
+}
+
+/**
+ * Until both chains' finalized banks hold what their heads hold now: the client reads the source
+ * at finalized (BRIDGE_SOURCE_READ_COMMITMENT's default), 32 slots behind on Agave's banks. At
+ * most the finalized lag's slots, 4x for a loaded machine, plus 1 s.
+ */
+async function finality(b: Bridge): Promise<void> {
+  const chains = [b.pair.source, b.pair.target];
+  const heads = chains.map((node) => node.slot);
+  const { finalizedLagSlots } = b.pair.source.bank.commitmentLags;
+  await waitFor(() => chains.every((node, i) => node.bank.slotOf('finalized') >= heads[i]!), {
+    timeoutMs: 4 * finalizedLagSlots * b.pair.source.bank.slotIntervalMs + 1_000,
+    intervalMs: 5,
+    what: 'the finalized banks to reach the heads',
+  });
 }
 
 /** ack_deposit votes that copy the source entries from this authority's destination position. */
@@ -178,12 +200,14 @@ describe('createBridgeChains against the devnet', () => {
       await chains.ackWithdraws(votes, signal());
     }
 
+    await finality(b);
     const finalized = await first.chains.readState(signal(), READ_LIMITS);
     expect([...finalized.deposits.entries.values()].map((e) => e.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
     const cleanup = await second.chains.cleanupDeposits([0, 1, 2], signal());
     expect(cleanup.completed).toEqual([0, 1, 2]);
     expect(await first.chains.cleanupDeposits([0, 1, 2], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1, 2] });
 
+    await finality(b);
     const settled = await first.chains.readState(signal(), READ_LIMITS);
     expect(settled.deposits.header.settledPrefix).toBe(3n);
     expect(settled.deposits.entries.size).toBe(0);
@@ -298,7 +322,7 @@ function depositHeaderAt(b: Bridge, commitment: 'processed' | 'confirmed') {
 
 describe('cleanup_deposit on Agave\'s banks', () => {
   it('an entry another payer\'s cleanup has processed, not yet confirmed, is not sent again: no fee paid for a certain CleanupAlreadyCompleted', async () => {
-    const b = await bridge({ capacity: 50, commitmentLags: AGAVE_COMMITMENT_LAGS });
+    const b = await bridge({ capacity: 50 });
     await finalizedDeposits(b, 2);
     const first = chainsFor(b, b.authorities[0]!);
     const second = chainsFor(b, b.authorities[2]!);
@@ -391,7 +415,7 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     // Nonce mode on Agave's banks: the resend is simulated at confirmed, a frozen bank, as on a cluster.
     // On one open bank it would be simulated in the very slot the fee-only advance landed in, which
     // Agave refuses (NonceBlockhashNotExpired) and a client reading at confirmed never meets.
-    const b = await bridge({ capacity: 50, ...(mode === 'nonce' ? { commitmentLags: AGAVE_COMMITMENT_LAGS } : {}) });
+    const b = await bridge({ capacity: 50 });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
     if (nonceAccounts > 0) {
