@@ -96,11 +96,12 @@ function chainsFor(
 async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
   const depositor = Keypair.generate();
   b.pair.source.airdrop(depositor.publicKey, 1_000_000_000);
-  // Preflight reads the confirmed bank: the airdrop must reach it (at once without lags).
+  // Preflight reads the confirmed bank: the airdrop must reach it.
   b.pair.source.advanceSlots(b.pair.source.bank.commitmentLags.confirmedLagSlots);
   const signal = new AbortController().signal;
   const connection = devnetConnection(b.pair.source.url, signal);
-  for (let i = 0; i < count; i++) {
+  // Sent together, as a block holds what arrives within its slot: each waits for the confirmed bank.
+  const deposits = Array.from({ length: count }, (_, i) => {
     const ix = depositInstruction({
       programId: new PublicKey(b.world.programId),
       depositor: depositor.publicKey,
@@ -109,8 +110,9 @@ async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
       recipient: Keypair.generate().publicKey.toBase58(),
       sourceMint: mint,
     });
-    await submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
-  }
+    return submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
+  });
+  await Promise.all(deposits);
   await finality(b);
 }
 
