@@ -328,23 +328,24 @@ describe('cleanup_deposit on Agave\'s banks', () => {
     await finalizedDeposits(b, 2);
     const first = chainsFor(b, b.authorities[0]!);
     const second = chainsFor(b, b.authorities[2]!);
-    // The first payer's cleanup lands at the head; the chain stops there (paused) before the
-    // confirmed bank reaches it, so the second payer decides while the race is certain.
+    // The first payer's cleanup lands at the head, and the chain stops there (paused in the same
+    // call, before the next slot) with the confirmed bank behind it: the second payer decides
+    // while the race is certain.
+    const { bank } = b.pair.source;
+    const submit = bank.submit.bind(bank);
+    bank.submit = (tx, signaturesVerified, landAfterSlots) => {
+      submit(tx, signaturesVerified, landAfterSlots);
+      if (depositHeaderAt(b, 'processed').settledPrefix === 2n) bank.pause();
+    };
     const firstCleanup = first.chains.cleanupDeposits([0, 1], signal());
-    await waitFor(
-      () => {
-        if (depositHeaderAt(b, 'processed').settledPrefix !== 2n) return false;
-        b.pair.source.pause();
-        return true;
-      },
-      { timeoutMs: 10_000, intervalMs: 1, what: "the first payer's cleanup at processed" },
-    );
+    await waitFor(() => bank.paused, { timeoutMs: 10_000, what: "the first payer's cleanup at processed" });
+    bank.submit = submit;
     expect(depositHeaderAt(b, 'confirmed').settledPrefix).toBe(0n);
     let secondDone = false;
     const secondCleanup = second.chains.cleanupDeposits([0, 1], signal()).finally(() => (secondDone = true));
     const sends = async () => metricValue(second.metrics.rpcRequests, { chain: 'source', method: 'sendTransaction' });
     await waitFor(async () => secondDone || (await sends()) > 0, { timeoutMs: 10_000, what: "the second payer's decision" });
-    b.pair.source.resume();
+    bank.resume();
 
     expect(await secondCleanup).toEqual({ transactions: [], completed: [], alreadyDone: [] });
     expect((await firstCleanup).completed).toEqual([0, 1]);
