@@ -4,6 +4,7 @@
  * whole tracker accounts would cost. `npm run bench -- read-cost`.
  */
 import { Registry } from 'prom-client';
+import { NO_COMMITMENT_LAGS } from '../devnet/bank/commitment-banks.js';
 import { assembleBridgeChains } from '../src/assemble-crank.js';
 import { trackerAccountSize } from '../src/chain/codec/layout.js';
 import { MAX_PLANNED_PER_ACTION, readLimitsFor } from '../src/machines/planning/cycle-plan.js';
@@ -40,7 +41,9 @@ export async function measureReadCost(capacity: number, options: ReadCostOptions
   const signal = options.signal ?? new AbortController().signal;
   const reads = options.reads ?? READS;
   const settled = capacity - PENDING - FREE;
-  const bench = await startBenchWorld({ capacity, slotIntervalMs: 5, signal });
+  // One bank: the bench measures what a read of a given state costs, so every read must see the
+  // same 10 pending deposits, not a finalized bank that has not reached them yet.
+  const bench = await startBenchWorld({ capacity, slotIntervalMs: 5, commitmentLags: NO_COMMITMENT_LAGS, signal });
   try {
     bench.pair.seedSettledDeposits(settled);
     const [user] = fundUsers(bench, 1);

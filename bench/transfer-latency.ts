@@ -4,7 +4,7 @@ import type { Bench, BenchResult, Table } from './report.js';
 import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { startBenchCranks, stopBenchCranks } from './support/cranks.js';
 import { TransferProgress } from './support/progress.js';
-import { CONFIRMATION_MS, StageClock, STAGE_COLUMNS, STAGE_NOTES, stageRows, type Stage, type StageLatency } from './support/stage-latency.js';
+import { CONFIRMATION_MS, StageClock, STAGE_COLUMNS, STAGE_NOTES, stageRows, type Stage, type StageBanks, type StageLatency } from './support/stage-latency.js';
 import { claimLoop } from './support/transfer-run.js';
 import { deposit, fundUsers, type Deposit } from './support/users.js';
 
@@ -36,6 +36,8 @@ interface LatencyRun {
   deposited: number;
   stages: Record<Stage, StageLatency>;
   problems: string[];
+  /** The chains' banks (bench-world's default: Agave's lags at 400 ms slots), for the floor. */
+  banks: StageBanks;
 }
 
 /** Three in four on the normal pair (Confirmed, claimed by the user), one on the frozen pair (Rejected: refunded at cleanup). */
@@ -58,7 +60,8 @@ async function runLatency(config: Config, signal: AbortSignal): Promise<LatencyR
     signal.throwIfAborted();
     const stages = clock.latencies();
     const problems = stages.cleanup.transfers < count ? [`${stages.cleanup.transfers} of ${count} transfers cleaned up within ${DRAIN_BUDGET_MS / 1000} s after the traffic`] : [];
-    return { config, deposited: count, stages, problems };
+    const banks = { slotMs: bench.pair.source.bank.slotIntervalMs, lags: bench.pair.source.bank.commitmentLags };
+    return { config, deposited: count, stages, problems, banks };
   } finally {
     await stopBenchCranks(cranks);
     await bench.close();
@@ -100,10 +103,10 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
   const table: Table = {
     title: 'Transfer latency per stage under steady deposits (three cranks on their own poll timers, threshold 2, production timing)',
     columns: STAGE_COLUMNS,
-    rows: runs.flatMap((latencyRun) => stageRows(label(latencyRun.config), latencyRun.stages, latencyRun.config.pollIntervalMs)),
+    rows: runs.flatMap((latencyRun) => stageRows(label(latencyRun.config), latencyRun.stages, latencyRun.config.pollIntervalMs, latencyRun.banks)),
     notes: [
       ...STAGE_NOTES,
-      'Sampled every 10 ms. Three in four deposits on the normal pair (Confirmed, claimed by the bench\'s user within 10 ms), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms).',
+      'Sampled every 10 ms. Three in four deposits on the normal pair (Confirmed, claimed by the bench\'s user within 10 ms), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms; confirmed 2 and finalized 32 slots behind the head, as on a cluster).',
     ],
   };
   return {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import type { CrankParts } from '../../src/assemble-crank.js';
 import type { CrankConfig } from '../../src/config/config.js';
+import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../devnet/world/keypair-files.js';
@@ -30,11 +31,17 @@ export interface BenchWorldOptions {
   capacity: number;
   /** Milliseconds per slot; the devnet default (400) is a cluster's pace. */
   slotIntervalMs?: number;
+  /**
+   * Slots the confirmed and finalized banks trail the head: Agave's (2 and 32) by default, as
+   * `npm run demo` and the suite run, so a bench's timings include what a cluster's commitments
+   * cost; one bank (NO_COMMITMENT_LAGS) only for a bench about something else (read-cost).
+   */
+  commitmentLags?: CommitmentLags;
   signal: AbortSignal;
 }
 
 export async function startBenchWorld(options: BenchWorldOptions): Promise<BenchWorld> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 400, signal: options.signal });
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 400, commitmentLags: options.commitmentLags ?? AGAVE_COMMITMENT_LAGS, signal: options.signal });
   const dir = await mkdtemp(join(tmpdir(), 'bridge-bench-'));
   const close = async () => {
     await pair.close();

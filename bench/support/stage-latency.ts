@@ -1,6 +1,7 @@
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
 import { hasThresholdYes } from '../../devnet/program/votes.js';
 import { DEFAULT_SUBMIT_TIMING } from '../../src/chain/client/submit/transaction-sender.js';
+import type { CommitmentLags } from '../../devnet/bank/commitment-banks.js';
 import { percentile, type Column, type Row } from '../report.js';
 import type { BenchWorld } from './bench-world.js';
 import { readTrackers } from './ledger.js';
@@ -28,6 +29,25 @@ const STAGE_PHASES: Readonly<Record<Stage, number>> = { ack_deposit: 1, claimabl
 /** One confirmation: the chain client's status poll finds a devnet transaction that landed when sent. */
 export const CONFIRMATION_MS = DEFAULT_SUBMIT_TIMING.pollIntervalMs;
 
+/**
+ * Waits for the source's finalized bank a stage includes on Agave's banks (the source is read
+ * at finalized): the deposit's before any vote on it, and the source entry's Finalized status
+ * before its cleanup is planned.
+ */
+const STAGE_FINALITY_WAITS: Readonly<Record<Stage, number>> = { ack_deposit: 1, claimable: 1, ack_withdraw: 1, cleanup: 2 };
+
+/** The chain's commitment banks, for the floor: its slot time and how far confirmed and finalized trail the head. */
+export interface StageBanks {
+  slotMs: number;
+  lags: CommitmentLags;
+}
+
+/** One confirmation on `banks`: status polls until the confirmed bank holds the landing (one poll on one bank). */
+function confirmationMs(banks: StageBanks | undefined): number {
+  const lagMs = banks === undefined ? 0 : banks.lags.confirmedLagSlots * banks.slotMs;
+  return Math.max(1, Math.ceil(lagMs / CONFIRMATION_MS)) * CONFIRMATION_MS;
+}
+
 export const STAGE_COLUMNS: Column[] = [
   { key: 'run', header: 'run' },
   { key: 'stage', header: 'deposit → stage' },
@@ -41,11 +61,12 @@ export const STAGE_COLUMNS: Column[] = [
 
 export const STAGE_NOTES: readonly string[] = [
   'From the deposit landing (first seen on the source ledger) to: ack_deposit, threshold yes votes on the destination entry; claimable, the destination entry Finalized (finalization is in order, so it can wait for earlier entries), a Confirmed withdrawal claimable by its user; ack_withdraw, the source entry Finalized; cleanup, cleaned up. Seen on the ledger by a sampler, so late by at most its interval.',
-  `floor: the phases the stage needs × (poll interval + one confirmation, ${CONFIRMATION_MS} ms: the chain client's status poll finds a devnet transaction that landed when sent). A deposit waits from 0 to a whole poll interval for the next cycle of an authority (half on average, less when the second of three independent timers is what threshold 2 waits for), so p50 can sit below the floor; the user's claim of a Confirmed transfer is inside ack_withdraw and cleanup.`,
+  `floor: the phases the stage needs × (poll interval + one confirmation: the chain client's status polls, every ${CONFIRMATION_MS} ms, until the confirmed bank holds the landing), plus on Agave's banks the finalized lag once per wait for the source's finalized bank (the deposit before its votes; the Finalized entry before its cleanup, a second wait). A deposit waits from 0 to a whole poll interval for the next cycle of an authority (half on average, less when the second of three independent timers is what threshold 2 waits for), so p50 can sit below the floor; the user's claim of a Confirmed transfer is inside ack_withdraw and cleanup.`,
 ];
 
-/** One row per stage: the latencies in seconds beside the floor of a setup polling every `pollIntervalMs`. */
-export function stageRows(run: string, latencies: Record<Stage, StageLatency>, pollIntervalMs: number): Row[] {
+/** One row per stage: the latencies in seconds beside the floor of a setup polling every `pollIntervalMs` on `banks` (one bank when absent). */
+export function stageRows(run: string, latencies: Record<Stage, StageLatency>, pollIntervalMs: number, banks?: StageBanks): Row[] {
+  const finalityMs = banks === undefined ? 0 : banks.lags.finalizedLagSlots * banks.slotMs;
   const seconds = (ms: number) => ms / 1000;
   return STAGES.map((stage) => ({
     run,
@@ -55,7 +76,7 @@ export function stageRows(run: string, latencies: Record<Stage, StageLatency>, p
     p95: seconds(latencies[stage].p95),
     p99: seconds(latencies[stage].p99),
     max: seconds(latencies[stage].max),
-    floor: seconds(STAGE_PHASES[stage] * (pollIntervalMs + CONFIRMATION_MS)),
+    floor: seconds(STAGE_PHASES[stage] * (pollIntervalMs + confirmationMs(banks)) + STAGE_FINALITY_WAITS[stage] * finalityMs),
   }));
 }
 

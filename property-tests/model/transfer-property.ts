@@ -44,8 +44,19 @@ export interface PropertySummary {
   lies: { on: Record<LyingFault, number>; answersRewritten: Record<Lie, number> };
 }
 
-export async function checkTransferPhases(name: string, config: BridgeConfig, profile: PropertyProfile): Promise<PropertySummary> {
-  const { runs, maxCommands } = SEQUENCES[profile];
+/** The runs on Agave's banks (BridgeConfig.commitmentLags): fewer in the fast profile, beside the one-bank runs of the same model. */
+export const SEQUENCES_ON_BANKS: Record<PropertyProfile, { runs: number; maxCommands: number; timeoutMs: number; budgetMs?: number }> = {
+  fast: { runs: 8, maxCommands: 24, timeoutMs: 240_000, budgetMs: 15_000 },
+  long: { runs: 300, maxCommands: 60, timeoutMs: 6 * 3_600_000 },
+};
+
+export async function checkTransferPhases(
+  name: string,
+  config: BridgeConfig,
+  profile: PropertyProfile,
+  sequences: (typeof SEQUENCES)[PropertyProfile] = SEQUENCES[profile],
+): Promise<PropertySummary> {
+  const { runs, maxCommands } = sequences;
   const replayPath = replaySettings().commandsReplayPath;
   const summary: PropertySummary = {
     sequences: 0,
@@ -60,7 +71,7 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
   const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
   const metrics = createMetrics(new Registry());
   // BRIDGE_PROPERTY_RUNS asks for that many sequences, whatever they take.
-  const budgetMs = replaySettings().runs === undefined ? SEQUENCES[profile].budgetMs : undefined;
+  const budgetMs = replaySettings().runs === undefined ? sequences.budgetMs : undefined;
   const began = performance.now();
   let failing = false;
   const property = fc.asyncProperty(commands, async (sequence) => {
@@ -93,6 +104,6 @@ export async function checkTransferPhases(name: string, config: BridgeConfig, pr
       await system.close();
     }
   });
-  await checkProperty(name, property, runs, SEQUENCES[profile].timeoutMs - REPORT_MARGIN_MS);
+  await checkProperty(name, property, runs, sequences.timeoutMs - REPORT_MARGIN_MS);
   return summary;
 }

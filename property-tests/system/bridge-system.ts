@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PublicKey, type Keypair } from '@solana/web3.js';
-import { bootstrapWorld, startChainPair, type ChainPair, type FaultSettings, type World } from '../../devnet/index.js';
+import { bootstrapWorld, startChainPair, type ChainPair, type CommitmentLags, type FaultSettings, type World } from '../../devnet/index.js';
 import { readKeypairFile } from '../../devnet/world/keypair-files.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { ByzantineAuthority } from './byzantine.js';
@@ -29,6 +29,13 @@ export interface BridgeConfig {
   threshold: number;
   /** Slots of the dishonest authorities: fewer than `threshold`, and the rest reach it alone. */
   byzantine: number[];
+  /**
+   * Agave's banks: confirmed and finalized trail the head by these many slots, and both chains
+   * make a block every SLOT_MS for the whole sequence (through the ledger), so that a
+   * transaction reaches the confirmed bank and the cranks' reads at finalized see the chain as
+   * it was 32 slots before. Without it, one bank, and blocks only with landings and commands.
+   */
+  commitmentLags?: CommitmentLags;
 }
 
 type Fallback = Pick<ChainPair['source'], 'url' | 'faults'>;
@@ -53,6 +60,8 @@ export class BridgeSystem {
   readonly liesOn: Record<LyingFault, number> = { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 };
   /** Restarts whose authority had sent transactions that had not landed. */
   restartsWithUnlanded = 0;
+  /** The blocks both chains make on Agave's banks (config.commitmentLags). */
+  private slotTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly config: BridgeConfig,
@@ -78,9 +87,12 @@ export class BridgeSystem {
    */
   static async start(config: BridgeConfig, metrics: Metrics): Promise<BridgeSystem> {
     checkConfig(config);
-    const pair = await startChainPair({ slotIntervalMs: 0 });
+    const lags = config.commitmentLags;
+    const pair = await startChainPair({ slotIntervalMs: 0, ...(lags === undefined ? {} : { commitmentLags: lags }) });
     const fallbacks = { source: await pair.source.addEndpoint(), target: await pair.target.addEndpoint() };
     const dir = await mkdtemp(join(tmpdir(), 'bridge-property-'));
+    // The setup's transactions wait for the confirmed bank: blocks pass while it runs, before the ledger watches.
+    const setupSlots = lags === undefined ? undefined : setInterval(() => advanceBoth(pair, 1), SLOT_MS);
     try {
       const world = await bootstrapWorld(pair, { authorities: config.authorities, threshold: config.threshold, capacity: CAPACITY, dir });
       const keys = await Promise.all(world.authorities.map((authority) => keypairAt(authority.keypairPath)));
@@ -92,6 +104,9 @@ export class BridgeSystem {
       // Honest authorities land in nonce mode, as after `npm run ops -- nonce init`; set up before the ledger watches.
       for (const [slot, keypair] of keys.entries()) if (!config.byzantine.includes(slot)) await initNonces(world, slot, keypair);
       const participants = new Participants(pair, world, trackers, governance);
+      clearInterval(setupSlots);
+      // The world, the nonce accounts and the airdrops reach every bank: the cranks read the source at finalized.
+      if (lags !== undefined) advanceBoth(pair, lags.finalizedLagSlots);
       // Installed after every airdrop: from here on each block is a landed transaction or advanceSlots.
       const ledger = new Ledger(pair, trackers, new PublicKey(world.programId));
       const mints = PAIR_KINDS.map((kind) => participants.mints[kind].toBase58());
@@ -102,11 +117,14 @@ export class BridgeSystem {
         if (config.byzantine.includes(slot)) byzantine.push(new ByzantineAuthority(slot, world, keypair, ledger, mints, metrics));
         else honest.push(new HonestCrank(slot, world, keypair, metrics, { source: fallbacks.source.url, target: fallbacks.target.url }, liars.fetch));
       });
+      const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
+      const system = new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir, liars);
+      if (lags !== undefined) system.slotTimer = setInterval(() => (['source', 'target'] as const).forEach((chain) => ledger.advanceSlots(chain, 1)), SLOT_MS);
       // Each crank starts with a cycle of its own; nothing is deposited yet, so it only reads.
       await Promise.all(honest.map((crank) => crank.idle()));
-      const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
-      return new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir, liars);
+      return system;
     } catch (err) {
+      clearInterval(setupSlots);
       await pair.close();
       await rm(dir, { recursive: true, force: true });
       throw err;
@@ -193,7 +211,26 @@ export class BridgeSystem {
     return `crank ${crank.slot} restarted with ${inFlight.length} transaction(s) sent and not landed`;
   }
 
+  /**
+   * On Agave's banks, until both chains' finalized banks hold what the head holds now: at most
+   * the finalized lag's slots at SLOT_MS each (a slack of 4x for a loaded machine). At once with
+   * one bank.
+   */
+  async finalityPassed(): Promise<void> {
+    const lags = this.config.commitmentLags;
+    if (lags === undefined) return;
+    const heads = { source: this.pair.source.slot, target: this.pair.target.slot };
+    const boundMs = 4 * lags.finalizedLagSlots * SLOT_MS + 1_000;
+    const deadline = Date.now() + boundMs;
+    const finalized = () => (['source', 'target'] as const).every((chain) => this.pair[chain].bank.slotOf('finalized') >= heads[chain]);
+    while (!finalized()) {
+      if (Date.now() > deadline) throw new Error(`the finalized banks did not reach slots ${heads.source} (source) and ${heads.target} (target) within ${boundMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, SLOT_MS));
+    }
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.slotTimer);
     await Promise.all(this.honest.map((crank) => crank.stop()));
     this.ledger.close();
     await this.pair.close();
@@ -209,6 +246,11 @@ function checkConfig({ authorities, threshold, byzantine }: BridgeConfig): void 
         'the properties need fewer byzantine authorities than the threshold and at least threshold honest ones',
     );
   }
+}
+
+function advanceBoth(pair: ChainPair, slots: number): void {
+  pair.source.advanceSlots(slots);
+  pair.target.advanceSlots(slots);
 }
 
 async function keypairAt(path: string): Promise<Keypair> {

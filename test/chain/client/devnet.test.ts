@@ -11,8 +11,9 @@ import { initNoncePools } from '../../support/authority.js';
 import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
 import { depositInstruction } from '../../../devnet/instructions.js';
 import { TRACKER_HEADER_SIZE } from '../../../src/chain/codec/layout.js';
+import { decodeTrackerHeader } from '../../../src/chain/codec/tracker-header.js';
 import { depositResultToWire } from '../../../src/chain/port/result-wire.js';
-import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank/commitment-banks.js';
+import { AGAVE_COMMITMENT_LAGS } from '../../../devnet/bank/commitment-banks.js';
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from '../../../devnet/bank/compute-budget.js';
 import { loadedAccountsDataSize } from '../../../devnet/bank/loaded-accounts.js';
@@ -28,8 +29,13 @@ import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { captureLogs } from '../../support/log-capture.js';
 import { READ_LIMITS, gaugeValue } from './bridge-fixture.js';
 import { metricValue } from '../../support/metric-value.js';
+import { waitFor } from '../../support/wait-for.js';
 
-/** createBridgeChains over real HTTP against the devnet: the bridge program, faults included. */
+/**
+ * createBridgeChains over real HTTP against the devnet: the bridge program, faults included, on
+ * Agave's banks (confirmed 2 and finalized 32 slots behind the head, 20 ms slots): a test that
+ * reads the source after writing it waits for the finalized bank first (`finality`).
+ */
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -45,8 +51,9 @@ interface Bridge {
   authorities: Keypair[];
 }
 
-async function bridge(options: { capacity: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags }): Promise<Bridge> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20, commitmentLags: options.commitmentLags });
+/** On Agave's banks: confirmed 2 and finalized 32 slots behind the head. */
+async function bridge(options: { capacity: number; slotIntervalMs?: number }): Promise<Bridge> {
+  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 20, commitmentLags: AGAVE_COMMITMENT_LAGS });
   cleanups.push(() => pair.close());
   const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -89,11 +96,12 @@ function chainsFor(
 async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
   const depositor = Keypair.generate();
   b.pair.source.airdrop(depositor.publicKey, 1_000_000_000);
-  // Preflight reads the confirmed bank: the airdrop must reach it (at once without lags).
+  // Preflight reads the confirmed bank: the airdrop must reach it.
   b.pair.source.advanceSlots(b.pair.source.bank.commitmentLags.confirmedLagSlots);
   const signal = new AbortController().signal;
   const connection = devnetConnection(b.pair.source.url, signal);
-  for (let i = 0; i < count; i++) {
+  // Sent together, as a block holds what arrives within its slot: each waits for the confirmed bank.
+  const deposits = Array.from({ length: count }, (_, i) => {
     const ix = depositInstruction({
       programId: new PublicKey(b.world.programId),
       depositor: depositor.publicKey,
@@ -102,8 +110,26 @@ async function deposit(b: Bridge, count: number, mint: string): Promise<void> {
       recipient: Keypair.generate().publicKey.toBase58(),
       sourceMint: mint,
     });
-    await submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
-  }
+    return submitTransaction(connection, [ix], [depositor], { chain: 'source', step: 'deposit', signal });
+  });
+  await Promise.all(deposits);
+  await finality(b);
+}
+
+/**
+ * Until both chains' finalized banks hold what their heads hold now: the client reads the source
+ * at finalized (BRIDGE_SOURCE_READ_COMMITMENT's default), 32 slots behind on Agave's banks. At
+ * most the finalized lag's slots, 4x for a loaded machine, plus 1 s.
+ */
+async function finality(b: Bridge): Promise<void> {
+  const chains = [b.pair.source, b.pair.target];
+  const heads = chains.map((node) => node.slot);
+  const { finalizedLagSlots } = b.pair.source.bank.commitmentLags;
+  await waitFor(() => chains.every((node, i) => node.bank.slotOf('finalized') >= heads[i]!), {
+    timeoutMs: 4 * finalizedLagSlots * b.pair.source.bank.slotIntervalMs + 1_000,
+    intervalMs: 5,
+    what: 'the finalized banks to reach the heads',
+  });
 }
 
 /** ack_deposit votes that copy the source entries from this authority's destination position. */
@@ -176,12 +202,14 @@ describe('createBridgeChains against the devnet', () => {
       await chains.ackWithdraws(votes, signal());
     }
 
+    await finality(b);
     const finalized = await first.chains.readState(signal(), READ_LIMITS);
     expect([...finalized.deposits.entries.values()].map((e) => e.status)).toEqual(['Finalized', 'Finalized', 'Finalized']);
     const cleanup = await second.chains.cleanupDeposits([0, 1, 2], signal());
     expect(cleanup.completed).toEqual([0, 1, 2]);
     expect(await first.chains.cleanupDeposits([0, 1, 2], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1, 2] });
 
+    await finality(b);
     const settled = await first.chains.readState(signal(), READ_LIMITS);
     expect(settled.deposits.header.settledPrefix).toBe(3n);
     expect(settled.deposits.entries.size).toBe(0);
@@ -280,6 +308,55 @@ describe('createBridgeChains against the devnet', () => {
 /** What the first authority's transactions on the destination chain paid and consumed, oldest first (the bank's record, as getTransaction serves it). */
 const ownLanded = (b: Bridge) => [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58());
 
+/** Source entries 0..count-1 Finalized (rejected: a frozen mint) by authorities 0 and 1, at confirmed. */
+async function finalizedDeposits(b: Bridge, count: number): Promise<void> {
+  await deposit(b, count, b.world.tokenPairs.frozen.sourceMint);
+  const voters = [0, 1].map((slot) => chainsFor(b, b.authorities[slot]!, 'confirmed').chains);
+  for (const chains of voters) await chains.ackDeposits(ackDepositVotes(await chains.readState(signal(), READ_LIMITS)), signal());
+  for (const chains of voters) await chains.ackWithdraws(ackWithdrawVotes(await chains.readState(signal(), READ_LIMITS)), signal());
+}
+
+/** The source's DepositTracker header as the bank of `commitment` holds it. */
+function depositHeaderAt(b: Bridge, commitment: 'processed' | 'confirmed') {
+  const address = b.world.source.depositTracker;
+  return decodeTrackerHeader(b.pair.source.bank.at(commitment).account(address)!.data, 'DepositTracker', address);
+}
+
+describe('cleanup_deposit on Agave\'s banks', () => {
+  it('an entry another payer\'s cleanup has processed, not yet confirmed, is not sent again: no fee paid for a certain CleanupAlreadyCompleted', async () => {
+    const b = await bridge({ capacity: 50 });
+    await finalizedDeposits(b, 2);
+    const first = chainsFor(b, b.authorities[0]!);
+    const second = chainsFor(b, b.authorities[2]!);
+    // The first payer's cleanup lands at the head, and the chain stops there (paused in the same
+    // call, before the next slot) with the confirmed bank behind it: the second payer decides
+    // while the race is certain.
+    const { bank } = b.pair.source;
+    const submit = bank.submit.bind(bank);
+    bank.submit = (tx, signaturesVerified, landAfterSlots) => {
+      submit(tx, signaturesVerified, landAfterSlots);
+      if (depositHeaderAt(b, 'processed').settledPrefix === 2n) bank.pause();
+    };
+    const firstCleanup = first.chains.cleanupDeposits([0, 1], signal());
+    await waitFor(() => bank.paused, { timeoutMs: 10_000, what: "the first payer's cleanup at processed" });
+    bank.submit = submit;
+    expect(depositHeaderAt(b, 'confirmed').settledPrefix).toBe(0n);
+    let secondDone = false;
+    const secondCleanup = second.chains.cleanupDeposits([0, 1], signal()).finally(() => (secondDone = true));
+    const sends = async () => metricValue(second.metrics.rpcRequests, { chain: 'source', method: 'sendTransaction' });
+    await waitFor(async () => secondDone || (await sends()) > 0, { timeoutMs: 10_000, what: "the second payer's decision" });
+    bank.resume();
+
+    expect(await secondCleanup).toEqual({ transactions: [], completed: [], alreadyDone: [] });
+    expect((await firstCleanup).completed).toEqual([0, 1]);
+    const failed = [...b.pair.source.bank.landedTransactions()].filter((landed) => landed.err !== null);
+    expect(failed, 'cleanup transactions landed failing').toHaveLength(0);
+    expect(await sends()).toBe(0);
+    // The next call, once the first payer's cleanup is confirmed, reports it done.
+    expect(await second.chains.cleanupDeposits([0, 1], signal())).toEqual({ transactions: [], completed: [], alreadyDone: [0, 1] });
+  });
+});
+
 describe('a simulation above the compute ceiling, with a second destination endpoint', () => {
   /** A bridge with 6 deposits, a second destination endpoint, and the ceiling lowered by one honest landing of 3 votes. */
   async function measured() {
@@ -341,7 +418,7 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
     // Nonce mode on Agave's banks: the resend is simulated at confirmed, a frozen bank, as on a cluster.
     // On one open bank it would be simulated in the very slot the fee-only advance landed in, which
     // Agave refuses (NonceBlockhashNotExpired) and a client reading at confirmed never meets.
-    const b = await bridge({ capacity: 50, ...(mode === 'nonce' ? { commitmentLags: AGAVE_COMMITMENT_LAGS } : {}) });
+    const b = await bridge({ capacity: 50 });
     await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
     const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
     if (nonceAccounts > 0) {

@@ -18,7 +18,8 @@ import { toEntryIndex } from '../../port/authority-position.js';
  * cleanup_deposit for the given source entries, batched. The instruction needs each entry's
  * depositor, so the entries are read again at confirmed just before sending (a few hundred
  * bytes): no cache to go stale, and entries someone else cleaned up meanwhile are reported as
- * already done without spending a transaction on them.
+ * already done without spending a transaction on them. Those still to send are checked once
+ * more at processed, and one another payer's cleanup already holds there is not sent.
  *
  * A batch is all or nothing. When instruction k fails, entry k is taken out (already done for
  * CleanupAlreadyCompleted, failed for any other program error) and the rest is sent again.
@@ -74,15 +75,33 @@ async function candidatesOf(
 ): Promise<Candidate[]> {
   if (indices.length === 0) return [];
   const entries = await readCandidates(s, indices, signal);
-  const candidates: Candidate[] = [];
+  const ready: Array<{ index: number; depositor: string }> = [];
   for (const index of indices) {
     const entry = entries.get(index);
     if (entry === undefined) out.failures.push({ index, reason: 'EntryNotFound: at or past entry_count' });
     else if (entry.cleanupCompleted) out.report.alreadyDone.push(index);
     else if (entry.status !== 'Finalized') out.failures.push({ index, reason: `EntryNotFinalized: status is ${entry.status}` });
-    else candidates.push({ index, instruction: s.cleanupInstruction(index, new PublicKey(entry.depositor)) });
+    else ready.push({ index, depositor: entry.depositor });
   }
-  return candidates;
+  const inFlight = await cleanedAtProcessed(s, ready.map(({ index }) => index), signal);
+  return ready
+    .filter(({ index }) => !inFlight.has(index))
+    .map(({ index, depositor }) => ({ index, instruction: s.cleanupInstruction(index, new PublicKey(depositor)) }));
+}
+
+/**
+ * The entries among `indices` (Finalized and not cleaned up at confirmed) that the processed
+ * bank already shows cleaned up: another payer's cleanup at the head, not yet confirmed. Sent
+ * now, a cleanup of one passes preflight (the confirmed bank) and lands failing with
+ * CleanupAlreadyCompleted, fee paid. This read only holds a send back, never causes one, and
+ * reports nothing done (processed is not landed): the next cycle plans the entry again and
+ * finds it cleaned up at confirmed, or cleans it if that cleanup's fork was abandoned.
+ */
+async function cleanedAtProcessed(s: CleanupSubmitter, indices: readonly number[], signal: AbortSignal): Promise<Set<number>> {
+  if (indices.length === 0) return new Set();
+  const ranges = coveringRanges(indices, DEPOSIT_ENTRY_SIZE, MAX_SLICE_BYTES);
+  const head = await readEntries(s.rpc, s.target.tracker, ranges, decodeDepositEntries, { commitment: 'processed' }, new ReadMeter(s.metrics), signal);
+  return new Set(indices.filter((index) => head.get(index)?.cleanupCompleted === true));
 }
 
 /** The entries at `indices` (below entry_count) at confirmed, by index. */
