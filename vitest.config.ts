@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
@@ -22,46 +22,21 @@ const WIDE_PER_CORE = 2;
 const CORES = availableParallelism();
 
 /**
- * The longest files (over 10 s alone), longest first. They start ahead of every other file of
- * their group (LongFirst, below): the group then lasts about its CPU over the cores, or its
+ * Each file's wall time in the last recorded run (test/file-seconds.json, written by `npm test --
+ * --record-seconds`: scripts/run-tests.mjs), not a hand-kept list. The wide group starts its files
+ * longest first (LongestFirst, below): the group then lasts about its CPU over the cores, or its
  * longest file, whichever is more; started last, a long file would add its own time to that.
+ * A file the record does not know yet (a new one) starts first, and `npm test` names it.
  */
-const LONG = [
-  // Issue 47's acceptance at production timing (400 ms slots, finality 12.8 s): about 115 s, mostly waiting.
-  'test/integration/agave-banks.test.ts',
-  // Issue 48's idle bridge (90 s at a 2 s poll) and the lease's proofs against lying endpoints.
-  'test/integration/lease-idle.test.ts',
-  'test/integration/lease-proof.test.ts',
-  'test/integration/handoff-rollout.test.ts',
-  'test/integration/handoff-takeover.test.ts',
-  'property-tests/five-authorities.test.ts',
-  'test/bench/soak.test.ts',
-  'test/integration/congestion.test.ts',
-  'property-tests/three-authorities.test.ts',
-  'test/integration/faults.test.ts',
-  'test/integration/restart-in-flight.test.ts',
-  'test/ops/nonce-init.test.ts',
-  'test/integration/real-nodes.test.ts',
-  'test/integration/nonce-landing.test.ts',
-  'test/http/connection-exhaustion.test.ts',
-  'test/ops/cli.test.ts',
-  'test/install/runtime-install.test.ts',
-  'test/integration/transfers-load.test.ts',
-  'test/integration/key-services.test.ts',
-  'test/integration/key-service-errors.test.ts',
-  'test/integration/hsm.test.ts',
-  'test/integration/send-outage-health.test.ts',
-];
+const RECORD = 'test/file-seconds.json';
+const recorded: Record<string, number> = (JSON.parse(readFileSync(new URL(RECORD, import.meta.url), 'utf8')) as { seconds: Record<string, number> }).seconds;
 
-/** Vitest's order (failed first, then by the durations it cached, else by size), with each group's LONG files first, in LONG's order. */
-class LongFirst extends BaseSequencer {
+/** By group (groupOrder), then longest recorded first, files the record does not know ahead of all (they may be long). */
+class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (spec: TestSpecification): number => {
-      const index = LONG.indexOf(relative(spec.project.config.root, spec.moduleId));
-      return index === -1 ? LONG.length : index;
-    };
+    const seconds = (spec: TestSpecification): number => recorded[relative(spec.project.config.root, spec.moduleId)] ?? Number.POSITIVE_INFINITY;
     const order = (spec: TestSpecification): number => spec.project.config.sequence.groupOrder;
-    return (await super.sort(files)).sort((a, b) => order(a) - order(b) || rank(a) - rank(b));
+    return (await super.sort(files)).sort((a, b) => order(a) - order(b) || seconds(b) - seconds(a));
   }
 }
 
@@ -82,6 +57,9 @@ const TIMED = [
   'test/chain/client/read/read-state.test.ts',
   'test/chain/client/submit/submit-votes.test.ts',
   'test/signer/pkcs11/pkcs11-hardening.test.ts',
+  // Not timed, but SoftHSM in a worker another token store's file used first: "cannot list the
+  // module's tokens (CKR_GENERAL_ERROR)" (10 of its 12 tests, once the order changed).
+  'test/signer/pkcs11/pkcs11-signer.test.ts',
   'test/signer/remote/key-services.test.ts',
   'test/chain/rpc/endpoint-pool.test.ts',
   'test/chain/rpc/rpc-fetch.test.ts',
@@ -90,9 +68,12 @@ const TIMED = [
 ];
 
 // A renamed or removed file would otherwise leave its entry matching nothing, and the file
-// itself scheduled as a short one.
-for (const path of [...LONG, ...TIMED]) {
-  if (!existsSync(new URL(path, import.meta.url))) throw new Error(`vitest.config.ts schedules ${path} (LONG or TIMED), which does not exist: update the list`);
+// itself scheduled as a new one (first) or, out of TIMED, beside other files.
+for (const path of TIMED) {
+  if (!existsSync(new URL(path, import.meta.url))) throw new Error(`vitest.config.ts lists ${path} in TIMED, which does not exist: update the list`);
+}
+for (const path of Object.keys(recorded)) {
+  if (!existsSync(new URL(path, import.meta.url))) throw new Error(`${RECORD} times ${path}, which does not exist: run \`npm test -- --record-seconds\` (or remove its entry)`);
 }
 
 export default defineConfig({
@@ -103,22 +84,17 @@ export default defineConfig({
     setupFiles: ['test/support/log-lines-setup.ts'],
     hookTimeout: 30_000,
     pool: 'forks',
-    sequence: { sequencer: LongFirst },
+    sequence: { sequencer: LongestFirst },
     projects: [
-      // One group (the same groupOrder and width), LONG's files first (LongFirst).
-      // `long` and `short` reuse each worker's module graph from file to file (isolate: false):
-      // most files' CPU went to importing web3.js, fastify and xstate again for each file (18 s
-      // of CPU isolated against 7.5 s shared for 29 such files). A file here restores what it
-      // changes (timers, the environment, globals); one that cannot joins `timed`, which
-      // isolates (pkcs11-hardening.test.ts, sharing a worker with other files, found no token in
-      // its SoftHSM store: a cause not pinned down, so it keeps a process of its own).
+      // `wide` reuses each worker's module graph from file to file (isolate: false): most files'
+      // CPU went to importing web3.js, fastify and xstate again for each file (18 s of CPU
+      // isolated against 7.5 s shared for 29 such files). A file here restores what it changes
+      // (timers, the environment, globals); one that cannot joins `timed`, which isolates
+      // (pkcs11-hardening.test.ts, sharing a worker with other files, found no token in its
+      // SoftHSM store: a cause not pinned down, so it keeps a process of its own).
       {
         extends: true,
-        test: { name: 'long', isolate: false, include: LONG, exclude: EXCLUDED, maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
-      },
-      {
-        extends: true,
-        test: { name: 'short', isolate: false, include: ALL, exclude: [...EXCLUDED, ...LONG, ...TIMED], maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
+        test: { name: 'wide', isolate: false, include: ALL, exclude: [...EXCLUDED, ...TIMED], maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,

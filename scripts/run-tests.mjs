@@ -4,13 +4,19 @@
 // one file over it is the suite's wall time) and the suite's wall time with the machine's load
 // average at its start and end (a wall time means little without the load it ran under).
 // Vitest's own exit code is kept: a failure anywhere fails the command.
+// `--record-seconds` writes each file's wall time into test/file-seconds.json, which
+// vitest.config.ts schedules from (longest first); files the record does not know are named.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const FILE_BUDGET_S = 40;
-const SLOWEST_SHOWN = 5;
+const SLOWEST_SHOWN = 10;
+const RECORD = 'test/file-seconds.json';
+const RECORD_FLAG = '--record-seconds';
+const recording = process.argv.includes(RECORD_FLAG);
+const vitestArgs = process.argv.slice(2).filter((arg) => arg !== RECORD_FLAG);
 
 const dir = mkdtempSync(join(tmpdir(), 'bridge-tests-'));
 const report = join(dir, 'vitest.json');
@@ -21,7 +27,7 @@ const startedAt = performance.now();
 const loadAtStart = loadavg()[0];
 const run = spawnSync(
   process.execPath,
-  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs],
   { stdio: 'inherit', env: { ...process.env, BRIDGE_LOG_TYPES_DIR: logTypesDir } },
 );
 
@@ -29,12 +35,16 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let slowest = [];
+let unrecorded = [];
 try {
   const summary = JSON.parse(readFileSync(report, 'utf8'));
   passed = summary.numPassedTests;
   failed = summary.numFailedTests;
   skipped = summary.numPendingTests + summary.numTodoTests;
-  slowest = slowestFiles(summary.testResults);
+  const files = fileSeconds(summary.testResults);
+  slowest = slowestFiles(files);
+  if (recording) record(files);
+  else unrecorded = Object.keys(files).filter((name) => !(name in recordedSeconds()));
   const conflicts = logTypeConflicts();
   for (const conflict of conflicts) console.error(`run-tests: ${conflict}`);
   failed += conflicts.length;
@@ -67,16 +77,35 @@ function logTypeConflicts() {
   return conflicts;
 }
 
+/** Each file's wall time in seconds, by its path from the repository's root. */
+function fileSeconds(testResults) {
+  return Object.fromEntries(testResults.map((file) => [relative(process.cwd(), file.name), (file.endTime - file.startTime) / 1000]));
+}
+
+function recordedSeconds() {
+  return JSON.parse(readFileSync(RECORD, 'utf8')).seconds;
+}
+
+/** This run's files replace their entries; the others stay while they exist (a run of one folder records that folder). */
+function record(files) {
+  const kept = Object.entries(existsSync(RECORD) ? recordedSeconds() : {}).filter(([name]) => existsSync(name));
+  const measured = Object.entries(files).map(([name, seconds]) => [name, Math.round(seconds * 10) / 10]);
+  const seconds = Object.fromEntries([...kept, ...measured].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  writeFileSync(RECORD, `${JSON.stringify({ seconds }, null, 2)}\n`);
+  console.log(`run-tests: recorded ${measured.length} files' wall times in ${RECORD} (vitest.config.ts starts the longest first)`);
+}
+
 /** The files that took longest, each with its wall time and a mark when over the budget. */
 function slowestFiles(files) {
-  return files
-    .map((file) => ({ name: relative(process.cwd(), file.name), seconds: (file.endTime - file.startTime) / 1000 }))
+  return Object.entries(files)
+    .map(([name, seconds]) => ({ name, seconds }))
     .sort((a, b) => b.seconds - a.seconds)
     .slice(0, SLOWEST_SHOWN)
     .map(({ name, seconds }) => `${name} ${seconds.toFixed(1)} s${seconds > FILE_BUDGET_S ? ` (over ${FILE_BUDGET_S} s)` : ''}`);
 }
 
 if (slowest.length > 0) console.log(`slowest files: ${slowest.join(', ')}`);
+if (unrecorded.length > 0) console.log(`not in ${RECORD}, so started first: ${unrecorded.join(', ')} (record them: npm test -- ${RECORD_FLAG})`);
 const wallS = (performance.now() - startedAt) / 1000;
 console.log(`suite: ${wallS.toFixed(0)} s, load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`);
 const status = run.status ?? 1;

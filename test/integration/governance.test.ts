@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   failedAttemptErrors,
   loggedSignatures,
@@ -27,13 +27,6 @@ import { metricValue } from '../support/metric-value.js';
 const SHORT_RPC_TIMEOUT_MS = 400;
 const SEND_LATENCY_MS = 700;
 
-let bridge: DevnetBridge | undefined;
-
-afterEach(async () => {
-  await bridge?.close();
-  bridge = undefined;
-});
-
 function normalPairSettings(b: DevnetBridge): TokenPairSettings {
   const normal = b.world.tokenPairs.normal;
   return { frozen: normal.frozen, limitRemaining: BigInt(normal.limitRemaining), vaultBalance: BigInt(normal.vaultBalance) };
@@ -50,9 +43,10 @@ async function completeTransfers(b: DevnetBridge, cranks: readonly BridgeCrank[]
   throw new Error(`transfers not settled after ${maxRounds} rounds`);
 }
 
-describe('governance resets mid-flight', () => {
-  it('set_token_pair while entries are Voting: entries removed, positions rewound, generation + 1; the cranks propose again', async () => {
-    bridge = await startDevnetBridge();
+describe.concurrent('governance resets mid-flight', () => {
+  it('set_token_pair while entries are Voting: entries removed, positions rewound, generation + 1; the cranks propose again', async ({ onTestFinished }) => {
+    const bridge = await startDevnetBridge();
+    onTestFinished(() => bridge.close());
     const cranks = await startBridgeCranks(bridge, [0, 1, 2]);
     const [a] = cranks;
     const mint = bridge.world.tokenPairs.normal.sourceMint;
@@ -68,7 +62,7 @@ describe('governance resets mid-flight', () => {
     await setTokenPair(bridge, mint, normalPairSettings(bridge));
     const after = withdrawTracker(bridge);
     expect(after.header).toMatchObject({ entryCount: 1n, settledPrefix: 1n, generation: before.header.generation + 1n });
-    expect([0, 1, 2].map((k) => nextIndexOf(after, bridge!, k))).toEqual([1, 1, 1]);
+    expect([0, 1, 2].map((k) => nextIndexOf(after, bridge, k))).toEqual([1, 1, 1]);
 
     await completeTransfers(bridge, cranks);
     expect(withdrawTracker(bridge).entries.map((entry) => entry.amount)).toEqual([100n, 200n, 300n]);
@@ -76,8 +70,9 @@ describe('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('reset_pending while entries are Relaying: back to Initialized, positions rewound, generation + 1; relayed again', async () => {
-    bridge = await startDevnetBridge();
+  it('reset_pending while entries are Relaying: back to Initialized, positions rewound, generation + 1; relayed again', async ({ onTestFinished }) => {
+    const bridge = await startDevnetBridge();
+    onTestFinished(() => bridge.close());
     const cranks = await startBridgeCranks(bridge, [0, 1, 2]);
     const frozen = bridge.world.tokenPairs.frozen.sourceMint;
     await deposit(bridge, { amount: 100n, sourceMint: frozen });
@@ -97,7 +92,7 @@ describe('governance resets mid-flight', () => {
       { status: 'Initialized', yesVotes: 0, proposed: { kind: 'None' } },
     ]);
     expect(after.header.generation).toBe(before.header.generation + 1n);
-    expect([0, 1, 2].map((k) => nextIndexOf(after, bridge!, k))).toEqual([0, 0, 0]);
+    expect([0, 1, 2].map((k) => nextIndexOf(after, bridge, k))).toEqual([0, 0, 0]);
 
     await completeTransfers(bridge, cranks);
     expectSettled(bridge, 2);
@@ -105,8 +100,9 @@ describe('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('set_token_pair between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async () => {
-    bridge = await startDevnetBridge();
+  it('set_token_pair between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({ onTestFinished }) => {
+    const bridge = await startDevnetBridge();
+    onTestFinished(() => bridge.close());
     const gate = createRequestGate();
     const a = startBridgeCrank(bridge, 0, { fetch: gate.fetch });
     const others = await startBridgeCranks(bridge, [1, 2]);
@@ -138,8 +134,9 @@ describe('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('reset_pending between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async () => {
-    bridge = await startDevnetBridge();
+  it('reset_pending between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({ onTestFinished }) => {
+    const bridge = await startDevnetBridge();
+    onTestFinished(() => bridge.close());
     const gate = createRequestGate();
     const a = startBridgeCrank(bridge, 0, { fetch: gate.fetch });
     const [b] = await startBridgeCranks(bridge, [1]);
@@ -179,8 +176,9 @@ describe('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, honest);
   });
 
-  it('a stale vote whose first send went unanswered lands as a failure when rebroadcast: retried from a fresh plan, its fee counted', async () => {
-    bridge = await startDevnetBridge();
+  it('a stale vote whose first send went unanswered lands as a failure when rebroadcast: retried from a fresh plan, its fee counted', async ({ onTestFinished }) => {
+    const bridge = await startDevnetBridge();
+    onTestFinished(() => bridge.close());
     const gate = createRequestGate();
     const a = startBridgeCrank(bridge, 0, { fetch: gate.fetch, rpcTimeoutMs: SHORT_RPC_TIMEOUT_MS });
     const others = await startBridgeCranks(bridge, [1, 2]);
@@ -202,8 +200,8 @@ describe('governance resets mid-flight', () => {
     expect(await cycle).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     bridge.pair.target.faults.clear();
     expect(failedAttemptErrors(a)).toEqual([expect.stringMatching(/VoteOutOfOrder \(6001\), landed in transaction \w+ at index 1$/)]);
-    const failedLanded = loggedSignatures(a).filter((signature) => landedStatus(bridge!, signature)?.err !== null);
-    expect(failedLanded.map((signature) => landedStatus(bridge!, signature)?.err)).toEqual([{ InstructionError: [3, { Custom: 6001 }] }]); // after the three budget instructions
+    const failedLanded = loggedSignatures(a).filter((signature) => landedStatus(bridge, signature)?.err !== null);
+    expect(failedLanded.map((signature) => landedStatus(bridge, signature)?.err)).toEqual([{ InstructionError: [3, { Custom: 6001 }] }]); // after the three budget instructions
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..1 (2 votes)' });
     expect(a.service.health().total_actions_submitted).toBe(landedTransactionsPaidBy(bridge, 0, a.startBalances));
 

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RpcFetch } from '../../src/chain/rpc/rpc-fetch.js';
 import { runRound, startBridgeCrank, startBridgeCranks, type BridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
@@ -18,12 +18,6 @@ import { metricSample, metricValue } from '../support/metric-value.js';
 
 const INFLATION = 1_000_000;
 const ROUND_PAUSE_MS = 100;
-
-let bridge: DevnetBridge | undefined;
-afterEach(async () => {
-  await bridge?.close();
-  bridge = undefined;
-});
 
 interface Lie {
   method: string;
@@ -79,9 +73,10 @@ async function expectHealthy(b: DevnetBridge, cranks: readonly BridgeCrank[], co
   }
 }
 
-describe('one lying answer', () => {
-  it('a history answer whose newest entry carries an inflated slot: the cursor does not blind later reads, every transfer settles', async () => {
-    const b = (bridge = await startDevnetBridge());
+describe.concurrent('one lying answer', () => {
+  it('a history answer whose newest entry carries an inflated slot: the cursor does not blind later reads, every transfer settles', async ({ onTestFinished }) => {
+    const b = await startDevnetBridge();
+    onTestFinished(() => b.close());
     const lie: Lie = {
       method: 'getSignaturesForAddress',
       times: 4,
@@ -101,8 +96,9 @@ describe('one lying answer', () => {
     await expectHealthy(b, cranks, 4);
   }, 40_000);
 
-  it('a history entry at an inflated slot does not blind the history: a real twin signing afterwards is still caught', async () => {
-    const b = (bridge = await startDevnetBridge());
+  it('a history entry at an inflated slot does not blind the history: a real twin signing afterwards is still caught', async ({ onTestFinished }) => {
+    const b = await startDevnetBridge();
+    onTestFinished(() => b.close());
     const lie: Lie = {
       method: 'getSignaturesForAddress',
       times: 2,
@@ -124,8 +120,9 @@ describe('one lying answer', () => {
     expect(await metricValue(a.metrics.foreignSignatures, {})).toBeGreaterThanOrEqual(1);
   }, 40_000);
 
-  it('an inflated context slot on the very first answers (before the first history read): at most that cycle fails, no floor rests on it, every transfer settles', async () => {
-    const b = (bridge = await startDevnetBridge());
+  it('an inflated context slot on the very first answers (before the first history read): at most that cycle fails, no floor rests on it, every transfer settles', async ({ onTestFinished }) => {
+    const b = await startDevnetBridge();
+    onTestFinished(() => b.close());
     const lies: Lie[] = [{ method: 'getMultipleAccounts', times: 1, active: true, rewrite: inflatedContext }];
     const cranks = await startBridgeCranks(b, [0, 1, 2], { fetch: lyingFetch(lies) });
     await depositRejected(b, 3);
@@ -144,8 +141,9 @@ describe('one lying answer', () => {
     }
   }, 40_000);
 
-  it('an inflated context slot once the pace is measured: refused as an outlier, counted, every transfer settles with no error line', async () => {
-    const b = (bridge = await startDevnetBridge());
+  it('an inflated context slot once the pace is measured: refused as an outlier, counted, every transfer settles with no error line', async ({ onTestFinished }) => {
+    const b = await startDevnetBridge();
+    onTestFinished(() => b.close());
     const lies: Lie[] = ['getMultipleAccounts', 'getBalance'].map((method) => ({ method, times: 2, active: false, rewrite: inflatedContext }));
     const cranks = await startBridgeCranks(b, [0, 1, 2], { fetch: lyingFetch(lies) });
     await roundsFor(cranks, 1_500);
@@ -158,8 +156,9 @@ describe('one lying answer', () => {
     await expectHealthy(b, cranks, 3);
   }, 40_000);
 
-  it('a fallback whose getSlot names a slot far ahead takes no read; once it stops, every endpoint is up', async () => {
-    const b = (bridge = await startDevnetBridge());
+  it('a fallback whose getSlot names a slot far ahead takes no read; once it stops, every endpoint is up', async ({ onTestFinished }) => {
+    const b = await startDevnetBridge();
+    onTestFinished(() => b.close());
     const sourceFallback = await b.pair.source.addEndpoint();
     const targetFallback = await b.pair.target.addEndpoint();
     const lies: Lie[] = [sourceFallback, targetFallback].map((endpoint) => ({

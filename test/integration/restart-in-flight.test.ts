@@ -22,10 +22,12 @@ import { depositRejected } from './support/settle.js';
  * 1 cranks in-process; with threshold 2 every transfer needs authority 0's votes.
  */
 
-/** In-flight delay: 100 slots of the devnet's 50 ms, about 5 s, long enough for the kill and the restart to fall inside it. */
+/** The scenario's slots: its in-flight delay and the second life's re-sign pace are counted in them. */
+const SLOT_MS = 50;
+/** In-flight delay: 100 slots of 50 ms, about 5 s, long enough for the kill and the restart to fall inside it. */
 const IN_FLIGHT_SLOTS = 100;
 /** The in-flight delay and a server start (at most 10 s for its startup line, ServerProcess) with room. */
-const IN_FLIGHT_LANDED_MS = IN_FLIGHT_SLOTS * 50 + 10_000;
+const IN_FLIGHT_LANDED_MS = IN_FLIGHT_SLOTS * SLOT_MS + 10_000;
 /** One poll interval and one cycle of the first server, reading and sending once. */
 const FIRST_SEND_MS = 10_000;
 const SETTLE_MS = 20_000;
@@ -74,7 +76,7 @@ function start(b: DevnetBridge): Promise<AuthorityServer> {
  * different transaction against the same nonce value.
  */
 async function restartInFlight(depositsWhileDown: number): Promise<void> {
-  const b = (bridge = await startDevnetBridge());
+  const b = (bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS }));
   await initNonces(b, [0, 1]);
   const [other] = await startBridgeCranks(b, [1]);
   await depositRejected(b, TRANSFERS);

@@ -22,7 +22,9 @@ import { serverEnv } from '../../devnet/server-env.js';
  */
 
 const POLL_SECS = 2;
-const RECHECK_MS = 30 * 50 + 500;
+/** The slots the re-check's bound is counted in (a bound in wall time: production-like, not the suite's faster default). */
+const SLOT_MS = 50;
+const RECHECK_MS = 30 * SLOT_MS + 500;
 
 let bridge: DevnetBridge | undefined;
 beforeAll(ensureBuilt, 180_000);
@@ -33,7 +35,7 @@ afterEach(async () => {
 
 describe('the watchdog in the built server', () => {
   it('logs one error line naming the mismatched entry within one poll, counts it, halts until acknowledged with npm run ops', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const index = await colludingFinalization(bridge, 800n, [1, 2]);
     await banksCaughtUp(bridge);
     const file = join(mkdtempSync(join(tmpdir(), 'watchdog-process-')), 'breaches.jsonl');

@@ -20,8 +20,10 @@ import { waitFor } from '../support/wait-for.js';
 
 // The setting: the honest third authority's server polls every 2 s.
 const POLL_MS = 2_000;
+/** The slots the re-check's bound is counted in (a bound in wall time: production-like, not the suite's faster default). */
+const SLOT_MS = 50;
 /** The re-check reads at finalized at or past the confirmed view's slot: (32 - 2) slots of 50 ms, and 500 ms of reads. */
-const RECHECK_MS = 30 * 50 + 500;
+const RECHECK_MS = 30 * SLOT_MS + 500;
 const HONEST = 2;
 
 let bridge: DevnetBridge | undefined;
@@ -36,7 +38,7 @@ function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
 
 describe('the watchdog', () => {
   it('pages a mismatched finalization within one poll, names the entry once, and with halt votes nothing until acknowledged', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const index = await colludingFinalization(bridge, 800n, [0, 1]);
     // A breach is judged at finalized: the poll's clock starts once the finalized banks hold it.
     await banksCaughtUp(bridge);
@@ -73,7 +75,7 @@ describe('the watchdog', () => {
   });
 
   it('notices a program upgrade within the deployment cadence: a warn line and the counter', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const cadenceMs = 500;
     const crank = startBridgeCrank(bridge, HONEST, { deploymentIntervalMs: cadenceMs });
     const firstRead = () => crank.logs.records().some((record) => String(record['msg']).startsWith('watchdog: the bridge program on the destination chain'));
@@ -90,7 +92,7 @@ describe('the watchdog', () => {
   });
 
   it('holds signing on a chain whose program does not hash to BRIDGE_<CHAIN>_PROGRAM_HASH, and signs once it does', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const v1 = await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v1' }]);
     const crank = startBridgeCrank(bridge, HONEST, {
       pollIntervalMs: POLL_MS,
@@ -108,7 +110,7 @@ describe('the watchdog', () => {
   });
 
   it('pages a rewound tracker within one poll', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const mint = bridge.world.tokenPairs.normal.sourceMint;
     const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS });
     const helpers = startBridgeCrank(bridge, 0, { pollIntervalMs: POLL_MS });
@@ -130,7 +132,7 @@ describe('the watchdog', () => {
   });
 
   it('raises no breach from one lying endpoint when the other answers honestly: a doubt, no error line', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const mint = bridge.world.tokenPairs.normal.sourceMint;
     await deposit(bridge, { amount: 800n, sourceMint: mint });
     const { recipient } = depositTracker(bridge).entries[0]!;
@@ -151,7 +153,7 @@ describe('the watchdog', () => {
   });
 
   it('flow breaker: holds the queue at the limit, shows the held transfer, resumes on release; nothing voted twice, nothing skipped', async () => {
-    bridge = await startDevnetBridge();
+    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const mint = bridge.world.tokenPairs.normal.sourceMint;
     const file = join(mkdtempSync(join(tmpdir(), 'flow-')), 'watchdog.jsonl');
     const flowLimits = [{ mint, amount: 100n, windowMs: 3_600_000 }];

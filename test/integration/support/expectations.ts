@@ -59,3 +59,8 @@ export async function expectTransactionsAccounted(
     expect(landedTransactionsPaidBy(bridge, crank.slot, crank.startBalances), `${what}: fees paid`).toBe(signatures.length);
   }
 }
+
+/** No crank took a move of its own nonces for another signer's (docs/chain-client.md, "Who signs, from the nonces"). */
+export async function expectNoForeignSignature(cranks: readonly BridgeCrank[]): Promise<void> {
+  for (const crank of cranks) for (const chain of ['source', 'target']) expect(await metricValue(crank.metrics.foreignSignatures, { chain })).toBe(0);
+}

@@ -1,6 +1,8 @@
-import { depositTracker } from './chain-state.js';
+import { expect } from 'vitest';
+import { depositTracker, nextIndexOf, withdrawTracker } from './chain-state.js';
 import { runRound, type BridgeCrank } from './cranks.js';
 import type { DevnetBridge } from './devnet-bridge.js';
+import { expectSettled, expectTransactionsAccounted } from './expectations.js';
 import { deposit } from './transactions.js';
 
 /** `count` deposits of the frozen pair: each is Rejected, so its transfer settles without a claim. */
@@ -16,4 +18,12 @@ export async function settleWithin(b: DevnetBridge, cranks: readonly BridgeCrank
     if (header.settledPrefix === header.entryCount) return round;
   }
   throw new Error(`transfers not settled after ${maxRounds} rounds`);
+}
+
+/** `rounds` rounds, then `count` transfers settled, every crank's position past them, and every transaction accounted for. */
+export async function settleAfterRounds(b: DevnetBridge, cranks: readonly BridgeCrank[], count: number, rounds = 4): Promise<void> {
+  for (let round = 0; round < rounds; round++) await runRound(cranks);
+  expectSettled(b, count);
+  for (const crank of cranks) expect(nextIndexOf(withdrawTracker(b), b, crank.slot)).toBe(count);
+  await expectTransactionsAccounted(b, cranks);
 }

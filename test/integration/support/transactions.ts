@@ -24,7 +24,7 @@ async function send(
   step: string,
   { skipPreflight = false, commitment = 'confirmed' }: { skipPreflight?: boolean; commitment?: 'confirmed' | 'finalized' } = {},
 ): Promise<string> {
-  // 10 s, and the wait for the finalized bank (32 slots: 1.6 s at the suite's 50 ms, 12.8 s at 400 ms) twice over.
+  // 10 s, and the wait for the finalized bank (32 slots: 0.64 s at the suite's 20 ms, 12.8 s at 400 ms) twice over.
   const bank = bridge.pair[chain].bank;
   const signal = AbortSignal.timeout(10_000 + 2 * bank.commitmentLags.finalizedLagSlots * bank.slotIntervalMs);
   const connection = devnetConnection(bridge.pair[chain].url, signal);
