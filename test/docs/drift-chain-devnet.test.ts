@@ -170,12 +170,6 @@ describe("docs/testing.md: the suite's schedule and the integration files", () =
   const projects = (vitestConfig.test?.projects ?? []) as Array<{ test: { name: string; include: string[] } }>;
   const include = (name: string) => projects.find((project) => project.test.name === name)?.test.include ?? [];
 
-  it('the long files are the files of LONG', () => {
-    const documented = backticked(firstCells(section('docs/testing.md', '### The long files (`LONG`) and what they wait for')), /^((?:test|property-tests)\/\S+\.test\.ts)$/);
-    expect(include('long').length).toBeGreaterThan(5);
-    expect(sorted(documented)).toEqual(sorted(include('long')));
-  });
-
   it('the timed files are the files of TIMED', () => {
     const documented = [...section('docs/testing.md', '### The timed files (`TIMED`)').matchAll(/`((?:test|property-tests)\/\S+\.test\.ts)`/g)].map((match) => match[1]!);
     expect(include('timed').length).toBeGreaterThan(5);
