@@ -126,8 +126,9 @@ function isSet(value: string | undefined): boolean {
 
 /** GET /transfers: read-only reads of both trackers, without the key (the routes share their answers between requests). */
 async function configuredTransferQueries(crank: CrankConfig, metrics: Metrics): Promise<TransferQueries> {
-  const [{ createOperatorReads, endpointsOptions }, { createTransferQueries }] = await Promise.all([
-    import('./chain/client/create-chain-client.js'),
+  const [{ createOperatorReads }, { endpointsOptions }, { createTransferQueries }] = await Promise.all([
+    import('./chain/client/operator-chains.js'),
+    import('./chain/client/chain-endpoints.js'),
     import('./transfers/transfer-queries.js'),
   ]);
   return createTransferQueries(createOperatorReads(endpointsOptions(crank, metrics)).readRange);

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -21,10 +22,10 @@ interface SourceImport {
   bare: boolean;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+function sourceFiles(dir: string, root = ROOT): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
+    if (entry.isDirectory()) return sourceFiles(path, root);
     return entry.name.endsWith('.ts') ? [path] : [];
   });
 }
@@ -253,5 +254,35 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
   it('takes every hop it states: each step after the first names an earlier step, and the import between them runs the way it says', () => {
     const wrong = paths.flatMap(({ heading, steps }) => steps.flatMap((step) => wrongHop(step, steps, imports) ?? []).map((why) => `${heading}: ${why}`));
     expect(wrong).toEqual([]);
+  });
+});
+
+/** The house rule: no file of src/ over this many lines, counted as `wc -l` counts them (its newlines). */
+const MAX_FILE_LINES = 400;
+
+/** Each .ts file under `dir` (of `root`) longer than `limit` lines, named with its count. */
+function longFiles(dir: string, limit: number, root = ROOT): string[] {
+  return sourceFiles(dir, root).flatMap((file) => {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n').length - 1;
+    return lines > limit ? [`${file}: ${lines} lines`] : [];
+  });
+}
+
+describe(`small files: no file of src/ over ${MAX_FILE_LINES} lines (issue 51: after the formatter too)`, () => {
+  it('holds for src/', () => {
+    expect(longFiles('src', MAX_FILE_LINES)).toEqual([]);
+  });
+
+  it('names a file one line over, and counts lines as wc -l does', () => {
+    const root = mkdtempSync(join(tmpdir(), 'file-lines-'));
+    try {
+      mkdirSync(join(root, 'src', 'deep'), { recursive: true });
+      writeFileSync(join(root, 'src', 'deep', 'long.ts'), 'x;\n'.repeat(MAX_FILE_LINES + 1));
+      writeFileSync(join(root, 'src', 'at-limit.ts'), 'x;\n'.repeat(MAX_FILE_LINES));
+      writeFileSync(join(root, 'src', 'no-final-newline.ts'), `${'x;\n'.repeat(MAX_FILE_LINES)}x;`);
+      expect(longFiles('src', MAX_FILE_LINES, root)).toEqual([`${join('src', 'deep', 'long.ts')}: ${MAX_FILE_LINES + 1} lines`]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,8 @@
 import type { PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import type { AuthoritySigner, SignerDescription } from '../signer/authority-signer.js';
-import { createOperatorReads, endpointsOptions, type OperatorReads } from '../chain/client/create-chain-client.js';
+import { endpointsOptions } from '../chain/client/chain-endpoints.js';
+import { createOperatorReads, type OperatorReads } from '../chain/client/operator-chains.js';
 import { parseConfig, type CrankConfig } from '../config/config.js';
 import { RUNTIME_VARIABLES } from '../config/variable-sets.js';
 import { loadAuthoritySigner } from '../signer/open-signer.js';

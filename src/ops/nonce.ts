@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
-import { createNoncePools, endpointsOptions } from '../chain/client/create-chain-client.js';
+import { endpointsOptions } from '../chain/client/chain-endpoints.js';
+import { createNoncePools } from '../chain/client/operator-chains.js';
 import { neededLamports, type NoncePoolPlan, type NoncePoolSetup } from '../chain/client/submit/nonce-setup.js';
 import { chainName } from '../domain.js';
 import { NONCE_ACCOUNT_RENT_LAMPORTS } from '../chain/nonce-account.js';

@@ -259,8 +259,8 @@ describe('contracts the documents restate', () => {
     expect(documented.sort()).toEqual(emitted.sort());
   });
 
-  it("docs/architecture.md's createBridgeChains contract names every option (create-chain-client.ts's BridgeChainsOptions)", () => {
-    const body = typeBody('src/chain/client/create-chain-client.ts', 'BridgeChainsOptions');
+  it("docs/architecture.md's createBridgeChains contract names every option (create-chain-client.ts's BridgeChainsOptions and the ChainEndpointsOptions it extends)", () => {
+    const body = typeBody('src/chain/client/create-chain-client.ts', 'BridgeChainsOptions') + typeBody('src/chain/client/chain-endpoints.ts', 'ChainEndpointsOptions');
     const options = [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1]!);
     const doc = read('docs/architecture.md');
     const contract = doc.slice(doc.indexOf('createBridgeChains(options: {'), doc.indexOf('}): BridgeChains'));

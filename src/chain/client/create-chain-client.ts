@@ -4,15 +4,14 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { chainName, chainVariables, type ChainSide, type CrankAction } from '../../domain.js';
 import type { AuthoritySigner } from '../../signer/authority-signer.js';
 import type { BridgeChains, CheckOff, LandingSummary } from '../port/bridge-chains.js';
-import { depositTrackerAddress, withdrawTrackerAddress } from '../pda.js';
 import { MAX_NONCE_ACCOUNTS, type SendExtensions } from '../chain-settings.js';
-import { createChainRpc, type ChainRpc } from '../rpc/chain-rpc.js';
-import type { AddressSignature } from '../rpc/rpc-answers.js';
+import type { ChainRpc } from '../rpc/chain-rpc.js';
 import type { RpcFetch } from '../rpc/rpc-fetch.js';
 import { FeeEstimates } from '../rpc/fee-estimate.js';
 import { SendPaths } from '../rpc/send-paths.js';
-import type { TrackerKind } from '../types.js';
-import { AuthorityHistory, SignedSignatures } from './read/authority-history.js';
+import { chainEndpoints, type ChainEndpointsOptions } from './chain-endpoints.js';
+import { AuthorityHistory } from './read/authority-history.js';
+import { SignedSignatures } from './read/signed-signatures.js';
 import { ComputeCeilings } from './budget/compute-budget.js';
 import { packedFees } from './submit/build/planned-fees.js';
 import { leaseAddress } from '../lease-account.js';
@@ -22,17 +21,14 @@ import { LandingRecord } from './submit/send/landing-record.js';
 import { LoadedAccounts } from './budget/loaded-accounts.js';
 import { MoveProofs } from './nonce/move-proofs.js';
 import { NoncePool } from './nonce/nonce-pool.js';
-import { planNoncePool, setUpNoncePool, type NoncePoolPlan, type NoncePoolSetup } from './submit/nonce-setup.js';
 import { PriorityFeeBidder, type PriorityFeeBounds } from './budget/priority-fee.js';
 import { readAuthorityView } from './read-authority.js';
-import { readBridgeView, type ChainEndpoint } from './read/read-state.js';
+import { readBridgeView } from './read/read-state.js';
 import { createBridgeWatch } from './read/bridge-watch.js';
 import { poolAddressSet, RecentValues } from './read/signer-evidence.js';
-import { readTransferRange, type TransferRange } from './read/read-transfers.js';
 import { zeroLandingCounters } from './submit/watch/signature-watch.js';
 import { cleanupFor, submitCleanups } from './submit/submit-cleanups.js';
 import { ackDepositFor, ackWithdrawFor, submitVotes } from './submit/submit-votes.js';
-import type { TrackerRef } from './read/tracker-reader.js';
 import type { BudgetedSubmitter } from './submit/send-batches.js';
 import { TransactionSender, type SubmitTiming } from './submit/transaction-sender.js';
 
@@ -42,21 +38,10 @@ import { TransactionSender, type SubmitTiming } from './submit/transaction-sende
  * transactions and is never logged, returned or put in an error.
  */
 
-export interface BridgeChainsOptions {
-  sourceRpcUrl: string;
-  targetRpcUrl: string;
-  /** Further endpoints per chain (BRIDGE_*_RPC_FALLBACK_URLS); none when absent. */
-  sourceRpcFallbackUrls?: readonly string[];
-  targetRpcFallbackUrls?: readonly string[];
-  /** BRIDGE_RPC_MAX_SLOT_LAG; the default 128 when absent. */
-  rpcMaxSlotLag?: number;
-  sourceChainId: number;
-  targetChainId: number;
-  sourceProgramId: PublicKey;
-  targetProgramId: PublicKey;
+/** The endpoints' settings (./chain-endpoints.ts) and what signing and sending take besides. */
+export interface BridgeChainsOptions extends ChainEndpointsOptions {
   /** The authority key (a file or a PKCS#11 token); never logged. */
   signer: AuthoritySigner;
-  rpcTimeoutMs: number;
   /** 'finalized' by default: the commitment of source deposit data that votes rely on. */
   sourceReadCommitment: Commitment;
   /** BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS and BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS. */
@@ -65,7 +50,6 @@ export interface BridgeChainsOptions {
   nonceAccounts?: number;
   /** BRIDGE_*_SEND_URLS and each chain's tip; none when absent. */
   sendExtensions?: Record<ChainSide, SendExtensions>;
-  metrics: Metrics;
   logger: Logger;
 }
 
@@ -75,134 +59,8 @@ export interface BridgeChainsTuning {
   fetch?: RpcFetch;
 }
 
-/** What reaching both trackers takes (no key): the crank's chains and the operator reads share it. */
-export type ChainEndpointsOptions = Pick<
-  BridgeChainsOptions,
-  | 'sourceRpcUrl'
-  | 'targetRpcUrl'
-  | 'sourceRpcFallbackUrls'
-  | 'targetRpcFallbackUrls'
-  | 'rpcMaxSlotLag'
-  | 'sourceChainId'
-  | 'targetChainId'
-  | 'sourceProgramId'
-  | 'targetProgramId'
-  | 'rpcTimeoutMs'
-  | 'metrics'
->;
-
-/** The same settings as configured (program ids in base58): CrankConfig fits. */
-export type ChainEndpointsConfig = Omit<ChainEndpointsOptions, 'sourceProgramId' | 'targetProgramId' | 'metrics'> & {
-  sourceProgramId: string;
-  targetProgramId: string;
-};
-
-export function endpointsOptions(config: ChainEndpointsConfig, metrics: Metrics): ChainEndpointsOptions {
-  return {
-    sourceRpcUrl: config.sourceRpcUrl,
-    targetRpcUrl: config.targetRpcUrl,
-    ...(config.sourceRpcFallbackUrls === undefined ? {} : { sourceRpcFallbackUrls: config.sourceRpcFallbackUrls }),
-    ...(config.targetRpcFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: config.targetRpcFallbackUrls }),
-    ...(config.rpcMaxSlotLag === undefined ? {} : { rpcMaxSlotLag: config.rpcMaxSlotLag }),
-    sourceChainId: config.sourceChainId,
-    targetChainId: config.targetChainId,
-    sourceProgramId: new PublicKey(config.sourceProgramId),
-    targetProgramId: new PublicKey(config.targetProgramId),
-    rpcTimeoutMs: config.rpcTimeoutMs,
-    metrics,
-  };
-}
-
 function secondSignerOff({ chain }: ChainRpc): CheckOff {
   return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${chainVariables(chain).fallbackUrls}` };
-}
-
-/** The RPC client and tracker of each chain. */
-function chainEndpoints(options: ChainEndpointsOptions, fetch?: RpcFetch, logger?: Logger): { source: ChainEndpoint; target: ChainEndpoint } {
-  const { metrics, sourceChainId, targetChainId, sourceProgramId, targetProgramId } = options;
-  const rpcFor = (chain: ChainSide, url: string, fallbackUrls: readonly string[] = []): ChainRpc =>
-    createChainRpc({
-      chain,
-      url,
-      fallbackUrls,
-      timeoutMs: options.rpcTimeoutMs,
-      metrics,
-      ...(options.rpcMaxSlotLag === undefined ? {} : { maxSlotLag: options.rpcMaxSlotLag }),
-      ...(fetch === undefined ? {} : { fetch }),
-      ...(logger === undefined ? {} : { logger: logger.child({ chain }) }),
-    });
-  const trackerRef = (chain: ChainSide, kind: TrackerKind, address: PublicKey, programId: PublicKey): TrackerRef => ({
-    chain,
-    kind,
-    address,
-    account: address.toBase58(),
-    programId,
-    sourceChainId,
-    targetChainId,
-  });
-  return {
-    source: {
-      rpc: rpcFor('source', options.sourceRpcUrl, options.sourceRpcFallbackUrls),
-      tracker: trackerRef('source', 'DepositTracker', depositTrackerAddress(sourceProgramId, targetChainId), sourceProgramId),
-    },
-    target: {
-      rpc: rpcFor('target', options.targetRpcUrl, options.targetRpcFallbackUrls),
-      tracker: trackerRef('target', 'WithdrawTracker', withdrawTrackerAddress(targetProgramId, sourceChainId), targetProgramId),
-    },
-  };
-}
-
-/** Most signatures `npm run ops escalate` asks each chain for. */
-const MAX_RECENT_SIGNATURES = 100;
-
-/** Read-only reads for operators (GET /transfers, `npm run ops`): no key involved. */
-export interface OperatorReads {
-  readRange(from: number, limit: number, signal: AbortSignal): Promise<TransferRange>;
-  /** The newest transactions naming `address` on each chain, at most MAX_RECENT_SIGNATURES each. */
-  recentSignatures(address: PublicKey, limit: number, signal: AbortSignal): Promise<Record<ChainSide, AddressSignature[]>>;
-}
-
-export function createOperatorReads(options: ChainEndpointsOptions): OperatorReads {
-  const endpoints = chainEndpoints(options);
-  return {
-    readRange: (from, limit, signal) => readTransferRange({ ...endpoints, metrics: options.metrics }, from, limit, signal),
-    recentSignatures: async (address, limit, signal) => {
-      const bounded = Math.max(1, Math.min(limit, MAX_RECENT_SIGNATURES));
-      const [source, target] = await Promise.all([
-        endpoints.source.rpc.getSignaturesForAddress(address, { limit: bounded }, signal),
-        endpoints.target.rpc.getSignaturesForAddress(address, { limit: bounded }, signal),
-      ]);
-      return { source, target };
-    },
-  };
-}
-
-/** `npm run ops -- nonce init`: the authority's nonce pool on both chains, planned from reads, then set up, the source first (./submit/nonce-setup.ts). */
-export interface NoncePools {
-  plan(authority: PublicKey, size: number, signal: AbortSignal): Promise<NoncePoolPlan[]>;
-  setUp(signer: AuthoritySigner, plans: readonly NoncePoolPlan[], signal: AbortSignal): Promise<NoncePoolSetup[]>;
-}
-
-export function createNoncePools(options: ChainEndpointsOptions): NoncePools {
-  const { source, target } = chainEndpoints(options);
-  const rpcOf = (chain: ChainSide): ChainRpc => (chain === 'source' ? source : target).rpc;
-  return {
-    plan: async (authority, size, signal) => [
-      await planNoncePool({ rpc: source.rpc, authority, chainId: options.sourceChainId, size }, signal),
-      await planNoncePool({ rpc: target.rpc, authority, chainId: options.targetChainId, size }, signal),
-    ],
-    setUp: async (signer, plans, signal) => {
-      const done: NoncePoolSetup[] = [];
-      for (const plan of plans) done.push(await setUpNoncePool(rpcOf(plan.chain), signer, plan, signal));
-      return done;
-    },
-  };
-}
-
-/** Planned and set up at once, without the CLI's checks and question: the tests' and benches' `nonce init`. */
-export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
-  const pools = createNoncePools(options);
-  return pools.setUp(signer, await pools.plan(signer.publicKey, size, signal), signal);
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {

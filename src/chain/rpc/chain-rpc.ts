@@ -3,7 +3,8 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { ChainSide } from '../../domain.js';
 import type { Endpoint } from './endpoint.js';
 import { EndpointPool } from './endpoint-pool.js';
-import { createPoolReads } from './pool-reads.js';
+import { createHistoryReads, type HistoryReads } from './history-reads.js';
+import { createPoolReads, minContext } from './pool-reads.js';
 import { bankOf } from './slot-view.js';
 import { jsonRpcCall, preflightFailure, rpcFailure } from './rpc-failure.js';
 import { isDefiniteSendRefusal } from '../../failure-policy.js';
@@ -13,19 +14,15 @@ import { zeroMethodCounters, type RpcMethod } from './rpc-methods.js';
 import {
   accountsOf,
   checkMultipleAccountsRequest,
-  computeUnitsOf,
   prioritizationFeesOf,
-  signaturesOf,
   simulationOf,
   spaceOf,
   type AccountSnapshot,
   type AccountsSnapshot,
-  type AddressSignature,
   type ChainHeight,
   type SignatureStatusAt,
   type Simulation,
   type SlotPrioritizationFee,
-  type TransactionSignatures,
 } from './rpc-answers.js';
 
 /**
@@ -42,7 +39,8 @@ import {
  * writes to the console, so web3.js prints nothing and the global console stays untouched.
  * Reads are retried instead (./pool-reads.ts, ./read-retry.ts: bounded, jittered, honouring
  * Retry-After, counted in bridge_rpc_retries_total); sendTransaction is sent once per call.
- * Every answer is checked before it is used (./rpc-answers.ts).
+ * Every answer is checked before it is used (./rpc-answers.ts). The history reads, which only
+ * endpoints that keep history answer, are ./history-reads.ts's.
  */
 
 interface GetAccountOptions {
@@ -70,18 +68,7 @@ interface SendOptions {
   preflightCommitment: Commitment;
 }
 
-interface AddressSignatureOptions {
-  /** 1..1000. */
-  limit: number;
-  /** Only older than this signature. */
-  before?: string;
-  /** Only newer than this signature. */
-  until?: string;
-  /** The node must have processed at least this slot (JSON-RPC -32016 otherwise, retryable). */
-  minContextSlot?: number;
-}
-
-export interface ChainRpc {
+export interface ChainRpc extends HistoryReads {
   readonly chain: ChainSide;
   getAccountInfo(address: PublicKey, options: GetAccountOptions, signal: AbortSignal): Promise<AccountSnapshot>;
   /**
@@ -129,22 +116,6 @@ export interface ChainRpc {
   simulateTransactionElsewhere(wire: Uint8Array, answered: string, signal: AbortSignal): Promise<Simulation | undefined>;
   /** The recent slots' lowest landed price for transactions that write `writableAccounts` (at most 128 addresses). */
   getRecentPrioritizationFees(writableAccounts: readonly PublicKey[], signal: AbortSignal): Promise<SlotPrioritizationFee[]>;
-  /**
-   * Landed transactions that list `address`, newest first, at confirmed. A history read: it
-   * goes only to endpoints that keep history and fails with `isHistoryUnavailable` when none does.
-   */
-  getSignaturesForAddress(address: PublicKey, options: AddressSignatureOptions, signal: AbortSignal): Promise<AddressSignature[]>;
-  /**
-   * A landed transaction's message bytes and each required signer's key and signature
-   * (getTransaction, base64), as the node sent them: nothing is verified here. Null when the
-   * node does not have it. A history read.
-   */
-  getTransactionSignatures(signature: string, signal: AbortSignal): Promise<TransactionSignatures | null>;
-  /**
-   * What a landed transaction consumed (getTransaction `meta.computeUnitsConsumed`), as the node
-   * says it: null when the node does not have the transaction or reports no count. A history read.
-   */
-  getTransactionComputeUnits(signature: string, signal: AbortSignal): Promise<number | null>;
   /** Whether some endpoint of the chain keeps transaction history; undefined until a history read said. */
   hasHistory(): boolean | undefined;
   /** What an operator must fix in the chain's endpoints now (a node of another cluster), each naming its variable. */
@@ -196,6 +167,7 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   const { read, historyRead, retried, carryingFloor, atSlot } = createPoolReads<RpcMethod>(pool, { chain, metrics, timeoutMs: options.timeoutMs });
+  const history = createHistoryReads(chain, historyRead);
 
   /**
    * The same signed bytes to every endpoint in service; the first acceptance wins. One request
@@ -333,33 +305,9 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         return prioritizationFeesOf(chain, result);
       }),
 
-    getSignaturesForAddress: (address, { minContextSlot, ...options }, signal) =>
-      historyRead(
-        'getSignaturesForAddress',
-        'confirmed',
-        signal,
-        async ({ connection }, floor) =>
-          (await connection.getSignaturesForAddress(address, { ...options, ...minContext(floor) }, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({
-            signature,
-            slot,
-            err,
-            blockTime: blockTime ?? null,
-          })),
-        minContextSlot,
-      ),
-
-    getTransactionSignatures: (signature, signal) =>
-      historyRead('getTransaction', 'confirmed', signal, async ({ rpcFetch, url }) => {
-        const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
-        const result = await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal);
-        return result === null ? null : signaturesOf(chain, result);
-      }),
-
-    getTransactionComputeUnits: (signature, signal) =>
-      historyRead('getTransaction', 'confirmed', signal, async ({ rpcFetch, url }) => {
-        const config = { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 };
-        return computeUnitsOf(chain, await jsonRpcCall(rpcFetch, url, 'getTransaction', [signature, config], signal));
-      }),
+    getSignaturesForAddress: history.getSignaturesForAddress,
+    getTransactionSignatures: history.getTransactionSignatures,
+    getTransactionComputeUnits: history.getTransactionComputeUnits,
 
     hasHistory: () => pool.hasHistory(),
     configurationProblems: () => pool.configurationProblems(),
@@ -378,8 +326,4 @@ function sendFailureOf(err: unknown): unknown {
   const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
   const unknownOutcome = errors.find((one) => preflightFailure(one) === undefined && !isDefiniteSendRefusal(one));
   return unknownOutcome ?? errors.find((one) => preflightFailure(one) !== undefined) ?? errors[0];
-}
-
-function minContext(floor: number | undefined): { minContextSlot?: number } {
-  return floor === undefined ? {} : { minContextSlot: floor };
 }

@@ -1,9 +1,9 @@
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleWhen, noop, type IPolicy } from 'cockatiel';
 import { BridgeError, isBridgeError, type RpcFailureKind } from '../../errors.js';
-import { isBehindSlotFloor, isEndpointRefusal, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
+import { isBehindSlotFloor, MIN_CONTEXT_SLOT_NOT_REACHED } from '../../failure-policy.js';
 import type { Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { chainName, type ChainSide } from '../../domain.js';
+import type { ChainSide } from '../../domain.js';
 import { sleep } from '../../time.js';
 import {
   endpointLabels,
@@ -17,16 +17,17 @@ import {
 } from './endpoint-choice.js';
 import { EndpointClusters } from './endpoint-clusters.js';
 import { EndpointHistory } from './endpoint-history.js';
+import { EndpointRefusals } from './endpoint-refusals.js';
 import { isRetryableReadFailure } from './read-retry.js';
-import { classifyRpcError, RETRY_AFTER_MAX_MS, rpcFailure } from './rpc-failure.js';
+import { classifyRpcError, rpcFailure } from './rpc-failure.js';
 import { withCallSignal, type RpcFetch } from './rpc-fetch.js';
 import { openEndpoint, type Endpoint } from './endpoint.js';
 import { SlotView, type Bank } from './slot-view.js';
 
 /**
  * The endpoints of one chain (primary first; each one ./endpoint.ts), their circuit breakers,
- * slot knowledge (./slot-view.ts), refusals, Retry-After waits, cluster identity
- * (./endpoint-clusters.ts) and history capability (./endpoint-history.ts), and the
+ * slot knowledge (./slot-view.ts), refusals and Retry-After waits (./endpoint-refusals.ts),
+ * cluster identity (./endpoint-clusters.ts) and history capability (./endpoint-history.ts), and the
  * per-endpoint metrics. Which endpoint serves is decided by ./endpoint-choice.ts.
  */
 
@@ -38,11 +39,6 @@ export const BREAKER_HALF_OPEN_MS = 10_000;
 const SLOT_PROBE_INTERVAL_MS = 2_000;
 /** A slot that has not advanced for this long, while another endpoint's has, is frozen. */
 const SLOT_FROZEN_AFTER_MS = 10_000;
-/**
- * How long after its latest refusal (HTTP 401, 403 or 404, to a call or a slot probe) an
- * endpoint stays out before a call tries it again; that call's answer ends the refusal.
- */
-export const REFUSAL_HOLD_MS = 60_000;
 // Failures that mean the endpoint did not answer (with HTTP 5xx below); a JSON-RPC error, a 429
 // or another 4xx is an answer.
 const UNANSWERED_KINDS: ReadonlySet<RpcFailureKind> = new Set(['timeout', 'network', 'tls', 'malformed', 'too_large']);
@@ -63,8 +59,7 @@ export class EndpointPool {
   readonly endpoints: readonly Endpoint[];
   private readonly knowledge: EndpointKnowledge[];
   private readonly openedAt: (number | undefined)[];
-  /** The HTTP status and time of an endpoint's latest refusal, until it serves again. */
-  private readonly refusals: ({ status: number; at: number } | undefined)[];
+  private readonly refusals: EndpointRefusals;
   private readonly history: EndpointHistory;
   private readonly clusters: EndpointClusters;
   /** Each endpoint's slot claims, judged, and the floor reads carry (./slot-view.ts). */
@@ -72,10 +67,6 @@ export class EndpointPool {
   private readonly settings: ChoiceSettings;
   private lastProbeAt: number | undefined;
   private readonly now: () => number;
-  /** Endpoints whose refused Retry-After was logged: once per endpoint and process. */
-  private readonly retryAfterLogged = new Set<number>();
-  /** Republishes bridge_rpc_endpoint_up when an endpoint's Retry-After wait ends (at most RETRY_AFTER_MAX_MS away). */
-  private readonly waitEnds: (NodeJS.Timeout | undefined)[];
 
   constructor(private readonly options: EndpointPoolOptions) {
     const { chain, urls, metrics } = options;
@@ -83,11 +74,10 @@ export class EndpointPool {
     this.settings = { maxSlotLag: options.maxSlotLag, frozenAfterMs: SLOT_FROZEN_AFTER_MS };
     const labels = endpointLabels(urls);
     this.openedAt = urls.map(() => undefined);
-    this.waitEnds = urls.map(() => undefined);
-    this.refusals = urls.map(() => undefined);
     const logger = options.logger === undefined ? {} : { logger: options.logger };
     this.history = new EndpointHistory({ chain, metrics, endpoints: urls.length, now: this.now, ...logger });
     this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, ahead: false, advancedAt: undefined }));
+    this.refusals = new EndpointRefusals({ chain, knowledge: this.knowledge, publish: () => this.publish(), now: this.now, ...logger });
     this.slots = new SlotView({ chain, labels, maxSlotLag: options.maxSlotLag, metrics, now: this.now, ...logger });
     this.endpoints = urls.map((url, index) => {
       const settings = { chain, label: labels[index]!, timeoutMs: options.timeoutMs, metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
@@ -183,10 +173,7 @@ export class EndpointPool {
 
   /** An answer to a call: the endpoint is alive, and serves again if it refused us. */
   private answered(endpoint: Endpoint): void {
-    if (this.refusals[endpoint.index] !== undefined) {
-      this.refusals[endpoint.index] = undefined;
-      this.options.logger?.info({ chain: this.options.chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain serves again`);
-    }
+    this.refusals.answered(endpoint);
     this.heard(endpoint);
   }
 
@@ -206,40 +193,10 @@ export class EndpointPool {
   private failed(endpoint: Endpoint, failure: BridgeError): void {
     if (!isBridgeError(failure, 'CHAIN__RPC_FAILED')) return;
     const known = this.knowledge[endpoint.index]!;
-    const { kind, status, retryAfterMs, retryAfterRefused } = failure.context;
-    if (retryAfterRefused !== undefined) this.retryAfterRefused(endpoint, retryAfterRefused);
-    if (retryAfterMs !== undefined && retryAfterMs > 0) this.waitFor(endpoint, retryAfterMs);
+    const { kind, status } = failure.context;
+    this.refusals.failed(endpoint, failure.context);
     known.silent = UNANSWERED_KINDS.has(kind) || (kind === 'http' && status !== undefined && status >= 500);
-    if (isEndpointRefusal(failure.context)) this.refused(endpoint, status!);
     this.publish();
-  }
-
-  /** The endpoint asked for no calls for `ms` (at most RETRY_AFTER_MAX_MS): out of service, and republished when the wait ends. */
-  private waitFor(endpoint: Endpoint, ms: number): void {
-    const known = this.knowledge[endpoint.index]!;
-    known.notBefore = Math.max(known.notBefore ?? 0, this.now() + ms);
-    clearTimeout(this.waitEnds[endpoint.index]);
-    this.waitEnds[endpoint.index] = setTimeout(() => this.publish(), known.notBefore - this.now()).unref();
-  }
-
-  private retryAfterRefused(endpoint: Endpoint, header: string): void {
-    if (this.retryAfterLogged.has(endpoint.index)) return;
-    this.retryAfterLogged.add(endpoint.index);
-    this.options.logger?.warn(
-      { chain: this.options.chain, endpoint: endpoint.label, retryAfter: header, ceilingMs: RETRY_AFTER_MAX_MS },
-      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain sent a Retry-After the server does not honour as sent (${header}): ` +
-        `it waits at most ${RETRY_AFTER_MAX_MS / 1000} s and ignores one it cannot read; logged once per endpoint`,
-    );
-  }
-
-  private refused(endpoint: Endpoint, status: number): void {
-    const previous = this.refusals[endpoint.index];
-    this.refusals[endpoint.index] = { status, at: this.now() };
-    if (previous?.status === status) return;
-    this.options.logger?.warn(
-      { chain: this.options.chain, endpoint: endpoint.label, status },
-      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain answers HTTP ${status}: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal, calls go to the next endpoint; check its key or allow-list`,
-    );
   }
 
   private takenOut(endpoint: Endpoint, method: string): BridgeError<'CHAIN__RPC_FAILED'> {
@@ -361,9 +318,8 @@ export class EndpointPool {
     const now = this.now();
     for (const known of this.knowledge) {
       const opened = this.openedAt[known.index];
-      const refusal = this.refusals[known.index];
       // Past the half-open delay (or the refusal hold) the endpoint ranks again, so the next read probes it.
-      known.open = (opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS) || (refusal !== undefined && now - refusal.at < REFUSAL_HOLD_MS);
+      known.open = (opened !== undefined && now - opened < BREAKER_HALF_OPEN_MS) || this.refusals.holds(known.index, now);
       if (known.notBefore !== undefined && !isWaiting(known, now)) known.notBefore = undefined;
       const ahead = this.slots.isAhead(known.index);
       // A first claim nobody could judge, found beyond the ceiling once another endpoint answered: an outlier too.

@@ -14,7 +14,7 @@ import { isHistoryUnavailable, rpcFailure } from './rpc-failure.js';
  * floor for the bank the read is answered from (./slot-view.ts: a finalized read never carries a
  * slot only confirmed has reached) as minContextSlot and refusing an answer from a view the floor
  * rules out; a history read only on endpoints that may keep history. The methods themselves are
- * ./chain-rpc.ts's.
+ * ./chain-rpc.ts's and ./history-reads.ts's.
  */
 
 type Run<T> = (endpoint: Endpoint, floor: number | undefined) => Promise<T>;
@@ -124,4 +124,9 @@ export function createPoolReads<M extends string>(pool: EndpointPool, { chain, m
 function higher(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined) return b;
   return b === undefined ? a : Math.max(a, b);
+}
+
+/** The floor a read carries, as the JSON-RPC `minContextSlot` config field (none without a floor). */
+export function minContext(floor: number | undefined): { minContextSlot?: number } {
+  return floor === undefined ? {} : { minContextSlot: floor };
 }

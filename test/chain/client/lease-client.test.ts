@@ -3,7 +3,7 @@ import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { PriorityFeeBidder } from '../../../src/chain/client/budget/priority-fee.js';
-import { SignedSignatures } from '../../../src/chain/client/read/authority-history.js';
+import { SignedSignatures } from '../../../src/chain/client/read/signed-signatures.js';
 import { createSigningLease, type ChainLeaseOptions } from '../../../src/chain/client/submit/lease.js';
 import { Broadcast } from '../../../src/chain/client/submit/send/broadcast.js';
 import { LandingRecord } from '../../../src/chain/client/submit/send/landing-record.js';

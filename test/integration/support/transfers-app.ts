@@ -1,6 +1,6 @@
 import type { PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
-import { createOperatorReads } from '../../../src/chain/client/create-chain-client.js';
+import { createOperatorReads } from '../../../src/chain/client/operator-chains.js';
 import { createTransferQueries } from '../../../src/transfers/transfer-queries.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../support/http-app.js';

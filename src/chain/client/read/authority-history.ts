@@ -10,6 +10,7 @@ import type { TransactionSignatures } from '../../rpc/rpc-answers.js';
 import { isHistoryUnavailable } from '../../rpc/rpc-failure.js';
 import { mapBounded } from './concurrency.js';
 import { messageFacts, type RecentValues } from './signer-evidence.js';
+import { MAX_SIGNED_KEPT, type SignedSignatures } from './signed-signatures.js';
 
 /**
  * Which transactions signed by the authority key landed on one chain since the previous read,
@@ -60,26 +61,6 @@ export const HISTORY_LOOKUP_CONCURRENCY = 32;
 
 /** Sequential rounds of read calls in one read: the pages, then the lookups. */
 export const HISTORY_READ_ROUNDS = HISTORY_MAX_PAGES + Math.ceil(HISTORY_MAX_LOOKUPS / HISTORY_LOOKUP_CONCURRENCY);
-
-/**
- * Signatures this process signed, per chain: the most recent MAX_SIGNED_KEPT. A transaction
- * can land only while its blockhash is valid (150 blocks, about a minute) and the next read
- * sees it, so only the last few cycles' signatures matter; a cycle signs at most a few dozen.
- */
-export const MAX_SIGNED_KEPT = 10_000;
-
-export class SignedSignatures {
-  readonly #signatures = new Set<string>();
-
-  add(signature: string): void {
-    this.#signatures.add(signature);
-    if (this.#signatures.size > MAX_SIGNED_KEPT) this.#signatures.delete(this.#signatures.values().next().value as string);
-  }
-
-  has(signature: string): boolean {
-    return this.#signatures.has(signature);
-  }
-}
 
 /** A transaction signed by the key; a foreign durable-nonce one says what it advanced. */
 export interface HistoryTransaction extends AuthorityTransaction {

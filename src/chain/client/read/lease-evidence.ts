@@ -5,7 +5,7 @@ import { ed25519PublicKeyObject, verifiesEd25519 } from '../../../signer/ed25519
 import { isLeaseOperation, leaseState, movesLeaseFrom } from '../../lease-account.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import { isHistoryUnavailable } from '../../rpc/rpc-failure.js';
-import type { SignedSignatures } from './authority-history.js';
+import type { SignedSignatures } from './signed-signatures.js';
 
 /**
  * What the signing lease's decisions rest on (docs/chain-client.md, "The lease"): never one

@@ -9,7 +9,7 @@ import { sleep } from '../../../time.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import { preflightFailure, shortRpcFailure } from '../../rpc/rpc-failure.js';
 import type { PriorityFeeBidder } from '../budget/priority-fee.js';
-import type { SignedSignatures } from '../read/authority-history.js';
+import type { SignedSignatures } from '../read/signed-signatures.js';
 import { signTransaction } from './build/sign-transaction.js';
 import type { Broadcast } from './send/broadcast.js';
 import { everySendFailed, NO_EXPIRY, SendRecord, SignatureWatch } from './watch/signature-watch.js';

@@ -11,7 +11,7 @@ import type { InFlightSettled, LandedTransaction } from '../../port/bridge-chain
 import { isAlreadyProcessed } from '../../program-errors.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import { preflightFailure } from '../../rpc/rpc-failure.js';
-import type { SignedSignatures } from '../read/authority-history.js';
+import type { SignedSignatures } from '../read/signed-signatures.js';
 import { budgetInstructions, type ComputeBudget } from '../budget/compute-budget.js';
 import type { NoncePool } from '../nonce/nonce-pool.js';
 import { tipInstruction, type TipSettings } from '../budget/tip.js';

@@ -3,7 +3,8 @@ import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, type Transac
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorityHistory, HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT, MAX_SIGNED_KEPT, SignedSignatures } from '../../../../src/chain/client/read/authority-history.js';
+import { AuthorityHistory, HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT } from '../../../../src/chain/client/read/authority-history.js';
+import { MAX_SIGNED_KEPT, SignedSignatures } from '../../../../src/chain/client/read/signed-signatures.js';
 import { poolAddressSet, RecentValues } from '../../../../src/chain/client/read/signer-evidence.js';
 import { createChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
 import { createMetrics, type Metrics } from '../../../../src/metrics/metrics.js';

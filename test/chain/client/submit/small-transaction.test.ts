@@ -2,7 +2,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction } 
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PriorityFeeBidder } from '../../../../src/chain/client/budget/priority-fee.js';
-import { SignedSignatures } from '../../../../src/chain/client/read/authority-history.js';
+import { SignedSignatures } from '../../../../src/chain/client/read/signed-signatures.js';
 import { Broadcast } from '../../../../src/chain/client/submit/send/broadcast.js';
 import { LandingRecord } from '../../../../src/chain/client/submit/send/landing-record.js';
 import { submitSmallTransaction, type SmallTransactionContext } from '../../../../src/chain/client/submit/small-transaction.js';

@@ -6,7 +6,7 @@ import { isBridgeError, type BridgeError } from '../../../../errors.js';
 import type { Metrics } from '../../../../metrics/metrics.js';
 import type { AuthoritySigner } from '../../../../signer/authority-signer.js';
 import type { ChainRpc } from '../../../rpc/chain-rpc.js';
-import type { SignedSignatures } from '../../read/authority-history.js';
+import type { SignedSignatures } from '../../read/signed-signatures.js';
 import type { NoncePool, NonceValue } from '../../nonce/nonce-pool.js';
 import { signVoid, type SignedVoid } from './nonce-void.js';
 import type { LifetimeLead } from '../build/sign-transaction.js';
