@@ -23,7 +23,11 @@ const CLIENT_LAYERS = [
 /** A rule per layer: nothing in it imports a layer above it (nor the client's top files, the wiring). */
 const layerRules = CLIENT_LAYERS.map((layer, index) => ({
   name: `chain-client-layer-${layer.name.replace('/', '-')}`,
-  comment: `src/chain/client/${layer.name} imports only the layers below it (${CLIENT_LAYERS.slice(0, index).map(({ name }) => name).join(', ') || 'none'}): docs/architecture.md, "The chain client's layers"`,
+  comment: `src/chain/client/${layer.name} imports only the layers below it (${
+    CLIENT_LAYERS.slice(0, index)
+      .map(({ name }) => name)
+      .join(', ') || 'none'
+  }): docs/architecture.md, "The chain client's layers"`,
   severity: 'error',
   from: { path: layer.path },
   to: { path: [...CLIENT_LAYERS.slice(index + 1).map(({ path }) => path), `${CLIENT}[^/]+$`] },

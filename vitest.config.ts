@@ -29,7 +29,8 @@ const CORES = availableParallelism();
  * A file the record does not know yet (a new one) starts first, and `npm test` names it.
  */
 const RECORD = 'test/file-seconds.json';
-const recorded: Record<string, number> = (JSON.parse(readFileSync(new URL(RECORD, import.meta.url), 'utf8')) as { seconds: Record<string, number> }).seconds;
+const recorded: Record<string, number> = (JSON.parse(readFileSync(new URL(RECORD, import.meta.url), 'utf8')) as { seconds: Record<string, number> })
+  .seconds;
 
 /** By group (groupOrder), then longest recorded first, files the record does not know ahead of all (they may be long). */
 class LongestFirst extends BaseSequencer {
@@ -73,7 +74,8 @@ for (const path of TIMED) {
   if (!existsSync(new URL(path, import.meta.url))) throw new Error(`vitest.config.ts lists ${path} in TIMED, which does not exist: update the list`);
 }
 for (const path of Object.keys(recorded)) {
-  if (!existsSync(new URL(path, import.meta.url))) throw new Error(`${RECORD} times ${path}, which does not exist: run \`npm test -- --record-seconds\` (or remove its entry)`);
+  if (!existsSync(new URL(path, import.meta.url)))
+    throw new Error(`${RECORD} times ${path}, which does not exist: run \`npm test -- --record-seconds\` (or remove its entry)`);
 }
 
 export default defineConfig({
@@ -94,7 +96,14 @@ export default defineConfig({
       // SoftHSM store: a cause not pinned down, so it keeps a process of its own).
       {
         extends: true,
-        test: { name: 'wide', isolate: false, include: ALL, exclude: [...EXCLUDED, ...TIMED], maxWorkers: WIDE_PER_CORE * CORES, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'wide',
+          isolate: false,
+          include: ALL,
+          exclude: [...EXCLUDED, ...TIMED],
+          maxWorkers: WIDE_PER_CORE * CORES,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,

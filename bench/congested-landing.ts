@@ -72,7 +72,8 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
     const users = fundUsers(bench, TRANSFERS_PER_WAVE);
     await depositWave(bench, users, signal);
     const sendExtensions = scenario.sendOnly ? await stakedPaths(bench) : undefined;
-    for (const node of [bench.pair.source, bench.pair.target]) node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE, priceFloor: FLOOR, feeHistory: 'minimum' });
+    for (const node of [bench.pair.source, bench.pair.target])
+      node.faults.set({ seed: 42, forwardShare: FORWARD_SHARE, priceFloor: FLOOR, feeHistory: 'minimum' });
     progress(scenario, 'the surge is on and the plain path drops 90 %; the cranks start');
     const started = performance.now();
     const cranks = startBenchCranks(bench, {
@@ -179,7 +180,11 @@ async function landingOf(cranks: readonly BenchCrank[]): Promise<Record<'source'
 }
 
 /** `after` less `before` on one chain. */
-function minus(after: Record<'source' | 'target' | 'all', Landing>, before: Record<'source' | 'target' | 'all', Landing>, chain: 'source' | 'target'): Landing {
+function minus(
+  after: Record<'source' | 'target' | 'all', Landing>,
+  before: Record<'source' | 'target' | 'all', Landing>,
+  chain: 'source' | 'target',
+): Landing {
   const a = after[chain];
   const b = before[chain];
   return {
@@ -226,7 +231,8 @@ function maxPrice(bench: BenchWorld): number {
   const payers = new Set(bench.authorities.map((authority) => authority.publicKey.toBase58()));
   let highest = 0;
   for (const node of [bench.pair.source, bench.pair.target]) {
-    for (const landed of node.bank.landedTransactions()) if (payers.has(landed.feePayer)) highest = Math.max(highest, Number(landed.computeUnitPrice));
+    for (const landed of node.bank.landedTransactions())
+      if (payers.has(landed.feePayer)) highest = Math.max(highest, Number(landed.computeUnitPrice));
   }
   return highest;
 }
@@ -251,18 +257,40 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
       { key: 'versionsPerLanded', header: 'versions per landed', digits: 2 },
       { key: 'maxPrice', header: 'highest price' },
     ],
-    rows: outcomes.map((outcome) => ({ ...outcome, bid: seconds(outcome.bidAtGoingPriceMs), ramp: seconds(outcome.rampSettledMs), steady: seconds(outcome.steadySettledMs) })),
+    rows: outcomes.map((outcome) => ({
+      ...outcome,
+      bid: seconds(outcome.bidAtGoingPriceMs),
+      ramp: seconds(outcome.rampSettledMs),
+      steady: seconds(outcome.steadySettledMs),
+    })),
     notes: [
-      'The surge and the dropping plain path start before the cranks do; the clock runs from the cranks\' start. The ramp: the transfers made before the surge, while each crank\'s bid climbs from the history\'s 0. The steady waves: transfers made once the bids are at the going price (the source\'s congestion lifts while the users\' deposits land; the destination\'s stays on); their columns are the destination chain\'s ack_deposit transactions.',
+      "The surge and the dropping plain path start before the cranks do; the clock runs from the cranks' start. The ramp: the transfers made before the surge, while each crank's bid climbs from the history's 0. The steady waves: transfers made once the bids are at the going price (the source's congestion lifts while the users' deposits land; the destination's stays on); their columns are the destination chain's ack_deposit transactions.",
       'Slots to land: from the head (a processed slot, read beside the send) at a transaction\'s first send to the slot its landed version is in, from bridge_landing_slots\'s buckets (1, 2, 3, 4, 6, 8, ...): "<= b" is the bucket that holds the percentile. First-version rate: transactions that landed as first signed over every transaction whose outcome became known (what alert BridgeLandingRateLow reads). Goals (issue 42): p50 <= 2 slots, p90 <= 4 slots, >= 0.99 on the first version once the bid is at the going price, a bid at the going price within 3 s.',
     ],
   };
-  const failures = outcomes.filter((outcome) => Number.isNaN(outcome.rampSettledMs)).map((outcome) => `${outcome.scenario}: not settled within ${BUDGET_MS / 1000} s`);
-  return { name: 'congested-landing', tables: [table], parameters: { slotMs: SLOT_MS, floor: FLOOR, cap: CAP, forwardShare: FORWARD_SHARE, transfersPerWave: TRANSFERS_PER_WAVE, steadyWaves: STEADY_WAVES, pollIntervalMs: POLL_INTERVAL_MS }, failures, data: outcomes };
+  const failures = outcomes
+    .filter((outcome) => Number.isNaN(outcome.rampSettledMs))
+    .map((outcome) => `${outcome.scenario}: not settled within ${BUDGET_MS / 1000} s`);
+  return {
+    name: 'congested-landing',
+    tables: [table],
+    parameters: {
+      slotMs: SLOT_MS,
+      floor: FLOOR,
+      cap: CAP,
+      forwardShare: FORWARD_SHARE,
+      transfersPerWave: TRANSFERS_PER_WAVE,
+      steadyWaves: STEADY_WAVES,
+      pollIntervalMs: POLL_INTERVAL_MS,
+    },
+    failures,
+    data: outcomes,
+  };
 }
 
 export const congestedLandingBench: Bench = {
   name: 'congested-landing',
-  description: 'slots from send to landed and the first-version landing rate under a hidden surge with a 90 %-dropping plain path, without and with a send-only path (nonce mode), and the time to a bid at the going price',
+  description:
+    'slots from send to landed and the first-version landing rate under a hidden surge with a 90 %-dropping plain path, without and with a send-only path (nonce mode), and the time to a bid at the going price',
   run,
 };

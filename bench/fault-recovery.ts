@@ -112,11 +112,11 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     rows: groups.map(row),
     notes: [
       `Each row ran ${RUNS} times on a fresh devnet. Times: median (min–max) over the runs; p95: median of the runs' p95. Every count is the total over the ${RUNS} runs.`,
-      'HTTP 500s: the devnet answers that fraction of every JSON-RPC call on both chains (reads, sends, status polls; the users\' calls too) with HTTP 500, from a seeded PRNG. Lost responses: the transaction lands, the answer is an HTTP 500. Dropped: the answer is the signature, the transaction never lands. Both are drawn per send the cranks make (first sends and rebroadcasts); a user\'s send that reaches the node first may take one, so HTTP errors seen can be below lost responses.',
+      "HTTP 500s: the devnet answers that fraction of every JSON-RPC call on both chains (reads, sends, status polls; the users' calls too) with HTTP 500, from a seeded PRNG. Lost responses: the transaction lands, the answer is an HTTP 500. Dropped: the answer is the signature, the transaction never lands. Both are drawn per send the cranks make (first sends and rebroadcasts); a user's send that reaches the node first may take one, so HTTP errors seen can be below lost responses.",
       'lost responses / dropped tx: faults consumed during the run. HTTP errors seen: non-2xx answers the cranks received (injected 500s plus lost responses). failed cycles: cycles whose read failed (the next cycle is the retry) or whose action gave up after 3 attempts. action retries: attempts after a failed attempt. rebroadcasts: re-sends of the same signed bytes while the status is unknown. re-signs: new blockhash after the old one expired unlanded.',
-      'One dead endpoint of two: each chain\'s primary endpoint is a closed loopback port and the devnet node its fallback (BRIDGE_*_RPC_FALLBACK_URLS); reads and sends fail over to it.',
+      "One dead endpoint of two: each chain's primary endpoint is a closed loopback port and the devnet node its fallback (BRIDGE_*_RPC_FALLBACK_URLS); reads and sends fail over to it.",
       'production timing: status poll 450 ms, rebroadcast every 2 s, retry backoff 1 s (the defaults). fast: 10 ms, 100 ms, 50 ms. A dropped transaction waits for its rebroadcast, so drops cost about 2 s each with the defaults.',
-      'all cleaned up / all votes cast: from the cranks\' start; p95: per-transfer time from the start to its cleanup. duplicate votes and check: counted from the chain, see the next table; any duplicate, or fees not matching the landed transactions, is a FAIL.',
+      "all cleaned up / all votes cast: from the cranks' start; p95: per-transfer time from the start to its cleanup. duplicate votes and check: counted from the chain, see the next table; any duplicate, or fees not matching the landed transactions, is a FAIL.",
     ],
   };
   return {

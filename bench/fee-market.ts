@@ -40,7 +40,13 @@ const SCENARIOS: readonly Scenario[] = [
   { label: 'steady floor 20,000', floor: 20_000, sudden: false, priorityFee: DEFAULT_FEES, budgetMs: 120_000 },
   { label: 'sudden floor 20,000 (history at 0)', floor: 20_000, sudden: true, priorityFee: DEFAULT_FEES, budgetMs: 300_000 },
   // Two blockhash lives: long enough to see that nothing lands.
-  { label: 'steady floor 20,000, no bid (before issue 20)', floor: 20_000, sudden: false, priorityFee: { minMicroLamports: 0, maxMicroLamports: 0 }, budgetMs: 150_000 },
+  {
+    label: 'steady floor 20,000, no bid (before issue 20)',
+    floor: 20_000,
+    sudden: false,
+    priorityFee: { minMicroLamports: 0, maxMicroLamports: 0 },
+    budgetMs: 150_000,
+  },
 ];
 
 interface Outcome {
@@ -111,7 +117,10 @@ function feesOf(bench: BenchWorld) {
       if (!payers.has(landed.feePayer)) continue;
       const price = Number(landed.computeUnitPrice);
       const { bridge, builtins } = defaultReservationOf(landed.wire, bench);
-      const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, bridge * DEFAULT_UNITS_PER_INSTRUCTION + builtins * MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT);
+      const defaultLimit = Math.min(
+        MAX_COMPUTE_UNIT_LIMIT,
+        bridge * DEFAULT_UNITS_PER_INSTRUCTION + builtins * MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT,
+      );
       fees.transactions += 1;
       fees.baseLamports += Number(landed.fee - landed.priorityFee);
       fees.priorityLamports += Number(landed.priorityFee);
@@ -171,15 +180,24 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
       'Floor: both chains land only transactions bidding at least that many micro-lamports per CU; the fee history follows it (steady), or stays at 0 (sudden). Set after the deposits, before the cranks start.',
       'no bid (before issue 20): the cap set to 0, so every transaction bids 0, as one without budget instructions does: it is accepted and never lands.',
       'lamports/transfer: base + priority fees the chains charged the three authorities, over the transfers done. saved by measured limit: what the same landed transactions would have paid in priority with the default reservation (200,000 CU per bridge instruction + 3,000 for the price instruction and for a nonce advance, at most 1,400,000) at the same price, minus what they paid.',
-      'drain: from the cranks\' start until every transfer is cleaned up. re-signs: transactions whose blockhash expired unlanded.',
+      "drain: from the cranks' start until every transfer is cleaned up. re-signs: transactions whose blockhash expired unlanded.",
     ],
   };
-  const failures = outcomes.filter((outcome, i) => SCENARIOS[i]!.priorityFee.maxMicroLamports > 0 && outcome.done < TRANSFERS).map((outcome) => `${outcome.scenario}: ${outcome.done} of ${TRANSFERS} transfers done`);
-  return { name: 'fee-market', tables: [table], parameters: { transfers: TRANSFERS, pollIntervalMs: POLL_INTERVAL_MS, slotMs: SLOT_MS, cap: CAP, scenarios: SCENARIOS }, failures, data: outcomes };
+  const failures = outcomes
+    .filter((outcome, i) => SCENARIOS[i]!.priorityFee.maxMicroLamports > 0 && outcome.done < TRANSFERS)
+    .map((outcome) => `${outcome.scenario}: ${outcome.done} of ${TRANSFERS} transfers done`);
+  return {
+    name: 'fee-market',
+    tables: [table],
+    parameters: { transfers: TRANSFERS, pollIntervalMs: POLL_INTERVAL_MS, slotMs: SLOT_MS, cap: CAP, scenarios: SCENARIOS },
+    failures,
+    data: outcomes,
+  };
 }
 
 export const feeMarketBench: Bench = {
   name: 'fee-market',
-  description: 'drain time and lamports per transfer under a steady and a sudden priority-fee floor, against no bid; lamports saved by the measured limit',
+  description:
+    'drain time and lamports per transfer under a steady and a sudden priority-fee floor, against no bid; lamports saved by the measured limit',
   run,
 };

@@ -47,7 +47,13 @@ function startInstance(bench: BenchWorld, variant: Variant, handoffMs: number): 
   const logger = createLogger({ level: 'silent' });
   const parts = { ...benchCrankParts(bench, 0, { pollIntervalMs: POLL_INTERVAL_MS, handoffMs }), logger, metrics };
   const chains = assembleBridgeChains(parts);
-  const crank = startCrank({ settings: parts.config, chains: variant === 'after' ? chains : { ...chains, lease: undefined }, chainBounds: chainBounds(parts.config), logger, metrics });
+  const crank = startCrank({
+    settings: parts.config,
+    chains: variant === 'after' ? chains : { ...chains, lease: undefined },
+    chainBounds: chainBounds(parts.config),
+    logger,
+    metrics,
+  });
   return { crank, metrics };
 }
 
@@ -112,13 +118,26 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
       { key: 'active', header: 'stop to may sign (s)' },
       { key: 'voted', header: 'stop to first vote landed (s)' },
     ],
-    rows: outcomes.map((outcome) => ({ event: outcome.event, variant: outcome.variant === 'before' ? 'before (quiet window)' : 'after (lease)', active: seconds(outcome.activeMs), voted: seconds(outcome.votedMs) })),
+    rows: outcomes.map((outcome) => ({
+      event: outcome.event,
+      variant: outcome.variant === 'before' ? 'before (quiet window)' : 'after (lease)',
+      active: seconds(outcome.activeMs),
+      voted: seconds(outcome.votedMs),
+    })),
     notes: [
       'The clock starts when the old instance is told to stop (SIGTERM). "May sign": the next instance turns active. "First vote": its first landed transaction, for a deposit made right after the stop, so the deposit\'s finality on the source is included.',
     ],
   };
-  const failures = outcomes.filter((outcome) => Number.isNaN(outcome.votedMs)).map((outcome) => `${outcome.event} ${outcome.variant}: no vote within ${BUDGET_MS / 1000} s`);
-  return { name: 'handover', tables: [table], parameters: { pollIntervalMs: POLL_INTERVAL_MS, handoffMs: HANDOFF_MS, shutdownDeadlineMs: SHUTDOWN_DEADLINE_MS }, failures, data: outcomes };
+  const failures = outcomes
+    .filter((outcome) => Number.isNaN(outcome.votedMs))
+    .map((outcome) => `${outcome.event} ${outcome.variant}: no vote within ${BUDGET_MS / 1000} s`);
+  return {
+    name: 'handover',
+    tables: [table],
+    parameters: { pollIntervalMs: POLL_INTERVAL_MS, handoffMs: HANDOFF_MS, shutdownDeadlineMs: SHUTDOWN_DEADLINE_MS },
+    failures,
+    data: outcomes,
+  };
 }
 
 export const handoverBench: Bench = {

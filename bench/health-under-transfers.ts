@@ -118,7 +118,9 @@ function schedstat(pid: number): { runNs: number; waitNs: number } {
 }
 
 function residentMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((candidate) => candidate.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith('VmRSS:'));
   return line === undefined ? Number.NaN : Number(line.replace(/\D+/g, '')) / 1024;
 }
 
@@ -177,7 +179,11 @@ async function run(flood: Flood, signal: AbortSignal): Promise<BenchResult> {
     const rpcBefore = await metric(origin, 'bridge_rpc_requests_total', bounded);
     const load = runHammer({ origin, addresses: flood.addresses, connectionsPerAddress: PER_ADDRESS, seconds: LOAD_SECONDS, paths });
     // One await over the three, so a failing load cannot leave the others' rejections unhandled.
-    const [hammered, loopDelayMs, { busy, cpu }] = await Promise.all([load, loopDelays(origin, load, bounded), probeUnderLoad(origin, server.pid, bounded)]);
+    const [hammered, loopDelayMs, { busy, cpu }] = await Promise.all([
+      load,
+      loopDelays(origin, load, bounded),
+      probeUnderLoad(origin, server.pid, bounded),
+    ]);
     const rpcCalls = (await metric(origin, 'bridge_rpc_requests_total', bounded)) - rpcBefore;
     return report(flood, { idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu });
   } finally {
@@ -195,7 +201,10 @@ async function probeUnderLoad(origin: string, pid: number, signal: AbortSignal):
   const busy = await probeFor(origin, PROBE_SECONDS, signal);
   const scheduledAfter = schedstat(pid);
   const busyNs = (performance.now() - busyBegan) * 1e6;
-  return { busy, cpu: { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs } };
+  return {
+    busy,
+    cpu: { run: (scheduledAfter.runNs - scheduledBefore.runNs) / busyNs, wait: (scheduledAfter.waitNs - scheduledBefore.waitNs) / busyNs },
+  };
 }
 
 /** While probed under load, the server's time on a core and waiting for one, as fractions of the wall time. */
@@ -204,7 +213,19 @@ interface ServerCpu {
   wait: number;
 }
 
-function report(flood: Flood, measured: { idle: Probes; busy: Probes; hammered: HammerSummary; rpcCalls: number; pageBytes: number; rss: number[]; loopDelayMs: number[]; cpu: ServerCpu }): BenchResult {
+function report(
+  flood: Flood,
+  measured: {
+    idle: Probes;
+    busy: Probes;
+    hammered: HammerSummary;
+    rpcCalls: number;
+    pageBytes: number;
+    rss: number[];
+    loopDelayMs: number[];
+    cpu: ServerCpu;
+  },
+): BenchResult {
   const { idle, busy, hammered, rpcCalls, pageBytes, rss, loopDelayMs, cpu } = measured;
   const row = (phase: string, probes: Probes) => ({
     phase,
@@ -226,13 +247,25 @@ function report(flood: Flood, measured: { idle: Probes; busy: Probes; hammered: 
       measured: `${(busyRow.p99 / idleRow.p99).toFixed(2)}x (${idleRow.p99.toFixed(1)} ms idle)`,
       met: busyRow.p99 <= TARGET_P99_RATIO * idleRow.p99,
     },
-    { target: `server RSS peak < ${TARGET_RSS_MIB} MiB`, measured: `${peakRss.toFixed(0)} MiB (${rss[0]?.toFixed(0) ?? '?'} MiB at the start)`, met: peakRss < TARGET_RSS_MIB },
+    {
+      target: `server RSS peak < ${TARGET_RSS_MIB} MiB`,
+      measured: `${peakRss.toFixed(0)} MiB (${rss[0]?.toFixed(0) ?? '?'} MiB at the start)`,
+      met: peakRss < TARGET_RSS_MIB,
+    },
     { target: 'every /health probe answered', measured: `${busy.failed} of ${busyRow.probes} failed`, met: busy.failed === 0 },
   ];
   const ok = hammered.statuses['200'] ?? 0;
   return {
     name: flood.name,
-    parameters: { seeded: flood.seeded, paths: flood.paths, addresses: flood.addresses.length, perAddress: PER_ADDRESS, loadSeconds: LOAD_SECONDS, probeSeconds: PROBE_SECONDS, probeEveryMs: PROBE_EVERY_MS },
+    parameters: {
+      seeded: flood.seeded,
+      paths: flood.paths,
+      addresses: flood.addresses.length,
+      perAddress: PER_ADDRESS,
+      loadSeconds: LOAD_SECONDS,
+      probeSeconds: PROBE_SECONDS,
+      probeEveryMs: PROBE_EVERY_MS,
+    },
     failures,
     data: { hammered, rssSamplesMiB: rss, busyLatenciesMs: busy.latencies, loopDelayMaxPerSecondMs: loopDelayMs, serverCpu: cpu },
     tables: [

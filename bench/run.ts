@@ -19,7 +19,20 @@ import { formatTable, machineInfo, writeResult, type Bench } from './report.js';
 import { transferLatencyBench } from './transfer-latency.js';
 import { transferThroughputBench } from './transfer-throughput.js';
 
-const BENCHES: readonly Bench[] = [readCostBench, transferThroughputBench, transferLatencyBench, faultRecoveryBench, httpBench, signingBench, feeMarketBench, healthUnderTransfersBench, healthUnderMetricsBench, surgeLandingBench, handoverBench, congestedLandingBench];
+const BENCHES: readonly Bench[] = [
+  readCostBench,
+  transferThroughputBench,
+  transferLatencyBench,
+  faultRecoveryBench,
+  httpBench,
+  signingBench,
+  feeMarketBench,
+  healthUnderTransfersBench,
+  healthUnderMetricsBench,
+  surgeLandingBench,
+  handoverBench,
+  congestedLandingBench,
+];
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const USAGE = `usage: npm run bench [-- [--list] [name...]]\nbenches: ${BENCHES.map((bench) => bench.name).join(', ')}`;
 

@@ -51,7 +51,14 @@ async function rowsFor(kind: string, signer: AuthoritySigner, signal: AbortSigna
   const depositTracker = depositTrackerAddress(programId, 2);
   const blockhash = Keypair.generate().publicKey.toBase58();
   const instructions = Array.from({ length: INSTRUCTIONS }, (_, i) =>
-    ackWithdrawInstruction({ programId, authority: signer.publicKey, depositTracker, index: BigInt(i), approve: true, result: { tag: 1, reason: 0, amount: 9n } }),
+    ackWithdrawInstruction({
+      programId,
+      authority: signer.publicKey,
+      depositTracker,
+      index: BigInt(i),
+      approve: true,
+      result: { tag: 1, reason: 0, amount: 9n },
+    }),
   );
   const message = Buffer.alloc(400, 7);
   const bare = await measure(count, (i) => signer.sign(message.fill(i & 0xff, 0, 1)), signal);
@@ -71,7 +78,10 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     hsm.initToken('bench');
     hsm.importKeypair('bench', 'authority', '01', authority);
     const { signer: token } = await loadAuthoritySigner(hsm.uri('token=bench;object=authority', `pin-value=${TOKEN_PIN}`));
-    const rows = [...(await rowsFor('file key (node:crypto)', new FileKeySigner(authority), signal)), ...(await rowsFor('PKCS#11 (SoftHSM 2)', token, signal))];
+    const rows = [
+      ...(await rowsFor('file key (node:crypto)', new FileKeySigner(authority), signal)),
+      ...(await rowsFor('PKCS#11 (SoftHSM 2)', token, signal)),
+    ];
     for (const service of SERVICES) rows.push(...(await serviceRows(service, authority, signal)));
     return {
       name: 'signing',
@@ -88,8 +98,8 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
           ],
           rows,
           notes: [
-            'PKCS#11: C_SignInit then C_Sign on the module\'s worker thread (the event loop is free meanwhile); SoftHSM runs in process, a network HSM adds its round trip',
-            'key services: each platform\'s client over loopback HTTP to a local fake signing with node:crypto, and the returned signature verified; a real service adds its network round trip (typically milliseconds within a region)',
+            "PKCS#11: C_SignInit then C_Sign on the module's worker thread (the event loop is free meanwhile); SoftHSM runs in process, a network HSM adds its round trip",
+            "key services: each platform's client over loopback HTTP to a local fake signing with node:crypto, and the returned signature verified; a real service adds its network round trip (typically milliseconds within a region)",
             'a transaction row adds building the message, verifying the signature in process and serializing',
           ],
         },

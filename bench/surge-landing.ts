@@ -56,7 +56,12 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
     const since = [...bench.pair.target.bank.landedTransactions()].length;
     progress(scenario, 'the surge is on; the cranks start');
     const started = performance.now();
-    const cranks = startBenchCranks(bench, { timing: 'production', pollIntervalMs: POLL_INTERVAL_MS, priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP }, nonceAccounts: scenario.nonceAccounts });
+    const cranks = startBenchCranks(bench, {
+      timing: 'production',
+      pollIntervalMs: POLL_INTERVAL_MS,
+      priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP },
+      nonceAccounts: scenario.nonceAccounts,
+    });
     let landedMs = Number.NaN;
     try {
       while (performance.now() - started < BUDGET_MS) {
@@ -73,7 +78,13 @@ async function runScenario(scenario: Scenario, signal: AbortSignal): Promise<Out
     const landed = crankTransactions(bench, since);
     const lamports = landed.reduce((sum, transaction) => sum + Number(transaction.fee), 0);
     const maxPrice = landed.reduce((max, transaction) => Math.max(max, Number(transaction.computeUnitPrice)), 0);
-    return { scenario: scenario.label, landedMs, transactions: landed.length, lamportsPerTransaction: landed.length === 0 ? 0 : Math.round(lamports / landed.length), maxPrice };
+    return {
+      scenario: scenario.label,
+      landedMs,
+      transactions: landed.length,
+      lamportsPerTransaction: landed.length === 0 ? 0 : Math.round(lamports / landed.length),
+      maxPrice,
+    };
   } finally {
     await bench.close();
   }
@@ -97,15 +108,29 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
       { key: 'lamportsPerTransaction', header: 'lamports/tx' },
       { key: 'maxPrice', header: 'highest price' },
     ],
-    rows: outcomes.map((outcome) => ({ ...outcome, landed: Number.isNaN(outcome.landedMs) ? 'not within the budget' : (outcome.landedMs / 1000).toFixed(1) })),
-    notes: ['The surge starts before the cranks do; the clock runs from the cranks\' start to the first authority transaction on the destination. lamports/tx: base + priority the destination charged the authorities, per landed transaction.'],
+    rows: outcomes.map((outcome) => ({
+      ...outcome,
+      landed: Number.isNaN(outcome.landedMs) ? 'not within the budget' : (outcome.landedMs / 1000).toFixed(1),
+    })),
+    notes: [
+      "The surge starts before the cranks do; the clock runs from the cranks' start to the first authority transaction on the destination. lamports/tx: base + priority the destination charged the authorities, per landed transaction.",
+    ],
   };
-  const failures = outcomes.filter((outcome) => Number.isNaN(outcome.landedMs)).map((outcome) => `${outcome.scenario}: no vote landed within ${BUDGET_MS / 1000} s`);
-  return { name: 'surge-landing', tables: [table], parameters: { slotMs: SLOT_MS, floor: FLOOR, cap: CAP, pollIntervalMs: POLL_INTERVAL_MS, scenarios: SCENARIOS }, failures, data: outcomes };
+  const failures = outcomes
+    .filter((outcome) => Number.isNaN(outcome.landedMs))
+    .map((outcome) => `${outcome.scenario}: no vote landed within ${BUDGET_MS / 1000} s`);
+  return {
+    name: 'surge-landing',
+    tables: [table],
+    parameters: { slotMs: SLOT_MS, floor: FLOOR, cap: CAP, pollIntervalMs: POLL_INTERVAL_MS, scenarios: SCENARIOS },
+    failures,
+    data: outcomes,
+  };
 }
 
 export const surgeLandingBench: Bench = {
   name: 'surge-landing',
-  description: 'time from a surge the fee history does not show to the first vote landing, and lamports per transaction, blockhash mode beside nonce mode',
+  description:
+    'time from a surge the fee history does not show to the first vote landing, and lamports per transaction, blockhash mode beside nonce mode',
   run,
 };

@@ -4,7 +4,16 @@ import type { Bench, BenchResult, Table } from './report.js';
 import { startBenchWorld, type BenchWorld } from './support/bench-world.js';
 import { startBenchCranks, stopBenchCranks } from './support/cranks.js';
 import { TransferProgress } from './support/progress.js';
-import { CONFIRMATION_MS, StageClock, STAGE_COLUMNS, STAGE_NOTES, stageRows, type Stage, type StageBanks, type StageLatency } from './support/stage-latency.js';
+import {
+  CONFIRMATION_MS,
+  StageClock,
+  STAGE_COLUMNS,
+  STAGE_NOTES,
+  stageRows,
+  type Stage,
+  type StageBanks,
+  type StageLatency,
+} from './support/stage-latency.js';
 import { claimLoop } from './support/transfer-run.js';
 import { deposit, fundUsers, type Deposit } from './support/users.js';
 
@@ -55,11 +64,20 @@ async function runLatency(config: Config, signal: AbortSignal): Promise<LatencyR
   try {
     const users = fundUsers(bench, USERS);
     const clock = new StageClock(bench);
-    const sampling = sampleUntil(clock, count, running, AbortSignal.timeout(config.trafficMs + DRAIN_BUDGET_MS)).finally(() => done.abort(new Error('drained')));
-    await Promise.all([sampling, claimLoop(bench, users, new TransferProgress(bench, count), running), depositSteadily(bench, users, config, count, running)]);
+    const sampling = sampleUntil(clock, count, running, AbortSignal.timeout(config.trafficMs + DRAIN_BUDGET_MS)).finally(() =>
+      done.abort(new Error('drained')),
+    );
+    await Promise.all([
+      sampling,
+      claimLoop(bench, users, new TransferProgress(bench, count), running),
+      depositSteadily(bench, users, config, count, running),
+    ]);
     signal.throwIfAborted();
     const stages = clock.latencies();
-    const problems = stages.cleanup.transfers < count ? [`${stages.cleanup.transfers} of ${count} transfers cleaned up within ${DRAIN_BUDGET_MS / 1000} s after the traffic`] : [];
+    const problems =
+      stages.cleanup.transfers < count
+        ? [`${stages.cleanup.transfers} of ${count} transfers cleaned up within ${DRAIN_BUDGET_MS / 1000} s after the traffic`]
+        : [];
     const banks = { slotMs: bench.pair.source.bank.slotIntervalMs, lags: bench.pair.source.bank.commitmentLags };
     return { config, deposited: count, stages, problems, banks };
   } finally {
@@ -106,7 +124,7 @@ async function run(signal: AbortSignal): Promise<BenchResult> {
     rows: runs.flatMap((latencyRun) => stageRows(label(latencyRun.config), latencyRun.stages, latencyRun.config.pollIntervalMs, latencyRun.banks)),
     notes: [
       ...STAGE_NOTES,
-      'Sampled every 10 ms. Three in four deposits on the normal pair (Confirmed, claimed by the bench\'s user within 10 ms), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms; confirmed 2 and finalized 32 slots behind the head, as on a cluster).',
+      "Sampled every 10 ms. Three in four deposits on the normal pair (Confirmed, claimed by the bench's user within 10 ms), one in four on the frozen pair (Rejected: nothing to claim, refunded at cleanup). Chains, cranks and users share one Node process (slot time 400 ms; confirmed 2 and finalized 32 slots behind the head, as on a cluster).",
     ],
   };
   return {

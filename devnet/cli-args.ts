@@ -51,15 +51,24 @@ const LAG_FLAGS = { 'confirmed-lag': { type: 'string' }, 'finalized-lag': { type
 /** The commitment banks' lags: Agave's by default; a slot timer is needed for any lag (nothing else moves the banks). */
 function lagFlags(values: { 'confirmed-lag'?: string; 'finalized-lag'?: string }, slotIntervalMs: number): CommitmentLags {
   const finalizedLagSlots = integerFlag(values['finalized-lag'], 'finalized-lag', AGAVE_COMMITMENT_LAGS.finalizedLagSlots, 0, MAX_LAG_SLOTS);
-  const confirmedLagSlots = integerFlag(values['confirmed-lag'], 'confirmed-lag', Math.min(AGAVE_COMMITMENT_LAGS.confirmedLagSlots, finalizedLagSlots), 0, finalizedLagSlots);
+  const confirmedLagSlots = integerFlag(
+    values['confirmed-lag'],
+    'confirmed-lag',
+    Math.min(AGAVE_COMMITMENT_LAGS.confirmedLagSlots, finalizedLagSlots),
+    0,
+    finalizedLagSlots,
+  );
   if (slotIntervalMs === 0 && finalizedLagSlots > 0) {
-    throw new UsageError('--slot-interval-ms 0 stops the slot timer, so no bank behind the head would ever move: add --confirmed-lag 0 --finalized-lag 0');
+    throw new UsageError(
+      '--slot-interval-ms 0 stops the slot timer, so no bank behind the head would ever move: add --confirmed-lag 0 --finalized-lag 0',
+    );
   }
   return { confirmedLagSlots, finalizedLagSlots };
 }
 
 function urlFlag(value: string, flag: string): string {
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`--${flag} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+    throw new UsageError(`--${flag} must be an http(s) URL, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -183,7 +192,9 @@ export function parseDevnetFlags(argv: string[], maxCapacity: number): DevnetFla
     ...(values['upgrade-program'] === undefined ? {} : { upgradeProgram: urlFlag(values['upgrade-program'], 'upgrade-program') }),
   };
   if (flags.forkPercent > 0 && flags.commitmentLags.confirmedLagSlots === 0) {
-    throw new UsageError('--fork-percent needs --confirmed-lag 1 or more: with 0 every processed slot is confirmed at once and no fork can be abandoned');
+    throw new UsageError(
+      '--fork-percent needs --confirmed-lag 1 or more: with 0 every processed slot is confirmed at once and no fork can be abandoned',
+    );
   }
   if (flags.dir.length === 0) throw new UsageError('--dir must not be empty');
   if (flags.sourcePort !== 0 && flags.sourcePort === flags.targetPort) {

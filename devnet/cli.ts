@@ -59,7 +59,9 @@ async function runDevnet(flags: DevnetFlags): Promise<number> {
       process.stdout.write(
         [
           `Congested sending: each chain's port forwards ${flags.forwardPercent} % of sendTransaction; the staked ports forward all:`,
-          `  ${Object.entries(sendUrls).map(([name, url]) => `${name}=${url}`).join(' ')}`,
+          `  ${Object.entries(sendUrls)
+            .map(([name, url]) => `${name}=${url}`)
+            .join(' ')}`,
           '',
         ].join('\n'),
       );

@@ -51,19 +51,23 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     computeCostScale: flags.computeCostScale,
     commitmentLags: flags.commitmentLags,
     signal: shutdown.signal,
-  }).catch(
-    (err: unknown) => {
-      if (shutdown.signal.aborted) return undefined;
-      throw err;
-    },
-  );
+  }).catch((err: unknown) => {
+    if (shutdown.signal.aborted) return undefined;
+    throw err;
+  });
   if (pair === undefined) return 0;
   let servers: DemoServer[] = [];
   let traffic: Traffic | undefined;
   const killOnExit = () => killServersNow(servers);
   process.once('exit', killOnExit);
   try {
-    const world = await bootstrapWorld(pair, { authorities: AUTHORITIES, threshold: THRESHOLD, capacity: CAPACITY, dir: flags.dir, signal: shutdown.signal });
+    const world = await bootstrapWorld(pair, {
+      authorities: AUTHORITIES,
+      threshold: THRESHOLD,
+      capacity: CAPACITY,
+      dir: flags.dir,
+      signal: shutdown.signal,
+    });
     // After the bootstrap, so the bridge is created; before the traffic, whose users bid the floor.
     for (const node of [pair.source, pair.target]) node.faults.set({ priceFloor: flags.congestion });
     // The servers send through the staked ports; the traffic's users through the plain ones.
@@ -80,8 +84,14 @@ async function runDemo(flags: DemoFlags): Promise<number> {
     );
     process.stdout.write(
       [
-        ...(flags.congestion > 0 ? [`Congestion: both chains land only transactions bidding at least ${flags.congestion} micro-lamports per compute unit`] : []),
-        ...(flags.forwardPercent < 100 ? [`Congested sending: each chain's port forwards ${flags.forwardPercent} % of sendTransaction; the servers send through staked ports that forward all`] : []),
+        ...(flags.congestion > 0
+          ? [`Congestion: both chains land only transactions bidding at least ${flags.congestion} micro-lamports per compute unit`]
+          : []),
+        ...(flags.forwardPercent < 100
+          ? [
+              `Congested sending: each chain's port forwards ${flags.forwardPercent} % of sendTransaction; the servers send through staked ports that forward all`,
+            ]
+          : []),
         `Commitments: confirmed ${flags.commitmentLags.confirmedLagSlots} and finalized ${flags.commitmentLags.finalizedLagSlots} slots behind the head`,
         ...(flags.computeCostScale === 1 ? [] : [`Compute costs: the bridge program's times ${flags.computeCostScale}`]),
         `Source chain ${world.source.chainId}: ${world.source.rpcUrl}`,
@@ -92,7 +102,10 @@ async function runDemo(flags: DemoFlags): Promise<number> {
         '',
       ].join('\n'),
     );
-    const status = setInterval(() => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${formatSummary(summarizeTransfers(pair, world))}\n`), SUMMARY_INTERVAL_MS);
+    const status = setInterval(
+      () => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${formatSummary(summarizeTransfers(pair, world))}\n`),
+      SUMMARY_INTERVAL_MS,
+    );
     status.unref();
     await shutdown.received;
     clearInterval(status);

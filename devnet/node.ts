@@ -94,7 +94,13 @@ export async function startDevnetNode(options: DevnetNodeOptions): Promise<Devne
   const slotIntervalMs = options.slotIntervalMs ?? DEFAULT_SLOT_INTERVAL_MS;
   checkInteger(slotIntervalMs, 'slotIntervalMs', 0, 60_000);
   checkInteger(options.port ?? 0, `${options.name}Port`, 0, 65_535);
-  const bank = new Bank({ chainId: options.chainId, programId, slotIntervalMs, computeCostScale: options.computeCostScale, commitmentLags: options.commitmentLags });
+  const bank = new Bank({
+    chainId: options.chainId,
+    programId,
+    slotIntervalMs,
+    computeCostScale: options.computeCostScale,
+    commitmentLags: options.commitmentLags,
+  });
   deployProgram(bank.journal(), programId, bank.slot, 'v1');
   const received = new ReceivedLog();
   const faults = new Faults(bank, new Set(Object.keys(BRIDGE_RPC_METHODS)), received);

@@ -10,7 +10,12 @@ const CALL_TIMEOUT_MS = 10_000;
 export async function upgradeProgramAt(url: string): Promise<number> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'devnet_upgradeProgram', params: [{}] });
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
     const answer = (await response.json()) as { result?: unknown; error?: { message?: string } };
     if (answer.result === undefined) {
       process.stderr.write(`devnet: devnet_upgradeProgram at ${url} failed: ${answer.error?.message ?? `HTTP ${response.status}`}\n`);

@@ -120,5 +120,9 @@ function keyOption(value: PublicKey | string | undefined, option: string): strin
 }
 
 function invalidState(tracker: TrackerAt, reason: string): never {
-  throw new DevnetError('DEVNET__INVALID_STATE', { account: tracker.address, reason }, `${tracker.kind} ${tracker.address} on the ${tracker.node.name} chain ${reason}`);
+  throw new DevnetError(
+    'DEVNET__INVALID_STATE',
+    { account: tracker.address, reason },
+    `${tracker.kind} ${tracker.address} on the ${tracker.node.name} chain ${reason}`,
+  );
 }

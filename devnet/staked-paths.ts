@@ -6,7 +6,10 @@ import type { ChainPair } from './chain-pair.js';
  * port per chain, "staked", forwards all of it. Answers the server environment that sends
  * through the staked ports.
  */
-export async function congestSending(pair: ChainPair, percent: number): Promise<{ BRIDGE_SOURCE_SEND_URLS: string; BRIDGE_TARGET_SEND_URLS: string }> {
+export async function congestSending(
+  pair: ChainPair,
+  percent: number,
+): Promise<{ BRIDGE_SOURCE_SEND_URLS: string; BRIDGE_TARGET_SEND_URLS: string }> {
   const source = await pair.source.addEndpoint();
   const target = await pair.target.addEndpoint();
   for (const node of [pair.source, pair.target]) node.faults.set({ forwardShare: percent / 100 });

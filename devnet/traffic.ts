@@ -84,7 +84,11 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
       recipient: Keypair.generate().publicKey.toBase58(),
       sourceMint: world.tokenPairs[kind].sourceMint,
     });
-    await submitTransaction(source, bidding(pair.source, ix), [depositor], { chain: 'source', step: `traffic deposit (${kind})`, signal: stopping.signal });
+    await submitTransaction(source, bidding(pair.source, ix), [depositor], {
+      chain: 'source',
+      step: `traffic deposit (${kind})`,
+      signal: stopping.signal,
+    });
     stats.deposits += 1;
   }
 
@@ -98,7 +102,11 @@ export function startTraffic(pair: ChainPair, world: World, options: TrafficOpti
         tokenAccount: Keypair.generate().publicKey,
         index: BigInt(index),
       });
-      await submitTransaction(target, bidding(pair.target, ix), [claimer], { chain: 'target', step: `traffic withdraw ${index}`, signal: stopping.signal });
+      await submitTransaction(target, bidding(pair.target, ix), [claimer], {
+        chain: 'target',
+        step: `traffic withdraw ${index}`,
+        signal: stopping.signal,
+      });
       stats.claims += 1;
     }
   }

@@ -9,9 +9,10 @@ import { propertyProfile } from './support/profile.js';
  */
 
 const profile = propertyProfile();
-const ON_BANKS = "transfer phases: 3 authorities, threshold 2, authority 2 byzantine, on Agave's banks (confirmed 2, finalized 32 slots behind the head)";
+const ON_BANKS =
+  "transfer phases: 3 authorities, threshold 2, authority 2 byzantine, on Agave's banks (confirmed 2, finalized 32 slots behind the head)";
 
-describe('model-based: random interleavings against the devnet, on Agave\'s banks', () => {
+describe("model-based: random interleavings against the devnet, on Agave's banks", () => {
   it(
     ON_BANKS,
     async () => {

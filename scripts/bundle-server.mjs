@@ -110,7 +110,9 @@ function removeAllBut(written) {
 }
 
 function allFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? allFiles(join(dir, entry.name)) : [join(dir, entry.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? allFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
 }
 
 function allDirs(dir) {

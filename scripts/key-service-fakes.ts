@@ -31,7 +31,11 @@ async function main(): Promise<void> {
   }
   const lines = [`# The three fakes sign as ${keypair.publicKey.toBase58()}. Paste one block into the server's shell.`];
   for (const [service, fake] of fakes) {
-    const env = { ...fake.env, ...(service === 'vault-transit' && tls !== undefined ? { VAULT_CACERT: tls.certPath } : {}), BRIDGE_AUTHORITY_KEYPAIR: fake.uri };
+    const env = {
+      ...fake.env,
+      ...(service === 'vault-transit' && tls !== undefined ? { VAULT_CACERT: tls.certPath } : {}),
+      BRIDGE_AUTHORITY_KEYPAIR: fake.uri,
+    };
     lines.push('', `# ${service} at ${fake.url}`, ...Object.entries(env).map(([name, value]) => `export ${name}='${value}'`));
   }
   lines.push('', `# Type "<service> <fault>" to make one fail (${FAULTS.join(', ')}); Ctrl-C stops.`);

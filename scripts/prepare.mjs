@@ -27,6 +27,9 @@ if (production) {
 for (const script of ['build', 'build:devnet']) {
   // npm_execpath: the npm that runs this install, whichever is first on PATH.
   const npm = process.env.npm_execpath;
-  const run = npm === undefined ? spawnSync('npm', ['run', script], { stdio: 'inherit' }) : spawnSync(process.execPath, [npm, 'run', script], { stdio: 'inherit' });
+  const run =
+    npm === undefined
+      ? spawnSync('npm', ['run', script], { stdio: 'inherit' })
+      : spawnSync(process.execPath, [npm, 'run', script], { stdio: 'inherit' });
   if (run.status !== 0) process.exit(run.status ?? 1);
 }

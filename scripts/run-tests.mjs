@@ -25,11 +25,10 @@ mkdirSync(logTypesDir);
 const vitest = join(process.cwd(), 'node_modules', 'vitest', 'vitest.mjs');
 const startedAt = performance.now();
 const loadAtStart = loadavg()[0];
-const run = spawnSync(
-  process.execPath,
-  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs],
-  { stdio: 'inherit', env: { ...process.env, BRIDGE_LOG_TYPES_DIR: logTypesDir } },
-);
+const run = spawnSync(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
+  stdio: 'inherit',
+  env: { ...process.env, BRIDGE_LOG_TYPES_DIR: logTypesDir },
+});
 
 let passed = 0;
 let failed = 0;

@@ -42,7 +42,11 @@ export function assembleCrank(parts: CrankParts): CrankService {
     logger,
     metrics,
     signer: () => signer.describe(),
-    watchdog: { config: config.watchdog, ledger, ...(parts.deploymentIntervalMs === undefined ? {} : { deploymentIntervalMs: parts.deploymentIntervalMs }) },
+    watchdog: {
+      config: config.watchdog,
+      ledger,
+      ...(parts.deploymentIntervalMs === undefined ? {} : { deploymentIntervalMs: parts.deploymentIntervalMs }),
+    },
   });
 }
 

@@ -177,7 +177,8 @@ export interface BridgeErrorWords {
 /** Each code's message from its context and words (kit's SolanaErrorMessages, as functions: the types check every field). */
 const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorContexts[C], words: BridgeErrorWords[C]) => string } = {
   CONFIG__INVALID: ({ problems }, { heading }) => `${heading === undefined ? '' : `${heading}: `}${problems.join('; ')}`,
-  CHAIN__MALFORMED_ACCOUNT: ({ account, field, reason }, { hint }) => (hint === undefined ? reason : `account ${account}: field ${field} ${reason}; ${hint}`),
+  CHAIN__MALFORMED_ACCOUNT: ({ account, field, reason }, { hint }) =>
+    hint === undefined ? reason : `account ${account}: field ${field} ${reason}; ${hint}`,
   CHAIN__INVALID_DISCRIMINATOR: ({ account, expected, actual }, { accountType, hint }) =>
     `account ${account}: field discriminator is ${actual}, expected ${expected} (${accountType}); ${hint}`,
   CHAIN__INVALID_OWNER: ({ account, expected, actual }, { variable }) =>
@@ -186,7 +187,8 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
     `${tracker} ${account} does not exist on the ${chainName(chain)} chain (commitment ${commitment}): a configuration error, not transient; ` +
     `check that ${rpcUrlVariable} points at a node of the right cluster, that ${programIdVariable} is the bridge program there, ` +
     'and BRIDGE_SOURCE_CHAIN_ID and BRIDGE_TARGET_CHAIN_ID',
-  CHAIN__MALFORMED_INSTRUCTION: ({ instruction, reason, anchorCode }, { anchorName }) => `instruction ${instruction}: ${reason} (Anchor error ${anchorCode} ${anchorName})`,
+  CHAIN__MALFORMED_INSTRUCTION: ({ instruction, reason, anchorCode }, { anchorName }) =>
+    `instruction ${instruction}: ${reason} (Anchor error ${anchorCode} ${anchorName})`,
   CHAIN__INVALID_VOTE: ({ field, reason }, { shown }) => `${field} is ${shown}, ${reason}`,
   CHAIN__RPC_FAILED: (_context, { what, reason, advice }) => `${what} failed: ${reason}${advice === undefined ? '' : ` (${advice})`}`,
   CHAIN__INVALID_NONCE_ACCOUNT: ({ account, chain, reason }, { fix }) =>
@@ -214,7 +216,8 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
       : words.when === 'stopping'
         ? 'the crank is stopping or stopped and runs no more cycles'
         : 'the crank stopped before the cycle for this request completed',
-  CRANK__BUSY: ({ waiting, limit }) => `${waiting} crank requests already wait for the next cycle (at most ${limit}); try again after it, or read /health`,
+  CRANK__BUSY: ({ waiting, limit }) =>
+    `${waiting} crank requests already wait for the next cycle (at most ${limit}); try again after it, or read /health`,
   CRANK__ATTEMPT_DEADLINE_EXCEEDED: ({ action, deadlineMs }) =>
     `${action} attempt cut after ${Math.round(deadlineMs / 1000)} s (one transaction's life, docs/crank.md "Bounds"): ` +
     'the chain is not confirming or the RPC is not answering; a transaction left without an outcome is resolved by the next attempt',
@@ -234,7 +237,17 @@ const BRIDGE_ERROR_MESSAGES: { [C in BridgeErrorCode]: (context: BridgeErrorCont
 /** Every code, at run time (a test checks each has an HTTP answer, src/http/errors.ts). */
 export const BRIDGE_ERROR_CODES = Object.keys(BRIDGE_ERROR_MESSAGES) as BridgeErrorCode[];
 
-export type RpcFailureKind = 'timeout' | 'http' | 'rpc' | 'network' | 'tls' | 'malformed' | 'too_large' | 'unavailable' | 'invalid_result' | 'unexpected';
+export type RpcFailureKind =
+  | 'timeout'
+  | 'http'
+  | 'rpc'
+  | 'network'
+  | 'tls'
+  | 'malformed'
+  | 'too_large'
+  | 'unavailable'
+  | 'invalid_result'
+  | 'unexpected';
 
 export type SignerFailure =
   | 'session_lost'
@@ -265,9 +278,10 @@ export class CodedError<Contexts, C extends keyof Contexts> extends Error {
 }
 
 /** The words a code needs; none (or `undefined` before options) where its words are all optional. */
-type MessageArgs<C extends BridgeErrorCode> = Record<never, never> extends BridgeErrorWords[C]
-  ? [words?: BridgeErrorWords[C], options?: { cause?: unknown }]
-  : [words: BridgeErrorWords[C], options?: { cause?: unknown }];
+type MessageArgs<C extends BridgeErrorCode> =
+  Record<never, never> extends BridgeErrorWords[C]
+    ? [words?: BridgeErrorWords[C], options?: { cause?: unknown }]
+    : [words: BridgeErrorWords[C], options?: { cause?: unknown }];
 
 export class BridgeError<C extends BridgeErrorCode = BridgeErrorCode> extends CodedError<BridgeErrorContexts, C> {
   override readonly name = 'BridgeError';

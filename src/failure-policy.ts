@@ -125,7 +125,13 @@ const TRANSIENT_TRANSACTION_ERRORS: ReadonlySet<string> = new Set([
  * landed, a governance change rewound everyone. The retry re-reads both trackers and plans
  * again, which resolves them.
  */
-const STALE_VIEW_PROGRAM_ERRORS: ReadonlySet<string> = new Set(['VoteOutOfOrder', 'VoteMismatch', 'InvalidVote', 'EntryNotFound', 'EntryNotFinalized']);
+const STALE_VIEW_PROGRAM_ERRORS: ReadonlySet<string> = new Set([
+  'VoteOutOfOrder',
+  'VoteMismatch',
+  'InvalidVote',
+  'EntryNotFound',
+  'EntryNotFinalized',
+]);
 
 /**
  * Every node tried was behind the slot floor the read carried (-32016, or an answer the pool

@@ -171,7 +171,10 @@ function logStarted(logger: Logger, config: Config, address: AddressInfo, author
               priorityFeeCapMicroLamports: crank.priorityFee.maxMicroLamports,
               // Paid on top of the priority fee, to one of the accounts per transaction: 0 and 0 without a tip.
               tipLamports: { source: crank.sendExtensions.source.tip?.lamports ?? 0, target: crank.sendExtensions.target.tip?.lamports ?? 0 },
-              tipAccounts: { source: crank.sendExtensions.source.tip?.accounts.length ?? 0, target: crank.sendExtensions.target.tip?.accounts.length ?? 0 },
+              tipAccounts: {
+                source: crank.sendExtensions.source.tip?.accounts.length ?? 0,
+                target: crank.sendExtensions.target.tip?.accounts.length ?? 0,
+              },
               onForeignSigner: crank.onForeignSigner,
               handoffMs: crank.handoffMs,
               dryRun: crank.dryRun,

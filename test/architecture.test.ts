@@ -107,7 +107,13 @@ describe('architecture: who may import what', () => {
   });
 
   it('the devnet imports of the server only the chain codecs and the error type they throw', () => {
-    const allowed = [under('src/chain/codec'), under('src/chain/pda.ts'), under('src/chain/types.ts'), under('src/chain/program-errors.ts'), under('src/errors.ts')];
+    const allowed = [
+      under('src/chain/codec'),
+      under('src/chain/pda.ts'),
+      under('src/chain/types.ts'),
+      under('src/chain/program-errors.ts'),
+      under('src/errors.ts'),
+    ];
     const fromServer = devnet.filter(({ bare, target }) => !bare && under('src')(target));
     expect(fromServer.length).toBeGreaterThan(0);
     expect(fromServer.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
@@ -133,7 +139,9 @@ describe('architecture: who may import what', () => {
     expect(fromPort.length).toBeGreaterThan(0);
     expect(fromPort.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
     // And what the port builds on never reaches below it either.
-    const fromCodec = server.filter(({ file, bare, target }) => (under('src/chain/codec')(file) || file === 'src/chain/program-errors.ts') && !bare && under('src/chain')(target));
+    const fromCodec = server.filter(
+      ({ file, bare, target }) => (under('src/chain/codec')(file) || file === 'src/chain/program-errors.ts') && !bare && under('src/chain')(target),
+    );
     expect(fromCodec.filter(({ target }) => !allowed.some((rule) => rule(target)))).toEqual([]);
   });
 
@@ -212,7 +220,8 @@ function followedPaths(): Array<{ heading: string; steps: Step[]; claimed: numbe
 function wrongHop(step: Step, steps: readonly Step[], imports: ReadonlySet<string>): string | undefined {
   const { number, file, from } = step;
   const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-  if (from === undefined) return number === 1 ? undefined : `${number}. ${file} names no earlier step it is reached from: write "(imports K)" or "(imported by K)"`;
+  if (from === undefined)
+    return number === 1 ? undefined : `${number}. ${file} names no earlier step it is reached from: write "(imports K)" or "(imported by K)"`;
   if (number === 1) return `1. ${file} is where the path starts: it names no step`;
   const earlier = steps.find((other) => other.number === from.step);
   if (earlier === undefined || from.step >= number) return `${number}. ${file} (${from.how} ${from.step}): step ${from.step} is not listed before it`;
@@ -220,7 +229,11 @@ function wrongHop(step: Step, steps: readonly Step[], imports: ReadonlySet<strin
   const backward = imports.has(`${earlier.file} ${file}`);
   const stated = from.how === 'imports' ? forward : backward;
   if (stated) return undefined;
-  const actually = forward ? `it imports ${name(earlier.file)}: "(imports ${from.step})"` : backward ? `${name(earlier.file)} imports it: "(imported by ${from.step})"` : 'neither imports the other: a file between them is skipped';
+  const actually = forward
+    ? `it imports ${name(earlier.file)}: "(imports ${from.step})"`
+    : backward
+      ? `${name(earlier.file)} imports it: "(imported by ${from.step})"`
+      : 'neither imports the other: a file between them is skipped';
   return `${number}. ${file} (${from.how} ${from.step}, ${earlier.file}): no such import; ${actually}`;
 }
 
@@ -233,14 +246,24 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
 
   it('follows the crank cycle, the failed send and one vote to "landed" (issue 51: the third walk)', () => {
     const followed = paths.filter(({ steps }) => steps.length > 0).map(({ heading }) => heading);
-    expect(followed).toEqual(['One crank cycle, from the poll timer to `/health`', "One failed sendTransaction, from the RPC answer to `/health`'s `last_error`", 'One vote, from the plan to "landed"']);
+    expect(followed).toEqual([
+      'One crank cycle, from the poll timer to `/health`',
+      "One failed sendTransaction, from the RPC answer to `/health`'s `last_error`",
+      'One vote, from the plan to "landed"',
+    ]);
   });
 
   it('numbers the steps 1 to n, lists files that exist, each once, and claims the count it lists', () => {
     for (const { heading, steps, claimed } of paths.filter((path) => path.steps.length > 0)) {
       const files = steps.map(({ file }) => file);
-      expect(steps.map(({ number }) => number), `${heading}: the step numbers`).toEqual(steps.map((_, i) => i + 1));
-      expect(files.filter((file) => !existsSync(join(ROOT, file))), `${heading}: files that do not exist`).toEqual([]);
+      expect(
+        steps.map(({ number }) => number),
+        `${heading}: the step numbers`,
+      ).toEqual(steps.map((_, i) => i + 1));
+      expect(
+        files.filter((file) => !existsSync(join(ROOT, file))),
+        `${heading}: files that do not exist`,
+      ).toEqual([]);
       expect(claimed, `${heading}: the "**N files**" claim`).toBe(files.length);
       expect(new Set(files).size, `${heading}: a file listed twice`).toBe(files.length);
     }
@@ -252,7 +275,9 @@ describe('docs/architecture.md: the paths it follows are the ones the imports gi
   });
 
   it('takes every hop it states: each step after the first names an earlier step, and the import between them runs the way it says', () => {
-    const wrong = paths.flatMap(({ heading, steps }) => steps.flatMap((step) => wrongHop(step, steps, imports) ?? []).map((why) => `${heading}: ${why}`));
+    const wrong = paths.flatMap(({ heading, steps }) =>
+      steps.flatMap((step) => wrongHop(step, steps, imports) ?? []).map((why) => `${heading}: ${why}`),
+    );
     expect(wrong).toEqual([]);
   });
 });

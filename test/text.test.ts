@@ -26,8 +26,7 @@ describe('boundText', () => {
   });
 
   it('redacts URLs to their origin: an echoed API key in a path or query never survives', () => {
-    const echoed =
-      'error calling https://user:pw@rpc.example.com:8443/v2/SECRET-KEY?api-key=SECRET2#frag and ws://127.0.0.1:8900/ws/SECRET3';
+    const echoed = 'error calling https://user:pw@rpc.example.com:8443/v2/SECRET-KEY?api-key=SECRET2#frag and ws://127.0.0.1:8900/ws/SECRET3';
     const bounded = boundText(echoed);
     expect(bounded).toBe('error calling https://rpc.example.com:8443 and ws://127.0.0.1:8900');
     expect(bounded).not.toMatch(/SECRET|user|pw/);
@@ -54,7 +53,9 @@ describe('boundText', () => {
 
 describe('escapeUnsafeCharacters', () => {
   it('escapes C0 (but the line feed), C1, DEL, line separators and bidi controls as \\uXXXX, keeping everything else', () => {
-    expect(escapeUnsafeCharacters('a\u001b[2Jb\u009b31m\u202e\u2066c\u2028d\u007f\ne\tf é ✓')).toBe('a\\u001b[2Jb\\u009b31m\\u202e\\u2066c\\u2028d\\u007f\ne\\u0009f é ✓');
+    expect(escapeUnsafeCharacters('a\u001b[2Jb\u009b31m\u202e\u2066c\u2028d\u007f\ne\tf é ✓')).toBe(
+      'a\\u001b[2Jb\\u009b31m\\u202e\\u2066c\\u2028d\\u007f\ne\\u0009f é ✓',
+    );
   });
 
   it('keeps JSON valid and its value unchanged', () => {

@@ -16,6 +16,10 @@ export function completedTransfers(pair: ChainPair, world: World): { total: numb
   if (data === undefined) return { total: 0, completed: 0 };
   const header = decodeTrackerHeader(data, 'DepositTracker', world.source.depositTracker);
   const count = Number(header.entryCount);
-  const entries = decodeDepositEntries(data.subarray(entryOffset('DepositTracker', 0), entryOffset('DepositTracker', count)), world.source.depositTracker, 0);
+  const entries = decodeDepositEntries(
+    data.subarray(entryOffset('DepositTracker', 0), entryOffset('DepositTracker', count)),
+    world.source.depositTracker,
+    0,
+  );
   return { total: count, completed: entries.filter((entry) => entry.status === 'Finalized' && entry.cleanupCompleted).length };
 }

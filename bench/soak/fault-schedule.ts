@@ -24,7 +24,10 @@ export interface SoakEndpoints {
 
 const SOAK_FAULT_PHASES: readonly FaultPhase[] = [
   { kind: 'http500 (10 % of calls)', settings: { methods: { '*': { errorRate: 0.1, errorKind: 'http500' } } } },
-  { kind: 'http429 storm on reads', settings: { methods: { getAccountInfo: { http429: 20, retryAfterSecs: 0 }, getMultipleAccounts: { http429: 20, retryAfterSecs: 0 } } } },
+  {
+    kind: 'http429 storm on reads',
+    settings: { methods: { getAccountInfo: { http429: 20, retryAfterSecs: 0 }, getMultipleAccounts: { http429: 20, retryAfterSecs: 0 } } },
+  },
   { kind: 'node behind (-32005, 5 %)', settings: { methods: { '*': { errorRate: 0.05, errorKind: 'rpc' } } } },
   { kind: 'lost send responses (5 per endpoint)', settings: { loseResponses: 5 } },
   { kind: 'dropped transactions (5 per endpoint)', settings: { dropTransactions: 5 } },

@@ -22,7 +22,13 @@ export interface GovernanceChanges {
 
 const LOW_LIMIT_REFILL = 1_000n;
 
-export function startGovernanceChanges(pair: ChainPair, world: World, governance: Keypair, everyMs: number, onError: (err: unknown) => void): GovernanceChanges {
+export function startGovernanceChanges(
+  pair: ChainPair,
+  world: World,
+  governance: Keypair,
+  everyMs: number,
+  onError: (err: unknown) => void,
+): GovernanceChanges {
   const stopping = new AbortController();
   const source = devnetConnection(pair.source.url, stopping.signal);
   const target = devnetConnection(pair.target.url, stopping.signal);
@@ -33,11 +39,22 @@ export function startGovernanceChanges(pair: ChainPair, world: World, governance
     {
       kind: 'reset_pending (source)',
       send: () =>
-        submitTransaction(source, [resetPendingInstruction({ programId: pair.source.programId, governance: governance.publicKey, depositTracker: new PublicKey(world.source.depositTracker) })], [governance], {
-          chain: 'source',
-          step: 'governance reset_pending',
-          signal: stopping.signal,
-        }),
+        submitTransaction(
+          source,
+          [
+            resetPendingInstruction({
+              programId: pair.source.programId,
+              governance: governance.publicKey,
+              depositTracker: new PublicKey(world.source.depositTracker),
+            }),
+          ],
+          [governance],
+          {
+            chain: 'source',
+            step: 'governance reset_pending',
+            signal: stopping.signal,
+          },
+        ),
     },
     {
       kind: 'set_token_pair: low-limit pair refilled (destination)',

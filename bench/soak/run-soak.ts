@@ -153,9 +153,15 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
   const startedMs = Date.now();
   const durationMs = options.minutes * 60_000;
   const trafficErrors: string[] = [];
-  const traffic = startTraffic(pair, world, { depositsPerSecond: options.depositsPerSecond, seed: 7, onError: (err) => trafficErrors.push(String(err)) });
+  const traffic = startTraffic(pair, world, {
+    depositsPerSecond: options.depositsPerSecond,
+    seed: 7,
+    onError: (err) => trafficErrors.push(String(err)),
+  });
   const faults = startFaultSchedule(setup.endpoints, options.faultPhaseMs);
-  const governance = startGovernanceChanges(pair, world, await loadKeypairFile(world.governance.keypairPath), options.governanceEveryMs, (err) => trafficErrors.push(`governance: ${String(err)}`));
+  const governance = startGovernanceChanges(pair, world, await loadKeypairFile(world.governance.keypairPath), options.governanceEveryMs, (err) =>
+    trafficErrors.push(`governance: ${String(err)}`),
+  );
   const sampler = startSampling(servers, setup.votes);
   const stages = new StageClock({ pair, world });
   const stageTimer = setInterval(() => stages.sample(), STAGE_SAMPLE_MS);
@@ -188,7 +194,23 @@ async function soak(pair: ChainPair, world: World, servers: SoakServer[], setup:
     const aloneHealth = await measureHealth(`${servers[0]!.origin}/health`, options.healthRate, options.healthSeconds);
     setup.votes.poll();
     const health = { busy: busyHealth, idle: idleHealth, alone: aloneHealth };
-    return soakReport({ pair, world, servers, lamportsBefore: setup.lamportsBefore, landings: setup.votes.totals(), governance: setup.votes.governance(), options, injected: faults.injected(), traffic: traffic.stats(), trafficErrors, drained, health, idle, startedMs, latency: stages.latencies() });
+    return soakReport({
+      pair,
+      world,
+      servers,
+      lamportsBefore: setup.lamportsBefore,
+      landings: setup.votes.totals(),
+      governance: setup.votes.governance(),
+      options,
+      injected: faults.injected(),
+      traffic: traffic.stats(),
+      trafficErrors,
+      drained,
+      health,
+      idle,
+      startedMs,
+      latency: stages.latencies(),
+    });
   } finally {
     sampler.stop();
   }
@@ -261,7 +283,8 @@ async function idleCycleCost(servers: SoakServer[], durationMs: number, signal: 
   const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);
-    const perCycle = (chain: ChainSide) => (cycles > 0 ? ((after[k]?.rpcRequests[chain] ?? 0) - (before[k]?.rpcRequests[chain] ?? 0)) / cycles : Number.NaN);
+    const perCycle = (chain: ChainSide) =>
+      cycles > 0 ? ((after[k]?.rpcRequests[chain] ?? 0) - (before[k]?.rpcRequests[chain] ?? 0)) / cycles : Number.NaN;
     return {
       requestsPerCycle: { source: perCycle('source'), target: perCycle('target') },
       accountBytesPerRead: after[k]?.lastReadAccountBytes ?? { source: Number.NaN, target: Number.NaN },

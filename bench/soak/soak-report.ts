@@ -83,7 +83,9 @@ export function soakReport(input: ReportInput): BenchResult {
   const failures: string[] = [];
   const transfers = completedTransfers(pair, world);
   if (!drained.settled || transfers.completed !== transfers.total) {
-    failures.push(`${transfers.total - transfers.completed} of ${transfers.total} transfers not completed after a ${(drained.drainMs / 1000).toFixed(0)} s drain`);
+    failures.push(
+      `${transfers.total - transfers.completed} of ${transfers.total} transfers not completed after a ${(drained.drainMs / 1000).toFixed(0)} s drain`,
+    );
   }
   const lamportsAfter = authorityLamports(pair, world);
   const serverRows: Row[] = servers.map((server, k) => {
@@ -92,9 +94,11 @@ export function soakReport(input: ReportInput): BenchResult {
     const feesPaid = Number((input.lamportsBefore[k]! - lamportsAfter[k]! - priorityLamports) / BigInt(LAMPORTS_PER_SIGNATURE));
     if (feesPaid !== landed) failures.push(`authority ${k}: fees paid for ${feesPaid} transactions, ${landed} landed`);
     if (duplicateVotes > 0) failures.push(`authority ${k}: ${duplicateVotes} vote(s) landed in more than one transaction`);
-    if (uninspected > 0) failures.push(`authority ${k}: ${uninspected} landed transactions left the devnet's history before the duplicate-vote check read them`);
+    if (uninspected > 0)
+      failures.push(`authority ${k}: ${uninspected} landed transactions left the devnet's history before the duplicate-vote check read them`);
     const lines = errorLines(server.logPath, input.governance);
-    if (lines.unexplained.length > 0) failures.push(`server ${k}: ${lines.unexplained.length} error lines no fault explains, first: ${lines.unexplained[0]}`);
+    if (lines.unexplained.length > 0)
+      failures.push(`server ${k}: ${lines.unexplained.length} error lines no fault explains, first: ${lines.unexplained[0]}`);
     const memory = memoryFigures(server.samples);
     return {
       server: k,
@@ -102,7 +106,10 @@ export function soakReport(input: ReportInput): BenchResult {
       peakRssMiB: memory.peakMiB,
       rssSlopeMiBPerHour: memory.slopeMiBPerHour,
       // The first scrape's histogram covers the process's start (module loading, first compilations), not its work.
-      eventLoopP99Ms: percentile(server.samples.slice(1).map((sample) => sample.eventLoopP99Ms), 99),
+      eventLoopP99Ms: percentile(
+        server.samples.slice(1).map((sample) => sample.eventLoopP99Ms),
+        99,
+      ),
       landed,
       landedWithError,
       duplicateVotes,
@@ -141,20 +148,50 @@ export function soakReport(input: ReportInput): BenchResult {
           { key: 'target', header: 'target' },
         ],
         rows: [
-          { what: 'transfers during the run (deposits; completed after the drain)', value: `${input.traffic.deposits}; ${transfers.completed - options.seededEntries} of ${transfers.total - options.seededEntries}`, target: 'all' },
+          {
+            what: 'transfers during the run (deposits; completed after the drain)',
+            value: `${input.traffic.deposits}; ${transfers.completed - options.seededEntries} of ${transfers.total - options.seededEntries}`,
+            target: 'all',
+          },
           { what: 'drain after traffic stopped', value: `${(drained.drainMs / 1000).toFixed(1)} s`, target: '-' },
           { what: 'claims, traffic errors', value: `${input.traffic.claims}, ${input.traffic.errors}`, target: '-' },
-          { what: 'confirmed / rejected / relayed / cleaned up', value: `${summary.confirmed} / ${summary.rejected} / ${summary.relayed} / ${summary.cleanedUp}`, target: '-' },
-          { what: 'governance changes landed (reset_pending on the source / set_token_pair on the destination)', value: `${input.governance.filter((g) => g.chain === 'source').length} / ${input.governance.filter((g) => g.chain === 'target').length}`, target: '-' },
-          { what: 'fault phases injected (both chains)', value: Object.entries(input.injected).map(([kind, count]) => `${kind} ×${count}`).join('; '), target: '-' },
-          { what: 'steady RSS, worst server', value: `${steadyWorst.toFixed(1)} MiB`, target: `< ${TARGETS.steadyRssMiB} MiB, flat over the second half` },
+          {
+            what: 'confirmed / rejected / relayed / cleaned up',
+            value: `${summary.confirmed} / ${summary.rejected} / ${summary.relayed} / ${summary.cleanedUp}`,
+            target: '-',
+          },
+          {
+            what: 'governance changes landed (reset_pending on the source / set_token_pair on the destination)',
+            value: `${input.governance.filter((g) => g.chain === 'source').length} / ${input.governance.filter((g) => g.chain === 'target').length}`,
+            target: '-',
+          },
+          {
+            what: 'fault phases injected (both chains)',
+            value: Object.entries(input.injected)
+              .map(([kind, count]) => `${kind} ×${count}`)
+              .join('; '),
+            target: '-',
+          },
+          {
+            what: 'steady RSS, worst server',
+            value: `${steadyWorst.toFixed(1)} MiB`,
+            target: `< ${TARGETS.steadyRssMiB} MiB, flat over the second half`,
+          },
           {
             what: 'idle cycle: RPC calls, account bytes read (source / destination, worst server)',
             value: `${worst(input.idle, (cost) => cost.requestsPerCycle.source).toFixed(1)} / ${worst(input.idle, (cost) => cost.requestsPerCycle.target).toFixed(1)} calls; ${worst(input.idle, (cost) => cost.accountBytesPerRead.source)} / ${worst(input.idle, (cost) => cost.accountBytesPerRead.target)} B`,
             target: `at most ${IDLE_BOUND.requests.source} / ${IDLE_BOUND.requests.target} calls; ${IDLE_BOUND.accountBytes.source} / ${IDLE_BOUND.accountBytes.target} B`,
           },
-          { what: '/health p99 busy / idle (same server, same run)', value: `${busyHealth?.p99Ms ?? '-'} ms / ${idleHealth.p99Ms} ms (${busyOverIdle.toFixed(2)}x)`, target: `<= ${TARGETS.busyOverIdleP99}x` },
-          { what: '/health p99, the machine otherwise idle (other servers stopped, no scrapes)', value: `${aloneHealth.p99Ms} ms`, target: `< ${TARGETS.idleHealthP99Ms} ms` },
+          {
+            what: '/health p99 busy / idle (same server, same run)',
+            value: `${busyHealth?.p99Ms ?? '-'} ms / ${idleHealth.p99Ms} ms (${busyOverIdle.toFixed(2)}x)`,
+            target: `<= ${TARGETS.busyOverIdleP99}x`,
+          },
+          {
+            what: '/health p99, the machine otherwise idle (other servers stopped, no scrapes)',
+            value: `${aloneHealth.p99Ms} ms`,
+            target: `< ${TARGETS.idleHealthP99Ms} ms`,
+          },
         ],
       },
       {
@@ -209,7 +246,7 @@ export function soakReport(input: ReportInput): BenchResult {
         rows: stageRows(`poll ${SOAK_POLL_INTERVAL_MS / 1000} s, soak`, input.latency, SOAK_POLL_INTERVAL_MS),
         notes: [
           ...STAGE_NOTES,
-          'Sampled every 100 ms. The soak\'s faults (dropped and lost sends, 500s, lagging endpoints) and governance changes (each rewinds every authority; a rewound transfer keeps the stamps of the stages it had reached) are in these figures: they are what users wait under those faults, not on a healthy cluster.',
+          "Sampled every 100 ms. The soak's faults (dropped and lost sends, 500s, lagging endpoints) and governance changes (each rewinds every authority; a rewound transfer keeps the stamps of the stages it had reached) are in these figures: they are what users wait under those faults, not on a healthy cluster.",
         ],
       },
     ],
@@ -224,7 +261,10 @@ function worst(costs: readonly IdleCycleCost[], figure: (cost: IdleCycleCost) =>
 function memoryFigures(samples: readonly ServerSample[]): { steadyMiB: number; peakMiB: number; slopeMiBPerHour: number } {
   const secondHalf = samples.slice(Math.floor(samples.length / 2));
   return {
-    steadyMiB: percentile(secondHalf.map((sample) => sample.rssBytes / MIB), 50),
+    steadyMiB: percentile(
+      secondHalf.map((sample) => sample.rssBytes / MIB),
+      50,
+    ),
     peakMiB: Math.max(...samples.map((sample) => sample.rssBytes / MIB)),
     slopeMiBPerHour: slope(secondHalf.map((sample) => ({ x: sample.atMs / 3_600_000, y: sample.rssBytes / MIB }))),
   };
@@ -255,7 +295,9 @@ const GOVERNANCE_WINDOW_MS = { before: 5_000, after: 120_000 };
 
 export function explainingGovernance(text: string, timeMs: number | undefined, governance: readonly GovernanceLanding[]): string | undefined {
   if (timeMs === undefined || !/VoteOutOfOrder|EntryNotFound|VoteMismatch/.test(text)) return undefined;
-  const near = governance.some((change) => timeMs >= change.seenAtMs - GOVERNANCE_WINDOW_MS.before && timeMs <= change.seenAtMs + GOVERNANCE_WINDOW_MS.after);
+  const near = governance.some(
+    (change) => timeMs >= change.seenAtMs - GOVERNANCE_WINDOW_MS.before && timeMs <= change.seenAtMs + GOVERNANCE_WINDOW_MS.after,
+  );
   return near ? 'governance change' : undefined;
 }
 

@@ -69,12 +69,18 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     counts: { landed: 0, landedWithError: 0, uninspected: 0, priorityLamports: 0n },
     until: { source: newestOf(pair, 'source', publicKey), target: newestOf(pair, 'target', publicKey) },
   }));
-  const governance = { publicKey: world.governance.publicKey, until: { source: newestOf(pair, 'source', world.governance.publicKey), target: newestOf(pair, 'target', world.governance.publicKey) } };
+  const governance = {
+    publicKey: world.governance.publicKey,
+    until: { source: newestOf(pair, 'source', world.governance.publicKey), target: newestOf(pair, 'target', world.governance.publicKey) },
+  };
   const governanceLandings: GovernanceLanding[] = [];
-  const generationAt = (chain: ChainSide, slot: number) => governanceLandings.filter((landing) => landing.chain === chain && landing.slot < slot).length;
+  const generationAt = (chain: ChainSide, slot: number) =>
+    governanceLandings.filter((landing) => landing.chain === chain && landing.slot < slot).length;
   const pollGovernance = () => {
     for (const chain of CHAINS) {
-      const landed = pair[chain].bank.at('processed').signaturesForAddress(governance.publicKey, { until: governance.until[chain], limit: Number.MAX_SAFE_INTEGER });
+      const landed = pair[chain].bank
+        .at('processed')
+        .signaturesForAddress(governance.publicKey, { until: governance.until[chain], limit: Number.MAX_SAFE_INTEGER });
       for (const { slot, seq, err } of landed.reverse()) {
         governance.until[chain] = { slot, seq };
         if (err === null) governanceLandings.push({ chain, slot, seenAtMs: Date.now() });
@@ -87,7 +93,9 @@ export function watchVotes(pair: ChainPair, world: World): VoteWatch {
     for (const authority of authorities) {
       for (const chain of CHAINS) {
         const { bank, programId } = pair[chain];
-        const landed = bank.at('processed').signaturesForAddress(authority.publicKey, { until: authority.until[chain], limit: Number.MAX_SAFE_INTEGER });
+        const landed = bank
+          .at('processed')
+          .signaturesForAddress(authority.publicKey, { until: authority.until[chain], limit: Number.MAX_SAFE_INTEGER });
         if (landed.length > 0) authority.until[chain] = { slot: landed[0]!.slot, seq: landed[0]!.seq };
         for (const { signature, slot, err } of landed) {
           authority.counts.landed += 1;

@@ -41,14 +41,24 @@ export interface BenchWorldOptions {
 }
 
 export async function startBenchWorld(options: BenchWorldOptions): Promise<BenchWorld> {
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? 400, commitmentLags: options.commitmentLags ?? AGAVE_COMMITMENT_LAGS, signal: options.signal });
+  const pair = await startChainPair({
+    slotIntervalMs: options.slotIntervalMs ?? 400,
+    commitmentLags: options.commitmentLags ?? AGAVE_COMMITMENT_LAGS,
+    signal: options.signal,
+  });
   const dir = await mkdtemp(join(tmpdir(), 'bridge-bench-'));
   const close = async () => {
     await pair.close();
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const world = await bootstrapWorld(pair, { authorities: AUTHORITIES, threshold: THRESHOLD, capacity: options.capacity, dir, signal: options.signal });
+    const world = await bootstrapWorld(pair, {
+      authorities: AUTHORITIES,
+      threshold: THRESHOLD,
+      capacity: options.capacity,
+      dir,
+      signal: options.signal,
+    });
     const authorities = await Promise.all(world.authorities.map((authority) => loadKeypairFile(authority.keypairPath)));
     return { pair, world, programId: new PublicKey(world.programId), authorities, close };
   } catch (err) {
@@ -81,6 +91,8 @@ export function benchCrankParts(
           sourceRpcFallbackUrls: [bench.pair.source.url],
           targetRpcFallbackUrls: [bench.pair.target.url],
         };
-  const { config: parsed, signer } = authorityParts(bench.world, slot, bench.authorities[slot]!, { config: { ...endpoints, ...(priorityFee === undefined ? {} : { priorityFee }), ...config } });
+  const { config: parsed, signer } = authorityParts(bench.world, slot, bench.authorities[slot]!, {
+    config: { ...endpoints, ...(priorityFee === undefined ? {} : { priorityFee }), ...config },
+  });
   return { config: parsed, signer };
 }

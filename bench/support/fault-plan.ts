@@ -43,7 +43,8 @@ export function armFaults(bench: BenchWorld, plan: FaultPlan): ArmedFaults {
   const random = mulberry32(FAULT_SEED);
   const armed: InjectedFaults = { lostResponses: 0, droppedTransactions: 0 };
   if (plan.http500Rate !== undefined) {
-    for (const node of Object.values(nodes)) node.faults.set({ seed: FAULT_SEED, methods: { '*': { errorRate: plan.http500Rate, errorKind: 'http500' } } });
+    for (const node of Object.values(nodes))
+      node.faults.set({ seed: FAULT_SEED, methods: { '*': { errorRate: plan.http500Rate, errorKind: 'http500' } } });
   }
   const arm = (chain: ChainSide, kind: 'loseResponses' | 'dropTransactions', rate: number | undefined): boolean => {
     if (rate === undefined || random() >= rate) return false;

@@ -119,18 +119,30 @@ export class StageClock {
   latencies(): Record<Stage, StageLatency> {
     const of = (stage: Stage): StageLatency => {
       const values = this.#waited[stage];
-      return { transfers: values.length, p50: percentile(values, 50), p95: percentile(values, 95), p99: percentile(values, 99), max: values.length === 0 ? Number.NaN : Math.max(...values) };
+      return {
+        transfers: values.length,
+        p50: percentile(values, 50),
+        p95: percentile(values, 95),
+        p99: percentile(values, 99),
+        max: values.length === 0 ? Number.NaN : Math.max(...values),
+      };
     };
     return { ack_deposit: of('ack_deposit'), claimable: of('claimable'), ack_withdraw: of('ack_withdraw'), cleanup: of('cleanup') };
   }
 
   /** `entries` null: below settled_prefix, every stage is done. */
-  #stamp(stamps: Stamps, now: number, entries: { deposit: DepositEntry | undefined; withdraw: WithdrawEntry | undefined; header: TrackerHeader } | null): void {
+  #stamp(
+    stamps: Stamps,
+    now: number,
+    entries: { deposit: DepositEntry | undefined; withdraw: WithdrawEntry | undefined; header: TrackerHeader } | null,
+  ): void {
     const done: Record<Stage, boolean> =
       entries === null
         ? { ack_deposit: true, claimable: true, ack_withdraw: true, cleanup: true }
         : {
-            ack_deposit: entries.withdraw !== undefined && (entries.withdraw.status === 'Finalized' || hasThresholdYes(entries.header, entries.withdraw.yesVotes)),
+            ack_deposit:
+              entries.withdraw !== undefined &&
+              (entries.withdraw.status === 'Finalized' || hasThresholdYes(entries.header, entries.withdraw.yesVotes)),
             claimable: entries.withdraw?.status === 'Finalized',
             ack_withdraw: entries.deposit?.status === 'Finalized',
             cleanup: entries.deposit?.cleanupCompleted === true,

@@ -135,7 +135,7 @@ export function authorityTable(title: string, groups: readonly RunGroup[]): Tabl
     rows,
     notes: [
       'Every transaction each crank sent is recorded on its way out (signature and the entry indices it carries); the ledger then says which signatures landed, with or without an error. sent, not landed: refused in preflight (mostly cleanup_deposit of an entry another authority cleaned up first: no fee) or dropped and then expired.',
-      'duplicate votes: a vote (action, entry) carried by more than one landed transaction, with or without an error; must be 0. fees paid: the authority\'s lamports spent / 5000, which must equal its landed transactions (with or without an error).',
+      "duplicate votes: a vote (action, entry) carried by more than one landed transaction, with or without an error; must be 0. fees paid: the authority's lamports spent / 5000, which must equal its landed transactions (with or without an error).",
       'votes on chain: entries whose vote masks hold this authority (WithdrawTracker / DepositTracker); they must equal the votes its landed transactions carried.',
     ],
   };

@@ -2,7 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { AccountJournal, SYSTEM_PROGRAM_ID, type Account, type AccountStore, type UndoEntry } from '../program/store.js';
-import { checkCommitmentLags, NO_COMMITMENT_LAGS, type BankView, type CommitmentLags, type CommitmentLevel, type SimulationResult } from './commitment-banks.js';
+import {
+  checkCommitmentLags,
+  NO_COMMITMENT_LAGS,
+  type BankView,
+  type CommitmentLags,
+  type CommitmentLevel,
+  type SimulationResult,
+} from './commitment-banks.js';
 import { MinorityForks, type ForkSettings, type ForkState } from './minority-forks.js';
 import { copyAccount, PastAccounts, SlotHistory } from './slot-history.js';
 import { loadedAccountsRefusal } from './loaded-accounts.js';
@@ -302,7 +309,11 @@ export class Bank {
     return this.#simulateAt(this.#slot, tx, options);
   }
 
-  #simulateAt(slot: number, tx: DevnetTransaction, options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] }): SimulationResult {
+  #simulateAt(
+    slot: number,
+    tx: DevnetTransaction,
+    options: { checkBlockhash: boolean; blockhashLagSlots?: number; accounts?: string[] },
+  ): SimulationResult {
     const state = slot === this.#slot ? this.#state() : this.#pastState(slot);
     const lag = (options.blockhashLagSlots ?? 0) + this.#slot - slot;
     const rejected = this.#check(state, tx, options.checkBlockhash, lag) ?? this.#loadError(state, tx);
@@ -401,7 +412,8 @@ export class Bank {
     charged.setLamports(payer, this.#accounts.get(payer)!.lamports - fee.total);
     this.#commit(charged);
     const journal = new AccountJournal(this.#accounts);
-    const { err, logs, unitsConsumed } = loadError === undefined ? this.#execute(state, journal, tx, before) : { err: loadError, logs: [], unitsConsumed: 0 };
+    const { err, logs, unitsConsumed } =
+      loadError === undefined ? this.#execute(state, journal, tx, before) : { err: loadError, logs: [], unitsConsumed: 0 };
     if (err === null) this.#commit(journal);
     else journal.rollback();
     const after = new AccountJournal(this.#accounts);
@@ -454,7 +466,11 @@ export class Bank {
    * the one the next slot's transactions see, so a nonce advanced in that slot advances again here.
    */
   #pastState(slot: number): BankState {
-    return { accounts: new PastAccounts((address) => this.#accountAt(address, slot)), blockhash: this.latestBlockhash(this.#slot - slot - 1).blockhash, blockHeight: slot };
+    return {
+      accounts: new PastAccounts((address) => this.#accountAt(address, slot)),
+      blockhash: this.latestBlockhash(this.#slot - slot - 1).blockhash,
+      blockHeight: slot,
+    };
   }
 
   /** An account at the end of `slot` (the head's open slot: as it is now). */
@@ -468,7 +484,9 @@ export class Bank {
 
   /** check_transaction_age: a recent blockhash (one the newest `lagSlots` blocks did not make), or the stored value of the durable nonce the transaction advances. */
   #ageValid(state: BankState, tx: DevnetTransaction, lagSlots: number): boolean {
-    return this.#blockhashes.isValid(tx.recentBlockhash, state.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(state, tx) !== undefined;
+    return (
+      this.#blockhashes.isValid(tx.recentBlockhash, state.blockHeight, this.blockHeight - lagSlots) || this.#durableNonce(state, tx) !== undefined
+    );
   }
 
   /** The durable nonce account `tx` advances when its recent blockhash is that nonce's value (nonce-account.ts). */
@@ -530,7 +548,8 @@ export class Bank {
   #loadError(state: BankState, tx: DevnetTransaction): TransactionError | undefined {
     const overLimit = loadedAccountsRefusal(tx.accountKeys, tx.budget.loadedAccountsBytes, (address) => state.accounts.get(address));
     if (overLimit !== undefined) return overLimit;
-    if (tx.instructions.some((ix) => state.accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true)) return 'InvalidProgramForExecution';
+    if (tx.instructions.some((ix) => state.accounts.get(tx.accountKeys[ix.programIdIndex]!)?.executable !== true))
+      return 'InvalidProgramForExecution';
     return undefined;
   }
 

@@ -99,7 +99,8 @@ function readRequest(requests: Requests, index: number, data: Uint8Array): void 
     return bytes === 4 ? view.getUint32(1, true) : view.getBigUint64(1, true);
   };
   const once = <K extends keyof Requests>(key: K, value: Requests[K]): void => {
-    if (requests[key] !== undefined) throw new ComputeBudgetSanitizeError(`Transaction contains a duplicate instruction (${index}) that is not allowed`);
+    if (requests[key] !== undefined)
+      throw new ComputeBudgetSanitizeError(`Transaction contains a duplicate instruction (${index}) that is not allowed`);
     requests[key] = value;
   };
   switch (data[0]) {

@@ -67,7 +67,13 @@ function executeInstruction(run: Run, programId: string, ix: CompiledInstruction
   run.consumed += BUILTIN_INSTRUCTION_UNITS;
   if (programId === COMPUTE_BUDGET_PROGRAM_ID) return undefined;
   const accounts = ix.accountIndexes.map((key) => instructionAccount(run.tx, key));
-  const detail = executeSystemInstruction({ store: run.store, accounts, data: ix.data, blockhash: run.env.blockhash, log: (line) => run.logs.push(line) });
+  const detail = executeSystemInstruction({
+    store: run.store,
+    accounts,
+    data: ix.data,
+    blockhash: run.env.blockhash,
+    log: (line) => run.logs.push(line),
+  });
   return detail === undefined ? undefined : failed(run, programId, detail);
 }
 

@@ -28,7 +28,10 @@ export class RecentBlockhashes {
 
   /** The valid blockhashes made at or before `madeBy` (all by default), newest first. */
   newestFirst(madeBy = Infinity): string[] {
-    return [...this.#lastValid].filter(([, lastValid]) => lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy).map(([blockhash]) => blockhash).reverse();
+    return [...this.#lastValid]
+      .filter(([, lastValid]) => lastValid - BLOCKHASH_VALIDITY_BLOCKS <= madeBy)
+      .map(([blockhash]) => blockhash)
+      .reverse();
   }
 
   /**

@@ -19,13 +19,19 @@ export function loadedAccountsDataSize(accountKeys: readonly string[], lookup: (
     const account = lookup(address);
     if (account === undefined) return sum;
     const programData = programDataOf(account, lookup);
-    return sum + TRANSACTION_ACCOUNT_BASE_SIZE + account.data.length + (programData === undefined ? 0 : TRANSACTION_ACCOUNT_BASE_SIZE + programData.data.length);
+    return (
+      sum +
+      TRANSACTION_ACCOUNT_BASE_SIZE +
+      account.data.length +
+      (programData === undefined ? 0 : TRANSACTION_ACCOUNT_BASE_SIZE + programData.data.length)
+    );
   }, 0);
 }
 
 /** The programdata account of an upgradeable program (tag 2, then its address), when it exists. */
 function programDataOf(account: Readonly<Account>, lookup: (address: string) => Readonly<Account> | undefined): Readonly<Account> | undefined {
-  if (account.owner !== UPGRADEABLE_LOADER || !account.executable || account.data.length !== PROGRAM_STATE_SIZE || account.data[0] !== 2) return undefined;
+  if (account.owner !== UPGRADEABLE_LOADER || !account.executable || account.data.length !== PROGRAM_STATE_SIZE || account.data[0] !== 2)
+    return undefined;
   return lookup(bs58.encode(account.data.subarray(4, PROGRAM_STATE_SIZE)));
 }
 

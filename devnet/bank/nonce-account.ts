@@ -1,4 +1,11 @@
-import { CURRENT_NONCE_VERSION, decodeNonceState, durableNonceOf, encodeNonceState, type InitializedNonce, type NonceState } from '../../src/chain/codec/nonce-state.js';
+import {
+  CURRENT_NONCE_VERSION,
+  decodeNonceState,
+  durableNonceOf,
+  encodeNonceState,
+  type InitializedNonce,
+  type NonceState,
+} from '../../src/chain/codec/nonce-state.js';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, rentExemptMinimum, type Account } from '../program/store.js';
 import { LAMPORTS_PER_SIGNATURE } from './compute-budget.js';
@@ -16,10 +23,15 @@ export const ADVANCE_NONCE_ACCOUNT = 4;
 // SystemError: the nonce was already advanced to this blockhash's value.
 const NONCE_BLOCKHASH_NOT_EXPIRED = 7;
 
-
 /** The state a nonce initialized or advanced while `blockhash` is the latest holds. */
 function advancedNonce(authority: string, blockhash: string): InitializedNonce {
-  return { version: CURRENT_NONCE_VERSION, state: 'initialized', authority, durableNonce: durableNonceOf(blockhash), lamportsPerSignature: BigInt(LAMPORTS_PER_SIGNATURE) };
+  return {
+    version: CURRENT_NONCE_VERSION,
+    state: 'initialized',
+    authority,
+    durableNonce: durableNonceOf(blockhash),
+    lamportsPerSignature: BigInt(LAMPORTS_PER_SIGNATURE),
+  };
 }
 
 /**
@@ -42,10 +54,15 @@ export function nonceAdvancedAfterFailure(address: string, account: Readonly<Acc
  * instruction; and the nonce is not already the value it would advance to now. The nonce
  * account's address, or undefined.
  */
-export function durableNonceAccount(tx: DevnetTransaction, get: (address: string) => Readonly<Account> | undefined, latestBlockhash: string): string | undefined {
+export function durableNonceAccount(
+  tx: DevnetTransaction,
+  get: (address: string) => Readonly<Account> | undefined,
+  latestBlockhash: string,
+): string | undefined {
   const first = tx.instructions[0];
   if (first === undefined || tx.accountKeys[first.programIdIndex] !== SYSTEM_PROGRAM_ID) return undefined;
-  if (first.data.length < 4 || new DataView(first.data.buffer, first.data.byteOffset, 4).getUint32(0, true) !== ADVANCE_NONCE_ACCOUNT) return undefined;
+  if (first.data.length < 4 || new DataView(first.data.buffer, first.data.byteOffset, 4).getUint32(0, true) !== ADVANCE_NONCE_ACCOUNT)
+    return undefined;
   const index = first.accountIndexes[0];
   if (index === undefined || tx.writable[index] !== true) return undefined;
   const address = tx.accountKeys[index]!;
@@ -88,7 +105,8 @@ export function advanceNonceAccount(call: SystemCall): void {
   const nonce = writableNonce(call, 'Advance');
   const state = stateOf(call, nonce);
   if (state.state === 'uninitialized') fail(call, 'InvalidAccountData', `Advance nonce account: Account ${nonce.address} state is invalid`);
-  if (!call.signers.has(state.authority)) fail(call, 'MissingRequiredSignature', `Advance nonce account: Account ${state.authority} must be a signer`);
+  if (!call.signers.has(state.authority))
+    fail(call, 'MissingRequiredSignature', `Advance nonce account: Account ${state.authority} must be a signer`);
   const next = advancedNonce(state.authority, call.blockhash);
   if (next.durableNonce === state.durableNonce) {
     fail(call, { Custom: NONCE_BLOCKHASH_NOT_EXPIRED }, 'Advance nonce account: nonce can only advance once per slot');
@@ -103,7 +121,8 @@ export function initializeNonceAccount(call: SystemCall, authority: string): voi
   checkSysvar(call, 2, RENT_SYSVAR_ID);
   const nonce = writableNonce(call, 'Initialize');
   const current = loaded(call, nonce);
-  if (stateOf(call, nonce).state === 'initialized') fail(call, 'InvalidAccountData', `Initialize nonce account: Account ${nonce.address} state is invalid`);
+  if (stateOf(call, nonce).state === 'initialized')
+    fail(call, 'InvalidAccountData', `Initialize nonce account: Account ${nonce.address} state is invalid`);
   const minimum = rentExemptMinimum(current.data.length);
   if (current.lamports < minimum) {
     fail(call, 'InsufficientFunds', `Initialize nonce account: insufficient lamports ${current.lamports}, need ${minimum}`);
@@ -121,7 +140,8 @@ export function withdrawNonceAccount(call: SystemCall, lamports: bigint): void {
   const state = stateOf(call, nonce);
   let signer = nonce.address;
   if (state.state === 'uninitialized') {
-    if (lamports > current.lamports) fail(call, 'InsufficientFunds', `Withdraw nonce account: insufficient lamports ${current.lamports}, need ${lamports}`);
+    if (lamports > current.lamports)
+      fail(call, 'InsufficientFunds', `Withdraw nonce account: insufficient lamports ${current.lamports}, need ${lamports}`);
   } else if (lamports === current.lamports) {
     if (state.durableNonce === durableNonceOf(call.blockhash)) {
       fail(call, { Custom: NONCE_BLOCKHASH_NOT_EXPIRED }, 'Withdraw nonce account: nonce can only advance once per slot');
@@ -130,7 +150,8 @@ export function withdrawNonceAccount(call: SystemCall, lamports: bigint): void {
     signer = state.authority;
   } else {
     const needed = lamports + rentExemptMinimum(current.data.length);
-    if (needed > current.lamports) fail(call, 'InsufficientFunds', `Withdraw nonce account: insufficient lamports ${current.lamports}, need ${needed}`);
+    if (needed > current.lamports)
+      fail(call, 'InsufficientFunds', `Withdraw nonce account: insufficient lamports ${current.lamports}, need ${needed}`);
     signer = state.authority;
   }
   if (!call.signers.has(signer)) fail(call, 'MissingRequiredSignature', `Withdraw nonce account: Account ${signer} must sign`);

@@ -3,13 +3,7 @@ import bs58 from 'bs58';
 import { ByteReader } from '../../src/chain/codec/bytes.js';
 import type { InstructionAccount } from '../program/context.js';
 import { SYSTEM_PROGRAM_ID, type AccountStore } from '../program/store.js';
-import {
-  ADVANCE_NONCE_ACCOUNT,
-  advanceNonceAccount,
-  authorizeNonceAccount,
-  initializeNonceAccount,
-  withdrawNonceAccount,
-} from './nonce-account.js';
+import { ADVANCE_NONCE_ACCOUNT, advanceNonceAccount, authorizeNonceAccount, initializeNonceAccount, withdrawNonceAccount } from './nonce-account.js';
 import { accountAt, checkDataWritable, fail, loaded, setLamports, SystemFailure, type SystemCall } from './system-call.js';
 import type { InstructionErrorDetail } from './transaction-error.js';
 
@@ -125,7 +119,8 @@ function allocate(call: SystemCall, to: Address, space: bigint): void {
   const account = call.accounts[0]!;
   const current = loaded(call, account);
   if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Allocate: 'to' account ${describeAddress(to)} must sign`);
-  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
+  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID)
+    fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
   if (space > MAX_PERMITTED_DATA_LENGTH) {
     fail(call, { Custom: INVALID_ACCOUNT_DATA_LENGTH }, `Allocate: requested ${space}, max allowed ${MAX_PERMITTED_DATA_LENGTH}`);
   }
@@ -144,7 +139,8 @@ function assign(call: SystemCall, to: Address, owner: string): void {
   const current = loaded(call, account);
   if (current.owner === owner) return;
   if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Assign: account ${describeAddress(to)} must sign`);
-  if (current.owner !== SYSTEM_PROGRAM_ID || !account.isWritable || current.executable || current.data.some((byte) => byte !== 0)) fail(call, 'ModifiedProgramId');
+  if (current.owner !== SYSTEM_PROGRAM_ID || !account.isWritable || current.executable || current.data.some((byte) => byte !== 0))
+    fail(call, 'ModifiedProgramId');
   call.store.create(account.address, { lamports: current.lamports, owner, data: current.data.slice(), executable: false });
 }
 
@@ -173,7 +169,8 @@ function createAccount(call: SystemCall, to: Address, lamports: bigint, space: b
   const current = loaded(call, account);
   if (current.lamports > 0n) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Create Account: account ${describeAddress(to)} already in use`);
   if (!call.signers.has(to.base ?? to.address)) fail(call, 'MissingRequiredSignature', `Allocate: 'to' account ${describeAddress(to)} must sign`);
-  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID) fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
+  if (current.data.length > 0 || current.owner !== SYSTEM_PROGRAM_ID)
+    fail(call, { Custom: ACCOUNT_ALREADY_IN_USE }, `Allocate: account ${describeAddress(to)} already in use`);
   if (space > MAX_PERMITTED_DATA_LENGTH) {
     fail(call, { Custom: INVALID_ACCOUNT_DATA_LENGTH }, `Allocate: requested ${space}, max allowed ${MAX_PERMITTED_DATA_LENGTH}`);
   }
@@ -186,7 +183,8 @@ function transfer(call: SystemCall, from: InstructionAccount, to: InstructionAcc
   if (!from.isSigner) fail(call, 'MissingRequiredSignature', `Transfer: \`from\` account ${from.address} must sign`);
   const source = loaded(call, from);
   if (source.data.length > 0) fail(call, 'InvalidArgument', 'Transfer: `from` must not carry data');
-  if (lamports > source.lamports) fail(call, { Custom: RESULT_WITH_NEGATIVE_LAMPORTS }, `Transfer: insufficient lamports ${source.lamports}, need ${lamports}`);
+  if (lamports > source.lamports)
+    fail(call, { Custom: RESULT_WITH_NEGATIVE_LAMPORTS }, `Transfer: insufficient lamports ${source.lamports}, need ${lamports}`);
   setLamports(call, from, source.lamports - lamports);
   setLamports(call, to, loaded(call, to).lamports + lamports);
 }

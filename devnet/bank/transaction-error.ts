@@ -49,7 +49,8 @@ const TRANSACTION_ERROR_TEXT: Record<Exclude<TransactionError, object>, string> 
 
 export function describeTransactionError(err: TransactionError): string {
   if (typeof err === 'string') return TRANSACTION_ERROR_TEXT[err];
-  if ('InsufficientFundsForRent' in err) return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`;
+  if ('InsufficientFundsForRent' in err)
+    return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`;
   const [index, detail] = err.InstructionError;
   return `Error processing Instruction ${index}: ${describeInstructionError(detail)}`;
 }

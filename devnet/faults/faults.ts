@@ -219,7 +219,9 @@ export class Faults {
       blockhashLagSlots: this.#blockhashLagSlots,
       simulateUnitsConsumed: this.#simulateUnitsConsumed,
       forgedHistory:
-        this.#forged === null ? null : { address: this.#forged.address, transactions: this.#forged.entries.length, slot: this.#forged.entries[0]!.slot },
+        this.#forged === null
+          ? null
+          : { address: this.#forged.address, transactions: this.#forged.entries.length, slot: this.#forged.entries[0]!.slot },
       pauseBlocks: this.#bank.paused,
       slotLag: this.#slotLag,
       frozenAtSlot: this.#frozenAtSlot,

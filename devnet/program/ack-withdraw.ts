@@ -25,7 +25,10 @@ export function ackWithdraw(ctx: InstructionContext, ix: AckWithdraw): void {
     entry.status = 'Relaying';
     entry.proposed = result;
   } else if (ix.approve && !sameResult(result, entry.proposed)) {
-    throw new ProgramError('VoteMismatch', `yes vote on entry ${ix.index} carries ${describeResult(result)}, the proposal is ${describeResult(entry.proposed)}`);
+    throw new ProgramError(
+      'VoteMismatch',
+      `yes vote on entry ${ix.index} carries ${describeResult(result)}, the proposal is ${describeResult(entry.proposed)}`,
+    );
   }
   recordVote(header, entry, slot, ix.index, ix.approve);
   writeDepositEntry(ctx, tracker, ix.index, entry);

@@ -36,9 +36,16 @@ function programBytes(version: string): Uint8Array {
 }
 
 /** Writes the programdata account for `version` at `slot` (the program account is the bank's genesis account). */
-export function deployProgram(store: AccountStore, programId: PublicKey, slot: number, version: string, upgradeAuthority: string | null = DEVNET_UPGRADE_AUTHORITY): ProgramDeployment {
+export function deployProgram(
+  store: AccountStore,
+  programId: PublicKey,
+  slot: number,
+  version: string,
+  upgradeAuthority: string | null = DEVNET_UPGRADE_AUTHORITY,
+): ProgramDeployment {
   const bytes = programBytes(version);
-  if (bytes.length > PROGRAM_BYTES_ROOM) throw new RangeError(`a program version of ${bytes.length} bytes exceeds the ${PROGRAM_BYTES_ROOM} bytes reserved`);
+  if (bytes.length > PROGRAM_BYTES_ROOM)
+    throw new RangeError(`a program version of ${bytes.length} bytes exceeds the ${PROGRAM_BYTES_ROOM} bytes reserved`);
   const data = new Uint8Array(PROGRAMDATA_METADATA_SIZE + PROGRAM_BYTES_ROOM);
   const view = Buffer.from(data.buffer);
   view.writeUInt32LE(3, 0);

@@ -1,9 +1,4 @@
-import {
-  FRAMEWORK_ERRORS,
-  PROGRAM_ERRORS,
-  type FrameworkErrorName,
-  type ProgramErrorName,
-} from '../../src/chain/program-errors.js';
+import { FRAMEWORK_ERRORS, PROGRAM_ERRORS, type FrameworkErrorName, type ProgramErrorName } from '../../src/chain/program-errors.js';
 
 /**
  * A failed bridge instruction. The bank reports it as `{"InstructionError":[ix,{"Custom":code}]}`;
@@ -17,9 +12,7 @@ export class ProgramError extends Error {
   constructor(errorName: ProgramErrorName | FrameworkErrorName, message: string) {
     super(message);
     this.errorName = errorName;
-    this.code = errorName in PROGRAM_ERRORS
-      ? PROGRAM_ERRORS[errorName as ProgramErrorName]
-      : FRAMEWORK_ERRORS[errorName as FrameworkErrorName];
+    this.code = errorName in PROGRAM_ERRORS ? PROGRAM_ERRORS[errorName as ProgramErrorName] : FRAMEWORK_ERRORS[errorName as FrameworkErrorName];
   }
 }
 

@@ -50,7 +50,8 @@ function checkGovernance(header: TrackerHeader, signer: string): void {
 function checkTokenPairAccount(ctx: InstructionContext, sourceChainId: number, sourceMint: string): string {
   const { address } = writableAt(ctx, 2, 'token pair');
   const expected = tokenPairAddress(ctx.programId, sourceChainId, new PublicKey(sourceMint)).toBase58();
-  if (address !== expected) throw new ProgramError('InvalidAccount', `token pair ${address} is not the TokenPair PDA ${expected} of source_mint ${sourceMint}`);
+  if (address !== expected)
+    throw new ProgramError('InvalidAccount', `token pair ${address} is not the TokenPair PDA ${expected} of source_mint ${sourceMint}`);
   const existing = ctx.store.get(address);
   if (existing === undefined || (existing.owner === SYSTEM_PROGRAM_ID && existing.data.length === 0)) return address;
   const isTokenPair =

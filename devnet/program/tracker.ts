@@ -55,9 +55,10 @@ function decodeHeader(data: Uint8Array, kind: TrackerKind, address: string): Tra
 
 /** The PDA a tracker must live at, from its own stored chain id. */
 export function trackerAddress(ctx: InstructionContext, kind: TrackerKind, header: Pick<TrackerHeader, 'sourceChainId' | 'targetChainId'>): string {
-  const address = kind === 'DepositTracker'
-    ? depositTrackerAddress(ctx.programId, header.targetChainId)
-    : withdrawTrackerAddress(ctx.programId, header.sourceChainId);
+  const address =
+    kind === 'DepositTracker'
+      ? depositTrackerAddress(ctx.programId, header.targetChainId)
+      : withdrawTrackerAddress(ctx.programId, header.sourceChainId);
   return address.toBase58();
 }
 

@@ -143,11 +143,18 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 function reportingView(bank: BankView, { behindSlots: behind, pastOnly, pastAt }: CallView): BankView {
   if (behind === 0) return bank;
   const back = (slot: number) => Math.max(0, slot - behind);
-  const shifted: BankView = { ...bank, slot: back(bank.slot), blockHeight: back(bank.blockHeight), confirmedSlot: back(bank.confirmedSlot), finalizedSlot: back(bank.finalizedSlot) };
+  const shifted: BankView = {
+    ...bank,
+    slot: back(bank.slot),
+    blockHeight: back(bank.blockHeight),
+    confirmedSlot: back(bank.confirmedSlot),
+    finalizedSlot: back(bank.finalizedSlot),
+  };
   const past = pastOnly ? pastAt?.(shifted.slot) : undefined;
   if (past === undefined) return shifted;
   const viewSlot = past.slot;
-  const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined => (entry !== undefined && entry.slot <= viewSlot ? entry : undefined);
+  const seen = <T extends { slot: number }>(entry: T | undefined): T | undefined =>
+    entry !== undefined && entry.slot <= viewSlot ? entry : undefined;
   return {
     ...shifted,
     slot: viewSlot,
@@ -177,7 +184,8 @@ const REFUSAL_TEXT = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }
 
 function writeHttpFault(res: ServerResponse, fault: HttpFault, id: unknown): void {
   if (fault.kind === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
-  if (fault.kind === 'refused') return void res.writeHead(fault.status, { 'content-type': 'text/plain' }).end(`${fault.status} ${REFUSAL_TEXT[fault.status]}`);
+  if (fault.kind === 'refused')
+    return void res.writeHead(fault.status, { 'content-type': 'text/plain' }).end(`${fault.status} ${REFUSAL_TEXT[fault.status]}`);
   const error = { code: 429, message: 'Too many requests for a specific RPC call' };
   res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterSecs) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error, id }));

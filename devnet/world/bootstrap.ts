@@ -85,7 +85,9 @@ export async function bootstrapWorld(pair: ChainPair, options: WorldOptions): Pr
   // A server reads at finalized by default: the bridge is ready once the finalized banks have it.
   await Promise.all([
     awaitStatus(source, trackers.signatures.source, { chain: 'source', step: 'initialize_deposit_tracker', signal, commitment: 'finalized' }),
-    ...tokenPairs.signatures.map((signature) => awaitStatus(target, signature, { chain: 'target', step: 'set_token_pair', signal, commitment: 'finalized' })),
+    ...tokenPairs.signatures.map((signature) =>
+      awaitStatus(target, signature, { chain: 'target', step: 'set_token_pair', signal, commitment: 'finalized' }),
+    ),
   ]);
   const world: World = {
     dir,
@@ -128,7 +130,13 @@ async function keypairs(dir: string, count: number): Promise<Keypair[]> {
  * the source). Waits until the airdrops are confirmed: the first transaction's preflight runs on
  * the confirmed bank.
  */
-async function fund(pair: ChainPair, connections: { source: Connection; target: Connection }, authorities: Keypair[], governance: Keypair, signal: AbortSignal): Promise<void> {
+async function fund(
+  pair: ChainPair,
+  connections: { source: Connection; target: Connection },
+  authorities: Keypair[],
+  governance: Keypair,
+  signal: AbortSignal,
+): Promise<void> {
   await Promise.all(
     (['source', 'target'] as const).map((chain) => {
       const node = pair[chain];
@@ -154,7 +162,10 @@ async function initializeTrackers(
   const withdrawTracker = withdrawTrackerAddress(pair.target.programId, pair.source.chainId);
   const initializations = [
     { chain: 'source', ix: { name: 'initialize_deposit_tracker', programId, tracker: depositTracker, targetChainId: pair.target.chainId } },
-    { chain: 'target', ix: { name: 'initialize_withdraw_tracker', programId: pair.target.programId, tracker: withdrawTracker, sourceChainId: pair.source.chainId } },
+    {
+      chain: 'target',
+      ix: { name: 'initialize_withdraw_tracker', programId: pair.target.programId, tracker: withdrawTracker, sourceChainId: pair.source.chainId },
+    },
   ] as const;
   // One per chain, both at once: each waits for its confirmation (two slots on an Agave-like devnet).
   const [source, target] = await Promise.all(

@@ -60,7 +60,12 @@ export async function submitTransaction(
  * `options.commitment`, without an error; while no bank knows it, `rebroadcast` is called once
  * per REBROADCAST_INTERVAL_MS (at most timeout / interval times: 30).
  */
-export async function awaitStatus(connection: Connection, signature: string, options: SubmitOptions, rebroadcast?: () => Promise<unknown>): Promise<void> {
+export async function awaitStatus(
+  connection: Connection,
+  signature: string,
+  options: SubmitOptions,
+  rebroadcast?: () => Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const enough = options.commitment === 'finalized' ? ['finalized'] : ['confirmed', 'finalized'];
   let sentAt = Date.now();

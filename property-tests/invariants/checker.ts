@@ -65,9 +65,20 @@ export class InvariantChecker {
 
   violation(after: string, problems: string[]): InvariantViolation {
     const trace = this.system.trace.slice(-TRACE_LINES).map((line) => `  ${line}`);
-    const crankLogs = this.system.honest.flatMap((crank) => crank.recentProblems().slice(-3).map((line) => `  crank ${crank.slot}: ${line}`));
+    const crankLogs = this.system.honest.flatMap((crank) =>
+      crank
+        .recentProblems()
+        .slice(-3)
+        .map((line) => `  crank ${crank.slot}: ${line}`),
+    );
     return new InvariantViolation(
-      [`after ${after}:`, ...problems.map((problem) => `  - ${problem}`), 'commands (-> what happened):', ...trace, ...(crankLogs.length > 0 ? ['latest crank warnings:', ...crankLogs] : [])].join('\n'),
+      [
+        `after ${after}:`,
+        ...problems.map((problem) => `  - ${problem}`),
+        'commands (-> what happened):',
+        ...trace,
+        ...(crankLogs.length > 0 ? ['latest crank warnings:', ...crankLogs] : []),
+      ].join('\n'),
     );
   }
 
@@ -86,7 +97,9 @@ export class InvariantChecker {
       const reported = crank.totalSubmitted();
       const landed = new Set(landedFrom(this.system.ledger.records, crank.authority).map((record) => record.signature));
       if (reported !== crank.reportedLanded.size) {
-        problems.push(`8: ${who} reports total_actions_submitted ${reported}, its attempt logs report ${crank.reportedLanded.size} landed transactions`);
+        problems.push(
+          `8: ${who} reports total_actions_submitted ${reported}, its attempt logs report ${crank.reportedLanded.size} landed transactions`,
+        );
       }
       for (const signature of crank.reportedLanded) {
         if (!landed.has(signature)) problems.push(`8: ${who} counts transaction ${signature} as landed; the chains did not land it`);
@@ -114,7 +127,8 @@ export class InvariantChecker {
   private noSignerWithoutProof(): string[] {
     return this.system.honest.flatMap((crank) => {
       const problems = crank.foreignReports.map(
-        ({ chain, signature, halted }) => `12: crank ${crank.slot} reported its own key's ${chain} transaction ${signature} as another signer's${halted ? ' and halted' : ''}; no other process holds its key`,
+        ({ chain, signature, halted }) =>
+          `12: crank ${crank.slot} reported its own key's ${chain} transaction ${signature} as another signer's${halted ? ' and halted' : ''}; no other process holds its key`,
       );
       const { role } = crank.health();
       if (role !== 'active') problems.push(`12: crank ${crank.slot} is ${String(role)}, not active; no other process holds its key`);

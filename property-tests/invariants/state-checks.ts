@@ -44,10 +44,14 @@ export function finalizedWithDestinationResult(state: BridgeState): string[] {
     if (deposit.status !== 'Finalized') return [];
     const withdrawal = state.target.entries[index];
     if (withdrawal?.status !== 'Finalized') {
-      return [`1: deposit ${index} is Finalized with ${describeResult(deposit.result)} but destination entry ${index} is ${withdrawal?.status ?? 'missing'}`];
+      return [
+        `1: deposit ${index} is Finalized with ${describeResult(deposit.result)} but destination entry ${index} is ${withdrawal?.status ?? 'missing'}`,
+      ];
     }
     if (!sameResult(deposit.result, withdrawal.result)) {
-      return [`1: deposit ${index} is Finalized with ${describeResult(deposit.result)}, its destination entry finalized with ${describeResult(withdrawal.result)}`];
+      return [
+        `1: deposit ${index} is Finalized with ${describeResult(deposit.result)}, its destination entry finalized with ${describeResult(withdrawal.result)}`,
+      ];
     }
     return [];
   });
@@ -98,7 +102,9 @@ export function unsettledDeposits(state: BridgeState): string[] {
   return state.source.entries.flatMap((deposit, index) =>
     deposit.status === 'Finalized' && deposit.cleanupCompleted
       ? []
-      : [`deposit ${index} (${deposit.amount}) is ${deposit.status}${deposit.status === 'Finalized' ? ', not cleaned up' : ''}; destination entry ${index} is ${describeWithdrawal(state.target.entries[index])}`],
+      : [
+          `deposit ${index} (${deposit.amount}) is ${deposit.status}${deposit.status === 'Finalized' ? ', not cleaned up' : ''}; destination entry ${index} is ${describeWithdrawal(state.target.entries[index])}`,
+        ],
   );
 }
 

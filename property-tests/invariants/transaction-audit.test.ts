@@ -15,7 +15,14 @@ import { TransactionAudit } from './transaction-audit.js';
 const honest = key(1);
 const others = [key(2), key(3)];
 const deposit = depositEntry(0, { status: 'Relaying' });
-const vote = { name: 'ack_deposit', index: 0n, approve: true, amount: deposit.amount, recipient: deposit.recipient, sourceMint: deposit.sourceMint } as const;
+const vote = {
+  name: 'ack_deposit',
+  index: 0n,
+  approve: true,
+  amount: deposit.amount,
+  recipient: deposit.recipient,
+  sourceMint: deposit.sourceMint,
+} as const;
 
 function header(kind: TrackerHeader['kind'], entryCount: number, honestNext: number): TrackerHeader {
   return {
@@ -30,7 +37,11 @@ function header(kind: TrackerHeader['kind'], entryCount: number, honestNext: num
     generation: 0n,
     governance: key(9),
     authorities: [honest, ...others],
-    votes: [{ nextIndex: BigInt(honestNext), lastVote: 'Yes' }, { nextIndex: 0n, lastVote: 'None' }, { nextIndex: 0n, lastVote: 'None' }],
+    votes: [
+      { nextIndex: BigInt(honestNext), lastVote: 'Yes' },
+      { nextIndex: 0n, lastVote: 'None' },
+      { nextIndex: 0n, lastVote: 'None' },
+    ],
   };
 }
 

@@ -43,7 +43,15 @@ interface CastVote {
 type Vote = InstructionOf<'ack_deposit'> | InstructionOf<'ack_withdraw'>;
 
 export class TransactionAudit {
-  readonly coverage: Coverage = { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 };
+  readonly coverage: Coverage = {
+    wrongProposals: 0,
+    thresholdNo: 0,
+    governanceResets: 0,
+    lateRevotes: 0,
+    relays: 0,
+    cleanups: 0,
+    failedTransactions: 0,
+  };
   private readonly epochs = new Map<string, number>();
   /** The instance each index currently holds (its latest proposal). */
   private readonly currentInstance = new Map<string, string>();
@@ -80,7 +88,8 @@ export class TransactionAudit {
     const problems: string[] = [];
     const check = (chain: ChainSide, index: number) => {
       const instance = this.currentInstance.get(`${chain}:${index}`);
-      if (instance !== undefined && this.wrongInstances.has(instance)) problems.push(`5: ${instance} was created by a wrong proposal and is Finalized`);
+      if (instance !== undefined && this.wrongInstances.has(instance))
+        problems.push(`5: ${instance} was created by a wrong proposal and is Finalized`);
     };
     for (const [index, entry] of state.source.entries.entries()) if (entry.status === 'Finalized') check('source', index);
     for (const [index, entry] of state.target.entries.entries()) if (entry.status === 'Finalized') check('target', index);
@@ -122,7 +131,9 @@ export class TransactionAudit {
       const first = this.counted.get(key);
       if (record.err === null && first === undefined) this.counted.set(key, record.seq);
       if (first === undefined) return [];
-      return [`10: ${this.name(record.feePayer)}'s ${ix.name} ${index} on the ${record.chain} chain is carried by transaction ${record.signature} (ledger #${record.seq}) and by ledger #${first}, which counted it: a vote carried by two landed transactions`];
+      return [
+        `10: ${this.name(record.feePayer)}'s ${ix.name} ${index} on the ${record.chain} chain is carried by transaction ${record.signature} (ledger #${record.seq}) and by ledger #${first}, which counted it: a vote carried by two landed transactions`,
+      ];
     });
   }
 
@@ -159,7 +170,9 @@ export class TransactionAudit {
     this.nextVote.set(key, vote.index + 1);
     if (vote.index === expected) return [];
     const invariant = vote.chain === 'source' ? '2' : '4';
-    return [`${invariant}: ${vote.chain} vote at index ${vote.index} out of order: the previous vote (or rewind) left this authority at ${expected} (ledger #${seq})`];
+    return [
+      `${invariant}: ${vote.chain} vote at index ${vote.index} out of order: the previous vote (or rewind) left this authority at ${expected} (ledger #${seq})`,
+    ];
   }
 
   /** 4: at most one vote per instance and position pass; a repeat only as a late vote. */
@@ -237,7 +250,10 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
   if (next === undefined) return [];
   return record.instructions
     .filter((ix): ix is Vote => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && ix.index < next)
-    .map((ix) => `9: ${who}'s transaction ${record.signature} landed with an error carrying ${ix.name} ${ix.index}, already counted (next_index ${next}): a vote sent twice`);
+    .map(
+      (ix) =>
+        `9: ${who}'s transaction ${record.signature} landed with an error carrying ${ix.name} ${ix.index}, already counted (next_index ${next}): a vote sent twice`,
+    );
 }
 
 /**
@@ -251,7 +267,9 @@ function duplicateVotes(record: LedgerRecord, who: string): string[] {
  */
 function withinFeeCap(record: LedgerRecord, capMicroLamports: number, who: string): string[] {
   const cap = BigInt(capMicroLamports);
-  const units = BigInt(record.instructions.length === 0 ? VOID_UNIT_LIMIT : Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING));
+  const units = BigInt(
+    record.instructions.length === 0 ? VOID_UNIT_LIMIT : Math.min(MAX_COMPUTE_UNITS, record.instructions.length * UNITS_PER_INSTRUCTION_CEILING),
+  );
   const bound = LAMPORTS_PER_SIGNATURE + (cap * units + 999_999n) / 1_000_000n;
   const what = `${who}'s transaction ${record.signature} of ${record.instructions.length} bridge instruction(s)`;
   return [
@@ -276,16 +294,25 @@ function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string):
     if (deposit === undefined) return [`4: ${who} voted on destination entry ${vote.index}, which no deposit backs`];
     if (vote.proposal) return sameTransfer(ix, deposit) ? [] : [`4: ${who} proposed a transfer that differs from deposit ${vote.index}`];
     const right = withdrawal !== undefined && sameTransfer(withdrawal, deposit);
-    return ix.approve === right ? [] : [`4: ${who} voted ${ix.approve ? 'yes' : 'no'} on destination entry ${vote.index}, whose transfer ${right ? 'equals' : 'differs from'} the deposit`];
+    return ix.approve === right
+      ? []
+      : [
+          `4: ${who} voted ${ix.approve ? 'yes' : 'no'} on destination entry ${vote.index}, whose transfer ${right ? 'equals' : 'differs from'} the deposit`,
+        ];
   }
   if (!isRelayable(withdrawal)) {
-    const state = withdrawal === undefined ? 'missing' : `${withdrawal.status} ${describeResult(withdrawal.result)} with token account ${withdrawal.createdTokenAccount}`;
+    const state =
+      withdrawal === undefined
+        ? 'missing'
+        : `${withdrawal.status} ${describeResult(withdrawal.result)} with token account ${withdrawal.createdTokenAccount}`;
     return [`2: ${who} relayed deposit ${vote.index} while its destination entry was ${state} (rule 3.1)`];
   }
   const result = depositResultFromArg(ix.result);
   const truth = withdrawal!.result;
   if (vote.proposal || ix.approve) {
-    return result !== undefined && sameResult(result, truth) ? [] : [`4: ${who} voted yes for a result on deposit ${vote.index} that differs from the destination's ${describeResult(truth)}`];
+    return result !== undefined && sameResult(result, truth)
+      ? []
+      : [`4: ${who} voted yes for a result on deposit ${vote.index} that differs from the destination's ${describeResult(truth)}`];
   }
   const right = deposit !== undefined && sameResult(deposit.proposed, truth);
   return right ? [`4: ${who} voted no on deposit ${vote.index}, whose proposal equals the destination's ${describeResult(truth)}`] : [];
@@ -297,7 +324,8 @@ function monotone(record: LedgerRecord): string[] {
   const after = headerOf(record.after, record.chain);
   const problems: string[] = [];
   if (after.generation < before.generation) problems.push(`6: ${record.chain} generation went from ${before.generation} to ${after.generation}`);
-  if (after.settledPrefix < before.settledPrefix) problems.push(`6: ${record.chain} settled_prefix went from ${before.settledPrefix} to ${after.settledPrefix}`);
+  if (after.settledPrefix < before.settledPrefix)
+    problems.push(`6: ${record.chain} settled_prefix went from ${before.settledPrefix} to ${after.settledPrefix}`);
   const reset = after.generation > before.generation;
   const lowestNo = lowestNoVote(record);
   const rewound = (index: number) => reset || (lowestNo !== undefined && lowestNo <= index);
@@ -332,13 +360,18 @@ function depositMoves(index: number, was: DepositEntry, now: DepositEntry, rewou
 function withdrawalMoves(index: number, was: WithdrawEntry, now: WithdrawEntry | undefined, rewound: boolean): string[] {
   if (was.status === 'Finalized') {
     const same = now?.status === 'Finalized' && sameResult(now.result, was.result) && sameTransfer(now, was);
-    const claim = now !== undefined && (now.createdTokenAccount === was.createdTokenAccount || (was.createdTokenAccount === 'Pending' && now.createdTokenAccount === 'Created'));
+    const claim =
+      now !== undefined &&
+      (now.createdTokenAccount === was.createdTokenAccount || (was.createdTokenAccount === 'Pending' && now.createdTokenAccount === 'Created'));
     if (!same || !claim) {
-      return [`6: destination entry ${index} went from Finalized ${describeResult(was.result)} to ${now?.status ?? 'removed'} ${now === undefined ? '' : describeResult(now.result)}`];
+      return [
+        `6: destination entry ${index} went from Finalized ${describeResult(was.result)} to ${now?.status ?? 'removed'} ${now === undefined ? '' : describeResult(now.result)}`,
+      ];
     }
   }
   const removed = now === undefined || now.status === 'Empty';
-  if (was.status === 'Voting' && removed && !rewound) return [`6: destination entry ${index} was removed without a threshold no or a governance reset`];
+  if (was.status === 'Voting' && removed && !rewound)
+    return [`6: destination entry ${index} was removed without a threshold no or a governance reset`];
   return [];
 }
 
@@ -349,12 +382,16 @@ function finalizedAtTheMoment(record: LedgerRecord): string[] {
     if (now.status !== 'Finalized' || record.before.source.entries[index]?.status === 'Finalized') return [];
     const withdrawal = record.before.target.entries[index];
     if (withdrawal?.status === 'Finalized' && sameResult(withdrawal.result, now.result)) return [];
-    return [`1: deposit ${index} finalized with ${describeResult(now.result)} while its destination entry was ${withdrawal?.status ?? 'missing'} ${withdrawal ? describeResult(withdrawal.result) : ''} (transaction ${record.signature})`];
+    return [
+      `1: deposit ${index} finalized with ${describeResult(now.result)} while its destination entry was ${withdrawal?.status ?? 'missing'} ${withdrawal ? describeResult(withdrawal.result) : ''} (transaction ${record.signature})`,
+    ];
   });
 }
 
 function lowestNoVote(record: LedgerRecord): number | undefined {
-  const noVotes = record.instructions.flatMap((ix) => ((ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && !ix.approve ? [Number(ix.index)] : []));
+  const noVotes = record.instructions.flatMap((ix) =>
+    (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw') && !ix.approve ? [Number(ix.index)] : [],
+  );
   return noVotes.length === 0 ? undefined : Math.min(...noVotes);
 }
 

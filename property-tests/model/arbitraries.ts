@@ -100,7 +100,11 @@ function faultSpec(profile: PropertyProfile): fc.Arbitrary<FaultSpec> {
       seed: fc.nat(1_000),
     }),
     fc.record({ kind: fc.constant('latency' as const), method, ms: fc.constantFrom(...latencies) }),
-    fc.record({ kind: fc.constant('loseResponses' as const), count: fc.integer({ min: 1, max: 3 }), mode: fc.constantFrom('http500' as const, 'http504' as const, 'destroy' as const) }),
+    fc.record({
+      kind: fc.constant('loseResponses' as const),
+      count: fc.integer({ min: 1, max: 3 }),
+      mode: fc.constantFrom('http500' as const, 'http504' as const, 'destroy' as const),
+    }),
     fc.record({ kind: fc.constant('dropTransactions' as const), count: fc.constantFrom(1, 2, 3, 1_000) }),
     // Slots pass only with landed transactions and timePasses: 2 lands within the same cycle's
     // traffic, 20 after a timePasses or the liveness drain's traffic.

@@ -24,7 +24,14 @@ export interface PropertyRun {
 }
 
 export function initialModel(system: BridgeSystem): BridgeModel {
-  return { deposits: 0, claimable: [], claims: 0, faults: { source: false, target: false }, byzantineActions: 0, byzantineAuthorities: system.byzantine.length };
+  return {
+    deposits: 0,
+    claimable: [],
+    claims: 0,
+    faults: { source: false, target: false },
+    byzantineActions: 0,
+    byzantineAuthorities: system.byzantine.length,
+  };
 }
 
 /** Brings what the model knows of the chains up to date after a command. */

@@ -66,7 +66,10 @@ export async function checkTransferPhases(
     maxHealthLag: 0,
     coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
     inFlight: { restartsWithUnlanded: 0, lateLandings: 0, repricedVersions: 0 },
-    lies: { on: { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 }, answersRewritten: { inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 } },
+    lies: {
+      on: { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 },
+      answersRewritten: { inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 },
+    },
   };
   const commands = fc.commands([bridgeCommands(profile)], { maxCommands, size: 'max', ...(replayPath === undefined ? {} : { replayPath }) });
   const metrics = createMetrics(new Registry());

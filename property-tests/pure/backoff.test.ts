@@ -59,35 +59,42 @@ describe('retry attempts of the crank (startCrank over an in-memory BridgeChains
   it('makes exactly BRIDGE_CRANK_MAX_ATTEMPTS attempts of an action that keeps failing, each retry after a bounded backoff', async () => {
     await checkProperty(
       'attempts = max',
-      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5_000 }), fc.boolean(), async (maxAttempts, retryBackoffMs, retryable) => {
-        const failure = retryable ? retryableSubmitError() : programError('NotAnAuthority');
-        const { chains, crank } = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
-          maxAttempts,
-          retryBackoffMs,
-          // No second cycle within the waits below.
-          pollIntervalMs: MAX_TIMER_DELAY_MS,
-          before: (scripted) => scripted.script('ackDeposits', ...Array.from({ length: maxAttempts + 1 }, () => fails(failure))),
-        });
-        try {
-          await settle();
-          // Long enough for every backoff the attempts can take (a 0 ms one takes no timer).
-          await vi.advanceTimersByTimeAsync(Array.from({ length: maxAttempts }, (_, n) => ceiling(n + 1, retryBackoffMs)).reduce((a, b) => a + b, 0) + 1);
-          const expected = retryable ? maxAttempts : 1;
-          const submits = chains.callsOf('ackDeposits');
-          expect(submits).toHaveLength(expected);
-          // Each retry re-reads first, a backoff after the failed attempt.
-          const reads = chains.callsOf('readState').slice(1, expected);
-          reads.forEach((read, n) => {
-            const waited = read.at - submits[n]!.at;
-            expect(waited).toBeGreaterThanOrEqual(Math.floor(ceiling(n + 1, retryBackoffMs) / 2));
-            expect(waited).toBeLessThanOrEqual(ceiling(n + 1, retryBackoffMs));
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 5_000 }),
+        fc.boolean(),
+        async (maxAttempts, retryBackoffMs, retryable) => {
+          const failure = retryable ? retryableSubmitError() : programError('NotAnAuthority');
+          const { chains, crank } = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
+            maxAttempts,
+            retryBackoffMs,
+            // No second cycle within the waits below.
+            pollIntervalMs: MAX_TIMER_DELAY_MS,
+            before: (scripted) => scripted.script('ackDeposits', ...Array.from({ length: maxAttempts + 1 }, () => fails(failure))),
           });
-          const attempts = retryable ? `${maxAttempts} attempt${maxAttempts === 1 ? '' : 's'}` : '1 attempt';
-          expect(crank.health().last_error).toContain(`failed after ${attempts}`);
-        } finally {
-          await crank.stop(0);
-        }
-      }),
+          try {
+            await settle();
+            // Long enough for every backoff the attempts can take (a 0 ms one takes no timer).
+            await vi.advanceTimersByTimeAsync(
+              Array.from({ length: maxAttempts }, (_, n) => ceiling(n + 1, retryBackoffMs)).reduce((a, b) => a + b, 0) + 1,
+            );
+            const expected = retryable ? maxAttempts : 1;
+            const submits = chains.callsOf('ackDeposits');
+            expect(submits).toHaveLength(expected);
+            // Each retry re-reads first, a backoff after the failed attempt.
+            const reads = chains.callsOf('readState').slice(1, expected);
+            reads.forEach((read, n) => {
+              const waited = read.at - submits[n]!.at;
+              expect(waited).toBeGreaterThanOrEqual(Math.floor(ceiling(n + 1, retryBackoffMs) / 2));
+              expect(waited).toBeLessThanOrEqual(ceiling(n + 1, retryBackoffMs));
+            });
+            const attempts = retryable ? `${maxAttempts} attempt${maxAttempts === 1 ? '' : 's'}` : '1 attempt';
+            expect(crank.health().last_error).toContain(`failed after ${attempts}`);
+          } finally {
+            await crank.stop(0);
+          }
+        },
+      ),
       long ? 2_000 : 60,
     );
   });

@@ -49,7 +49,10 @@ function cluster(lags: number[]) {
     const config = call.params.at(-1) as { commitment?: string; minContextSlot?: number } | undefined;
     if (config?.minContextSlot !== undefined) carried.push({ commitment: config.commitment, floor: config.minContextSlot });
     const reply = call.method === 'getGenesisHash' ? { result: 'GenesisHash1111111111111111111111111111111' } : node.banks.handler()(call);
-    return new Response(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...reply }), { status: 200, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...reply }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof globalThis.fetch;
   return { nodes, carried, fetch };
 }
@@ -60,42 +63,56 @@ describe('commitment lag and abandoned forks (the real ChainRpc over Agave-like 
   it('no floor rests on state that was never confirmed, and no read of honest nodes fails', async () => {
     await checkProperty(
       'floors per bank',
-      fc.asyncProperty(fc.array(fc.constantFrom(1, 2), { minLength: 2, maxLength: 3 }), fc.array(step, { minLength: 1, maxLength: 40 }), async (lags, steps) => {
-        const { nodes, carried, fetch } = cluster(lags);
-        let now = 1_000_000;
-        const metrics = createMetrics(new Registry());
-        const [primary, ...fallbacks] = nodes.map((node) => node.url);
-        const rpc = createChainRpc({ chain: 'source', url: primary!, fallbackUrls: fallbacks, timeoutMs: 1_000, maxSlotLag: 128, metrics, fetch, now: () => now });
-        const signal = new AbortController().signal;
-        let landings = 0;
-        for (const next of steps) {
-          if (next.kind === 'slots') {
-            // One node may trail the others by a slot: the nodes of a cluster are never at one height.
-            for (const [k, { banks }] of nodes.entries()) banks.head += next.count - (k === next.laggard && next.count > 1 ? 1 : 0);
-            now += 400 * next.count;
-          } else if (next.kind === 'read') {
-            await rpc.getBalance(address, next.commitment, signal);
-          } else if (next.kind === 'status') {
-            for (const signature of [...nodes[0]!.banks.landed.keys(), ...nodes[0]!.banks.forked.keys()]) await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal);
-          } else {
-            // A transaction in the next block: on every node, or on a minority fork that the cluster abandons once a poll saw it processed.
-            const signature = `Landing${String(landings++).padStart(80, '1')}`.slice(0, 88);
-            for (const { banks } of nodes) (next.fork ? banks.forked : banks.landed).set(signature, banks.head);
-            const seen = await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal);
-            if (next.fork) {
-              expect(seen.status?.confirmationStatus ?? 'processed').toBe('processed');
-              for (const { banks } of nodes) banks.abandon(signature);
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(1, 2), { minLength: 2, maxLength: 3 }),
+        fc.array(step, { minLength: 1, maxLength: 40 }),
+        async (lags, steps) => {
+          const { nodes, carried, fetch } = cluster(lags);
+          let now = 1_000_000;
+          const metrics = createMetrics(new Registry());
+          const [primary, ...fallbacks] = nodes.map((node) => node.url);
+          const rpc = createChainRpc({
+            chain: 'source',
+            url: primary!,
+            fallbackUrls: fallbacks,
+            timeoutMs: 1_000,
+            maxSlotLag: 128,
+            metrics,
+            fetch,
+            now: () => now,
+          });
+          const signal = new AbortController().signal;
+          let landings = 0;
+          for (const next of steps) {
+            if (next.kind === 'slots') {
+              // One node may trail the others by a slot: the nodes of a cluster are never at one height.
+              for (const [k, { banks }] of nodes.entries()) banks.head += next.count - (k === next.laggard && next.count > 1 ? 1 : 0);
+              now += 400 * next.count;
+            } else if (next.kind === 'read') {
+              await rpc.getBalance(address, next.commitment, signal);
+            } else if (next.kind === 'status') {
+              for (const signature of [...nodes[0]!.banks.landed.keys(), ...nodes[0]!.banks.forked.keys()])
+                await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal);
+            } else {
+              // A transaction in the next block: on every node, or on a minority fork that the cluster abandons once a poll saw it processed.
+              const signature = `Landing${String(landings++).padStart(80, '1')}`.slice(0, 88);
+              for (const { banks } of nodes) (next.fork ? banks.forked : banks.landed).set(signature, banks.head);
+              const seen = await rpc.getSignatureStatus(signature, { searchTransactionHistory: false }, signal);
+              if (next.fork) {
+                expect(seen.status?.confirmationStatus ?? 'processed').toBe('processed');
+                for (const { banks } of nodes) banks.abandon(signature);
+              }
+            }
+            const floor = rpc.slotFloor();
+            if (floor !== undefined) expect(floor).toBeLessThanOrEqual(highest(nodes, 'confirmed'));
+            for (const read of carried) {
+              const bank = read.commitment === 'finalized' ? 'finalized' : 'confirmed';
+              expect(read.floor).toBeLessThanOrEqual(highest(nodes, bank));
             }
           }
-          const floor = rpc.slotFloor();
-          if (floor !== undefined) expect(floor).toBeLessThanOrEqual(highest(nodes, 'confirmed'));
-          for (const read of carried) {
-            const bank = read.commitment === 'finalized' ? 'finalized' : 'confirmed';
-            expect(read.floor).toBeLessThanOrEqual(highest(nodes, bank));
-          }
-        }
-        expect(await metricValue(metrics.rpcSlotFloorRebases)).toBe(0);
-      }),
+          expect(await metricValue(metrics.rpcSlotFloorRebases)).toBe(0);
+        },
+      ),
       long ? 500 : 40,
     );
   });

@@ -1,14 +1,7 @@
 import fc from 'fast-check';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import {
-  LOG_LEVELS,
-  READ_COMMITMENTS,
-  defaultMinBalanceLamports,
-  parseConfig,
-  type Config,
-  type ConfigVariable,
-} from '../../src/config/config.js';
+import { LOG_LEVELS, READ_COMMITMENTS, defaultMinBalanceLamports, parseConfig, type Config, type ConfigVariable } from '../../src/config/config.js';
 import { AUTH_VARIABLES, RUNTIME_VARIABLES } from '../../src/config/variable-sets.js';
 import { DEFAULT_PROGRAM_ID } from '../../src/chain/codec/layout.js';
 import { isBridgeError } from '../../src/errors.js';
@@ -40,7 +33,13 @@ const bind = fc.oneof(
   fc
     .record({
       // As written in the variable, and as listen() takes it.
-      host: fc.constantFrom<[string, string]>(['127.0.0.1', '127.0.0.1'], ['localhost', 'localhost'], ['bridge-1.internal', 'bridge-1.internal'], ['[::1]', '::1'], ['[2001:db8::5]', '2001:db8::5']),
+      host: fc.constantFrom<[string, string]>(
+        ['127.0.0.1', '127.0.0.1'],
+        ['localhost', 'localhost'],
+        ['bridge-1.internal', 'bridge-1.internal'],
+        ['[::1]', '::1'],
+        ['[2001:db8::5]', '2001:db8::5'],
+      ),
       port: decimal(0, 65535),
       fallback: fc.option(decimal(0, 65535), { nil: undefined }),
     })
@@ -51,12 +50,20 @@ const bind = fc.oneof(
 );
 
 const printable = (forbidden: RegExp) =>
-  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).filter((value) => !forbidden.test(value) && value.trim() === value && value.length > 0);
+  fc
+    .string({ unit: 'grapheme', minLength: 1, maxLength: 20 })
+    .filter((value) => !forbidden.test(value) && value.trim() === value && value.length > 0);
 
-const auth = fc.option(fc.record({ username: printable(/[:\u0000-\u001f\u007f]/), password: printable(/[\u0000-\u001f\u007f]/) }), { nil: undefined });
+const auth = fc.option(fc.record({ username: printable(/[:\u0000-\u001f\u007f]/), password: printable(/[\u0000-\u001f\u007f]/) }), {
+  nil: undefined,
+});
 
 const rpcUrl = fc
-  .tuple(fc.constantFrom('http', 'https'), fc.constantFrom('127.0.0.1:8899', 'rpc.example.org', '[::1]:8999'), fc.constantFrom('', '/', '/v1?api-key=abc'))
+  .tuple(
+    fc.constantFrom('http', 'https'),
+    fc.constantFrom('127.0.0.1:8899', 'rpc.example.org', '[::1]:8999'),
+    fc.constantFrom('', '/', '/v1?api-key=abc'),
+  )
   .map(([scheme, host, path]) => new URL(`${scheme}://${host}${path}`).href);
 
 const programId = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => bs58.encode(bytes));
@@ -225,7 +232,10 @@ describe('configuration parsing (pure properties)', () => {
     const partial = fc
       .tuple(validCases, fc.subarray(presence, { minLength: 1 }))
       .filter(([valid, dropped]) => valid.config.crank !== undefined && valid.config.adminAuth !== undefined && dropped.length < 7)
-      .map(([valid, dropped]) => ({ env: Object.fromEntries(Object.entries(valid.env).filter(([name]) => !dropped.includes(name as ConfigVariable))), dropped }));
+      .map(([valid, dropped]) => ({
+        env: Object.fromEntries(Object.entries(valid.env).filter(([name]) => !dropped.includes(name as ConfigVariable))),
+        dropped,
+      }));
     await checkProperty(
       'config partial sets',
       fc.asyncProperty(partial, async ({ env, dropped }) => {

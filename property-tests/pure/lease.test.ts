@@ -57,7 +57,9 @@ class Chain {
   #values = 0;
 
   observe(): LeaseObservation {
-    return this.lease === null ? { state: 'free', lamports: 0, slot: this.slot } : { state: 'held', value: this.lease.value, lamports: 1, slot: this.slot };
+    return this.lease === null
+      ? { state: 'free', lamports: 0, slot: this.slot }
+      : { state: 'held', value: this.lease.value, lamports: 1, slot: this.slot };
   }
 
   /** A taking by instance `by` against `seen`: it lands only on the account it names; whatever an endpoint said, only a landing counts. */
@@ -102,7 +104,9 @@ interface World {
 function authorityFor(world: World, i: number): AuthorityView {
   const me = world.instances[i]!;
   // Only what landed after this instance's previous read; its own are signedHere.
-  const transactions = world.chain.votes.slice(me.seenUpTo).map((vote) => ({ signature: `vote-${vote.index}`, slot: vote.slot, signedHere: vote.by === i }));
+  const transactions = world.chain.votes
+    .slice(me.seenUpTo)
+    .map((vote) => ({ signature: `vote-${vote.index}`, slot: vote.slot, signedHere: vote.by === i }));
   me.seenUpTo = world.chain.votes.length;
   return { source: { balance: 1, transactions: [] }, target: { balance: 1, transactions: transactions.reverse() } };
 }
@@ -129,7 +133,8 @@ function stepPhase(world: World, i: number): void {
   const want = me.lease.want;
   if (want !== null) {
     const outcome: LeaseStepOutcome = want.kind === 'take' ? world.chain.take(want.seen, i) : world.chain.check(want.value);
-    if (outcome.kind === 'lost' && want.kind === 'confirm' && world.chain.lease?.value === want.value) world.chain.unwarranted.push(`instance ${i} stood down while the chain held its value`);
+    if (outcome.kind === 'lost' && want.kind === 'confirm' && world.chain.lease?.value === want.value)
+      world.chain.unwarranted.push(`instance ${i} stood down while the chain held its value`);
     const after = leaseAfterStep(me.lease, me.role, outcome, world.nowMs);
     me.role = after.role;
     me.lease = after.lease;
@@ -152,8 +157,21 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('cycle' as const), i: fc.nat(INSTANCES - 1) }), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constantFrom('start' as const, 'stop' as const, 'crash' as const), i: fc.nat(INSTANCES - 1) }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('startTogether' as const), i: fc.nat(INSTANCES - 1), j: fc.nat(INSTANCES - 1) }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('lie' as const), i: fc.nat(INSTANCES - 1), says: fc.constantFrom('free' as const, 'made_up' as const, null) }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.oneof(fc.integer({ min: 1, max: 2 * POLL_MS }), fc.integer({ min: WINDOW_MS / 2, max: 2 * WINDOW_MS })) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('lie' as const),
+      i: fc.nat(INSTANCES - 1),
+      says: fc.constantFrom('free' as const, 'made_up' as const, null),
+    }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('time' as const),
+      ms: fc.oneof(fc.integer({ min: 1, max: 2 * POLL_MS }), fc.integer({ min: WINDOW_MS / 2, max: 2 * WINDOW_MS })),
+    }),
+    weight: 3,
+  },
 );
 
 function apply(world: World, c: Command): void {
@@ -192,7 +210,12 @@ function apply(world: World, c: Command): void {
     case 'lie': {
       const me = world.instances[c.i];
       if (me === undefined) return;
-      me.liar = c.says === null ? null : c.says === 'free' ? { state: 'free', lamports: 0, slot: world.chain.slot } : { state: 'held', value: `made-up-${world.chain.slot}`, lamports: 1, slot: world.chain.slot };
+      me.liar =
+        c.says === null
+          ? null
+          : c.says === 'free'
+            ? { state: 'free', lamports: 0, slot: world.chain.slot }
+            : { state: 'held', value: `made-up-${world.chain.slot}`, lamports: 1, slot: world.chain.slot };
       return;
     }
   }
@@ -202,9 +225,11 @@ function checkInvariants(world: World): void {
   // Every vote was signed by the instance whose value the lease held at that slot: at no slot did two instances sign as holders.
   const stray = world.chain.votes.filter((vote) => !vote.byHolder);
   expect(stray, 'a vote signed by an instance that did not hold the lease at its slot').toEqual([]);
-  const holders = world.instances.filter((me) => me?.alive === true && me.role.role === 'active' && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value);
+  const holders = world.instances.filter(
+    (me) => me?.alive === true && me.role.role === 'active' && me.lease.status === 'held' && me.lease.value === world.chain.lease?.value,
+  );
   expect(holders.length, `at slot ${world.chain.slot} two instances hold the lease and may submit`).toBeLessThanOrEqual(1);
-  expect(world.chain.unwarranted, 'a stand-down without proof, or a release of another instance\'s lease').toEqual([]);
+  expect(world.chain.unwarranted, "a stand-down without proof, or a release of another instance's lease").toEqual([]);
   const indices = world.chain.votes.map((vote) => vote.index);
   expect(new Set(indices).size, 'a vote index landed twice').toBe(indices.length);
 }
@@ -275,7 +300,7 @@ describe('the signing lease over instances that start, stop, crash and race (pur
     expect(world.instances[2]!.lease).toMatchObject({ status: 'held', value: world.chain.lease?.value });
   });
 
-  it('the same wait with honest endpoints: a holder that took and signed between two of a standby\'s reads of a free lease is a free signer to it', () => {
+  it("the same wait with honest endpoints: a holder that took and signed between two of a standby's reads of a free lease is a free signer to it", () => {
     // 2 lost the race to 0 and reads the lease free once 0 has stopped (its own taking waits the
     // window since the refusal); 1 starts, takes and votes before 2 reads again.
     const world = run([

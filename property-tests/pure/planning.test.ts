@@ -69,9 +69,9 @@ const views: fc.Arbitrary<{ view: BridgeView; limit: number }> = fc
   .chain((deposits) =>
     fc.record({
       deposits: fc.constant(deposits),
-      withdrawals: fc.integer({ min: 0, max: deposits.length + 2 }).chain((count) =>
-        fc.tuple(...Array.from({ length: count }, (_, i) => destinationEntry(deposits[i]))),
-      ),
+      withdrawals: fc
+        .integer({ min: 0, max: deposits.length + 2 })
+        .chain((count) => fc.tuple(...Array.from({ length: count }, (_, i) => destinationEntry(deposits[i])))),
       sourceSettled: fc.nat(deposits.length),
       limit: fc.integer({ min: 1, max: 8 }),
       targetNext: fc.nat(),
@@ -154,8 +154,7 @@ describe('vote planning (pure properties)', () => {
           const truth = target.get(vote.index)!;
           expect(ready(vote.index)).toBe(true);
           expect(destination).toEqual({ status: truth.status, createdTokenAccount: truth.createdTokenAccount, result: { kind: truth.result.kind } });
-          const relayed: DepositResult =
-            vote.result.kind === 'Confirmed' ? { kind: 'Confirmed', amount: BigInt(vote.result.amount) } : vote.result;
+          const relayed: DepositResult = vote.result.kind === 'Confirmed' ? { kind: 'Confirmed', amount: BigInt(vote.result.amount) } : vote.result;
           expect(sameResult(relayed, truth.result)).toBe(true);
           expect(vote.approve).toBe(deposit.status === 'Initialized' || sameResult(deposit.proposed, truth.result));
         }

@@ -66,7 +66,10 @@ class ClaimedChain {
       // A re-listed entry is a copy on top: the original still marks where `until` is.
       const end = options.until === undefined ? this.entries.length : this.entries.findLastIndex((entry) => entry.signature === options.until);
       const start = options.before === undefined ? 0 : this.entries.findIndex((entry) => entry.signature === options.before) + 1;
-      return this.entries.slice(start, end === -1 ? this.entries.length : end).slice(0, options.limit).map((entry) => ({ ...entry, err: null, blockTime: null }));
+      return this.entries
+        .slice(start, end === -1 ? this.entries.length : end)
+        .slice(0, options.limit)
+        .map((entry) => ({ ...entry, err: null, blockTime: null }));
     },
     getTransactionSignatures: async (signature: string) => this.transactions.get(signature) ?? null,
     // Two honest endpoints: both hold the lane's real value (a forged one is the pool read's alone).
@@ -136,7 +139,13 @@ function apply(chain: ClaimedChain, event: Event): boolean {
       return false;
     case 'operator': {
       const address = nonceAddress(chain.authority.publicKey, CHAIN_ID, 1);
-      chain.land([SystemProgram.transfer({ fromPubkey: chain.authority.publicKey, toPubkey: address, lamports: 1 }), SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: chain.authority.publicKey })], chain.seenBlockhash());
+      chain.land(
+        [
+          SystemProgram.transfer({ fromPubkey: chain.authority.publicKey, toPubkey: address, lamports: 1 }),
+          SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: chain.authority.publicKey }),
+        ],
+        chain.seenBlockhash(),
+      );
       return false;
     }
     case 'forgedMove':
@@ -178,7 +187,12 @@ describe('second-signer proof (pure)', () => {
           role = decision.facts;
           expect(decision.foreign).toHaveLength(twins);
           // With the handoff on, an active instance stands by exactly when a twin's transaction landed.
-          const standBy = roleAfterRead({ ...initialRole({ ...SETTINGS, handoffMs: 0 }), sinceMs: i, quietSinceMs: i }, foreignTransactions(view, i), SETTINGS, i);
+          const standBy = roleAfterRead(
+            { ...initialRole({ ...SETTINGS, handoffMs: 0 }), sinceMs: i, quietSinceMs: i },
+            foreignTransactions(view, i),
+            SETTINGS,
+            i,
+          );
           expect(standBy.change?.kind === 'standing_by').toBe(twins > 0);
         }
       }),

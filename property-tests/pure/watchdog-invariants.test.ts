@@ -28,7 +28,13 @@ interface Model {
   target: TrackerHeader;
 }
 
-type Step = { kind: 'deposit'; amount: bigint } | { kind: 'finalize'; partial: boolean; reject: boolean } | { kind: 'threshold_no' } | { kind: 'relay' } | { kind: 'cleanup' } | { kind: 'governance' };
+type Step =
+  | { kind: 'deposit'; amount: bigint }
+  | { kind: 'finalize'; partial: boolean; reject: boolean }
+  | { kind: 'threshold_no' }
+  | { kind: 'relay' }
+  | { kind: 'cleanup' }
+  | { kind: 'governance' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.bigInt(1n, 1_000n).map((amount) => ({ kind: 'deposit' as const, amount })),
@@ -40,7 +46,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 function emptyModel(): Model {
-  return { deposits: [], withdrawals: [], source: trackerHeader('DepositTracker', { entryCount: 0, ownNext: 0 }), target: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }) };
+  return {
+    deposits: [],
+    withdrawals: [],
+    source: trackerHeader('DepositTracker', { entryCount: 0, ownNext: 0 }),
+    target: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }),
+  };
 }
 
 function setOwnNext(header: TrackerHeader, next: number): void {
@@ -60,8 +71,15 @@ function apply(model: Model, s: Step): void {
       // The next entry: proposed with the deposit's data and finalized in order with the program's result.
       if (count >= deposits.length) return;
       const d = deposits[count]!;
-      const result: DepositResult = s.reject ? { kind: 'Rejected', reason: 'TokenPairFrozen' } : { kind: 'Confirmed', amount: s.partial ? (d.amount + 1n) / 2n : d.amount };
-      withdrawals[count] = withdrawal(d, { status: 'Finalized', yesVotes: OWN | 2, result, createdTokenAccount: s.reject ? 'NotRequired' : 'Created' });
+      const result: DepositResult = s.reject
+        ? { kind: 'Rejected', reason: 'TokenPairFrozen' }
+        : { kind: 'Confirmed', amount: s.partial ? (d.amount + 1n) / 2n : d.amount };
+      withdrawals[count] = withdrawal(d, {
+        status: 'Finalized',
+        yesVotes: OWN | 2,
+        result,
+        createdTokenAccount: s.reject ? 'NotRequired' : 'Created',
+      });
       target.entryCount = BigInt(count + 1);
       target.settledPrefix = BigInt(count + 1);
       setOwnNext(target, count + 1);
@@ -98,9 +116,16 @@ function apply(model: Model, s: Step): void {
 function viewOf(model: Model, from: number, length: number): BridgeView {
   const window = <E>(entries: E[], header: TrackerHeader): TrackerWindow<E> => ({
     header: structuredClone(header),
-    entries: new Map(entries.flatMap((entry, index) => (index >= from && index < from + length ? [[index, structuredClone(entry)] as [number, E]] : []))),
+    entries: new Map(
+      entries.flatMap((entry, index) => (index >= from && index < from + length ? [[index, structuredClone(entry)] as [number, E]] : [])),
+    ),
   });
-  return { authority: AUTHORITY, deposits: window(model.deposits, model.source), withdrawals: window(model.withdrawals, model.target), slots: { source: 100, target: 100 } };
+  return {
+    authority: AUTHORITY,
+    deposits: window(model.deposits, model.source),
+    withdrawals: window(model.withdrawals, model.target),
+    slots: { source: 100, target: 100 },
+  };
 }
 
 const run = fc.record({ steps: fc.array(fc.tuple(step, fc.nat(20), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 40 }) });
@@ -145,17 +170,31 @@ describe('the watchdog invariants on random honest runs', () => {
           apply(model, s);
           observe(baselines, viewOf(model, 0, model.deposits.length));
         }
-        for (const extra of [{ kind: 'deposit', amount: 10n }, { kind: 'finalize', partial: false, reject: false }, { kind: 'relay' }, { kind: 'cleanup' }] as Step[]) apply(model, extra);
+        for (const extra of [
+          { kind: 'deposit', amount: 10n },
+          { kind: 'finalize', partial: false, reject: false },
+          { kind: 'relay' },
+          { kind: 'cleanup' },
+        ] as Step[])
+          apply(model, extra);
         observe(baselines, viewOf(model, 0, model.deposits.length));
         const finalized = model.withdrawals.flatMap((entry, index) => (entry?.status === 'Finalized' ? [index] : []));
         const i = finalized[pick % finalized.length]!;
         let expected: { invariant: InvariantName; index: number | null };
         if (kind === 'mismatch') {
-          model.withdrawals[i] = { ...model.withdrawals[i]!, amount: model.withdrawals[i]!.amount * 10n, result: { kind: 'Confirmed', amount: model.withdrawals[i]!.amount * 10n } };
+          model.withdrawals[i] = {
+            ...model.withdrawals[i]!,
+            amount: model.withdrawals[i]!.amount * 10n,
+            result: { kind: 'Confirmed', amount: model.withdrawals[i]!.amount * 10n },
+          };
           expected = { invariant: 'finalized_mismatch', index: i };
         } else if (kind === 'relayed') {
           const relayed = model.deposits.findIndex((d) => d.status === 'Finalized');
-          model.deposits[relayed] = { ...model.deposits[relayed]!, result: { kind: 'Rejected', reason: 'InternalError' }, proposed: { kind: 'Rejected', reason: 'InternalError' } };
+          model.deposits[relayed] = {
+            ...model.deposits[relayed]!,
+            result: { kind: 'Rejected', reason: 'InternalError' },
+            proposed: { kind: 'Rejected', reason: 'InternalError' },
+          };
           expected = { invariant: 'relayed_result_mismatch', index: relayed };
         } else if (kind === 'own_no') {
           model.withdrawals[i] = { ...model.withdrawals[i]!, yesVotes: 2 | 4, noVotes: OWN };
@@ -164,7 +203,10 @@ describe('the watchdog invariants on random honest runs', () => {
           model.target.settledPrefix -= 1n;
           expected = { invariant: 'tracker_rewound', index: null };
         }
-        const found = viewBreaches(viewOf(model, 0, model.deposits.length), baselines).map((breach) => ({ invariant: breach.invariant, index: breach.index }));
+        const found = viewBreaches(viewOf(model, 0, model.deposits.length), baselines).map((breach) => ({
+          invariant: breach.invariant,
+          index: breach.index,
+        }));
         expect(found).toContainEqual(expected);
       }),
       RUNS,
@@ -178,10 +220,29 @@ describe('the watchdog invariants on random honest runs', () => {
         const d = deposit(0, { amount });
         const honest = withdrawal(d, { status: 'Finalized', yesVotes: 2 | 4, result: { kind: 'Confirmed', amount } });
         const lie = { ...honest, amount: amount * 10n, result: { kind: 'Confirmed' as const, amount: amount * 10n } };
-        const header = (kind: 'DepositTracker' | 'WithdrawTracker') => trackerHeader(kind, { entryCount: 1, ownNext: 1, settledPrefix: kind === 'WithdrawTracker' ? 1 : 0 });
-        const answer = (endpoint: string, entry: WithdrawEntry): TrackerAnswer => ({ endpoint, slot: 200, header: header('WithdrawTracker'), deposits: new Map(), withdrawals: new Map([[0, entry]]) });
-        const target: EndpointAnswers<TrackerAnswer> = { endpoints, answers: Array.from({ length: endpoints }, (_, k) => answer(`e${k}`, k === liarAt % endpoints ? lie : honest)) };
-        const source: EndpointAnswers<TrackerAnswer> = { endpoints, answers: Array.from({ length: endpoints }, (_, k) => ({ endpoint: `e${k}`, slot: 200, header: header('DepositTracker'), deposits: new Map([[0, d]]), withdrawals: new Map() })) };
+        const header = (kind: 'DepositTracker' | 'WithdrawTracker') =>
+          trackerHeader(kind, { entryCount: 1, ownNext: 1, settledPrefix: kind === 'WithdrawTracker' ? 1 : 0 });
+        const answer = (endpoint: string, entry: WithdrawEntry): TrackerAnswer => ({
+          endpoint,
+          slot: 200,
+          header: header('WithdrawTracker'),
+          deposits: new Map(),
+          withdrawals: new Map([[0, entry]]),
+        });
+        const target: EndpointAnswers<TrackerAnswer> = {
+          endpoints,
+          answers: Array.from({ length: endpoints }, (_, k) => answer(`e${k}`, k === liarAt % endpoints ? lie : honest)),
+        };
+        const source: EndpointAnswers<TrackerAnswer> = {
+          endpoints,
+          answers: Array.from({ length: endpoints }, (_, k) => ({
+            endpoint: `e${k}`,
+            slot: 200,
+            header: header('DepositTracker'),
+            deposits: new Map([[0, d]]),
+            withdrawals: new Map(),
+          })),
+        };
         const view = viewOf({ deposits: [d], withdrawals: [lie], source: header('DepositTracker'), target: header('WithdrawTracker') }, 0, 1);
         const [breach] = viewBreaches(view, {});
         expect(breach?.invariant).toBe('finalized_mismatch');

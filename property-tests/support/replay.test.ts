@@ -85,7 +85,10 @@ describe('replay commands printed by checkProperty', () => {
         const printed = printedReplay(test);
         const replayed = await vitestInShell(printed.command);
         const ran = replayed.filter((result) => result.status !== 'skipped' && result.status !== 'pending');
-        expect(ran.map((result) => result.fullName), printed.command).toEqual([test.fullName]);
+        expect(
+          ran.map((result) => result.fullName),
+          printed.command,
+        ).toEqual([test.fullName]);
         expect(ran[0]!.status).toBe('failed');
         expect(replayed).toHaveLength(failing.length);
         expect(printedReplay(ran[0]!).counterexample).toBe(printed.counterexample);

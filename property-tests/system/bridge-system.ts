@@ -119,7 +119,8 @@ export class BridgeSystem {
       });
       const feePayers = [...keys.map((keypair) => keypair.publicKey.toBase58()), ...participants.keys()];
       const system = new BridgeSystem(config, pair, fallbacks, world, ledger, honest, byzantine, participants, feePayers, dir, liars);
-      if (lags !== undefined) system.slotTimer = setInterval(() => {
+      if (lags !== undefined)
+        system.slotTimer = setInterval(() => {
           ledger.advanceSlots('source', 1);
           ledger.advanceSlots('target', 1);
         }, SLOT_MS);
@@ -227,7 +228,8 @@ export class BridgeSystem {
     const deadline = Date.now() + boundMs;
     const finalized = () => (['source', 'target'] as const).every((chain) => this.pair[chain].bank.slotOf('finalized') >= heads[chain]);
     while (!finalized()) {
-      if (Date.now() > deadline) throw new Error(`the finalized banks did not reach slots ${heads.source} (source) and ${heads.target} (target) within ${boundMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`the finalized banks did not reach slots ${heads.source} (source) and ${heads.target} (target) within ${boundMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, SLOT_MS));
     }
   }

@@ -124,7 +124,8 @@ export class ByzantineAuthority {
 function wrongResult(deposit: DepositEntry, truth: DepositResult | undefined, flavor: number): DepositResult {
   const full: DepositResult = { kind: 'Confirmed', amount: deposit.amount };
   if (truth === undefined) return flavor % 2 === 0 ? full : { kind: 'Rejected', reason: 'InternalError' };
-  if (truth.kind === 'Rejected') return flavor % 2 === 0 ? full : { kind: 'Rejected', reason: truth.reason === 'LimitExceeded' ? 'InternalError' : 'LimitExceeded' };
+  if (truth.kind === 'Rejected')
+    return flavor % 2 === 0 ? full : { kind: 'Rejected', reason: truth.reason === 'LimitExceeded' ? 'InternalError' : 'LimitExceeded' };
   if (truth.kind === 'Confirmed' && truth.amount > 1n && flavor % 2 === 0) return { kind: 'Confirmed', amount: truth.amount - 1n };
   return { kind: 'Rejected', reason: 'InsufficientFunds' };
 }

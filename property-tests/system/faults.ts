@@ -17,7 +17,16 @@ import type { Lie } from './liars.js';
  * transaction of the key), told by the fetch the honest cranks use.
  */
 
-export const FAULT_METHODS = ['*', 'getAccountInfo', 'getMultipleAccounts', 'getBalance', 'getLatestBlockhash', 'sendTransaction', 'getSignatureStatuses', 'getEpochInfo'] as const;
+export const FAULT_METHODS = [
+  '*',
+  'getAccountInfo',
+  'getMultipleAccounts',
+  'getBalance',
+  'getLatestBlockhash',
+  'sendTransaction',
+  'getSignatureStatuses',
+  'getEpochInfo',
+] as const;
 type FaultMethod = (typeof FAULT_METHODS)[number];
 
 export type FaultSpec =

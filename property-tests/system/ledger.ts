@@ -104,7 +104,9 @@ export class Ledger {
     const landed = this.recordLandings(chain, watching.before, sent);
     this.expectedSlot[chain] += emptyBlocks + landed;
     if (node.slot !== slotBefore + emptyBlocks + landed) {
-      this.anomalies.push(`${chain} slot moved ${slotBefore} -> ${node.slot} in a call that landed ${landed} transaction(s) and made ${emptyBlocks} empty block(s)`);
+      this.anomalies.push(
+        `${chain} slot moved ${slotBefore} -> ${node.slot} in a call that landed ${landed} transaction(s) and made ${emptyBlocks} empty block(s)`,
+      );
     }
   }
 

@@ -17,7 +17,10 @@ function honestNode(results: Record<string, unknown>): RpcFetch {
   return async (_input, init) => {
     const { id, method, params } = JSON.parse(String(init?.body)) as { id: number; method: string; params: unknown[] };
     const result = results[method];
-    return new Response(JSON.stringify({ jsonrpc: '2.0', id, result: typeof result === 'function' ? (result as (p: unknown[]) => unknown)(params) : result }), { headers: { 'content-type': 'application/json' } });
+    return new Response(
+      JSON.stringify({ jsonrpc: '2.0', id, result: typeof result === 'function' ? (result as (p: unknown[]) => unknown)(params) : result }),
+      { headers: { 'content-type': 'application/json' } },
+    );
   };
 }
 
@@ -38,9 +41,7 @@ const RESULTS = {
 /** A history node: the first read lists both entries; a read `until` the newest lists what landed after it. */
 const HISTORY = {
   getSignaturesForAddress: (params: unknown[]) =>
-    (params[1] as { until?: string }).until === undefined
-      ? RESULTS.getSignaturesForAddress
-      : [{ signature: 'later', slot: 42 }],
+    (params[1] as { until?: string }).until === undefined ? RESULTS.getSignaturesForAddress : [{ signature: 'later', slot: 42 }],
 };
 
 describe('lying endpoints (property-tests/system/liars.ts)', () => {
@@ -76,7 +77,10 @@ describe('lying endpoints (property-tests/system/liars.ts)', () => {
     const liars = new LyingEndpoints(honestNode(HISTORY));
     liars.set(LIAR, 'replayedHistory');
     expect(await call(liars, LIAR, 'getSignaturesForAddress', [KEY, {}])).toEqual(RESULTS.getSignaturesForAddress);
-    const later = (await call(liars, LIAR, 'getSignaturesForAddress', [KEY, { until: 'newest', minContextSlot: 45 }])) as Array<{ signature: string; slot: number }>;
+    const later = (await call(liars, LIAR, 'getSignaturesForAddress', [KEY, { until: 'newest', minContextSlot: 45 }])) as Array<{
+      signature: string;
+      slot: number;
+    }>;
     expect(later.map(({ signature, slot }) => [signature, slot])).toEqual([
       ['newest', 45],
       ['later', 42],

@@ -24,7 +24,14 @@ const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 const NONCE_ACCOUNT_BYTES = 80;
 const NONCE_VALUE_OFFSET = 40;
 const FORGING_MASK = 0xa5;
-const CONTEXT_METHODS = new Set(['getMultipleAccounts', 'getAccountInfo', 'getBalance', 'getLatestBlockhash', 'getSignatureStatuses', 'getTokenAccountBalance']);
+const CONTEXT_METHODS = new Set([
+  'getMultipleAccounts',
+  'getAccountInfo',
+  'getBalance',
+  'getLatestBlockhash',
+  'getSignatureStatuses',
+  'getTokenAccountBalance',
+]);
 
 interface HistoryEntry {
   signature: string;

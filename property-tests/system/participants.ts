@@ -101,7 +101,11 @@ export class Participants {
   }
 
   resetPending(): Promise<string> {
-    const ix = resetPendingInstruction({ programId: this.programId, governance: this.governance.publicKey, depositTracker: this.trackers.depositTracker });
+    const ix = resetPendingInstruction({
+      programId: this.programId,
+      governance: this.governance.publicKey,
+      depositTracker: this.trackers.depositTracker,
+    });
     return this.send('source', 'reset_pending', ix, this.governance);
   }
 

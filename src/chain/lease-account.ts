@@ -28,7 +28,10 @@ export function leaseAddress(authority: PublicKey, sourceChainId: number): Publi
  * initialized nonce account, `value` its nonce (each taking gives a new one). `unusable`: anything
  * else (only the key could make it: an operator's hand), and why.
  */
-export type LeaseState = { state: 'free'; lamports: number } | { state: 'held'; value: string; lamports: number } | { state: 'unusable'; reason: string };
+export type LeaseState =
+  | { state: 'free'; lamports: number }
+  | { state: 'held'; value: string; lamports: number }
+  | { state: 'unusable'; reason: string };
 
 export function leaseState(account: { owner: PublicKey; lamports: number; data: Uint8Array } | null, authority: PublicKey): LeaseState {
   if (account === null) return { state: 'free', lamports: 0 };
@@ -59,7 +62,16 @@ function marked(instruction: TransactionInstruction, instance: PublicKey): Trans
 export function takeLeaseInstructions(authority: PublicKey, sourceChainId: number, instance: PublicKey): TransactionInstruction[] {
   const lease = leaseAddress(authority, sourceChainId);
   return [
-    marked(SystemProgram.allocate({ accountPubkey: lease, basePubkey: authority, seed: leaseSeed(sourceChainId), space: NONCE_ACCOUNT_SIZE, programId: SystemProgram.programId }), instance),
+    marked(
+      SystemProgram.allocate({
+        accountPubkey: lease,
+        basePubkey: authority,
+        seed: leaseSeed(sourceChainId),
+        space: NONCE_ACCOUNT_SIZE,
+        programId: SystemProgram.programId,
+      }),
+      instance,
+    ),
     SystemProgram.transfer({ fromPubkey: authority, toPubkey: lease, lamports: NONCE_ACCOUNT_RENT_LAMPORTS }),
     SystemProgram.nonceInitialize({ noncePubkey: lease, authorizedPubkey: authority }),
   ];
@@ -83,7 +95,9 @@ export function advanceLeaseInstructions(authority: PublicKey, sourceChainId: nu
  * advance against the value held, then this, from the value that advance produced.
  */
 export function releaseLeaseInstructions(authority: PublicKey, sourceChainId: number, lamports: number): TransactionInstruction[] {
-  return [SystemProgram.nonceWithdraw({ noncePubkey: leaseAddress(authority, sourceChainId), authorizedPubkey: authority, toPubkey: authority, lamports })];
+  return [
+    SystemProgram.nonceWithdraw({ noncePubkey: leaseAddress(authority, sourceChainId), authorizedPubkey: authority, toPubkey: authority, lamports }),
+  ];
 }
 
 // System program instructions (u32 little-endian tags), and where each of the lease's shapes has the lease and the authority.
@@ -129,7 +143,9 @@ function isLeaseShape(instruction: DecodedInstruction, lease: string, authority:
   const shape = instruction.tag === undefined ? undefined : LEASE_SHAPES.get(instruction.tag);
   if (instruction.program !== SystemProgram.programId.toBase58() || shape === undefined) return false;
   const places = instruction.accounts.length === shape.accounts || instruction.accounts.length === shape.accounts + 1;
-  return places && instruction.accounts[shape.lease] === lease && (shape.authority === undefined || instruction.accounts[shape.authority] === authority);
+  return (
+    places && instruction.accounts[shape.lease] === lease && (shape.authority === undefined || instruction.accounts[shape.authority] === authority)
+  );
 }
 
 /**
@@ -155,5 +171,11 @@ export function isLeaseOperation(message: Uint8Array, lease: PublicKey, authorit
 export function movesLeaseFrom(message: Uint8Array, lease: PublicKey, authority: PublicKey, value: string): boolean {
   const parsed = decoded(message);
   const first = parsed?.instructions[0];
-  return parsed !== undefined && parsed.blockhash === value && first !== undefined && first.tag === ADVANCE_NONCE && isLeaseShape(first, lease.toBase58(), authority.toBase58());
+  return (
+    parsed !== undefined &&
+    parsed.blockhash === value &&
+    first !== undefined &&
+    first.tag === ADVANCE_NONCE &&
+    isLeaseShape(first, lease.toBase58(), authority.toBase58())
+  );
 }

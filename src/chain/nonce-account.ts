@@ -50,7 +50,8 @@ export function isFundedOnly(account: { owner: PublicKey; data: Uint8Array } | n
 /** Decodes a nonce account's bytes as this authority's, without trusting the node's word on owner or shape. */
 export function nonceAccountState(account: { owner: PublicKey; data: Uint8Array } | null, authority: PublicKey): NonceAccountState {
   if (account === null) return { kind: 'missing' };
-  if (!account.owner.equals(SystemProgram.programId)) return { kind: 'unusable', reason: `owned by ${account.owner.toBase58()}, not the System program` };
+  if (!account.owner.equals(SystemProgram.programId))
+    return { kind: 'unusable', reason: `owned by ${account.owner.toBase58()}, not the System program` };
   const { data } = account;
   if (data.length !== NONCE_ACCOUNT_SIZE) return { kind: 'unusable', reason: `${data.length} bytes, not a nonce account's ${NONCE_ACCOUNT_SIZE}` };
   const state = decodeNonceState(data);
@@ -78,7 +79,13 @@ export function advanceNonceInstruction(nonce: PublicKey, authority: PublicKey):
 export function nonceSetupInstructions(authority: PublicKey, chainId: number, position: number, topUpLamports: number): TransactionInstruction[] {
   const address = nonceAddress(authority, chainId, position);
   const seed = nonceSeed(chainId, position);
-  const allocate = SystemProgram.allocate({ accountPubkey: address, basePubkey: authority, seed, space: NONCE_ACCOUNT_SIZE, programId: SystemProgram.programId });
+  const allocate = SystemProgram.allocate({
+    accountPubkey: address,
+    basePubkey: authority,
+    seed,
+    space: NONCE_ACCOUNT_SIZE,
+    programId: SystemProgram.programId,
+  });
   const topUp = topUpLamports > 0 ? [SystemProgram.transfer({ fromPubkey: authority, toPubkey: address, lamports: topUpLamports })] : [];
   return [allocate, ...topUp, SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority })];
 }

@@ -21,11 +21,7 @@ export function withdrawTrackerAddress(programId: PublicKey, sourceChainId: numb
 }
 
 export function tokenPairAddress(programId: PublicKey, sourceChainId: number, sourceMint: PublicKey): PublicKey {
-  return programAddress(programId, [
-    Buffer.from('token_pair'),
-    chainIdSeed(sourceChainId, 'sourceChainId'),
-    sourceMint.toBuffer(),
-  ]);
+  return programAddress(programId, [Buffer.from('token_pair'), chainIdSeed(sourceChainId, 'sourceChainId'), sourceMint.toBuffer()]);
 }
 
 function chainIdSeed(chainId: number, field: string): Buffer {

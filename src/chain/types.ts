@@ -7,17 +7,9 @@
 /** A base58-encoded 32-byte value (Pubkey, or the destination `recipient` bytes). */
 export type Base58 = string;
 
-export type RejectionReason =
-  | 'InternalError'
-  | 'InsufficientFunds'
-  | 'LimitExceeded'
-  | 'TokenPairFrozen'
-  | 'TokenPairNotFound';
+export type RejectionReason = 'InternalError' | 'InsufficientFunds' | 'LimitExceeded' | 'TokenPairFrozen' | 'TokenPairNotFound';
 
-export type DepositResult =
-  | { kind: 'None' }
-  | { kind: 'Confirmed'; amount: bigint }
-  | { kind: 'Rejected'; reason: RejectionReason };
+export type DepositResult = { kind: 'None' } | { kind: 'Confirmed'; amount: bigint } | { kind: 'Rejected'; reason: RejectionReason };
 
 export type DepositStatus = 'Initialized' | 'Relaying' | 'Finalized';
 export type WithdrawStatus = 'Empty' | 'Voting' | 'Finalized';

@@ -5,7 +5,15 @@ import { BridgeError } from '../errors.js';
 import { MAX_NONCE_ACCOUNTS, type SendExtensions } from '../chain/chain-settings.js';
 import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding } from './landing.js';
 import { partialAuthProblems, partialRuntimeProblems, requiredCrankProblems } from './variable-sets.js';
-import { FLOW_LIMIT_PREFIX, flowLimitsFrom, toWatchdog, WATCHDOG_DEFAULTS, watchdogProblems, watchdogSchemaShape, type WatchdogConfig } from './watchdog.js';
+import {
+  FLOW_LIMIT_PREFIX,
+  flowLimitsFrom,
+  toWatchdog,
+  WATCHDOG_DEFAULTS,
+  watchdogProblems,
+  watchdogSchemaShape,
+  type WatchdogConfig,
+} from './watchdog.js';
 import {
   bindAddressValue,
   booleanValue,
@@ -103,8 +111,7 @@ const usernameValue = () =>
     if (CONTROL_CHARACTERS.test(raw)) ctx.addIssue('must not contain control characters');
   });
 
-const passwordValue = () =>
-  z.string().refine((raw) => !CONTROL_CHARACTERS.test(raw), { error: 'must not contain control characters' });
+const passwordValue = () => z.string().refine((raw) => !CONTROL_CHARACTERS.test(raw), { error: 'must not contain control characters' });
 
 const envSchema = z.object({
   BRIDGE_BIND_ADDRESS: bindAddressValue().optional(),
@@ -143,8 +150,12 @@ const envSchema = z.object({
   BRIDGE_DRY_RUN: booleanValue().prefault(DEFAULTS.BRIDGE_DRY_RUN),
   BRIDGE_TRANSFER_WAIT_ALERT_SECS: u64DurationValue('seconds').prefault(DEFAULTS.BRIDGE_TRANSFER_WAIT_ALERT_SECS),
   // price x 1,400,000 CU stays below 2^53.
-  BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS),
-  BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE).transform(Number).prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
+  BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE)
+    .transform(Number)
+    .prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS),
+  BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: integerValue(0n, MAX_PRIORITY_FEE)
+    .transform(Number)
+    .prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
   BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
   ...landingSchemaShape,
   ...watchdogSchemaShape,
@@ -246,7 +257,14 @@ function setVariables(env: Env): SetVariables {
 type SetVariables = Partial<Record<ConfigVariable, string>>;
 
 function presenceProblems(set: SetVariables): string[] {
-  return [...partialRuntimeProblems(set), ...requiredCrankProblems(set), ...partialAuthProblems(set), ...priorityFeeBoundProblems(set), ...tipProblems(set), ...watchdogProblems(set)];
+  return [
+    ...partialRuntimeProblems(set),
+    ...requiredCrankProblems(set),
+    ...partialAuthProblems(set),
+    ...priorityFeeBoundProblems(set),
+    ...tipProblems(set),
+    ...watchdogProblems(set),
+  ];
 }
 
 /** The floor of the bid cannot be above its cap. */
@@ -254,7 +272,9 @@ function priorityFeeBoundProblems(set: SetVariables): string[] {
   const min = set.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS;
   const max = set.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS ?? DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS;
   if (!/^\d+$/.test(min) || !/^\d+$/.test(max) || BigInt(min) <= BigInt(max)) return [];
-  return [`BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: ${min} is above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (${max}); the floor of the bid cannot exceed its cap`];
+  return [
+    `BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: ${min} is above BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS (${max}); the floor of the bid cannot exceed its cap`,
+  ];
 }
 
 function issueLine(issue: z.core.$ZodIssue): string {

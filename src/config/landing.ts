@@ -69,10 +69,14 @@ export function tipProblems(set: Readonly<Record<string, string | undefined>>): 
     const lamports = set[lamportsName];
     const max = set[maxName] ?? DEFAULT_TIP_MAX_LAMPORTS;
     const tipped = lamports !== undefined && /^\d+$/.test(lamports) && BigInt(lamports) > 0n;
-    if (tipped && set[accountName] === undefined) problems.push(`${accountName}: missing; ${lamportsName} is set, and a tip needs the accounts it is paid to`);
-    if (!tipped && set[accountName] !== undefined) problems.push(`${lamportsName}: missing; ${accountName} is set, and names no tip without an amount above 0`);
+    if (tipped && set[accountName] === undefined)
+      problems.push(`${accountName}: missing; ${lamportsName} is set, and a tip needs the accounts it is paid to`);
+    if (!tipped && set[accountName] !== undefined)
+      problems.push(`${lamportsName}: missing; ${accountName} is set, and names no tip without an amount above 0`);
     if (tipped && /^\d+$/.test(max) && BigInt(lamports) > BigInt(max)) {
-      problems.push(`${lamportsName}: ${lamports} is above ${maxName} (${max}), the most a transaction of this chain pays in tip; lower the tip or raise ${maxName}`);
+      problems.push(
+        `${lamportsName}: ${lamports} is above ${maxName} (${max}), the most a transaction of this chain pays in tip; lower the tip or raise ${maxName}`,
+      );
     }
   }
   return problems;

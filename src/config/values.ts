@@ -187,7 +187,8 @@ export const hostNameListValue = () =>
   z.string().transform((raw, ctx) => {
     const entries = raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim());
     entries.forEach((entry, index) => {
-      if (!HOSTNAME.test(entry)) ctx.addIssue(`entry ${index + 1}: expected a host name such as bridge.example.com (no scheme, no port), got ${quote(entry)}`);
+      if (!HOSTNAME.test(entry))
+        ctx.addIssue(`entry ${index + 1}: expected a host name such as bridge.example.com (no scheme, no port), got ${quote(entry)}`);
     });
     return entries.map((entry) => entry.toLowerCase());
   });

@@ -61,11 +61,15 @@ export function flowLimitsFrom(env: Readonly<Record<string, string | undefined>>
     const match = /^(\d+)\/(\d+)$/.exec(value);
     if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(mint)) problems.push(`${name}: the name must end in a base58 source mint`);
     else if (match === null || BigInt(match[1]!) < 1n || BigInt(match[1]!) > U64_MAX || Number(match[2]) < 1 || Number(match[2]) > MAX_FLOW_HOURS) {
-      problems.push(`${name}: expected <amount>/<hours>, amount 1..${U64_MAX} base units of the mint, hours 1..${MAX_FLOW_HOURS} (e.g. 1000000000/24)`);
+      problems.push(
+        `${name}: expected <amount>/<hours>, amount 1..${U64_MAX} base units of the mint, hours 1..${MAX_FLOW_HOURS} (e.g. 1000000000/24)`,
+      );
     } else limits.push({ mint, amount: BigInt(match[1]!), windowMs: Number(match[2]) * 3_600_000 });
   }
   if (limits.length > 0 && env['BRIDGE_WATCHDOG_FILE'] === undefined) {
-    problems.push(`BRIDGE_WATCHDOG_FILE: missing; a flow limit (${FLOW_LIMIT_PREFIX}<MINT>) keeps the releases an operator makes (npm run ops -- flow release) in this file`);
+    problems.push(
+      `BRIDGE_WATCHDOG_FILE: missing; a flow limit (${FLOW_LIMIT_PREFIX}<MINT>) keeps the releases an operator makes (npm run ops -- flow release) in this file`,
+    );
   }
   return { limits, problems };
 }
@@ -78,7 +82,15 @@ export function watchdogProblems(set: Partial<Record<string, string>>): string[]
   ];
 }
 
-export function toWatchdog(flowLimits: FlowLimitSetting[], values: { BRIDGE_ON_INVARIANT_BREACH: WatchdogConfig['onInvariantBreach']; BRIDGE_WATCHDOG_FILE?: string | undefined; BRIDGE_SOURCE_PROGRAM_HASH?: string | undefined; BRIDGE_TARGET_PROGRAM_HASH?: string | undefined }): WatchdogConfig {
+export function toWatchdog(
+  flowLimits: FlowLimitSetting[],
+  values: {
+    BRIDGE_ON_INVARIANT_BREACH: WatchdogConfig['onInvariantBreach'];
+    BRIDGE_WATCHDOG_FILE?: string | undefined;
+    BRIDGE_SOURCE_PROGRAM_HASH?: string | undefined;
+    BRIDGE_TARGET_PROGRAM_HASH?: string | undefined;
+  },
+): WatchdogConfig {
   return {
     onInvariantBreach: values.BRIDGE_ON_INVARIANT_BREACH,
     watchdogFile: values.BRIDGE_WATCHDOG_FILE,

@@ -172,7 +172,8 @@ function logResponses(app: FastifyInstance): void {
     const path = request.routeOptions.url ?? '';
     if (isServerFault(reply.statusCode)) request.log.error(fields, 'request failed');
     // A browser's first request to the crank page carries no credentials: the 401 asks for them, nothing failed.
-    else if (reply.statusCode === 401 && request.headers.authorization === undefined) request.log.info(fields, 'admin request without credentials: answered 401, asking for them');
+    else if (reply.statusCode === 401 && request.headers.authorization === undefined)
+      request.log.info(fields, 'admin request without credentials: answered 401, asking for them');
     else if (reply.statusCode === 401) request.log.warn(fields, 'admin request refused: authentication failed');
     else if ((PUBLIC_PATHS.has(path) || CRANK_UI_POLLED_PATHS.has(path)) && reply.statusCode < 400) request.log.debug(fields, 'request completed');
     else request.log.info(fields, 'request completed');

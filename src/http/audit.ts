@@ -19,7 +19,10 @@ export function auditAdminRequests(admin: FastifyInstance, authenticated: boolea
   admin.addHook('onResponse', async (request, reply) => {
     if (CRANK_UI_POLLED_PATHS.has(request.routeOptions.url ?? '')) return;
     const user = authenticated && reply.statusCode !== 401 ? basicUser(request) : null;
-    request.log.info({ audit: { address: request.ip, user, what: `${request.method} ${quotedUrl(request.url)}`, outcome: reply.statusCode } }, AUDIT_MESSAGE);
+    request.log.info(
+      { audit: { address: request.ip, user, what: `${request.method} ${quotedUrl(request.url)}`, outcome: reply.statusCode } },
+      AUDIT_MESSAGE,
+    );
   });
 }
 

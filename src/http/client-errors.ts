@@ -17,7 +17,8 @@ function clientError(code: string | undefined, headersTimeoutMs: number): Client
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return { status: 408, message: `the request headers did not arrive whole within ${headersTimeoutMs} ms; the connection is closed` };
   }
-  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: `the request headers are larger than the server accepts (${maxHeaderSize} bytes)` };
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return { status: 431, message: `the request headers are larger than the server accepts (${maxHeaderSize} bytes)` };
   return { status: 400, message: 'the request is not valid HTTP/1.1; the connection is closed' };
 }
 

@@ -81,7 +81,11 @@ export function limitConnections(server: Server, limits: { maxPerAddress: number
     }
     if (victim === undefined) return false;
     const [socket, { address }] = victim;
-    warnOnce(address, { open: held.size, newAddress: forAddress }, `idle keep-alive connection closed: all ${maxConnections} connections were open and an address holding none (a probe) needed one`);
+    warnOnce(
+      address,
+      { open: held.size, newAddress: forAddress },
+      `idle keep-alive connection closed: all ${maxConnections} connections were open and an address holding none (a probe) needed one`,
+    );
     // Released now, not at 'close': the slot is the new socket's from this moment.
     release(socket, address);
     socket.destroy();
@@ -94,10 +98,20 @@ export function limitConnections(server: Server, limits: { maxPerAddress: number
       return refuse(socket, address, { maxPerAddress }, 'this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
     }
     if (count > 0 && held.size >= shared) {
-      return refuse(socket, address, { open: held.size, reserve: PROBE_RESERVE }, `${held.size} connections are open; the last ${PROBE_RESERVE} slots are kept for addresses holding none (probes)`);
+      return refuse(
+        socket,
+        address,
+        { open: held.size, reserve: PROBE_RESERVE },
+        `${held.size} connections are open; the last ${PROBE_RESERVE} slots are kept for addresses holding none (probes)`,
+      );
     }
     if (held.size >= maxConnections && !evictIdle(address)) {
-      return refuse(socket, address, { open: held.size, maxConnections }, `${held.size} connections are open, the most the server holds, and none is idle`);
+      return refuse(
+        socket,
+        address,
+        { open: held.size, maxConnections },
+        `${held.size} connections are open, the most the server holds, and none is idle`,
+      );
     }
     open.set(address, count + 1);
     held.set(socket, { address, requests: 0, answered: false });

@@ -19,7 +19,8 @@ import type { CrankService } from '../machines/crank-service.js';
 
 const UI_DIR = packagedUiDir(fileURLToPath(import.meta.url));
 const ASSETS_PREFIX = '/crank/ui/assets/';
-const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * `ui/crank/` of the package this module runs from: the nearest ancestor that has it. This code

@@ -38,9 +38,7 @@ const UNAUTHORIZED: ErrorBody = {
  * answered 500 `internal_error` and logged. A code added to src/errors.ts does not compile until
  * it has a row here.
  */
-type BridgeErrorAnswer =
-  | { statusCode: number; error: string; retryAfterSecs?: number; message?: (err: Error) => string }
-  | { internal: string };
+type BridgeErrorAnswer = { statusCode: number; error: string; retryAfterSecs?: number; message?: (err: Error) => string } | { internal: string };
 
 export const BRIDGE_ERROR_ANSWERS = {
   CRANK__DISABLED: { statusCode: 409, error: 'crank_disabled' },

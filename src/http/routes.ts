@@ -58,7 +58,10 @@ export interface AdminRouteDependencies {
   transferReadsPerSecond?: number;
 }
 
-export async function registerAdminRoutes(admin: FastifyInstance, { crank, transfers, auth, hosts, onKill, transferReadsPerSecond }: AdminRouteDependencies): Promise<void> {
+export async function registerAdminRoutes(
+  admin: FastifyInstance,
+  { crank, transfers, auth, hosts, onKill, transferReadsPerSecond }: AdminRouteDependencies,
+): Promise<void> {
   auditAdminRequests(admin, auth !== undefined);
   refuseUnexpectedHosts(admin, hosts);
   refuseCrossSite(admin);
@@ -122,13 +125,15 @@ export async function registerAdminRoutes(admin: FastifyInstance, { crank, trans
  * handler receives numbers, and a refusal is the TRANSFER__INVALID_PARAMETER naming the parameter
  * that the error handler answers 400 `invalid_parameter` with.
  */
-const parseWithSchema: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (raw) => {
-  try {
-    return { value: parseParameters(schema, raw) };
-  } catch (error) {
-    return { error: error as Error };
-  }
-};
+const parseWithSchema: FastifySchemaCompiler<z.ZodType> =
+  ({ schema }) =>
+  (raw) => {
+    try {
+      return { value: parseParameters(schema, raw) };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
 
 /**
  * Admin answers (the crank page and its assets included) carry operator data: no cache may keep

@@ -19,7 +19,10 @@ export function createRpcOutageLog(): RpcOutageLog {
     const { chain, kind, method } = err.context;
     if (failing.get(chain) === kind) return;
     failing.set(chain, kind);
-    log.warn({ chain, kind, method, reason: err.message }, 'GET /transfers: chain RPC unavailable; answering 503 rpc_unavailable until a read succeeds');
+    log.warn(
+      { chain, kind, method, reason: err.message },
+      'GET /transfers: chain RPC unavailable; answering 503 rpc_unavailable until a read succeeds',
+    );
   };
   const answered = (log: FastifyBaseLogger) => {
     if (failing.size === 0) return;

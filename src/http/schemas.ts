@@ -29,7 +29,9 @@ function forSerializer(node: JsonSchema): JsonSchema {
   if (branches !== undefined) return joinBranches(branches.map(forSerializer));
   const plain: JsonSchema = { ...rest };
   if (properties !== undefined) {
-    plain['properties'] = Object.fromEntries(Object.entries(properties as Record<string, JsonSchema>).map(([name, value]) => [name, forSerializer(value)]));
+    plain['properties'] = Object.fromEntries(
+      Object.entries(properties as Record<string, JsonSchema>).map(([name, value]) => [name, forSerializer(value)]),
+    );
   }
   if (items !== undefined) plain['items'] = forSerializer(items as JsonSchema);
   return plain;
@@ -55,9 +57,7 @@ function joinObjects(left: JsonSchema, right: JsonSchema): JsonSchema {
 }
 
 /** BridgeHealthSnapshot; HTTP 200 for ok and degraded, 503 for stalled. */
-export const healthSchema = responseSchema(
-  z.strictObject({ status: z.enum(HEALTH_STATUSES), service: z.string(), crank: crankHealthSchema }),
-);
+export const healthSchema = responseSchema(z.strictObject({ status: z.enum(HEALTH_STATUSES), service: z.string(), crank: crankHealthSchema }));
 
 /** CrankReportResponse, and the crank's role beside it. */
 export const crankReportResponseSchema = responseSchema(z.strictObject({ ...crankReportSchema.shape, ...crankRoleViewSchema.shape }));

@@ -52,8 +52,5 @@ export function createPace({ perSecond, refuse }: PaceOptions, now: () => number
 }
 
 function rateExceeded(): BridgeError<'TRANSFER__RATE_EXCEEDED'> {
-  return new BridgeError(
-    'TRANSFER__RATE_EXCEEDED',
-    { perSecond: TRANSFER_ANSWERS_PER_SECOND, waitMaxMs: TRANSFER_WAIT_MAX_MS },
-  );
+  return new BridgeError('TRANSFER__RATE_EXCEEDED', { perSecond: TRANSFER_ANSWERS_PER_SECOND, waitMaxMs: TRANSFER_WAIT_MAX_MS });
 }

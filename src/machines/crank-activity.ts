@@ -59,7 +59,17 @@ export function createCrankActivityLog(machineId = 'crank'): CrankActivityLog {
 
 function actionActivity(emitted: Extract<CrankEmitted, { type: 'attempt' | 'readFailed' }>): ActionActivity {
   if (emitted.type === 'readFailed') {
-    return { atMs: Date.now(), action: 'read', attempt: 1, outcome: 'failed', indices: [], signatures: [], error: emitted.error, willRetry: false, durationMs: 0 };
+    return {
+      atMs: Date.now(),
+      action: 'read',
+      attempt: 1,
+      outcome: 'failed',
+      indices: [],
+      signatures: [],
+      error: emitted.error,
+      willRetry: false,
+      durationMs: 0,
+    };
   }
   const { atMs, action, attempt, outcome, indices, signatures, error, willRetry, durationMs } = emitted;
   return { atMs, action, attempt, outcome, indices, signatures, error, willRetry, durationMs };

@@ -1,4 +1,11 @@
-import type { AuthorityView, ChainAmounts, AckDepositVote, AckWithdrawVote, LandedTransaction, LeaseObservation } from '../chain/port/bridge-chains.js';
+import type {
+  AuthorityView,
+  ChainAmounts,
+  AckDepositVote,
+  AckWithdrawVote,
+  LandedTransaction,
+  LeaseObservation,
+} from '../chain/port/bridge-chains.js';
 import type { CrankAction } from '../domain.js';
 import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
@@ -57,8 +64,7 @@ export function crankSettings(configured: ConfiguredCrankSettings): CrankSetting
 
 /** Placeholders that fail loudly: the machine's definition must load without a chain client. */
 export function unprovided(name: string) {
-  return () =>
-    Promise.reject(new Error(`the crank machine's ${name} actor was not provided: run the machine through startCrank()`));
+  return () => Promise.reject(new Error(`the crank machine's ${name} actor was not provided: run the machine through startCrank()`));
 }
 
 export function pollSchedule(context: CrankContext): PollSchedule {

@@ -33,7 +33,15 @@ export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal
   const modes = chains.lifetimeModes();
   // Last: it reports each new transaction once, so nothing may fail after it and drop them.
   const authority = await chains.readAuthority(signal);
-  return { plan, authority, fees, waiting, readAtMs, ...(lease === undefined ? {} : { lease }), nonceSignal: CHAINS.every((chain) => modes[chain] === 'nonce') };
+  return {
+    plan,
+    authority,
+    fees,
+    waiting,
+    readAtMs,
+    ...(lease === undefined ? {} : { lease }),
+    nonceSignal: CHAINS.every((chain) => modes[chain] === 'nonce'),
+  };
 }
 
 /**
@@ -43,7 +51,9 @@ export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal
 export async function keepLease(lease: SigningLease, want: LeaseWant, signal: AbortSignal): Promise<LeaseStepOutcome> {
   if (want.kind === 'confirm') return lease.check(want.value, want.seen, signal);
   const taking = await lease.take(want.seen, signal);
-  return taking.taken ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature } : { kind: 'not_taken', seen: taking.seen, why: taking.why };
+  return taking.taken
+    ? { kind: 'took', value: taking.value, slot: taking.slot, signature: taking.signature }
+    : { kind: 'not_taken', seen: taking.seen, why: taking.why };
 }
 
 function plannedWork(plan: CyclePlan): PlannedWork {

@@ -13,8 +13,5 @@ export function stoppedError(why: BridgeErrorWords['CRANK__STOPPED']): BridgeErr
 }
 
 export function busyError(waiting: number): BridgeError<'CRANK__BUSY'> {
-  return new BridgeError(
-    'CRANK__BUSY',
-    { waiting, limit: MAX_WAITING_CRANK_REQUESTS },
-  );
+  return new BridgeError('CRANK__BUSY', { waiting, limit: MAX_WAITING_CRANK_REQUESTS });
 }

@@ -91,7 +91,8 @@ const crankSetup = setup({
       const { fees, foreignSigner } = after;
       enqueue.assign({ plan: read.plan, health: after });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
-      if (foreign.length > 0) enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
+      if (foreign.length > 0)
+        enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });
       if (waits !== null) enqueue.emit(waits);
       if (change !== null) enqueue.emit({ type: 'roleChanged', change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
       for (const chain of chainsShortOfFees(fees)) enqueue.emit({ type: 'feesShort', chain, ...fees[chain] });
@@ -99,7 +100,8 @@ const crankSetup = setup({
     }),
     // The leasing step's outcome (or failure): the lease and the role it gives (lease.ts).
     recordLease: enqueueActions(({ context: { health, settings }, enqueue }, step: { outcome: LeaseStepOutcome } | { error: unknown }) => {
-      const after = 'outcome' in step ? leaseAfterStep(health.lease, health.role, step.outcome, now()) : leaseAfterStepFailure(health, errorText(step.error));
+      const after =
+        'outcome' in step ? leaseAfterStep(health.lease, health.role, step.outcome, now()) : leaseAfterStepFailure(health, errorText(step.error));
       enqueue.assign({ health: { ...health, lease: after.lease, role: after.role } });
       enqueue.emit('outcome' in step ? { type: 'leaseStep', outcome: step.outcome } : { type: 'leaseStepFailed', error: after.lease.note ?? '' });
       if (after.change !== null) enqueue.emit({ type: 'roleChanged', change: after.change, quietWindowMs: quietWindowMs(settings.pollIntervalMs) });
@@ -131,7 +133,13 @@ const crankSetup = setup({
     }),
     // A retry starts with a fresh read.
     beginReread: assign({
-      progress: ({ context }) => ({ ...context.progress, attempt: context.progress.attempt + 1, attemptStartedAtMs: now(), submitted: [], failure: null }),
+      progress: ({ context }) => ({
+        ...context.progress,
+        attempt: context.progress.attempt + 1,
+        attemptStartedAtMs: now(),
+        submitted: [],
+        failure: null,
+      }),
     }),
     recordLanded: enqueueActions(({ context, enqueue }, { step, report }: { step: CrankStep; report: ActionReport }) => {
       const atMs = now();
@@ -160,7 +168,11 @@ const crankSetup = setup({
       const { progress, health, settings } = context;
       const text = errorText(error);
       return {
-        progress: { ...progress, failure: { error: text, retryable: retriesAction(error), landedSignatures }, lastFailure: retryingAttempt(progress.attempt, settings.maxAttempts, text) },
+        progress: {
+          ...progress,
+          failure: { error: text, retryable: retriesAction(error), landedSignatures },
+          lastFailure: retryingAttempt(progress.attempt, settings.maxAttempts, text),
+        },
         health: {
           ...health,
           transactionsLanded: health.transactionsLanded + landedSignatures.length,

@@ -16,7 +16,15 @@ import { createCrankRequests, type CrankRequests } from './crank-requests.js';
 import { recordCrankEvent, recordHealthGauges, recordLifetimeModes, recordStartingRole, zeroCrankSeries } from './crank-telemetry.js';
 import { STEP_ACTIONS, type CrankEmitted, type CrankPollOutcome, type CrankReport, type CrankRoleView } from './crank-types.js';
 import { attemptDeadlineMs, worstCaseCycleMs } from './delays.js';
-import { crankHealth, foreignSignerHoldMs, healthVerdict, type CrankHealth, type HealthReport, type HealthStatus, type HealthVerdict } from './health.js';
+import {
+  crankHealth,
+  foreignSignerHoldMs,
+  healthVerdict,
+  type CrankHealth,
+  type HealthReport,
+  type HealthStatus,
+  type HealthVerdict,
+} from './health.js';
 import { createCrankInspection } from './inspection.js';
 import { createLatencyTelemetry, type LatencyTelemetry } from './latency-telemetry.js';
 import { leaseMayTakeAtMs, type LeaseStepOutcome, type LeaseWant } from './lease.js';
@@ -100,11 +108,18 @@ export function startCrank(options: StartCrankOptions): CrankService {
   const inspection = createCrankInspection(log, settings.inspectUrl);
   const activity = createCrankActivityLog(crankMachine.id);
   const latency = createLatencyTelemetry(metrics);
-  const watchdog = watchdogOver(options.chains, options.watchdog, { logger: options.logger, metrics, readTimeoutMs: options.chainBounds.cycleReadMs });
-  const actor = createActor(crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options.chainBounds) }, watchdog) }), {
-    input: crankSettings(settings),
-    inspect: (event) => inspection.inspect(event),
+  const watchdog = watchdogOver(options.chains, options.watchdog, {
+    logger: options.logger,
+    metrics,
+    readTimeoutMs: options.chainBounds.cycleReadMs,
   });
+  const actor = createActor(
+    crankMachine.provide({ actors: crankActors(options.chains, { attemptDeadlineMs: attemptDeadlineMs(options.chainBounds) }, watchdog) }),
+    {
+      input: crankSettings(settings),
+      inspect: (event) => inspection.inspect(event),
+    },
+  );
   let stopping: Promise<void> | undefined;
   const lease = options.chains.lease;
 
@@ -161,7 +176,10 @@ export function startCrank(options: StartCrankOptions): CrankService {
     const { health: facts, progress } = snapshot.context;
     const retrying = progress.lastFailure;
     const enabled = snapshot.status === 'active' || internalError !== null;
-    return healthVerdict({ enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds }, Date.now());
+    return healthVerdict(
+      { enabled, internalError, facts, settings, retrying, endpointProblems: options.chains.endpointProblems(), ...bounds },
+      Date.now(),
+    );
   }
 
   function healthOf(decided: HealthVerdict): CrankHealth {
@@ -171,7 +189,12 @@ export function startCrank(options: StartCrankOptions): CrankService {
       dryRun: settings.dryRun,
       checksOff: options.chains.checksOff(),
       lifetimeModes: options.chains.lifetimeModes(),
-      leaseMayTakeAtMs: leaseMayTakeAtMs(snapshot.context.health.lease, mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()), quietWindowMs(settings.pollIntervalMs), Date.now()),
+      leaseMayTakeAtMs: leaseMayTakeAtMs(
+        snapshot.context.health.lease,
+        mayTakeOverAtMs(snapshot.context.health.role, settings, Date.now()),
+        quietWindowMs(settings.pollIntervalMs),
+        Date.now(),
+      ),
       versionsInFlight: options.chains.versionsInFlight(),
       landing: options.chains.landingSummaries(),
       ...(watchdog === undefined ? {} : { watchdog: watchdog.view() }),
@@ -223,7 +246,14 @@ export function startCrank(options: StartCrankOptions): CrankService {
     }
     requests.rejectAll(stoppedError({ when: 'before_cycle' }));
     inspection.stop();
-    await releaseLeaseOnStop({ lease, held: actor.getSnapshot().context.health.lease, chains: options.chains, log, settled, remainingMs: deadlineAtMs - Date.now() });
+    await releaseLeaseOnStop({
+      lease,
+      held: actor.getSnapshot().context.health.lease,
+      chains: options.chains,
+      log,
+      settled,
+      remainingMs: deadlineAtMs - Date.now(),
+    });
     metrics.crankEnabled.set(0);
     log.info('crank stopped');
   }
@@ -305,10 +335,7 @@ export async function withAttemptDeadline<T>(
   } catch (err) {
     if (!deadline.signal.aborted || signal.aborted) throw err;
     const action = STEP_ACTIONS[submission.step];
-    throw new BridgeError(
-      'CRANK__ATTEMPT_DEADLINE_EXCEEDED',
-      { action, deadlineMs },
-    );
+    throw new BridgeError('CRANK__ATTEMPT_DEADLINE_EXCEEDED', { action, deadlineMs });
   } finally {
     timer.clear();
   }

@@ -49,7 +49,7 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
         metrics.foreignSignatures.inc({ chain });
         log.error(
           { chain, signature, slot, nonceMove, halted: emitted.halted },
-          'crank: a transaction signed with this authority\'s key was not signed by this server: another process signs with the same key; ' +
+          "crank: a transaction signed with this authority's key was not signed by this server: another process signs with the same key; " +
             'run only one instance per signer (SPEC §8): find and stop the other one' +
             (emitted.halted ? '; this server submits nothing until it is restarted (BRIDGE_ON_FOREIGN_SIGNER=halt)' : ''),
         );
@@ -58,17 +58,20 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
     case 'feesShort':
       log.warn(
         { chain: emitted.chain, balance: emitted.balance, need: emitted.need },
-        'crank: the authority cannot pay this cycle\'s fees on this chain; its actions there are skipped until it is funded',
+        "crank: the authority cannot pay this cycle's fees on this chain; its actions there are skipped until it is funded",
       );
       return;
     case 'balanceLow':
       log.warn(
         { chain: emitted.chain, balance: emitted.balance, minimum: emitted.minimum },
-        'crank: the authority\'s fee balance on this chain fell below BRIDGE_MIN_BALANCE_LAMPORTS: fund it before its fees run out (votes still go out meanwhile)',
+        "crank: the authority's fee balance on this chain fell below BRIDGE_MIN_BALANCE_LAMPORTS: fund it before its fees run out (votes still go out meanwhile)",
       );
       return;
     case 'twinStays':
-      log.warn({ problem: emitted.problem }, 'crank: another instance keeps signing with this key past BRIDGE_HANDOFF_SECS while this one stands by: find and stop it (SPEC §8)');
+      log.warn(
+        { problem: emitted.problem },
+        'crank: another instance keeps signing with this key past BRIDGE_HANDOFF_SECS while this one stands by: find and stop it (SPEC §8)',
+      );
       return;
     case 'roleChanged':
       recordRoleChange(emitted, log);
@@ -78,7 +81,7 @@ export function recordCrankEvent(emitted: CrankEmitted, log: Logger, metrics: Me
       if (emitted.firstOfStretch) {
         log.warn(
           { reason: emitted.reason, mayTakeOverAt: new Date(emitted.mayTakeOverAtMs).toISOString() },
-          'crank: standing by longer: the key\'s history since the previous read could not all be checked (traffic that lists the authority), so whether another instance signed is unknown; ' +
+          "crank: standing by longer: the key's history since the previous read could not all be checked (traffic that lists the authority), so whether another instance signed is unknown; " +
             `the quiet window starts again (in nonce mode at most ${HISTORY_DOUBT_WINDOWS} windows after the latest sighting: the nonces are the signal)`,
         );
       }
@@ -149,8 +152,16 @@ function recordAttempt(attempt: Extract<CrankEmitted, { type: 'attempt' }>, log:
 function recordLeaseStep(outcome: LeaseStepOutcome, log: Logger, metrics: Metrics): void {
   metrics.crankLeaseEvents.inc({ outcome: outcome.kind });
   if (outcome.kind === 'took') log.info({ signature: outcome.signature, slot: outcome.slot }, 'crank: took the signing lease');
-  if (outcome.kind === 'not_taken') log.info({ why: outcome.why, lease: outcome.seen.state }, 'crank: the signing lease was not taken (another instance took it first, or it moved): standing by');
-  if (outcome.kind === 'doubt') log.warn({ why: outcome.why }, 'crank: a read of the signing lease says another instance holds it, and nothing proves it (no two endpoints agree, no transaction of another instance moved it): a doubt on an endpoint; this server keeps signing');
+  if (outcome.kind === 'not_taken')
+    log.info(
+      { why: outcome.why, lease: outcome.seen.state },
+      'crank: the signing lease was not taken (another instance took it first, or it moved): standing by',
+    );
+  if (outcome.kind === 'doubt')
+    log.warn(
+      { why: outcome.why },
+      'crank: a read of the signing lease says another instance holds it, and nothing proves it (no two endpoints agree, no transaction of another instance moved it): a doubt on an endpoint; this server keeps signing',
+    );
 }
 
 /** Once per change, at info: a handoff is routine; a second signer seen while active was logged at error already; a lost lease is one. */
@@ -162,7 +173,7 @@ function recordRoleChange({ change, quietWindowMs }: Extract<CrankEmitted, { typ
         ? 'the signing lease was free (the previous holder released it)'
         : change.lease === 'free'
           ? 'the signing lease was free (no instance held it) and no instance without it signed within the quiet window'
-        : `no other instance has signed with this key for ${windowSecs} s (the quiet window)${change.lease === 'taken_over' ? ' and the signing lease is taken over' : ''}`;
+          : `no other instance has signed with this key for ${windowSecs} s (the quiet window)${change.lease === 'taken_over' ? ' and the signing lease is taken over' : ''}`;
     log.info({ quietMs: change.quietMs, quietWindowMs, lease: change.lease }, `crank: taking over: ${how}; this server submits from now on`);
     return;
   }

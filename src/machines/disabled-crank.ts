@@ -23,8 +23,5 @@ export function createDisabledCrank(): CrankService {
 }
 
 export function crankDisabledError(): BridgeError<'CRANK__DISABLED'> {
-  return new BridgeError(
-    'CRANK__DISABLED',
-    {},
-  );
+  return new BridgeError('CRANK__DISABLED', {});
 }

@@ -281,7 +281,15 @@ export const crankHealthSchema = z.strictObject({
     .strictObject({
       held: z.strictObject({ source: z.string().nullable(), target: z.string().nullable() }),
       flow_held: z
-        .strictObject({ id: z.string(), index: z.int(), mint: z.string(), amount: z.string(), carried: z.string(), limit: z.string(), window_hours: z.int() })
+        .strictObject({
+          id: z.string(),
+          index: z.int(),
+          mint: z.string(),
+          amount: z.string(),
+          carried: z.string(),
+          limit: z.string(),
+          window_hours: z.int(),
+        })
         .nullable(),
     })
     .optional(),

@@ -25,17 +25,27 @@ export interface LeaseReleaseInput {
 export async function releaseLeaseOnStop({ lease, held, chains, log, settled, remainingMs }: LeaseReleaseInput): Promise<void> {
   if (lease === undefined || held.status !== 'held' || held.value === null) return;
   if (!settled || remainingMs <= 0) {
-    log.warn({ settled, remainingMs }, 'crank: keeping the signing lease: the cycle was cut; a standby of this key waits the quiet window, as after a crash');
+    log.warn(
+      { settled, remainingMs },
+      'crank: keeping the signing lease: the cycle was cut; a standby of this key waits the quiet window, as after a crash',
+    );
     return;
   }
   const deadlineAtMs = Date.now() + remainingMs;
   try {
     if (!(await inFlightSettled(chains, log, remainingMs / 2))) return;
     const released = await lease.release(held.value, AbortSignal.timeout(Math.max(1, deadlineAtMs - Date.now())));
-    if (released.released) log.info({ advance: released.advance, signature: released.signature, slot: released.slot }, 'crank: released the signing lease: a standby of this key takes it at its next look');
+    if (released.released)
+      log.info(
+        { advance: released.advance, signature: released.signature, slot: released.slot },
+        'crank: released the signing lease: a standby of this key takes it at its next look',
+      );
     else log.warn({ why: released.why }, 'crank: the signing lease was not released; a standby of this key waits the quiet window');
   } catch (err) {
-    log.warn({ err: describeError(err) }, 'crank: releasing the signing lease failed; a standby of this key waits the quiet window, as after a crash');
+    log.warn(
+      { err: describeError(err) },
+      'crank: releasing the signing lease failed; a standby of this key waits the quiet window, as after a crash',
+    );
   }
 }
 
@@ -45,6 +55,9 @@ async function inFlightSettled(chains: LeaseReleaseInput['chains'], log: Logger,
   if (chains.pendingTransactions() === 0 && versions.source + versions.target === 0) return true;
   const settled = await chains.voidInFlight(AbortSignal.timeout(Math.max(1, budgetMs)));
   if (settled.source.unresolved + settled.target.unresolved === 0) return true;
-  log.warn({ settled }, 'crank: keeping the signing lease: transactions still in flight may land; a standby of this key waits the quiet window, as after a crash');
+  log.warn(
+    { settled },
+    'crank: keeping the signing lease: transactions still in flight may land; a standby of this key waits the quiet window, as after a crash',
+  );
   return false;
 }

@@ -34,7 +34,8 @@ export function watchLease(options: LeaseWatchOptions): () => void {
         const seen = await options.lease.read(stop.signal);
         if (seen.state === 'free' && !stop.signal.aborted) options.poll();
       } catch (err) {
-        if (!stop.signal.aborted) options.logger.debug({ err: describeError(err) }, 'crank: a look at the signing lease failed; the next cycle reads it');
+        if (!stop.signal.aborted)
+          options.logger.debug({ err: describeError(err) }, 'crank: a look at the signing lease failed; the next cycle reads it');
       }
     }
     if (!stop.signal.aborted) timer = setLongTimeout(look, LEASE_WATCH_MS);

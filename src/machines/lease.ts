@@ -65,7 +65,17 @@ export type LeaseStepOutcome =
   | { kind: 'lost'; seen: LeaseObservation; proof: string };
 
 export function initialLease(settings: RoleSettings & { dryRun: boolean }): LeaseFacts {
-  return { status: settings.handoffMs === 0 || settings.dryRun ? 'off' : 'unknown', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null, freeSignerAtMs: null, sawHolder: false, workSinceMs: null };
+  return {
+    status: settings.handoffMs === 0 || settings.dryRun ? 'off' : 'unknown',
+    value: null,
+    sinceMs: null,
+    want: null,
+    note: null,
+    refusedAtMs: null,
+    freeSignerAtMs: null,
+    sawHolder: false,
+    workSinceMs: null,
+  };
 }
 
 function withStatus(lease: LeaseFacts, status: LeaseStatus, value: string | null, atMs: number, want: LeaseWant | null = null): LeaseFacts {
@@ -114,7 +124,17 @@ export function leaseAfterRead(
     }
     case 'held': {
       const waited = windowPassed && worked.workSinceMs !== null && atMs >= worked.workSinceMs + windowMs;
-      return { lease: withStatus({ ...worked, sawHolder: true }, lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting', seen.value, atMs, waited ? { kind: 'take', seen } : null), facts, change };
+      return {
+        lease: withStatus(
+          { ...worked, sawHolder: true },
+          lease.status === 'taken' && lease.value === seen.value ? 'taken' : 'waiting',
+          seen.value,
+          atMs,
+          waited ? { kind: 'take', seen } : null,
+        ),
+        facts,
+        change,
+      };
     }
     case 'unusable': {
       // The leasing step asks the other endpoints (once per window): one node calling the lease unusable must not keep a start out for good.
@@ -131,13 +151,22 @@ export function leaseAfterRead(
  * nothing: the holder keeps signing (a twin's votes are still caught by the nonces and the
  * history, role.ts).
  */
-export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: LeaseStepOutcome, atMs: number): { lease: LeaseFacts; role: RoleFacts; change: RoleChange | null } {
+export function leaseAfterStep(
+  lease: LeaseFacts,
+  role: RoleFacts,
+  outcome: LeaseStepOutcome,
+  atMs: number,
+): { lease: LeaseFacts; role: RoleFacts; change: RoleChange | null } {
   switch (outcome.kind) {
     case 'took': {
       // Free: `released` when a holder was seen before (it handed the lease over), `free` when none ever was.
       const how = lease.status !== 'released' ? 'taken_over' : lease.sawHolder ? 'released' : 'free';
       const active: RoleFacts = { ...role, role: 'active', sinceMs: atMs, extraQuietMs: 0, otherSigner: null, waitReason: null };
-      return { lease: { ...withStatus(lease, 'held', outcome.value, atMs), refusedAtMs: null, freeSignerAtMs: null, sawHolder: false }, role: active, change: { kind: 'taking_over', quietMs: atMs - (role.quietSinceMs ?? atMs), lease: how } };
+      return {
+        lease: { ...withStatus(lease, 'held', outcome.value, atMs), refusedAtMs: null, freeSignerAtMs: null, sawHolder: false },
+        role: active,
+        change: { kind: 'taking_over', quietMs: atMs - (role.quietSinceMs ?? atMs), lease: how },
+      };
     }
     case 'not_taken': {
       const seen = outcome.seen;
@@ -157,7 +186,10 @@ export function leaseAfterStep(lease: LeaseFacts, role: RoleFacts, outcome: Leas
 }
 
 /** The leasing step failed (a read or a send): nothing is believed, nothing changes; the next cycle reads again. */
-export function leaseAfterStepFailure(current: { lease: LeaseFacts; role: RoleFacts }, error: string): { lease: LeaseFacts; role: RoleFacts; change: null } {
+export function leaseAfterStepFailure(
+  current: { lease: LeaseFacts; role: RoleFacts },
+  error: string,
+): { lease: LeaseFacts; role: RoleFacts; change: null } {
   return { lease: { ...current.lease, want: null, note: `the leasing step failed: ${error}` }, role: current.role, change: null };
 }
 

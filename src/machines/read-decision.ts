@@ -4,7 +4,16 @@ import { feeFacts, unlandedSinceAfterRead, type ChainFees, type HealthFacts } fr
 import type { CyclePlan } from './planning/cycle-plan.js';
 import { leaseAfterRead, type LeaseFacts } from './lease.js';
 import type { CrankEmitted } from './crank-types.js';
-import { afterUnknownHistory, foreignTransactions, mayTakeOverAtMs, quietWindowMs, roleAfterRead, type ForeignTransaction, type RoleChange, type RoleFacts } from './role.js';
+import {
+  afterUnknownHistory,
+  foreignTransactions,
+  mayTakeOverAtMs,
+  quietWindowMs,
+  roleAfterRead,
+  type ForeignTransaction,
+  type RoleChange,
+  type RoleFacts,
+} from './role.js';
 
 /**
  * Who this instance is after one cycle's read (docs/crank.md, "Role"): the key's transactions
@@ -33,7 +42,12 @@ export interface RoleAfterRead {
   waits: Extract<CrankEmitted, { type: 'standbyWaits' }> | null;
 }
 
-export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts }, read: ReadForRole, settings: CrankSettings, atMs: number): RoleAfterRead {
+export function decideAfterRead(
+  current: { role: RoleFacts; lease: LeaseFacts },
+  read: ReadForRole,
+  settings: CrankSettings,
+  atMs: number,
+): RoleAfterRead {
   const unknown = afterUnknownHistory(current.role, read.authority, settings, atMs, read.nonceSignal);
   const foreign = foreignTransactions(read.authority, atMs);
   const decided = roleAfterRead(unknown.facts, foreign, settings, atMs);
@@ -41,7 +55,12 @@ export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts },
   const leaseRead = { seen: read.lease, sighted: foreign.length > 0, work };
   const leased = leaseAfterRead(current.lease, leaseRead, unknown.facts, decided, atMs, quietWindowMs(settings.pollIntervalMs));
   const waits = unknown.restarted
-    ? { type: 'standbyWaits' as const, reason: 'history_incomplete' as const, firstOfStretch: current.role.waitReason !== 'history_incomplete', mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs) }
+    ? {
+        type: 'standbyWaits' as const,
+        reason: 'history_incomplete' as const,
+        firstOfStretch: current.role.waitReason !== 'history_incomplete',
+        mayTakeOverAtMs: mayTakeOverAtMs(leased.facts, settings, atMs),
+      }
     : null;
   return { role: leased.facts, lease: leased.lease, foreign: decided.foreign, change: leased.change, waits };
 }
@@ -50,7 +69,13 @@ export function decideAfterRead(current: { role: RoleFacts; lease: LeaseFacts },
  * The health facts after a read: the role and the lease decided, the fees the plan needs against
  * the balances, the second signer kept, and since when planned work has waited unlanded.
  */
-export function healthAfterRead(health: HealthFacts, read: CycleRead, decided: RoleAfterRead, settings: CrankSettings, atMs: number): HealthFacts & { fees: ChainFees } {
+export function healthAfterRead(
+  health: HealthFacts,
+  read: CycleRead,
+  decided: RoleAfterRead,
+  settings: CrankSettings,
+  atMs: number,
+): HealthFacts & { fees: ChainFees } {
   const pending = Object.values(pendingCounts(read.plan)).reduce((sum, count) => sum + count, 0);
   const submits = decided.role.role === 'active' && !settings.dryRun;
   return {

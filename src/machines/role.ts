@@ -43,7 +43,15 @@ export interface RoleSettings {
  * new instance that no other one is about to sign.
  */
 export function initialRole(settings: RoleSettings): RoleFacts {
-  return { role: settings.handoffMs === 0 ? 'active' : 'standby', sinceMs: null, quietSinceMs: null, heardSinceMs: null, extraQuietMs: 0, otherSigner: null, waitReason: null };
+  return {
+    role: settings.handoffMs === 0 ? 'active' : 'standby',
+    sinceMs: null,
+    quietSinceMs: null,
+    heardSinceMs: null,
+    extraQuietMs: 0,
+    otherSigner: null,
+    waitReason: null,
+  };
 }
 
 /**
@@ -79,7 +87,12 @@ export function roleAfterRead<T extends KeyUse>(
   atMs: number,
   random: () => number = Math.random,
 ): RoleDecision<T> {
-  const facts: RoleFacts = { ...current, sinceMs: current.sinceMs ?? atMs, quietSinceMs: current.quietSinceMs ?? atMs, heardSinceMs: current.heardSinceMs ?? atMs };
+  const facts: RoleFacts = {
+    ...current,
+    sinceMs: current.sinceMs ?? atMs,
+    quietSinceMs: current.quietSinceMs ?? atMs,
+    heardSinceMs: current.heardSinceMs ?? atMs,
+  };
   if (settings.handoffMs === 0) return { facts, foreign: [...seen], change: null };
   const windowMs = quietWindowMs(settings.pollIntervalMs);
   const latest = seen[0];
@@ -215,8 +228,18 @@ export function foreignTransactions(authority: AuthorityView, seenAtMs: number):
   return (['target', 'source'] as const).flatMap((chain) => {
     const fromHistory = authority[chain].transactions
       .filter((transaction) => !transaction.signedHere)
-      .map(({ signature, slot, nonceMove }): ForeignTransaction => ({ chain, signature, slot, ...(nonceMove === undefined ? {} : { nonceMove }), seenAtMs }));
-    const corroborated = (authority[chain].nonceMoves ?? []).map((nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }));
+      .map(
+        ({ signature, slot, nonceMove }): ForeignTransaction => ({
+          chain,
+          signature,
+          slot,
+          ...(nonceMove === undefined ? {} : { nonceMove }),
+          seenAtMs,
+        }),
+      );
+    const corroborated = (authority[chain].nonceMoves ?? []).map(
+      (nonceMove): ForeignTransaction => ({ chain, slot: nonceMove.slot, nonceMove, seenAtMs }),
+    );
     return [...fromHistory, ...corroborated].sort((a, b) => b.slot - a.slot);
   });
 }

@@ -55,7 +55,7 @@ export function chainReadMetrics(registers: Registry[]) {
     }),
     rpcEndpointUp: new Gauge({
       name: 'bridge_rpc_endpoint_up',
-      help: '1 while an RPC endpoint is in service (answered its latest request, circuit closed, not refusing us, slot advancing, not lagging, a node of its chain\'s cluster), 0 otherwise, by chain and endpoint (origin, never a path or query).',
+      help: "1 while an RPC endpoint is in service (answered its latest request, circuit closed, not refusing us, slot advancing, not lagging, a node of its chain's cluster), 0 otherwise, by chain and endpoint (origin, never a path or query).",
       labelNames: ['chain', 'endpoint'] as const,
       registers,
     }),
@@ -109,7 +109,7 @@ export function chainReadMetrics(registers: Registry[]) {
     }),
     historyUnverified: new Counter({
       name: 'bridge_history_unverified_total',
-      help: 'Entries of the authority key\'s transaction history ignored because the transaction does not verify (its id is not its fee payer\'s signature, or a signature does not match its message), by chain: a lying history node.',
+      help: "Entries of the authority key's transaction history ignored because the transaction does not verify (its id is not its fee payer's signature, or a signature does not match its message), by chain: a lying history node.",
       labelNames: ['chain'] as const,
       registers,
     }),
@@ -127,7 +127,7 @@ export function chainReadMetrics(registers: Registry[]) {
     }),
     slotDuration: new Gauge({
       name: 'bridge_chain_slot_duration_seconds',
-      help: 'Slot time measured from the context slots of the crank\'s reads over the monotonic clock, by chain (absent until two reads differ in slot).',
+      help: "Slot time measured from the context slots of the crank's reads over the monotonic clock, by chain (absent until two reads differ in slot).",
       labelNames: ['chain'] as const,
       registers,
     }),

@@ -115,7 +115,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     crankRole: new Gauge({
       name: 'bridge_crank_role',
-      help: 'The crank\'s role, by role (active, standby): 1 for the current one. A standby reads and plans but submits nothing.',
+      help: "The crank's role, by role (active, standby): 1 for the current one. A standby reads and plans but submits nothing.",
       labelNames: ['role'] as const,
       registers,
     }),
@@ -138,7 +138,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     crankStandbyWaits: new Counter({
       name: 'bridge_crank_standby_window_restarts_total',
-      help: 'Times a standby\'s quiet window started again for a reason other than another signer seen, by reason (history_incomplete: the key\'s history was left unchecked).',
+      help: "Times a standby's quiet window started again for a reason other than another signer seen, by reason (history_incomplete: the key's history was left unchecked).",
       labelNames: ['reason'] as const,
       registers,
     }),
@@ -176,7 +176,7 @@ export function crankMetrics(registers: Registry[]) {
     }),
     voteLatency: new Histogram({
       name: 'bridge_vote_latency_seconds',
-      help: 'Age of the entry when this authority\'s vote on it landed, by action (ack_deposit: since deposit_slot; ack_withdraw: since the destination finalized_slot).',
+      help: "Age of the entry when this authority's vote on it landed, by action (ack_deposit: since deposit_slot; ack_withdraw: since the destination finalized_slot).",
       labelNames: ['action'] as const,
       buckets: WAIT_BUCKETS,
       registers,

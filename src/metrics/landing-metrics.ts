@@ -20,7 +20,7 @@ export function landingMetrics(registers: Registry[]) {
     }),
     computeUseIgnored: new Counter({
       name: 'bridge_compute_use_ignored_total',
-      help: 'Compute-unit counts a node reported for this process\'s own landed transactions (getTransaction meta.computeUnitsConsumed) that the chain contradicts (0, above the limit asked, or at a limit already shown too small), by chain: ignored, the compute ceiling learns from the limit instead.',
+      help: "Compute-unit counts a node reported for this process's own landed transactions (getTransaction meta.computeUnitsConsumed) that the chain contradicts (0, above the limit asked, or at a limit already shown too small), by chain: ignored, the compute ceiling learns from the limit instead.",
       labelNames: ['chain'] as const,
       registers,
     }),

@@ -19,7 +19,8 @@ const HOLD_ID = /^flow:\d+:[1-9A-HJ-NP-Za-km-z]{32,44}:\d+$/;
  * transfer through at the same index.
  */
 export function releaseFlow(file: string, id: string, by: string): { released: string } | { refused: string } {
-  if (!HOLD_ID.test(id)) return { refused: `${id} is not a hold id (flow:<entry>:<mint>:<amount>, as the error line and /health crank.watchdog.flow_held.id show it)` };
+  if (!HOLD_ID.test(id))
+    return { refused: `${id} is not a hold id (flow:<entry>:<mint>:<amount>, as the error line and /health crank.watchdog.flow_held.id show it)` };
   const ledger = fileLedger(file);
   if (ledger.state().released.has(id)) return { refused: `${id} is already released` };
   ledger.record({ kind: 'flow_release', id, by });
@@ -29,7 +30,11 @@ export function releaseFlow(file: string, id: string, by: string): { released: s
 export type Acknowledgement = { acknowledged: Breach; stillHalting: Breach[] } | { refused: string; unacknowledged: Breach[] };
 
 export function acknowledgeBreach(file: string, id: string, by: string): Acknowledgement {
-  if (!existsSync(file)) return { refused: `${file} does not exist: this server has recorded no breach there (is BRIDGE_WATCHDOG_FILE the server's?)`, unacknowledged: [] };
+  if (!existsSync(file))
+    return {
+      refused: `${file} does not exist: this server has recorded no breach there (is BRIDGE_WATCHDOG_FILE the server's?)`,
+      unacknowledged: [],
+    };
   const ledger = fileLedger(file);
   const state = ledger.state();
   const breach = state.breaches.get(id);

@@ -143,7 +143,10 @@ async function escalate(ctx: OpsContext, rawIndex: string, healthUrl: string | u
   output.out(JSON.stringify(document, null, output.json ? undefined : 2));
 }
 
-async function recentSignatures(ctx: OpsContext, signal: AbortSignal): Promise<Part<{ source: SignatureSummary[]; destination: SignatureSummary[] }>> {
+async function recentSignatures(
+  ctx: OpsContext,
+  signal: AbortSignal,
+): Promise<Part<{ source: SignatureSummary[]; destination: SignatureSummary[] }>> {
   try {
     const { source, target } = await ctx.reads.recentSignatures(ctx.authority, ESCALATE_SIGNATURES, signal);
     const summary = (infos: typeof source): SignatureSummary[] =>
@@ -190,12 +193,16 @@ function program(run: Runner): Command {
     .description('one transfer on both chains: result, rule 3.1, voters, the SPEC §7 row that applies')
     .argument('<index>', 'transfer (deposit entry) index')
     .addOption(jsonOption())
-    .action((index: string, options: { json?: boolean }) => run(loadOpsContext, (ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true));
+    .action((index: string, options: { json?: boolean }) =>
+      run(loadOpsContext, (ctx, output, signal) => transfer(ctx, index, output, signal), options.json === true),
+    );
   cli
     .command('nonce')
-    .description('the authority\'s durable-nonce accounts')
+    .description("the authority's durable-nonce accounts")
     .command('init')
-    .description('create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints what it pays and asks first')
+    .description(
+      'create the missing nonce accounts on both chains (BRIDGE_NONCE_ACCOUNTS each), signed and paid by the authority; prints what it pays and asks first',
+    )
     .option('--yes', 'pay without asking')
     .option('--dry-run', 'print the plan and what it would pay; send nothing')
     .addOption(jsonOption())
@@ -205,7 +212,13 @@ function program(run: Runner): Command {
         loadOpsContext,
         async (ctx, output, signal) => {
           const show = (text: string) => (output.json ? undefined : output.out(text));
-          const choices = { yes: options.yes === true, dryRun: options.dryRun === true, confirm: terminalConfirm(), show, readTimeoutMs: COMMAND_TIMEOUT_MS };
+          const choices = {
+            yes: options.yes === true,
+            dryRun: options.dryRun === true,
+            confirm: terminalConfirm(),
+            show,
+            readTimeoutMs: COMMAND_TIMEOUT_MS,
+          };
           const { json, text } = await nonceInit(ctx, choices, signal).catch((err: unknown) => {
             process.stderr.write(`${auditLine('ops nonce init', `failed: ${describeError(err)}`)}\n`);
             throw err;
@@ -221,17 +234,25 @@ function program(run: Runner): Command {
     .command('escalate')
     .description('one JSON document with everything SPEC §7 says to collect when escalating')
     .argument('<index>', 'transfer (deposit entry) index')
-    .option('--health <url>', 'the /health URL of this authority\'s server')
+    .option('--health <url>', "the /health URL of this authority's server")
     .addOption(jsonOption())
     .action((index: string, options: { health?: string; json?: boolean }) =>
       run(loadOpsContext, (ctx, output, signal) => escalate(ctx, index, options.health, output, signal), options.json === true),
     );
   cli
     .command('signer')
-    .description('the base58 public key of the key BRIDGE_AUTHORITY_KEYPAIR names (file, token or key service), to register it; needs no other variable')
+    .description(
+      'the base58 public key of the key BRIDGE_AUTHORITY_KEYPAIR names (file, token or key service), to register it; needs no other variable',
+    )
     .addOption(jsonOption())
     .action((options: { json?: boolean }) => run(loadOpsSigner, (ctx, output) => signer(ctx, output), options.json === true));
-  addWatchdogCommands(cli, (action, json) => run(async () => undefined, (_ctx, output) => action(output), json));
+  addWatchdogCommands(cli, (action, json) =>
+    run(
+      async () => undefined,
+      (_ctx, output) => action(output),
+      json,
+    ),
+  );
   return cli;
 }
 

@@ -38,7 +38,8 @@ export async function fetchHealth(url: string | undefined): Promise<HealthPart> 
       return { origin, value: null, error: `HTTP ${response.status} from ${origin}: a redirect${redirectTarget(response, target)}, not followed` };
     }
     const body = await readBoundedBody(response, MAX_HEALTH_BYTES);
-    if (body.kind === 'too_large') return { origin, value: null, error: `the answer from ${origin} is over ${MAX_HEALTH_BYTES} bytes; refused after ${body.receivedBytes}` };
+    if (body.kind === 'too_large')
+      return { origin, value: null, error: `the answer from ${origin} is over ${MAX_HEALTH_BYTES} bytes; refused after ${body.receivedBytes}` };
     if (!response.ok) return { origin, value: null, error: `HTTP ${response.status} from ${origin}` };
     return { origin, value: JSON.parse(body.text) as unknown, error: null };
   } catch (err) {

@@ -69,7 +69,14 @@ async function confirmed(options: NonceInitOptions, planText: string, what: stri
 function checkFunded(authority: string, plan: NoncePoolPlan): void {
   const needed = neededLamports(plan);
   if (plan.authorityLamports >= needed) return;
-  throw new BridgeError('CHAIN__INSUFFICIENT_FUNDS', { authority, chain: plan.chain, chainId: plan.chainId, lamports: plan.authorityLamports, needed, paying: plan.payLamports });
+  throw new BridgeError('CHAIN__INSUFFICIENT_FUNDS', {
+    authority,
+    chain: plan.chain,
+    chainId: plan.chainId,
+    lamports: plan.authorityLamports,
+    needed,
+    paying: plan.payLamports,
+  });
 }
 
 function renderPlan(plan: NoncePoolPlan): string {
@@ -92,8 +99,13 @@ function renderPlan(plan: NoncePoolPlan): string {
 function renderSetup({ chain, accounts, rentLamports }: NoncePoolSetup): string {
   const name = chainName(chain);
   if (accounts.length === 0) return `${name} chain: BRIDGE_NONCE_ACCOUNTS is 0: no nonce accounts, blockhash mode`;
-  const lines = accounts.map(({ address, state, signature }) => `  ${address} ${state === 'created' ? `created (transaction ${signature})` : 'already there'}`);
+  const lines = accounts.map(
+    ({ address, state, signature }) => `  ${address} ${state === 'created' ? `created (transaction ${signature})` : 'already there'}`,
+  );
   const created = accounts.filter((account) => account.state === 'created').length;
-  const cost = created === 0 ? 'nothing created, nothing paid' : `${created} created: ${rentLamports} lamports of rent (returned if an account is closed) plus one transaction fee each`;
+  const cost =
+    created === 0
+      ? 'nothing created, nothing paid'
+      : `${created} created: ${rentLamports} lamports of rent (returned if an account is closed) plus one transaction fee each`;
   return [`${name} chain: ${accounts.length} nonce accounts; ${cost}`, ...lines].join('\n');
 }

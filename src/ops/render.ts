@@ -13,8 +13,7 @@ function table(head: string[]): Table.Table {
 
 export function renderStatus(report: StatusReport, authority: string, signer: SignerDescription): string {
   const trackers = table(['', 'source DepositTracker', 'destination WithdrawTracker']);
-  const row = (label: string, pick: (summary: TrackerSummary) => string) =>
-    trackers.push([label, pick(report.source), pick(report.destination)]);
+  const row = (label: string, pick: (summary: TrackerSummary) => string) => trackers.push([label, pick(report.source), pick(report.destination)]);
   row('entry_count', (summary) => summary.entry_count);
   row('settled_prefix', (summary) => summary.settled_prefix);
   row('generation', (summary) => summary.generation);
@@ -31,7 +30,12 @@ export function renderStatus(report: StatusReport, authority: string, signer: Si
   }
   const phases = table(['phase', 'transfers', 'oldest', 'oldest waited']);
   for (const phase of PHASES) {
-    phases.push([phase, String(report.phases[phase]), report.oldest[phase] === undefined ? '-' : String(report.oldest[phase]), describeAge(report.oldest_age[phase])]);
+    phases.push([
+      phase,
+      String(report.phases[phase]),
+      report.oldest[phase] === undefined ? '-' : String(report.oldest[phase]),
+      describeAge(report.oldest_age[phase]),
+    ]);
   }
   const { counted } = report;
   return [
@@ -69,7 +73,11 @@ export function renderTransfer(transfer: TransferView): string {
     ['yes votes', describeVoters(source.voters, 'yes'), destination === null ? '-' : describeVoters(destination.voters, 'yes')],
     ['no votes', describeVoters(source.voters, 'no'), destination === null ? '-' : describeVoters(destination.voters, 'no')],
   );
-  const lines = [entries.toString(), `phase: ${transfer.phase}`, `rule 3.1 (result relayable by ack_withdraw): ${transfer.rule_3_1_holds ? 'holds' : 'does not hold'}`];
+  const lines = [
+    entries.toString(),
+    `phase: ${transfer.phase}`,
+    `rule 3.1 (result relayable by ack_withdraw): ${transfer.rule_3_1_holds ? 'holds' : 'does not hold'}`,
+  ];
   if (transfer.recovery !== null) {
     lines.push(`SPEC §7: ${transfer.recovery.symptom}`, `  meaning: ${transfer.recovery.meaning}`, `  action: ${transfer.recovery.action}`);
   } else {

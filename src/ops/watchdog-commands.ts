@@ -20,7 +20,12 @@ export function auditLine(what: string, outcome: string): string {
   } catch {
     user = String(process.getuid?.() ?? 'unknown');
   }
-  return JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'audit', audit: { address: `local:${hostname()}`, user, what, outcome } });
+  return JSON.stringify({
+    level: 'info',
+    time: new Date().toISOString(),
+    msg: 'audit',
+    audit: { address: `local:${hostname()}`, user, what, outcome },
+  });
 }
 
 interface Output {
@@ -37,7 +42,9 @@ export function addWatchdogCommands(cli: Command, run: Run): void {
   const jsonOption = () => new Option('--json', 'print JSON for machines');
   cli
     .command('acknowledge')
-    .description('acknowledge a breach the watchdog halted on (BRIDGE_WATCHDOG_FILE): the server votes again at its next cycle when no other breach is open')
+    .description(
+      'acknowledge a breach the watchdog halted on (BRIDGE_WATCHDOG_FILE): the server votes again at its next cycle when no other breach is open',
+    )
     .argument('<breach>', 'the breach id of the error line and /health (e.g. finalized_mismatch:target:0:g4)')
     .addOption(jsonOption())
     .action((breach: string, options: { json?: boolean }) => run((output) => acknowledge(breach, output), options.json === true));
@@ -61,7 +68,11 @@ export function addWatchdogCommands(cli: Command, run: Run): void {
 function watchdogFile(command: string): { file: string; by: string } {
   const file = parseConfig(process.env).config.crank?.watchdog.watchdogFile;
   if (file === undefined) {
-    throw new BridgeError('CONFIG__INVALID', { problems: [`BRIDGE_WATCHDOG_FILE: not set; npm run ops -- ${command} writes to the file the server keeps its breaches in (set the variables as for the server)`] });
+    throw new BridgeError('CONFIG__INVALID', {
+      problems: [
+        `BRIDGE_WATCHDOG_FILE: not set; npm run ops -- ${command} writes to the file the server keeps its breaches in (set the variables as for the server)`,
+      ],
+    });
   }
   return { file, by: (JSON.parse(auditLine('', '')) as { audit: { user: string } }).audit.user };
 }

@@ -18,7 +18,11 @@ export type SignerDescription =
 export type KeyServiceKind = 'aws-kms' | 'gcp-kms' | 'vault-transit';
 
 /** How messages, logs and the ops CLI name each service. */
-export const KEY_SERVICE_NAMES: Record<KeyServiceKind, string> = { 'aws-kms': 'AWS KMS', 'gcp-kms': 'Google Cloud KMS', 'vault-transit': 'Vault transit' };
+export const KEY_SERVICE_NAMES: Record<KeyServiceKind, string> = {
+  'aws-kms': 'AWS KMS',
+  'gcp-kms': 'Google Cloud KMS',
+  'vault-transit': 'Vault transit',
+};
 
 /** How a failure names the signer (SIGNER__UNAVAILABLE's `signer`): `keypair file`, `PKCS#11` or the key service's name. */
 export function signerName(description: SignerDescription): string {

@@ -32,6 +32,7 @@ export function verifiesEd25519(publicKey: KeyObject, message: Uint8Array, signa
 /** The raw 32-byte key of an Ed25519 SubjectPublicKeyInfo (DER), or undefined when it is another key. */
 export function ed25519RawFromSpki(der: Uint8Array): Uint8Array | undefined {
   const bytes = Buffer.from(der);
-  if (bytes.length !== SPKI_ED25519_PREFIX.length + 32 || !bytes.subarray(0, SPKI_ED25519_PREFIX.length).equals(SPKI_ED25519_PREFIX)) return undefined;
+  if (bytes.length !== SPKI_ED25519_PREFIX.length + 32 || !bytes.subarray(0, SPKI_ED25519_PREFIX.length).equals(SPKI_ED25519_PREFIX))
+    return undefined;
   return Uint8Array.from(bytes.subarray(SPKI_ED25519_PREFIX.length));
 }

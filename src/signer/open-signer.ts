@@ -75,7 +75,9 @@ async function opened(signer: Promise<AuthoritySigner>): Promise<AuthoritySigner
  */
 function refuseKeyItself(source: string): void {
   if (!looksLikeKey(source.trim())) return;
-  throw configProblem(`the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`);
+  throw configProblem(
+    `the value looks like a key itself (${source.length} characters, not printed), not a path or a URI; write the key to a file readable only by this user (umask 077) and name the file (./name for a file in the working directory), or name a pkcs11:, aws-kms:, gcp-kms: or vault-transit: URI`,
+  );
 }
 
 /** JSON, PEM, several lines, base58/hex/base64url without a slash or dot, or padded base64 with digits. */
@@ -175,5 +177,7 @@ function fileMode(stats: Stats): string {
 
 function permissionWarnings(stats: Stats, path: string): string[] {
   if ((stats.mode & 0o044) === 0) return [];
-  return [`${AUTHORITY_VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${fileMode(stats)}); restrict it with chmod 600`];
+  return [
+    `${AUTHORITY_VARIABLE}: keypair file ${JSON.stringify(path)} is readable by group or others (mode ${fileMode(stats)}); restrict it with chmod 600`,
+  ];
 }

@@ -22,7 +22,12 @@ export function configProblem(text: string): BridgeError<'CONFIG__INVALID'> {
  */
 
 export function signerFailure(name: string, reason: SignerFailure, message: string, cause?: unknown): BridgeError<'SIGNER__UNAVAILABLE'> {
-  return new BridgeError('SIGNER__UNAVAILABLE', { reason }, { signer: name, detail: printableLine(message) }, cause === undefined ? undefined : { cause });
+  return new BridgeError(
+    'SIGNER__UNAVAILABLE',
+    { reason },
+    { signer: name, detail: printableLine(message) },
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /** A service's words as one printable line: line breaks become spaces, the other control characters escaped. */

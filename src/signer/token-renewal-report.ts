@@ -18,7 +18,10 @@ export function tokenRenewalReport(logger: Logger, metrics: Metrics): SignerObse
       metrics.signerTokenRenewals.inc({ outcome });
       if (outcome !== 'failed') return;
       const reason = printableLine(detail ?? 'no reason given');
-      logger.warn({ outcome, reason }, 'the key service token could not be renewed: signing goes on with it until it expires; renew it or write a new one where it is read');
+      logger.warn(
+        { outcome, reason },
+        'the key service token could not be renewed: signing goes on with it until it expires; renew it or write a new one where it is read',
+      );
     },
   };
 }

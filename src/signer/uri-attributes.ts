@@ -23,9 +23,13 @@ export function parseAttributes(text: string, list: AttributeList): Map<string, 
   for (const pair of text.split(separator)) {
     const equals = pair.indexOf('=');
     const name = percentDecode(equals === -1 ? pair : pair.slice(0, equals), 'an attribute name', problem).toLowerCase();
-    const named = part === 'path' ? `${part} attribute ${JSON.stringify(name)}` : `an attribute of the query (not quoted: a query may hold a secret; percent-encode & as %26 inside a value)`;
+    const named =
+      part === 'path'
+        ? `${part} attribute ${JSON.stringify(name)}`
+        : `an attribute of the query (not quoted: a query may hold a secret; percent-encode & as %26 inside a value)`;
     if (equals === -1) throw problem(`${named} has no value (expected name=value)`);
-    if (!known.includes(name)) throw problem(`${part === 'path' ? `unsupported ${named}` : `${named} is not supported`}; supported: ${known.join(', ')}`);
+    if (!known.includes(name))
+      throw problem(`${part === 'path' ? `unsupported ${named}` : `${named} is not supported`}; supported: ${known.join(', ')}`);
     if (found.has(name)) throw problem(`${name} is given twice`);
     found.set(name, pair.slice(equals + 1));
   }

@@ -143,8 +143,5 @@ function join<T>(entry: InFlight<T>, signal: AbortSignal): Promise<T> {
 }
 
 function transfersBusy(inFlight: number): BridgeError<'TRANSFER__BUSY'> {
-  return new BridgeError(
-    'TRANSFER__BUSY',
-    { inFlight, limit: MAX_TRANSFER_READS_IN_FLIGHT },
-  );
+  return new BridgeError('TRANSFER__BUSY', { inFlight, limit: MAX_TRANSFER_READS_IN_FLIGHT });
 }

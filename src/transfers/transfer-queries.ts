@@ -138,8 +138,5 @@ export function createDisabledTransferQueries(): TransferQueries {
 
 function transferNotFound(index: number, header: TrackerHeader): BridgeError<'TRANSFER__NOT_FOUND'> {
   const entryCount = Number(header.entryCount);
-  return new BridgeError(
-    'TRANSFER__NOT_FOUND',
-    { index, entryCount },
-  );
+  return new BridgeError('TRANSFER__NOT_FOUND', { index, entryCount });
 }

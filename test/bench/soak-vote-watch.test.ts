@@ -39,7 +39,9 @@ describe('the soak vote watch', () => {
     expect(watch.totals()[0]).toEqual({ landed: 2, landedWithError: 1, duplicateVotes: 1, uninspected: 0, priorityLamports: 0n });
   });
 
-  it('keys votes by generation: a re-vote after a governance change is no duplicate, a second one in the same generation is', { timeout: 60_000 }, async () => {
+  it('keys votes by generation: a re-vote after a governance change is no duplicate, a second one in the same generation is', {
+    timeout: 60_000,
+  }, async () => {
     const { bridge, watch, vote, mint } = await oneDeposit();
 
     await rawAckDeposit(bridge, 0, vote);

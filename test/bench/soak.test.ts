@@ -15,7 +15,9 @@ import { slope, sumOf } from '../../bench/soak/server-samples.js';
  */
 
 describe('soak, 15-second profile', () => {
-  it('every transfer completes, no vote lands twice, fees equal landed transactions, every error line is explained by a fault', { timeout: 240_000 }, async () => {
+  it('every transfer completes, no vote lands twice, fees equal landed transactions, every error line is explained by a fault', {
+    timeout: 240_000,
+  }, async () => {
     const result = await runSoak({
       minutes: 0.25,
       authorities: 3,
@@ -57,21 +59,35 @@ describe('soak, 15-second profile', () => {
 
 describe('soak helpers', () => {
   it('sumOf adds every series of one metric and nothing of a longer-named one', () => {
-    const text = ['# HELP x', 'bridge_rpc_requests_total{chain="source"} 3', 'bridge_rpc_requests_total{chain="target"} 4', 'bridge_rpc_requests_totalx 100', 'process_resident_memory_bytes 2048'].join('\n');
+    const text = [
+      '# HELP x',
+      'bridge_rpc_requests_total{chain="source"} 3',
+      'bridge_rpc_requests_total{chain="target"} 4',
+      'bridge_rpc_requests_totalx 100',
+      'process_resident_memory_bytes 2048',
+    ].join('\n');
     expect(sumOf(text, 'bridge_rpc_requests_total')).toBe(7);
     expect(sumOf(text, 'process_resident_memory_bytes')).toBe(2048);
     expect(sumOf(text, 'bridge_rpc_requests_total', 'chain="target"')).toBe(4);
   });
 
   it('slope is the least-squares growth per unit', () => {
-    expect(slope([{ x: 0, y: 100 }, { x: 1, y: 110 }, { x: 2, y: 120 }])).toBe(10);
+    expect(
+      slope([
+        { x: 0, y: 100 },
+        { x: 1, y: 110 },
+        { x: 2, y: 120 },
+      ]),
+    ).toBe(10);
     expect(slope([{ x: 0, y: 100 }])).toBe(0);
   });
 
   it('error lines are explained by the fault their text names, or not at all', () => {
     expect(explainingFault('... failed: HTTP 500 Internal Server Error ...')).toBe('http500');
     expect(explainingFault('... transaction X not landed: its blockhash expired ...')).toBe('lost or dropped send');
-    expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe('every endpoint taken out by request faults');
+    expect(explainingFault('getAccountInfo ... failed: endpoint http://127.0.0.1:1 is taken out after 3 consecutive failures')).toBe(
+      'every endpoint taken out by request faults',
+    );
     expect(explainingFault('TypeError: cannot read properties of undefined')).toBeUndefined();
   });
 
@@ -82,10 +98,12 @@ describe('soak helpers', () => {
     expect(() => soakCapacity({ seededEntries: 60_000, minutes: 60, depositsPerSecond: 2 })).toThrow(
       '--seeded 60000 plus 60 min of deposits at 2/s (room for 7984) need 67984 tracker entries, above the 65530 a DepositTracker holds: pass --seeded 57546 or less',
     );
-    expect(() => soakCapacity({ seededEntries: 1, minutes: 600, depositsPerSecond: 2 })).toThrow(/^600 min of deposits at 2\/s need room for 79264 tracker entries, .*: run at most 495\.9 min$/);
+    expect(() => soakCapacity({ seededEntries: 1, minutes: 600, depositsPerSecond: 2 })).toThrow(
+      /^600 min of deposits at 2\/s need room for 79264 tracker entries, .*: run at most 495\.9 min$/,
+    );
   });
 
-  it('a vote refused after a governance change is explained by it only within the change\'s window', () => {
+  it("a vote refused after a governance change is explained by it only within the change's window", () => {
     const changes = [{ chain: 'target' as const, slot: 10, seenAtMs: 1_000_000 }];
     const refused = 'crank: ack_deposit failed ... VoteOutOfOrder ...';
     expect(explainingGovernance(refused, 1_030_000, changes)).toBe('governance change');

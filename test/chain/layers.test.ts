@@ -36,8 +36,22 @@ describe('the layers of src/ (.dependency-cruiser.cjs)', () => {
   it('has a rule for chain -> config, chain -> machines or http, nothing -> http, and one per layer of the chain client', async () => {
     const { ruleSet } = await extractDepcruiseOptions(CONFIG);
     const names = (ruleSet?.forbidden ?? []).map(({ name }: IForbiddenRuleType) => name);
-    expect(LAYERS.map(({ name }) => name)).toEqual(['read', 'budget', 'nonce', 'submit/build', 'submit/send', 'submit/watch', 'submit/settle', 'submit']);
-    expect(names).toEqual(['chain-not-to-config', 'chain-not-to-machines-or-http', 'nothing-imports-http', ...LAYERS.map(({ name }) => `chain-client-layer-${name.replace('/', '-')}`)]);
+    expect(LAYERS.map(({ name }) => name)).toEqual([
+      'read',
+      'budget',
+      'nonce',
+      'submit/build',
+      'submit/send',
+      'submit/watch',
+      'submit/settle',
+      'submit',
+    ]);
+    expect(names).toEqual([
+      'chain-not-to-config',
+      'chain-not-to-machines-or-http',
+      'nothing-imports-http',
+      ...LAYERS.map(({ name }) => `chain-client-layer-${name.replace('/', '-')}`),
+    ]);
   });
 
   describe('can fail: a tree that breaks every rule', () => {
@@ -54,7 +68,8 @@ describe('the layers of src/ (.dependency-cruiser.cjs)', () => {
       'src/chain/client/submit/build/build.ts': "import { SEND } from '../send/send.js';\nexport const BUILD = SEND;\n",
       'src/chain/client/nonce/pool.ts': "import { BUILD } from '../submit/build/build.js';\nexport const POOL = BUILD;\n",
       'src/chain/client/budget/fee.ts': "import { POOL } from '../nonce/pool.js';\nexport const FEE = POOL;\n",
-      'src/chain/client/read/reader.ts': "import { FEE } from '../budget/fee.js';\nimport { SETTING } from '../../../config/config.js';\nimport { CRANK } from '../../../machines/crank.js';\nexport const READ = FEE + SETTING + CRANK;\n",
+      'src/chain/client/read/reader.ts':
+        "import { FEE } from '../budget/fee.js';\nimport { SETTING } from '../../../config/config.js';\nimport { CRANK } from '../../../machines/crank.js';\nexport const READ = FEE + SETTING + CRANK;\n",
       'src/chain/client/submit/actions.ts': "import { WIRING } from '../create-chain-client.js';\nexport const ACTIONS = WIRING;\n",
     };
 

@@ -1,6 +1,13 @@
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { advanceLeaseInstructions, isLeaseOperation, leaseAddress, movesLeaseFrom, releaseLeaseInstructions, takeLeaseInstructions } from '../../src/chain/lease-account.js';
+import {
+  advanceLeaseInstructions,
+  isLeaseOperation,
+  leaseAddress,
+  movesLeaseFrom,
+  releaseLeaseInstructions,
+  takeLeaseInstructions,
+} from '../../src/chain/lease-account.js';
 import { agreedLease, type EndpointLease } from '../../src/chain/client/read/lease-evidence.js';
 
 /**
@@ -23,7 +30,7 @@ function message(instructions: TransactionInstruction[], blockhash = BLOCKHASH):
 const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: 1_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 5 })];
 
 describe('lease operations, recognised exactly', () => {
-  it('the lease\'s own transactions are lease operations, with their budget and mark', () => {
+  it("the lease's own transactions are lease operations, with their budget and mark", () => {
     expect(isLeaseOperation(message([...takeLeaseInstructions(authority, 7, mark), ...budget]), lease, authority)).toBe(true);
     expect(isLeaseOperation(message([...advanceLeaseInstructions(authority, 7, mark), ...budget]), lease, authority)).toBe(true);
     expect(isLeaseOperation(message([...releaseLeaseInstructions(authority, 7, 1_447_680), ...budget]), lease, authority)).toBe(true);
@@ -70,7 +77,13 @@ describe('two endpoints agreeing on the lease', () => {
     expect(agreedLease([held('A', 'one'), held('A', 'two', 12)], any, false)).toMatchObject({ value: 'A', slot: 12 });
     expect(agreedLease([held('A', 'one'), held('A', 'one')], any, false)).toBeUndefined();
     expect(agreedLease([held('A', 'one'), held('B', 'two')], any, false)).toBeUndefined();
-    expect(agreedLease([held('A', 'one'), { state: 'free', lamports: 0, slot: 11, endpoint: 'two' }, { state: 'free', lamports: 0, slot: 12, endpoint: 'three' }], any, false)).toMatchObject({ state: 'free' });
+    expect(
+      agreedLease(
+        [held('A', 'one'), { state: 'free', lamports: 0, slot: 11, endpoint: 'two' }, { state: 'free', lamports: 0, slot: 12, endpoint: 'three' }],
+        any,
+        false,
+      ),
+    ).toMatchObject({ state: 'free' });
   });
 
   it('only states the caller accepts count; with one endpoint configured its single answer is all there is', () => {
@@ -80,6 +93,6 @@ describe('two endpoints agreeing on the lease', () => {
   });
 });
 
-it('the lease address is the System program\'s createWithSeed derivation from the authority and the source chain', async () => {
+it("the lease address is the System program's createWithSeed derivation from the authority and the source chain", async () => {
   expect(leaseAddress(authority, 7).equals(await PublicKey.createWithSeed(authority, 'bridge-lease-7', SystemProgram.programId))).toBe(true);
 });

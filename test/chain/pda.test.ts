@@ -40,9 +40,7 @@ describe('PDAs', () => {
           for (let round = 0; round < 2; round += 1) {
             expect(depositTrackerAddress(program, chainId).toBase58()).toBe(derive([ascii('deposit_tracker'), le], program));
             expect(withdrawTrackerAddress(program, chainId).toBase58()).toBe(derive([ascii('withdraw_tracker'), le], program));
-            expect(tokenPairAddress(program, chainId, new PublicKey(mint)).toBase58()).toBe(
-              derive([ascii('token_pair'), le, mint], program),
-            );
+            expect(tokenPairAddress(program, chainId, new PublicKey(mint)).toBase58()).toBe(derive([ascii('token_pair'), le, mint], program));
           }
         },
       ),

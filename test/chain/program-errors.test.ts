@@ -39,9 +39,11 @@ describe('program error codes', () => {
   });
 
   it('FRAMEWORK_ERRORS holds the framework codes', () => {
-    expect(Object.entries(FRAMEWORK_ERRORS).map(([name, code]) => [code, name]).sort(([a], [b]) => Number(a) - Number(b))).toEqual(
-      frameworkTable,
-    );
+    expect(
+      Object.entries(FRAMEWORK_ERRORS)
+        .map(([name, code]) => [code, name])
+        .sort(([a], [b]) => Number(a) - Number(b)),
+    ).toEqual(frameworkTable);
   });
 
   it.each([...protocolTable, ...frameworkTable])('programErrorName(%i) = %s', (code, name) => {
@@ -106,7 +108,9 @@ describe('classifyTransactionError', () => {
   it('names a runtime error as a fact, a program error by its PROTOCOL.md name', () => {
     expect(classifyTransactionError('BlockhashNotFound').transactionError).toBe('BlockhashNotFound');
     expect(classifyTransactionError({ InstructionError: [2, 'ComputationalBudgetExceeded'] }).transactionError).toBe('ComputationalBudgetExceeded');
-    expect(classifyTransactionError({ InstructionError: [0, { Custom: 6001 }] })).toMatchObject({ programError: { name: 'VoteOutOfOrder', code: 6001 } });
+    expect(classifyTransactionError({ InstructionError: [0, { Custom: 6001 }] })).toMatchObject({
+      programError: { name: 'VoteOutOfOrder', code: 6001 },
+    });
     expect(classifyTransactionError({ InstructionError: [0, { Custom: 6001 }] }).transactionError).toBeUndefined();
   });
 

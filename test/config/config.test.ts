@@ -94,14 +94,24 @@ describe('parseConfig: defaults', () => {
       `BRIDGE_TARGET_TIP_ACCOUNT: entry 3: ${tipAccount} is listed twice`,
     ]);
     // The tip's own cap, 1,000,000 unless set; the priority fee cap no longer bounds it.
-    const tipped = parseConfig({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000000', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount, BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1' });
+    const tipped = parseConfig({
+      ...RUNTIME,
+      BRIDGE_TARGET_TIP_LAMPORTS: '1000000',
+      BRIDGE_TARGET_TIP_ACCOUNT: tipAccount,
+      BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '1',
+    });
     expect(tipped.config.crank!.sendExtensions.target.tip).toEqual({ accounts: [tipAccount], lamports: 1_000_000 });
     expect(problemsOf({ ...RUNTIME, BRIDGE_TARGET_TIP_LAMPORTS: '1000001', BRIDGE_TARGET_TIP_ACCOUNT: tipAccount })).toEqual([
       'BRIDGE_TARGET_TIP_LAMPORTS: 1000001 is above BRIDGE_TARGET_TIP_MAX_LAMPORTS (1000000), the most a transaction of this chain pays in tip; lower the tip or raise BRIDGE_TARGET_TIP_MAX_LAMPORTS',
     ]);
-    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_TIP_LAMPORTS: '5000', BRIDGE_SOURCE_TIP_ACCOUNT: tipAccount, BRIDGE_SOURCE_TIP_MAX_LAMPORTS: '4999' })[0]).toMatch(
-      /^BRIDGE_SOURCE_TIP_LAMPORTS: 5000 is above BRIDGE_SOURCE_TIP_MAX_LAMPORTS \(4999\)/,
-    );
+    expect(
+      problemsOf({
+        ...RUNTIME,
+        BRIDGE_SOURCE_TIP_LAMPORTS: '5000',
+        BRIDGE_SOURCE_TIP_ACCOUNT: tipAccount,
+        BRIDGE_SOURCE_TIP_MAX_LAMPORTS: '4999',
+      })[0],
+    ).toMatch(/^BRIDGE_SOURCE_TIP_LAMPORTS: 5000 is above BRIDGE_SOURCE_TIP_MAX_LAMPORTS \(4999\)/);
   });
 
   it('a day of fees by default includes the tip paid on top of each transaction', () => {
@@ -155,7 +165,8 @@ describe('parseConfig: defaults', () => {
   });
 
   it('BRIDGE_NONCE_ACCOUNTS: 2 per chain by default, 0 for blockhash mode, at most 8', () => {
-    const nonceAccounts = (value?: string) => parseConfig({ ...RUNTIME, ...(value === undefined ? {} : { BRIDGE_NONCE_ACCOUNTS: value }) }).config.crank?.nonceAccounts;
+    const nonceAccounts = (value?: string) =>
+      parseConfig({ ...RUNTIME, ...(value === undefined ? {} : { BRIDGE_NONCE_ACCOUNTS: value }) }).config.crank?.nonceAccounts;
     expect(nonceAccounts()).toBe(2);
     expect(nonceAccounts('0')).toBe(0);
     expect(() => nonceAccounts('9')).toThrow('BRIDGE_NONCE_ACCOUNTS');
@@ -206,14 +217,24 @@ describe('parseConfig: bind address', () => {
     expect(parseConfig(env).config.bind).toEqual({ host, port });
   });
 
-  it.each(['::1:8080', '[::1]', '[::1]8080', 'host', 'host:', ':8080', 'host:70000', 'host:12abc', 'host:-1', '[not-ipv6]:80', 'a b:80', 'host:80:80'])(
-    'refuses BRIDGE_BIND_ADDRESS=%s',
-    (value) => {
-      expect(problemsOf({ BRIDGE_BIND_ADDRESS: value })).toEqual([
-        `BRIDGE_BIND_ADDRESS: expected host:port or [ipv6]:port with a port 0..65535, got ${JSON.stringify(value)}`,
-      ]);
-    },
-  );
+  it.each([
+    '::1:8080',
+    '[::1]',
+    '[::1]8080',
+    'host',
+    'host:',
+    ':8080',
+    'host:70000',
+    'host:12abc',
+    'host:-1',
+    '[not-ipv6]:80',
+    'a b:80',
+    'host:80:80',
+  ])('refuses BRIDGE_BIND_ADDRESS=%s', (value) => {
+    expect(problemsOf({ BRIDGE_BIND_ADDRESS: value })).toEqual([
+      `BRIDGE_BIND_ADDRESS: expected host:port or [ipv6]:port with a port 0..65535, got ${JSON.stringify(value)}`,
+    ]);
+  });
 
   it('refuses a PORT that is not a u16', () => {
     expect(problemsOf({ PORT: '80a' })).toEqual(['PORT: expected an integer 0..65535, got "80a"']);
@@ -245,7 +266,8 @@ describe('parseConfig: runtime variables (all five or none)', () => {
 });
 
 describe('parseConfig: admin auth', () => {
-  const both = 'BRIDGE_AUTH_USERNAME and BRIDGE_AUTH_PASSWORD must be set together (both to protect the admin endpoints, neither to rely on ingress restriction)';
+  const both =
+    'BRIDGE_AUTH_USERNAME and BRIDGE_AUTH_PASSWORD must be set together (both to protect the admin endpoints, neither to rely on ingress restriction)';
 
   it('takes both', () => {
     expect(parseConfig({ BRIDGE_AUTH_USERNAME: 'ops', BRIDGE_AUTH_PASSWORD: 'pa:ss wörd' }).config.adminAuth).toEqual({
@@ -321,9 +343,7 @@ describe('parseConfig: u64 durations beyond 2^53', () => {
   });
 
   it('takes backoff milliseconds up to Number.MAX_SAFE_INTEGER exactly', () => {
-    expect(parseConfig({ ...RUNTIME, BRIDGE_CRANK_RETRY_BACKOFF_MS: '9007199254740991' }).config.crank?.retryBackoffMs).toBe(
-      Number.MAX_SAFE_INTEGER,
-    );
+    expect(parseConfig({ ...RUNTIME, BRIDGE_CRANK_RETRY_BACKOFF_MS: '9007199254740991' }).config.crank?.retryBackoffMs).toBe(Number.MAX_SAFE_INTEGER);
     expect(problemsOf({ ...RUNTIME, BRIDGE_CRANK_RETRY_BACKOFF_MS: '9007199254740992' })).toEqual([
       'BRIDGE_CRANK_RETRY_BACKOFF_MS: 9007199254740992 milliseconds is above the supported maximum of 9007199254740991 milliseconds (about 285,000 years)',
     ]);
@@ -390,7 +410,9 @@ describe('parseConfig: other values', () => {
   it('reads BRIDGE_ALLOWED_HOSTS lower-cased and bounds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS by the 256 connections in all', () => {
     const { config } = parseConfig({ BRIDGE_ALLOWED_HOSTS: 'Bridge.Example.com, ops.internal', BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '256' });
     expect(config).toMatchObject({ allowedHosts: ['bridge.example.com', 'ops.internal'], maxConnectionsPerAddress: 256 });
-    expect(problemsOf({ BRIDGE_ALLOWED_HOSTS: 'ok.example,https://bridge.example.com,host:8080', BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '257' })).toEqual([
+    expect(
+      problemsOf({ BRIDGE_ALLOWED_HOSTS: 'ok.example,https://bridge.example.com,host:8080', BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '257' }),
+    ).toEqual([
       'BRIDGE_ALLOWED_HOSTS: entry 2: expected a host name such as bridge.example.com (no scheme, no port), got "https://bridge.example.com"',
       'BRIDGE_ALLOWED_HOSTS: entry 3: expected a host name such as bridge.example.com (no scheme, no port), got "host:8080"',
       'BRIDGE_MAX_CONNECTIONS_PER_ADDRESS: expected an integer 1..256, got "257"',
@@ -404,12 +426,9 @@ describe('parseConfig: other values', () => {
       BRIDGE_TARGET_RPC_URL: 'https://secret-token-2@rpc.example.org/',
       BRIDGE_SOURCE_RPC_FALLBACK_URLS: 'http://127.0.0.1:8901,https://user:secret-pass-3@rpc.example.org/',
     });
-    const why = 'the URL carries credentials (user:password@host), which the RPC client cannot send; use the key in the path or query as your provider documents, or an authenticating proxy';
-    expect(problems).toEqual([
-      `BRIDGE_SOURCE_RPC_URL: ${why}`,
-      `BRIDGE_TARGET_RPC_URL: ${why}`,
-      `BRIDGE_SOURCE_RPC_FALLBACK_URLS: entry 2: ${why}`,
-    ]);
+    const why =
+      'the URL carries credentials (user:password@host), which the RPC client cannot send; use the key in the path or query as your provider documents, or an authenticating proxy';
+    expect(problems).toEqual([`BRIDGE_SOURCE_RPC_URL: ${why}`, `BRIDGE_TARGET_RPC_URL: ${why}`, `BRIDGE_SOURCE_RPC_FALLBACK_URLS: entry 2: ${why}`]);
     expect(problems.join('\n')).not.toMatch(/secret-/);
   });
 

@@ -26,11 +26,22 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('the watchdog settings', () => {
   it('report by default: continue, no file, no hash, no flow limit', () => {
-    expect(parseConfig(RUNTIME).config.crank?.watchdog).toEqual({ onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: {}, flowLimits: [] });
+    expect(parseConfig(RUNTIME).config.crank?.watchdog).toEqual({
+      onInvariantBreach: 'continue',
+      watchdogFile: undefined,
+      programHashes: {},
+      flowLimits: [],
+    });
   });
 
   it('reads halt with its file, the hashes (lower-cased) and a flow limit per mint, which is no unknown variable', () => {
-    const env = { ...RUNTIME, BRIDGE_ON_INVARIANT_BREACH: 'halt', BRIDGE_WATCHDOG_FILE: '/var/lib/bridge/watchdog.jsonl', BRIDGE_TARGET_PROGRAM_HASH: HASH, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '1000000000/24' };
+    const env = {
+      ...RUNTIME,
+      BRIDGE_ON_INVARIANT_BREACH: 'halt',
+      BRIDGE_WATCHDOG_FILE: '/var/lib/bridge/watchdog.jsonl',
+      BRIDGE_TARGET_PROGRAM_HASH: HASH,
+      [`BRIDGE_FLOW_LIMIT_${MINT}`]: '1000000000/24',
+    };
     const { config, warnings } = parseConfig(env);
     expect(config.crank?.watchdog).toEqual({
       onInvariantBreach: 'halt',
@@ -42,12 +53,22 @@ describe('the watchdog settings', () => {
   });
 
   it('refuses halt or a flow limit without the file, a malformed limit or hash, each naming its variable', () => {
-    expect(problemsOf({ ...RUNTIME, BRIDGE_ON_INVARIANT_BREACH: 'halt' })).toEqual([expect.stringMatching(/^BRIDGE_WATCHDOG_FILE: missing; BRIDGE_ON_INVARIANT_BREACH=halt/)]);
-    expect(problemsOf({ ...RUNTIME, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '5/1' })).toEqual([expect.stringMatching(/^BRIDGE_WATCHDOG_FILE: missing; a flow limit/)]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_ON_INVARIANT_BREACH: 'halt' })).toEqual([
+      expect.stringMatching(/^BRIDGE_WATCHDOG_FILE: missing; BRIDGE_ON_INVARIANT_BREACH=halt/),
+    ]);
+    expect(problemsOf({ ...RUNTIME, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '5/1' })).toEqual([
+      expect.stringMatching(/^BRIDGE_WATCHDOG_FILE: missing; a flow limit/),
+    ]);
     const file = { BRIDGE_WATCHDOG_FILE: '/tmp/w' };
-    expect(problemsOf({ ...RUNTIME, ...file, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '5' })).toEqual([expect.stringMatching(new RegExp(`^BRIDGE_FLOW_LIMIT_${MINT}: expected <amount>/<hours>`))]);
+    expect(problemsOf({ ...RUNTIME, ...file, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '5' })).toEqual([
+      expect.stringMatching(new RegExp(`^BRIDGE_FLOW_LIMIT_${MINT}: expected <amount>/<hours>`)),
+    ]);
     expect(problemsOf({ ...RUNTIME, ...file, [`BRIDGE_FLOW_LIMIT_${MINT}`]: '5/9000' })).toHaveLength(1);
-    expect(problemsOf({ ...RUNTIME, ...file, BRIDGE_FLOW_LIMIT_not_a_mint: '5/1' })).toEqual(['BRIDGE_FLOW_LIMIT_not_a_mint: the name must end in a base58 source mint']);
-    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_PROGRAM_HASH: 'abc' })).toEqual([expect.stringMatching(/^BRIDGE_SOURCE_PROGRAM_HASH: expected the sha256/)]);
+    expect(problemsOf({ ...RUNTIME, ...file, BRIDGE_FLOW_LIMIT_not_a_mint: '5/1' })).toEqual([
+      'BRIDGE_FLOW_LIMIT_not_a_mint: the name must end in a base58 source mint',
+    ]);
+    expect(problemsOf({ ...RUNTIME, BRIDGE_SOURCE_PROGRAM_HASH: 'abc' })).toEqual([
+      expect.stringMatching(/^BRIDGE_SOURCE_PROGRAM_HASH: expected the sha256/),
+    ]);
   });
 });

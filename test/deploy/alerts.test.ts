@@ -87,8 +87,10 @@ describe('deploy/prometheus/alerts.yml', () => {
     }
   });
 
-  it('reads only metrics the server declares (and Prometheus\' own `up`)', () => {
-    const declared = new Set(Object.values(createMetrics(new Registry())).flatMap((m) => ('name' in m && typeof m.name === 'string' ? [m.name] : [])));
+  it("reads only metrics the server declares (and Prometheus' own `up`)", () => {
+    const declared = new Set(
+      Object.values(createMetrics(new Registry())).flatMap((m) => ('name' in m && typeof m.name === 'string' ? [m.name] : [])),
+    );
     declared.add('up');
     for (const rule of rules) {
       const names = metricNamesIn(rule.expr);
@@ -144,11 +146,18 @@ describe('docs/operating.md "How each failure pages"', () => {
     const known = new Set(rules.map((rule) => rule.name));
     for (const { way, alerts } of ways) {
       for (const alert of alerts) expect(known.has(alert), `"${way}" names ${alert}, which alerts.yml does not hold`).toBe(true);
-      expect(alerts.some((alert) => critical.has(alert)), `"${way}" pages no one: none of ${alerts.join(', ')} is critical`).toBe(true);
+      expect(
+        alerts.some((alert) => critical.has(alert)),
+        `"${way}" pages no one: none of ${alerts.join(', ')} is critical`,
+      ).toBe(true);
     }
     expect(ways.map((row) => row.way).join('\n')).toMatch(/send refused.*HTTP 500/);
     // Every critical rule is the page of some way votes stop.
-    for (const alert of critical) expect(ways.some((row) => row.alerts.includes(alert)), `${alert} pages for no way listed`).toBe(true);
+    for (const alert of critical)
+      expect(
+        ways.some((row) => row.alerts.includes(alert)),
+        `${alert} pages for no way listed`,
+      ).toBe(true);
   });
 
   it('has one row per alert, with its severity and delay as alerts.yml says', () => {
@@ -183,31 +192,33 @@ describe('deploy/prometheus/scrape-config.yml', () => {
     for (const rule of rules.filter((candidate) => /\bup\b|absent\(/.test(candidate.expr))) expect(rule.expr, rule.name).toContain('job="bridge"');
   });
 
-  it.runIf(promtoolInstalled)('promtool check config: valid as shipped (no token file anywhere), and with the Cloud Run job once its token file exists', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'scrape-config-'));
-    const check = (config: string) => {
-      writeFileSync(join(dir, 'scrape-config.yml'), config);
-      const result = spawnSync('promtool', ['check', 'config', join(dir, 'scrape-config.yml')], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
-      return { output: `${result.stdout}${result.stderr}`, status: result.status };
-    };
-    try {
-      copyFileSync(RULES, join(dir, 'alerts.yml'));
-      const shipped = check(text);
-      expect(shipped.output).toContain('is valid prometheus config file syntax');
-      expect(shipped.status).toBe(0);
-      // credentials_file must exist when the configuration loads: the sidecar's token file, here an empty one.
-      const tokenFile = join(dir, 'id-token');
-      writeFileSync(tokenFile, '');
-      expect(withCloudRun).toContain('credentials_file: /var/run/bridge/id-token');
-      const cloudRun = check(withCloudRun.replaceAll('/var/run/bridge/id-token', tokenFile));
-      expect(cloudRun.output).toContain('is valid prometheus config file syntax');
-      expect(cloudRun.status).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.runIf(promtoolInstalled)(
+    'promtool check config: valid as shipped (no token file anywhere), and with the Cloud Run job once its token file exists',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'scrape-config-'));
+      const check = (config: string) => {
+        writeFileSync(join(dir, 'scrape-config.yml'), config);
+        const result = spawnSync('promtool', ['check', 'config', join(dir, 'scrape-config.yml')], { encoding: 'utf8', timeout: PROMTOOL_TIMEOUT_MS });
+        return { output: `${result.stdout}${result.stderr}`, status: result.status };
+      };
+      try {
+        copyFileSync(RULES, join(dir, 'alerts.yml'));
+        const shipped = check(text);
+        expect(shipped.output).toContain('is valid prometheus config file syntax');
+        expect(shipped.status).toBe(0);
+        // credentials_file must exist when the configuration loads: the sidecar's token file, here an empty one.
+        const tokenFile = join(dir, 'id-token');
+        writeFileSync(tokenFile, '');
+        expect(withCloudRun).toContain('credentials_file: /var/run/bridge/id-token');
+        const cloudRun = check(withCloudRun.replaceAll('/var/run/bridge/id-token', tokenFile));
+        expect(cloudRun.output).toContain('is valid prometheus config file syntax');
+        expect(cloudRun.status).toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
-
 
 describe('promtool on the shipped rules', () => {
   it.runIf(process.env.CI !== undefined)('is installed in CI (.ci/run installs the prometheus package)', () => {

@@ -117,7 +117,9 @@ describe('what the dashboard shows an incident as', () => {
   it('reads the ages of cycles against the poll interval: green under 2 intervals, orange from 2, red from 40', () => {
     for (const title of ['Since the last finished cycle (poll intervals)', 'Since the last cycle start (poll intervals) / successful action']) {
       const age = panel(title);
-      expect(age.targets?.[0]?.expr, title).toMatch(/^\(time\(\) - bridge_crank_last_\w+_timestamp_seconds\{.*\}\) \/ on \(job, instance\) bridge_crank_poll_interval_seconds\{/);
+      expect(age.targets?.[0]?.expr, title).toMatch(
+        /^\(time\(\) - bridge_crank_last_\w+_timestamp_seconds\{.*\}\) \/ on \(job, instance\) bridge_crank_poll_interval_seconds\{/,
+      );
       expect(age.fieldConfig?.defaults.thresholds?.steps, title).toEqual([
         { color: 'green', value: null },
         { color: 'orange', value: 2 },
@@ -151,7 +153,9 @@ describe('what the dashboard shows an incident as', () => {
   it('maps the signing lease: held green, released, waiting and unknown orange, taken and unusable red, off blue; each status its own number', () => {
     const lease = panel('Signing lease');
     const expr = lease.targets?.[0]?.expr ?? '';
-    const numbered = Object.fromEntries([...expr.matchAll(/(\d+) \* bridge_crank_lease\{[^}]*status="(\w+)"\}/g)].map(([, value = '', status = '']) => [value, status]));
+    const numbered = Object.fromEntries(
+      [...expr.matchAll(/(\d+) \* bridge_crank_lease\{[^}]*status="(\w+)"\}/g)].map(([, value = '', status = '']) => [value, status]),
+    );
     expect(numbered).toEqual({ '1': 'held', '2': 'released', '3': 'waiting', '4': 'unknown', '5': 'taken', '6': 'unusable' });
     // A status the server adds shows as a number until the panel names it.
     expect(Object.values(numbered).sort()).toEqual(LEASE_STATUSES.filter((status) => status !== 'off').sort());
@@ -189,7 +193,10 @@ function selectorsIn(expr: string): Array<{ name: string; equal: Map<string, str
 }
 
 const rules = alertRules(readFileSync(ALERTS, 'utf8'));
-const everyExpression = [...expressions.map(({ panel, expr }) => ({ where: `panel ${panel}`, expr })), ...rules.map(({ name, expr }) => ({ where: `alert ${name}`, expr }))];
+const everyExpression = [
+  ...expressions.map(({ panel, expr }) => ({ where: `panel ${panel}`, expr })),
+  ...rules.map(({ name, expr }) => ({ where: `alert ${name}`, expr })),
+];
 
 /**
  * Series a fresh server cannot have yet, each for a reason that holds until the event: a value
@@ -203,7 +210,10 @@ const MEASURED_LATER: ReadonlyMap<string, string> = new Map([
   ['bridge_transfer_latency_seconds_bucket', 'by stage, from the first transfer seen finishing'],
   ['bridge_landing_slots_bucket', 'by chain, from the first transaction that lands'],
   ['bridge_crank_last_success_timestamp_seconds', 'the time of the first action that succeeds (a 0 reads as an age of decades)'],
-  ['bridge_crank_unlanded_since_timestamp_seconds', 'from the first read that finds work waiting for this authority; absent again whenever nothing waits'],
+  [
+    'bridge_crank_unlanded_since_timestamp_seconds',
+    'from the first read that finds work waiting for this authority; absent again whenever nothing waits',
+  ],
   ['bridge_flow_held', 'by mint, for each BRIDGE_FLOW_LIMIT_<MINT> set: a server without a flow limit has no series to read'],
 ]);
 
@@ -223,16 +233,22 @@ describe('the dashboard and the alerts against a live /metrics', () => {
     server = new ServerProcess(serverEnv(bridge.world, 0, 0));
     url = await server.listening();
     // The first scrape that shows the crank running, however the process orders its startup.
-    await waitFor(async () => {
-      atStart = await (await fetch(`${url}/metrics`)).text();
-      return /^bridge_crank_enabled 1$/m.test(atStart);
-    }, { timeoutMs: FIRST_CYCLE_TIMEOUT_MS, what: 'bridge_crank_enabled 1 in /metrics', intervalMs: 20 });
-    await waitFor(async () => {
-      const health = (await (await fetch(`${url}/health`)).json()) as { crank: { last_run_at: number | null } };
-      afterFirstCycle = await (await fetch(`${url}/metrics`)).text();
-      const finished = /^bridge_crank_last_cycle_finished_timestamp_seconds (\S+)$/m.exec(afterFirstCycle)?.[1];
-      return health.crank.last_run_at !== null && Number(finished ?? 0) > 0;
-    }, { timeoutMs: FIRST_CYCLE_TIMEOUT_MS, what: 'the first crank cycle to finish', intervalMs: 100 });
+    await waitFor(
+      async () => {
+        atStart = await (await fetch(`${url}/metrics`)).text();
+        return /^bridge_crank_enabled 1$/m.test(atStart);
+      },
+      { timeoutMs: FIRST_CYCLE_TIMEOUT_MS, what: 'bridge_crank_enabled 1 in /metrics', intervalMs: 20 },
+    );
+    await waitFor(
+      async () => {
+        const health = (await (await fetch(`${url}/health`)).json()) as { crank: { last_run_at: number | null } };
+        afterFirstCycle = await (await fetch(`${url}/metrics`)).text();
+        const finished = /^bridge_crank_last_cycle_finished_timestamp_seconds (\S+)$/m.exec(afterFirstCycle)?.[1];
+        return health.crank.last_run_at !== null && Number(finished ?? 0) > 0;
+      },
+      { timeoutMs: FIRST_CYCLE_TIMEOUT_MS, what: 'the first crank cycle to finish', intervalMs: 100 },
+    );
   }, 120_000);
   afterAll(async () => {
     await server?.stop();
@@ -256,18 +272,28 @@ describe('the dashboard and the alerts against a live /metrics', () => {
     const samples = samplesOf(atStart);
     for (const { where, expr } of everyExpression) {
       for (const name of metricNamesIn(expr).filter((used) => counters.has(used))) {
-        expect(samples.some((sample) => sample.name === name), `${where} reads ${name}, which has no sample at the start`).toBe(true);
+        expect(
+          samples.some((sample) => sample.name === name),
+          `${where} reads ${name}, which has no sample at the start`,
+        ).toBe(true);
       }
       for (const { name, equal } of selectorsIn(expr).filter((selector) => counters.has(selector.name) && selector.equal.size > 0)) {
         const found = samples.some((sample) => sample.name === name && [...equal].every(([label, value]) => sample.labels.get(label) === value));
-        expect(found, `${where} reads ${name} with ${[...equal].map(([label, value]) => `${label}="${value}"`).join(', ')}: no such sample at the start`).toBe(true);
+        expect(
+          found,
+          `${where} reads ${name} with ${[...equal].map(([label, value]) => `${label}="${value}"`).join(', ')}: no such sample at the start`,
+        ).toBe(true);
       }
     }
   });
 
   it('names at the start every RPC method the first cycle sent: a method the chain client does not list would appear only with its first request', () => {
     const methods = (exposition: string) =>
-      new Set(samplesOf(exposition).filter((sample) => sample.name === 'bridge_rpc_requests_total').map((sample) => sample.labels.get('method')));
+      new Set(
+        samplesOf(exposition)
+          .filter((sample) => sample.name === 'bridge_rpc_requests_total')
+          .map((sample) => sample.labels.get('method')),
+      );
     expect(methods(afterFirstCycle)).toEqual(methods(atStart));
   });
 

@@ -37,7 +37,10 @@ afterEach(async () => {
 describe('Dockerfile', () => {
   it('pins every base image by digest', () => {
     const froms = [...DOCKERFILE.matchAll(/^FROM (\S+)/gm)].map((match) => match[1]);
-    expect(froms).toEqual([expect.stringMatching(/^node:24-bookworm@sha256:[0-9a-f]{64}$/), expect.stringMatching(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/)]);
+    expect(froms).toEqual([
+      expect.stringMatching(/^node:24-bookworm@sha256:[0-9a-f]{64}$/),
+      expect.stringMatching(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/),
+    ]);
   });
 
   it('HEALTHCHECK: healthy while /health answers 200 (ok, degraded), unhealthy on 503 (stalled) and when nothing answers', async () => {

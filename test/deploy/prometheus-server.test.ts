@@ -39,10 +39,12 @@ function portOf(server: Server): number {
 /** A port free right now on loopback, for Prometheus' own listener (it takes no port 0). */
 function freePort(): Promise<number> {
   const probe = createNetServer();
-  return new Promise((resolve) => probe.listen(0, '127.0.0.1', () => {
-    const { port } = probe.address() as AddressInfo;
-    probe.close(() => resolve(port));
-  }));
+  return new Promise((resolve) =>
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    }),
+  );
 }
 
 interface ActiveAlert {
@@ -61,7 +63,10 @@ describe.runIf(installed)('the real Prometheus server on deploy/prometheus/alert
     // The restarted crank: its first read waits (until the test stops it), so no cycle has finished.
     restarted = startTestCrank(bridgeView({ deposits: deposits(2), withdrawals: [] }), {
       before: (chains) => {
-        chains.script('readState', (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))));
+        chains.script(
+          'readState',
+          (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))),
+        );
       },
     });
     // The control: what the server exported before, a last-cycle gauge at 0 from the start.
@@ -108,15 +113,26 @@ describe.runIf(installed)('the real Prometheus server on deploy/prometheus/alert
     return ((await response.json()) as { data: { alerts: ActiveAlert[] } }).data.alerts;
   }
 
-  it('a restart whose first cycle still runs fires nothing; a last-cycle gauge at 0 would', async () => {
-    const zeroStalled = (list: ActiveAlert[]) => list.some((alert) => alert.labels['alertname'] === 'BridgeCrankStalled' && alert.labels['authority'] === 'zero');
-    await waitFor(async () => zeroStalled(await alerts()), { timeoutMs: STARTUP_TIMEOUT_MS, what: 'the control target\'s BridgeCrankStalled', intervalMs: 250 });
-    // A few more evaluations at 1 s, each with both targets scraped.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const now = await alerts();
-    expect(zeroStalled(now)).toBe(true);
-    expect(now.filter((alert) => alert.labels['authority'] === 'restarted')).toEqual([]);
-    const scraped = (await (await fetch(`${api}/query?query=${encodeURIComponent('bridge_crank_enabled{authority="restarted"}')}`)).json()) as { data: { result: unknown[] } };
-    expect(scraped.data.result).toHaveLength(1);
-  }, STARTUP_TIMEOUT_MS + 10_000);
+  it(
+    'a restart whose first cycle still runs fires nothing; a last-cycle gauge at 0 would',
+    async () => {
+      const zeroStalled = (list: ActiveAlert[]) =>
+        list.some((alert) => alert.labels['alertname'] === 'BridgeCrankStalled' && alert.labels['authority'] === 'zero');
+      await waitFor(async () => zeroStalled(await alerts()), {
+        timeoutMs: STARTUP_TIMEOUT_MS,
+        what: "the control target's BridgeCrankStalled",
+        intervalMs: 250,
+      });
+      // A few more evaluations at 1 s, each with both targets scraped.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const now = await alerts();
+      expect(zeroStalled(now)).toBe(true);
+      expect(now.filter((alert) => alert.labels['authority'] === 'restarted')).toEqual([]);
+      const scraped = (await (await fetch(`${api}/query?query=${encodeURIComponent('bridge_crank_enabled{authority="restarted"}')}`)).json()) as {
+        data: { result: unknown[] };
+      };
+      expect(scraped.data.result).toHaveLength(1);
+    },
+    STARTUP_TIMEOUT_MS + 10_000,
+  );
 });

@@ -34,8 +34,12 @@ describe('parseDevnetFlags', () => {
       commitmentLags: { confirmedLagSlots: 1, finalizedLagSlots: 10 },
       forkPercent: 5,
     });
-    expect(parseDevnetFlags(['--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({ commitmentLags: { confirmedLagSlots: 0, finalizedLagSlots: 0 } });
-    expect(parseDevnetFlags(['--slot-interval-ms', '0', '--confirmed-lag', '0', '--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({ slotIntervalMs: 0 });
+    expect(parseDevnetFlags(['--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({
+      commitmentLags: { confirmedLagSlots: 0, finalizedLagSlots: 0 },
+    });
+    expect(parseDevnetFlags(['--slot-interval-ms', '0', '--confirmed-lag', '0', '--finalized-lag', '0'], MAX_CAPACITY)).toMatchObject({
+      slotIntervalMs: 0,
+    });
     expect(parseDevnetFlags(['--compute-cost-scale', '6', '--price-floor', '20000', '--forward-percent', '10'], MAX_CAPACITY)).toMatchObject({
       computeCostScale: 6,
       priceFloor: 20_000,
@@ -89,14 +93,24 @@ describe('parseDemoFlags', () => {
       commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 },
       forwardPercent: 100,
     });
-    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6', '--forward-percent', '25'])).toMatchObject({ congestion: 20_000, computeCostScale: 6, forwardPercent: 25 });
+    expect(parseDemoFlags(['--congestion', '20000', '--compute-cost-scale', '6', '--forward-percent', '25'])).toMatchObject({
+      congestion: 20_000,
+      computeCostScale: 6,
+      forwardPercent: 25,
+    });
   });
 
   it('refuses lags a devnet cannot run: confirmed past finalized, lags without a slot timer, forks without a confirmed lag', () => {
-    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '5', '--finalized-lag', '4'], MAX_CAPACITY))).toContain('--confirmed-lag must be an integer from 0 to 4');
-    expect(usageError(() => parseDevnetFlags(['--finalized-lag', '151'], MAX_CAPACITY))).toContain('--finalized-lag must be an integer from 0 to 150');
+    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '5', '--finalized-lag', '4'], MAX_CAPACITY))).toContain(
+      '--confirmed-lag must be an integer from 0 to 4',
+    );
+    expect(usageError(() => parseDevnetFlags(['--finalized-lag', '151'], MAX_CAPACITY))).toContain(
+      '--finalized-lag must be an integer from 0 to 150',
+    );
     expect(usageError(() => parseDevnetFlags(['--slot-interval-ms', '0'], MAX_CAPACITY))).toContain('--slot-interval-ms 0 stops the slot timer');
-    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '0', '--fork-percent', '10'], MAX_CAPACITY))).toContain('--fork-percent needs --confirmed-lag 1');
+    expect(usageError(() => parseDevnetFlags(['--confirmed-lag', '0', '--fork-percent', '10'], MAX_CAPACITY))).toContain(
+      '--fork-percent needs --confirmed-lag 1',
+    );
     expect(usageError(() => parseDemoFlags(['--finalized-lag', 'x']))).toContain('--finalized-lag must be an integer');
   });
 

@@ -47,7 +47,22 @@ describe('flag errors as processes (the parsing itself: cli-args.test.ts)', () =
 
 describe('npm run devnet: lifecycle', () => {
   it('boots (with a cost scale, a price floor and Agave-like banks at 50 ms slots), writes world.json, prints the server environment, and exits 0 on SIGINT', async () => {
-    const args = ['--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '2', '--compute-cost-scale', '6', '--price-floor', '20000', '--slot-interval-ms', '50'];
+    const args = [
+      '--source-port',
+      '0',
+      '--target-port',
+      '0',
+      '--dir',
+      dir,
+      '--authorities',
+      '2',
+      '--compute-cost-scale',
+      '6',
+      '--price-floor',
+      '20000',
+      '--slot-interval-ms',
+      '50',
+    ];
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -66,7 +81,12 @@ describe('npm run devnet: lifecycle', () => {
     expect(await admin('devnet_getComputeCosts')).toMatchObject({ scale: 6, units: { ack_deposit: 144_000 } });
     expect(await admin('devnet_getFaults')).toMatchObject({ priceFloor: 20_000 });
     // The bridge is there for a server reading at finalized (the default) as soon as this prints.
-    const tracker = (await rpc(world.source.rpcUrl, 'getAccountInfo', [(world as unknown as { source: { depositTracker: string } }).source.depositTracker, { encoding: 'base64' }])).body.result;
+    const tracker = (
+      await rpc(world.source.rpcUrl, 'getAccountInfo', [
+        (world as unknown as { source: { depositTracker: string } }).source.depositTracker,
+        { encoding: 'base64' },
+      ])
+    ).body.result;
     expect(tracker.value).not.toBeNull();
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);

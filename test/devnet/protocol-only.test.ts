@@ -163,13 +163,28 @@ afterAll(async () => {
 
 it('deposits, reads the trackers, votes, finalizes, claims and cleans up with PROTOCOL.md bytes only', async () => {
   const keys = Buffer.concat([u32(3), ...authorities.map((a) => key(a.publicKey))]);
-  await send(source, [ix([signerMeta(governance.publicKey), writableMeta(depositTracker)], data('initialize_deposit_tracker', u16(T), u64(8n), u8(2), keys))], [governance]);
-  await send(target, [ix([signerMeta(governance.publicKey), writableMeta(withdrawTracker)], data('initialize_withdraw_tracker', u16(S), u64(8n), u8(2), keys))], [governance]);
+  await send(
+    source,
+    [ix([signerMeta(governance.publicKey), writableMeta(depositTracker)], data('initialize_deposit_tracker', u16(T), u64(8n), u8(2), keys))],
+    [governance],
+  );
+  await send(
+    target,
+    [ix([signerMeta(governance.publicKey), writableMeta(withdrawTracker)], data('initialize_withdraw_tracker', u16(S), u64(8n), u8(2), keys))],
+    [governance],
+  );
   const setPair = data('set_token_pair', key(mint), key(Keypair.generate().publicKey), bool(false), u64(600n), u64(10_000n));
   await send(target, [ix([signerMeta(governance.publicKey), writableMeta(withdrawTracker), writableMeta(tokenPairOf(mint))], setPair)], [governance]);
 
   const sourceHeader = await header(source, depositTracker);
-  expect(sourceHeader).toMatchObject({ discriminator: DEPOSIT_TRACKER_DISCRIMINATOR, sourceChainId: S, targetChainId: T, threshold: 2, authorityCount: 3, capacity: 8n });
+  expect(sourceHeader).toMatchObject({
+    discriminator: DEPOSIT_TRACKER_DISCRIMINATOR,
+    sourceChainId: S,
+    targetChainId: T,
+    threshold: 2,
+    authorityCount: 3,
+    capacity: 8n,
+  });
   expect((await header(target, withdrawTracker)).discriminator).toBe(WITHDRAW_TRACKER_DISCRIMINATOR);
 
   // Two deposits: one the pair can only partly confirm (limit 600), one for a mint without a pair.
@@ -182,9 +197,17 @@ it('deposits, reads the trackers, votes, finalizes, claims and cleans up with PR
   expect((await depositEntry(0)).depositor.equals(depositor.publicKey)).toBe(true);
 
   // ack_deposit: authority 0 proposes both in one transaction; authority 1 approves both.
-  await send(target, [ackDeposit(authorities[0]!, 0n, true, 1_000n, mint), ackDeposit(authorities[0]!, 1n, true, 250n, unknownMint)], [authorities[0]!]);
+  await send(
+    target,
+    [ackDeposit(authorities[0]!, 0n, true, 1_000n, mint), ackDeposit(authorities[0]!, 1n, true, 250n, unknownMint)],
+    [authorities[0]!],
+  );
   expect((await withdrawEntry(0)).status).toBe(1);
-  await send(target, [ackDeposit(authorities[1]!, 0n, true, 1_000n, mint), ackDeposit(authorities[1]!, 1n, true, 250n, unknownMint)], [authorities[1]!]);
+  await send(
+    target,
+    [ackDeposit(authorities[1]!, 0n, true, 1_000n, mint), ackDeposit(authorities[1]!, 1n, true, 250n, unknownMint)],
+    [authorities[1]!],
+  );
   const confirmed = await withdrawEntry(0);
   expect(confirmed).toMatchObject({ status: 2, createdTokenAccount: 0, yesVotes: 0b011, result: { tag: 1, reason: 0, amount: 600n } });
   expect(await withdrawEntry(1)).toMatchObject({ status: 2, createdTokenAccount: 2, result: { tag: 2, reason: 4, amount: 0n } });
@@ -196,7 +219,11 @@ it('deposits, reads the trackers, votes, finalizes, claims and cleans up with PR
 
   // The user claims the Confirmed withdrawal: created_token_account becomes Created.
   const tokenAccount = Keypair.generate().publicKey;
-  await send(target, [ix([signerMeta(depositor.publicKey), writableMeta(withdrawTracker), readonlyMeta(tokenAccount)], data('withdraw', u64(0n)))], [depositor]);
+  await send(
+    target,
+    [ix([signerMeta(depositor.publicKey), writableMeta(withdrawTracker), readonlyMeta(tokenAccount)], data('withdraw', u64(0n)))],
+    [depositor],
+  );
   const claimed = await withdrawEntry(0);
   expect(claimed.createdTokenAccount).toBe(1);
   expect(claimed.tokenAccount.equals(tokenAccount)).toBe(true);

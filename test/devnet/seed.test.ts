@@ -101,7 +101,14 @@ describe('seedSettledDeposits', () => {
     const source = new Connection(pair.source.url, 'confirmed');
     await source.sendRawTransaction(
       await signed(source, depositor, [
-        depositInstruction({ programId: pair.source.programId, depositor: depositor.publicKey, depositTracker: new PublicKey(world.source.depositTracker), amount: 9n, recipient, sourceMint: mint.toBase58() }),
+        depositInstruction({
+          programId: pair.source.programId,
+          depositor: depositor.publicKey,
+          depositTracker: new PublicKey(world.source.depositTracker),
+          amount: 9n,
+          recipient,
+          sourceMint: mint.toBase58(),
+        }),
       ]),
     );
     const authority = (await readKeypairFile(world.authorities[0]!.keypairPath))!;
@@ -149,7 +156,14 @@ describe('seedSettledDeposits', () => {
     const source = new Connection(seeded.source.url, 'confirmed');
     await source.sendRawTransaction(
       await signed(source, depositor, [
-        depositInstruction({ programId: seeded.source.programId, depositor: depositor.publicKey, depositTracker: new PublicKey(w.source.depositTracker), amount: 1n, recipient: depositor.publicKey.toBase58(), sourceMint: w.tokenPairs.normal.sourceMint }),
+        depositInstruction({
+          programId: seeded.source.programId,
+          depositor: depositor.publicKey,
+          depositTracker: new PublicKey(w.source.depositTracker),
+          amount: 1n,
+          recipient: depositor.publicKey.toBase58(),
+          sourceMint: w.tokenPairs.normal.sourceMint,
+        }),
       ]),
     );
     expect(() => seeded.seedSettledDeposits(1)).toThrow(/unsettled/);

@@ -132,7 +132,9 @@ it('a failed step is one line: the preflight message and the program error, not 
     await traffic.stop();
     const message = (errors[0] as Error).message;
     expect(message).not.toContain('\n');
-    expect(message).toMatch(/traffic deposit .* failed: preflight refused it: Transaction simulation failed: .*custom program error: 0x1777 \(Program log: AnchorError occurred\. Error Code: TrackerFull/);
+    expect(message).toMatch(
+      /traffic deposit .* failed: preflight refused it: Transaction simulation failed: .*custom program error: 0x1777 \(Program log: AnchorError occurred\. Error Code: TrackerFull/,
+    );
   } finally {
     await full.close();
     await rm(fullDir, { recursive: true, force: true });

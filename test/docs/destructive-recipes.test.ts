@@ -22,7 +22,12 @@ interface ShellBlock {
 }
 
 function shellBlocks(): ShellBlock[] {
-  const files = [...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`), 'README.md'];
+  const files = [
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+    'README.md',
+  ];
   return files.flatMap((file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
     return [...text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)].map((match) => ({
@@ -48,7 +53,9 @@ describe('shell blocks of the docs that delete or overwrite', () => {
 
   it('finds what deletes or overwrites, and not a placeholder or a 2>&1', () => {
     expect(destructiveLines('shred -u authority.json\nfoo > out.txt\ncat a | mv b c')).toHaveLength(3);
-    expect(destructiveLines('aws kms create-alias --target-key-id <KeyId from the answer>\ncmd 2>&1\n# rm -rf / is a comment\nnode -e "<the script>"')).toEqual([]);
+    expect(
+      destructiveLines('aws kms create-alias --target-key-id <KeyId from the answer>\ncmd 2>&1\n# rm -rf / is a comment\nnode -e "<the script>"'),
+    ).toEqual([]);
     expect(destructive.length, 'the SoftHSM recipe at least').toBeGreaterThan(0);
   });
 

@@ -47,7 +47,10 @@ describe('Ctrl-C on npm run demo and npm run devnet', () => {
 
   // Two retries: once in about ten runs on a machine at load average 17, npm itself ended on the
   // SIGINT after the devnet had printed `devnet stopped` (cause not found; never when run alone).
-  it('npm run devnet exits 0 when its process group gets SIGINT, as a terminal sends Ctrl-C to npm and node at once', { timeout: 60_000, retry: 2 }, async () => {
+  it('npm run devnet exits 0 when its process group gets SIGINT, as a terminal sends Ctrl-C to npm and node at once', {
+    timeout: 60_000,
+    retry: 2,
+  }, async () => {
     const args = ['run', '--silent', 'devnet', '--', '--source-port', '0', '--target-port', '0', '--dir', dir, '--authorities', '1'];
     // detached: a process group of its own, which the test signals whole (a terminal's Ctrl-C).
     const npm = spawn('npm', args, { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,7 +60,8 @@ describe('Ctrl-C on npm run demo and npm run devnet', () => {
     npm.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | string | null>((resolve) => npm.once('exit', (code, signal) => resolve(code ?? signal)));
     const deadline = Date.now() + 20_000;
-    while (!stdout.includes('Press Ctrl-C') && Date.now() < deadline && npm.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!stdout.includes('Press Ctrl-C') && Date.now() < deadline && npm.exitCode === null)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(stdout).toContain('Press Ctrl-C');
     process.kill(-npm.pid!, 'SIGINT');
     const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 10_000))]);
@@ -78,7 +82,13 @@ describe('the devnet start line in docs/devnet.md', () => {
     const example = doc.split('\n').find((line) => line.trimStart().startsWith('BRIDGE_SOURCE_RPC_URL=') && line.endsWith(' npm start')) ?? '';
     const world = { source: { rpcUrl: 's', chainId: 1 }, target: { rpcUrl: 't', chainId: 2 }, authorities: [{ keypairPath: 'k' }] };
     const names = Object.keys(serverEnv(world as Parameters<typeof serverEnv>[0], 0, 8081));
-    expect(example.trim().split(' ').slice(0, -2).map((assignment) => assignment.split('=')[0])).toEqual(names);
+    expect(
+      example
+        .trim()
+        .split(' ')
+        .slice(0, -2)
+        .map((assignment) => assignment.split('=')[0]),
+    ).toEqual(names);
     expect(example).toContain('BRIDGE_HANDOFF_SECS=0');
   });
 });

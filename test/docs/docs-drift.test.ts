@@ -19,12 +19,17 @@ import { metricNamesIn } from '../support/promql.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-const tracked = (...patterns: string[]) => execFileSync('git', ['ls-files', '--', ...patterns], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+const tracked = (...patterns: string[]) =>
+  execFileSync('git', ['ls-files', '--', ...patterns], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 
 const MARKDOWN = tracked('*.md');
 const SOURCES = tracked('src', 'devnet', 'test', 'property-tests', 'bench', 'scripts', 'ui').filter((path) => /\.(ts|js|mjs)$/.test(path));
 /** Where names that documents mention must exist: the code, not other documents. */
-const CODE = SOURCES.filter((path) => path !== 'test/docs/docs-drift.test.ts').map(read).join('\n');
+const CODE = SOURCES.filter((path) => path !== 'test/docs/docs-drift.test.ts')
+  .map(read)
+  .join('\n');
 
 /** Comment text of a source file: `//` comments and the lines of block comments. */
 function commentsOf(source: string): string {
@@ -115,7 +120,9 @@ describe('paths cited in documents and source comments', () => {
   });
 
   it('never point outside the repository (the steering folder shared/ is not part of a clone)', () => {
-    const outside = MARKDOWN.flatMap((from) => [...read(from).matchAll(/(?<![\w/.-])\.{0,2}\/?shared\/[\w./-]+/g)].map((match) => `${from} cites ${match[0]}`));
+    const outside = MARKDOWN.flatMap((from) =>
+      [...read(from).matchAll(/(?<![\w/.-])\.{0,2}\/?shared\/[\w./-]+/g)].map((match) => `${from} cites ${match[0]}`),
+    );
     expect(outside).toEqual([]);
   });
 
@@ -176,7 +183,11 @@ describe('the reference tables (docs/http-api.md, docs/operating.md, docs/develo
     const end = text.indexOf('\n#', start + heading.length + 2);
     return text.slice(start, end === -1 ? undefined : end);
   };
-  const tableRows = (text: string) => text.split('\n').filter((line) => /^\| (?!-)/.test(line)).slice(1);
+  const tableRows = (text: string) =>
+    text
+      .split('\n')
+      .filter((line) => /^\| (?!-)/.test(line))
+      .slice(1);
 
   it('metrics: each row of docs/http-api.md gives the labels the metric has', () => {
     const problems = tableRows(section('docs/http-api.md', '## Metrics')).flatMap((row) => {
@@ -185,7 +196,9 @@ describe('the reference tables (docs/http-api.md, docs/operating.md, docs/develo
       const labels = METRIC_LABELS.get(name);
       if (labels === undefined) return [];
       const documented = [...labelCell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!).sort();
-      return documented.join(',') === [...labels].sort().join(',') ? [] : [`${name}: README says {${documented}}, the code has {${[...labels].sort()}}`];
+      return documented.join(',') === [...labels].sort().join(',')
+        ? []
+        : [`${name}: README says {${documented}}, the code has {${[...labels].sort()}}`];
     });
     expect(problems).toEqual([]);
   });
@@ -204,13 +217,19 @@ describe('the reference tables (docs/http-api.md, docs/operating.md, docs/develo
   });
 
   it('runbook: one entry per alert of alerts.yml, and the labels an entry names are labels of its alert', () => {
-    const entries = [...read('docs/operating.md').matchAll(/^### Alert: (\w+)\n([\s\S]*?)(?=\n#)/gm)].map((match) => ({ name: match[1]!, text: match[2]! }));
+    const entries = [...read('docs/operating.md').matchAll(/^### Alert: (\w+)\n([\s\S]*?)(?=\n#)/gm)].map((match) => ({
+      name: match[1]!,
+      text: match[2]!,
+    }));
     expect(entries.map((entry) => entry.name).sort()).toEqual(RULES.map((rule) => rule.name).sort());
     const problems = entries.flatMap(({ name, text }) => {
       const rule = RULES.find((candidate) => candidate.name === name)!;
       const readLabels = metricNamesIn(rule.expr).flatMap((metric) => [...(METRIC_LABELS.get(metric) ?? [])]);
       const exprLabels = new Set([...rule.expr.matchAll(/\b([a-z_]+)\b/g)].map((match) => match[1]!).concat(readLabels));
-      return [...text.matchAll(/`([a-z_]+)` label/g)].map((match) => match[1]!).filter((label) => !exprLabels.has(label)).map((label) => `${name}: the runbook names the label ${label}, which its alert does not carry`);
+      return [...text.matchAll(/`([a-z_]+)` label/g)]
+        .map((match) => match[1]!)
+        .filter((label) => !exprLabels.has(label))
+        .map((label) => `${name}: the runbook names the label ${label}, which its alert does not carry`);
     });
     expect(problems).toEqual([]);
   });
@@ -219,8 +238,18 @@ describe('the reference tables (docs/http-api.md, docs/operating.md, docs/develo
     const text = section('docs/development.md', '## Dependencies');
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     const required = ['fastify', 'xstate', '@solana/web3.js', 'prom-client', 'zod', 'pino', 'vitest', 'fast-check', 'typescript', '@types/node'];
-    const rows = new Set(tableRows(text).map((row) => row.split('|')[1]!.trim().replace(/`/g, '').replace(/ \(dev\)$/, '')));
-    const missing = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)].filter((name) => !rows.has(name) && !required.includes(name));
+    const rows = new Set(
+      tableRows(text).map((row) =>
+        row
+          .split('|')[1]!
+          .trim()
+          .replace(/`/g, '')
+          .replace(/ \(dev\)$/, ''),
+      ),
+    );
+    const missing = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)].filter(
+      (name) => !rows.has(name) && !required.includes(name),
+    );
     expect(missing).toEqual([]);
     const unknown = [...rows].filter((name) => !(name in pkg.dependencies) && !(name in pkg.devDependencies));
     expect(unknown).toEqual([]);
@@ -260,7 +289,9 @@ describe('contracts the documents restate', () => {
   });
 
   it("docs/architecture.md's createBridgeChains contract names every option (create-chain-client.ts's BridgeChainsOptions and the ChainEndpointsOptions it extends)", () => {
-    const body = typeBody('src/chain/client/create-chain-client.ts', 'BridgeChainsOptions') + typeBody('src/chain/client/chain-endpoints.ts', 'ChainEndpointsOptions');
+    const body =
+      typeBody('src/chain/client/create-chain-client.ts', 'BridgeChainsOptions') +
+      typeBody('src/chain/client/chain-endpoints.ts', 'ChainEndpointsOptions');
     const options = [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1]!);
     const doc = read('docs/architecture.md');
     const contract = doc.slice(doc.indexOf('createBridgeChains(options: {'), doc.indexOf('}): BridgeChains'));

@@ -41,13 +41,18 @@ function firstCells(text: string): string[] {
 
 /** Every backticked name at the start of a code span of a cell: `--flag N` gives --flag, `http429: N` gives http429. */
 function backticked(cells: string[], name: RegExp): string[] {
-  return cells.flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => name.exec(match[1]!)?.[1]).filter((found): found is string => found !== undefined));
+  return cells.flatMap((cell) =>
+    [...cell.matchAll(/`([^`]+)`/g)].map((match) => name.exec(match[1]!)?.[1]).filter((found): found is string => found !== undefined),
+  );
 }
 
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
 /** The tracked .ts files under a folder. */
-const tracked = (folder: string) => execFileSync('git', ['ls-files', '--', `${folder}/*.ts`], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+const tracked = (folder: string) =>
+  execFileSync('git', ['ls-files', '--', `${folder}/*.ts`], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 
 /** The long flags a --help text lists (each option line starts with two spaces and its flag), help aside. */
 function usageFlags(usage: string): string[] {
@@ -57,7 +62,10 @@ function usageFlags(usage: string): string[] {
 /** The option names a parser function of devnet/cli-args.ts declares to node:util's parseArgs (its LAG_FLAGS spread resolved). */
 function parserFlags(fn: string): string[] {
   const source = read('devnet/cli-args.ts');
-  const body = source.slice(source.indexOf(`export function ${fn}(`), source.indexOf('if (values.help === true)', source.indexOf(`export function ${fn}(`)));
+  const body = source.slice(
+    source.indexOf(`export function ${fn}(`),
+    source.indexOf('if (values.help === true)', source.indexOf(`export function ${fn}(`)),
+  );
   const lagFlags = /const LAG_FLAGS = \{([^\n]*)\}/.exec(source)?.[1] ?? '';
   const names = (text: string) => [...text.matchAll(/'?([a-z][a-z-]*)'?: \{ type:/g)].map((match) => `--${match[1]}`);
   return [...names(body), ...(body.includes('...LAG_FLAGS') ? names(lagFlags) : [])].filter((flag) => flag !== '--help');
@@ -65,26 +73,41 @@ function parserFlags(fn: string): string[] {
 
 describe('docs/devnet.md: the flags of npm run devnet and npm run demo', () => {
   const cases = [
-    { command: 'npm run devnet', heading: '### `npm run devnet -- [options]`', usage: DEVNET_USAGE, parser: 'parseDevnetFlags', parse: (argv: string[]) => parseDevnetFlags(argv, 10_000) },
-    { command: 'npm run demo', heading: '### `npm run demo -- [options]`', usage: DEMO_USAGE, parser: 'parseDemoFlags', parse: (argv: string[]) => parseDemoFlags(argv) },
+    {
+      command: 'npm run devnet',
+      heading: '### `npm run devnet -- [options]`',
+      usage: DEVNET_USAGE,
+      parser: 'parseDevnetFlags',
+      parse: (argv: string[]) => parseDevnetFlags(argv, 10_000),
+    },
+    {
+      command: 'npm run demo',
+      heading: '### `npm run demo -- [options]`',
+      usage: DEMO_USAGE,
+      parser: 'parseDemoFlags',
+      parse: (argv: string[]) => parseDemoFlags(argv),
+    },
   ];
 
-  it.each(cases)('$command: the table lists exactly the flags of its --help, which are exactly the flags its parser takes', ({ heading, usage, parser, parse }) => {
-    const documented = sorted(backticked(firstCells(section('docs/devnet.md', heading)), /^(--[a-z-]+)/));
-    expect(documented.length).toBeGreaterThan(5);
-    expect(documented).toEqual(sorted(usageFlags(usage)));
-    expect(sorted(parserFlags(parser))).toEqual(documented);
-    // The parser itself, not only its source text: a flag it does not know is "Unknown option".
-    for (const flag of documented) {
-      let message = '';
-      try {
-        parse([flag]);
-      } catch (err) {
-        message = (err as Error).message;
+  it.each(cases)(
+    '$command: the table lists exactly the flags of its --help, which are exactly the flags its parser takes',
+    ({ heading, usage, parser, parse }) => {
+      const documented = sorted(backticked(firstCells(section('docs/devnet.md', heading)), /^(--[a-z-]+)/));
+      expect(documented.length).toBeGreaterThan(5);
+      expect(documented).toEqual(sorted(usageFlags(usage)));
+      expect(sorted(parserFlags(parser))).toEqual(documented);
+      // The parser itself, not only its source text: a flag it does not know is "Unknown option".
+      for (const flag of documented) {
+        let message = '';
+        try {
+          parse([flag]);
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        expect(message, flag).not.toMatch(/Unknown option/);
       }
-      expect(message, flag).not.toMatch(/Unknown option/);
-    }
-  });
+    },
+  );
 });
 
 describe('docs/devnet.md: the defaults of those flags', () => {
@@ -100,7 +123,7 @@ describe('docs/devnet.md: the defaults of those flags', () => {
   it.each([
     { heading: '### `npm run devnet -- [options]`', defaults: parseDevnetFlags([], 10_000) },
     { heading: '### `npm run demo -- [options]`', defaults: parseDemoFlags([]) },
-  ])('$heading: every number or path the default column gives is the parser\'s default', ({ heading, defaults }) => {
+  ])("$heading: every number or path the default column gives is the parser's default", ({ heading, defaults }) => {
     const rows = section('docs/devnet.md', heading)
       .split('\n')
       .filter((line) => /^\| `--/.test(line))
@@ -171,7 +194,9 @@ describe("docs/testing.md: the suite's schedule and the integration files", () =
   const include = (name: string) => projects.find((project) => project.test.name === name)?.test.include ?? [];
 
   it('the timed files are the files of TIMED', () => {
-    const documented = [...section('docs/testing.md', '### The timed files (`TIMED`)').matchAll(/`((?:test|property-tests)\/\S+\.test\.ts)`/g)].map((match) => match[1]!);
+    const documented = [...section('docs/testing.md', '### The timed files (`TIMED`)').matchAll(/`((?:test|property-tests)\/\S+\.test\.ts)`/g)].map(
+      (match) => match[1]!,
+    );
     expect(include('timed').length).toBeGreaterThan(5);
     expect(sorted(documented)).toEqual(sorted(include('timed')));
   });
@@ -209,10 +234,12 @@ describe('docs/chain-client.md: the constants it gives with their values', () =>
   }
 
   it('each is defined once in src/ with the value the document gives', () => {
-    const claims = [...read('docs/chain-client.md').matchAll(/`([A-Z][A-Z0-9_]+)` = (\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s(ms|s|KiB)\b)?/g)].map((match) => ({
-      name: match[1]!,
-      value: Number(match[2]!.replaceAll(',', '')) * (UNITS[match[3] ?? ''] ?? 1),
-    }));
+    const claims = [...read('docs/chain-client.md').matchAll(/`([A-Z][A-Z0-9_]+)` = (\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s(ms|s|KiB)\b)?/g)].map(
+      (match) => ({
+        name: match[1]!,
+        value: Number(match[2]!.replaceAll(',', '')) * (UNITS[match[3] ?? ''] ?? 1),
+      }),
+    );
     expect(claims.length).toBeGreaterThan(25);
     const wrong = claims.flatMap(({ name, value }) => {
       const actual = codeValue(name);

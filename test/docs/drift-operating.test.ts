@@ -33,7 +33,12 @@ function tableRows(text: string): string[][] {
   return text
     .split('\n')
     .filter((line) => /^\| /.test(line) && !/^\|\s*-/.test(line))
-    .map((line) => line.slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim()));
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim()),
+    );
 }
 
 const backticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
@@ -45,7 +50,9 @@ describe('docs/configuration.md', () => {
 
   it('has one row for every variable the server reads, and no row for one it does not', () => {
     expect(CONFIG_VARIABLES.filter((name) => !documented.has(name))).toEqual([]);
-    expect([...documented.keys()].filter((name) => !(CONFIG_VARIABLES as string[]).includes(name) && name !== 'BRIDGE_FLOW_LIMIT_<MINT>')).toEqual([]);
+    expect([...documented.keys()].filter((name) => !(CONFIG_VARIABLES as string[]).includes(name) && name !== 'BRIDGE_FLOW_LIMIT_<MINT>')).toEqual(
+      [],
+    );
   });
 
   it("gives each row the code's default: the value in backticks, `required` for the runtime five, none where the code has none", () => {
@@ -107,7 +114,9 @@ describe('code names the documents use', () => {
     const code = `${execFileSync('git', ['grep', '-h', '-o', '-w', '-E', '[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*', '--', 'src', 'package.json'], { cwd: ROOT, encoding: 'utf8' })}`;
     const known = new Set(code.split('\n'));
     const unknown = [...DOCS, 'docs/failure-policy.md'].flatMap((doc) =>
-      [...new Set([...read(doc).matchAll(/`([a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*)(?:\(\))?`/g)].map((match) => match[1]!))].filter((name) => !known.has(name)).map((name) => `${doc}: ${name}`),
+      [...new Set([...read(doc).matchAll(/`([a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*)(?:\(\))?`/g)].map((match) => match[1]!))]
+        .filter((name) => !known.has(name))
+        .map((name) => `${doc}: ${name}`),
     );
     expect(unknown).toEqual([]);
   });
@@ -157,12 +166,21 @@ describe('docs/operating.md "Operating"', () => {
   /** The leaf commands of the ops CLI, from its own help (`nonce init`, not `nonce`). */
   function commands(prefix: string[] = []): string[] {
     const help = execFileSync('node', ['dist/ops/cli.js', ...prefix, '--help'], { cwd: ROOT, encoding: 'utf8' });
-    const names = [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}(\w+)(.*?)(?: {2,}|$)/gm)].map((match) => ({ name: match[1]!, leaf: /\[options\]|</.test(match[2]!) }));
-    return names.filter(({ name }) => name !== 'help').flatMap(({ name, leaf }) => (leaf || prefix.length > 0 ? [[...prefix, name].join(' ')] : commands([...prefix, name])));
+    const names = [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}(\w+)(.*?)(?: {2,}|$)/gm)].map((match) => ({
+      name: match[1]!,
+      leaf: /\[options\]|</.test(match[2]!),
+    }));
+    return names
+      .filter(({ name }) => name !== 'help')
+      .flatMap(({ name, leaf }) => (leaf || prefix.length > 0 ? [[...prefix, name].join(' ')] : commands([...prefix, name])));
   }
 
   it('has one row per command of the ops CLI', () => {
-    const documented = tableRows(section).flatMap((cells) => backticked(cells[0]!).map((cell) => /^ops ([a-z ]+?)(?: [<[-]|$)/.exec(cell)?.[1]).filter((name) => name !== undefined));
+    const documented = tableRows(section).flatMap((cells) =>
+      backticked(cells[0]!)
+        .map((cell) => /^ops ([a-z ]+?)(?: [<[-]|$)/.exec(cell)?.[1])
+        .filter((name) => name !== undefined),
+    );
     expect(documented.sort()).toEqual(commands().sort());
   });
 
@@ -173,7 +191,11 @@ describe('docs/operating.md "Operating"', () => {
 
   it('"Phases" has one row per phase, in order', () => {
     const phases = text.slice(text.indexOf('\n### Phases\n'), text.indexOf('\n## How each failure pages'));
-    expect(tableRows(phases).slice(1).map((cells) => cells[0]!.replace(/`/g, ''))).toEqual([...PHASES]);
+    expect(
+      tableRows(phases)
+        .slice(1)
+        .map((cells) => cells[0]!.replace(/`/g, '')),
+    ).toEqual([...PHASES]);
   });
 });
 
@@ -187,8 +209,17 @@ describe('the default worst-case figures of docs/crank.md and docs/http-api.md',
     expect(Number(DEFAULTS.BRIDGE_RPC_TIMEOUT_MS)).toBe(10_000);
     const seconds = (ms: number) => String(Math.round(ms) / 1000);
     const crank = /read (\S+) s, life (\S+) s, action\s+(\S+) s, cycle (\S+) s/.exec(read('docs/crank.md'));
-    expect(crank?.slice(1)).toEqual([seconds(readCallBudgetMs(10_000)), seconds(bounds.transactionLifeMs), seconds(worstCaseActionMs(defaults, bounds)), seconds(worstCaseCycleMs(defaults, bounds))]);
+    expect(crank?.slice(1)).toEqual([
+      seconds(readCallBudgetMs(10_000)),
+      seconds(bounds.transactionLifeMs),
+      seconds(worstCaseActionMs(defaults, bounds)),
+      seconds(worstCaseCycleMs(defaults, bounds)),
+    ]);
     const http = /read (\S+) s, life (\S+) s, cycle (\d+) s/.exec(read('docs/http-api.md'));
-    expect(http?.slice(1)).toEqual([seconds(readCallBudgetMs(10_000)), seconds(bounds.transactionLifeMs), String(Math.floor(worstCaseCycleMs(defaults, bounds) / 1000))]);
+    expect(http?.slice(1)).toEqual([
+      seconds(readCallBudgetMs(10_000)),
+      seconds(bounds.transactionLifeMs),
+      String(Math.floor(worstCaseCycleMs(defaults, bounds) / 1000)),
+    ]);
   });
 });

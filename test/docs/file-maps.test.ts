@@ -43,7 +43,10 @@ function blockMaps(block: string[], maps: Maps): void {
   const indentOf = (line: string) => line.length - line.trimStart().length;
   const firstWord = (line: string) => line.trim().split(/\s+/)[0]!;
   const edge = Math.min(...block.filter((line) => line.trim() !== '').map(indentOf));
-  const topPaths = block.filter((line) => line.trim() !== '' && indentOf(line) === edge).map(firstWord).filter((word) => ENTRY.test(word) && word.includes('/'));
+  const topPaths = block
+    .filter((line) => line.trim() !== '' && indentOf(line) === edge)
+    .map(firstWord)
+    .filter((word) => ENTRY.test(word) && word.includes('/'));
   // Top-level paths map their folder when one of them is a file there (`src/index.ts`): a block of folder headers alone maps each header.
   const mappedTop = new Set(topPaths.filter((path) => path.endsWith('.ts')).map(folderOf));
   for (const line of block) {
@@ -103,7 +106,9 @@ function contents(folder: string): { files: string[]; folders: string[] } {
 }
 
 function holdsTypeScript(folder: string): boolean {
-  return readdirSync(join(ROOT, folder), { withFileTypes: true }).some((entry) => (entry.isDirectory() ? holdsTypeScript(join(folder, entry.name)) : entry.name.endsWith('.ts')));
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).some((entry) =>
+    entry.isDirectory() ? holdsTypeScript(join(folder, entry.name)) : entry.name.endsWith('.ts'),
+  );
 }
 
 /** What the map of `folder` leaves out (nested files of a subfolder it names files of count as its own). */
@@ -119,14 +124,23 @@ function missing(folder: string, listed: Set<string>, prefix = ''): string[] {
   return left;
 }
 
-const exists = (path: string) => existsSync(join(ROOT, path)) && (path.endsWith('/') ? statSync(join(ROOT, path)).isDirectory() : statSync(join(ROOT, path)).isFile());
+const exists = (path: string) =>
+  existsSync(join(ROOT, path)) && (path.endsWith('/') ? statSync(join(ROOT, path)).isDirectory() : statSync(join(ROOT, path)).isFile());
 
 const DOCUMENTS = MARKDOWN.map((doc) => ({ doc, maps: mapsOf(readFileSync(join(ROOT, doc), 'utf8')) })).filter(({ maps }) => maps.size > 0);
 
 describe('file maps: every map lists every file of its folder, and no file that does not exist', () => {
   it('finds the maps of the documents that keep one (architecture, crank, key custody, chain client)', () => {
     const mapped = DOCUMENTS.flatMap(({ doc, maps }) => [...maps.keys()].map((folder) => `${doc} ${folder}`));
-    for (const expected of ['README.md src/', 'docs/architecture.md src/', 'docs/architecture.md src/chain/', 'docs/crank.md src/machines/', 'docs/key-custody.md src/signer/', 'docs/architecture.md src/chain/port/', 'docs/chain-client.md src/chain/rpc/']) {
+    for (const expected of [
+      'README.md src/',
+      'docs/architecture.md src/',
+      'docs/architecture.md src/chain/',
+      'docs/crank.md src/machines/',
+      'docs/key-custody.md src/signer/',
+      'docs/architecture.md src/chain/port/',
+      'docs/chain-client.md src/chain/rpc/',
+    ]) {
       expect(mapped).toContain(expected);
     }
   });

@@ -8,7 +8,7 @@ import { worstCaseCycleMs } from '../../src/machines/delays.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-it('the liveness probe\'s delay stated in docs/operating.md is the default worst-case cycle', () => {
+it("the liveness probe's delay stated in docs/operating.md is the default worst-case cycle", () => {
   const text = readFileSync(`${ROOT}docs/operating.md`, 'utf8');
   const stated = /which with the\ndefault settings is (\d+) minutes/.exec(text);
   expect(stated, 'docs/operating.md states the default worst-case cycle in minutes').not.toBeNull();

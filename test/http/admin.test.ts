@@ -141,7 +141,11 @@ describe('POST /crank/once', () => {
     expect(body.message).not.toContain('internal detail');
     const requestId = body.message.split(' ').pop();
     const logged = app.logs.records().find((r) => r.msg === 'request failed' && r.err !== undefined);
-    expect(logged).toMatchObject({ level: 'error', reqId: requestId, err: { type: 'TypeError', message: expect.stringContaining('internal detail') } });
+    expect(logged).toMatchObject({
+      level: 'error',
+      reqId: requestId,
+      err: { type: 'TypeError', message: expect.stringContaining('internal detail') },
+    });
   });
 });
 
@@ -183,8 +187,16 @@ describe('admin auth', () => {
     }
     expect(app.kills()).toBe(0);
     // No credentials at all is a browser asking the user for them (the crank page's first request): info, not a warn.
-    const expected = authorization === undefined ? { level: 'info', msg: 'admin request without credentials: answered 401, asking for them' } : { level: 'warn', msg: 'admin request refused: authentication failed' };
-    expect(app.logs.records().filter((r) => r.statusCode === 401).map((r) => ({ level: r.level, msg: r.msg }))).toEqual([expected, expected]);
+    const expected =
+      authorization === undefined
+        ? { level: 'info', msg: 'admin request without credentials: answered 401, asking for them' }
+        : { level: 'warn', msg: 'admin request refused: authentication failed' };
+    expect(
+      app.logs
+        .records()
+        .filter((r) => r.statusCode === 401)
+        .map((r) => ({ level: r.level, msg: r.msg })),
+    ).toEqual([expected, expected]);
     expect(app.logs.text()).not.toContain(CREDENTIALS.password);
   });
 

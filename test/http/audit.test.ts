@@ -53,12 +53,15 @@ describe('audit lines of admin requests', () => {
     ]);
     for (const line of lines) expect(typeof line['time']).toBe('string');
     const text = app.logs.text();
-    for (const secret of [CREDENTIALS.password, 'guess', Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')]) expect(text).not.toContain(secret);
+    for (const secret of [CREDENTIALS.password, 'guess', Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')])
+      expect(text).not.toContain(secret);
   });
 
   it('a swapped user and password leave the password nowhere, and without auth configured no user is named', async () => {
     app = await startTestApp({ auth: CREDENTIALS });
-    await (await fetch(`${app.url}/kill`, { method: 'POST', headers: { authorization: basicAuth(CREDENTIALS.password, CREDENTIALS.username) } })).arrayBuffer();
+    await (
+      await fetch(`${app.url}/kill`, { method: 'POST', headers: { authorization: basicAuth(CREDENTIALS.password, CREDENTIALS.username) } })
+    ).arrayBuffer();
     await app.close();
     expect(auditLines(app).map((line) => line['audit'])).toEqual([{ address: '127.0.0.1', user: null, what: 'POST /kill', outcome: 401 }]);
     expect(app.logs.text()).not.toContain(CREDENTIALS.password);

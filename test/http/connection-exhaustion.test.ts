@@ -65,10 +65,13 @@ function holdIdleSockets(port: number, localAddress: string, count: number): Att
 /** One GET /health on a fresh connection from 127.0.0.1: its status, or 0 when no answer came within PROBE_TIMEOUT_MS. */
 function probeHealth(port: number): Promise<number> {
   return new Promise<number>((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/health', localAddress: '127.0.0.1', agent: false, timeout: PROBE_TIMEOUT_MS }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: '/health', localAddress: '127.0.0.1', agent: false, timeout: PROBE_TIMEOUT_MS },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(0));
     req.end();
@@ -76,29 +79,35 @@ function probeHealth(port: number): Promise<number> {
 }
 
 describe('connection-slot exhaustion', () => {
-  it(`${MAX_CONNECTIONS} idle sockets from one address, reopened when cut, leave /health answering every probe`, async () => {
-    app = await startTestApp();
-    const attack = holdIdleSockets(app.port, ATTACKER, MAX_CONNECTIONS);
-    const statuses: number[] = [];
-    const started = Date.now();
-    try {
-      while (Date.now() - started < ATTACK_MS) {
-        const [status] = await Promise.all([probeHealth(app.port), new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS))]);
-        statuses.push(status);
+  it(
+    `${MAX_CONNECTIONS} idle sockets from one address, reopened when cut, leave /health answering every probe`,
+    async () => {
+      app = await startTestApp();
+      const attack = holdIdleSockets(app.port, ATTACKER, MAX_CONNECTIONS);
+      const statuses: number[] = [];
+      const started = Date.now();
+      try {
+        while (Date.now() - started < ATTACK_MS) {
+          const [status] = await Promise.all([probeHealth(app.port), new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS))]);
+          statuses.push(status);
+        }
+      } finally {
+        attack.stop();
       }
-    } finally {
-      attack.stop();
-    }
-    expect(statuses.length).toBeGreaterThanOrEqual(ATTACK_MS / (PROBE_EVERY_MS + PROBE_TIMEOUT_MS));
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
-    // The attacker did get its share, and the server kept cutting what it held.
-    expect(attack.opened()).toBeGreaterThanOrEqual(32);
-    expect(attack.cut()).toBeGreaterThan(MAX_CONNECTIONS);
-    // One warning per wave of refusals (all its sockets are cut together every HEADERS_TIMEOUT_MS), not one per socket.
-    const warnings = app.logs.records().filter((record) => record['msg'] === 'connection refused: this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
-    expect(warnings.length).toBeGreaterThanOrEqual(1);
-    expect(warnings.length).toBeLessThanOrEqual(Math.ceil(ATTACK_MS / HEADERS_TIMEOUT_MS) + 1);
-  }, ATTACK_MS + 20_000);
+      expect(statuses.length).toBeGreaterThanOrEqual(ATTACK_MS / (PROBE_EVERY_MS + PROBE_TIMEOUT_MS));
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      // The attacker did get its share, and the server kept cutting what it held.
+      expect(attack.opened()).toBeGreaterThanOrEqual(32);
+      expect(attack.cut()).toBeGreaterThan(MAX_CONNECTIONS);
+      // One warning per wave of refusals (all its sockets are cut together every HEADERS_TIMEOUT_MS), not one per socket.
+      const warnings = app.logs
+        .records()
+        .filter((record) => record['msg'] === 'connection refused: this address holds BRIDGE_MAX_CONNECTIONS_PER_ADDRESS connections');
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      expect(warnings.length).toBeLessThanOrEqual(Math.ceil(ATTACK_MS / HEADERS_TIMEOUT_MS) + 1);
+    },
+    ATTACK_MS + 20_000,
+  );
 
   it(`a socket that has not sent complete headers is cut within ${HEADERS_TIMEOUT_MS} + ${CONNECTIONS_CHECK_INTERVAL_MS} ms`, async () => {
     app = await startTestApp();

@@ -15,7 +15,6 @@ import { CHROMIUM, chromiumInstalled, launchChromium } from '../support/chromium
  * auth, the configuration where rebinding mattered (a page has no credentials otherwise).
  */
 
-
 interface Answer {
   status: number;
   body: string;
@@ -61,14 +60,25 @@ describe.runIf(chromiumInstalled)('in Chromium', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     expect((await page.goto(`http://evil.example:${app.port}/health`))?.status()).toBe(200);
-    for (const [method, path] of [['GET', '/transfers'], ['GET', '/crank/activity'], ['GET', '/crank/ui'], ['POST', '/kill'], ['POST', '/crank/poll']] as const) {
+    for (const [method, path] of [
+      ['GET', '/transfers'],
+      ['GET', '/crank/activity'],
+      ['GET', '/crank/ui'],
+      ['POST', '/kill'],
+      ['POST', '/crank/poll'],
+    ] as const) {
       const answer = await fetchFromPage(page, method, path);
       expect(answer.status, `${method} ${path}`).toBe(421);
-      expect(JSON.parse(answer.body)).toEqual({ error: 'misdirected_request', message: unexpectedHostReason(`evil.example:${app.port}`, { bindHost: '127.0.0.1', allowedHosts: [] }) });
+      expect(JSON.parse(answer.body)).toEqual({
+        error: 'misdirected_request',
+        message: unexpectedHostReason(`evil.example:${app.port}`, { bindHost: '127.0.0.1', allowedHosts: [] }),
+      });
     }
     expect(app.kills()).toBe(0);
     expect((await fetchFromPage(page, 'GET', '/metrics')).status).toBe(200);
-    expect(app.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'admin request refused: unexpected Host', url: '/kill' }));
+    expect(app.logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'admin request refused: unexpected Host', url: '/kill' }),
+    );
     await context.close();
   });
 
@@ -129,10 +139,31 @@ describe('Host and Origin checks without a browser', () => {
 
   it('expects localhost, loopback forms, the bind address, any address with a wildcard bind, and BRIDGE_ALLOWED_HOSTS', () => {
     const policy = { bindHost: '10.1.2.3', allowedHosts: ['bridge.example.com'] };
-    for (const host of ['localhost', 'LOCALHOST:8080', 'localhost.', 'ui.localhost:1', '127.0.0.1:8080', '127.9.9.9', '0x7f.1', '[::1]:8080', '[::ffff:127.0.0.1]', '10.1.2.3:8080', 'Bridge.Example.com:443']) {
+    for (const host of [
+      'localhost',
+      'LOCALHOST:8080',
+      'localhost.',
+      'ui.localhost:1',
+      '127.0.0.1:8080',
+      '127.9.9.9',
+      '0x7f.1',
+      '[::1]:8080',
+      '[::ffff:127.0.0.1]',
+      '10.1.2.3:8080',
+      'Bridge.Example.com:443',
+    ]) {
       expect(unexpectedHostReason(host, policy), host).toBeUndefined();
     }
-    for (const host of ['evil.example', 'evil.example:8080', '10.1.2.4', '[2001:db8::1]', 'bridge.example.com.evil.example', 'localhost.evil.example', '127.0.0.1.nip.io', 'a b']) {
+    for (const host of [
+      'evil.example',
+      'evil.example:8080',
+      '10.1.2.4',
+      '[2001:db8::1]',
+      'bridge.example.com.evil.example',
+      'localhost.evil.example',
+      '127.0.0.1.nip.io',
+      'a b',
+    ]) {
       expect(unexpectedHostReason(host, policy), host).toMatch(/^Host ".*" is not a name this server answers admin requests for/);
     }
     expect(unexpectedHostReason('10.9.9.9:8080', { bindHost: '0.0.0.0', allowedHosts: [] })).toBeUndefined();
@@ -143,8 +174,12 @@ describe('Host and Origin checks without a browser', () => {
 
   it('compares the Origin scheme with the one the request came over (X-Forwarded-Proto from a TLS ingress)', () => {
     expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal' })).toBeUndefined();
-    expect(crossSiteReason({ host: 'bridge.internal', origin: 'https://bridge.internal' })).toBe('Origin https://bridge.internal is not this server (the request came over http)');
+    expect(crossSiteReason({ host: 'bridge.internal', origin: 'https://bridge.internal' })).toBe(
+      'Origin https://bridge.internal is not this server (the request came over http)',
+    );
     expect(crossSiteReason({ host: 'bridge.internal', origin: 'https://bridge.internal', 'x-forwarded-proto': 'https' })).toBeUndefined();
-    expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal', 'x-forwarded-proto': 'https' })).toBe('Origin http://bridge.internal is not this server (the request came over https)');
+    expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal', 'x-forwarded-proto': 'https' })).toBe(
+      'Origin http://bridge.internal is not this server (the request came over https)',
+    );
   });
 });

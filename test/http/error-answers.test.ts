@@ -13,7 +13,9 @@ describe('the HTTP answer of each error', () => {
     const problems = Object.entries(BRIDGE_ERROR_ANSWERS).flatMap(([code, answer]) => {
       if ('internal' in answer) return answer.internal.length > 10 ? [] : [`${code}: an internal answer without its reason`];
       const { statusCode, error } = answer;
-      return statusCode >= 400 && statusCode <= 599 && statusCode !== 500 && /^[a-z]+(_[a-z]+)*$/.test(error) ? [] : [`${code}: ${statusCode} ${error}`];
+      return statusCode >= 400 && statusCode <= 599 && statusCode !== 500 && /^[a-z]+(_[a-z]+)*$/.test(error)
+        ? []
+        : [`${code}: ${statusCode} ${error}`];
     });
     expect(problems).toEqual([]);
   });
@@ -24,7 +26,11 @@ describe('the HTTP answer of each error', () => {
   });
 
   it('rpc_unavailable says what could not be read, with Retry-After', () => {
-    const rpc = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'timeout' }, { what: 'getAccountInfo', reason: 'timed out' });
+    const rpc = new BridgeError(
+      'CHAIN__RPC_FAILED',
+      { chain: 'source', method: 'getAccountInfo', kind: 'timeout' },
+      { what: 'getAccountInfo', reason: 'timed out' },
+    );
     expect(errorResponse(rpc, 'req-7', 1024)).toEqual({
       statusCode: 503,
       headers: { 'retry-after': '5' },
@@ -34,7 +40,10 @@ describe('the HTTP answer of each error', () => {
 
   it("fastify's own errors keep their status; anything else is a 500", () => {
     const mediaType = Object.assign(new Error('Unsupported Media Type: text/x'), { statusCode: 415 });
-    expect(errorResponse(mediaType, 'req-7', 1024)).toEqual({ statusCode: 415, body: { error: 'unsupported_media_type', message: 'Unsupported Media Type: text/x' } });
+    expect(errorResponse(mediaType, 'req-7', 1024)).toEqual({
+      statusCode: 415,
+      body: { error: 'unsupported_media_type', message: 'Unsupported Media Type: text/x' },
+    });
     expect(errorResponse(Object.assign(new Error('too large'), { statusCode: 413 }), 'req-7', 1024).body).toEqual({
       error: 'payload_too_large',
       message: 'no endpoint takes a body; bodies over 1024 bytes are refused',

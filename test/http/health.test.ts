@@ -77,7 +77,9 @@ describe('GET /health', () => {
 
   it('names the checks that are off (status still ok), and only while some is', async () => {
     const crank = new ControlledCrank();
-    const checksOff = [{ check: 'second_signer' as const, chain: 'target' as const, reason: 'no RPC endpoint of the destination chain keeps transaction history' }];
+    const checksOff = [
+      { check: 'second_signer' as const, chain: 'target' as const, reason: 'no RPC endpoint of the destination chain keeps transaction history' },
+    ];
     crank.snapshot = { ...crank.snapshot, checks_off: checksOff };
     app = await startTestApp({ crank });
     const res = await fetch(`${app.url}/health`);

@@ -71,7 +71,9 @@ describe('cross-site requests to admin endpoints', () => {
 
   it('crossSiteReason compares the Origin host with the Host header, port included', () => {
     expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:8080' })).toBeUndefined();
-    expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:9090' })).toBe('Origin http://127.0.0.1:9090 is not this server (Host "127.0.0.1:8080")');
+    expect(crossSiteReason({ host: '127.0.0.1:8080', origin: 'http://127.0.0.1:9090' })).toBe(
+      'Origin http://127.0.0.1:9090 is not this server (Host "127.0.0.1:8080")',
+    );
     expect(crossSiteReason({ host: 'bridge.internal', origin: 'http://bridge.internal' })).toBeUndefined();
     expect(crossSiteReason({ host: 'bridge.internal' })).toBeUndefined();
   });

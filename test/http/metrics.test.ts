@@ -106,7 +106,12 @@ describe('GET /metrics under a flood', () => {
     const app = await start();
     let renders = 0;
     // Every render runs every collector once: this one counts them.
-    new Gauge({ name: 'test_metrics_renders', help: 'renders counted by the test', registers: [app.metrics.registry], collect: () => void renders++ });
+    new Gauge({
+      name: 'test_metrics_renders',
+      help: 'renders counted by the test',
+      registers: [app.metrics.registry],
+      collect: () => void renders++,
+    });
     const FLOOD_MS = 2_500;
     const CONNECTIONS = 16;
     const startedAt = performance.now();
@@ -126,12 +131,15 @@ describe('GET /metrics under a flood', () => {
     expect(answered).toBeLessThanOrEqual(METRICS_ANSWERS_PER_SECOND * seconds + CONNECTIONS);
     expect(answered).toBeGreaterThan((METRICS_ANSWERS_PER_SECOND * seconds) / 2);
     expect(renders).toBeGreaterThanOrEqual(2);
-    expect(renders).toBeLessThanOrEqual(Math.ceil(seconds * 1000 / METRICS_RENDER_MAX_AGE_MS) + 1);
+    expect(renders).toBeLessThanOrEqual(Math.ceil((seconds * 1000) / METRICS_RENDER_MAX_AGE_MS) + 1);
 
     app.metrics.crankCycles.inc({ outcome: 'error' });
     const setAt = performance.now();
     await expect
-      .poll(async () => (await (await fetch(`${app.url}/metrics`)).text()).includes('bridge_crank_cycles_total{outcome="error"} 1'), { timeout: 3_000, interval: 50 })
+      .poll(async () => (await (await fetch(`${app.url}/metrics`)).text()).includes('bridge_crank_cycles_total{outcome="error"} 1'), {
+        timeout: 3_000,
+        interval: 50,
+      })
       .toBe(true);
     expect(performance.now() - setAt).toBeLessThan(METRICS_RENDER_MAX_AGE_MS + 500);
   });
@@ -145,7 +153,7 @@ describe('promtool check metrics', () => {
     expect(promtoolInstalled, 'promtool is missing: CI must run `promtool check metrics`').toBe(true);
   });
 
-  it.runIf(promtoolInstalled)('reports nothing on real output, prom-client\'s default metrics included', async () => {
+  it.runIf(promtoolInstalled)("reports nothing on real output, prom-client's default metrics included", async () => {
     const app = await start({ crank: new ControlledCrank() });
     recordSomeCrankActivity(app);
     const text = await (await fetch(`${app.url}/metrics`)).text();

@@ -21,7 +21,11 @@ function expectJsonError(res: RawResponse, status: number, error: string): { err
 describe('request bodies (no endpoint takes one)', () => {
   it.each([
     ['no body, no content-type', {}, undefined],
-    ['an empty body with content-type application/json (curl -X POST -H "content-type: application/json")', { 'content-type': 'application/json' }, ''],
+    [
+      'an empty body with content-type application/json (curl -X POST -H "content-type: application/json")',
+      { 'content-type': 'application/json' },
+      '',
+    ],
     ['an empty JSON object', { 'content-type': 'application/json' }, '{}'],
     ['malformed JSON', { 'content-type': 'application/json' }, '{"oops'],
     ['form data', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1&b=2'],

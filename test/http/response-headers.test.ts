@@ -64,8 +64,18 @@ describe('response headers', () => {
       });
     const cases: Array<[string, number, string, string]> = [
       ['NOT HTTP\r\n\r\n', 400, 'bad_request', 'the request is not valid HTTP/1.1; the connection is closed'],
-      [`GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 431, 'request_header_fields_too_large', `the request headers are larger than the server accepts (${maxHeaderSize} bytes)`],
-      ['GET /health HTTP/1.1\r\nHost: a\r\n', 408, 'request_timeout', `the request headers did not arrive whole within ${HEADERS_TIMEOUT_MS} ms; the connection is closed`],
+      [
+        `GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'request_header_fields_too_large',
+        `the request headers are larger than the server accepts (${maxHeaderSize} bytes)`,
+      ],
+      [
+        'GET /health HTTP/1.1\r\nHost: a\r\n',
+        408,
+        'request_timeout',
+        `the request headers did not arrive whole within ${HEADERS_TIMEOUT_MS} ms; the connection is closed`,
+      ],
     ];
     for (const [bytes, status, error, message] of cases) {
       const [head = '', body = ''] = (await exchange(bytes)).split('\r\n\r\n');

@@ -28,7 +28,9 @@ describe('createTransferPace', () => {
     await Promise.all(turns);
     const err = await refused;
     expect(isBridgeError(err, 'TRANSFER__RATE_EXCEEDED')).toBe(true);
-    expect((err as Error).message).toBe(`GET /transfers answers at most ${TRANSFER_ANSWERS_PER_SECOND} requests a second and every turn of the next ${TRANSFER_WAIT_MAX_MS / 1000} s is taken; retry shortly`);
+    expect((err as Error).message).toBe(
+      `GET /transfers answers at most ${TRANSFER_ANSWERS_PER_SECOND} requests a second and every turn of the next ${TRANSFER_WAIT_MAX_MS / 1000} s is taken; retry shortly`,
+    );
   });
 
   it('a client that leaves stops waiting at once', async () => {

@@ -34,7 +34,9 @@ describe('GET /transfers limits', () => {
     const read = (_from: number, _limit: number, _signal: AbortSignal) => new Promise<TransferRange>((resolve) => held.push(resolve));
     app = await startTestApp({ transfers: createTransferQueries(read) });
     const port = app.port;
-    const running = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, from) => rawRequest(port, { method: 'GET', path: `/transfers?from=${from}` }));
+    const running = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, from) =>
+      rawRequest(port, { method: 'GET', path: `/transfers?from=${from}` }),
+    );
     await expect.poll(() => held.length, { timeout: 5_000 }).toBe(MAX_TRANSFER_READS_IN_FLIGHT);
     const refused = await rawRequest(port, { method: 'GET', path: '/transfers?from=99' });
     expect(refused.status).toBe(503);
@@ -51,7 +53,11 @@ describe('GET /transfers limits', () => {
     let failing = true;
     const read = async () => {
       if (!failing) return EMPTY;
-      throw new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'timeout' }, { what: 'getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL)', reason: 'no response within 10000 ms' });
+      throw new BridgeError(
+        'CHAIN__RPC_FAILED',
+        { chain: 'source', method: 'getAccountInfo', kind: 'timeout' },
+        { what: 'getAccountInfo on the source chain RPC (BRIDGE_SOURCE_RPC_URL)', reason: 'no response within 10000 ms' },
+      );
     };
     app = await startTestApp({ transfers: createTransferQueries(read) });
     for (const path of ['/transfers', '/transfers?from=1', '/transfers/3']) {
@@ -67,7 +73,9 @@ describe('GET /transfers limits', () => {
     expect((await rawRequest(app.port, { method: 'GET', path: '/transfers?from=2' })).status).toBe(200);
     const records = app.logs.records();
     expect(records.filter((record) => record['level'] === 'error')).toEqual([]);
-    expect(records.filter((record) => String(record['msg']).startsWith('GET /transfers: chain RPC')).map((record) => [record['level'], record['msg']])).toEqual([
+    expect(
+      records.filter((record) => String(record['msg']).startsWith('GET /transfers: chain RPC')).map((record) => [record['level'], record['msg']]),
+    ).toEqual([
       ['warn', 'GET /transfers: chain RPC unavailable; answering 503 rpc_unavailable until a read succeeds'],
       ['info', 'GET /transfers: chain RPC answers again'],
     ]);

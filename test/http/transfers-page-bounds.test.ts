@@ -22,7 +22,10 @@ afterEach(async () => {
 
 describe('GET /transfers answers are bounded and built once per read', () => {
   it(`a page over ${MAX_TRANSFER_PAGE_BYTES} bytes is cut after the last transfer that fits; next names the first left out`, async () => {
-    const page = { ...(await createTransferQueries(async () => largestRange()).page({ from: 0, limit: MAX_TRANSFER_PAGE }, new AbortController().signal)), flow_held: null };
+    const page = {
+      ...(await createTransferQueries(async () => largestRange()).page({ from: 0, limit: MAX_TRANSFER_PAGE }, new AbortController().signal)),
+      flow_held: null,
+    };
     expect(Buffer.byteLength(JSON.stringify(page))).toBeGreaterThan(MAX_TRANSFER_PAGE_BYTES);
     const body = await transferPageBody(page, new AbortController().signal);
     expect(body.length).toBeLessThanOrEqual(MAX_TRANSFER_PAGE_BYTES);
@@ -42,7 +45,9 @@ describe('GET /transfers answers are bounded and built once per read', () => {
     app = await startTestApp({ transfers: createTransferQueries(read), maxConnectionsPerAddress: 200 });
     const port = app.port;
     const began = performance.now();
-    const answers = await Promise.all(Array.from({ length: 200 }, () => rawRequest(port, { method: 'GET', path: `/transfers?limit=${MAX_TRANSFER_PAGE}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () => rawRequest(port, { method: 'GET', path: `/transfers?limit=${MAX_TRANSFER_PAGE}` })),
+    );
     // The answers are paced (10 ms apart), so they span about 2 s: a read per cache period, and the one that expired.
     expect(reads).toBeLessThanOrEqual(Math.ceil((performance.now() - began) / TRANSFER_CACHE_MS) + 1);
     expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([200]));

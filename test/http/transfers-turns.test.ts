@@ -1,7 +1,12 @@
 import { Keypair, type PublicKey } from '@solana/web3.js';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFERS_PER_READ, readTransferRange, TRANSFERS_DECODED_PER_TURN, type TransferRangeContext } from '../../src/chain/client/read/read-transfers.js';
+import {
+  MAX_TRANSFERS_PER_READ,
+  readTransferRange,
+  TRANSFERS_DECODED_PER_TURN,
+  type TransferRangeContext,
+} from '../../src/chain/client/read/read-transfers.js';
 import type { ChainRpc } from '../../src/chain/rpc/chain-rpc.js';
 import { encodeDepositEntry, encodeTrackerHeader, encodeWithdrawEntry } from '../../src/chain/codec/accounts.js';
 import type { TrackerKind } from '../../src/chain/types.js';
@@ -60,8 +65,14 @@ function trackerAccounts(): Record<TrackerKind, Uint8Array> {
     return Buffer.concat([encodeTrackerHeader(header), ...entries]);
   };
   return {
-    DepositTracker: account('DepositTracker', range.deposits.map((deposit) => encodeDepositEntry(deposit))),
-    WithdrawTracker: account('WithdrawTracker', range.withdrawals.map((withdrawal) => encodeWithdrawEntry(withdrawal!))),
+    DepositTracker: account(
+      'DepositTracker',
+      range.deposits.map((deposit) => encodeDepositEntry(deposit)),
+    ),
+    WithdrawTracker: account(
+      'WithdrawTracker',
+      range.withdrawals.map((withdrawal) => encodeWithdrawEntry(withdrawal!)),
+    ),
   };
 }
 
@@ -120,7 +131,11 @@ describe('GET /transfers works in chunks with turns of the event loop between th
 
   it(`encoding a page gives the loop a turn every ${TRANSFERS_ENCODED_PER_TURN} transfers, and the chunks join into the page's JSON`, async () => {
     const range = everyoneVotedRange(WHOLE_PAGE);
-    const oneVoter = { ...range, deposits: range.deposits.map((deposit) => ({ ...deposit, yesVotes: ONE_VOTER })), withdrawals: range.withdrawals.map((withdrawal) => withdrawal && { ...withdrawal, yesVotes: ONE_VOTER }) };
+    const oneVoter = {
+      ...range,
+      deposits: range.deposits.map((deposit) => ({ ...deposit, yesVotes: ONE_VOTER })),
+      withdrawals: range.withdrawals.map((withdrawal) => withdrawal && { ...withdrawal, yesVotes: ONE_VOTER }),
+    };
     const page = { ...(await transferPage(oneVoter, 0, WHOLE_PAGE, signal())), flow_held: null };
     expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(MAX_TRANSFER_PAGE_BYTES);
     const { result: body, turns } = await turnsDuring(() => transferPageBody(page, signal()));
@@ -137,7 +152,9 @@ describe('GET /transfers works in chunks with turns of the event loop between th
       transferReadsPerSecond: 1_000,
     });
     const port = app.port;
-    const pages = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, i) => rawRequest(port, { method: 'GET', path: `/transfers?from=${i * MAX_TRANSFERS_PER_READ}&limit=${MAX_TRANSFERS_PER_READ}` }));
+    const pages = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, i) =>
+      rawRequest(port, { method: 'GET', path: `/transfers?from=${i * MAX_TRANSFERS_PER_READ}&limit=${MAX_TRANSFERS_PER_READ}` }),
+    );
     let pending = true;
     const all = Promise.all(pages).finally(() => {
       pending = false;

@@ -58,7 +58,16 @@ describe('nodeFetchIsNodesFetch', () => {
   it("answers `import fetch from 'node-fetch'` with globalThis.fetch, passing both arguments", async () => {
     const dir = tempDir();
     write(dir, 'entry.mjs', "import fetch from 'node-fetch'; export default fetch;");
-    await build({ absWorkingDir: dir, entryPoints: ['entry.mjs'], outfile: join(dir, 'out.mjs'), bundle: true, format: 'esm', platform: 'node', plugins: [nodeFetchIsNodesFetch], logLevel: 'silent' });
+    await build({
+      absWorkingDir: dir,
+      entryPoints: ['entry.mjs'],
+      outfile: join(dir, 'out.mjs'),
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      plugins: [nodeFetchIsNodesFetch],
+      logLevel: 'silent',
+    });
     const calls: unknown[][] = [];
     const original = globalThis.fetch;
     globalThis.fetch = ((...args: unknown[]) => {

@@ -35,14 +35,17 @@ function prepare(dir: string, env: Record<string, string>) {
 }
 
 describe('scripts/prepare.mjs in a production install', () => {
-  it.each<Record<string, string>>([{ npm_config_omit: 'dev' }, { npm_config_omit: 'dev optional' }, { NODE_ENV: 'production' }])('without dist/: exit 1, one line on stderr (%o)', (env) => {
-    const run = prepare(checkout(false), env);
-    expect(run.status).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(
-      'prepare: production install without dist/index.js: `npm start` could not run. Build dist/ with a full `npm ci` (or `npm run build`) on a build machine, copy it here with ui/, and install again\n',
-    );
-  });
+  it.each<Record<string, string>>([{ npm_config_omit: 'dev' }, { npm_config_omit: 'dev optional' }, { NODE_ENV: 'production' }])(
+    'without dist/: exit 1, one line on stderr (%o)',
+    (env) => {
+      const run = prepare(checkout(false), env);
+      expect(run.status).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        'prepare: production install without dist/index.js: `npm start` could not run. Build dist/ with a full `npm ci` (or `npm run build`) on a build machine, copy it here with ui/, and install again\n',
+      );
+    },
+  );
 
   it('with dist/: exit 0, nothing built', () => {
     const run = prepare(checkout(true), { npm_config_omit: 'dev' });

@@ -46,7 +46,8 @@ describe('npm ci --omit=dev --omit=optional in a checkout', () => {
   beforeAll(() => {
     ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'bridge-install-'));
-    for (const path of ['package.json', 'package-lock.json', 'scripts/prepare.mjs', 'dist', 'ui']) cpSync(join(ROOT, path), join(dir, path), { recursive: true });
+    for (const path of ['package.json', 'package-lock.json', 'scripts/prepare.mjs', 'dist', 'ui'])
+      cpSync(join(ROOT, path), join(dir, path), { recursive: true });
     const headers = nodeHeadersDir();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -108,7 +109,13 @@ describe('npm ci --omit=dev --omit=optional in a checkout', () => {
     copyFileSync(join(ROOT, 'test/fixtures/authority-keypair.json'), keypair);
     chmodSync(keypair, 0o600);
     const server = new ServerProcess(
-      { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2', BRIDGE_AUTHORITY_KEYPAIR: keypair },
+      {
+        BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9',
+        BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9',
+        BRIDGE_SOURCE_CHAIN_ID: '1',
+        BRIDGE_TARGET_CHAIN_ID: '2',
+        BRIDGE_AUTHORITY_KEYPAIR: keypair,
+      },
       { root: dir },
     );
     try {
@@ -116,7 +123,9 @@ describe('npm ci --omit=dev --omit=optional in a checkout', () => {
       expect((await fetch(`${url}/health`, { signal: AbortSignal.timeout(START_TIMEOUT_MS) })).status).toBe(200);
       const machine = await fetch(`${url}/crank/machine`, { signal: AbortSignal.timeout(START_TIMEOUT_MS) });
       expect(machine.status).toBe(200);
-      expect(await machine.json()).toMatchObject({ root: { id: 'crank', states: expect.arrayContaining([expect.objectContaining({ key: 'idle' })]) } });
+      expect(await machine.json()).toMatchObject({
+        root: { id: 'crank', states: expect.arrayContaining([expect.objectContaining({ key: 'idle' })]) },
+      });
     } finally {
       await server.stop();
     }

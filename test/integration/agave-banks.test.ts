@@ -54,21 +54,38 @@ describe('the mainnet setup on Agave-like banks at the default settings', () => 
     const settleTimes: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       // Sent together: each call returns once its deposit reaches the finalized bank.
-      await Promise.all(Array.from({ length: DEPOSITS_PER_ROUND }, (_, i) => deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint })));
+      await Promise.all(
+        Array.from({ length: DEPOSITS_PER_ROUND }, (_, i) =>
+          deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint }),
+        ),
+      );
       const finalizedAt = performance.now();
       const count = BigInt(round * DEPOSITS_PER_ROUND);
-      await waitFor(() => depositTracker(b).header.settledPrefix === count, { timeoutMs: SETTLE_MS, intervalMs: 100, what: `round ${round}'s deposits settled (settled_prefix ${count})` });
+      await waitFor(() => depositTracker(b).header.settledPrefix === count, {
+        timeoutMs: SETTLE_MS,
+        intervalMs: 100,
+        what: `round ${round}'s deposits settled (settled_prefix ${count})`,
+      });
       settleTimes.push(Math.round(performance.now() - finalizedAt));
     }
     console.log(`settled ${ROUNDS} rounds of ${DEPOSITS_PER_ROUND} deposits, ms after their finality: ${settleTimes.join(', ')}`);
 
     for (const [k, server] of servers.entries()) {
       const lines = server.process.logs();
-      expect(lines.filter((line) => line['level'] === 'error'), `authority ${k}'s error lines`).toEqual([]);
-      expect(lines.filter((line) => REFUSED_OR_BLAMED.test(JSON.stringify(line))), `authority ${k}'s lines about refused slots or blamed endpoints`).toEqual([]);
+      expect(
+        lines.filter((line) => line['level'] === 'error'),
+        `authority ${k}'s error lines`,
+      ).toEqual([]);
+      expect(
+        lines.filter((line) => REFUSED_OR_BLAMED.test(JSON.stringify(line))),
+        `authority ${k}'s lines about refused slots or blamed endpoints`,
+      ).toEqual([]);
       for (const side of ['source', 'target'] as const) {
         for (const url of [b.pair[side].url, fallbacks[side].url]) {
-          expect(await scrapedSample(server, `bridge_rpc_endpoint_up{chain="${side}",endpoint="${new URL(url).origin}"}`), `authority ${k}: ${side} endpoint ${url} up`).toBe(1);
+          expect(
+            await scrapedSample(server, `bridge_rpc_endpoint_up{chain="${side}",endpoint="${new URL(url).origin}"}`),
+            `authority ${k}: ${side} endpoint ${url} up`,
+          ).toBe(1);
         }
       }
     }

@@ -37,7 +37,9 @@ async function expectLeftOut(metrics: Metrics, endpoint: string): Promise<void> 
 
 describe('a fallback endpoint of another cluster', () => {
   it('against the primary: left out, counted, degraded naming BRIDGE_SOURCE_RPC_FALLBACK_URLS and its origin; cycles go on on the primary', async () => {
-    const { service, metrics, logs, foreignOrigin } = await crankWith(async (b) => ({ sourceRpcFallbackUrls: [`${b.pair.target.url}${SECRET_PATH}`] }));
+    const { service, metrics, logs, foreignOrigin } = await crankWith(async (b) => ({
+      sourceRpcFallbackUrls: [`${b.pair.target.url}${SECRET_PATH}`],
+    }));
     await expect.poll(() => service.status(), { timeout: 10_000 }).toBe('degraded');
     const lastError = service.health().last_error ?? '';
     expect(lastError).toContain(`RPC endpoint ${foreignOrigin} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster`);
@@ -47,10 +49,13 @@ describe('a fallback endpoint of another cluster', () => {
     // Cycles read the source chain from its primary, and complete (each one asked for: a cycle
     // that met a timeout on the loaded machine is followed by the next, within the poll's bound).
     await expect
-      .poll(async () => {
-        await service.runOnce();
-        return metricValue(metrics.crankCycles, { outcome: 'ok' });
-      }, { timeout: 15_000, interval: 0 })
+      .poll(
+        async () => {
+          await service.runOnce();
+          return metricValue(metrics.crankCycles, { outcome: 'ok' });
+        },
+        { timeout: 15_000, interval: 0 },
+      )
       .toBeGreaterThanOrEqual(1);
     expect(logs.text()).not.toContain('secret-api-key');
     expect(lastError).not.toContain('hunter2');
@@ -62,7 +67,9 @@ describe('a fallback endpoint of another cluster', () => {
       sourceRpcUrl: dead,
       sourceRpcFallbackUrls: [b.pair.source.url, `${b.pair.source.url}/second`, b.pair.target.url],
     }));
-    await expect.poll(() => service.health().last_error ?? '', { timeout: 10_000 }).toContain(`RPC endpoint ${foreignOrigin} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster`);
+    await expect
+      .poll(() => service.health().last_error ?? '', { timeout: 10_000 })
+      .toContain(`RPC endpoint ${foreignOrigin} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster`);
     expect(service.health().last_error).toMatch(/is not the one most of the chain's endpoints answer \(\w+\)/);
     await expectLeftOut(metrics, foreignOrigin);
   });

@@ -48,44 +48,57 @@ async function cycleWithBacklog(crank: BridgeCrank) {
 }
 
 describe('a backlog bigger than one batch', () => {
-  it(`${TRANSFERS} transfers: every phase drains in back-to-back cycles, without waiting the poll interval`, async () => {
-    bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
-    // A follow-up cycle reads the source at finalized: on Agave's banks, what its own requested cycle wrote there is the next phase's work.
-    const followUpSeesOwnSourceWrites = bridge.pair.source.bank.commitmentLags.finalizedLagSlots === 0;
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], { pollIntervalMs: 3_600_000 });
-    const [a, b, c] = cranks;
-    const frozen = bridge.world.tokenPairs.frozen.sourceMint;
-    // Sent together: each deposit returns once finalized, so one at a time would wait TRANSFERS finality lags.
-    await Promise.all(Array.from({ length: TRANSFERS }, (_, i) => deposit(bridge!, { amount: 10n + BigInt(i), sourceMint: frozen })));
+  it(
+    `${TRANSFERS} transfers: every phase drains in back-to-back cycles, without waiting the poll interval`,
+    async () => {
+      bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
+      // A follow-up cycle reads the source at finalized: on Agave's banks, what its own requested cycle wrote there is the next phase's work.
+      const followUpSeesOwnSourceWrites = bridge.pair.source.bank.commitmentLags.finalizedLagSlots === 0;
+      const cranks = await startBridgeCranks(bridge, [0, 1, 2], { pollIntervalMs: 3_600_000 });
+      const [a, b, c] = cranks;
+      const frozen = bridge.world.tokenPairs.frozen.sourceMint;
+      // Sent together: each deposit returns once finalized, so one at a time would wait TRANSFERS finality lags.
+      await Promise.all(Array.from({ length: TRANSFERS }, (_, i) => deposit(bridge!, { amount: 10n + BigInt(i), sourceMint: frozen })));
 
-    expect(await cycleWithBacklog(a!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
-    expect(nextIndexOf(withdrawTracker(bridge), bridge, 0)).toBe(TRANSFERS);
-    expect(await metricValue(a!.metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'landed' })).toBe(2);
+      expect(await cycleWithBacklog(a!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
+      expect(nextIndexOf(withdrawTracker(bridge), bridge, 0)).toBe(TRANSFERS);
+      expect(await metricValue(a!.metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'landed' })).toBe(2);
 
-    await banksCaughtUp(bridge);
-    // Authority 1 finalizes all of them; its follow-up cycle, reading them Finalized, relays the first batch.
-    expect(await cycleWithBacklog(b!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
-    expect(withdrawTracker(bridge).entries.every((entry) => entry.status === 'Finalized')).toBe(true);
-    expect(depositTracker(bridge).entries.filter((entry) => entry.status === 'Relaying')).toHaveLength(MAX_PLANNED_PER_ACTION);
+      await banksCaughtUp(bridge);
+      // Authority 1 finalizes all of them; its follow-up cycle, reading them Finalized, relays the first batch.
+      expect(await cycleWithBacklog(b!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
+      expect(withdrawTracker(bridge).entries.every((entry) => entry.status === 'Finalized')).toBe(true);
+      expect(depositTracker(bridge).entries.filter((entry) => entry.status === 'Relaying')).toHaveLength(MAX_PLANNED_PER_ACTION);
 
-    await banksCaughtUp(bridge);
-    // Authority 2 votes late and finalizes the first batch on the source; its follow-up proposes the rest and (banks without lags) cleans the first batch up.
-    expect(await cycleWithBacklog(c!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, ack_withdraw_attempted: true });
-    expect(depositTracker(bridge).entries.slice(0, MAX_PLANNED_PER_ACTION).every((entry) => entry.status === 'Finalized')).toBe(true);
-    expect(depositTracker(bridge).header.settledPrefix).toBe(followUpSeesOwnSourceWrites ? BigInt(MAX_PLANNED_PER_ACTION) : 0n);
+      await banksCaughtUp(bridge);
+      // Authority 2 votes late and finalizes the first batch on the source; its follow-up proposes the rest and (banks without lags) cleans the first batch up.
+      expect(await cycleWithBacklog(c!)).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, ack_withdraw_attempted: true });
+      expect(
+        depositTracker(bridge)
+          .entries.slice(0, MAX_PLANNED_PER_ACTION)
+          .every((entry) => entry.status === 'Finalized'),
+      ).toBe(true);
+      expect(depositTracker(bridge).header.settledPrefix).toBe(followUpSeesOwnSourceWrites ? BigInt(MAX_PLANNED_PER_ACTION) : 0n);
 
-    await banksCaughtUp(bridge);
-    // Authority 0 votes late on the first batch (and, on Agave's banks, cleans it up), then its follow-up finalizes the rest.
-    const firstBatchCleanups = followUpSeesOwnSourceWrites ? 0 : MAX_PLANNED_PER_ACTION;
-    expect(await cycleWithBacklog(a!)).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: firstBatchCleanups, cleanup_completed: firstBatchCleanups });
-    expect(depositTracker(bridge).entries.every((entry) => entry.status === 'Finalized')).toBe(true);
-    expect(depositTracker(bridge).header.settledPrefix).toBe(BigInt(MAX_PLANNED_PER_ACTION));
-    // Work a cycle's own votes create is the next cycle's: the last entries are cleaned up by the next request.
-    await banksCaughtUp(bridge);
-    expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 6, cleanup_completed: 6 });
+      await banksCaughtUp(bridge);
+      // Authority 0 votes late on the first batch (and, on Agave's banks, cleans it up), then its follow-up finalizes the rest.
+      const firstBatchCleanups = followUpSeesOwnSourceWrites ? 0 : MAX_PLANNED_PER_ACTION;
+      expect(await cycleWithBacklog(a!)).toEqual({
+        ...NOTHING_ATTEMPTED,
+        ack_withdraw_attempted: true,
+        cleanup_attempted: firstBatchCleanups,
+        cleanup_completed: firstBatchCleanups,
+      });
+      expect(depositTracker(bridge).entries.every((entry) => entry.status === 'Finalized')).toBe(true);
+      expect(depositTracker(bridge).header.settledPrefix).toBe(BigInt(MAX_PLANNED_PER_ACTION));
+      // Work a cycle's own votes create is the next cycle's: the last entries are cleaned up by the next request.
+      await banksCaughtUp(bridge);
+      expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 6, cleanup_completed: 6 });
 
-    expectSettled(bridge, TRANSFERS);
-    for (const crank of cranks) expect(crank.service.health().last_error).toBeNull();
-    await expectTransactionsAccounted(bridge, cranks);
-  }, TIMEOUT_MS);
+      expectSettled(bridge, TRANSFERS);
+      for (const crank of cranks) expect(crank.service.health().last_error).toBeNull();
+      await expectTransactionsAccounted(bridge, cranks);
+    },
+    TIMEOUT_MS,
+  );
 });

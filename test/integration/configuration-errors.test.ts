@@ -34,14 +34,18 @@ describe('configuration errors met at run time', () => {
   it('a node of another cluster (the destination node as the source): degraded, naming BRIDGE_SOURCE_RPC_URL', async () => {
     const { status, lastError } = await healthWith((b) => ({ sourceRpcUrl: b.pair.target.url }));
     expect(status).toBe('degraded');
-    expect(lastError).toMatch(/DepositTracker \w+ does not exist on the source chain .*: a configuration error, not transient; check that BRIDGE_SOURCE_RPC_URL points at a node of the right cluster/);
+    expect(lastError).toMatch(
+      /DepositTracker \w+ does not exist on the source chain .*: a configuration error, not transient; check that BRIDGE_SOURCE_RPC_URL points at a node of the right cluster/,
+    );
     expect(lastError).not.toMatch(/transient; it is retried/);
   });
 
   it('a program that is not the bridge program: degraded, naming BRIDGE_TARGET_PROGRAM_ID', async () => {
     const { status, lastError } = await healthWith(() => ({ targetProgramId: Keypair.generate().publicKey.toBase58() }));
     expect(status).toBe('degraded');
-    expect(lastError).toMatch(/WithdrawTracker \w+ does not exist on the destination chain .*that BRIDGE_TARGET_PROGRAM_ID is the bridge program there/);
+    expect(lastError).toMatch(
+      /WithdrawTracker \w+ does not exist on the destination chain .*that BRIDGE_TARGET_PROGRAM_ID is the bridge program there/,
+    );
     expect(lastError).not.toMatch(/transient; it is retried/);
   });
 });

@@ -4,7 +4,16 @@ import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js
 import { expectSettled } from './support/expectations.js';
 import { metricValue } from '../support/metric-value.js';
 import { depositRejected, settleWithin } from './support/settle.js';
-import { CAP, crankTransactions, exhaustedActions, expectFeesRecorded, expectMeasuredLimits, setFloor, settings, SLOT_MS } from './support/congestion.js';
+import {
+  CAP,
+  crankTransactions,
+  exhaustedActions,
+  expectFeesRecorded,
+  expectMeasuredLimits,
+  setFloor,
+  settings,
+  SLOT_MS,
+} from './support/congestion.js';
 
 /**
  * A congested cluster (PROTOCOL.md "Compute units and fees", the devnet's price floor): leaders

@@ -49,7 +49,15 @@ describe('dry run next to live authorities', () => {
     // ack_deposit: the dry run plans yes votes on 0 and 1; authority 0 then sends exactly those.
     let mark = dry.logs.records().length;
     await dry.service.runOnce();
-    expect(planned(dry, 'ack_deposit', mark)).toEqual([{ indices: [0, 1], votes: [{ index: 0, approve: true }, { index: 1, approve: true }] }]);
+    expect(planned(dry, 'ack_deposit', mark)).toEqual([
+      {
+        indices: [0, 1],
+        votes: [
+          { index: 0, approve: true },
+          { index: 1, approve: true },
+        ],
+      },
+    ]);
     await live0!.service.runOnce();
     expect(landedIndices(live0!, 'ack_deposit').flat()).toEqual([0, 1]);
     await live2!.service.runOnce();

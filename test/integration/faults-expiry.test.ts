@@ -42,14 +42,20 @@ describe('RPC faults', () => {
       // Each attempt waited for its blockhash to expire; none re-signed inside the attempt.
       expect(elapsedMs).toBeGreaterThan(settings.maxAttempts * blockhashLifetimeMs);
       expect(elapsedMs).toBeLessThan(worstCaseCycleMs(settings, chainBounds({ ...settings, blockhashLifetimeMs })));
-      const expiries = a.logs.records().filter((record) => record.level === 'warn' && String(record.msg).startsWith('blockhash expired before the transaction landed'));
+      const expiries = a.logs
+        .records()
+        .filter((record) => record.level === 'warn' && String(record.msg).startsWith('blockhash expired before the transaction landed'));
       expect(expiries).toHaveLength(settings.maxAttempts);
       const health = a.service.health();
       expect(health.last_error).toMatch(
-        new RegExp(`^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}; priority fee offered \\d+ micro-lamports/CU`),
+        new RegExp(
+          `^ack_deposit 0\\.\\.2 \\(3 votes\\) failed after 2 attempts: .*not landed: its blockhash expired \\(block height past \\d+\\); ${sends.source}; priority fee offered \\d+ micro-lamports/CU`,
+        ),
       );
       expect(a.service.status()).toBe('degraded');
-      expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'error', msg: 'crank: ack_deposit failed, moving on to the next action' }));
+      expect(a.logs.records()).toContainEqual(
+        expect.objectContaining({ level: 'error', msg: 'crank: ack_deposit failed, moving on to the next action' }),
+      );
       bridge.pair.target.faults.clear();
       return cranks;
     }

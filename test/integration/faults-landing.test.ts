@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FaultSettings } from '../../devnet/faults/settings.js';
 import { landedStatus, landedTransactionsPaidBy, nextIndexOf, votersMask, withdrawTracker } from './support/chain-state.js';
-import { banksCaughtUp, failedAttemptErrors, loggedSignatures, NOTHING_ATTEMPTED, runRound, startBridgeCrank, startBridgeCranks } from './support/cranks.js';
+import {
+  banksCaughtUp,
+  failedAttemptErrors,
+  loggedSignatures,
+  NOTHING_ATTEMPTED,
+  runRound,
+  startBridgeCrank,
+  startBridgeCranks,
+} from './support/cranks.js';
 import { createRequestGate } from './support/request-gate.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './support/expectations.js';

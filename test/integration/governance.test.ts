@@ -44,7 +44,9 @@ async function completeTransfers(b: DevnetBridge, cranks: readonly BridgeCrank[]
 }
 
 describe.concurrent('governance resets mid-flight', () => {
-  it('set_token_pair while entries are Voting: entries removed, positions rewound, generation + 1; the cranks propose again', async ({ onTestFinished }) => {
+  it('set_token_pair while entries are Voting: entries removed, positions rewound, generation + 1; the cranks propose again', async ({
+    onTestFinished,
+  }) => {
     const bridge = await startDevnetBridge();
     onTestFinished(() => bridge.close());
     const cranks = await startBridgeCranks(bridge, [0, 1, 2]);
@@ -70,7 +72,9 @@ describe.concurrent('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('reset_pending while entries are Relaying: back to Initialized, positions rewound, generation + 1; relayed again', async ({ onTestFinished }) => {
+  it('reset_pending while entries are Relaying: back to Initialized, positions rewound, generation + 1; relayed again', async ({
+    onTestFinished,
+  }) => {
     const bridge = await startDevnetBridge();
     onTestFinished(() => bridge.close());
     const cranks = await startBridgeCranks(bridge, [0, 1, 2]);
@@ -100,7 +104,9 @@ describe.concurrent('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('set_token_pair between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({ onTestFinished }) => {
+  it('set_token_pair between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({
+    onTestFinished,
+  }) => {
     const bridge = await startDevnetBridge();
     onTestFinished(() => bridge.close());
     const gate = createRequestGate();
@@ -127,14 +133,18 @@ describe.concurrent('governance resets mid-flight', () => {
     expect(failedAttemptErrors(a)).toEqual([expect.stringMatching(/^ack_deposit on destination tracker .* failed: VoteOutOfOrder \(6001\)/)]);
     expect(await metricValue(a.metrics.crankRetries, { action: 'ack_deposit' })).toBe(1);
     expect(a.service.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..2 (3 votes)' });
-    expect(withdrawTracker(bridge).entries).toMatchObject([100n, 200n, 300n].map((amount) => ({ status: 'Voting', amount, yesVotes: votersMask(0) })));
+    expect(withdrawTracker(bridge).entries).toMatchObject(
+      [100n, 200n, 300n].map((amount) => ({ status: 'Voting', amount, yesVotes: votersMask(0) })),
+    );
 
     await completeTransfers(bridge, cranks);
     expectSettled(bridge, 3);
     await expectTransactionsAccounted(bridge, cranks);
   });
 
-  it('reset_pending between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({ onTestFinished }) => {
+  it('reset_pending between a crank’s read and its signing: the stale proposal is refused, re-planned and retried in the same cycle', async ({
+    onTestFinished,
+  }) => {
     const bridge = await startDevnetBridge();
     onTestFinished(() => bridge.close());
     const gate = createRequestGate();
@@ -176,7 +186,9 @@ describe.concurrent('governance resets mid-flight', () => {
     await expectTransactionsAccounted(bridge, honest);
   });
 
-  it('a stale vote whose first send went unanswered lands as a failure when rebroadcast: retried from a fresh plan, its fee counted', async ({ onTestFinished }) => {
+  it('a stale vote whose first send went unanswered lands as a failure when rebroadcast: retried from a fresh plan, its fee counted', async ({
+    onTestFinished,
+  }) => {
     const bridge = await startDevnetBridge();
     onTestFinished(() => bridge.close());
     const gate = createRequestGate();

@@ -31,7 +31,9 @@ beforeAll(() => {
 }, 120_000);
 
 describe.concurrent('handoff between two instances of one signer: a rollout and a twin', () => {
-  it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async ({ onTestFinished }) => {
+  it('rolling deploy under steady traffic: B stands by during the overlap, takes over after SIGTERM to A; no error, no foreign signature, no repeated vote', async ({
+    onTestFinished,
+  }) => {
     const { b, a, startBalances } = await bridgeWithActiveServer(onTestFinished);
     const traffic = steadyTraffic(b, 500);
     // A's first votes under the traffic (its poll is 1 s) land while B starts.
@@ -81,7 +83,9 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
     console.info(`rollout: ${count} transfers, B took over ${tookOverMs} ms after SIGTERM to A (window ${WINDOW_MS} ms)`);
   }, 180_000);
 
-  it('a twin that stays past BRIDGE_HANDOFF_SECS makes the standby one degraded, naming the other signer\'s latest transaction', async ({ onTestFinished }) => {
+  it("a twin that stays past BRIDGE_HANDOFF_SECS makes the standby one degraded, naming the other signer's latest transaction", async ({
+    onTestFinished,
+  }) => {
     const handoffSecs = 10;
     const { b, a } = await bridgeWithActiveServer(onTestFinished);
     const traffic = steadyTraffic(b, 500);
@@ -98,7 +102,9 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
 
     expect(twinHealth).toMatchObject({ code: 200, status: 'degraded', role: 'standby' });
     const named = /its latest transaction is (\w+) on the (source|destination) chain/.exec(twinHealth.lastError ?? '');
-    expect(twinHealth.lastError).toMatch(/^another instance has been signing with this authority's key for \d+ s, longer than BRIDGE_HANDOFF_SECS \(10 s\)/);
+    expect(twinHealth.lastError).toMatch(
+      /^another instance has been signing with this authority's key for \d+ s, longer than BRIDGE_HANDOFF_SECS \(10 s\)/,
+    );
     expect(landedSignatures(a)).toContain(named?.[1]);
     expect(await metric(twin, 'bridge_crank_other_signer_active_seconds')).toBeGreaterThan(handoffSecs);
     expect(await metric(twin, 'bridge_crank_handoff_seconds')).toBe(handoffSecs);
@@ -107,5 +113,4 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
     expect(landedSignatures(twin)).toEqual([]);
     console.info(`twin: degraded ${degradedAfterMs} ms after it started (BRIDGE_HANDOFF_SECS ${handoffSecs})`);
   }, 120_000);
-
 });

@@ -59,7 +59,9 @@ describe.concurrent('handoff between two instances of one signer: kill -9 and th
     console.info(`hot standby: took over ${tookOverMs} ms after kill -9 (window ${WINDOW_MS} ms), ${count} transfers`);
   }, 180_000);
 
-  it('two started at the same instant race for the free signing lease: exactly one takes it and signs, the other stands by without an error', async ({ onTestFinished }) => {
+  it('two started at the same instant race for the free signing lease: exactly one takes it and signs, the other stands by without an error', async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const startBalances = authorityBalances(b, 0);
     const [first, second] = await startTwoAtOnce(b);
@@ -90,6 +92,8 @@ describe.concurrent('handoff between two instances of one signer: kill -9 and th
       what: 'every transaction the key paid for logged: votes, the lease taken, a refused taking',
     });
     expect(leaseTransactions(winner)).toHaveLength(1);
-    console.info(`same instant: ${count} transfers, ${signatures.length} votes by one instance, the other's taking ${refusedTakings === 1 ? 'landed refused' : 'refused in preflight'}`);
+    console.info(
+      `same instant: ${count} transfers, ${signatures.length} votes by one instance, the other's taking ${refusedTakings === 1 ? 'landed refused' : 'refused in preflight'}`,
+    );
   }, 180_000);
 });

@@ -1,6 +1,13 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, type LogRecord } from '../support/server-process.js';
-import { crankOnce, landedSignatures, scrapedSample as metric, serverHealth, startAuthorityServer, type AuthorityServer } from './support/authority-server.js';
+import {
+  crankOnce,
+  landedSignatures,
+  scrapedSample as metric,
+  serverHealth,
+  startAuthorityServer,
+  type AuthorityServer,
+} from './support/authority-server.js';
 import { NOTHING_ATTEMPTED, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
@@ -39,7 +46,7 @@ async function newDeposit(b: DevnetBridge, amount: bigint): Promise<void> {
 }
 
 describe('second signer: two servers with one key', () => {
-  it('continue: the one that sees the other\'s transaction reports it (degraded, last_error, error log, metric) and keeps voting', async () => {
+  it("continue: the one that sees the other's transaction reports it (degraded, last_error, error log, metric) and keeps voting", async () => {
     const b = (bridge = await startDevnetBridge());
     const [first, second] = await Promise.all([startServer(b), startServer(b)]);
     // Past their startup cycles: each has set the baseline of the key's history.
@@ -53,7 +60,11 @@ describe('second signer: two servers with one key', () => {
     expect(await crankOnce(second.url)).toEqual({ ...NOTHING_ATTEMPTED, role: 'active' });
     const seen = await serverHealth(second);
     expect(seen).toMatchObject({ code: 200, status: 'degraded' });
-    expect(seen.lastError).toMatch(new RegExp(`^transaction ${firstVote} on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server: .*SPEC §8`));
+    expect(seen.lastError).toMatch(
+      new RegExp(
+        `^transaction ${firstVote} on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server: .*SPEC §8`,
+      ),
+    );
     expect(foreignLines(second)).toEqual([expect.objectContaining({ chain: 'target', signature: firstVote, halted: false })]);
     expect(await metric(second, 'bridge_foreign_signatures_total{chain="target"}')).toBe(1);
     expect(await metric(second, 'bridge_health_status{status="degraded"}')).toBe(1);

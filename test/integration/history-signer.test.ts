@@ -42,7 +42,7 @@ const foreignSignatures = (crank: BridgeCrank) => metricValue(crank.metrics.fore
 const haltedLines = (crank: BridgeCrank) => crank.logs.records().filter((record) => record['halted'] === true);
 
 describe('the nonces without history', () => {
-  it('without any history: a twin\'s votes move the shared nonce, but nothing proves who signed: no halt, each move counted as unverified evidence with a warn line', async () => {
+  it("without any history: a twin's votes move the shared nonce, but nothing proves who signed: no halt, each move counted as unverified evidence with a warn line", async () => {
     const b = (bridge = await startDevnetBridge());
     await initNonces(b, [0]);
     for (const node of [b.pair.source, b.pair.target]) node.faults.set({ noHistory: true });
@@ -60,14 +60,16 @@ describe('the nonces without history', () => {
     expect(haltedLines(a)).toEqual([]);
     // The first move is from the value a first saw (its previous life's, perhaps): excused; the second is a doubt.
     expect(await metricValue(a.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
-    expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', moves: [expect.objectContaining({ slot: expect.any(Number) })] }));
+    expect(a.logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'warn', chain: 'target', moves: [expect.objectContaining({ slot: expect.any(Number) })] }),
+    );
     expect(a.service.status()).toBe('ok');
     expect(await foreignSignatures(twin)).toBe(0);
   }, 60_000);
 });
 
 describe('the authority history as a second signal', () => {
-  it('30 transfers naming the key after a twin\'s vote (3 s of ~10 a second) do not hide the vote: the instance halts', async () => {
+  it("30 transfers naming the key after a twin's vote (3 s of ~10 a second) do not hide the vote: the instance halts", async () => {
     // At 50 ms slots, as the scenario was measured: at the suite's 20 ms the one cycle after the
     // spam found no foreign signature (2 of 2 runs; not pinned down, see the issue note).
     const b = (bridge = await startDevnetBridge({ slotIntervalMs: 50 }));
@@ -86,7 +88,7 @@ describe('the authority history as a second signal', () => {
     expect(a.service.status()).toBe('degraded');
   }, 60_000);
 
-  it('a lying history node\'s forged authority transactions are ignored and counted; the reads after them still find a real twin', async () => {
+  it("a lying history node's forged authority transactions are ignored and counted; the reads after them still find a real twin", async () => {
     const b = (bridge = await startDevnetBridge());
     const a = await haltingCrank(b);
     b.pair.target.faults.set({ forgedHistory: { address: b.authorities[0]!.publicKey.toBase58(), transactions: 50 } });

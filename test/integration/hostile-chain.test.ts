@@ -61,7 +61,9 @@ describe('a forged tracker header', () => {
 
     const bad = (await (await fetch(`${url}/health`)).json()) as { status: string; crank: { last_error: string } };
     expect(bad.status).toBe('degraded');
-    expect(bad.crank.last_error).toMatch(/^reading the trackers failed: .*capacity.*is 4503599627370496, above the \d+ entries a 10 MiB DepositTracker can hold/);
+    expect(bad.crank.last_error).toMatch(
+      /^reading the trackers failed: .*capacity.*is 4503599627370496, above the \d+ entries a 10 MiB DepositTracker can hold/,
+    );
     expect(bad.crank.last_error).toContain(bridge.depositTracker.toBase58());
 
     account.data.set(honest, 0);

@@ -55,8 +55,18 @@ async function runRecipe(registered: string, app: string | null): Promise<{ code
   copyFileSync(FIXTURE, join(dir, 'authority.json'));
   chmodSync(join(dir, 'authority.json'), 0o600);
   for (const path of [dir, join(dir, 'authority.json')]) chownSync(path, NOBODY, NOBODY);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, TOKEN_PIN: 'pin-recipe-1234', TOKEN_SO_PIN: 'so-pin-recipe-5678', REGISTERED_AUTHORITY: registered };
-  return execFileAsync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'sh', script], { cwd: dir, env, timeout: RECIPE_TIMEOUT_MS }).then(
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    TOKEN_PIN: 'pin-recipe-1234',
+    TOKEN_SO_PIN: 'so-pin-recipe-5678',
+    REGISTERED_AUTHORITY: registered,
+  };
+  return execFileAsync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'sh', script], {
+    cwd: dir,
+    env,
+    timeout: RECIPE_TIMEOUT_MS,
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
   );

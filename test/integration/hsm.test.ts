@@ -22,7 +22,12 @@ import { claim, deposit } from './support/transactions.js';
  */
 
 // Nothing answers here: the refusals happen before any RPC call.
-const UNREACHABLE_RPC = { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2' };
+const UNREACHABLE_RPC = {
+  BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9',
+  BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9',
+  BRIDGE_SOURCE_CHAIN_ID: '1',
+  BRIDGE_TARGET_CHAIN_ID: '2',
+};
 
 const execFileAsync = promisify(execFile);
 /** A cycle here signs through SoftHSM: a longer wait for its report than a key file's. */
@@ -61,7 +66,13 @@ function serverEnvFor(b: DevnetBridge): Record<string, string> {
 }
 
 function startServer(env: Record<string, string>): ServerProcess {
-  const server = new ServerProcess({ ...env, ...hsm.env, BRIDGE_POLL_INTERVAL_SECS: '3600', BRIDGE_RPC_TIMEOUT_MS: '5000', BRIDGE_LOG_LEVEL: 'debug' });
+  const server = new ServerProcess({
+    ...env,
+    ...hsm.env,
+    BRIDGE_POLL_INTERVAL_SECS: '3600',
+    BRIDGE_RPC_TIMEOUT_MS: '5000',
+    BRIDGE_LOG_LEVEL: 'debug',
+  });
   servers.push(server);
   return server;
 }
@@ -104,8 +115,14 @@ describe('a server whose authority key is in a PKCS#11 token', () => {
 
     // The ops CLI opens the signer as the server does, and names the token, never the PIN.
     // Asynchronously: the devnet answers from this process's event loop.
-    const ops = await execFileAsync(process.execPath, [OPS_CLI, 'status', '--json'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...serverEnvFor(b), ...hsm.env }, timeout: 30_000 });
-    expect(JSON.parse(ops.stdout)).toMatchObject({ authority: b.authorities[0]!.publicKey.toBase58(), signer: { kind: 'pkcs11', token: 'bridge', session: 'open' } });
+    const ops = await execFileAsync(process.execPath, [OPS_CLI, 'status', '--json'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...serverEnvFor(b), ...hsm.env },
+      timeout: 30_000,
+    });
+    expect(JSON.parse(ops.stdout)).toMatchObject({
+      authority: b.authorities[0]!.publicKey.toBase58(),
+      signer: { kind: 'pkcs11', token: 'bridge', session: 'open' },
+    });
     expect(ops.stdout + ops.stderr).not.toContain(TOKEN_PIN);
   }, 120_000);
 
@@ -138,7 +155,10 @@ describe('a lost PKCS#11 session (a token removed, an HSM restarted)', () => {
     };
     // The signer marks its session lost as the signature fails; the crank records the failed
     // attempt a moment later, when the rejection reaches the machine.
-    await waitFor(() => lost() && crank!.service.status() === 'degraded', { timeoutMs: 10_000, what: 'the signer to report its session lost and /health to say degraded' });
+    await waitFor(() => lost() && crank!.service.status() === 'degraded', {
+      timeoutMs: 10_000,
+      what: 'the signer to report its session lost and /health to say degraded',
+    });
     expect(crank!.service.health().last_error).toMatch(/attempt 1 of 3 failed: .*PKCS#11: the token refused to sign \(CKR_SESSION_HANDLE_INVALID\)/);
 
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
@@ -150,22 +170,37 @@ describe('a lost PKCS#11 session (a token removed, an HSM restarted)', () => {
 
 describe('a token problem stops the server before it listens: exit 1, one line naming BRIDGE_AUTHORITY_KEYPAIR', () => {
   it.each([
-    ['a wrong PIN', () => hsm.uri('token=bridge;object=generated', `pin-source=file:${hsm.pinFile('wrong-pin')}`), 'the token refused the PIN (CKR_PIN_INCORRECT)'],
-    ['an unknown key label', () => hsm.uri('token=bridge;object=no-such-key', `pin-source=file:${hsm.pinFile()}`), 'no private key matches object="no-such-key" in the token'],
+    [
+      'a wrong PIN',
+      () => hsm.uri('token=bridge;object=generated', `pin-source=file:${hsm.pinFile('wrong-pin')}`),
+      'the token refused the PIN (CKR_PIN_INCORRECT)',
+    ],
+    [
+      'an unknown key label',
+      () => hsm.uri('token=bridge;object=no-such-key', `pin-source=file:${hsm.pinFile()}`),
+      'no private key matches object="no-such-key" in the token',
+    ],
     [
       'a module path that does not exist',
       () => `pkcs11:token=bridge;object=generated?module-path=/nonexistent/libvendor-pkcs11.so&pin-value=${TOKEN_PIN}`,
       'module-path "/nonexistent/libvendor-pkcs11.so" cannot be loaded',
     ],
     ['a key that is not Ed25519', () => hsm.uri('token=bridge;object=rsa', `pin-value=${TOKEN_PIN}`), 'the key is not an Ed25519 key'],
-  ])('%s', async (_, uri, problem) => {
-    const server = startServer({ ...UNREACHABLE_RPC, BRIDGE_AUTHORITY_KEYPAIR: uri() });
-    expect(await server.exited).toEqual({ code: 1, signal: null });
-    const lines = server.stderr().split('\n').filter((line) => line !== '');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: ')).toBe(true);
-    expect(lines[0]).toContain(problem);
-    expect(server.stdout()).toBe('');
-    expect(server.stderr()).not.toContain(TOKEN_PIN);
-  }, 60_000);
+  ])(
+    '%s',
+    async (_, uri, problem) => {
+      const server = startServer({ ...UNREACHABLE_RPC, BRIDGE_AUTHORITY_KEYPAIR: uri() });
+      expect(await server.exited).toEqual({ code: 1, signal: null });
+      const lines = server
+        .stderr()
+        .split('\n')
+        .filter((line) => line !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: ')).toBe(true);
+      expect(lines[0]).toContain(problem);
+      expect(server.stdout()).toBe('');
+      expect(server.stderr()).not.toContain(TOKEN_PIN);
+    },
+    60_000,
+  );
 });

@@ -2,7 +2,14 @@ import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ops } from '../ops/ops-cli.js';
-import { AWS_KEY_ID, credentialsOf, startKeyServiceFake, VAULT_TOKEN, type KeyServiceFake, type KeyServiceName } from '../support/key-service-fakes.js';
+import {
+  AWS_KEY_ID,
+  credentialsOf,
+  startKeyServiceFake,
+  VAULT_TOKEN,
+  type KeyServiceFake,
+  type KeyServiceName,
+} from '../support/key-service-fakes.js';
 import { fixtureKeypairBytes } from '../support/keypair-files.js';
 import { leakedFragments } from '../support/secret-fragments.js';
 import { ensureBuilt, ServerProcess } from '../support/server-process.js';
@@ -17,7 +24,12 @@ import { createSoftHsm, TOKEN_PIN } from '../support/softhsm.js';
 
 const SERVICES: KeyServiceName[] = ['aws-kms', 'gcp-kms', 'vault-transit'];
 // Nothing answers here: the refusals happen before any RPC call.
-const UNREACHABLE_RPC = { BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9', BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9', BRIDGE_SOURCE_CHAIN_ID: '1', BRIDGE_TARGET_CHAIN_ID: '2' };
+const UNREACHABLE_RPC = {
+  BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9',
+  BRIDGE_TARGET_RPC_URL: 'http://127.0.0.1:9',
+  BRIDGE_SOURCE_CHAIN_ID: '1',
+  BRIDGE_TARGET_CHAIN_ID: '2',
+};
 
 const fakes: KeyServiceFake[] = [];
 const servers: ServerProcess[] = [];
@@ -49,9 +61,18 @@ describe('no start-up error prints a secret (server and ops CLI)', () => {
   const keyBytes = fixtureKeypairBytes();
   const pin = 'PINzq7&TAILsecret-DO-NOT-LEAK';
   const cases: [string, () => Promise<{ env: Record<string, string>; secrets: string[] }>][] = [
-    ['the base58 secret key pasted', async () => ({ env: { BRIDGE_AUTHORITY_KEYPAIR: bs58.encode(Uint8Array.from(keyBytes)) }, secrets: [bs58.encode(Uint8Array.from(keyBytes))] })],
+    [
+      'the base58 secret key pasted',
+      async () => ({ env: { BRIDGE_AUTHORITY_KEYPAIR: bs58.encode(Uint8Array.from(keyBytes)) }, secrets: [bs58.encode(Uint8Array.from(keyBytes))] }),
+    ],
     ['the JSON array pasted', async () => ({ env: { BRIDGE_AUTHORITY_KEYPAIR: JSON.stringify(keyBytes) }, secrets: [JSON.stringify(keyBytes)] })],
-    ['a PKCS#11 PIN with an unencoded &', async () => ({ env: { BRIDGE_AUTHORITY_KEYPAIR: `pkcs11:token=t;object=k?module-path=/nonexistent/lib.so&pin-value=${pin}` }, secrets: [pin, 'TAILsecret'] })],
+    [
+      'a PKCS#11 PIN with an unencoded &',
+      async () => ({
+        env: { BRIDGE_AUTHORITY_KEYPAIR: `pkcs11:token=t;object=k?module-path=/nonexistent/lib.so&pin-value=${pin}` },
+        secrets: [pin, 'TAILsecret'],
+      }),
+    ],
     ...SERVICES.map((service): (typeof cases)[number] => [
       `${service} refusing the credentials' permission`,
       async () => {
@@ -62,23 +83,36 @@ describe('no start-up error prints a secret (server and ops CLI)', () => {
     ]),
   ];
 
-  it.each(cases)('%s', async (_, setup) => {
-    const { env, secrets } = await setup();
-    const server = startServer(env);
-    expect(await server.exited).toEqual({ code: 1, signal: null });
-    const lines = withoutNodeVersionWarning(server.stderr()).split('\n').filter((line) => line !== '');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: ')).toBe(true);
-    const cli = await ops(['signer'], env);
-    expect(cli.code).toBe(1);
-    expect(withoutNodeVersionWarning(cli.stderr).startsWith('ops: BRIDGE_AUTHORITY_KEYPAIR: ')).toBe(true);
-    expect(leakedFragments([server.stdout(), server.stderr(), cli.stdout, cli.stderr].join('\n'), secrets)).toEqual([]);
-  }, 60_000);
+  it.each(cases)(
+    '%s',
+    async (_, setup) => {
+      const { env, secrets } = await setup();
+      const server = startServer(env);
+      expect(await server.exited).toEqual({ code: 1, signal: null });
+      const lines = withoutNodeVersionWarning(server.stderr())
+        .split('\n')
+        .filter((line) => line !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.startsWith('BRIDGE_AUTHORITY_KEYPAIR: ')).toBe(true);
+      const cli = await ops(['signer'], env);
+      expect(cli.code).toBe(1);
+      expect(withoutNodeVersionWarning(cli.stderr).startsWith('ops: BRIDGE_AUTHORITY_KEYPAIR: ')).toBe(true);
+      expect(leakedFragments([server.stdout(), server.stderr(), cli.stdout, cli.stderr].join('\n'), secrets)).toEqual([]);
+    },
+    60_000,
+  );
 });
 
 describe('each key-service failure is one line with its fix, no stack trace (server)', () => {
   // Nothing may look for credentials beyond this host: no instance metadata service, no home directory's files.
-  const ISOLATED = { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/aws-config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials', METADATA_SERVER_DETECTION: 'none', GCE_METADATA_HOST: '127.0.0.1:9', GCE_METADATA_IP: '127.0.0.1:9' };
+  const ISOLATED = {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_CONFIG_FILE: '/nonexistent/aws-config',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+    METADATA_SERVER_DETECTION: 'none',
+    GCE_METADATA_HOST: '127.0.0.1:9',
+    GCE_METADATA_IP: '127.0.0.1:9',
+  };
   const newlineToken = `${VAULT_TOKEN}\nX-Injected: 1`;
   const cases: [string, () => Promise<Record<string, string>>, RegExp][] = [
     [
@@ -115,7 +149,10 @@ describe('each key-service failure is one line with its fix, no stack trace (ser
       async () => {
         const hsm = createSoftHsm();
         cleanups.push(() => hsm.remove());
-        return { SOFTHSM2_CONF: `${hsm.dir}/missing.conf`, BRIDGE_AUTHORITY_KEYPAIR: hsm.uri('token=bridge;object=authority', `pin-value=${TOKEN_PIN}`) };
+        return {
+          SOFTHSM2_CONF: `${hsm.dir}/missing.conf`,
+          BRIDGE_AUTHORITY_KEYPAIR: hsm.uri('token=bridge;object=authority', `pin-value=${TOKEN_PIN}`),
+        };
       },
       /^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11: module ".*libsofthsm2\.so" failed to initialize \(CKR_GENERAL_ERROR\); the module could not read its configuration: set SOFTHSM2_CONF to a softhsm2\.conf this user can read/,
     ],
@@ -134,7 +171,9 @@ describe('each key-service failure is one line with its fix, no stack trace (ser
     const env = await setup();
     const server = startServer({ ...ISOLATED, ...env });
     expect(await server.exited).toEqual({ code: 1, signal: null });
-    const lines = withoutNodeVersionWarning(server.stderr()).split('\n').filter((text) => text !== '');
+    const lines = withoutNodeVersionWarning(server.stderr())
+      .split('\n')
+      .filter((text) => text !== '');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(line);
     expect(server.stdout()).toBe('');

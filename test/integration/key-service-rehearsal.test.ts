@@ -55,7 +55,10 @@ it('starts the three fakes, prints the variables that point ops and the server a
 
   const envs = blocks(stdout);
   expect([...envs.keys()]).toEqual(['aws-kms', 'gcp-kms', 'vault-transit']);
-  expect(envs.get('vault-transit')).toMatchObject({ VAULT_ADDR: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/), VAULT_CACERT: expect.any(String) });
+  expect(envs.get('vault-transit')).toMatchObject({
+    VAULT_ADDR: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/),
+    VAULT_CACERT: expect.any(String),
+  });
   for (const [service, env] of envs) {
     const printed = await ops(['signer'], env);
     expect(printed, service).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^${FIXTURE_PUBLIC_KEY}\\n`)) });
@@ -65,7 +68,9 @@ it('starts the three fakes, prints the variables that point ops and the server a
   await waitFor(() => stdout.includes('vault-transit: denied'), { timeoutMs: 5_000, what: 'the fault to be switched on' });
   const denied = await ops(['signer'], envs.get('vault-transit')!);
   expect(denied.code).toBe(1);
-  expect(denied.stderr).toMatch(/^ops: BRIDGE_AUTHORITY_KEYPAIR: Vault transit: GET \/v1\/transit\/keys\/bridge-authority answered 403 .*"read" on transit\/keys\/bridge-authority/);
+  expect(denied.stderr).toMatch(
+    /^ops: BRIDGE_AUTHORITY_KEYPAIR: Vault transit: GET \/v1\/transit\/keys\/bridge-authority answered 403 .*"read" on transit\/keys\/bridge-authority/,
+  );
 
   // Ctrl-C: SIGINT to the terminal's foreground process group. npm itself ends by the signal.
   process.kill(-rehearsal.pid!, 'SIGINT');

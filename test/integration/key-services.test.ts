@@ -54,7 +54,9 @@ describe.each(SERVICES)('a server whose authority key is in %s', (service) => {
     // The crank's start-up cycle may vote on the deposit before this request does: either way
     // one cycle after the deposit has voted, and the vote is on the chain.
     await crankOnce(url, CYCLE_TIMEOUT_MS);
-    const afterCycle = (await (await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) })).json()) as { crank: { total_actions_submitted: number } };
+    const afterCycle = (await (await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) })).json()) as {
+      crank: { total_actions_submitted: number };
+    };
     expect(afterCycle.crank.total_actions_submitted).toBeGreaterThanOrEqual(1);
     expect(withdrawTracker(b).entries[Number(index)]).toMatchObject({ yesVotes: votersMask(0) });
     expect(fake.requests.filter((request) => /sign/i.test(request.operation)).length).toBeGreaterThanOrEqual(2);
@@ -85,7 +87,12 @@ describe('a server whose Vault token is renewable (issue 40 item 6)', () => {
     let metrics = '';
     const renewals = async (): Promise<Record<string, number>> => {
       metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-      return Object.fromEntries([...metrics.matchAll(/^bridge_signer_token_renewals_total\{outcome="(\w+)"\} (\d+)$/gm)].map(([, outcome, count]) => [outcome, Number(count)]));
+      return Object.fromEntries(
+        [...metrics.matchAll(/^bridge_signer_token_renewals_total\{outcome="(\w+)"\} (\d+)$/gm)].map(([, outcome, count]) => [
+          outcome,
+          Number(count),
+        ]),
+      );
     };
     // Renewed at half of each 2 s lease, counted once the server observes the signer.
     await waitFor(async () => ((await renewals())['renewed'] ?? 0) >= 1, { timeoutMs: 10_000, what: 'a renewal counted in /metrics' });

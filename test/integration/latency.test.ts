@@ -26,7 +26,10 @@ afterEach(async () => {
 
 async function slotsPass(b: DevnetBridge, count: number): Promise<void> {
   const from = b.pair.source.slot;
-  await waitFor(() => b.pair.source.slot >= from + count && b.pair.target.slot >= from + count, { timeoutMs: 10_000, what: `${count} slots to pass` });
+  await waitFor(() => b.pair.source.slot >= from + count && b.pair.target.slot >= from + count, {
+    timeoutMs: 10_000,
+    what: `${count} slots to pass`,
+  });
 }
 
 const oldest = (crank: BridgeCrank, unit: 'slots' | 'seconds', action: string) =>
@@ -35,7 +38,8 @@ const oldest = (crank: BridgeCrank, unit: 'slots' | 'seconds', action: string) =
 /** Entries whose vote masks hold authority k's bit. */
 function votesOnChain(k: number): { ack_deposit: number; ack_withdraw: number } {
   const bit = votersMask(k);
-  const voted = (entries: Array<{ yesVotes: number; noVotes: number }>) => entries.filter((entry) => ((entry.yesVotes | entry.noVotes) & bit) !== 0).length;
+  const voted = (entries: Array<{ yesVotes: number; noVotes: number }>) =>
+    entries.filter((entry) => ((entry.yesVotes | entry.noVotes) & bit) !== 0).length;
   return { ack_deposit: voted(withdrawTracker(bridge!).entries), ack_withdraw: voted(depositTracker(bridge!).entries) };
 }
 

@@ -3,7 +3,17 @@ import { ensureBuilt } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { crankOnce, landedSignatures, serverHealth, type AuthorityServer } from './support/authority-server.js';
 import { authorityBalances, landedStatus, landedTransactionsPaidBy, leaseLamports } from './support/chain-state.js';
-import { errorLines, failedAttempts, leaseTransactions, metric, settleAll, startBridge, startServer, takeOvers, waitForRole } from './support/handoff.js';
+import {
+  errorLines,
+  failedAttempts,
+  leaseTransactions,
+  metric,
+  settleAll,
+  startBridge,
+  startServer,
+  takeOvers,
+  waitForRole,
+} from './support/handoff.js';
 import { deposit } from './support/transactions.js';
 
 /**
@@ -37,17 +47,24 @@ function expectClean(servers: AuthorityServer[]): void {
 }
 
 describe.concurrent('the signing lease at the default 15 s poll', () => {
-  it('rolling deploy: B stands by while A holds the lease, and signs within 17 s of SIGTERM to A, with no error, no foreign signature, no wasted vote', async ({ onTestFinished }) => {
+  it('rolling deploy: B stands by while A holds the lease, and signs within 17 s of SIGTERM to A, with no error, no foreign signature, no wasted vote', async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const startBalances = authorityBalances(b, 0);
     const a = await startServer(b, DEFAULT_POLL);
     await waitForRole(a, 'active', 10_000);
     const next = await startServer(b, DEFAULT_POLL);
-    await waitFor(async () => (await fetch(`${next.url}/health`).then((r) => r.json() as Promise<{ crank: { lease?: { status: string } } }>)).crank.lease?.status === 'waiting', {
-      timeoutMs: 10_000,
-      intervalMs: 100,
-      what: 'B waiting on the lease A holds',
-    });
+    await waitFor(
+      async () =>
+        (await fetch(`${next.url}/health`).then((r) => r.json() as Promise<{ crank: { lease?: { status: string } } }>)).crank.lease?.status ===
+        'waiting',
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: 'B waiting on the lease A holds',
+      },
+    );
     expect(await serverHealth(next)).toMatchObject({ status: 'ok', role: 'standby' });
 
     const stoppedAt = Date.now();

@@ -33,20 +33,28 @@ function leaseValue(b: DevnetBridge): string | undefined {
 }
 
 async function roleChanges(server: AuthorityServer): Promise<number> {
-  return server.process.logs().filter((record) => /^crank: (taking over|standing by:|the signing lease this server held)/.test(String(record['msg']))).length;
+  return server.process.logs().filter((record) => /^crank: (taking over|standing by:|the signing lease this server held)/.test(String(record['msg'])))
+    .length;
 }
 
 describe.concurrent('the signing lease on a quiet bridge, and a lease-shaped theft', () => {
-  it(`two instances of one key on an idle bridge for ${IDLE_SECONDS} s at a 2 s poll: 0 role changes, 0 error lines, 0 lease transactions`, async ({ onTestFinished }) => {
+  it(`two instances of one key on an idle bridge for ${IDLE_SECONDS} s at a 2 s poll: 0 role changes, 0 error lines, 0 lease transactions`, async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const holder = await startServer(b, POLL);
     await waitForRole(holder, 'active', 15_000);
     const standby = await startServer(b, POLL);
-    await waitFor(async () => (await fetch(`${standby.url}/health`).then((r) => r.json() as Promise<{ crank: { lease?: { status: string } } }>)).crank.lease?.status === 'waiting', {
-      timeoutMs: 15_000,
-      intervalMs: 200,
-      what: 'the standby waiting on the lease the holder holds',
-    });
+    await waitFor(
+      async () =>
+        (await fetch(`${standby.url}/health`).then((r) => r.json() as Promise<{ crank: { lease?: { status: string } } }>)).crank.lease?.status ===
+        'waiting',
+      {
+        timeoutMs: 15_000,
+        intervalMs: 200,
+        what: 'the standby waiting on the lease the holder holds',
+      },
+    );
     const value = leaseValue(b);
     const balances = authorityBalances(b, 0);
     const changesBefore = [await roleChanges(holder), await roleChanges(standby)];
@@ -73,17 +81,27 @@ describe.concurrent('the signing lease on a quiet bridge, and a lease-shaped the
     console.info(`idle bridge: ${samples.length} one-second samples, holder active and the other standby in every one`);
   }, 180_000);
 
-  it(`a transfer out of the authority that lists the lease account is counted as a foreign signature within ${FLAGGED_WITHIN_MS / 1000} s`, async ({ onTestFinished }) => {
+  it(`a transfer out of the authority that lists the lease account is counted as a foreign signature within ${FLAGGED_WITHIN_MS / 1000} s`, async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const holder = await startServer(b, POLL);
     await waitForRole(holder, 'active', 15_000);
     const authority = b.authorities[0]!;
-    const transfer = SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5 * LAMPORTS_PER_SOL });
+    const transfer = SystemProgram.transfer({
+      fromPubkey: authority.publicKey,
+      toPubkey: Keypair.generate().publicKey,
+      lamports: 5 * LAMPORTS_PER_SOL,
+    });
     const lease = leaseAddress(authority.publicKey, b.world.source.chainId);
     const leaseShaped = new TransactionInstruction({ ...transfer, keys: [...transfer.keys, { pubkey: lease, isSigner: false, isWritable: false }] });
     const signal = AbortSignal.timeout(FLAGGED_WITHIN_MS);
     const sentAt = Date.now();
-    const signature = await submitTransaction(devnetConnection(b.pair.target.url, signal), [leaseShaped], [authority], { chain: 'target', step: 'lease-shaped transfer', signal });
+    const signature = await submitTransaction(devnetConnection(b.pair.target.url, signal), [leaseShaped], [authority], {
+      chain: 'target',
+      step: 'lease-shaped transfer',
+      signal,
+    });
     await waitFor(async () => (await metric(holder, 'bridge_foreign_signatures_total{chain="target"}')) >= 1, {
       timeoutMs: FLAGGED_WITHIN_MS,
       intervalMs: 250,

@@ -50,7 +50,9 @@ async function sampleRoles(servers: AuthorityServer[], count: number): Promise<s
 }
 
 describe.concurrent('the signing lease against one lying endpoint', () => {
-  it('an endpoint forging the lease in front of the holder for 30 s: the holder stays active, keeps landing, 0 error lines; each forged read a doubt', async ({ onTestFinished }) => {
+  it('an endpoint forging the lease in front of the holder for 30 s: the holder stays active, keeps landing, 0 error lines; each forged read a doubt', async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const liar = await lyingEndpoint(b);
     const holder = await startServer(b, behind(liar, b));
@@ -76,10 +78,14 @@ describe.concurrent('the signing lease against one lying endpoint', () => {
     expect(await metric(holder, 'bridge_crank_lease_events_total{outcome="lost"}')).toBe(0);
     expect(leaseValue(b)).toBe(value);
     expect(await serverHealth(holder)).toMatchObject({ status: 'ok', role: 'active' });
-    console.info(`forging endpoint: ${liar.lies} forged lease reads in 30 s, the holder landed ${landedSignatures(holder).length - landedBefore} votes meanwhile`);
+    console.info(
+      `forging endpoint: ${liar.lies} forged lease reads in 30 s, the holder landed ${landedSignatures(holder).length - landedBefore} votes meanwhile`,
+    );
   }, 120_000);
 
-  it('an endpoint in front of a standby saying the lease is free and swallowing its taking: never two active in 40 samples, the holder\'s lease intact after the standby\'s SIGTERM', async ({ onTestFinished }) => {
+  it("an endpoint in front of a standby saying the lease is free and swallowing its taking: never two active in 40 samples, the holder's lease intact after the standby's SIGTERM", async ({
+    onTestFinished,
+  }) => {
     const b = await startBridge(onTestFinished);
     const liar = await lyingEndpoint(b);
     const holder = await startServer(b, POLL);
@@ -104,6 +110,8 @@ describe.concurrent('the signing lease against one lying endpoint', () => {
     expect(await metric(holder, 'bridge_foreign_signatures_total{chain="target"}')).toBe(0);
     expect(await serverHealth(holder)).toMatchObject({ status: 'ok', role: 'active' });
     const tries = standby.process.logs().filter((record) => String(record['msg']).startsWith('crank: the signing lease was not taken')).length;
-    console.info(`lying endpoint in front of a standby: ${liar.lies} lies, ${liar.swallowed.length} transactions swallowed, ${tries} takings refused before sending`);
+    console.info(
+      `lying endpoint in front of a standby: ${liar.lies} lies, ${liar.swallowed.length} transactions swallowed, ${tries} takings refused before sending`,
+    );
   }, 120_000);
 });

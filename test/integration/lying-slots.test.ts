@@ -47,7 +47,10 @@ function lyingFetch(lies: Lie[]): RpcFetch {
   };
 }
 
-const inflatedContext = (result: Record<string, unknown>) => ({ ...result, context: { ...(result['context'] as object), slot: (result['context'] as { slot: number }).slot + INFLATION } });
+const inflatedContext = (result: Record<string, unknown>) => ({
+  ...result,
+  context: { ...(result['context'] as object), slot: (result['context'] as { slot: number }).slot + INFLATION },
+});
 
 /**
  * Rounds of the cranks' cycles for `ms`, a pause between rounds: what these cases need is
@@ -74,14 +77,17 @@ async function expectHealthy(b: DevnetBridge, cranks: readonly BridgeCrank[], co
 }
 
 describe.concurrent('one lying answer', () => {
-  it('a history answer whose newest entry carries an inflated slot: the cursor does not blind later reads, every transfer settles', async ({ onTestFinished }) => {
+  it('a history answer whose newest entry carries an inflated slot: the cursor does not blind later reads, every transfer settles', async ({
+    onTestFinished,
+  }) => {
     const b = await startDevnetBridge();
     onTestFinished(() => b.close());
     const lie: Lie = {
       method: 'getSignaturesForAddress',
       times: 4,
       active: false,
-      rewrite: (result) => (Array.isArray(result) ? result.map((entry: { slot: number }, i) => (i === 0 ? { ...entry, slot: entry.slot + INFLATION } : entry)) : result),
+      rewrite: (result) =>
+        Array.isArray(result) ? result.map((entry: { slot: number }, i) => (i === 0 ? { ...entry, slot: entry.slot + INFLATION } : entry)) : result,
     };
     const cranks = await startBridgeCranks(b, [0, 1, 2], { fetch: lyingFetch([lie]) });
     await depositRejected(b, 2);
@@ -103,7 +109,8 @@ describe.concurrent('one lying answer', () => {
       method: 'getSignaturesForAddress',
       times: 2,
       active: true,
-      rewrite: (result) => (Array.isArray(result) ? result.map((entry: { slot: number }, i) => (i === 0 ? { ...entry, slot: entry.slot + INFLATION } : entry)) : result),
+      rewrite: (result) =>
+        Array.isArray(result) ? result.map((entry: { slot: number }, i) => (i === 0 ? { ...entry, slot: entry.slot + INFLATION } : entry)) : result,
     };
     const halting = { config: { onForeignSigner: 'halt' as const, handoffMs: 0 } };
     const a = startBridgeCrank(b, 0, { ...halting, fetch: lyingFetch([lie]) });
@@ -120,7 +127,9 @@ describe.concurrent('one lying answer', () => {
     expect(await metricValue(a.metrics.foreignSignatures, {})).toBeGreaterThanOrEqual(1);
   }, 40_000);
 
-  it('an inflated context slot on the very first answers (before the first history read): at most that cycle fails, no floor rests on it, every transfer settles', async ({ onTestFinished }) => {
+  it('an inflated context slot on the very first answers (before the first history read): at most that cycle fails, no floor rests on it, every transfer settles', async ({
+    onTestFinished,
+  }) => {
     const b = await startDevnetBridge();
     onTestFinished(() => b.close());
     const lies: Lie[] = [{ method: 'getMultipleAccounts', times: 1, active: true, rewrite: inflatedContext }];
@@ -134,14 +143,17 @@ describe.concurrent('one lying answer', () => {
       expect(crank.service.status()).toBe('ok');
       // Nothing judges a process's first answer (no pace measured, no second answer yet): the
       // startup cycle's reads anchored on it may fail once; the floor never takes it.
-      for (const record of crank.logs.records().filter((one) => one.level === 'error')) expect(JSON.stringify(record)).toContain('Minimum context slot has not been reached');
+      for (const record of crank.logs.records().filter((one) => one.level === 'error'))
+        expect(JSON.stringify(record)).toContain('Minimum context slot has not been reached');
       expect(await metricSample(crank.metrics.rpcSlotFloor, { chain: 'source' })).toBeLessThan(INFLATION);
       expect(await metricSample(crank.metrics.rpcSlotFloorRebases, { chain: 'source' })).toBe(0);
       expect(await metricSample(crank.metrics.foreignSignatures, { chain: 'source' })).toBe(0);
     }
   }, 40_000);
 
-  it('an inflated context slot once the pace is measured: refused as an outlier, counted, every transfer settles with no error line', async ({ onTestFinished }) => {
+  it('an inflated context slot once the pace is measured: refused as an outlier, counted, every transfer settles with no error line', async ({
+    onTestFinished,
+  }) => {
     const b = await startDevnetBridge();
     onTestFinished(() => b.close());
     const lies: Lie[] = ['getMultipleAccounts', 'getBalance'].map((method) => ({ method, times: 2, active: false, rewrite: inflatedContext }));
@@ -177,7 +189,9 @@ describe.concurrent('one lying answer', () => {
     // Slot probes run at most every 2 s, while reads happen: settle over a few seconds of rounds.
     await roundsFor(cranks, 4_000);
     for (const crank of cranks) {
-      expect(await metricValue(crank.metrics.rpcSlotOutliers, { endpoint: new URL(sourceFallback.url).origin, direction: 'ahead' })).toBeGreaterThan(0);
+      expect(await metricValue(crank.metrics.rpcSlotOutliers, { endpoint: new URL(sourceFallback.url).origin, direction: 'ahead' })).toBeGreaterThan(
+        0,
+      );
       expect(await metricSample(crank.metrics.rpcEndpointUp, { endpoint: new URL(b.pair.source.url).origin })).toBe(1);
       expect(await metricSample(crank.metrics.rpcEndpointUp, { endpoint: new URL(sourceFallback.url).origin })).toBe(0);
     }

@@ -25,7 +25,8 @@ describe('nonce mode on the devnet', () => {
     await initNonces(bridge, [0, 1, 2]);
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], { confirmTimeoutMs: 20_000 });
     await depositRejected(bridge, 2);
-    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ loseResponses: 6, loseResponseMode: 'http504', landAfterSlots: 40 });
+    for (const node of [bridge.pair.source, bridge.pair.target])
+      node.faults.set({ loseResponses: 6, loseResponseMode: 'http504', landAfterSlots: 40 });
     await settleWithin(bridge, cranks, 10);
     for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.clear();
     expectSettled(bridge, 2);

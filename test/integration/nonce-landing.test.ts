@@ -21,7 +21,8 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-const landedLines = (cranks: readonly BridgeCrank[]) => cranks.flatMap((crank) => crank.logs.records()).filter((record) => record.msg === 'transaction landed');
+const landedLines = (cranks: readonly BridgeCrank[]) =>
+  cranks.flatMap((crank) => crank.logs.records()).filter((record) => record.msg === 'transaction landed');
 
 describe('nonce mode on the devnet', () => {
   it('nonce init, then transfers land as durable-nonce transactions: every one settles, none lands with an error', async () => {

@@ -45,9 +45,18 @@ async function authoritySends(b: DevnetBridge, instruction: TransactionInstructi
 
 const CHANGES = {
   closed: (b: DevnetBridge, lane: Keypair['publicKey']) =>
-    SystemProgram.nonceWithdraw({ noncePubkey: lane, authorizedPubkey: b.authorities[0]!.publicKey, toPubkey: b.authorities[0]!.publicKey, lamports: NONCE_ACCOUNT_RENT_LAMPORTS }),
+    SystemProgram.nonceWithdraw({
+      noncePubkey: lane,
+      authorizedPubkey: b.authorities[0]!.publicKey,
+      toPubkey: b.authorities[0]!.publicKey,
+      lamports: NONCE_ACCOUNT_RENT_LAMPORTS,
+    }),
   're-authorized': (b: DevnetBridge, lane: Keypair['publicKey']) =>
-    SystemProgram.nonceAuthorize({ noncePubkey: lane, authorizedPubkey: b.authorities[0]!.publicKey, newAuthorizedPubkey: Keypair.generate().publicKey }),
+    SystemProgram.nonceAuthorize({
+      noncePubkey: lane,
+      authorizedPubkey: b.authorities[0]!.publicKey,
+      newAuthorizedPubkey: Keypair.generate().publicKey,
+    }),
 } as const;
 
 /** Records the wire of every transaction the crank sends. */
@@ -79,7 +88,9 @@ describe('nonce accounts that change under the server', () => {
       await cycle;
       expect(performance.now() - started).toBeLessThan(20_000);
       expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(1);
-      expect(errorLines(a)).toEqual([expect.objectContaining({ account: lane.toBase58(), chain: 'target', msg: expect.stringContaining('its lane is out of use') })]);
+      expect(errorLines(a)).toEqual([
+        expect.objectContaining({ account: lane.toBase58(), chain: 'target', msg: expect.stringContaining('its lane is out of use') }),
+      ]);
       expect(a.service.health().landing_mode).toEqual({ source: 'nonce', target: 'nonce' });
       expect(inFlight(a)).toBe(0);
       // The operator's change to its own pool is not a second signer.
@@ -93,11 +104,16 @@ describe('nonce accounts that change under the server', () => {
     await initNonces(b, [0]);
     const a = startBridgeCrank(b, 0);
     await a.service.runOnce();
-    for (const position of [0, 1]) await authoritySends(b, CHANGES.closed(b, nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, position)), 'close a lane');
+    for (const position of [0, 1])
+      await authoritySends(b, CHANGES.closed(b, nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, position)), 'close a lane');
     await deposit(b, { amount: 100n, sourceMint: normal(b) });
     await a.service.runOnce();
     expect(a.service.health().landing_mode).toEqual({ source: 'nonce', target: 'blockhash' });
-    expect(errorLines(a).map((line) => line.account).sort()).toEqual([0, 1].map((position) => nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, position).toBase58()).sort());
+    expect(
+      errorLines(a)
+        .map((line) => line.account)
+        .sort(),
+    ).toEqual([0, 1].map((position) => nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, position).toBase58()).sort());
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(1);
   }, 60_000);
 });
@@ -122,7 +138,9 @@ describe('versions the crank no longer wants', () => {
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(1);
     expect(inFlight(a)).toBe(0);
     const connection = devnetConnection(b.pair.target.url, AbortSignal.timeout(10_000));
-    const signatures = await Promise.all(leftInFlight.map((wire) => connection.sendRawTransaction(Buffer.from(wire, 'base64'), { skipPreflight: true })));
+    const signatures = await Promise.all(
+      leftInFlight.map((wire) => connection.sendRawTransaction(Buffer.from(wire, 'base64'), { skipPreflight: true })),
+    );
     await a.service.runOnce();
     const statuses = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
     expect(statuses.value.filter((status) => status !== null)).toEqual([]);
@@ -172,7 +190,9 @@ describe('voidInFlight, for shutdown', () => {
     expect(settled).toEqual({ source: { voided: 0, landed: 0, unresolved: 0 }, target: { voided: 1, landed: 0, unresolved: 0 } });
     expect(chains.versionsInFlight()).toEqual({ source: 0, target: 0 });
     const connection = devnetConnection(b.pair.target.url, AbortSignal.timeout(10_000));
-    const signatures = await Promise.all(leftInFlight.map((wire) => connection.sendRawTransaction(Buffer.from(wire, 'base64'), { skipPreflight: true })));
+    const signatures = await Promise.all(
+      leftInFlight.map((wire) => connection.sendRawTransaction(Buffer.from(wire, 'base64'), { skipPreflight: true })),
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const statuses = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
     expect(statuses.value.filter((status) => status !== null)).toEqual([]);

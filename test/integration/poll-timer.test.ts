@@ -37,7 +37,9 @@ function lostCleanupRaces(b: DevnetBridge, crank: BridgeCrank): number {
   const failed = crank.logs
     .records()
     .filter((record) => Array.isArray(record.signatures))
-    .flatMap((record) => (record.signatures as string[]).map((signature) => ({ action: record.action, err: landedStatus(b, signature)?.err ?? null })))
+    .flatMap((record) =>
+      (record.signatures as string[]).map((signature) => ({ action: record.action, err: landedStatus(b, signature)?.err ?? null })),
+    )
     .filter(({ err }) => err !== null);
   const lostRace = { action: 'cleanup_deposit', err: { InstructionError: [expect.any(Number), { Custom: PROGRAM_ERRORS.CleanupAlreadyCompleted }] } };
   expect(failed, `authority ${crank.slot}: transactions landed with an error`).toEqual(failed.map(() => lostRace));

@@ -70,7 +70,9 @@ describe('a load balancer over nodes at different heights', () => {
       // A read that met the lagging backend at every try fails its cycle (the next one reads
       // afresh); no decision was ever taken from it.
       expect(failedAttemptErrors(crank).filter((err) => STALE_VIEW_ALARMS.test(err))).toEqual([]);
-      expect({ crank: crank === restarted ? 'restarted' : crank.slot, lastError: crank.service.health().last_error ?? '' }).not.toMatchObject({ lastError: expect.stringMatching(STALE_VIEW_ALARMS) });
+      expect({ crank: crank === restarted ? 'restarted' : crank.slot, lastError: crank.service.health().last_error ?? '' }).not.toMatchObject({
+        lastError: expect.stringMatching(STALE_VIEW_ALARMS),
+      });
       // Counted from zero at start (the dashboard's series exist before any event): none counted.
       expect(await metricSample(crank.metrics.foreignSignatures, { chain: 'source' })).toBe(0);
       expect(await metricSample(crank.metrics.foreignSignatures, { chain: 'target' })).toBe(0);

@@ -44,7 +44,9 @@ describe('a chain without transaction history', () => {
     b.pair.target.faults.set({ dropTransactions: 1_000_000 });
     const started = Date.now();
     const cycle = a.service.runOnce();
-    await expect.poll(() => metricSample(a.metrics.transactionResigns, { chain: 'target', reason: 'expired' }), { timeout: 30_000, interval: 5 }).toBe(1);
+    await expect
+      .poll(() => metricSample(a.metrics.transactionResigns, { chain: 'target', reason: 'expired' }), { timeout: 30_000, interval: 5 })
+      .toBe(1);
     const expiredAfterMs = Date.now() - started;
     b.pair.target.faults.set({ dropTransactions: 0 });
     expect(await cycle).toMatchObject({ ack_deposit_attempted: true });
@@ -100,7 +102,10 @@ describe('an endpoint refusing the server', () => {
     const target = await b.pair.target.addEndpoint();
     source.faults.set({ httpStatus: 403 });
     target.faults.set({ httpStatus: 403 });
-    const cranks = await startBridgeCranks(b, [0, 1, 2], { sourceRpcUrls: [source.url, b.pair.source.url], targetRpcUrls: [target.url, b.pair.target.url] });
+    const cranks = await startBridgeCranks(b, [0, 1, 2], {
+      sourceRpcUrls: [source.url, b.pair.source.url],
+      targetRpcUrls: [target.url, b.pair.target.url],
+    });
     await depositRejected(b, 1);
     const a = cranks[0]!;
     expect(await a.service.runOnce()).toMatchObject({ ack_deposit_attempted: true });
@@ -128,7 +133,13 @@ describe('rate limits', () => {
 
     const other = await node.addEndpoint();
     node.faults.set({ methods: { getBalance: { http429: 1, retryAfterSecs: 3 } } });
-    const pooled = createChainRpc({ chain: 'source', url: node.url, fallbackUrls: [other.url], timeoutMs: 5_000, metrics: createMetrics(new Registry()) });
+    const pooled = createChainRpc({
+      chain: 'source',
+      url: node.url,
+      fallbackUrls: [other.url],
+      timeoutMs: 5_000,
+      metrics: createMetrics(new Registry()),
+    });
     started = performance.now();
     expect(await pooled.getBalance(address, 'confirmed', signal())).toBe(0);
     expect(performance.now() - started).toBeLessThan(1_500);

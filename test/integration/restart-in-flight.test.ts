@@ -61,7 +61,9 @@ function landedVotes(b: DevnetBridge, k: number): Array<{ vote: string; err: unk
         return message.compiledInstructions
           .filter((ix) => keys[ix.programIdIndex]!.equals(b.programId))
           .map((ix) => decodeInstructionData(ix.data))
-          .flatMap((ix) => (ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [{ vote: `${chain} ${ix.name} ${ix.index}`, err: landed.err, signature }] : []));
+          .flatMap((ix) =>
+            ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [{ vote: `${chain} ${ix.name} ${ix.index}`, err: landed.err, signature }] : [],
+          );
       }),
   );
 }
@@ -107,7 +109,10 @@ async function restartInFlight(depositsWhileDown: number): Promise<void> {
 
   for (const k of [0, 1]) {
     const votes = landedVotes(b, k);
-    expect(votes.filter((landed) => landed.err !== null), `authority ${k}: landed with an error`).toEqual([]);
+    expect(
+      votes.filter((landed) => landed.err !== null),
+      `authority ${k}: landed with an error`,
+    ).toEqual([]);
     const twice = votes.filter((landed, i) => votes.findIndex((earlier) => earlier.vote === landed.vote) !== i);
     expect(twice, `authority ${k}: a vote carried by two landed transactions`).toEqual([]);
   }
@@ -120,7 +125,9 @@ async function restartInFlight(depositsWhileDown: number): Promise<void> {
   const ownLanded = secondLife.some((record) => record['msg'] === 'transaction landed' && record['signature'] === firstVote!.signature);
   const excused = secondLife.filter((record) => String(record['msg']).startsWith('a nonce moved from the value this process first saw')).length;
   const resigned = secondLife.filter((record) => String(record['msg']).startsWith('not landed yet: signed again')).length;
-  const failed = secondLife.filter((record) => record['outcome'] === 'failed').map((record) => String((record['err'] as { message?: unknown } | undefined)?.message));
+  const failed = secondLife
+    .filter((record) => record['outcome'] === 'failed')
+    .map((record) => String((record['err'] as { message?: unknown } | undefined)?.message));
   expect(ownLanded).toBe(depositsWhileDown === 0);
   expect(excused).toBe(depositsWhileDown === 0 ? 0 : 1);
   console.info(

@@ -50,7 +50,12 @@ async function congestedBridge(count: number): Promise<DevnetBridge> {
   return b;
 }
 
-const tuning = (config: CrankTuning['config'] = {}): CrankTuning => ({ maxAttempts: 3, confirmTimeoutMs: 20_000, priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP }, config });
+const tuning = (config: CrankTuning['config'] = {}): CrankTuning => ({
+  maxAttempts: 3,
+  confirmTimeoutMs: 20_000,
+  priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP },
+  config,
+});
 
 async function outcomes(crank: BridgeCrank, chain: 'source' | 'target'): Promise<Record<string, number>> {
   const of = (outcome: string) => metricValue(crank.metrics.landingOutcomes, { chain, outcome });
@@ -69,7 +74,11 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const chainLanding = (url: string) => ({ sendUrls: [url], tip: { accounts: [tipAccount], lamports: TIP_LAMPORTS } });
     const tipBefore = { source: bridge.pair.source.getAccount(tipAccount)!.lamports, target: bridge.pair.target.getAccount(tipAccount)!.lamports };
     const before = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }));
+    const cranks = await startBridgeCranks(
+      bridge,
+      [0, 1, 2],
+      tuning({ sendExtensions: { source: chainLanding(staked.source.url), target: chainLanding(staked.target.url) } }),
+    );
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 3);
 
@@ -84,7 +93,8 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     }
     // Each landed transaction paid the tip once; the staked path never saw one without it.
     const tips = (side: 'source' | 'target') => bridge!.pair[side].getAccount(tipAccount)!.lamports - tipBefore[side];
-    for (const side of ['source', 'target'] as const) expect(tips(side)).toBe(BigInt(TIP_LAMPORTS) * BigInt(crankTransactionsOn(bridge, side).length - before[side]));
+    for (const side of ['source', 'target'] as const)
+      expect(tips(side)).toBe(BigInt(TIP_LAMPORTS) * BigInt(crankTransactionsOn(bridge, side).length - before[side]));
     for (const crank of cranks) {
       const signatures = loggedSignatures(crank);
       expect(new Set(signatures).size).toBe(signatures.length);
@@ -179,13 +189,18 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     await depositRejected(bridge, 1);
     const alone = { source: await bridge.pair.source.addEndpoint(), target: await bridge.pair.target.addEndpoint() };
-    for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ methods: { sendTransaction: { errorRate: 1, errorKind: 'http500' } } });
+    for (const node of [bridge.pair.source, bridge.pair.target])
+      node.faults.set({ methods: { sendTransaction: { errorRate: 1, errorKind: 'http500' } } });
     const landing = (side: 'source' | 'target') => ({ sendUrls: [alone[side].url], tip: undefined });
     const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: landing('source'), target: landing('target') } }));
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 1);
-    const credited = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.sendPathLanded, { chain: 'target', path: new URL(alone.target.url).origin })));
-    const landedVotes = await Promise.all(cranks.map((crank) => metricValue(crank.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })));
+    const credited = await Promise.all(
+      cranks.map((crank) => metricValue(crank.metrics.sendPathLanded, { chain: 'target', path: new URL(alone.target.url).origin })),
+    );
+    const landedVotes = await Promise.all(
+      cranks.map((crank) => metricValue(crank.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })),
+    );
     expect(credited.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(credited).toEqual(landedVotes);
   });
@@ -203,7 +218,11 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     const landedBefore = { source: crankTransactionsOn(bridge, 'source').length, target: crankTransactionsOn(bridge, 'target').length };
     const tip = { accounts, lamports: TIP };
     // The default cap: a tip counted within it (100,000 x ~30,000 CU / 10^6 = ~3,000 lamports) left a price of 0, below the floor.
-    const cranks = await startBridgeCranks(bridge, [0, 1, 2], tuning({ sendExtensions: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }));
+    const cranks = await startBridgeCranks(
+      bridge,
+      [0, 1, 2],
+      tuning({ sendExtensions: { source: { sendUrls: [], tip }, target: { sendUrls: [], tip } } }),
+    );
     await settleWithin(bridge, cranks, 8);
     expectSettled(bridge, 3);
     for (const side of ['source', 'target'] as const) {
@@ -239,7 +258,9 @@ describe('send-only paths on a congested devnet (nonce mode)', () => {
     for (const node of [bridge.pair.source, bridge.pair.target]) node.faults.set({ priceFloor: 20_000 });
     const [second] = await startBridgeCranks(bridge, [0], tuning());
     await second!.service.runOnce();
-    const restored = second!.logs.records().filter((record) => record.msg === 'the bid starts at the price the last landed transaction of this authority paid');
+    const restored = second!.logs
+      .records()
+      .filter((record) => record.msg === 'the bid starts at the price the last landed transaction of this authority paid');
     expect(restored.map((record) => record['price'])).toContain(25_000);
     expect(await metricValue(second!.metrics.landingOutcomes, { chain: 'target', outcome: 'first_version' })).toBeGreaterThan(0);
     expect(await metricValue(second!.metrics.landingOutcomes, { chain: 'target', outcome: 'later_version' })).toBe(0);

@@ -57,16 +57,20 @@ function replayingHistory(replayed: { signature: string | undefined }): RpcFetch
   return async (input, init) => {
     const response = await globalThis.fetch(input, init);
     const body = JSON.parse(String(init?.body)) as { method: string; params: [string, { until?: string; minContextSlot?: number }] };
-    if (replayed.signature === undefined || Array.isArray(body) || body.method !== 'getSignaturesForAddress' || body.params[1].until === undefined) return response;
+    if (replayed.signature === undefined || Array.isArray(body) || body.method !== 'getSignaturesForAddress' || body.params[1].until === undefined)
+      return response;
     const payload = (await response.json()) as { result: Array<{ signature: string; slot: number }> };
     const slot = Math.max(body.params[1].minContextSlot ?? 0, ...payload.result.map((entry) => entry.slot));
-    payload.result.unshift({ signature: replayed.signature, slot, err: null, memo: null, blockTime: null, confirmationStatus: 'confirmed' } as { signature: string; slot: number });
+    payload.result.unshift({ signature: replayed.signature, slot, err: null, memo: null, blockTime: null, confirmationStatus: 'confirmed' } as {
+      signature: string;
+      slot: number;
+    });
     return new Response(JSON.stringify(payload), { status: response.status, headers: { 'content-type': 'application/json' } });
   };
 }
 
 describe('a second signer, proven', () => {
-  it('a real twin in nonce mode: its first transaction, against the value the server first saw, is a doubt (a previous life\'s may be in flight); its next is caught at the next cycle by its verified transaction; the nonce move it made is that transaction\'s, not counted again', async () => {
+  it("a real twin in nonce mode: its first transaction, against the value the server first saw, is a doubt (a previous life's may be in flight); its next is caught at the next cycle by its verified transaction; the nonce move it made is that transaction's, not counted again", async () => {
     const b = (bridge = await startDevnetBridge());
     await initNonces(b, [0]);
     const a = await haltingCrank(b);
@@ -84,7 +88,11 @@ describe('a second signer, proven', () => {
     expect(await foreign(a)).toBe(1);
     const [, twinSignature] = loggedSignatures(twin);
     expect(haltedLines(a)).toEqual([expect.objectContaining({ chain: 'target', signature: twinSignature })]);
-    expect(a.service.health().last_error).toMatch(new RegExp(`^transaction ${twinSignature}.* on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server`));
+    expect(a.service.health().last_error).toMatch(
+      new RegExp(
+        `^transaction ${twinSignature}.* on the destination chain \\(slot \\d+\\) was signed with this authority's key but not by this server`,
+      ),
+    );
     // The nonce move it made, seen by the next read of the pool, is that transaction's: not counted again, not a doubt.
     await a.service.runOnce();
     await a.service.runOnce();
@@ -92,7 +100,7 @@ describe('a second signer, proven', () => {
     expect(await unverified(a)).toBe(1);
   }, 60_000);
 
-  it('without history, two endpoints holding both values of a move prove it: a twin is caught from its third move (the first excused, the second\'s value not yet held by two)', async () => {
+  it("without history, two endpoints holding both values of a move prove it: a twin is caught from its third move (the first excused, the second's value not yet held by two)", async () => {
     const b = (bridge = await startDevnetBridge());
     await initNonces(b, [0]);
     for (const node of [b.pair.source, b.pair.target]) node.faults.set({ noHistory: true });
@@ -107,12 +115,16 @@ describe('a second signer, proven', () => {
     }
     expect(nextIndexOf(withdrawTracker(b), b, 0)).toBe(3);
     expect(await foreign(a)).toBe(1);
-    expect(haltedLines(a)).toEqual([expect.objectContaining({ chain: 'target', nonceMove: expect.objectContaining({ account: expect.any(String) }) })]);
-    expect(a.service.health().last_error).toMatch(/^a transaction that moved nonce account \w+ from \w+ to \w+ \(two endpoints hold both values\) on the destination chain/);
+    expect(haltedLines(a)).toEqual([
+      expect.objectContaining({ chain: 'target', nonceMove: expect.objectContaining({ account: expect.any(String) }) }),
+    ]);
+    expect(a.service.health().last_error).toMatch(
+      /^a transaction that moved nonce account \w+ from \w+ to \w+ \(two endpoints hold both values\) on the destination chain/,
+    );
     expect(await unverified(a)).toBe(1);
   }, 60_000);
 
-  it('the operator runs `nonce init` while the server runs: its transactions are the operator\'s (0 foreign, 0 error lines), and the next cycle lands in nonce mode', async () => {
+  it("the operator runs `nonce init` while the server runs: its transactions are the operator's (0 foreign, 0 error lines), and the next cycle lands in nonce mode", async () => {
     const b = (bridge = await startDevnetBridge());
     const a = await haltingCrank(b);
     expect(a.service.health().landing_mode).toEqual({ source: 'blockhash', target: 'blockhash' });
@@ -171,7 +183,9 @@ describe('a second signer, proven', () => {
     expect(haltedLines(a)).toEqual([]);
     expect(await foreign(a)).toBe(0);
     expect(await unverified(a)).toBe(1);
-    expect(a.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', first: replayed.signature, msg: expect.stringContaining('not new') }));
+    expect(a.logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'warn', first: replayed.signature, msg: expect.stringContaining('not new') }),
+    );
 
     await deposit(b, { amount: 101n, sourceMint: normal(b) });
     await earlier.service.runOnce();

@@ -1,6 +1,11 @@
 import { Keypair } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TRANSFER_READS_IN_FLIGHT, READ_REQUESTS_PER_READ, TRANSFER_CACHE_MS, TRANSFER_READS_PER_SECOND } from '../../src/transfers/shared-reads.js';
+import {
+  MAX_TRANSFER_READS_IN_FLIGHT,
+  READ_REQUESTS_PER_READ,
+  TRANSFER_CACHE_MS,
+  TRANSFER_READS_PER_SECOND,
+} from '../../src/transfers/shared-reads.js';
 import type { TestApp } from '../support/http-app.js';
 import { metricValue } from '../support/metric-value.js';
 import { closedPortUrl, startStalledEndpoint } from '../../devnet/rpc/silent-endpoints.js';
@@ -28,7 +33,13 @@ function startServer(chains: TransferChains, options: { rpcTimeoutMs?: number } 
 }
 
 /** Both chains behind one (failing) URL, with a program that does not exist. */
-const deadChains = (url: string): TransferChains => ({ sourceRpcUrl: url, targetRpcUrl: url, sourceChainId: 1, targetChainId: 2, programId: Keypair.generate().publicKey });
+const deadChains = (url: string): TransferChains => ({
+  sourceRpcUrl: url,
+  targetRpcUrl: url,
+  sourceChainId: 1,
+  targetChainId: 2,
+  programId: Keypair.generate().publicKey,
+});
 
 async function get(url: string): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -77,7 +88,9 @@ describe('GET /transfers under load', () => {
     const client = async () => {
       while (Date.now() - startedAt < FLOOD_MS) {
         const key = next++;
-        const response = await fetch(`${server.url}/transfers?from=${key % 4}&limit=${1 + Math.floor(key / 4)}`, { signal: AbortSignal.timeout(30_000) });
+        const response = await fetch(`${server.url}/transfers?from=${key % 4}&limit=${1 + Math.floor(key / 4)}`, {
+          signal: AbortSignal.timeout(30_000),
+        });
         const body = (await response.json()) as Record<string, unknown>;
         const outcome = response.status === 200 ? '200' : `${response.status} ${String(body['error'])}`;
         statuses.set(outcome, (statuses.get(outcome) ?? 0) + 1);
@@ -90,7 +103,9 @@ describe('GET /transfers under load', () => {
     expect([...statuses.keys()].sort()).toEqual(['200', '503 transfers_busy'].filter((key) => statuses.has(key)));
     expect(statuses.get('200')).toBeGreaterThan(0);
     const bound = (Math.ceil(elapsedS * TRANSFER_READS_PER_SECOND) + 1) * READ_REQUESTS_PER_READ;
-    console.log(`transfers flood: ${next} requests in ${elapsedS.toFixed(1)} s, ${requests} RPC requests (${(requests / elapsedS).toFixed(1)}/s; bound ${bound}), answers ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(
+      `transfers flood: ${next} requests in ${elapsedS.toFixed(1)} s, ${requests} RPC requests (${(requests / elapsedS).toFixed(1)}/s; bound ${bound}), answers ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
     expect(requests).toBeLessThanOrEqual(bound);
   }, 60_000);
 

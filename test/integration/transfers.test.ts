@@ -50,7 +50,13 @@ describe('transfers through all five phases', () => {
 
     // ack_deposit: authority 0 proposes, authority 1's yes reaches the threshold, authority 2 votes late.
     expect(await a!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
-    expect(withdrawTracker(bridge).entries[0]).toMatchObject({ status: 'Voting', amount: 700n, recipient, sourceMint: mint, yesVotes: votersMask(0) });
+    expect(withdrawTracker(bridge).entries[0]).toMatchObject({
+      status: 'Voting',
+      amount: 700n,
+      recipient,
+      sourceMint: mint,
+      yesVotes: votersMask(0),
+    });
     expect(await b!.service.runOnce()).toEqual({ ...NOTHING_ATTEMPTED, ack_deposit_attempted: true });
     const confirmed: DepositResult = { kind: 'Confirmed', amount: 700n };
     expect(withdrawTracker(bridge).entries[0]).toMatchObject({ status: 'Finalized', result: confirmed, createdTokenAccount: 'Pending' });
@@ -94,7 +100,12 @@ describe('transfers through all five phases', () => {
 
     await runRound(cranks);
     const partial: DepositResult = { kind: 'Confirmed', amount: BigInt(lowLimit.limitRemaining) };
-    expect(withdrawTracker(bridge).entries[0]).toMatchObject({ status: 'Finalized', amount: 1_500n, result: partial, createdTokenAccount: 'Pending' });
+    expect(withdrawTracker(bridge).entries[0]).toMatchObject({
+      status: 'Finalized',
+      amount: 1_500n,
+      result: partial,
+      createdTokenAccount: 'Pending',
+    });
     expect(tokenPair(bridge, lowLimit.sourceMint).limitRemaining).toBe(0n);
     expect(await runRound(cranks)).toEqual([NOTHING_ATTEMPTED, NOTHING_ATTEMPTED, NOTHING_ATTEMPTED]);
 
@@ -127,7 +138,11 @@ describe('transfers through all five phases', () => {
       { ...NOTHING_ATTEMPTED, ack_deposit_attempted: true },
       { ...NOTHING_ATTEMPTED, ack_deposit_attempted: true, ack_withdraw_attempted: true },
     ]);
-    const rejected = transfers.map(({ reason }) => ({ status: 'Finalized', createdTokenAccount: 'NotRequired', result: { kind: 'Rejected', reason } }));
+    const rejected = transfers.map(({ reason }) => ({
+      status: 'Finalized',
+      createdTokenAccount: 'NotRequired',
+      result: { kind: 'Rejected', reason },
+    }));
     expect(withdrawTracker(bridge).entries).toMatchObject(rejected);
 
     // No claim: a Rejected result is relayable at once (rule 3.1). Authority 0's yes reaches the threshold;
@@ -139,7 +154,12 @@ describe('transfers through all five phases', () => {
       NOTHING_ATTEMPTED,
     ]);
     expect(depositTracker(bridge).entries).toMatchObject(
-      transfers.map(({ amount, reason }) => ({ status: 'Finalized', result: { kind: 'Rejected', reason }, cleanupCompleted: true, refundedAmount: amount })),
+      transfers.map(({ amount, reason }) => ({
+        status: 'Finalized',
+        result: { kind: 'Rejected', reason },
+        cleanupCompleted: true,
+        refundedAmount: amount,
+      })),
     );
     expectSettled(bridge, transfers.length);
     await expectTransactionsAccounted(bridge, cranks);

@@ -39,7 +39,12 @@ describe('the watchdog in the built server', () => {
     const index = await colludingFinalization(bridge, 800n, [1, 2]);
     await banksCaughtUp(bridge);
     const file = join(mkdtempSync(join(tmpdir(), 'watchdog-process-')), 'breaches.jsonl');
-    const env = { BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS), BRIDGE_HANDOFF_SECS: '0', BRIDGE_ON_INVARIANT_BREACH: 'halt', BRIDGE_WATCHDOG_FILE: file };
+    const env = {
+      BRIDGE_POLL_INTERVAL_SECS: String(POLL_SECS),
+      BRIDGE_HANDOFF_SECS: '0',
+      BRIDGE_ON_INVARIANT_BREACH: 'halt',
+      BRIDGE_WATCHDOG_FILE: file,
+    };
     const server = await startAuthorityServer(bridge, env);
 
     const started = await server.process.waitForLog((record) => record['msg'] === 'crank started');
@@ -58,7 +63,10 @@ describe('the watchdog in the built server', () => {
 
     const acknowledged = await ops(['acknowledge', String(line['breach'])], { ...serverEnv(bridge.world, 0, 0), ...env });
     expect(acknowledged.code, acknowledged.stderr).toBe(0);
-    await waitFor(() => withdrawTracker(bridge!).header.entryCount === BigInt(index + 2), { timeoutMs: 3 * POLL_SECS * 1000, what: 'the next entry proposed once acknowledged' });
+    await waitFor(() => withdrawTracker(bridge!).header.entryCount === BigInt(index + 2), {
+      timeoutMs: 3 * POLL_SECS * 1000,
+      what: 'the next entry proposed once acknowledged',
+    });
     expect(server.process.logs().filter((record) => record['level'] === 'error')).toHaveLength(1);
   });
 });

@@ -44,13 +44,23 @@ describe('the watchdog', () => {
     await banksCaughtUp(bridge);
     const file = join(mkdtempSync(join(tmpdir(), 'watchdog-')), 'breaches.jsonl');
     const started = Date.now();
-    const crank = startBridgeCrank(bridge, HONEST, { pollIntervalMs: POLL_MS, config: { watchdog: { onInvariantBreach: 'halt', watchdogFile: file, programHashes: {}, flowLimits: [] } } });
+    const crank = startBridgeCrank(bridge, HONEST, {
+      pollIntervalMs: POLL_MS,
+      config: { watchdog: { onInvariantBreach: 'halt', watchdogFile: file, programHashes: {}, flowLimits: [] } },
+    });
 
-    await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'finalized_mismatch' })) === 1, { timeoutMs: POLL_MS + RECHECK_MS, what: 'the breach counted within one poll interval and the finalized re-check' });
+    await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'finalized_mismatch' })) === 1, {
+      timeoutMs: POLL_MS + RECHECK_MS,
+      what: 'the breach counted within one poll interval and the finalized re-check',
+    });
     expect(Date.now() - started).toBeLessThanOrEqual(POLL_MS + RECHECK_MS);
     const [line, ...others] = errorLines(crank);
     expect(others).toEqual([]);
-    expect(line).toMatchObject({ breach: `finalized_mismatch:target:${index}:g${withdrawTracker(bridge).header.generation}`, entry: index, chain: 'target' });
+    expect(line).toMatchObject({
+      breach: `finalized_mismatch:target:${index}:g${withdrawTracker(bridge).header.generation}`,
+      entry: index,
+      chain: 'target',
+    });
     expect(String(line!['msg'])).toContain(`destination entry ${index}`);
     expect(String(line!['bridge'])).toContain('amount 8000');
     expect(String(line!['expected'])).toContain('amount 800,');
@@ -66,7 +76,10 @@ describe('the watchdog', () => {
 
     const id = String(line!['breach']);
     expect(acknowledgeBreach(file, id, 'test')).toMatchObject({ acknowledged: { id }, stillHalting: [] });
-    await waitFor(() => withdrawTracker(bridge!).header.entryCount === BigInt(index + 2), { timeoutMs: 3 * POLL_MS, what: 'the next entry proposed once acknowledged' });
+    await waitFor(() => withdrawTracker(bridge!).header.entryCount === BigInt(index + 2), {
+      timeoutMs: 3 * POLL_MS,
+      what: 'the next entry proposed once acknowledged',
+    });
     expect(await metricValue(crank.metrics.watchdogHalted)).toBe(0);
     // Acknowledged is not raised again: still one error line, one count.
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -78,14 +91,20 @@ describe('the watchdog', () => {
     bridge = await startDevnetBridge({ slotIntervalMs: SLOT_MS });
     const cadenceMs = 500;
     const crank = startBridgeCrank(bridge, HONEST, { deploymentIntervalMs: cadenceMs });
-    const firstRead = () => crank.logs.records().some((record) => String(record['msg']).startsWith('watchdog: the bridge program on the destination chain'));
+    const firstRead = () =>
+      crank.logs.records().some((record) => String(record['msg']).startsWith('watchdog: the bridge program on the destination chain'));
     await waitFor(firstRead, { timeoutMs: 5_000, what: 'the first deployment read' });
     const upgraded = await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v2' }]);
     const at = Date.now();
-    await waitFor(async () => (await metricValue(crank.metrics.programChanges, { chain: 'target' })) === 1, { timeoutMs: 2 * cadenceMs + 1_000, what: 'the upgrade noticed' });
+    await waitFor(async () => (await metricValue(crank.metrics.programChanges, { chain: 'target' })) === 1, {
+      timeoutMs: 2 * cadenceMs + 1_000,
+      what: 'the upgrade noticed',
+    });
     expect(Date.now() - at).toBeLessThanOrEqual(cadenceMs + 1_000);
     expect(await metricValue(crank.metrics.programDeploySlot, { chain: 'target' })).toBe(upgraded['deploySlot']);
-    const warned = crank.logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('bridge program on the destination chain changed'));
+    const warned = crank.logs
+      .records()
+      .filter((record) => record['level'] === 'warn' && String(record['msg']).includes('bridge program on the destination chain changed'));
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ chain: 'target', hash: upgraded['hash'], deploySlot: String(upgraded['deploySlot']) });
     expect(await metricValue(crank.metrics.programChanges, { chain: 'source' })).toBe(0);
@@ -100,13 +119,19 @@ describe('the watchdog', () => {
       config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: undefined, programHashes: { target: String(v1['hash']) }, flowLimits: [] } },
     });
     await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v2' }]);
-    await waitFor(async () => (await metricValue(crank.metrics.programHashMismatch, { chain: 'target' })) === 1, { timeoutMs: 3_000, what: 'the mismatch seen' });
+    await waitFor(async () => (await metricValue(crank.metrics.programHashMismatch, { chain: 'target' })) === 1, {
+      timeoutMs: 3_000,
+      what: 'the mismatch seen',
+    });
     await deposit(bridge, { amount: 7n, sourceMint: bridge.world.tokenPairs.normal.sourceMint });
     await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
     expect(withdrawTracker(bridge).header.entryCount).toBe(0n);
     expect(errorLines(crank)).toHaveLength(1);
     await devnetCall(bridge.pair.target.url, 'devnet_upgradeProgram', [{ version: 'v1' }]);
-    await waitFor(() => withdrawTracker(bridge!).header.entryCount === 1n, { timeoutMs: 3 * POLL_MS, what: 'the proposal once the program matches again' });
+    await waitFor(() => withdrawTracker(bridge!).header.entryCount === 1n, {
+      timeoutMs: 3 * POLL_MS,
+      what: 'the proposal once the program matches again',
+    });
   });
 
   it('pages a rewound tracker within one poll', async () => {
@@ -123,7 +148,10 @@ describe('the watchdog', () => {
     // Judged at finalized, as every breach: the poll's clock starts once the finalized banks hold the rewind.
     await banksCaughtUp(bridge);
     const at = Date.now();
-    await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'tracker_rewound' })) === 1, { timeoutMs: 2 * POLL_MS, what: 'the rewind paged' });
+    await waitFor(async () => (await metricValue(crank.metrics.invariantBreaches, { invariant: 'tracker_rewound' })) === 1, {
+      timeoutMs: 2 * POLL_MS,
+      what: 'the rewind paged',
+    });
     expect(Date.now() - at).toBeLessThanOrEqual(POLL_MS + 500);
     const lines = errorLines(crank);
     expect(lines).toHaveLength(1);
@@ -146,9 +174,13 @@ describe('the watchdog', () => {
       targetRpcUrls: [bridge.pair.target.url, second.url],
       fetch: lyingAbout(liar, bridge.withdrawTracker.toBase58(), 0, 8_000n),
     });
-    await waitFor(async () => (await metricValue(crank.metrics.invariantDoubts, { invariant: 'finalized_mismatch' })) >= 1, { timeoutMs: 3 * POLL_MS, what: 'the lie refuted' });
+    await waitFor(async () => (await metricValue(crank.metrics.invariantDoubts, { invariant: 'finalized_mismatch' })) >= 1, {
+      timeoutMs: 3 * POLL_MS,
+      what: 'the lie refuted',
+    });
     await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
-    for (const invariant of ['finalized_mismatch', 'finalized_against_own_no'] as const) expect(await metricValue(crank.metrics.invariantBreaches, { invariant })).toBe(0);
+    for (const invariant of ['finalized_mismatch', 'finalized_against_own_no'] as const)
+      expect(await metricValue(crank.metrics.invariantBreaches, { invariant })).toBe(0);
     expect(errorLines(crank)).toEqual([]);
   });
 
@@ -157,7 +189,9 @@ describe('the watchdog', () => {
     const mint = bridge.world.tokenPairs.normal.sourceMint;
     const file = join(mkdtempSync(join(tmpdir(), 'flow-')), 'watchdog.jsonl');
     const flowLimits = [{ mint, amount: 100n, windowMs: 3_600_000 }];
-    const crank = startBridgeCrank(bridge, HONEST, { config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: file, programHashes: {}, flowLimits } } });
+    const crank = startBridgeCrank(bridge, HONEST, {
+      config: { watchdog: { onInvariantBreach: 'continue', watchdogFile: file, programHashes: {}, flowLimits } },
+    });
     await crank.service.runOnce();
     for (const amount of [60n, 50n, 30n]) await deposit(bridge, { amount, sourceMint: mint });
 

@@ -70,7 +70,9 @@ describe('a bind address that cannot be bound', () => {
     const port = await listening(createServer());
     // 0.0.0.0 includes 127.0.0.1, so the same port is in use for the wildcard bind.
     const server = await run({ PORT: String(port) });
-    expect(server.stderr()).toMatch(new RegExp(`^PORT: cannot listen on 0\\.0\\.0\\.0:${port} \\(BRIDGE_BIND_ADDRESS unset\\): the address is already in use \\(EADDRINUSE\\)`));
+    expect(server.stderr()).toMatch(
+      new RegExp(`^PORT: cannot listen on 0\\.0\\.0\\.0:${port} \\(BRIDGE_BIND_ADDRESS unset\\): the address is already in use \\(EADDRINUSE\\)`),
+    );
     expect(server.stderr().trimEnd().split('\n')).toHaveLength(1);
   });
 });

@@ -147,7 +147,10 @@ describe('startup', () => {
       BRIDGE_AUTHORITY_KEYPAIR: path,
     });
     expect(await server.exited).toEqual({ code: 1, signal: null });
-    const stderrLines = server.stderr().split('\n').filter((line) => line !== '');
+    const stderrLines = server
+      .stderr()
+      .split('\n')
+      .filter((line) => line !== '');
     expect(stderrLines).toHaveLength(1);
     expect(stderrLines[0]).toMatch(new RegExp(`^BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} `));
     expect(`${server.stdout()}${server.stderr()}`).not.toContain(MARKER);
@@ -238,7 +241,9 @@ describe('graceful shutdown', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 1, signal: null });
     expect(Date.now() - secondSignalAt).toBeLessThan(3000);
-    expect(server.logs()).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'second signal during shutdown: exiting now', signal: 'SIGTERM' }));
+    expect(server.logs()).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'second signal during shutdown: exiting now', signal: 'SIGTERM' }),
+    );
   });
 
   it('gives up at the shutdown deadline plus the close margin and exits 1', async () => {
@@ -252,7 +257,9 @@ describe('graceful shutdown', () => {
     const elapsed = Date.now() - signalledAt;
     expect(elapsed).toBeGreaterThanOrEqual(1600);
     expect(elapsed).toBeLessThan(6000);
-    expect(server.logs()).toContainEqual(expect.objectContaining({ level: 'error', msg: 'shutdown did not finish in time: exiting now', delayMs: 1700 }));
+    expect(server.logs()).toContainEqual(
+      expect.objectContaining({ level: 'error', msg: 'shutdown did not finish in time: exiting now', delayMs: 1700 }),
+    );
   });
 });
 
@@ -362,7 +369,12 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     const { rpc, server } = await startCrankServer({ BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS: '500', BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '250000' });
     // A day of hourly cycles, each bidding the cap on one instruction's default 200,000 CU.
     expect(server.logs().find((r) => r.msg === 'bridge server listening')).toMatchObject({
-      crank: { priorityFeeMinMicroLamports: 500, priorityFeeCapMicroLamports: 250_000, minBalanceLamports: 24 * (5000 + 50_000), tipLamports: { source: 0, target: 0 } },
+      crank: {
+        priorityFeeMinMicroLamports: 500,
+        priorityFeeCapMicroLamports: 250_000,
+        minBalanceLamports: 24 * (5000 + 50_000),
+        tipLamports: { source: 0, target: 0 },
+      },
     });
     rpc.releaseAll();
   });
@@ -388,7 +400,10 @@ describe('with runtime configuration (the real crank and chain client)', () => {
     });
     expect(JSON.stringify(server.logs())).not.toMatch(/secret/);
     expect(server.logs()).toContainEqual(
-      expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^BRIDGE_AUTHORITY_KEYPAIR: keypair file ".*" is readable by group or others \(mode 0644\)/) }),
+      expect.objectContaining({
+        level: 'warn',
+        msg: expect.stringMatching(/^BRIDGE_AUTHORITY_KEYPAIR: keypair file ".*" is readable by group or others \(mode 0644\)/),
+      }),
     );
     rpc.releaseAll();
   });

@@ -32,10 +32,13 @@ describe('createLogger', () => {
     });
     const text = logs.text();
     for (const secret of ['b3BzOmh1bnRlcjI=', 'hunter2', 'hunter3', 'base58secret']) expect(text).not.toContain(secret);
-    expect(logs.records()[0]).toMatchObject({ req: { headers: { authorization: '[redacted]', host: 'x' } }, auth: { username: 'ops', password: '[redacted]' } });
+    expect(logs.records()[0]).toMatchObject({
+      req: { headers: { authorization: '[redacted]', host: 'x' } },
+      auth: { username: 'ops', password: '[redacted]' },
+    });
   });
 
-  it('never writes a Keypair\'s secret, however deep it sits, and keeps public keys readable', () => {
+  it("never writes a Keypair's secret, however deep it sits, and keeps public keys readable", () => {
     const keypair = Keypair.generate();
     const logs = captureLogs();
     logs.logger.info({ options: { chains: { authority: keypair, list: [keypair] } }, authority: keypair.publicKey }, 'wired');
@@ -61,9 +64,14 @@ describe('createLogger', () => {
   it('serializes errors with code, context and cause (a stack only where it is not a BridgeError), without a keypair attached anywhere', () => {
     const keypair = Keypair.generate();
     const cause = Object.assign(new Error('socket hang up'), { signer: keypair });
-    const err = new BridgeError('CHAIN__RPC_FAILED', { chain: 'source', method: 'getAccountInfo', kind: 'network' }, { what: 'source getAccountInfo', reason: 'socket hang up' }, {
-      cause,
-    });
+    const err = new BridgeError(
+      'CHAIN__RPC_FAILED',
+      { chain: 'source', method: 'getAccountInfo', kind: 'network' },
+      { what: 'source getAccountInfo', reason: 'socket hang up' },
+      {
+        cause,
+      },
+    );
     const logs = captureLogs();
     logs.logger.error({ err, action: 'read' }, 'read failed');
     logs.logger.error({ failure: Object.assign(new Error('other key'), { keypair }) }, 'error under another key');
@@ -101,7 +109,7 @@ describe('createLogger', () => {
 });
 
 describe('one type per key', () => {
-  it('finds a key whose type differs from an earlier line\'s, at any depth, and `err` that is not an object', () => {
+  it("finds a key whose type differs from an earlier line's, at any depth, and `err` that is not an object", () => {
     expect(typeProblemsIn('{"probe_a":"text","probe_b":{"c":1}}')).toEqual([]);
     expect(typeProblemsIn('{"probe_a":{"x":1},"probe_b":{"c":"one"}}')).toEqual([
       expect.stringContaining('the key "probe_a" is of type object here, string in an earlier line'),
@@ -132,7 +140,7 @@ describe('no key twice in a line', () => {
     ]);
   });
 
-  it('the suite\'s check finds a key twice at any depth, and only then', () => {
+  it("the suite's check finds a key twice at any depth, and only then", () => {
     expect(duplicateKeyIn('{"component":"chain","chain":"source","chain":"source"}')).toBe('chain');
     expect(duplicateKeyIn('{"a":{"b":1,"c":{"d":[{"e":1,"e":2}]}}}')).toBe('e');
     expect(duplicateKeyIn('{"a":{"b":1},"b":{"a":1},"s":"\\"a\\":1,\\"a\\":2","l":[{"x":1},{"x":2}]}')).toBeNull();

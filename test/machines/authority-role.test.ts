@@ -37,14 +37,30 @@ describe('quietWindowMs', () => {
 describe('roleAfterRead', () => {
   it('without a handoff: active from the start, and everything seen is a second signer', () => {
     const first = roleAfterRead(initialRole(NO_HANDOFF), [OTHER], NO_HANDOFF, T0);
-    expect(first).toEqual({ facts: { role: 'active', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null }, foreign: [OTHER], change: null });
+    expect(first).toEqual({
+      facts: { role: 'active', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null },
+      foreign: [OTHER],
+      change: null,
+    });
   });
 
   it('a new instance stands by from its first read and takes over once the window passed without another signer', () => {
     const start = initialRole(HANDOFF);
-    expect(start).toEqual({ role: 'standby', sinceMs: null, quietSinceMs: null, heardSinceMs: null, extraQuietMs: 0, otherSigner: null, waitReason: null });
+    expect(start).toEqual({
+      role: 'standby',
+      sinceMs: null,
+      quietSinceMs: null,
+      heardSinceMs: null,
+      extraQuietMs: 0,
+      otherSigner: null,
+      waitReason: null,
+    });
     const first = roleAfterRead(start, [], HANDOFF, T0);
-    expect(first).toEqual({ facts: { role: 'standby', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null }, foreign: [], change: null });
+    expect(first).toEqual({
+      facts: { role: 'standby', sinceMs: T0, quietSinceMs: T0, heardSinceMs: T0, extraQuietMs: 0, otherSigner: null, waitReason: null },
+      foreign: [],
+      change: null,
+    });
     const justBefore = roleAfterRead(first.facts, [], HANDOFF, T0 + WINDOW_MS - 1);
     expect(justBefore.facts.role).toBe('standby');
     expect(justBefore.change).toBeNull();
@@ -57,7 +73,11 @@ describe('roleAfterRead', () => {
   });
 
   it('a standby watches the other signer: not counted, and each sighting restarts the window', () => {
-    const watching = afterReads(HANDOFF, [[T0, []], [T0 + 1000, [OTHER, OLDER]], [T0 + 5000, [OTHER]]]);
+    const watching = afterReads(HANDOFF, [
+      [T0, []],
+      [T0 + 1000, [OTHER, OLDER]],
+      [T0 + 5000, [OTHER]],
+    ]);
     expect(watching).toEqual({
       role: 'standby',
       sinceMs: T0,
@@ -73,7 +93,10 @@ describe('roleAfterRead', () => {
   });
 
   it('an active instance that sees another signer counts every transaction and stands by, for the window plus a random part of it', () => {
-    const active = afterReads(HANDOFF, [[T0, []], [T0 + WINDOW_MS, []]]);
+    const active = afterReads(HANDOFF, [
+      [T0, []],
+      [T0 + WINDOW_MS, []],
+    ]);
     expect(active.role).toBe('active');
     const at = T0 + WINDOW_MS + 2000;
     const stood = roleAfterRead(active, [OTHER, OLDER], HANDOFF, at, () => 0.5);
@@ -102,7 +125,11 @@ describe('roleAfterRead', () => {
 });
 
 describe('twinProblem', () => {
-  const watching = afterReads(HANDOFF, [[T0, []], [T0 + 1000, [OTHER]], [T0 + 50_000, [OTHER]]]);
+  const watching = afterReads(HANDOFF, [
+    [T0, []],
+    [T0 + 1000, [OTHER]],
+    [T0 + 50_000, [OTHER]],
+  ]);
 
   it('is null up to BRIDGE_HANDOFF_SECS of the other signer seen signing, then names its latest transaction and how long', () => {
     expect(otherSignerActiveMs(watching)).toBe(49_000);
@@ -131,7 +158,8 @@ describe('afterUnknownHistory', () => {
     target: { balance: 1, transactions: [], ...(incomplete ? { historyIncomplete: true } : {}) },
   });
 
-  const unknownAfter = (facts: RoleFacts, incomplete: boolean, atMs: number, nonceSignal = false) => afterUnknownHistory(facts, authority(incomplete), HANDOFF, atMs, nonceSignal).facts;
+  const unknownAfter = (facts: RoleFacts, incomplete: boolean, atMs: number, nonceSignal = false) =>
+    afterUnknownHistory(facts, authority(incomplete), HANDOFF, atMs, nonceSignal).facts;
 
   it('a read whose history left entries unchecked is not quiet: the standby does not take over at it, and does at the first complete read a window later', () => {
     const first = roleAfterRead(initialRole(HANDOFF), [], HANDOFF, T0).facts;

@@ -24,7 +24,10 @@ function ackWithdrawWork(): BridgeView {
   const source = deposits(2);
   return bridgeView({
     deposits: source,
-    withdrawals: [finalizedWithdrawal(source[0]!, CONFIRMED_FULL(source[0]!)), finalizedWithdrawal(source[1]!, { kind: 'Rejected', reason: 'TokenPairFrozen' })],
+    withdrawals: [
+      finalizedWithdrawal(source[0]!, CONFIRMED_FULL(source[0]!)),
+      finalizedWithdrawal(source[1]!, { kind: 'Rejected', reason: 'TokenPairFrozen' }),
+    ],
     ownTargetNext: 2,
   });
 }
@@ -76,7 +79,10 @@ describe('crank cycles', () => {
       role_since: START_SECONDS,
       landing_mode: { source: 'blockhash', target: 'blockhash' },
       versions_in_flight: { source: 0, target: 0 },
-      landing: { source: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null }, target: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null } },
+      landing: {
+        source: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null },
+        target: { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null },
+      },
     });
     await vi.advanceTimersByTimeAsync(14_999);
     expect(chains.callsOf('readState')).toHaveLength(1);
@@ -152,7 +158,9 @@ describe('crank cycles', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(501);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
-    expect(crank.health().last_error).toBe('retrying after a failed attempt: attempt 2 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed');
+    expect(crank.health().last_error).toBe(
+      'retrying after a failed attempt: attempt 2 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed',
+    );
     await vi.advanceTimersByTimeAsync(2000);
     expect(chains.calls.map((call) => call.method)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'readState', 'ackDeposits']);
     expect(attemptLines(logs).map((line) => [line['attempt'], line['outcome'], line['level']])).toEqual([
@@ -160,7 +168,10 @@ describe('crank cycles', () => {
       [2, 'failed', 'warn'],
       [3, 'landed', 'info'],
     ]);
-    expect(attemptLines(logs)[0]).toMatchObject({ err: { message: 'ack_deposit on destination tracker T failed: transaction expired before it landed' }, indices: [0, 1] });
+    expect(attemptLines(logs)[0]).toMatchObject({
+      err: { message: 'ack_deposit on destination tracker T failed: transaction expired before it landed' },
+      indices: [0, 1],
+    });
     expect(crank.health()).toMatchObject({ last_error: null, last_action: 'ack_deposit 0..1 (2 votes)', total_actions_submitted: 1 });
     expect(await metricValue(metrics.crankRetries, { action: 'ack_deposit' })).toBe(2);
     expect(await metricValue(metrics.crankSubmissions, { action: 'ack_deposit', outcome: 'failed' })).toBe(2);
@@ -178,7 +189,9 @@ describe('crank cycles', () => {
     expect(await answer).toEqual({ ...NO_WORK_REPORT, ack_deposit_attempted: true, ack_withdraw_attempted: true });
     expect(chains.calls.map((call) => call.method).slice(1)).toEqual(['readState', 'ackDeposits', 'readState', 'ackDeposits', 'ackWithdraws']);
     const health = crank.health();
-    expect(health.last_error).toBe('ack_deposit 1 (1 vote) failed after 2 attempts: ack_deposit on destination tracker T failed: transaction expired before it landed');
+    expect(health.last_error).toBe(
+      'ack_deposit 1 (1 vote) failed after 2 attempts: ack_deposit on destination tracker T failed: transaction expired before it landed',
+    );
     // A later success in the same cycle does not clear last_error.
     expect(health.last_action).toBe('ack_withdraw 0 (1 vote)');
     expect(health.last_success_at).not.toBeNull();
@@ -208,7 +221,8 @@ describe('crank cycles', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     expect(crank.health()).toMatchObject({
       total_actions_submitted: 2,
-      last_error: 'ack_deposit 0..19 (20 votes) failed after 2 attempts: ack_deposit on destination tracker T failed: the program rejected the transaction with NotAnAuthority',
+      last_error:
+        'ack_deposit 0..19 (20 votes) failed after 2 attempts: ack_deposit on destination tracker T failed: the program rejected the transaction with NotAnAuthority',
     });
     await crank.stop(0);
   });
@@ -233,7 +247,9 @@ describe('crank cycles', () => {
       { chain: 'source', method: 'getMultipleAccounts', kind: 'rpc', rpcCode: MIN_CONTEXT_SLOT_NOT_REACHED },
       { what: 'getMultipleAccounts on the source chain', reason: 'Minimum context slot has not been reached' },
     );
-    const { crank, logs } = startTestCrank(ackDepositWork(), { before: (scripted) => scripted.script('readState', fails(behind), fails(rpcError(true))) });
+    const { crank, logs } = startTestCrank(ackDepositWork(), {
+      before: (scripted) => scripted.script('readState', fails(behind), fails(rpcError(true))),
+    });
     await settle();
     await vi.advanceTimersByTimeAsync(15_000);
     const readLines = logs.records().filter((record) => String(record.msg).startsWith('crank: reading the trackers failed'));
@@ -329,9 +345,13 @@ describe('crank cycles', () => {
   // Issue 40: a standby that stood down with work waiting read 11 times per poll interval.
   it.each([
     ['standby', { handoffMs: 3_600_000 }, () => {}],
-    ['halted', { onForeignSigner: 'halt' as const, handoffMs: 0 }, (chains: ScriptedChains) => {
-      chains.authorityView.source.transactions = [{ signature: '5OtherProcess', slot: 90, signedHere: false }];
-    }],
+    [
+      'halted',
+      { onForeignSigner: 'halt' as const, handoffMs: 0 },
+      (chains: ScriptedChains) => {
+        chains.authorityView.source.transactions = [{ signature: '5OtherProcess', slot: 90, signedHere: false }];
+      },
+    ],
     ['dry_run', { dryRun: true, handoffMs: 0 }, () => {}],
   ])('a %s crank with a backlog reads once per poll interval, and its cycles say so', async (kind, settings, arrange) => {
     const { chains, crank } = startTestCrank(NOTHING_TO_DO, { pollIntervalMs: 15_000, ...settings });

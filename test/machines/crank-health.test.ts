@@ -17,7 +17,11 @@ const STALLED_AFTER_MS = POLL_MS + worstCaseCycleMs({ maxAttempts: 3, retryBacko
 /** ack_deposit work on the destination (2 votes: one transaction) and ack_withdraw work on the source. */
 function bothChainsWork(): BridgeView {
   const source = deposits(2);
-  return bridgeView({ deposits: source, withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'LimitExceeded' })], ownTargetNext: 1 });
+  return bridgeView({
+    deposits: source,
+    withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'LimitExceeded' })],
+    ownTargetNext: 1,
+  });
 }
 
 const NOTHING_TO_DO = bridgeView({ deposits: [], withdrawals: [] });
@@ -57,13 +61,17 @@ describe('fee balance', () => {
     await crank.runOnce();
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     // A warn line per chain when its balance falls below the level, not one per cycle.
-    const lowLines = logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('below BRIDGE_MIN_BALANCE_LAMPORTS'));
+    const lowLines = logs
+      .records()
+      .filter((record) => record['level'] === 'warn' && String(record['msg']).includes('below BRIDGE_MIN_BALANCE_LAMPORTS'));
     expect(lowLines).toEqual([
       expect.objectContaining({ chain: 'source', balance: 1_000_000_000, minimum: 2_000_000_000 }),
       expect.objectContaining({ chain: 'target', balance: 1_000_000_000, minimum: 2_000_000_000 }),
     ]);
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toMatch(/^the authority holds 1000000000 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(2000000000\)/);
+    expect(crank.health().last_error).toMatch(
+      /^the authority holds 1000000000 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(2000000000\)/,
+    );
     for (const chain of ['source', 'target']) expect(await metricValue(metrics.authorityMinBalance, { chain })).toBe(2_000_000_000);
     await crank.stop(0);
   });
@@ -78,7 +86,9 @@ describe('retrying', () => {
     });
     await settle();
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toBe("retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed");
+    expect(crank.health().last_error).toBe(
+      'retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed',
+    );
     await vi.advanceTimersByTimeAsync(1000);
     expect(chains.callsOf('ackDeposits')).toHaveLength(2);
     expect(crank.status()).toBe('ok');
@@ -102,7 +112,8 @@ describe('from the first failed attempt', () => {
     expect(crank.status()).toBe('ok');
     expect(await metricSample(metrics.crankUnlandedSince, {})).toBe(START_SECONDS);
     await vi.advanceTimersByTimeAsync(ATTEMPT_MS);
-    const failing = 'retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed';
+    const failing =
+      'retrying after a failed attempt: attempt 1 of 3 failed: ack_deposit on destination tracker T failed: transaction expired before it landed';
     expect(crank.status()).toBe('degraded');
     expect(crank.health().last_error).toBe(failing);
     // The backoff (1 s) is over: the second attempt runs for its 120 s, and /health still says why.
@@ -126,12 +137,16 @@ describe('from the first failed attempt', () => {
   it('no unlanded clock while nothing waits, and none of the timestamp gauges before they mean something', async () => {
     const { crank, metrics } = startTestCrank(NOTHING_TO_DO, {
       before: (c) => {
-        c.script('readState', (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))));
+        c.script(
+          'readState',
+          (call) => new Promise<never>((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason as Error))),
+        );
       },
     });
     await settle();
     // The first cycle's read hangs: nothing has finished, nothing has landed.
-    for (const gauge of [metrics.crankLastCycleFinished, metrics.crankLastSuccess, metrics.crankUnlandedSince]) expect((await gauge.get()).values).toEqual([]);
+    for (const gauge of [metrics.crankLastCycleFinished, metrics.crankLastSuccess, metrics.crankUnlandedSince])
+      expect((await gauge.get()).values).toEqual([]);
     expect(await metricSample(metrics.crankLastRun, {})).toBe(START_SECONDS);
     const stopped = crank.stop(0);
     await settle();
@@ -154,7 +169,9 @@ describe('second signer', () => {
     expect(lines()).toEqual([expect.objectContaining({ chain: 'target', signature: '5OtherProcess', slot: 90, halted: false })]);
     expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(1);
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toMatch(/^transaction 5OtherProcess on the destination chain \(slot 90\) was signed with this authority's key but not by this server: .*SPEC §8/);
+    expect(crank.health().last_error).toMatch(
+      /^transaction 5OtherProcess on the destination chain \(slot 90\) was signed with this authority's key but not by this server: .*SPEC §8/,
+    );
 
     await crank.runOnce();
     expect(lines()).toHaveLength(1);
@@ -194,7 +211,9 @@ describe('second signer', () => {
     expect(chains.callsOf('ackDeposits')).toEqual([]);
     expect(chains.callsOf('ackWithdraws')).toEqual([]);
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toMatch(/5OtherProcess on the source chain.*submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/);
+    expect(crank.health().last_error).toMatch(
+      /5OtherProcess on the source chain.*submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/,
+    );
     await crank.stop(0);
   });
 });
@@ -221,7 +240,9 @@ describe('stalled', () => {
     expect(crank.status()).toBe('ok');
     await vi.advanceTimersByTimeAsync(1);
     expect(crank.status()).toBe('stalled');
-    expect(crank.health().last_error).toBe(`no crank cycle has finished ${Math.round((STALLED_AFTER_MS + 1) / 1000)} s ago, beyond the ${Math.round(STALLED_AFTER_MS / 1000)} s bound (poll interval + worst-case cycle): the loop is stuck; restart the server`);
+    expect(crank.health().last_error).toBe(
+      `no crank cycle has finished ${Math.round((STALLED_AFTER_MS + 1) / 1000)} s ago, beyond the ${Math.round(STALLED_AFTER_MS / 1000)} s bound (poll interval + worst-case cycle): the loop is stuck; restart the server`,
+    );
     expect(await scraped('stalled')).toBe(true);
     expect(await scraped('ok')).toBe(false);
 
@@ -287,10 +308,18 @@ describe('handoff (BRIDGE_HANDOFF_SECS)', () => {
     }
     // One warn line when the twin starts to stay, not one per read.
     const twinLines = logs.records().filter((record) => record['level'] === 'warn' && String(record['msg']).includes('past BRIDGE_HANDOFF_SECS'));
-    expect(twinLines).toEqual([expect.objectContaining({ problem: expect.stringMatching(/^another instance has been signing with this authority's key for 75 s, longer than BRIDGE_HANDOFF_SECS \(60 s\)/) })]);
+    expect(twinLines).toEqual([
+      expect.objectContaining({
+        problem: expect.stringMatching(
+          /^another instance has been signing with this authority's key for 75 s, longer than BRIDGE_HANDOFF_SECS \(60 s\)/,
+        ),
+      }),
+    ]);
     expect(crank.health().role).toBe('standby');
     expect(crank.status()).toBe('degraded');
-    expect(crank.health().last_error).toMatch(/^another instance has been signing with this authority's key for 105 s, longer than BRIDGE_HANDOFF_SECS \(60 s\); its latest transaction is 5OtherInstance on the destination chain \(slot 97\)/);
+    expect(crank.health().last_error).toMatch(
+      /^another instance has been signing with this authority's key for 105 s, longer than BRIDGE_HANDOFF_SECS \(60 s\); its latest transaction is 5OtherInstance on the destination chain \(slot 97\)/,
+    );
     expect(await metricValue(metrics.crankOtherSignerActive)).toBe(105);
     expect(await metricValue(metrics.crankHandoff)).toBe(60);
     expect(await metricValue(metrics.foreignSignatures, { chain: 'target' })).toBe(0);

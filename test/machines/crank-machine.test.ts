@@ -96,6 +96,12 @@ describe('machine:export', () => {
     expect(Object.keys(definition.states).sort()).toEqual(
       ['ack_deposit', 'ack_withdraw', 'cleanup', 'finishing', 'idle', 'leasing', 'polling', 'stopped'].sort(),
     );
-    expect(Object.keys(definition.states['ack_deposit']!.states!).sort()).toEqual(['checking', 'failed', 'replanning', 'retry-backoff', 'submitting']);
+    expect(Object.keys(definition.states['ack_deposit']!.states!).sort()).toEqual([
+      'checking',
+      'failed',
+      'replanning',
+      'retry-backoff',
+      'submitting',
+    ]);
   });
 });

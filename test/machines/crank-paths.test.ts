@@ -75,7 +75,10 @@ const READS: CycleRead[] = [
 ];
 /** With the lease in use (a handoff): a read that finds it free, so that the leasing step runs, and what that step can find. */
 const LEASE_FREE_READ: CycleRead = { ...READS[1]!, lease: { state: 'free', lamports: 0, slot: 1 } };
-const LEASE_OUTCOMES: LeaseStepOutcome[] = [{ kind: 'took', value: 'V', slot: 2, signature: 'sig' }, { kind: 'not_taken', seen: { state: 'held', value: 'W', lamports: 0, slot: 2 }, why: 'taken first' }];
+const LEASE_OUTCOMES: LeaseStepOutcome[] = [
+  { kind: 'took', value: 'V', slot: 2, signature: 'sig' },
+  { kind: 'not_taken', seen: { state: 'held', value: 'W', lamports: 0, slot: 2 }, why: 'taken first' },
+];
 const LANDED: ActionReport = { transactions: [{ signature: 'sig', indices: [0] }], completed: [0], alreadyDone: [] };
 const FAILURES = [retryableSubmitError(), programError('NotAnAuthority')];
 
@@ -105,8 +108,7 @@ function abstractState(snapshot: Snapshot): string {
   const inAction = typeof value === 'object';
   const failing = /failed|retry-backoff/.test(JSON.stringify(value));
   const idle = value === 'idle';
-  const planKind =
-    context.plan === null ? null : `${context.plan.ackDeposit.votes.length}/${context.plan.ackDeposit.pending}`;
+  const planKind = context.plan === null ? null : `${context.plan.ackDeposit.votes.length}/${context.plan.ackDeposit.pending}`;
   const unpaid = chainsShortOfFees(context.health.fees).length > 0;
   return JSON.stringify({
     value,
@@ -120,7 +122,10 @@ function abstractState(snapshot: Snapshot): string {
     streak: context.backlogStreak,
     waited: idle ? context.idleWaitedMs : undefined,
     drain: idle ? context.drainBacklog : undefined,
-    lease: context.health.lease.status === 'off' ? undefined : { status: context.health.lease.status, want: context.health.lease.want?.kind, role: context.health.role.role },
+    lease:
+      context.health.lease.status === 'off'
+        ? undefined
+        : { status: context.health.lease.status, want: context.health.lease.want?.kind, role: context.health.role.role },
   });
 }
 
@@ -290,7 +295,12 @@ afterEach(() => {
 });
 
 describe('crank machine path coverage', () => {
-  const all = [...edges(SETTINGS), ...edges({ ...SETTINGS, retryBackoffMs: 0 }), ...edges({ ...SETTINGS, dryRun: true }), ...edges({ ...SETTINGS, handoffMs: 60_000 })];
+  const all = [
+    ...edges(SETTINGS),
+    ...edges({ ...SETTINGS, retryBackoffMs: 0 }),
+    ...edges({ ...SETTINGS, dryRun: true }),
+    ...edges({ ...SETTINGS, handoffMs: 60_000 }),
+  ];
 
   it('reaches every state and every transition of the definition in the model', () => {
     const reached: Coverage = { transitions: new Set(), states: new Set() };

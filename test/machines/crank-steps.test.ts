@@ -66,7 +66,10 @@ describe('crank machine steps', () => {
   });
 
   it('drains a backlog at most maxBacklogCycles times in a row, never after a failed cycle, nor after one that submitted nothing', () => {
-    const submitted = (context: CrankContext): CrankContext => ({ ...context, cycle: { ...context.cycle!, attempted: { ack_deposit: true, ack_withdraw: false, cleanup: false } } });
+    const submitted = (context: CrankContext): CrankContext => ({
+      ...context,
+      cycle: { ...context.cycle!, attempted: { ack_deposit: true, ack_withdraw: false, cleanup: false } },
+    });
     let context = submitted(inCycle());
     const drains: boolean[] = [];
     for (let cycle = 0; cycle < 4; cycle++) {
@@ -102,7 +105,11 @@ describe('crank machine steps', () => {
   it('counts distinct cleanup entries across attempts', () => {
     const plan = (indices: number[]): CyclePlan => ({ ...EMPTY_PLAN, cleanup: { indices, pending: indices.length } });
     const retry = (context: CrankContext, indices: number[]) =>
-      step({ cleanup: 'replanning' }, context, actorDone('reread', { plan: plan(indices), authority: quietAuthority(), fees: { source: 0, target: 0 }, waiting: null, readAtMs: 0 }));
+      step(
+        { cleanup: 'replanning' },
+        context,
+        actorDone('reread', { plan: plan(indices), authority: quietAuthority(), fees: { source: 0, target: 0 }, waiting: null, readAtMs: 0 }),
+      );
     let context = step({ cleanup: 'checking' }, { ...inCycle(), plan: plan([3, 5]) }, { type: 'POLL' }).context;
     context = step({ cleanup: 'submitting' }, context, actorError('submit', new Error('timeout'))).context;
     context = retry(context, [5, 8]).context;
@@ -116,9 +123,15 @@ describe('crank machine steps', () => {
     const lastError = read.context.health.lastError ?? '';
     expect(lastError).toMatch(/^reading the trackers failed: node said e+… \(\d+ more\)$/);
     expect(lastError.length).toBeLessThanOrEqual('reading the trackers failed: '.length + MAX_ERROR_CHARS + 20);
-    expect(read.emitted.filter((event) => event.type === 'readFailed')).toEqual([{ type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/), behindFloor: false }]);
+    expect(read.emitted.filter((event) => event.type === 'readFailed')).toEqual([
+      { type: 'readFailed', error: expect.stringMatching(/^node said e+… \(\d+ more\)$/), behindFloor: false },
+    ]);
 
-    const submitting = { ...inCycle(), plan: backlogPlan, progress: { attempt: 3, attemptStartedAtMs: Date.now(), submitted: [0], failure: null, lastFailure: null } };
+    const submitting = {
+      ...inCycle(),
+      plan: backlogPlan,
+      progress: { attempt: 3, attemptStartedAtMs: Date.now(), submitted: [0], failure: null, lastFailure: null },
+    };
     const { context: failed, emitted } = step({ ack_deposit: 'submitting' }, submitting, actorError('submit', huge));
     const attempt = emitted.find((event) => event.type === 'attempt');
     expect(attempt).toMatchObject({ outcome: 'failed', willRetry: false, error: expect.stringMatching(/^node said e+… \(\d+ more\)$/) });

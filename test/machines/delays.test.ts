@@ -126,7 +126,7 @@ describe('cycle bound', () => {
     expect(attemptDeadlineMs(chainBounds(DEFAULTS))).toBe(transactionLifeMs(DEFAULTS));
   });
 
-  it("a known blockhash lifetime shortens the wait to it plus one height check, never past the confirm cap", () => {
+  it('a known blockhash lifetime shortens the wait to it plus one height check, never past the confirm cap', () => {
     const mainnet = { ...DEFAULTS, blockhashLifetimeMs: 151 * 400 };
     expect(transactionLifeMs(mainnet)).toBe(BUDGET + READ + 10_000 + (60_400 + 2_000) + (3 * READ + 10_000 + 450));
     expect(transactionLifeMs({ ...DEFAULTS, blockhashLifetimeMs: 600_000 })).toBe(transactionLifeMs(DEFAULTS));
@@ -181,6 +181,8 @@ describe('withAttemptDeadline', () => {
     caller.abort(new Error('shutdown'));
     await expect(attempt).rejects.toThrow('shutdown');
     await expect(withAttemptDeadline(submission, 60_000, new AbortController().signal, async () => 'landed')).resolves.toBe('landed');
-    await expect(withAttemptDeadline(submission, 60_000, new AbortController().signal, () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    await expect(withAttemptDeadline(submission, 60_000, new AbortController().signal, () => Promise.reject(new Error('refused')))).rejects.toThrow(
+      'refused',
+    );
   });
 });

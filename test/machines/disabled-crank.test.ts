@@ -17,9 +17,17 @@ describe('createDisabledCrank', () => {
   });
 
   it('refuses runOnce with CRANK__DISABLED, naming the five variables to set', async () => {
-    const err: unknown = await createDisabledCrank().runOnce().catch((e: unknown) => e);
+    const err: unknown = await createDisabledCrank()
+      .runOnce()
+      .catch((e: unknown) => e);
     expect(isBridgeError(err, 'CRANK__DISABLED')).toBe(true);
-    for (const name of ['BRIDGE_SOURCE_RPC_URL', 'BRIDGE_TARGET_RPC_URL', 'BRIDGE_SOURCE_CHAIN_ID', 'BRIDGE_TARGET_CHAIN_ID', 'BRIDGE_AUTHORITY_KEYPAIR']) {
+    for (const name of [
+      'BRIDGE_SOURCE_RPC_URL',
+      'BRIDGE_TARGET_RPC_URL',
+      'BRIDGE_SOURCE_CHAIN_ID',
+      'BRIDGE_TARGET_CHAIN_ID',
+      'BRIDGE_AUTHORITY_KEYPAIR',
+    ]) {
       expect((err as Error).message).toContain(name);
     }
   });

@@ -15,7 +15,17 @@ const FACTS: HealthFacts = {
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
   role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
-  lease: { status: 'off', value: null, sinceMs: null, want: null, note: null, refusedAtMs: null, freeSignerAtMs: null, sawHolder: false, workSinceMs: null },
+  lease: {
+    status: 'off',
+    value: null,
+    sinceMs: null,
+    want: null,
+    note: null,
+    refusedAtMs: null,
+    freeSignerAtMs: null,
+    sawHolder: false,
+    workSinceMs: null,
+  },
   unlandedSinceMs: null,
 };
 
@@ -44,18 +54,87 @@ describe('healthVerdict', () => {
     ['disabled crank', input({}, { enabled: false }), AT, 'ok', null],
     ['clean latest cycle', input(), AT, 'ok', null],
     ['before the first cycle, within the bound', input({ lastCycleFinishedAtMs: null, fees: null }), START + STALLED_AFTER_MS, 'ok', null],
-    ['before the first cycle, past the bound', input({ lastCycleFinishedAtMs: null, fees: null }), START + STALLED_AFTER_MS + 1, 'stalled', /no crank cycle has finished since the start 60 s ago, beyond the 60 s bound/],
+    [
+      'before the first cycle, past the bound',
+      input({ lastCycleFinishedAtMs: null, fees: null }),
+      START + STALLED_AFTER_MS + 1,
+      'stalled',
+      /no crank cycle has finished since the start 60 s ago, beyond the 60 s bound/,
+    ],
     ['latest cycle finished exactly at the bound', input(), START + 2000 + STALLED_AFTER_MS, 'ok', null],
-    ['latest cycle finished past the bound', input(), START + 2000 + STALLED_AFTER_MS + 1, 'stalled', /no crank cycle has finished 60 s ago.*restart the server/],
-    ['internal error', input({}, { enabled: false, internalError: 'the crank stopped on an internal error: boom' }), AT, 'stalled', /^the crank stopped on an internal error: boom; restart the server$/],
-    ['an action backing off after a failed attempt', input({}, { retrying: 'attempt 1 of 3 failed: HTTP 500' }), AT, 'degraded', /^retrying after a failed attempt: attempt 1 of 3 failed: HTTP 500$/],
-    ['failed action (last_error set)', input({ lastError: 'ack_deposit 1..2 (2 votes) failed after 3 attempts: timeout' }), AT, 'degraded', /^ack_deposit 1\.\.2/],
-    ['cannot pay the plan on the destination', input({ fees: { source: FACTS.fees!.source, target: { balance: 4_999, need: 10_000 } } }), AT, 'degraded', /^the authority holds 4999 lamports on the destination chain, less than the 10000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded$/],
-    ['below BRIDGE_MIN_BALANCE_LAMPORTS on the source', input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }), AT, 'degraded', /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/],
-    ['foreign signature, within the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS, 'degraded', /^transaction 5Foreign on the destination chain \(slot 77\) was signed with this authority's key but not by this server: .*SPEC §8.*stop the other one$/],
-    ['foreign signature, after the hold', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }), FOREIGN.seenAtMs + HOLD_MS + 1, 'ok', null],
-    ['an RPC endpoint of another cluster', input({}, { endpointProblems: ['RPC endpoint http://127.0.0.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster'] }), AT, 'degraded', /^RPC endpoint http:\/\/127\.0\.0\.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster$/],
-    ['halted on a foreign signature, long after', input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS }, { settings: { onForeignSigner: 'halt', minBalanceLamports: 0, handoffMs: 300_000 } }), START + 10 * HOLD_MS, 'degraded', /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/],
+    [
+      'latest cycle finished past the bound',
+      input(),
+      START + 2000 + STALLED_AFTER_MS + 1,
+      'stalled',
+      /no crank cycle has finished 60 s ago.*restart the server/,
+    ],
+    [
+      'internal error',
+      input({}, { enabled: false, internalError: 'the crank stopped on an internal error: boom' }),
+      AT,
+      'stalled',
+      /^the crank stopped on an internal error: boom; restart the server$/,
+    ],
+    [
+      'an action backing off after a failed attempt',
+      input({}, { retrying: 'attempt 1 of 3 failed: HTTP 500' }),
+      AT,
+      'degraded',
+      /^retrying after a failed attempt: attempt 1 of 3 failed: HTTP 500$/,
+    ],
+    [
+      'failed action (last_error set)',
+      input({ lastError: 'ack_deposit 1..2 (2 votes) failed after 3 attempts: timeout' }),
+      AT,
+      'degraded',
+      /^ack_deposit 1\.\.2/,
+    ],
+    [
+      'cannot pay the plan on the destination',
+      input({ fees: { source: FACTS.fees!.source, target: { balance: 4_999, need: 10_000 } } }),
+      AT,
+      'degraded',
+      /^the authority holds 4999 lamports on the destination chain, less than the 10000 lamports this cycle's transactions there need in fees: nothing is sent there until it is funded$/,
+    ],
+    [
+      'below BRIDGE_MIN_BALANCE_LAMPORTS on the source',
+      input({ fees: { source: { balance: 999_999, need: 0 }, target: FACTS.fees!.target } }),
+      AT,
+      'degraded',
+      /^the authority holds 999999 lamports on the source chain, below BRIDGE_MIN_BALANCE_LAMPORTS \(1000000\): fund it/,
+    ],
+    [
+      'foreign signature, within the hold',
+      input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }),
+      FOREIGN.seenAtMs + HOLD_MS,
+      'degraded',
+      /^transaction 5Foreign on the destination chain \(slot 77\) was signed with this authority's key but not by this server: .*SPEC §8.*stop the other one$/,
+    ],
+    [
+      'foreign signature, after the hold',
+      input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + HOLD_MS }),
+      FOREIGN.seenAtMs + HOLD_MS + 1,
+      'ok',
+      null,
+    ],
+    [
+      'an RPC endpoint of another cluster',
+      input({}, { endpointProblems: ['RPC endpoint http://127.0.0.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster'] }),
+      AT,
+      'degraded',
+      /^RPC endpoint http:\/\/127\.0\.0\.1:8900 in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster$/,
+    ],
+    [
+      'halted on a foreign signature, long after',
+      input(
+        { foreignSigner: FOREIGN, lastCycleFinishedAtMs: START + 10 * HOLD_MS },
+        { settings: { onForeignSigner: 'halt', minBalanceLamports: 0, handoffMs: 300_000 } },
+      ),
+      START + 10 * HOLD_MS,
+      'degraded',
+      /submits nothing until it is restarted \(BRIDGE_ON_FOREIGN_SIGNER=halt\)$/,
+    ],
   ])('%s', (_name, status, now, expected, problem) => {
     const verdict = healthVerdict(status, now);
     expect(verdict.status).toBe(expected);
@@ -85,7 +164,10 @@ describe('healthVerdict', () => {
   });
 
   it('a second signer seen minutes ago comes after what fails now: the newest problem heads last_error', () => {
-    const held = input({ foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + 10 * 60_000 }, { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] });
+    const held = input(
+      { foreignSigner: FOREIGN, lastCycleFinishedAtMs: FOREIGN.seenAtMs + 10 * 60_000 },
+      { retrying: 'attempt 1 of 3 failed: sendTransaction answered HTTP 500', endpointProblems: ['https://rpc.example.com serves another cluster'] },
+    );
     const verdict = healthVerdict(held, FOREIGN.seenAtMs + 10 * 60_000);
     expect(verdict.status).toBe('degraded');
     expect(verdict.problems[0]).toBe('retrying after a failed attempt: attempt 1 of 3 failed: sendTransaction answered HTTP 500');
@@ -94,20 +176,39 @@ describe('healthVerdict', () => {
   });
 
   it('a minimum of 0 never warns', () => {
-    const verdict = healthVerdict(input({ fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } }, { settings: { onForeignSigner: 'continue', minBalanceLamports: 0, handoffMs: 300_000 } }), AT);
+    const verdict = healthVerdict(
+      input(
+        { fees: { source: { balance: 0, need: 0 }, target: { balance: 0, need: 0 } } },
+        { settings: { onForeignSigner: 'continue', minBalanceLamports: 0, handoffMs: 300_000 } },
+      ),
+      AT,
+    );
     expect(verdict).toEqual({ status: 'ok', problems: [] });
   });
 });
 
 describe('crankHealth: the signer the public /health names', () => {
-  const extras = { dryRun: false, checksOff: [], lifetimeModes: { source: 'nonce' as const, target: 'nonce' as const }, leaseMayTakeAtMs: 0, versionsInFlight: { source: 0, target: 0 }, landing: { source: NO_LANDING, target: NO_LANDING } };
+  const extras = {
+    dryRun: false,
+    checksOff: [],
+    lifetimeModes: { source: 'nonce' as const, target: 'nonce' as const },
+    leaseMayTakeAtMs: 0,
+    versionsInFlight: { source: 0, target: 0 },
+    landing: { source: NO_LANDING, target: NO_LANDING },
+  };
   const verdict = { status: 'ok' as const, problems: [] };
 
   it.each([
     [{ kind: 'aws-kms' as const, key: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' }, { kind: 'aws-kms' }],
-    [{ kind: 'gcp-kms' as const, key: 'projects/bridge/locations/global/keyRings/operators/cryptoKeys/authority/cryptoKeyVersions/1' }, { kind: 'gcp-kms' }],
+    [
+      { kind: 'gcp-kms' as const, key: 'projects/bridge/locations/global/keyRings/operators/cryptoKeys/authority/cryptoKeyVersions/1' },
+      { kind: 'gcp-kms' },
+    ],
     [{ kind: 'vault-transit' as const, key: 'transit/bridge-authority' }, { kind: 'vault-transit' }],
-    [{ kind: 'pkcs11' as const, token: 'bridge', session: 'open' as const }, { kind: 'pkcs11', token: 'bridge', session: 'open' }],
+    [
+      { kind: 'pkcs11' as const, token: 'bridge', session: 'open' as const },
+      { kind: 'pkcs11', token: 'bridge', session: 'open' },
+    ],
     [{ kind: 'file' as const }, { kind: 'file' }],
   ])('%o is shown as %o: a key service by its kind, never the key ARN or resource name', (signer, shown) => {
     const health = crankHealth(FACTS, true, verdict, { ...extras, signer });

@@ -16,7 +16,11 @@ const SECRET_TEXT = [...SECRET].join(',');
 
 /** An error dragging a keypair-shaped object along, as a careless layer might. */
 function errorWithSecret(): BridgeError<'CHAIN__RPC_FAILED'> {
-  const error = new BridgeError('CHAIN__RPC_FAILED', { chain: 'target', method: 'sendTransaction', kind: 'timeout' }, { what: 'sendTransaction', reason: 'timed out' });
+  const error = new BridgeError(
+    'CHAIN__RPC_FAILED',
+    { chain: 'target', method: 'sendTransaction', kind: 'timeout' },
+    { what: 'sendTransaction', reason: 'timed out' },
+  );
   Object.assign(error, { signer: { publicKey: 'Authority1111', secretKey: SECRET } });
   return error;
 }
@@ -97,6 +101,8 @@ describe('crank inspection', () => {
     expect(all).not.toContain(SECRET_TEXT);
     expect(all).not.toContain('secretKey');
     expect(sink.messages.every((message) => typeof JSON.parse(message) === 'object')).toBe(true);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ msg: 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT', inspector: new URL(sink.url).origin }));
+    expect(logs.records()).toContainEqual(
+      expect.objectContaining({ msg: 'crank: sending inspection events to BRIDGE_XSTATE_INSPECT', inspector: new URL(sink.url).origin }),
+    );
   });
 });

@@ -18,7 +18,18 @@ function read(n: number, overrides: Partial<WaitingRead> = {}): Extract<CrankEmi
 }
 
 function landed(action: 'ack_deposit' | 'ack_withdraw', indices: number[]): Extract<CrankEmitted, { type: 'attempt' }> {
-  return { type: 'attempt', action, attempt: 1, outcome: 'landed', indices, signatures: ['sig'], error: null, willRetry: false, atMs: 0, durationMs: 0 };
+  return {
+    type: 'attempt',
+    action,
+    attempt: 1,
+    outcome: 'landed',
+    indices,
+    signatures: ['sig'],
+    error: null,
+    willRetry: false,
+    atMs: 0,
+    durationMs: 0,
+  };
 }
 
 describe('latency telemetry', () => {
@@ -42,7 +53,13 @@ describe('latency telemetry', () => {
   it('observes each landed vote at its age at the read plus the time since, held until the slot time is known', async () => {
     const metrics = createMetrics(new Registry());
     const latency = createLatencyTelemetry(metrics);
-    const votes = { ack_deposit: [{ index: 0, ageSlots: 10 }, { index: 1, ageSlots: 5 }], ack_withdraw: [] };
+    const votes = {
+      ack_deposit: [
+        { index: 0, ageSlots: 10 },
+        { index: 1, ageSlots: 5 },
+      ],
+      ack_withdraw: [],
+    };
     latency.record(read(0, { votes }), 0);
     latency.record(landed('ack_deposit', [0, 1]), 2_000);
     expect(await histogramValue(metrics.voteLatency, 'count')).toBe(0);

@@ -97,9 +97,12 @@ describe('the crank with a signing lease', () => {
     expect(chains.callsOf('ackDeposits')).toHaveLength(1);
     expect(crank.health().lease).toMatchObject({ status: 'taken' });
     expect(crank.status()).toBe('degraded');
-    expect(logs.records().filter((record) => record['level'] === 'error').map((record) => record['msg'])).toEqual([
-      expect.stringMatching(/^crank: the signing lease this server held was taken by another instance/),
-    ]);
+    expect(
+      logs
+        .records()
+        .filter((record) => record['level'] === 'error')
+        .map((record) => record['msg']),
+    ).toEqual([expect.stringMatching(/^crank: the signing lease this server held was taken by another instance/)]);
     await crank.stop(0);
     expect(lease.released).toEqual([]);
   });

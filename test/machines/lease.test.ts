@@ -110,7 +110,12 @@ describe('the signing lease', () => {
   });
 
   it('a holder believes a loss only on proof; a doubt keeps it active; proof stands it by at once', () => {
-    const took = leaseAfterStep(read(start, FREE, T0).lease, read(start, FREE, T0).role, { kind: 'took', value: 'MINE', slot: 11, signature: 's' }, T0);
+    const took = leaseAfterStep(
+      read(start, FREE, T0).lease,
+      read(start, FREE, T0).role,
+      { kind: 'took', value: 'MINE', slot: 11, signature: 's' },
+      T0,
+    );
     const holder = { role: took.role, lease: took.lease };
     expect(read(holder, held('MINE', 20), T0 + 1000).lease.want).toBeNull();
     const doubt = read(holder, held('OTHER', 21), T0 + 2000);

@@ -7,15 +7,34 @@ describe('slot clock', () => {
   it('is unmeasured until two samples differ in slot and in time', () => {
     expect(measuredSlotMs([])).toBeNull();
     expect(measuredSlotMs(fill([{ slot: 10, atMs: 0 }]))).toBeNull();
-    expect(measuredSlotMs(fill([{ slot: 10, atMs: 0 }, { slot: 10, atMs: 5000 }]))).toBeNull();
+    expect(
+      measuredSlotMs(
+        fill([
+          { slot: 10, atMs: 0 },
+          { slot: 10, atMs: 5000 },
+        ]),
+      ),
+    ).toBeNull();
   });
 
   it('measures milliseconds per slot between the oldest and newest sample', () => {
-    expect(measuredSlotMs(fill([{ slot: 100, atMs: 1000 }, { slot: 120, atMs: 5000 }, { slot: 150, atMs: 21_000 }]))).toBe(400);
+    expect(
+      measuredSlotMs(
+        fill([
+          { slot: 100, atMs: 1000 },
+          { slot: 120, atMs: 5000 },
+          { slot: 150, atMs: 21_000 },
+        ]),
+      ),
+    ).toBe(400);
   });
 
   it('leaves out a sample whose slot is below the newest (a lagging endpoint)', () => {
-    const samples = fill([{ slot: 100, atMs: 0 }, { slot: 200, atMs: 40_000 }, { slot: 150, atMs: 45_000 }]);
+    const samples = fill([
+      { slot: 100, atMs: 0 },
+      { slot: 200, atMs: 40_000 },
+      { slot: 150, atMs: 45_000 },
+    ]);
     expect(samples.map((sample) => sample.slot)).toEqual([100, 200]);
     expect(measuredSlotMs(samples)).toBe(400);
   });

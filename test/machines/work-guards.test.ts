@@ -42,12 +42,15 @@ function submits(step: CrankStep, plan: CyclePlan | null): boolean {
   return JSON.stringify(snapshot.value) === JSON.stringify({ [step]: 'submitting' });
 }
 
-describe('the machine\'s work guards', () => {
+describe("the machine's work guards", () => {
   const source = [deposit(0, { status: 'Finalized', result: { kind: 'Rejected', reason: 'InternalError' } }), deposit(1), deposit(2)];
   const busy = planCycle(
     bridgeView({
       deposits: source,
-      withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }), finalizedWithdrawal(source[1]!, CONFIRMED_FULL(source[1]!))],
+      withdrawals: [
+        finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }),
+        finalizedWithdrawal(source[1]!, CONFIRMED_FULL(source[1]!)),
+      ],
       ownSourceNext: 1,
       ownTargetNext: 2,
     }),

@@ -95,14 +95,25 @@ describe('npm run ops', () => {
         health: { origin: server.url, error: null, value: { status: 'ok', service: 'bridge-operator-server' } },
       });
       // The authority's own transactions, newest first: on the destination its ack_deposit vote.
-      const landed = { signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/), slot: expect.any(Number), err: null, block_time: expect.any(Number) };
-      expect(document.recent_signatures).toMatchObject({ error: null, value: { source: expect.arrayContaining([landed]), destination: expect.arrayContaining([landed]) } });
+      const landed = {
+        signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/),
+        slot: expect.any(Number),
+        err: null,
+        block_time: expect.any(Number),
+      };
+      expect(document.recent_signatures).toMatchObject({
+        error: null,
+        value: { source: expect.arrayContaining([landed]), destination: expect.arrayContaining([landed]) },
+      });
       const destinationSlots = (document.recent_signatures.value.destination as { slot: number }[]).map((one) => one.slot);
       expect(destinationSlots).toEqual([...destinationSlots].sort((a, b) => b - a));
     } finally {
       await server.close();
     }
-    const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<string, unknown>;
+    const unreachableHealth = JSON.parse((await ops(['escalate', '2', '--health', 'http://127.0.0.1:9/health'], env)).stdout) as Record<
+      string,
+      unknown
+    >;
     expect(unreachableHealth.health).toMatchObject({ value: null, origin: 'http://127.0.0.1:9' });
     expect(unreachableHealth.destination_withdraw_entry_id).toBeNull();
 
@@ -117,7 +128,11 @@ describe('npm run ops', () => {
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028\u2029]/);
       expect(shown.stdout).not.toMatch(/secret/);
-      expect((JSON.parse(shown.stdout) as Record<string, unknown>).health).toEqual({ origin: hostileOrigin, error: null, value: { status: 'ok\u009b2J\u202eexe.txt\u2028forged' } });
+      expect((JSON.parse(shown.stdout) as Record<string, unknown>).health).toEqual({
+        origin: hostileOrigin,
+        error: null,
+        value: { status: 'ok\u009b2J\u202eexe.txt\u2028forged' },
+      });
     } finally {
       await new Promise((resolve) => hostile.close(resolve));
     }
@@ -144,7 +159,11 @@ describe('npm run ops', () => {
     expect((await ops(['status'], { ...env, BRIDGE_SOURCE_CHAIN_ID: 'x' })).code).toBe(1);
     expect((await ops(['status'], { ...env, BRIDGE_DRY_RUN: 'true' })).code).toBe(0);
 
-    const unreachable = await ops(['status'], { ...env, BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9/secret-path?api-key=k', BRIDGE_RPC_TIMEOUT_MS: '2000' });
+    const unreachable = await ops(['status'], {
+      ...env,
+      BRIDGE_SOURCE_RPC_URL: 'http://127.0.0.1:9/secret-path?api-key=k',
+      BRIDGE_RPC_TIMEOUT_MS: '2000',
+    });
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).not.toContain('secret-path');
     expect(unreachable.stderr).not.toContain('api-key');

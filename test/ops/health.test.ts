@@ -36,7 +36,11 @@ describe('fetchHealth', () => {
     const started = Date.now();
     const health = await fetchHealth(`${origin}/health`);
     expect(Date.now() - started).toBeLessThan(HEALTH_TIMEOUT_MS);
-    expect(health).toMatchObject({ origin, value: null, error: expect.stringMatching(new RegExp(`^the answer from ${origin} is over ${MAX_HEALTH_BYTES} bytes; refused after \\d+$`)) });
+    expect(health).toMatchObject({
+      origin,
+      value: null,
+      error: expect.stringMatching(new RegExp(`^the answer from ${origin} is over ${MAX_HEALTH_BYTES} bytes; refused after \\d+$`)),
+    });
     // Refused while streaming: far less than a 3 GiB body reached the client.
     expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
@@ -47,7 +51,11 @@ describe('fetchHealth', () => {
       if (request.url === '/elsewhere') followed = true;
       response.writeHead(302, { location: 'http://other.example:9/health' }).end();
     });
-    expect(await fetchHealth(`${origin}/health`)).toEqual({ origin, value: null, error: `HTTP 302 from ${origin}: a redirect to http://other.example:9, not followed` });
+    expect(await fetchHealth(`${origin}/health`)).toEqual({
+      origin,
+      value: null,
+      error: `HTTP 302 from ${origin}: a redirect to http://other.example:9, not followed`,
+    });
     expect(followed).toBe(false);
   });
 

@@ -37,7 +37,10 @@ describe('nonce init asks before it pays', () => {
     });
     const address = nonceAddress(authority, bridge.world.target.chainId, 0);
 
-    await expect(nonceInit(ctx, options(false), AbortSignal.timeout(30_000))).rejects.toMatchObject({ code: 'CONFIG__INVALID', message: expect.stringContaining('not confirmed: nothing sent') });
+    await expect(nonceInit(ctx, options(false), AbortSignal.timeout(30_000))).rejects.toMatchObject({
+      code: 'CONFIG__INVALID',
+      message: expect.stringContaining('not confirmed: nothing sent'),
+    });
     expect(shown).toHaveLength(1);
     expect(shown[0]).toContain(`${address.toBase58()} to create`);
     expect(asked).toEqual([`pay ${2 * (1_447_680 + 5_000)} lamports from authority ${authority.toBase58()}? [y/N] `]);

@@ -38,7 +38,9 @@ function poolStates(b: DevnetBridge, side: Side, authority: Keypair, size: numbe
   const chainId = side === 'source' ? b.world.source.chainId : b.world.target.chainId;
   return Array.from({ length: size }, (_, k) => {
     const account = nodeOf(b, side).getAccount(nonceAddress(authority.publicKey, chainId, k));
-    return account === undefined ? 'missing' : nonceAccountState({ owner: new PublicKey(account.owner), data: account.data }, authority.publicKey).kind;
+    return account === undefined
+      ? 'missing'
+      : nonceAccountState({ owner: new PublicKey(account.owner), data: account.data }, authority.publicKey).kind;
   });
 }
 
@@ -56,7 +58,9 @@ describe('npm run ops -- nonce init', () => {
     expect(created.pay_lamports).toBe(2 * 2 * (NONCE_ACCOUNT_RENT_LAMPORTS + 5_000));
     for (const pool of created.chains) {
       const chainId = chainIds[pool.chain as 'source' | 'target'];
-      expect(pool.accounts).toEqual([0, 1].map((k) => ({ address: nonceAddress(authority, chainId, k).toBase58(), state: 'created', signature: expect.any(String) })));
+      expect(pool.accounts).toEqual(
+        [0, 1].map((k) => ({ address: nonceAddress(authority, chainId, k).toBase58(), state: 'created', signature: expect.any(String) })),
+      );
       expect(pool.rentLamports).toBe(2 * NONCE_ACCOUNT_RENT_LAMPORTS);
     }
 
@@ -65,7 +69,8 @@ describe('npm run ops -- nonce init', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('source chain: 2 nonce accounts; nothing created, nothing paid');
     expect(again.stdout).toContain('destination chain: 2 nonce accounts; nothing created, nothing paid');
-    for (const secret of secretForms(bridge.world.authorities[0]!.keypairPath)) expect(first.stdout + again.stdout + again.stderr).not.toContain(secret);
+    for (const secret of secretForms(bridge.world.authorities[0]!.keypairPath))
+      expect(first.stdout + again.stdout + again.stderr).not.toContain(secret);
   });
 
   it('an address someone funded first is set up all the same: allocated, topped up to the rent, initialized', async () => {
@@ -79,7 +84,9 @@ describe('npm run ops -- nonce init', () => {
 
     const shown = await ops(['nonce', 'init', '--dry-run'], env);
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toContain(`${blocked.toBase58()} holds 890880 lamports someone sent: to set up (allocate, top up ${NONCE_ACCOUNT_RENT_LAMPORTS - 890_880}, initialize)`);
+    expect(shown.stdout).toContain(
+      `${blocked.toBase58()} holds 890880 lamports someone sent: to set up (allocate, top up ${NONCE_ACCOUNT_RENT_LAMPORTS - 890_880}, initialize)`,
+    );
 
     const run = await ops(['nonce', 'init', '--yes'], env);
     expect(run.code, run.stderr).toBe(0);
@@ -88,7 +95,9 @@ describe('npm run ops -- nonce init', () => {
     expect(poolStates(bridge, 'target', key, 2)).toEqual(['ready', 'ready']);
     expect(lamportsOf(bridge, 'source', blocked)).toBe(BigInt(NONCE_ACCOUNT_RENT_LAMPORTS));
     // The authority paid the top-up, one full rent and two fees: the gift is kept in the account.
-    expect(before - lamportsOf(bridge, 'source', key.publicKey)).toBe(BigInt(NONCE_ACCOUNT_RENT_LAMPORTS - 890_880 + NONCE_ACCOUNT_RENT_LAMPORTS + 2 * 5_000));
+    expect(before - lamportsOf(bridge, 'source', key.publicKey)).toBe(
+      BigInt(NONCE_ACCOUNT_RENT_LAMPORTS - 890_880 + NONCE_ACCOUNT_RENT_LAMPORTS + 2 * 5_000),
+    );
   });
 
   it('an unfunded authority is told what it has and what it needs, on which chain; nothing is sent', async () => {
@@ -102,7 +111,9 @@ describe('npm run ops -- nonce init', () => {
     const run = await ops(['nonce', 'init', '--yes'], env);
     expect(run.code).toBe(1);
     const needed = 2 * (NONCE_ACCOUNT_RENT_LAMPORTS + 5_000) + 890_880;
-    expect(run.stderr).toContain(`authority ${poor.publicKey.toBase58()} has 1000000 lamports on chain ${bridge.world.source.chainId} (the source chain); needs at least ${needed}`);
+    expect(run.stderr).toContain(
+      `authority ${poor.publicKey.toBase58()} has 1000000 lamports on chain ${bridge.world.source.chainId} (the source chain); needs at least ${needed}`,
+    );
     expect(lamportsOf(bridge, 'source', poor.publicKey)).toBe(1_000_000n);
     const json = await ops(['nonce', 'init', '--yes', '--json'], env);
     expect(JSON.parse(json.stdout)).toMatchObject({ error: 'CHAIN__INSUFFICIENT_FUNDS' });
@@ -122,14 +133,19 @@ describe('npm run ops -- nonce init', () => {
     expect(run.stderr).toContain('BRIDGE_SOURCE_CHAIN_ID');
     // The refused attempt is audited (one line, outcome failed), then refused as status refuses it.
     const [audited, ...refusal] = run.stderr.split('\n');
-    expect(JSON.parse(audited!)).toMatchObject({ msg: 'audit', audit: { what: 'ops nonce init', outcome: expect.stringMatching(/^failed: .*BRIDGE_SOURCE_CHAIN_ID/s) } });
+    expect(JSON.parse(audited!)).toMatchObject({
+      msg: 'audit',
+      audit: { what: 'ops nonce init', outcome: expect.stringMatching(/^failed: .*BRIDGE_SOURCE_CHAIN_ID/s) },
+    });
     expect(refusal.join('\n')).toBe(status.stderr);
     expect(balances()).toEqual(before);
     expect(poolStates(bridge, 'source', key, 1)).toEqual(['missing']);
 
     const dry = await ops(['nonce', 'init', '--dry-run'], env);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain(`destination chain (id ${bridge.world.target.chainId}): 1 nonce accounts; 1 to set up: pays ${NONCE_ACCOUNT_RENT_LAMPORTS + 5_000} lamports`);
+    expect(dry.stdout).toContain(
+      `destination chain (id ${bridge.world.target.chainId}): 1 nonce accounts; 1 to set up: pays ${NONCE_ACCOUNT_RENT_LAMPORTS + 5_000} lamports`,
+    );
     expect(dry.stdout).toContain('--dry-run: nothing sent');
     const dryJson = JSON.parse((await ops(['nonce', 'init', '--dry-run', '--json'], env)).stdout) as { dry_run: boolean; pay_lamports: number };
     expect(dryJson).toMatchObject({ dry_run: true, pay_lamports: 2 * (NONCE_ACCOUNT_RENT_LAMPORTS + 5_000) });
@@ -137,7 +153,9 @@ describe('npm run ops -- nonce init', () => {
     const asked = await ops(['nonce', 'init'], env);
     expect(asked.code).toBe(1);
     expect(asked.stdout).toContain('1 to set up');
-    expect(asked.stderr).toContain(`ops: nonce init would pay ${2 * (NONCE_ACCOUNT_RENT_LAMPORTS + 5_000)} lamports from authority ${key.publicKey.toBase58()}; stdin is not a terminal, so it cannot ask: pass --yes`);
+    expect(asked.stderr).toContain(
+      `ops: nonce init would pay ${2 * (NONCE_ACCOUNT_RENT_LAMPORTS + 5_000)} lamports from authority ${key.publicKey.toBase58()}; stdin is not a terminal, so it cannot ask: pass --yes`,
+    );
 
     expect(balances()).toEqual(before);
     expect(poolStates(bridge, 'target', key, 1)).toEqual(['missing']);
@@ -149,6 +167,8 @@ describe('npm run ops -- nonce init', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--yes');
     expect(help.stdout).toContain('--dry-run');
-    expect(help.stdout.replace(/\s+/g, ' ')).toContain('the operator\'s own (they create and initialize this key\'s own nonce accounts: never a foreign signer), logs an info line, and switches each chain to nonce mode at its next cycle');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      "the operator's own (they create and initialize this key's own nonce accounts: never a foreign signer), logs an info line, and switches each chain to nonce mode at its next cycle",
+    );
   });
 });

@@ -17,10 +17,15 @@ export interface Run {
 
 export function ops(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -14,7 +14,15 @@ import { ops } from './ops-cli.js';
 
 beforeAll(ensureBuilt, 180_000);
 
-const BREACH = { kind: 'breach', id: 'finalized_mismatch:target:0:g4', invariant: 'finalized_mismatch', chain: 'target', index: 0, bridge: 'Confirmed(8000)', expected: 'amount 800' };
+const BREACH = {
+  kind: 'breach',
+  id: 'finalized_mismatch:target:0:g4',
+  invariant: 'finalized_mismatch',
+  chain: 'target',
+  index: 0,
+  bridge: 'Confirmed(8000)',
+  expected: 'amount 800',
+};
 
 function env(file: string): Record<string, string> {
   return {
@@ -44,7 +52,9 @@ describe('npm run ops -- acknowledge', () => {
     const done = await ops(['acknowledge', BREACH.id, '--json'], env(file));
     expect(done.code, done.stderr).toBe(0);
     expect(JSON.parse(done.stdout)).toEqual({ acknowledged: BREACH.id, still_unacknowledged: [] });
-    expect(auditRecords(done.stderr).map((record) => record['audit'])).toEqual([expect.objectContaining({ what: `ops acknowledge ${BREACH.id}`, outcome: 'acknowledged' })]);
+    expect(auditRecords(done.stderr).map((record) => record['audit'])).toEqual([
+      expect.objectContaining({ what: `ops acknowledge ${BREACH.id}`, outcome: 'acknowledged' }),
+    ]);
     expect([...parseLedger(readFileSync(file, 'utf8')).acknowledged]).toEqual([BREACH.id]);
 
     const again = await ops(['acknowledge', BREACH.id], env(file));
@@ -64,7 +74,12 @@ describe('npm run ops -- audit', () => {
     const log = join(dir, 'server.log');
     const lines = [
       { level: 'info', time: '2026-12-07T19:00:00.000Z', msg: 'request completed', url: '/health' },
-      { level: 'info', time: '2026-12-07T19:00:01.000Z', msg: 'audit', audit: { address: '10.0.0.5', user: 'ops-alice', what: 'POST /crank/once', outcome: 200 } },
+      {
+        level: 'info',
+        time: '2026-12-07T19:00:01.000Z',
+        msg: 'audit',
+        audit: { address: '10.0.0.5', user: 'ops-alice', what: 'POST /crank/once', outcome: 200 },
+      },
       { level: 'info', time: '2026-12-07T19:00:02.000Z', msg: 'audit', audit: { address: '10.0.0.6', user: null, what: 'POST /kill', outcome: 401 } },
     ];
     writeFileSync(log, `${lines.map((line) => JSON.stringify(line)).join('\n')}\nnot json\n`);

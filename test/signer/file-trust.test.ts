@@ -107,7 +107,9 @@ describe('files another account could change', () => {
   it('a pin-source file writable by its group', async () => {
     const pin = files.write('pin', `${TOKEN_PIN}\n`, 0o660);
     const line = await problemOf(`pkcs11:token=bridge;object=a?module-path=/nonexistent/lib.so&pin-source=file:${pin}`);
-    expect(line).toBe(`BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file ${JSON.stringify(pin)} is writable by its group (mode 0660); restrict it with chmod 600`);
+    expect(line).toBe(
+      `BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file ${JSON.stringify(pin)} is writable by its group (mode 0660); restrict it with chmod 600`,
+    );
   });
 
   it('a sticky shared directory (like /tmp) is accepted', async () => {
@@ -131,13 +133,17 @@ describe('files another account could change', () => {
   it('a pin-source file writable by others', async () => {
     const pin = files.write('pin', `${TOKEN_PIN}\n`, 0o606);
     const line = await problemOf(`pkcs11:token=bridge;object=a?module-path=/nonexistent/lib.so&pin-source=file:${pin}`);
-    expect(line).toBe(`BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file ${JSON.stringify(pin)} is writable by others (mode 0606); restrict it with chmod 600`);
+    expect(line).toBe(
+      `BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file ${JSON.stringify(pin)} is writable by others (mode 0606); restrict it with chmod 600`,
+    );
   });
 
   it('a pin-source file owned by another user', async () => {
     const pin = files.write('pin', `${TOKEN_PIN}\n`, 0o600);
     chownSync(pin, OTHER_UID, OTHER_UID);
-    expect(await problemOf(`pkcs11:token=bridge;object=a?module-path=/nonexistent/lib.so&pin-source=${pin}`)).toContain(`pin-source file ${JSON.stringify(pin)} is owned by uid ${OTHER_UID}`);
+    expect(await problemOf(`pkcs11:token=bridge;object=a?module-path=/nonexistent/lib.so&pin-source=${pin}`)).toContain(
+      `pin-source file ${JSON.stringify(pin)} is owned by uid ${OTHER_UID}`,
+    );
   });
 
   it('a module-path library others can write to', async () => {
@@ -152,6 +158,8 @@ describe('files another account could change', () => {
     mkdirSync(dir);
     chmodSync(dir, 0o757);
     const library = files.write('libs/libvendor.so', 'not a library', 0o644);
-    expect(await problemOf(`pkcs11:token=bridge;object=a?module-path=${library}&pin-value=1234`)).toContain(`is in directory ${JSON.stringify(dir)}, which others can write to (mode 0757)`);
+    expect(await problemOf(`pkcs11:token=bridge;object=a?module-path=${library}&pin-value=1234`)).toContain(
+      `is in directory ${JSON.stringify(dir)}, which others can write to (mode 0757)`,
+    );
   });
 });

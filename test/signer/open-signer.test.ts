@@ -81,7 +81,9 @@ describe('loadAuthorityKeypair: refusals name the variable and the path, never t
     ['0777', 'its group and others'],
   ])('a file writable by group or others (mode %s): another account could swap the key', (modeText, writers) => {
     const path = files.copyFixture(Number.parseInt(modeText, 8));
-    expect(problemOf(path)).toBe(`BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is writable by ${writers} (mode ${modeText}); restrict it with chmod 600`);
+    expect(problemOf(path)).toBe(
+      `BRIDGE_AUTHORITY_KEYPAIR: keypair file ${JSON.stringify(path)} is writable by ${writers} (mode ${modeText}); restrict it with chmod 600`,
+    );
   });
 
   it('a directory', () => {

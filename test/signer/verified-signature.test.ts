@@ -35,18 +35,34 @@ describe('verifiedSignature: the one check before a signature is used', () => {
     expect(Buffer.from(await verifiedSignature(signer, message)).equals(Buffer.from(await signer.sign(message)))).toBe(true);
   });
 
-  it.each(KINDS)('from %s, a signature that does not verify is key_mismatch, naming the signer, and is never tried again', async (_kind, description, name) => {
-    const err = await verifiedSignature(lying(description), Uint8Array.from([9])).catch((caught: unknown) => caught);
-    expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('key_mismatch');
-    expect((err as Error).message).toMatch(new RegExp(`^${name}: the signature returned does not verify with the authority's public key ${shown.publicKey.toBase58()}; nothing was sent`));
-    expect(retriesAction(err)).toBe(false);
-    // As the crank sees it: the failed action's cause (src/chain/client/submit/settle/send-outcome.ts asSubmitFailure).
-    const inAction = new BridgeError('CHAIN__FAILED_TO_SUBMIT', { chain: 'target', action: 'ack_deposit', outcome: 'failed', landedSignatures: [] }, { tracker: 'T', reason: (err as Error).message }, { cause: err });
-    expect(retriesAction(inAction)).toBe(false);
-  });
+  it.each(KINDS)(
+    'from %s, a signature that does not verify is key_mismatch, naming the signer, and is never tried again',
+    async (_kind, description, name) => {
+      const err = await verifiedSignature(lying(description), Uint8Array.from([9])).catch((caught: unknown) => caught);
+      expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('key_mismatch');
+      expect((err as Error).message).toMatch(
+        new RegExp(
+          `^${name}: the signature returned does not verify with the authority's public key ${shown.publicKey.toBase58()}; nothing was sent`,
+        ),
+      );
+      expect(retriesAction(err)).toBe(false);
+      // As the crank sees it: the failed action's cause (src/chain/client/submit/settle/send-outcome.ts asSubmitFailure).
+      const inAction = new BridgeError(
+        'CHAIN__FAILED_TO_SUBMIT',
+        { chain: 'target', action: 'ack_deposit', outcome: 'failed', landedSignatures: [] },
+        { tracker: 'T', reason: (err as Error).message },
+        { cause: err },
+      );
+      expect(retriesAction(inAction)).toBe(false);
+    },
+  );
 
   it('a truncated signature does not verify either', async () => {
-    const short: AuthoritySigner = { publicKey: shown.publicKey, sign: async (message) => (await new FileKeySigner(shown).sign(message)).subarray(0, 63), describe: () => ({ kind: 'file' }) };
+    const short: AuthoritySigner = {
+      publicKey: shown.publicKey,
+      sign: async (message) => (await new FileKeySigner(shown).sign(message)).subarray(0, 63),
+      describe: () => ({ kind: 'file' }),
+    };
     const err = await verifiedSignature(short, Uint8Array.from([1])).catch((caught: unknown) => caught);
     expect(isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason).toBe('key_mismatch');
   });

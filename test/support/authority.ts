@@ -23,7 +23,12 @@ export interface AuthorityOptions extends Partial<Omit<CrankParts, 'config'>> {
 }
 
 /** Authority `slot`'s parts: the devnet configuration with `config` over it, its key as a file signer unless `signer` is given. */
-export function authorityParts(world: World, slot: number, key: Keypair, { config, signer, logger, metrics, tuning }: AuthorityOptions = {}): CrankParts {
+export function authorityParts(
+  world: World,
+  slot: number,
+  key: Keypair,
+  { config, signer, logger, metrics, tuning }: AuthorityOptions = {},
+): CrankParts {
   return {
     config: devnetCrankConfig(world, slot, config),
     signer: signer ?? new FileKeySigner(key),

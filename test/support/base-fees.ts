@@ -22,6 +22,7 @@ export function baseFeesPaid(pair: ChainPair, key: PublicKey | string, since: Pa
   const now = pairLamports(pair, key);
   const priority = pair.source.feesPaid(key).priority + pair.target.feesPaid(key).priority;
   const spent = since.source - now.source + (since.target - now.target) - priority;
-  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n) throw new Error(`${key.toString()} spent ${spent} lamports besides priority fees: not a whole number of base fees`);
+  if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n)
+    throw new Error(`${key.toString()} spent ${spent} lamports besides priority fees: not a whole number of base fees`);
   return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
 }

@@ -21,7 +21,11 @@ export function buildHangingModule(realModulePath: string, dir: string): Hanging
   const path = join(dir, 'libhanging-pkcs11.so');
   const hangFile = join(dir, 'hang');
   try {
-    execFileSync('g++', ['-x', 'c', '-shared', '-fPIC', '-O1', `-DREAL_MODULE="${realModulePath}"`, `-DHANG_FILE="${hangFile}"`, '-o', path, SOURCE, '-ldl'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: BUILD_TIMEOUT_MS });
+    execFileSync(
+      'g++',
+      ['-x', 'c', '-shared', '-fPIC', '-O1', `-DREAL_MODULE="${realModulePath}"`, `-DHANG_FILE="${hangFile}"`, '-o', path, SOURCE, '-ldl'],
+      { stdio: ['ignore', 'pipe', 'pipe'], timeout: BUILD_TIMEOUT_MS },
+    );
   } catch (err) {
     throw new Error(`cannot build the hanging PKCS#11 module with g++: ${(err as { stderr?: Buffer }).stderr?.toString() ?? String(err)}`);
   }

@@ -35,7 +35,10 @@ export interface TestAppOptions {
 }
 
 /** buildApp's dependencies for a test: the defaults above for whatever `options` leaves out. */
-export function testAppDependencies(options: TestAppOptions = {}, onKill: () => void = () => undefined): AppDependencies & { logs: CapturedLogs; metrics: Metrics } {
+export function testAppDependencies(
+  options: TestAppOptions = {},
+  onKill: () => void = () => undefined,
+): AppDependencies & { logs: CapturedLogs; metrics: Metrics } {
   const logs = options.logs ?? captureLogs('debug');
   const metrics = options.metrics ?? createMetrics(new Registry());
   return {

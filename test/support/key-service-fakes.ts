@@ -63,7 +63,10 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
   const other = generateKeyPairSync('ed25519').privateKey;
   const signWith = (fake: KeyServiceFake, data: Buffer) => sign(null, data, fake.fault === 'wrong_key' ? other : key);
   const publicDer = createPublicKey(key).export({ format: 'der', type: 'spki' });
-  const handlers: Record<KeyServiceName, { route: (req: IncomingMessage) => string | undefined; authorized: (req: IncomingMessage) => string | undefined; handle: Handler }> = {
+  const handlers: Record<
+    KeyServiceName,
+    { route: (req: IncomingMessage) => string | undefined; authorized: (req: IncomingMessage) => string | undefined; handle: Handler }
+  > = {
     'aws-kms': awsKms(publicDer, signWith),
     'gcp-kms': gcpKms(publicDer, signWith),
     'vault-transit': vaultTransit(publicDer, signWith),
@@ -123,7 +126,12 @@ export async function startKeyServiceFake(service: KeyServiceName, keypair: Keyp
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   fake.url = `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   if (service === 'aws-kms') {
-    fake.env = { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: AWS_SECRET, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_KMS: fake.url };
+    fake.env = {
+      AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+      AWS_SECRET_ACCESS_KEY: AWS_SECRET,
+      AWS_REGION: 'eu-west-1',
+      AWS_ENDPOINT_URL_KMS: fake.url,
+    };
     fake.uri = `aws-kms:${AWS_KEY_ID}`;
   } else if (service === 'gcp-kms') {
     fake.env = { GOOGLE_APPLICATION_CREDENTIALS: credentials!.path };
@@ -161,7 +169,11 @@ function garbled(service: KeyServiceName): unknown {
 
 function unauthenticated(service: KeyServiceName): Reply {
   if (service === 'aws-kms') return { status: 400, body: { __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' } };
-  if (service === 'gcp-kms') return { status: 401, body: { error: { code: 401, message: 'Request is missing required authentication credential.', status: 'UNAUTHENTICATED' } } };
+  if (service === 'gcp-kms')
+    return {
+      status: 401,
+      body: { error: { code: 401, message: 'Request is missing required authentication credential.', status: 'UNAUTHENTICATED' } },
+    };
   return { status: 403, body: { errors: ['permission denied'] } };
 }
 
@@ -179,15 +191,30 @@ function awsKms(publicDer: Buffer, signWith: SignWith) {
     handle(operation: string, body: Record<string, unknown>, fake: KeyServiceFake): Reply | undefined {
       const error = (type: string, message: string) => ({ status: 400, body: { __type: type, message } });
       if (body['KeyId'] !== AWS_KEY_ID) return error('NotFoundException', `Key '${arn.replace(AWS_KEY_ID, String(body['KeyId']))}' does not exist`);
-      if (fake.fault === 'denied') return error('AccessDeniedException', `User: arn:aws:iam::111122223333:user/bridge is not authorized to perform: kms:${operation} on resource: ${arn} because no identity-based policy allows the kms:${operation} action`);
-      if (fake.fault === 'unavailable') return { status: 500, body: { __type: 'KMSInternalException', message: 'The request was rejected because an internal exception occurred.' } };
+      if (fake.fault === 'denied')
+        return error(
+          'AccessDeniedException',
+          `User: arn:aws:iam::111122223333:user/bridge is not authorized to perform: kms:${operation} on resource: ${arn} because no identity-based policy allows the kms:${operation} action`,
+        );
+      if (fake.fault === 'unavailable')
+        return { status: 500, body: { __type: 'KMSInternalException', message: 'The request was rejected because an internal exception occurred.' } };
       if (fake.fault === 'disabled') return error('DisabledException', `${arn} is disabled.`);
       if (operation === 'GetPublicKey') {
         const spec = fake.fault === 'not_ed25519' ? 'ECC_NIST_P256' : 'ECC_NIST_EDWARDS25519';
-        return { status: 200, body: { KeyId: arn, KeySpec: spec, KeyUsage: 'SIGN_VERIFY', PublicKey: publicDer.toString('base64'), SigningAlgorithms: ['ED25519_SHA_512', 'ED25519_PH_SHA_512'] } };
+        return {
+          status: 200,
+          body: {
+            KeyId: arn,
+            KeySpec: spec,
+            KeyUsage: 'SIGN_VERIFY',
+            PublicKey: publicDer.toString('base64'),
+            SigningAlgorithms: ['ED25519_SHA_512', 'ED25519_PH_SHA_512'],
+          },
+        };
       }
       if (operation !== 'Sign') return undefined;
-      if (body['MessageType'] !== 'RAW' || body['SigningAlgorithm'] !== 'ED25519_SHA_512') return error('ValidationException', 'this key signs RAW messages with ED25519_SHA_512 in this fake');
+      if (body['MessageType'] !== 'RAW' || body['SigningAlgorithm'] !== 'ED25519_SHA_512')
+        return error('ValidationException', 'this key signs RAW messages with ED25519_SHA_512 in this fake');
       const signature = signWith(fake, Buffer.from(String(body['Message']), 'base64'));
       return { status: 200, body: { KeyId: arn, Signature: signature.toString('base64'), SigningAlgorithm: 'ED25519_SHA_512' } };
     },
@@ -213,20 +240,30 @@ function gcpKms(publicDer: Buffer, signWith: SignWith) {
       const error = (code: number, status: string, message: string) => ({ status: code, body: { error: { code, message, status } } });
       if (fake.fault === 'denied') {
         const permission = operation === 'asymmetricSign' ? 'useToSign' : 'viewPublicKey';
-        return error(403, 'PERMISSION_DENIED', `Permission 'cloudkms.cryptoKeyVersions.${permission}' denied on resource '${GCP_KEY_NAME}' (or it may not exist).`);
+        return error(
+          403,
+          'PERMISSION_DENIED',
+          `Permission 'cloudkms.cryptoKeyVersions.${permission}' denied on resource '${GCP_KEY_NAME}' (or it may not exist).`,
+        );
       }
       if (fake.fault === 'unavailable') return error(503, 'UNAVAILABLE', 'The service is currently unavailable.');
       if (fake.fault === 'disabled') return error(400, 'FAILED_PRECONDITION', `${GCP_KEY_NAME} is not enabled, current state is: DISABLED.`);
       if (operation === 'getPublicKey') {
         const ed25519 = fake.fault !== 'not_ed25519';
-        const pem = ed25519 ? createPublicKey({ key: publicDer, format: 'der', type: 'spki' }).export({ format: 'pem', type: 'spki' }) : otherCurvePem();
+        const pem = ed25519
+          ? createPublicKey({ key: publicDer, format: 'der', type: 'spki' }).export({ format: 'pem', type: 'spki' })
+          : otherCurvePem();
         const algorithm = ed25519 ? (intEnums ? 40 : 'EC_SIGN_ED25519') : intEnums ? 12 : 'EC_SIGN_P256_SHA256';
         return { status: 200, body: { pem, algorithm, name: GCP_KEY_NAME, protectionLevel: intEnums ? 2 : 'HSM' } };
       }
       if (operation !== 'asymmetricSign') return undefined;
-      if (typeof body['data'] !== 'string' || body['digest'] !== undefined) return error(400, 'INVALID_ARGUMENT', 'EC_SIGN_ED25519 keys sign data, not a digest');
+      if (typeof body['data'] !== 'string' || body['digest'] !== undefined)
+        return error(400, 'INVALID_ARGUMENT', 'EC_SIGN_ED25519 keys sign data, not a digest');
       const signature = signWith(fake, Buffer.from(body['data'], 'base64'));
-      return { status: 200, body: { signature: signature.toString('base64'), verifiedDataCrc32c: false, name: GCP_KEY_NAME, protectionLevel: intEnums ? 2 : 'HSM' } };
+      return {
+        status: 200,
+        body: { signature: signature.toString('base64'), verifiedDataCrc32c: false, name: GCP_KEY_NAME, protectionLevel: intEnums ? 2 : 'HSM' },
+      };
     },
   };
 }
@@ -245,19 +282,34 @@ function vaultTransit(publicDer: Buffer, signWith: SignWith) {
     },
     authorized: () => (token !== '' ? token : undefined),
     handle(operation: string, body: Record<string, unknown>, fake: KeyServiceFake): Reply | undefined {
-      if (token !== fake.vault.token || fake.fault === 'denied') return { status: 403, body: { errors: ['1 error occurred:\n\t* permission denied\n\n'] } };
-      if (operation === 'lookup-self') return { status: 200, body: { data: { renewable: fake.vault.ttlSecs > 0, ttl: fake.vault.ttlSecs, policies: ['default', 'bridge'] } } };
-      if (operation === 'renew-self') return { status: 200, body: { auth: { client_token: token, renewable: true, lease_duration: fake.vault.ttlSecs } } };
+      if (token !== fake.vault.token || fake.fault === 'denied')
+        return { status: 403, body: { errors: ['1 error occurred:\n\t* permission denied\n\n'] } };
+      if (operation === 'lookup-self')
+        return { status: 200, body: { data: { renewable: fake.vault.ttlSecs > 0, ttl: fake.vault.ttlSecs, policies: ['default', 'bridge'] } } };
+      if (operation === 'renew-self')
+        return { status: 200, body: { auth: { client_token: token, renewable: true, lease_duration: fake.vault.ttlSecs } } };
       if (operation === 'missing') return { status: 404, body: { errors: [] } };
       if (fake.fault === 'unavailable') return { status: 503, body: { errors: ['Vault is sealed'] } };
       if (fake.fault === 'disabled') return { status: 400, body: { errors: ['key not found or signing not supported by this key'] } };
       if (operation === 'keys') {
         const type = fake.fault === 'not_ed25519' ? 'ecdsa-p256' : 'ed25519';
         const publicKey = publicDer.subarray(ED25519_SPKI_PREFIX.length).toString('base64');
-        return { status: 200, body: { data: { name: 'bridge-authority', type, latest_version: 1, supports_signing: true, keys: { '1': { name: 'ed25519', public_key: publicKey, creation_time: '2026-11-27T06:00:00Z' } } } } };
+        return {
+          status: 200,
+          body: {
+            data: {
+              name: 'bridge-authority',
+              type,
+              latest_version: 1,
+              supports_signing: true,
+              keys: { '1': { name: 'ed25519', public_key: publicKey, creation_time: '2026-11-27T06:00:00Z' } },
+            },
+          },
+        };
       }
       if (operation !== 'sign') return undefined;
-      if (body['key_version'] !== undefined && body['key_version'] !== 1) return { status: 400, body: { errors: ['requested version for signing is not available'] } };
+      if (body['key_version'] !== undefined && body['key_version'] !== 1)
+        return { status: 400, body: { errors: ['requested version for signing is not available'] } };
       const signature = signWith(fake, Buffer.from(String(body['input']), 'base64'));
       return { status: 200, body: { data: { signature: `vault:v1:${signature.toString('base64')}`, key_version: 1 } } };
     },
@@ -296,8 +348,17 @@ export function loopbackCertificate(): { key: string; cert: string; certPath: st
   const keyPath = join(dir, 'vault-key.pem');
   const certPath = join(dir, 'vault-ca.pem');
   const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'];
-  execFileSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore', timeout: 30_000 });
-  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  execFileSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyPath, '-out', certPath], {
+    stdio: 'ignore',
+    timeout: 30_000,
+  });
+  return {
+    key: readFileSync(keyPath, 'utf8'),
+    cert: readFileSync(certPath, 'utf8'),
+    certPath,
+    dir,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** What authenticates to a fake: the AWS secret key, the service account file's private key, the Vault token. */

@@ -59,8 +59,8 @@ export function typeProblemsIn(line: string): string[] {
     if (seen === undefined) {
       typesSeen.set(path, { type, line: line.slice(0, 300) });
       if (TYPES_FILE !== undefined) appendFileSync(TYPES_FILE, `${JSON.stringify({ path, type, line: line.slice(0, 300) })}\n`);
-    }
-    else if (seen.type !== type) found.push(`the key "${path}" is of type ${type} here, ${seen.type} in an earlier line (${seen.line}): ${line.slice(0, 300)}`);
+    } else if (seen.type !== type)
+      found.push(`the key "${path}" is of type ${type} here, ${seen.type} in an earlier line (${seen.line}): ${line.slice(0, 300)}`);
   }
   return found;
 }
@@ -71,7 +71,9 @@ const MAX_PATH_DEPTH = 6;
 function keyTypes(value: unknown, path: string, depth = 0): Array<[string, string]> {
   if (depth > MAX_PATH_DEPTH || value === null || typeof value !== 'object') return [];
   const pairs: Array<[string, string]> = [];
-  const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((item) => [`${path}[]`, item]) : Object.entries(value).map(([key, item]) => [path === '' ? key : `${path}.${key}`, item]);
+  const entries: Array<[string, unknown]> = Array.isArray(value)
+    ? value.map((item) => [`${path}[]`, item])
+    : Object.entries(value).map(([key, item]) => [path === '' ? key : `${path}.${key}`, item]);
   for (const [childPath, item] of entries) {
     if (item === null) continue;
     pairs.push([childPath, Array.isArray(item) ? 'array' : typeof item]);

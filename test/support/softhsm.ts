@@ -12,7 +12,11 @@ import { ed25519PrivateKeyDer } from '../../src/signer/ed25519.js';
  * operator would. .ci/run installs both; without them the tests fail saying so, never skip.
  */
 
-const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/local/lib/softhsm/libsofthsm2.so'];
+const MODULE_CANDIDATES = [
+  '/usr/lib/softhsm/libsofthsm2.so',
+  '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so',
+  '/usr/local/lib/softhsm/libsofthsm2.so',
+];
 const TOOL_TIMEOUT_MS = 30_000;
 
 export const TOKEN_PIN = 'pin-7c1e-DO-NOT-LEAK';
@@ -37,7 +41,10 @@ export interface SoftHsm {
 
 function softHsmModulePath(): string {
   const found = MODULE_CANDIDATES.find((path) => existsSync(path));
-  if (found === undefined) throw new Error(`softhsm2 is not installed (no libsofthsm2.so in ${MODULE_CANDIDATES.join(', ')}): run apt-get install softhsm2 opensc, as .ci/run does`);
+  if (found === undefined)
+    throw new Error(
+      `softhsm2 is not installed (no libsofthsm2.so in ${MODULE_CANDIDATES.join(', ')}): run apt-get install softhsm2 opensc, as .ci/run does`,
+    );
   return found;
 }
 
@@ -51,7 +58,12 @@ export function createSoftHsm(): SoftHsm {
   const env = { SOFTHSM2_CONF: conf };
   const run = (tool: string, args: string[]): string => {
     try {
-      return execFileSync(tool, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: TOOL_TIMEOUT_MS, encoding: 'utf8' });
+      return execFileSync(tool, args, {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: TOOL_TIMEOUT_MS,
+        encoding: 'utf8',
+      });
     } catch (err) {
       const { stderr, code } = err as { stderr?: string; code?: string };
       if (code === 'ENOENT') throw new Error(`${tool} is not installed: run apt-get install softhsm2 opensc, as .ci/run does`);
@@ -77,7 +89,22 @@ export function createSoftHsm(): SoftHsm {
       }
     },
     generateKey(token, label, id, keyType) {
-      run('pkcs11-tool', ['--module', modulePath, '--token-label', token, '--login', '--pin', TOKEN_PIN, '--keypairgen', '--key-type', keyType, '--label', label, '--id', id]);
+      run('pkcs11-tool', [
+        '--module',
+        modulePath,
+        '--token-label',
+        token,
+        '--login',
+        '--pin',
+        TOKEN_PIN,
+        '--keypairgen',
+        '--key-type',
+        keyType,
+        '--label',
+        label,
+        '--id',
+        id,
+      ]);
     },
     listedPublicKey(token, label) {
       const listing = run('pkcs11-tool', ['--module', modulePath, '--token-label', token, '--list-objects', '--type', 'pubkey']);
@@ -142,7 +169,10 @@ export function rewriteCurveParams(modulePath: string, token: string, label: str
     } catch (err) {
       if (!(err instanceof pkcs11js.Pkcs11Error && err.message === 'CKR_USER_ALREADY_LOGGED_IN')) throw err;
     }
-    module.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY }, { type: pkcs11js.CKA_LABEL, value: label }]);
+    module.C_FindObjectsInit(session, [
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
+      { type: pkcs11js.CKA_LABEL, value: label },
+    ]);
     const [handle] = module.C_FindObjects(session, 1);
     module.C_FindObjectsFinal(session);
     if (handle === undefined) throw new Error(`no public key ${label}`);

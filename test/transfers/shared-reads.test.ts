@@ -83,7 +83,9 @@ describe('shareReads', () => {
     const running = Array.from({ length: MAX_TRANSFER_READS_IN_FLIGHT }, (_, from) => shared(from, 10, never()));
     const refused = await rejection(shared(99, 10, never()));
     expect(isBridgeError(refused, 'TRANSFER__BUSY')).toBe(true);
-    expect((refused as Error).message).toBe(`${MAX_TRANSFER_READS_IN_FLIGHT} different transfer reads are already running (at most ${MAX_TRANSFER_READS_IN_FLIGHT}); retry shortly, or ask for a range already being read`);
+    expect((refused as Error).message).toBe(
+      `${MAX_TRANSFER_READS_IN_FLIGHT} different transfer reads are already running (at most ${MAX_TRANSFER_READS_IN_FLIGHT}); retry shortly, or ask for a range already being read`,
+    );
     const joined = shared(0, 10, never());
     // Started at once, begun one turn apart.
     await expect.poll(() => reads.length, { timeout: 5_000 }).toBe(MAX_TRANSFER_READS_IN_FLIGHT);

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { DepositEntry, WithdrawEntry } from '../../src/chain/types.js';
 import { countPhases, transferPage } from '../../src/transfers/transfer-queries.js';
 import { phaseOf, recoveryRow, transferView, votersOf, type Phase } from '../../src/transfers/transfer-view.js';
-import { AUTHORITY, CONFIRMED_FULL, deposit, finalizedWithdrawal, OTHER_AUTHORITIES, trackerHeader, withdrawal } from '../machines/support/bridge-view.js';
+import {
+  AUTHORITY,
+  CONFIRMED_FULL,
+  deposit,
+  finalizedWithdrawal,
+  OTHER_AUTHORITIES,
+  trackerHeader,
+  withdrawal,
+} from '../machines/support/bridge-view.js';
 
 const source = deposit(0);
 const REJECTED = { kind: 'Rejected', reason: 'TokenPairFrozen' } as const;
@@ -21,7 +29,14 @@ const CASES: Array<[string, DepositEntry, WithdrawEntry | null, Phase, boolean, 
     false,
     'Withdraw entry exists but is not executable',
   ],
-  ['Confirmed and claimed', source, finalizedWithdrawal(source, CONFIRMED_FULL(source)), 'ack_withdraw', true, 'Withdrawal done, source state unfinished'],
+  [
+    'Confirmed and claimed',
+    source,
+    finalizedWithdrawal(source, CONFIRMED_FULL(source)),
+    'ack_withdraw',
+    true,
+    'Withdrawal done, source state unfinished',
+  ],
   ['Rejected', source, finalizedWithdrawal(source, REJECTED), 'ack_withdraw', true, 'Withdrawal done, source state unfinished'],
   [
     'source Relaying',
@@ -31,7 +46,14 @@ const CASES: Array<[string, DepositEntry, WithdrawEntry | null, Phase, boolean, 
     true,
     'Withdrawal done, source state unfinished',
   ],
-  ['source Finalized, not cleaned up', finalizedDeposit(false), finalizedWithdrawal(source, REJECTED), 'cleanup_deposit', true, 'Finalized deposit not cleaned up'],
+  [
+    'source Finalized, not cleaned up',
+    finalizedDeposit(false),
+    finalizedWithdrawal(source, REJECTED),
+    'cleanup_deposit',
+    true,
+    'Finalized deposit not cleaned up',
+  ],
   ['cleaned up', finalizedDeposit(true), finalizedWithdrawal(source, REJECTED), 'done', true, null],
 ];
 

@@ -58,7 +58,15 @@ function layout(root) {
     const box = { x: LAYOUT.margin, y, width: inner + 2 * padding, height: header + child.height + padding, row, state };
     boxes.set(state.id, box);
     state.states.forEach((sub, n) => {
-      boxes.set(sub.id, { x: box.x + padding + n * (child.width + child.gap), y: y + header, width: child.width, height: child.height, row, state: sub, parent: state.id });
+      boxes.set(sub.id, {
+        x: box.x + padding + n * (child.width + child.gap),
+        y: y + header,
+        width: child.width,
+        height: child.height,
+        row,
+        state: sub,
+        parent: state.id,
+      });
     });
     y += box.height + LAYOUT.rowGap;
     width = Math.max(width, box.width);
@@ -116,7 +124,10 @@ function edgePath(from, to, lanes, size, siblingArcs) {
     const y1 = from.y + from.height;
     const x2 = Math.min(Math.max(x1, to.x + 20), to.x + to.width - 20);
     const y2 = to.y;
-    return { d: `M ${x1} ${y1} C ${x1} ${y1 + 30}, ${x2} ${y2 - 30}, ${x2} ${y2}`, label: x2 === x1 ? { x: x2 + 4, y: y2 - 10 } : { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 + 4 } };
+    return {
+      d: `M ${x1} ${y1} C ${x1} ${y1 + 30}, ${x2} ${y2 - 30}, ${x2} ${y2}`,
+      label: x2 === x1 ? { x: x2 + 4, y: y2 - 10 } : { x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 + 4 },
+    };
   }
   // Farther rows: up along a left lane, down along a right lane.
   const up = to.row < from.row;
@@ -137,7 +148,11 @@ function drawChart(graph) {
   chart.setAttribute('viewBox', `0 0 ${size.width} ${size.height}`);
   chart.setAttribute('width', String(size.width));
   const defs = svg('defs', {}, chart);
-  const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
+  const marker = svg(
+    'marker',
+    { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+    defs,
+  );
   svg('path', { d: 'M 0 0 L 10 5 L 0 10 z' }, marker);
 
   for (const box of size.boxes.values()) {
@@ -246,11 +261,17 @@ function landingText(crank) {
 function watchdogText(watchdog) {
   if (watchdog === undefined) return 'off';
   const parts = [];
-  for (const [chain, name] of [['source', 'source'], ['target', 'destination']]) {
+  for (const [chain, name] of [
+    ['source', 'source'],
+    ['target', 'destination'],
+  ]) {
     if (watchdog.held[chain] !== null) parts.push(`${name} held: ${watchdog.held[chain]}`);
   }
   const flow = watchdog.flow_held;
-  if (flow !== null) parts.push(`flow breaker holds entry ${flow.index} (${flow.amount} of ${flow.mint}; ${flow.carried} voted in ${flow.window_hours} h, limit ${flow.limit}): npm run ops -- flow release ${flow.id}`);
+  if (flow !== null)
+    parts.push(
+      `flow breaker holds entry ${flow.index} (${flow.amount} of ${flow.mint}; ${flow.carried} voted in ${flow.window_hours} h, limit ${flow.limit}): npm run ops -- flow release ${flow.id}`,
+    );
   return parts.length === 0 ? 'nothing held' : parts.join('; ');
 }
 
@@ -271,14 +292,22 @@ function showActivity(activity) {
   for (const cycle of activity.cycles) {
     const { report } = cycle;
     const summary = `ack_deposit ${report.ack_deposit_attempted ? 'yes' : 'no'}, ack_withdraw ${report.ack_withdraw_attempted ? 'yes' : 'no'}, cleanup ${report.cleanup_completed}/${report.cleanup_attempted}`;
-    row(cycles, [time(cycle.atMs), CYCLE_KINDS[cycle.kind] ?? cycle.kind, cycle.outcome, `${cycle.durationMs} ms`, summary], ['', `kind-${cycle.kind}`, cycle.outcome]);
+    row(
+      cycles,
+      [time(cycle.atMs), CYCLE_KINDS[cycle.kind] ?? cycle.kind, cycle.outcome, `${cycle.durationMs} ms`, summary],
+      ['', `kind-${cycle.kind}`, cycle.outcome],
+    );
   }
   const actions = document.querySelector('#actions tbody');
   actions.replaceChildren();
   for (const action of activity.actions) {
     const signatures = action.signatures.length === 0 ? '' : `${action.signatures.length}: ${action.signatures[0].slice(0, 12)}...`;
     const outcome = action.outcome === 'failed' && action.willRetry ? 'failed, retrying' : action.outcome;
-    row(actions, [time(action.atMs), action.action, String(action.attempt), outcome, entries(action.indices), signatures, action.error ?? ''], ['', '', '', action.outcome, 'mono', 'mono']);
+    row(
+      actions,
+      [time(action.atMs), action.action, String(action.attempt), outcome, entries(action.indices), signatures, action.error ?? ''],
+      ['', '', '', action.outcome, 'mono', 'mono'],
+    );
   }
 }
 

@@ -1,4 +1,3 @@
-
 import type { FaultSettings } from '../../faults/settings.js';
 import { invalidParams } from '../errors.js';
 import type { RpcMethod } from '../method.js';
@@ -41,4 +40,11 @@ const devnet_clearFaults: RpcMethod = (_params, { faults }) => faults.clear();
 
 const devnet_getFaults: RpcMethod = (_params, { faults }) => faults.snapshot();
 
-export const adminMethods = { devnet_setFaults, devnet_clearFaults, devnet_getFaults, devnet_setComputeCostScale, devnet_getComputeCosts, ...rehearsalMethods };
+export const adminMethods = {
+  devnet_setFaults,
+  devnet_clearFaults,
+  devnet_getFaults,
+  devnet_setComputeCostScale,
+  devnet_getComputeCosts,
+  ...rehearsalMethods,
+};

@@ -102,7 +102,9 @@ function withForged(
   { before, until, limit }: AddressSignatureQuery,
 ): AddressSignature[] {
   if (forged === null || forged.address !== address) return landed;
-  const inRange = forged.entries.filter((entry) => (before === undefined || landedBefore(entry, before)) && (until === undefined || landedBefore(until, entry)));
+  const inRange = forged.entries.filter(
+    (entry) => (before === undefined || landedBefore(entry, before)) && (until === undefined || landedBefore(until, entry)),
+  );
   return [...landed, ...inRange].sort((a, b) => b.slot - a.slot || b.seq - a.seq).slice(0, limit);
 }
 

@@ -15,9 +15,11 @@ import type { RpcMethod } from '../method.js';
 const devnet_upgradeProgram: RpcMethod = (params, { bank }) => {
   const options = (params[0] ?? {}) as { version?: unknown; upgradeAuthority?: unknown };
   const version = options.version ?? `upgraded at slot ${bank.slot}`;
-  if (typeof version !== 'string' || version.length === 0 || version.length > 200) throw invalidParams('Invalid params: version must be a string of 1..200 characters');
+  if (typeof version !== 'string' || version.length === 0 || version.length > 200)
+    throw invalidParams('Invalid params: version must be a string of 1..200 characters');
   const authority = options.upgradeAuthority;
-  if (authority !== undefined && authority !== null && (typeof authority !== 'string' || !isKey(authority))) throw invalidParams('Invalid params: upgradeAuthority must be a base58 public key or null');
+  if (authority !== undefined && authority !== null && (typeof authority !== 'string' || !isKey(authority)))
+    throw invalidParams('Invalid params: upgradeAuthority must be a base58 public key or null');
   return deployProgram(bank.journal(), bank.programId, bank.slot, version, ...(authority === undefined ? [] : [authority as string | null]));
 };
 
@@ -25,12 +27,17 @@ const devnet_upgradeProgram: RpcMethod = (params, { bank }) => {
 const devnet_rewindTracker: RpcMethod = (params, { bank }) => {
   const address = params[0];
   const counters = (params[1] ?? {}) as { entryCount?: unknown; settledPrefix?: unknown };
-  if (typeof address !== 'string' || !isKey(address) || bank.account(address) === undefined) throw invalidParams('Invalid params: expected [trackerAddress, { entryCount?, settledPrefix? }] naming an existing tracker');
+  if (typeof address !== 'string' || !isKey(address) || bank.account(address) === undefined)
+    throw invalidParams('Invalid params: expected [trackerAddress, { entryCount?, settledPrefix? }] naming an existing tracker');
   const journal = bank.journal();
-  for (const [field, offset] of [['entryCount', 16], ['settledPrefix', 32]] as const) {
+  for (const [field, offset] of [
+    ['entryCount', 16],
+    ['settledPrefix', 32],
+  ] as const) {
     const value = counters[field];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidParams(`Invalid params: ${field} must be a non-negative integer`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+      throw invalidParams(`Invalid params: ${field} must be a non-negative integer`);
     const bytes = Buffer.alloc(8);
     bytes.writeBigUInt64LE(BigInt(value));
     journal.writeData(address, offset, bytes);

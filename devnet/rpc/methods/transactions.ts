@@ -1,27 +1,12 @@
 import bs58 from 'bs58';
 import type { BankView } from '../../bank/commitment-banks.js';
 import { describeTransactionError } from '../../bank/transaction-error.js';
-import {
-  InvalidTransactionError,
-  MAX_TRANSACTION_SIZE,
-  parseTransaction,
-  verifySignatures,
-  type DevnetTransaction,
-} from '../../bank/transaction.js';
+import { InvalidTransactionError, MAX_TRANSACTION_SIZE, parseTransaction, verifySignatures, type DevnetTransaction } from '../../bank/transaction.js';
 import { RPC_ERRORS, RpcError, historyNotAvailable, invalidParams } from '../errors.js';
 import { tipPaid } from '../../faults/forwarding.js';
 import { encodeAccount } from './accounts.js';
 import { responseContext, type RpcMethod } from '../method.js';
-import {
-  arrayParam,
-  base58Param,
-  booleanParam,
-  checkCommitment,
-  configParam,
-  integerParam,
-  stringParam,
-  type Config,
-} from '../params.js';
+import { arrayParam, base58Param, booleanParam, checkCommitment, configParam, integerParam, stringParam, type Config } from '../params.js';
 
 /** sendTransaction, simulateTransaction, getSignatureStatuses, requestAirdrop. */
 
@@ -78,7 +63,11 @@ const simulateTransaction: RpcMethod = (params, { faults, at }) => {
   if (sigVerify && replaceRecentBlockhash) throw invalidParams('Invalid params: sigVerify may not be used with replaceRecentBlockhash');
   if (sigVerify && !verifySignatures(tx)) throw signatureFailure();
   const addresses = requestedAccounts(config);
-  const result = bank.simulate(tx, { checkBlockhash: !replaceRecentBlockhash, blockhashLagSlots: faults.blockhashLagSlots, accounts: addresses ?? [] });
+  const result = bank.simulate(tx, {
+    checkBlockhash: !replaceRecentBlockhash,
+    blockhashLagSlots: faults.blockhashLagSlots,
+    accounts: addresses ?? [],
+  });
   return {
     context: responseContext(bank),
     value: {
@@ -171,7 +160,8 @@ function requestedAccounts(config: Config): string[] | undefined {
   if (accounts === undefined || accounts === null) return undefined;
   const request = configParam(accounts, 'accounts');
   const encoding = request['encoding'] ?? 'base64';
-  if (encoding !== 'base64') throw invalidParams(`Invalid params: accounts.encoding ${JSON.stringify(encoding)} is not supported by the devnet; use "base64"`);
+  if (encoding !== 'base64')
+    throw invalidParams(`Invalid params: accounts.encoding ${JSON.stringify(encoding)} is not supported by the devnet; use "base64"`);
   return arrayParam(request['addresses'], 'accounts.addresses', 100).map((a, i) => base58Param(a, `accounts.addresses[${i}]`, 32));
 }
 

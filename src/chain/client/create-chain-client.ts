@@ -60,7 +60,11 @@ export interface BridgeChainsTuning {
 }
 
 function secondSignerOff({ chain }: ChainRpc): CheckOff {
-  return { check: 'second_signer', chain, reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${chainVariables(chain).fallbackUrls}` };
+  return {
+    check: 'second_signer',
+    chain,
+    reason: `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history; add one to ${chainVariables(chain).fallbackUrls}`,
+  };
 }
 
 export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeChainsTuning = {}): BridgeChains {
@@ -72,11 +76,26 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   const { source, target } = chainEndpoints(options, fetch, logger);
   const recent = { source: new RecentValues(), target: new RecentValues() };
   const poolFor = (rpc: ChainRpc, chainId: number): NoncePool =>
-    new NoncePool({ rpc, authority: authorityKey, chainId, size: options.nonceAccounts ?? 0, recent: recent[rpc.chain], logger: logger.child({ chain: rpc.chain }), metrics });
+    new NoncePool({
+      rpc,
+      authority: authorityKey,
+      chainId,
+      size: options.nonceAccounts ?? 0,
+      recent: recent[rpc.chain],
+      logger: logger.child({ chain: rpc.chain }),
+      metrics,
+    });
   const nonces = { source: poolFor(source.rpc, options.sourceChainId), target: poolFor(target.rpc, options.targetChainId) };
   const pathsFor = (chain: ChainSide): SendPaths => {
     const urls = options.sendExtensions?.[chain].sendUrls ?? [];
-    return new SendPaths({ chain, urls, timeoutMs: options.rpcTimeoutMs, metrics, logger: logger.child({ chain }), ...(fetch === undefined ? {} : { fetch }) });
+    return new SendPaths({
+      chain,
+      urls,
+      timeoutMs: options.rpcTimeoutMs,
+      metrics,
+      logger: logger.child({ chain }),
+      ...(fetch === undefined ? {} : { fetch }),
+    });
   };
   const sendPaths = { source: pathsFor('source'), target: pathsFor('target') };
   const broadcastFor = (rpc: ChainRpc): Broadcast => new Broadcast(rpc, metrics, new LandingRecord(rpc.chain, metrics), sendPaths[rpc.chain]);
@@ -106,7 +125,8 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       logger: logger.child({ chain: rpc.chain }),
       ...(rpc.chain === 'target' ? { lease: leaseKey } : {}),
     });
-  const proofsFor = (rpc: ChainRpc): MoveProofs => new MoveProofs({ rpc, authority: authorityKey, metrics, logger: logger.child({ chain: rpc.chain }) });
+  const proofsFor = (rpc: ChainRpc): MoveProofs =>
+    new MoveProofs({ rpc, authority: authorityKey, metrics, logger: logger.child({ chain: rpc.chain }) });
   for (const { rpc } of [source, target]) {
     zeroLandingCounters(rpc.chain, metrics);
     metrics.historyUnverified.inc({ chain: rpc.chain }, 0);
@@ -117,14 +137,34 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   }
   const signed = { source: new SignedSignatures(), target: new SignedSignatures() };
   const sender = { source: senderFor(source.rpc, signed.source, nonces.source), target: senderFor(target.rpc, signed.target, nonces.target) };
-  const history = { source: historyFor(source.rpc, signed.source, options.sourceChainId), target: historyFor(target.rpc, signed.target, options.targetChainId) };
+  const history = {
+    source: historyFor(source.rpc, signed.source, options.sourceChainId),
+    target: historyFor(target.rpc, signed.target, options.targetChainId),
+  };
   const proofs = { source: proofsFor(source.rpc), target: proofsFor(target.rpc) };
   const bidderFor = (rpc: ChainRpc): PriorityFeeBidder => {
     const chainLogger = logger.child({ chain: rpc.chain });
     const url = options.sendExtensions?.[rpc.chain].feeEstimateUrl;
     const estimates =
-      url === undefined ? undefined : new FeeEstimates({ chain: rpc.chain, url, timeoutMs: options.rpcTimeoutMs, metrics, logger: chainLogger, ...(fetch === undefined ? {} : { fetch }) });
-    return new PriorityFeeBidder({ rpc, bounds: options.priorityFee, metrics, landing: broadcast[rpc.chain].record, authority: authorityKey, logger: chainLogger, ...(estimates === undefined ? {} : { estimates }) });
+      url === undefined
+        ? undefined
+        : new FeeEstimates({
+            chain: rpc.chain,
+            url,
+            timeoutMs: options.rpcTimeoutMs,
+            metrics,
+            logger: chainLogger,
+            ...(fetch === undefined ? {} : { fetch }),
+          });
+    return new PriorityFeeBidder({
+      rpc,
+      bounds: options.priorityFee,
+      metrics,
+      landing: broadcast[rpc.chain].record,
+      authority: authorityKey,
+      logger: chainLogger,
+      ...(estimates === undefined ? {} : { estimates }),
+    });
   };
   const bidder = { source: bidderFor(source.rpc), target: bidderFor(target.rpc) };
   // The lease's transactions land as the votes do: the destination's market price and send-only paths.
@@ -142,15 +182,28 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
   });
   const ceilingsFor = (chain: ChainSide): ComputeCeilings => new ComputeCeilings({ chain, logger: logger.child({ chain }), metrics });
   const ceilings = { source: ceilingsFor('source'), target: ceilingsFor('target') };
-  const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts => new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
+  const loadedFor = (rpc: ChainRpc, programId: PublicKey): LoadedAccounts =>
+    new LoadedAccounts({ rpc, programId, logger: logger.child({ chain: rpc.chain }) });
   const loaded = { source: loadedFor(source.rpc, options.sourceProgramId), target: loadedFor(target.rpc, options.targetProgramId) };
   const common = { authority: authorityKey, metrics };
   /** What every send of `action` on the chain `side` needs. */
   const submitterOn = (side: ChainSide, action: CrankAction): BudgetedSubmitter & { metrics: Metrics } => {
     const { rpc, tracker } = side === 'source' ? source : target;
-    return { ...common, rpc, sender: sender[side], bidder: bidder[side], ceilings: ceilings[side], loaded: loaded[side], target: { action, tracker } };
+    return {
+      ...common,
+      rpc,
+      sender: sender[side],
+      bidder: bidder[side],
+      ceilings: ceilings[side],
+      loaded: loaded[side],
+      target: { action, tracker },
+    };
   };
-  const submitters = { ackDeposits: submitterOn('target', 'ack_deposit'), ackWithdraws: submitterOn('source', 'ack_withdraw'), cleanupDeposits: submitterOn('source', 'cleanup_deposit') };
+  const submitters = {
+    ackDeposits: submitterOn('target', 'ack_deposit'),
+    ackWithdraws: submitterOn('source', 'ack_withdraw'),
+    cleanupDeposits: submitterOn('source', 'cleanup_deposit'),
+  };
   const cap = options.priorityFee.maxMicroLamports;
   const ackDeposit = ackDepositFor(target.tracker, authorityKey);
   const ackWithdraw = ackWithdrawFor(source.tracker, authorityKey);
@@ -207,10 +260,25 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
         tipLamports: options.sendExtensions?.[side].tip?.lamports ?? 0,
       });
       return {
-        target: packedFees(work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)), authorityKey, priced('target', 'ack_deposit'), sender.target.leadFor('ack_deposit').leading),
+        target: packedFees(
+          work.ackDeposits.map((vote, i) => ackDeposit(vote, `ackDeposits[${i}]`)),
+          authorityKey,
+          priced('target', 'ack_deposit'),
+          sender.target.leadFor('ack_deposit').leading,
+        ),
         source:
-          packedFees(work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)), authorityKey, priced('source', 'ack_withdraw'), sender.source.leadFor('ack_withdraw').leading) +
-          packedFees(work.cleanups.map((index) => cleanup(index, PublicKey.unique())), authorityKey, priced('source', 'cleanup_deposit'), sender.source.leadFor('cleanup_deposit').leading),
+          packedFees(
+            work.ackWithdraws.map((vote, i) => ackWithdraw(vote, `ackWithdraws[${i}]`)),
+            authorityKey,
+            priced('source', 'ack_withdraw'),
+            sender.source.leadFor('ack_withdraw').leading,
+          ) +
+          packedFees(
+            work.cleanups.map((index) => cleanup(index, PublicKey.unique())),
+            authorityKey,
+            priced('source', 'cleanup_deposit'),
+            sender.source.leadFor('cleanup_deposit').leading,
+          ),
       };
     },
 
@@ -233,6 +301,9 @@ export function createBridgeChains(options: BridgeChainsOptions, tuning: BridgeC
       const [sourceSettled, targetSettled] = await Promise.all([settled('source'), settled('target')]);
       return { source: sourceSettled, target: targetSettled };
     },
-    landingSummaries: (): Record<ChainSide, LandingSummary> => ({ source: broadcast.source.record.summary(), target: broadcast.target.record.summary() }),
+    landingSummaries: (): Record<ChainSide, LandingSummary> => ({
+      source: broadcast.source.record.summary(),
+      target: broadcast.target.record.summary(),
+    }),
   };
 }

@@ -61,8 +61,12 @@ export function createNoncePools(options: ChainEndpointsOptions): NoncePools {
 }
 
 /** Planned and set up at once, without the CLI's checks and question: the tests' and benches' `nonce init`. */
-export async function setUpNoncePools(options: ChainEndpointsOptions, signer: AuthoritySigner, size: number, signal: AbortSignal): Promise<NoncePoolSetup[]> {
+export async function setUpNoncePools(
+  options: ChainEndpointsOptions,
+  signer: AuthoritySigner,
+  size: number,
+  signal: AbortSignal,
+): Promise<NoncePoolSetup[]> {
   const pools = createNoncePools(options);
   return pools.setUp(signer, await pools.plan(signer.publicKey, size, signal), signal);
 }
-

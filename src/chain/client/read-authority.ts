@@ -40,11 +40,19 @@ export async function readAuthorityView(ctx: AuthorityReadContext, signal: Abort
 
 async function readChain(ctx: AuthorityReadContext, chain: ChainSide, signal: AbortSignal): Promise<AuthorityChainView> {
   const { rpc, nonces, proofs } = ctx[chain];
-  const [balance, { transactions, complete }] = await Promise.all([rpc.getBalance(ctx.authority, 'confirmed', signal), readHistory(ctx, chain, signal)]);
+  const [balance, { transactions, complete }] = await Promise.all([
+    rpc.getBalance(ctx.authority, 'confirmed', signal),
+    readHistory(ctx, chain, signal),
+  ]);
   ctx.metrics.authorityBalance.set({ chain }, balance);
   // Last, once nothing can fail: each move is judged once.
   const proven = await proofs.judge(nonces.moves.drain(), transactions, signal);
-  return { balance, transactions: proven.transactions, ...(proven.nonceMoves.length === 0 ? {} : { nonceMoves: proven.nonceMoves }), ...(complete ? {} : { historyIncomplete: true }) };
+  return {
+    balance,
+    transactions: proven.transactions,
+    ...(proven.nonceMoves.length === 0 ? {} : { nonceMoves: proven.nonceMoves }),
+    ...(complete ? {} : { historyIncomplete: true }),
+  };
 }
 
 async function readHistory(ctx: AuthorityReadContext, chain: ChainSide, signal: AbortSignal): ReturnType<AuthorityHistory['readNew']> {
@@ -54,7 +62,10 @@ async function readHistory(ctx: AuthorityReadContext, chain: ChainSide, signal: 
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     // Without them a new transaction of another signer is judged not new: unverified, never a halt.
-    ctx.logger.warn({ err, chain }, 'the RecentBlockhashes sysvar could not be read: history entries of this read can only count as unverified evidence');
+    ctx.logger.warn(
+      { err, chain },
+      'the RecentBlockhashes sysvar could not be read: history entries of this read can only count as unverified evidence',
+    );
   }
   return history.readNew(signal);
 }

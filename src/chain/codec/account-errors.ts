@@ -4,15 +4,10 @@ import { ACCOUNT_DISCRIMINATORS, DISCRIMINATOR_SIZE, type AccountName } from './
 
 /** Typed errors for account bytes that do not match PROTOCOL.md, and the checks that raise them. */
 
-const LAYOUT_HINT =
-  'the account does not match the bridge program layout (PROTOCOL.md v1); check the configured program id and chain ids';
+const LAYOUT_HINT = 'the account does not match the bridge program layout (PROTOCOL.md v1); check the configured program id and chain ids';
 
 export function malformedAccount(account: string, field: string, reason: string): BridgeError<'CHAIN__MALFORMED_ACCOUNT'> {
-  return new BridgeError(
-    'CHAIN__MALFORMED_ACCOUNT',
-    { account, field, reason },
-    { hint: LAYOUT_HINT },
-  );
+  return new BridgeError('CHAIN__MALFORMED_ACCOUNT', { account, field, reason }, { hint: LAYOUT_HINT });
 }
 
 /** A reader over one account record whose short reads name the account and record. */

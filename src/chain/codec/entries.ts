@@ -2,14 +2,7 @@ import type { DepositEntry, WithdrawEntry } from '../types.js';
 import { accountReader, checkLength, decodeFlag, decodeTag, malformedAccount } from './account-errors.js';
 import { ByteWriter } from './bytes.js';
 import { readDepositResult, writeDepositResult } from './deposit-result.js';
-import {
-  CREATED_TOKEN_ACCOUNT,
-  DEPOSIT_ENTRY_SIZE,
-  DEPOSIT_STATUSES,
-  WITHDRAW_ENTRY_SIZE,
-  WITHDRAW_STATUSES,
-  tagOf,
-} from './layout.js';
+import { CREATED_TOKEN_ACCOUNT, DEPOSIT_ENTRY_SIZE, DEPOSIT_STATUSES, WITHDRAW_ENTRY_SIZE, WITHDRAW_STATUSES, tagOf } from './layout.js';
 
 /**
  * DepositEntry (160 bytes) and WithdrawEntry (144 bytes) records, one at a time or as a run of
@@ -117,13 +110,7 @@ function decodeRun<E>(
   decode: (record: Uint8Array, account: string, index: number) => E,
 ): E[] {
   if (data.length % size !== 0) {
-    throw malformedAccount(
-      account,
-      `entries[${startIndex}..]`,
-      `window has ${data.length} bytes, not a whole number of ${size}-byte records`,
-    );
+    throw malformedAccount(account, `entries[${startIndex}..]`, `window has ${data.length} bytes, not a whole number of ${size}-byte records`);
   }
-  return Array.from({ length: data.length / size }, (_, i) =>
-    decode(data.subarray(i * size, (i + 1) * size), account, startIndex + i),
-  );
+  return Array.from({ length: data.length / size }, (_, i) => decode(data.subarray(i * size, (i + 1) * size), account, startIndex + i));
 }

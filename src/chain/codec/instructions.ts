@@ -196,14 +196,6 @@ class ArgReader {
   }
 }
 
-function malformedInstruction(
-  instruction: string,
-  reason: string,
-  anchorCode: number,
-): BridgeError<'CHAIN__MALFORMED_INSTRUCTION'> {
-  return new BridgeError(
-    'CHAIN__MALFORMED_INSTRUCTION',
-    { instruction, reason, anchorCode },
-    { anchorName: programErrorName(anchorCode) ?? '' },
-  );
+function malformedInstruction(instruction: string, reason: string, anchorCode: number): BridgeError<'CHAIN__MALFORMED_INSTRUCTION'> {
+  return new BridgeError('CHAIN__MALFORMED_INSTRUCTION', { instruction, reason, anchorCode }, { anchorName: programErrorName(anchorCode) ?? '' });
 }

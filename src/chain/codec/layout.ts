@@ -1,13 +1,5 @@
 import { createHash } from 'node:crypto';
-import type {
-  CreatedTokenAccount,
-  DepositResult,
-  DepositStatus,
-  LastVote,
-  RejectionReason,
-  TrackerKind,
-  WithdrawStatus,
-} from '../types.js';
+import type { CreatedTokenAccount, DepositResult, DepositStatus, LastVote, RejectionReason, TrackerKind, WithdrawStatus } from '../types.js';
 
 /** Sizes, discriminators and enum tags of PROTOCOL.md "Accounts". */
 

@@ -68,11 +68,7 @@ function checkAuthorities(authorityCount: number, threshold: number, account: st
 // 10 MiB. A reader computes its entry window from these, so a violation must stop the read
 // rather than produce a wrong window; and as every later check compares against capacity,
 // bounding it here bounds every number the header can make the server use.
-function checkCounters(
-  kind: TrackerKind,
-  counters: { entryCount: bigint; capacity: bigint; settledPrefix: bigint },
-  account: string,
-): void {
+function checkCounters(kind: TrackerKind, counters: { entryCount: bigint; capacity: bigint; settledPrefix: bigint }, account: string): void {
   const { entryCount, capacity, settledPrefix } = counters;
   const maxCapacity = maxTrackerCapacity(kind);
   if (capacity > BigInt(maxCapacity)) {

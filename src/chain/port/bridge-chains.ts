@@ -93,7 +93,11 @@ export interface SigningLease {
 }
 
 /** One read of the lease account at `slot`: free (no account, or no data), held (the nonce `value` marks the holder), or unusable and why. */
-export type LeaseObservation = ({ state: 'free'; lamports: number } | { state: 'held'; value: string; lamports: number } | { state: 'unusable'; reason: string }) & { slot: number };
+export type LeaseObservation = (
+  | { state: 'free'; lamports: number }
+  | { state: 'held'; value: string; lamports: number }
+  | { state: 'unusable'; reason: string }
+) & { slot: number };
 
 export type LeaseTaking = { taken: true; value: string; slot: number; signature: string } | { taken: false; seen: LeaseObservation; why: string };
 

@@ -45,9 +45,5 @@ export function parseU64(value: string, field: string): bigint {
 
 function invalidVote(field: string, value: unknown, expected: string): BridgeError<'CHAIN__INVALID_VOTE'> {
   const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return new BridgeError(
-    'CHAIN__INVALID_VOTE',
-    { field, value: String(value), reason: `expected ${expected}` },
-    { shown },
-  );
+  return new BridgeError('CHAIN__INVALID_VOTE', { field, value: String(value), reason: `expected ${expected}` }, { shown });
 }

@@ -195,7 +195,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
     }
   }
 
-  async function accountOn(endpoint: Endpoint, address: PublicKey, { commitment, dataSlice }: Omit<GetAccountOptions, 'minContextSlot'>, floor: number | undefined): Promise<AccountSnapshot> {
+  async function accountOn(
+    endpoint: Endpoint,
+    address: PublicKey,
+    { commitment, dataSlice }: Omit<GetAccountOptions, 'minContextSlot'>,
+    floor: number | undefined,
+  ): Promise<AccountSnapshot> {
     const { context, value } = await endpoint.connection.getAccountInfoAndContext(address, {
       commitment,
       ...(dataSlice === undefined ? {} : { dataSlice }),
@@ -226,7 +231,9 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         pool.readOrder().map(async (endpoint) => {
           const floor = pool.slotFloor(bankOf(commitment));
           const options = { commitment, ...(dataSlice === undefined ? {} : { dataSlice }) };
-          const snapshot = await retried('getAccountInfo', signal, (deadline) => pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, options, floor)));
+          const snapshot = await retried('getAccountInfo', signal, (deadline) =>
+            pool.run(endpoint, 'getAccountInfo', deadline, signal, () => accountOn(endpoint, address, options, floor)),
+          );
           return { ...snapshot, endpoint: endpoint.label };
         }),
       );
@@ -239,7 +246,12 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
       const keys = addresses.map((address) => address.toBase58());
       const multipleAccounts = async (endpoint: Endpoint, floor: number | undefined) => {
         const params = [keys, { commitment, encoding: 'base64', dataSlice, ...minContext(floor) }];
-        const snapshot = accountsOf(chain, await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'getMultipleAccounts', params, signal), addresses.length, dataSlice.length);
+        const snapshot = accountsOf(
+          chain,
+          await jsonRpcCall(endpoint.rpcFetch, endpoint.url, 'getMultipleAccounts', params, signal),
+          addresses.length,
+          dataSlice.length,
+        );
         atSlot(endpoint, 'getMultipleAccounts', bankOf(commitment), snapshot.slot, floor);
         return snapshot;
       };
@@ -277,25 +289,37 @@ export function createChainRpc(options: ChainRpcOptions): PooledChainRpc {
         const { context, value } = await endpoint.connection.getSignatureStatuses([signature], { searchTransactionHistory });
         const status = value[0] ?? null;
         const slot = atSlot(endpoint, 'getSignatureStatuses', 'processed', context.slot, floor);
-        const landedIn = status?.confirmationStatus === 'finalized' ? 'finalized' : status?.confirmationStatus === 'confirmed' ? 'confirmed' : undefined;
+        const landedIn =
+          status?.confirmationStatus === 'finalized' ? 'finalized' : status?.confirmationStatus === 'confirmed' ? 'confirmed' : undefined;
         if (status !== null && landedIn !== undefined) pool.restOn(Math.min(status.slot, slot), landedIn);
         return { slot, status };
       };
-      return searchTransactionHistory ? historyRead('getSignatureStatuses', 'processed', signal, statusRead) : read('getSignatureStatuses', 'processed', signal, statusRead);
+      return searchTransactionHistory
+        ? historyRead('getSignatureStatuses', 'processed', signal, statusRead)
+        : read('getSignatureStatuses', 'processed', signal, statusRead);
     },
 
     getProcessedSlot: (signal) =>
-      read('getSlot', 'processed', signal, async (endpoint, floor) => atSlot(endpoint, 'getSlot', 'processed', await endpoint.connection.getSlot({ commitment: 'processed' }), floor)),
+      read('getSlot', 'processed', signal, async (endpoint, floor) =>
+        atSlot(endpoint, 'getSlot', 'processed', await endpoint.connection.getSlot({ commitment: 'processed' }), floor),
+      ),
 
     sendTransaction: send,
 
-    simulateTransaction: (wire, signal) => read('simulateTransaction', 'confirmed', signal, (endpoint, floor) => simulateOn(endpoint, wire, floor, signal)),
+    simulateTransaction: (wire, signal) =>
+      read('simulateTransaction', 'confirmed', signal, (endpoint, floor) => simulateOn(endpoint, wire, floor, signal)),
 
     simulateTransactionElsewhere: async (wire, answered, signal) => {
       const other = pool.readOrder().find((endpoint) => endpoint.label !== answered);
       if (other === undefined) return undefined;
       const floor = pool.slotFloor('confirmed');
-      return carryingFloor(floor, 'confirmed', retried('simulateTransaction', signal, (deadline) => pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, floor, signal))));
+      return carryingFloor(
+        floor,
+        'confirmed',
+        retried('simulateTransaction', signal, (deadline) =>
+          pool.run(other, 'simulateTransaction', deadline, signal, () => simulateOn(other, wire, floor, signal)),
+        ),
+      );
     },
 
     getRecentPrioritizationFees: (writableAccounts, signal) =>

@@ -57,7 +57,8 @@ export class EndpointClusters {
           cluster.ask = 'known';
           cluster.genesis = hash;
           this.decide();
-          if (this.options.knowledge[endpoint.index]!.foreign) this.options.metrics.rpcEndpointClusterMismatches.inc({ chain: this.options.chain, endpoint: endpoint.label });
+          if (this.options.knowledge[endpoint.index]!.foreign)
+            this.options.metrics.rpcEndpointClusterMismatches.inc({ chain: this.options.chain, endpoint: endpoint.label });
         })
         .catch(() => {
           cluster.ask = 'due';
@@ -85,7 +86,11 @@ export class EndpointClusters {
       if (foreign[known.index] === known.foreign) continue;
       known.foreign = foreign[known.index]!;
       if (known.foreign) logger?.error({ chain, endpoint: endpoint.label }, this.foreignProblem(known.index));
-      else logger?.info({ chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(chain)} chain answers the chain's genesis hash again: it serves again`);
+      else
+        logger?.info(
+          { chain, endpoint: endpoint.label },
+          `RPC endpoint ${endpoint.label} of the ${chainName(chain)} chain answers the chain's genesis hash again: it serves again`,
+        );
     }
     this.options.publish();
   }

@@ -49,7 +49,10 @@ export class EndpointHistory {
         `no RPC endpoint of the ${chainName(chain)} chain keeps transaction history (JSON-RPC -32011): second-signer detection is off there, and dropped transactions are resolved from the status cache; add an endpoint with history to ${chainVariables(chain).fallbackUrls} to turn it on`,
       );
     } else if (!first) {
-      logger?.info({ chain, check: 'second_signer' }, `an RPC endpoint of the ${chainName(chain)} chain keeps transaction history again: second-signer detection is on`);
+      logger?.info(
+        { chain, check: 'second_signer' },
+        `an RPC endpoint of the ${chainName(chain)} chain keeps transaction history again: second-signer detection is on`,
+      );
     }
   }
 

@@ -76,14 +76,36 @@ export class EndpointPool {
     this.openedAt = urls.map(() => undefined);
     const logger = options.logger === undefined ? {} : { logger: options.logger };
     this.history = new EndpointHistory({ chain, metrics, endpoints: urls.length, now: this.now, ...logger });
-    this.knowledge = urls.map((_, index) => ({ index, open: false, silent: false, foreign: false, notBefore: undefined, slot: undefined, ahead: false, advancedAt: undefined }));
+    this.knowledge = urls.map((_, index) => ({
+      index,
+      open: false,
+      silent: false,
+      foreign: false,
+      notBefore: undefined,
+      slot: undefined,
+      ahead: false,
+      advancedAt: undefined,
+    }));
     this.refusals = new EndpointRefusals({ chain, knowledge: this.knowledge, publish: () => this.publish(), now: this.now, ...logger });
     this.slots = new SlotView({ chain, labels, maxSlotLag: options.maxSlotLag, metrics, now: this.now, ...logger });
     this.endpoints = urls.map((url, index) => {
-      const settings = { chain, label: labels[index]!, timeoutMs: options.timeoutMs, metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
+      const settings = {
+        chain,
+        label: labels[index]!,
+        timeoutMs: options.timeoutMs,
+        metrics,
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      };
       return openEndpoint(index, url, settings, urls.length > 1 ? this.breakerFor(index) : noop);
     });
-    this.clusters = new EndpointClusters({ chain, metrics, endpoints: this.endpoints, knowledge: this.knowledge, publish: () => this.publish(), ...logger });
+    this.clusters = new EndpointClusters({
+      chain,
+      metrics,
+      endpoints: this.endpoints,
+      knowledge: this.knowledge,
+      publish: () => this.publish(),
+      ...logger,
+    });
     this.publish();
   }
 
@@ -93,10 +115,13 @@ export class EndpointPool {
     // A node behind the floor a read carried is not failing: its slot marks demote it, and a
     // floor nobody reaches (one lying answer) is dropped by the slot view. Counted here, eight
     // tries at an unreachable floor would take out every endpoint for BREAKER_HALF_OPEN_MS.
-    const breaker = circuitBreaker(handleWhen((err) => isRetryableReadFailure(err) && !isBehindSlotFloor(err)), {
-      halfOpenAfter: BREAKER_HALF_OPEN_MS,
-      breaker: new ConsecutiveBreaker(BREAKER_FAILURES),
-    });
+    const breaker = circuitBreaker(
+      handleWhen((err) => isRetryableReadFailure(err) && !isBehindSlotFloor(err)),
+      {
+        halfOpenAfter: BREAKER_HALF_OPEN_MS,
+        breaker: new ConsecutiveBreaker(BREAKER_FAILURES),
+      },
+    );
     breaker.onBreak(() => {
       this.openedAt[index] = this.now();
       this.publish();

@@ -53,7 +53,10 @@ export class EndpointRefusals {
   answered(endpoint: Endpoint): void {
     if (this.refusals[endpoint.index] === undefined) return;
     this.refusals[endpoint.index] = undefined;
-    this.options.logger?.info({ chain: this.options.chain, endpoint: endpoint.label }, `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain serves again`);
+    this.options.logger?.info(
+      { chain: this.options.chain, endpoint: endpoint.label },
+      `RPC endpoint ${endpoint.label} of the ${chainName(this.options.chain)} chain serves again`,
+    );
   }
 
   /** What a failure of `endpoint` asked of us: a wait (Retry-After), or to stay away (a refusal). */

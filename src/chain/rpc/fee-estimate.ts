@@ -41,7 +41,8 @@ export class FeeEstimates {
     try {
       const result = await jsonRpcCall(this.#rpcFetch, this.options.url, 'getPriorityFeeEstimate', params, signal);
       const value = (result as { priorityFeeEstimate?: unknown } | null)?.priorityFeeEstimate;
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`no priorityFeeEstimate number in ${JSON.stringify(result)?.slice(0, 100)}`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        throw new Error(`no priorityFeeEstimate number in ${JSON.stringify(result)?.slice(0, 100)}`);
       return Math.min(Math.ceil(value), Number.MAX_SAFE_INTEGER);
     } catch (err) {
       if (signal.aborted) throw signal.reason;

@@ -52,12 +52,14 @@ export function createHistoryReads(chain: ChainSide, historyRead: PoolReads<RpcM
         'confirmed',
         signal,
         async ({ connection }, floor) =>
-          (await connection.getSignaturesForAddress(address, { ...options, ...minContext(floor) }, 'confirmed')).map(({ signature, slot, err, blockTime }) => ({
-            signature,
-            slot,
-            err,
-            blockTime: blockTime ?? null,
-          })),
+          (await connection.getSignaturesForAddress(address, { ...options, ...minContext(floor) }, 'confirmed')).map(
+            ({ signature, slot, err, blockTime }) => ({
+              signature,
+              slot,
+              err,
+              blockTime: blockTime ?? null,
+            }),
+          ),
         minContextSlot,
       ),
 

@@ -42,7 +42,10 @@ export interface PoolReads<M extends string> {
   atSlot(endpoint: Endpoint, method: M, bank: Bank, slot: number, floor: number | undefined): number;
 }
 
-export function createPoolReads<M extends string>(pool: EndpointPool, { chain, metrics, timeoutMs }: { chain: ChainSide; metrics: Metrics; timeoutMs: number }): PoolReads<M> {
+export function createPoolReads<M extends string>(
+  pool: EndpointPool,
+  { chain, metrics, timeoutMs }: { chain: ChainSide; metrics: Metrics; timeoutMs: number },
+): PoolReads<M> {
   const readRetry = createReadRetry();
   const budgetMs = readCallBudgetMs(timeoutMs);
 
@@ -67,7 +70,8 @@ export function createPoolReads<M extends string>(pool: EndpointPool, { chain, m
       if (poolFloor) pool.floorAnswered(true, bank);
       return result;
     } catch (err) {
-      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED) pool.floorAnswered(false, bank);
+      if (poolFloor && isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context.rpcCode === MIN_CONTEXT_SLOT_NOT_REACHED)
+        pool.floorAnswered(false, bank);
       throw err;
     }
   }
@@ -80,23 +84,30 @@ export function createPoolReads<M extends string>(pool: EndpointPool, { chain, m
   function historyRead<T>(method: M, bank: Bank, signal: AbortSignal, run: Run<T>, asked?: number): Promise<T> {
     const tried = new Set<Endpoint>();
     const floor = higher(asked, pool.slotFloor(bank));
-    return carryingFloor(floor, bank, retried(method, signal, async (deadline) => {
-      const order = pool.historyOrder();
-      const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
-      if (endpoint === undefined) throw historyUnavailable(method);
-      tried.add(endpoint);
-      try {
-        const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
-        pool.observeHistory(endpoint, true);
-        return result;
-      } catch (err) {
-        if (!isHistoryUnavailable(err)) throw err;
-        pool.observeHistory(endpoint, false);
-        if (pool.historyOrder().length === 0) throw err;
-        // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
-        throw rpcFailure(chain, method, { kind: 'unavailable', reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does` });
-      }
-    }));
+    return carryingFloor(
+      floor,
+      bank,
+      retried(method, signal, async (deadline) => {
+        const order = pool.historyOrder();
+        const endpoint = order.find((one) => !tried.has(one)) ?? order[0];
+        if (endpoint === undefined) throw historyUnavailable(method);
+        tried.add(endpoint);
+        try {
+          const result = await pool.run(endpoint, method, deadline, signal, () => run(endpoint, floor));
+          pool.observeHistory(endpoint, true);
+          return result;
+        } catch (err) {
+          if (!isHistoryUnavailable(err)) throw err;
+          pool.observeHistory(endpoint, false);
+          if (pool.historyOrder().length === 0) throw err;
+          // Transient for this read (another endpoint has history), and thrown outside the breaker: not the endpoint's fault.
+          throw rpcFailure(chain, method, {
+            kind: 'unavailable',
+            reason: `endpoint ${endpoint.label} keeps no transaction history; the next try goes to one that does`,
+          });
+        }
+      }),
+    );
   }
 
   async function retried<T>(method: M, signal: AbortSignal, attempt: (deadline: number) => Promise<T>): Promise<T> {
@@ -104,7 +115,11 @@ export function createPoolReads<M extends string>(pool: EndpointPool, { chain, m
     pool.probeSlots();
     const deadline = pool.time() + budgetMs;
     try {
-      return await readRetry.execute(() => attempt(deadline), () => metrics.rpcRetries.inc({ chain, method }), signal);
+      return await readRetry.execute(
+        () => attempt(deadline),
+        () => metrics.rpcRetries.inc({ chain, method }),
+        signal,
+      );
     } catch (err) {
       // An abort during a backoff wait surfaces as cockatiel's cancellation: report the caller's reason.
       if (signal.aborted) throw signal.reason;

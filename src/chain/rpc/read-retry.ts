@@ -58,7 +58,8 @@ export class RetryAfterBackoff implements IBackoffFactory<IRetryBackoffContext<u
 
   next(context: IRetryBackoffContext<unknown>): IBackoff<IRetryBackoffContext<unknown>> {
     // A balancer routes the next request afresh: nothing is gained by waiting for a lagging backend.
-    if ('error' in context.result && isBehindSlotFloor(context.result.error)) return { duration: FLOOR_REFUSAL_BACKOFF_MS, next: (later) => this.next(later) };
+    if ('error' in context.result && isBehindSlotFloor(context.result.error))
+      return { duration: FLOOR_REFUSAL_BACKOFF_MS, next: (later) => this.next(later) };
     const jittered = this.jitter.next(context);
     const asked = 'error' in context.result ? (retryAfterOf(context.result.error) ?? 0) : 0;
     const duration = Math.min(READ_BACKOFF_MAX_MS, Math.max(jittered.duration, asked));

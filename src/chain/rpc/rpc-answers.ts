@@ -73,13 +73,19 @@ export interface SlotPrioritizationFee {
   prioritizationFee: number;
 }
 
-const landedMetaSchema = z.object({ meta: z.object({ computeUnitsConsumed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }).nullable() });
+const landedMetaSchema = z.object({
+  meta: z.object({ computeUnitsConsumed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }).nullable(),
+});
 
 /** `meta.computeUnitsConsumed` of a getTransaction result; null for no transaction, no meta or no count (older nodes). */
 export function computeUnitsOf(chain: ChainSide, result: unknown): number | null {
   if (result === null) return null;
   const parsed = landedMetaSchema.safeParse(result);
-  if (!parsed.success) throw rpcFailure(chain, 'getTransaction', { kind: 'invalid_result', reason: `meta.computeUnitsConsumed: ${parsed.error.issues[0]?.message ?? 'invalid'}` });
+  if (!parsed.success)
+    throw rpcFailure(chain, 'getTransaction', {
+      kind: 'invalid_result',
+      reason: `meta.computeUnitsConsumed: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    });
   return parsed.data.meta?.computeUnitsConsumed ?? null;
 }
 
@@ -106,7 +112,10 @@ export function simulationOf(chain: ChainSide, result: unknown): Omit<Simulation
   const units = value?.unitsConsumed;
   const slot = answer?.context?.slot;
   if (value === undefined || value.err === undefined || !isCount(units) || !isCount(slot)) {
-    throw rpcFailure(chain, 'simulateTransaction', { kind: 'invalid_result', reason: 'the result has no context slot, or no `value` with `err` and a `unitsConsumed` count' });
+    throw rpcFailure(chain, 'simulateTransaction', {
+      kind: 'invalid_result',
+      reason: 'the result has no context slot, or no `value` with `err` and a `unitsConsumed` count',
+    });
   }
   return { err: value.err as TransactionError | null, unitsConsumed: units, slot };
 }
@@ -116,7 +125,10 @@ export function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPri
     Array.isArray(result) &&
     result.every((entry: { slot?: unknown; prioritizationFee?: unknown } | null) => isCount(entry?.slot) && isCount(entry?.prioritizationFee));
   if (!valid) {
-    throw rpcFailure(chain, 'getRecentPrioritizationFees', { kind: 'invalid_result', reason: 'expected an array of {slot, prioritizationFee} counts' });
+    throw rpcFailure(chain, 'getRecentPrioritizationFees', {
+      kind: 'invalid_result',
+      reason: 'expected an array of {slot, prioritizationFee} counts',
+    });
   }
   return (result as SlotPrioritizationFee[]).map(({ slot, prioritizationFee }) => ({ slot, prioritizationFee }));
 }
@@ -124,7 +136,8 @@ export function prioritizationFeesOf(chain: ChainSide, result: unknown): SlotPri
 // A caller's mistake, caught before any request: a node would refuse the first, and the second
 // would let an answer outgrow the response bound.
 export function checkMultipleAccountsRequest(addresses: number, sliceLength: number): void {
-  if (addresses > MAX_MULTIPLE_ACCOUNTS) throw new RangeError(`getMultipleAccounts takes at most ${MAX_MULTIPLE_ACCOUNTS} addresses, not ${addresses}`);
+  if (addresses > MAX_MULTIPLE_ACCOUNTS)
+    throw new RangeError(`getMultipleAccounts takes at most ${MAX_MULTIPLE_ACCOUNTS} addresses, not ${addresses}`);
   if (addresses * sliceLength > MAX_ACCOUNT_SLICE_BYTES) {
     throw new RangeError(`getMultipleAccounts asks at most ${MAX_ACCOUNT_SLICE_BYTES} bytes in all, not ${addresses} x ${sliceLength}`);
   }
@@ -152,7 +165,8 @@ const accountsAnswer = z.object({
  */
 export function accountsOf(chain: ChainSide, result: unknown, addresses: number, sliceLength: number): AccountsSnapshot {
   const parsed = accountsAnswer.safeParse(result);
-  const invalid = (reason: string) => rpcFailure(chain, 'getMultipleAccounts', { kind: 'malformed', reason: `response of an unexpected shape: ${reason}` });
+  const invalid = (reason: string) =>
+    rpcFailure(chain, 'getMultipleAccounts', { kind: 'malformed', reason: `response of an unexpected shape: ${reason}` });
   if (!parsed.success) throw invalid(z.prettifyError(parsed.error));
   const { context, value } = parsed.data;
   if (value.length !== addresses) throw invalid(`${value.length} accounts for ${addresses} addresses`);
@@ -160,7 +174,12 @@ export function accountsOf(chain: ChainSide, result: unknown, addresses: number,
     if (account === null) return null;
     const data = new Uint8Array(Buffer.from(account.data[0], 'base64'));
     if (data.length > sliceLength) throw invalid(`an account of ${data.length} bytes for a slice of ${sliceLength}`);
-    return { owner: new PublicKey(account.owner), lamports: account.lamports, data, ...(account.space === undefined ? {} : { space: account.space }) };
+    return {
+      owner: new PublicKey(account.owner),
+      lamports: account.lamports,
+      data,
+      ...(account.space === undefined ? {} : { space: account.space }),
+    };
   });
   return { slot: context.slot, accounts };
 }

@@ -96,8 +96,8 @@ export function rpcFailure(
     : isEndpointMisconfigured(detail)
       ? `a configuration error, not transient: check the scheme (https or http) and the port of ${urlSettings(chain)}`
       : isTransientRpcFailure(detail)
-      ? 'transient; it is retried'
-      : 'not transient: check the RPC endpoint and its version';
+        ? 'transient; it is retried'
+        : 'not transient: check the RPC endpoint and its version';
   return new BridgeError(
     'CHAIN__RPC_FAILED',
     {

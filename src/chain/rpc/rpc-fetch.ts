@@ -26,7 +26,15 @@ export type RpcFetch = typeof globalThis.fetch;
 const MAX_QUOTED_HEADER_CHARS = 64;
 
 /** The failure kinds this fetch counts in bridge_rpc_errors_total (and the pool per endpoint). */
-export const TRANSPORT_FAILURE_KINDS = ['timeout', 'http', 'rpc', 'network', 'tls', 'malformed', 'too_large'] as const satisfies readonly RpcFailureKind[];
+export const TRANSPORT_FAILURE_KINDS = [
+  'timeout',
+  'http',
+  'rpc',
+  'network',
+  'tls',
+  'malformed',
+  'too_large',
+] as const satisfies readonly RpcFailureKind[];
 
 const callSignal = new AsyncLocalStorage<AbortSignal>();
 

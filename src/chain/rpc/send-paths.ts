@@ -56,7 +56,12 @@ export class SendPaths {
       label: labels[i]!,
       url,
       inFlight: 0,
-      rpcFetch: createRpcFetch({ chain: options.chain, timeoutMs: options.timeoutMs, metrics: options.metrics, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) }),
+      rpcFetch: createRpcFetch({
+        chain: options.chain,
+        timeoutMs: options.timeoutMs,
+        metrics: options.metrics,
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      }),
     }));
     for (const label of [READ_ENDPOINTS_PATH, ...labels]) zeroPathCounters(options.metrics, options.chain, label);
   }
@@ -86,7 +91,10 @@ export class SendPaths {
       if (result !== signature) {
         metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'failed' });
         const answered = typeof result === 'string' ? result.slice(0, 100) : JSON.stringify(result)?.slice(0, 100);
-        logger.warn({ path: path.label, signature, answered }, 'send-only path answered another signature than the transaction it was sent: not counted as accepted; check BRIDGE_*_SEND_URLS');
+        logger.warn(
+          { path: path.label, signature, answered },
+          'send-only path answered another signature than the transaction it was sent: not counted as accepted; check BRIDGE_*_SEND_URLS',
+        );
         return;
       }
       metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'accepted' });
@@ -94,7 +102,11 @@ export class SendPaths {
     } catch (err) {
       if (signal.aborted) return;
       metrics.sendPathSends.inc({ chain, path: path.label, outcome: 'failed' });
-      if (isRedirect(err)) logger.warn({ err, path: path.label }, 'send-only path answered a redirect, which is never followed: configure the URL it redirects to in BRIDGE_*_SEND_URLS if that is the path meant');
+      if (isRedirect(err))
+        logger.warn(
+          { err, path: path.label },
+          'send-only path answered a redirect, which is never followed: configure the URL it redirects to in BRIDGE_*_SEND_URLS if that is the path meant',
+        );
       else logger.debug({ err, path: path.label }, 'send-only path refused or failed a send');
     } finally {
       path.inFlight--;

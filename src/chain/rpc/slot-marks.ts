@@ -93,7 +93,14 @@ export interface Corroboration {
  * `claimant` beyond the ceiling: no older than MARK_FRESH_MS, within maxSlotLag plus what the
  * chain makes since it was claimed. Undefined when none does.
  */
-export function corroboratingClaim(claims: readonly EndpointClaims[], claimant: number, slot: number, rate: number, maxSlotLag: number, now: number): Corroboration | undefined {
+export function corroboratingClaim(
+  claims: readonly EndpointClaims[],
+  claimant: number,
+  slot: number,
+  rate: number,
+  maxSlotLag: number,
+  now: number,
+): Corroboration | undefined {
   const agrees = (mark: SlotMark | undefined) =>
     mark !== undefined && now - mark.at <= MARK_FRESH_MS && Math.abs(slot - mark.slot) <= maxSlotLag + Math.ceil(rate * (now - mark.at));
   for (const [index, { latest, pending }] of claims.entries()) {
@@ -109,7 +116,12 @@ export function corroboratingClaim(claims: readonly EndpointClaims[], claimant: 
  * last by at most maxSlotLag plus what the chain makes in between (any rise while the pace is
  * not measured), else a new run from it.
  */
-export function nextRun(run: EndpointClaims['run'], claim: SlotMark, rate: number | undefined, maxSlotLag: number): NonNullable<EndpointClaims['run']> {
+export function nextRun(
+  run: EndpointClaims['run'],
+  claim: SlotMark,
+  rate: number | undefined,
+  maxSlotLag: number,
+): NonNullable<EndpointClaims['run']> {
   if (run === undefined || claim.slot < run.last.slot) return { first: claim, last: claim };
   const rise = claim.slot - run.last.slot;
   if (rate !== undefined && rise > maxSlotLag + Math.ceil(rate * (claim.at - run.last.at))) return { first: claim, last: claim };

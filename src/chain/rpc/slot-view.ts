@@ -165,7 +165,7 @@ export class SlotView {
     logger?.warn(
       { chain, floor, bank: counted, reads: refused },
       `every RPC endpoint of the ${chainName(chain)} chain refused the ${counted} slot floor ${floor} (minContextSlot, JSON-RPC -32016) for ${refused} reads in a row: ` +
-        'the floors and every endpoint\'s slot mark are dropped and re-based on the next answers; an endpoint claimed slots the chain has not made',
+        "the floors and every endpoint's slot mark are dropped and re-based on the next answers; an endpoint claimed slots the chain has not made",
     );
     metrics.rpcSlotFloorRebases.inc({ chain });
     for (const claims of [...this.#claims, ...this.#finalized]) Object.assign(claims, emptyClaims());
@@ -188,7 +188,8 @@ export class SlotView {
     claims.previous = claims.latest;
     claims.latest = { slot, at: now };
     const corroborated = corroboratedSlot(this.#finalized, now);
-    if (corroborated !== undefined && (this.#finalizedFloor === undefined || corroborated.slot > this.#finalizedFloor)) this.#finalizedFloor = corroborated.slot;
+    if (corroborated !== undefined && (this.#finalizedFloor === undefined || corroborated.slot > this.#finalizedFloor))
+      this.#finalizedFloor = corroborated.slot;
     return true;
   }
 
@@ -201,7 +202,8 @@ export class SlotView {
     const last = this.#samples.at(-1);
     // Each sample at the time its slot was claimed: C can be a claim made long before the one that confirmed it.
     // A slot that stays (a halted chain) is sampled too, every SAMPLE_EVERY_MS: its pace is measured as well.
-    if (last === undefined || (corroborated.at > last.at && (corroborated.slot !== last.slot || corroborated.at - last.at >= SAMPLE_EVERY_MS))) this.#samples.push(corroborated);
+    if (last === undefined || (corroborated.at > last.at && (corroborated.slot !== last.slot || corroborated.at - last.at >= SAMPLE_EVERY_MS)))
+      this.#samples.push(corroborated);
     while (this.#samples.length > 2 && mark.at - this.#samples[0]!.at > RATE_WINDOW_MS) this.#samples.shift();
     this.#raiseFloor(corroborated.slot);
   }

@@ -95,11 +95,7 @@ export function planAckDeposits(view: BridgeView, limit: number): AckDepositPlan
 
 /** A destination proposal is right when it carries exactly the source entry's transfer. */
 function proposalMatchesDeposit(withdrawal: WithdrawEntry, deposit: DepositEntry): boolean {
-  return (
-    withdrawal.amount === deposit.amount &&
-    withdrawal.recipient === deposit.recipient &&
-    withdrawal.sourceMint === deposit.sourceMint
-  );
+  return withdrawal.amount === deposit.amount && withdrawal.recipient === deposit.recipient && withdrawal.sourceMint === deposit.sourceMint;
 }
 
 /** The vote always carries the source entry's data: the program ignores it on a no vote. */
@@ -248,11 +244,7 @@ function entryAt<E>(window: TrackerWindow<E>, index: number): E {
     const indices = [...window.entries.keys()];
     const windowStart = indices[0] ?? 0;
     const windowEnd = (indices.at(-1) ?? -1) + 1;
-    throw new BridgeError(
-      'CRANK__ENTRY_NOT_FOUND',
-      { tracker: window.header.kind, index, windowStart, windowEnd },
-      { read: indices.length },
-    );
+    throw new BridgeError('CRANK__ENTRY_NOT_FOUND', { tracker: window.header.kind, index, windowStart, windowEnd }, { read: indices.length });
   }
   return entry;
 }

@@ -25,11 +25,18 @@ export interface DeploymentWatch {
 
 type Deployed = Extract<DeploymentAnswer, { hash: string }>;
 
-export function createDeploymentWatch(options: { watch: BridgeWatch; programHashes: Partial<Record<ChainSide, string>>; logger: Logger; metrics: Metrics; intervalMs: number }): DeploymentWatch {
+export function createDeploymentWatch(options: {
+  watch: BridgeWatch;
+  programHashes: Partial<Record<ChainSide, string>>;
+  logger: Logger;
+  metrics: Metrics;
+  intervalMs: number;
+}): DeploymentWatch {
   const { watch, programHashes, logger: log, metrics } = options;
   const known: Partial<Record<ChainSide, Deployed>> = {};
   // With a hash to match, nothing is signed there before a read shows the program matches it.
-  const unread = (chain: ChainSide) => (programHashes[chain] === undefined ? null : `the bridge program's hash is not read yet (BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH is set)`);
+  const unread = (chain: ChainSide) =>
+    programHashes[chain] === undefined ? null : `the bridge program's hash is not read yet (BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH is set)`;
   const held: Record<ChainSide, string | null> = { source: unread('source'), target: unread('target') };
   let stopped = false;
   let timer: { clear(): void } | undefined;
@@ -44,7 +51,7 @@ export function createDeploymentWatch(options: { watch: BridgeWatch; programHash
       const answers = await watch.readDeployments(AbortSignal.any([controller.signal, AbortSignal.timeout(options.intervalMs)]));
       for (const chain of CHAINS) judge(chain, answers[chain]);
     } catch (err) {
-      if (!stopped) log.warn({ err: describeError(err) }, 'watchdog: the bridge program\'s deployment was not read; the next read is in one interval');
+      if (!stopped) log.warn({ err: describeError(err) }, "watchdog: the bridge program's deployment was not read; the next read is in one interval");
     }
     if (!stopped) timer = setLongTimeout(() => void check(), options.intervalMs);
   }
@@ -54,7 +61,10 @@ export function createDeploymentWatch(options: { watch: BridgeWatch; programHash
     const problems = answers.filter((answer) => 'problem' in answer);
     const shapes = new Set(deployed.map(shapeOf));
     if (problems.length > 0 || shapes.size > 1) {
-      log.warn({ chain, answers }, `watchdog: the endpoints of the ${chainName(chain)} chain do not agree on the bridge program's deployment; nothing is decided from it`);
+      log.warn(
+        { chain, answers },
+        `watchdog: the endpoints of the ${chainName(chain)} chain do not agree on the bridge program's deployment; nothing is decided from it`,
+      );
       return;
     }
     if (deployed.length < Math.min(2, Math.max(1, endpoints))) return;
@@ -66,17 +76,28 @@ export function createDeploymentWatch(options: { watch: BridgeWatch; programHash
     if (before === undefined) log.info(fields, `watchdog: the bridge program on the ${chainName(chain)} chain`);
     else if (shapeOf(before) !== shapeOf(now)) {
       metrics.programChanges.inc({ chain });
-      log.warn({ ...fields, before: { programData: before.programData, deploySlot: before.deploySlot, upgradeAuthority: before.upgradeAuthority, hash: before.hash } }, `watchdog: the bridge program on the ${chainName(chain)} chain changed (upgraded at slot ${now.deploySlot})`);
+      log.warn(
+        {
+          ...fields,
+          before: { programData: before.programData, deploySlot: before.deploySlot, upgradeAuthority: before.upgradeAuthority, hash: before.hash },
+        },
+        `watchdog: the bridge program on the ${chainName(chain)} chain changed (upgraded at slot ${now.deploySlot})`,
+      );
     }
     const expected = programHashes[chain];
     if (expected === undefined) return;
     const variable = `BRIDGE_${chain.toUpperCase()}_PROGRAM_HASH`;
     if (now.hash !== expected) {
-      if (held[chain] === null || held[chain] === unread(chain)) log.error({ ...fields, expected }, `watchdog: the bridge program on the ${chainName(chain)} chain hashes to ${now.hash}, not ${variable} (${expected}); signing on that chain is held until it matches`);
+      if (held[chain] === null || held[chain] === unread(chain))
+        log.error(
+          { ...fields, expected },
+          `watchdog: the bridge program on the ${chainName(chain)} chain hashes to ${now.hash}, not ${variable} (${expected}); signing on that chain is held until it matches`,
+        );
       held[chain] = `the bridge program's bytes hash to ${now.hash}, not ${variable}`;
       metrics.programHashMismatch.set({ chain }, 1);
     } else {
-      if (held[chain] !== null) log.info(fields, `watchdog: the bridge program on the ${chainName(chain)} chain matches ${variable} again; signing there resumes`);
+      if (held[chain] !== null)
+        log.info(fields, `watchdog: the bridge program on the ${chainName(chain)} chain matches ${variable} again; signing there resumes`);
       held[chain] = null;
       metrics.programHashMismatch.set({ chain }, 0);
     }

@@ -65,7 +65,15 @@ export function limitFlow(
       const carried = carriedWithin(votes, limit, nowMs);
       const id = holdId(vote.index, vote.sourceMint, amount);
       if (carried + amount > limit.amount && !released.has(id)) {
-        held = { id, index: vote.index, mint: vote.sourceMint, amount: vote.amount, carried: carried.toString(), limit: limit.amount.toString(), window_hours: limit.windowMs / 3_600_000 };
+        held = {
+          id,
+          index: vote.index,
+          mint: vote.sourceMint,
+          amount: vote.amount,
+          carried: carried.toString(),
+          limit: limit.amount.toString(),
+          window_hours: limit.windowMs / 3_600_000,
+        };
         break;
       }
       votes.set(vote.index, { mint: vote.sourceMint, amount, atMs: nowMs });

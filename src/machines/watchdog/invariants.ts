@@ -102,7 +102,8 @@ export function viewBreaches(view: BridgeView, baselines: Partial<Baselines>): B
     breaches.push(...entryBreaches(index, view.deposits.entries.get(index), withdrawal, own, { source: sourceGeneration, target: targetGeneration }));
   }
   for (const [index, deposit] of view.deposits.entries) {
-    if (!view.withdrawals.entries.has(index)) breaches.push(...entryBreaches(index, deposit, undefined, own, { source: sourceGeneration, target: targetGeneration }));
+    if (!view.withdrawals.entries.has(index))
+      breaches.push(...entryBreaches(index, deposit, undefined, own, { source: sourceGeneration, target: targetGeneration }));
   }
   breaches.push(...headerBreaches('source', baselines.source, view.deposits.header));
   breaches.push(...headerBreaches('target', baselines.target, view.withdrawals.header));
@@ -139,18 +140,41 @@ export function entryBreaches(
   const mismatch = bothFinalized && withdrawal.result.kind === 'Confirmed' && !confirmsDeposit(withdrawal, deposit);
   const relayMismatch = bothFinalized && deposit.status === 'Finalized' && !sameDepositResult(deposit.result, withdrawal.result);
   if (mismatch) {
-    breaches.push(at('finalized_mismatch', 'target', transferText(withdrawal.amount, withdrawal.recipient, withdrawal.sourceMint, withdrawal.result), transferText(deposit.amount, deposit.recipient, deposit.sourceMint)));
+    breaches.push(
+      at(
+        'finalized_mismatch',
+        'target',
+        transferText(withdrawal.amount, withdrawal.recipient, withdrawal.sourceMint, withdrawal.result),
+        transferText(deposit.amount, deposit.recipient, deposit.sourceMint),
+      ),
+    );
   }
   if (relayMismatch) {
-    breaches.push(at('relayed_result_mismatch', 'source', `source result ${resultText(deposit.result)}`, `destination result ${resultText(withdrawal.result)}`));
+    breaches.push(
+      at('relayed_result_mismatch', 'source', `source result ${resultText(deposit.result)}`, `destination result ${resultText(withdrawal.result)}`),
+    );
   }
   // Where the entry's data already names the breach, this authority's no is that same fact (it
   // voted no because of it): one line per fact, so only a no against matching data is its own.
   if (!mismatch && withdrawal?.status === 'Finalized' && (withdrawal.noVotes & own.target) !== 0) {
-    breaches.push(at('finalized_against_own_no', 'target', `Finalized ${resultText(withdrawal.result)} with yes votes ${maskText(withdrawal.yesVotes)}`, 'this authority voted no'));
+    breaches.push(
+      at(
+        'finalized_against_own_no',
+        'target',
+        `Finalized ${resultText(withdrawal.result)} with yes votes ${maskText(withdrawal.yesVotes)}`,
+        'this authority voted no',
+      ),
+    );
   }
   if (!relayMismatch && deposit?.status === 'Finalized' && (deposit.noVotes & own.source) !== 0) {
-    breaches.push(at('finalized_against_own_no', 'source', `Finalized ${resultText(deposit.result)} with yes votes ${maskText(deposit.yesVotes)}`, 'this authority voted no'));
+    breaches.push(
+      at(
+        'finalized_against_own_no',
+        'source',
+        `Finalized ${resultText(deposit.result)} with yes votes ${maskText(deposit.yesVotes)}`,
+        'this authority voted no',
+      ),
+    );
   }
   return breaches;
 }
@@ -178,10 +202,28 @@ export function headerBreaches(chain: ChainSide, baseline: TrackerBaseline | und
   if (!sameSet(baseline, baselineOf(header))) {
     const shown = `threshold ${header.threshold} of [${header.authorities.join(', ')}]`;
     const was = `threshold ${baseline.threshold} of [${baseline.authorities.join(', ')}]`;
-    return [{ id: `authority_set_changed:${chain}:g${header.generation}`, invariant: 'authority_set_changed', chain, index: null, bridge: shown, expected: was }];
+    return [
+      {
+        id: `authority_set_changed:${chain}:g${header.generation}`,
+        invariant: 'authority_set_changed',
+        chain,
+        index: null,
+        bridge: shown,
+        expected: was,
+      },
+    ];
   }
   if (header.generation !== baseline.generation) {
-    return [{ id: `governance_change:${chain}:g${header.generation}`, invariant: 'governance_change', chain, index: null, bridge: `generation ${header.generation}`, expected: `generation ${baseline.generation}` }];
+    return [
+      {
+        id: `governance_change:${chain}:g${header.generation}`,
+        invariant: 'governance_change',
+        chain,
+        index: null,
+        bridge: `generation ${header.generation}`,
+        expected: `generation ${baseline.generation}`,
+      },
+    ];
   }
   const rewound: string[] = [];
   if (header.settledPrefix < baseline.settledPrefix) rewound.push(`settled_prefix ${header.settledPrefix} < ${baseline.settledPrefix}`);

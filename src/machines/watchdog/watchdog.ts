@@ -75,11 +75,19 @@ export interface WatchdogWiring {
 }
 
 /** The watchdog over the crank's views, when the chains offer its reads and the wiring its settings. */
-export function watchdogOver(chains: BridgeChains, wiring: WatchdogWiring | undefined, deps: Pick<WatchdogOptions, 'logger' | 'metrics' | 'readTimeoutMs'>): Watchdog | undefined {
+export function watchdogOver(
+  chains: BridgeChains,
+  wiring: WatchdogWiring | undefined,
+  deps: Pick<WatchdogOptions, 'logger' | 'metrics' | 'readTimeoutMs'>,
+): Watchdog | undefined {
   if (chains.watch === undefined || wiring === undefined) return undefined;
   return createWatchdog({
     ...deps,
-    settings: { onInvariantBreach: wiring.config.onInvariantBreach, programHashes: wiring.config.programHashes, flowLimits: wiring.config.flowLimits },
+    settings: {
+      onInvariantBreach: wiring.config.onInvariantBreach,
+      programHashes: wiring.config.programHashes,
+      flowLimits: wiring.config.flowLimits,
+    },
     watch: chains.watch,
     ledger: wiring.ledger,
     authority: chains.authority,
@@ -102,7 +110,13 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
   const flowVotes = new Map<number, FlowVote>();
   let flowHeld: HeldTransfer | null = null;
   for (const mint of flowLimits.keys()) metrics.flowHeld.set({ mint }, 0);
-  const deployments: DeploymentWatch = createDeploymentWatch({ watch, programHashes: settings.programHashes, logger: log, metrics, intervalMs: options.deploymentIntervalMs });
+  const deployments: DeploymentWatch = createDeploymentWatch({
+    watch,
+    programHashes: settings.programHashes,
+    logger: log,
+    metrics,
+    intervalMs: options.deploymentIntervalMs,
+  });
   for (const invariant of INVARIANTS) {
     metrics.invariantBreaches.inc({ invariant }, 0);
     metrics.invariantDoubts.inc({ invariant }, 0);
@@ -119,7 +133,14 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
     for (const [id, at] of refuted) if (now - at > RECHECK_WINDOW_MS) refuted.delete(id);
     const acknowledged = ledger.state().acknowledged;
     for (const breach of viewBreaches(view, baselines)) {
-      if (raised.has(breach.id) || acknowledged.has(breach.id) || refuted.has(breach.id) || candidates.has(breach.id) || candidates.size >= MAX_CANDIDATES) continue;
+      if (
+        raised.has(breach.id) ||
+        acknowledged.has(breach.id) ||
+        refuted.has(breach.id) ||
+        candidates.has(breach.id) ||
+        candidates.size >= MAX_CANDIDATES
+      )
+        continue;
       const baseline = breach.index === null ? baselines[breach.chain] : undefined;
       candidates.set(breach.id, { breach, slots: { ...view.slots }, seenAtMs: now, ...(baseline === undefined ? {} : { baseline }) });
     }
@@ -141,7 +162,10 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
     try {
       answers = await watch.readFinalized(request, AbortSignal.timeout(options.readTimeoutMs));
     } catch (err) {
-      log.warn({ err: describeError(err), candidates: [...candidates.keys()] }, 'watchdog: the finalized re-check of a breach candidate failed; the next cycle tries again');
+      log.warn(
+        { err: describeError(err), candidates: [...candidates.keys()] },
+        'watchdog: the finalized re-check of a breach candidate failed; the next cycle tries again',
+      );
       return;
     }
     const now = Date.now();
@@ -155,7 +179,13 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
         refuted.set(id, now);
         metrics.invariantDoubts.inc({ invariant: candidate.breach.invariant });
         log.warn(
-          { breach: id, invariant: candidate.breach.invariant, chain: candidate.breach.chain, entry: candidate.breach.index, verdict: verdict === 'refuted' ? 'refuted' : 'not_final_in_time' },
+          {
+            breach: id,
+            invariant: candidate.breach.invariant,
+            chain: candidate.breach.chain,
+            entry: candidate.breach.index,
+            verdict: verdict === 'refuted' ? 'refuted' : 'not_final_in_time',
+          },
           'watchdog: a breach one view showed is not what every endpoint shows at finalized; not raised (a lying or lagging node, or not final in time)',
         );
       }
@@ -165,7 +195,14 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
   function raise(breach: Breach): void {
     raised.add(breach.id);
     metrics.invariantBreaches.inc({ invariant: breach.invariant });
-    const fields = { breach: breach.id, invariant: breach.invariant, chain: breach.chain, entry: breach.index, bridge: breach.bridge, expected: breach.expected };
+    const fields = {
+      breach: breach.id,
+      invariant: breach.invariant,
+      chain: breach.chain,
+      entry: breach.index,
+      bridge: breach.bridge,
+      expected: breach.expected,
+    };
     const where = breach.index === null ? `the ${chainName(breach.chain)} tracker` : `${chainName(breach.chain)} entry ${breach.index}`;
     const message = `bridge invariant ${breach.invariant} broken at ${where}: the bridge shows ${breach.bridge}; expected ${breach.expected}`;
     if (!isCritical(breach.invariant)) {
@@ -175,7 +212,10 @@ function createWatchdog(options: WatchdogOptions): Watchdog {
     if (settings.onInvariantBreach === 'halt') {
       ledger.record({ kind: 'breach', ...breach });
       metrics.watchdogHalted.set(1);
-      log.error({ ...fields, onInvariantBreach: 'halt' }, `${message}; this authority votes nothing further until an operator runs: npm run ops -- acknowledge ${breach.id}`);
+      log.error(
+        { ...fields, onInvariantBreach: 'halt' },
+        `${message}; this authority votes nothing further until an operator runs: npm run ops -- acknowledge ${breach.id}`,
+      );
     } else {
       log.error({ ...fields, onInvariantBreach: 'continue' }, message);
     }

@@ -42,7 +42,18 @@ const ED25519_SIGNATURE_BYTES = 64;
 const MAX_MATCHES = 16;
 
 // Results after which the session (or the module's view of the token) is gone: re-open.
-const SESSION_LOST = new Set(['CKR_SESSION_HANDLE_INVALID', 'CKR_SESSION_CLOSED', 'CKR_DEVICE_REMOVED', 'CKR_TOKEN_NOT_PRESENT', 'CKR_DEVICE_ERROR', 'CKR_USER_NOT_LOGGED_IN', 'CKR_KEY_HANDLE_INVALID', 'CKR_OBJECT_HANDLE_INVALID', 'CKR_TOKEN_NOT_RECOGNIZED', 'CKR_SLOT_ID_INVALID']);
+const SESSION_LOST = new Set([
+  'CKR_SESSION_HANDLE_INVALID',
+  'CKR_SESSION_CLOSED',
+  'CKR_DEVICE_REMOVED',
+  'CKR_TOKEN_NOT_PRESENT',
+  'CKR_DEVICE_ERROR',
+  'CKR_USER_NOT_LOGGED_IN',
+  'CKR_KEY_HANDLE_INVALID',
+  'CKR_OBJECT_HANDLE_INVALID',
+  'CKR_TOKEN_NOT_RECOGNIZED',
+  'CKR_SLOT_ID_INVALID',
+]);
 // Results after which the module itself must be finalized and initialized again.
 const MODULE_RESET = new Set(['CKR_CRYPTOKI_NOT_INITIALIZED', 'CKR_DEVICE_REMOVED']);
 const LOGIN_REFUSED = new Set(['CKR_PIN_INCORRECT', 'CKR_PIN_LOCKED', 'CKR_PIN_EXPIRED', 'CKR_PIN_INVALID', 'CKR_PIN_LEN_RANGE']);
@@ -83,7 +94,11 @@ export async function openPkcs11Signer(options: Pkcs11Options, callTimeoutMs?: n
   } catch (err) {
     await thread.close();
     if (isBridgeError(err, 'SIGNER__UNAVAILABLE') && err.context.reason === 'key_mismatch') {
-      throw failure('key_mismatch', 'the private key does not sign for the public key found beside it (same label/id); the token holds a mismatched pair', err);
+      throw failure(
+        'key_mismatch',
+        'the private key does not sign for the public key found beside it (same label/id); the token holds a mismatched pair',
+        err,
+      );
     }
     const code = resultCode((err as Error).cause) ?? firstLine(err);
     throw failure('sign_failed', `the key does not sign (${code}); it needs CKA_SIGN and a token that supports CKM_EDDSA`, err);
@@ -152,7 +167,10 @@ export class Pkcs11Signer implements AuthoritySigner {
     const open = await openSession(this.#thread, this.#options);
     if (!open.publicKey.equals(this.publicKey)) {
       await this.#drop(open);
-      throw failure('key_changed', `the key found after re-opening the session is ${open.publicKey.toBase58()}, not ${this.publicKey.toBase58()}; restart the server to take a new key`);
+      throw failure(
+        'key_changed',
+        `the key found after re-opening the session is ${open.publicKey.toBase58()}, not ${this.publicKey.toBase58()}; restart the server to take a new key`,
+      );
     }
     this.#open = open;
     return open;
@@ -174,7 +192,11 @@ function startModule(thread: Pkcs11Thread, modulePath: string): Promise<void> {
     .start(() => initialize(thread, modulePath))
     .catch((err: unknown) => {
       if (isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
-      throw failure('module_not_loaded', `module-path ${JSON.stringify(modulePath)} cannot be loaded (${firstLine(err)}); install the vendor's PKCS#11 module or fix the path`, err);
+      throw failure(
+        'module_not_loaded',
+        `module-path ${JSON.stringify(modulePath)} cannot be loaded (${firstLine(err)}); install the vendor's PKCS#11 module or fix the path`,
+        err,
+      );
     });
 }
 
@@ -196,7 +218,8 @@ async function initialize(thread: Pkcs11Thread, modulePath: string): Promise<voi
  * configuration (SoftHSM without a readable softhsm2.conf, a vendor client without its config).
  */
 function configurationAdvice(modulePath: string): string {
-  if (/softhsm/i.test(modulePath)) return 'the module could not read its configuration: set SOFTHSM2_CONF to a softhsm2.conf this user can read, whose directories.tokendir holds the token';
+  if (/softhsm/i.test(modulePath))
+    return 'the module could not read its configuration: set SOFTHSM2_CONF to a softhsm2.conf this user can read, whose directories.tokendir holds the token';
   return "the module could not read its configuration: set the vendor's configuration variable or file (see its PKCS#11 guide) for this user";
 }
 
@@ -246,7 +269,10 @@ async function findSlot(thread: Pkcs11Thread, options: Pkcs11Options): Promise<{
   const wanted = selectionText(options, ['token', 'serial', 'slotId']) || 'any token';
   const present = tokens.map(({ label }) => JSON.stringify(label)).join(', ') || 'none';
   if (matching.length === 0) {
-    const store = tokens.length === 0 && /softhsm/i.test(options.modulePath) ? '; SoftHSM reads its tokens from the directories.tokendir of the softhsm2.conf SOFTHSM2_CONF names (else /etc/softhsm/softhsm2.conf): set SOFTHSM2_CONF to the store holding the token' : '';
+    const store =
+      tokens.length === 0 && /softhsm/i.test(options.modulePath)
+        ? '; SoftHSM reads its tokens from the directories.tokendir of the softhsm2.conf SOFTHSM2_CONF names (else /etc/softhsm/softhsm2.conf): set SOFTHSM2_CONF to the store holding the token'
+        : '';
     throw failure('token_not_found', `no initialized token matches ${wanted} (tokens present: ${present})${store}`);
   }
   if (matching.length > 1) throw failure('token_not_found', `${matching.length} tokens match ${wanted} (${present}); add serial= to pick one`);
@@ -273,7 +299,8 @@ async function login(thread: Pkcs11Thread, session: Buffer, pin: string): Promis
     if (isBridgeError(err, 'SIGNER__UNAVAILABLE')) throw err;
     const code = resultCode(err);
     if (code === 'CKR_USER_ALREADY_LOGGED_IN') return;
-    if (code !== undefined && LOGIN_REFUSED.has(code)) throw failure('login_refused', `the token refused the PIN (${code}); check the file pin-source names`, err);
+    if (code !== undefined && LOGIN_REFUSED.has(code))
+      throw failure('login_refused', `the token refused the PIN (${code}); check the file pin-source names`, err);
     throw failure('session_lost', `cannot log in to the token (${code ?? firstLine(err)})`, err);
   }
 }
@@ -290,7 +317,8 @@ async function findOne(thread: Pkcs11Thread, session: Buffer, objectClass: numbe
     await thread.call('C_FindObjectsFinal', session);
   }
   const wanted = selectionText(options, ['object', 'id']);
-  if (found.length === 0) throw failure('key_not_found', `no ${what} matches ${wanted} in the token; check object=/id= (pkcs11-tool --list-objects shows them)`);
+  if (found.length === 0)
+    throw failure('key_not_found', `no ${what} matches ${wanted} in the token; check object=/id= (pkcs11-tool --list-objects shows them)`);
   if (found.length > 1) throw failure('key_not_found', `${found.length} ${what}s match ${wanted}; add id= to pick one`);
   return found[0]!;
 }
@@ -298,7 +326,11 @@ async function findOne(thread: Pkcs11Thread, session: Buffer, objectClass: numbe
 async function checkEd25519(thread: Pkcs11Thread, session: Buffer, privateKey: Buffer): Promise<void> {
   const [keyType] = await thread.call<pkcs11js.Attribute[]>('C_GetAttributeValue', session, privateKey, [{ type: pkcs11js.CKA_KEY_TYPE }]);
   const type = keyType?.value instanceof Buffer ? ulong(keyType.value) : undefined;
-  if (type !== CKK_EC_EDWARDS) throw failure('not_ed25519', `the key is not an Ed25519 key (CKA_KEY_TYPE 0x${type?.toString(16) ?? '?'}); Solana signs with Ed25519 (CKK_EC_EDWARDS)`);
+  if (type !== CKK_EC_EDWARDS)
+    throw failure(
+      'not_ed25519',
+      `the key is not an Ed25519 key (CKA_KEY_TYPE 0x${type?.toString(16) ?? '?'}); Solana signs with Ed25519 (CKK_EC_EDWARDS)`,
+    );
 }
 
 /** A CK_ULONG attribute: 8 bytes on 64-bit Linux, 4 on Windows and 32-bit platforms. */
@@ -312,8 +344,12 @@ async function readPublicKey(thread: Pkcs11Thread, session: Buffer, privateKey: 
   const [idAttribute] = await thread.call<pkcs11js.Attribute[]>('C_GetAttributeValue', session, privateKey, [{ type: pkcs11js.CKA_ID }]);
   const id = idAttribute?.value instanceof Buffer && idAttribute.value.length > 0 ? idAttribute.value : options.id;
   const handle = await findOne(thread, session, pkcs11js.CKO_PUBLIC_KEY, { ...options, ...(id === undefined ? {} : { id }) }, 'public key');
-  const [params, point] = await thread.call<pkcs11js.Attribute[]>('C_GetAttributeValue', session, handle, [{ type: pkcs11js.CKA_EC_PARAMS }, { type: pkcs11js.CKA_EC_POINT }]);
-  if (!isEd25519Curve(params?.value instanceof Buffer ? params.value : Buffer.alloc(0))) throw failure('not_ed25519', 'the key is an Edwards key but not on edwards25519 (Ed448?); Solana signs with Ed25519');
+  const [params, point] = await thread.call<pkcs11js.Attribute[]>('C_GetAttributeValue', session, handle, [
+    { type: pkcs11js.CKA_EC_PARAMS },
+    { type: pkcs11js.CKA_EC_POINT },
+  ]);
+  if (!isEd25519Curve(params?.value instanceof Buffer ? params.value : Buffer.alloc(0)))
+    throw failure('not_ed25519', 'the key is an Edwards key but not on edwards25519 (Ed448?); Solana signs with Ed25519');
   return new PublicKey(ecPointBytes(point?.value instanceof Buffer ? point.value : Buffer.alloc(0)));
 }
 

@@ -83,7 +83,9 @@ export class Pkcs11Thread {
 
   async #spawn(initialize: () => Promise<void>): Promise<void> {
     if (this.#abandoned >= MAX_ABANDONED_THREADS) {
-      throw unresponsive(`${this.#abandoned} calls into the module have hung past ${this.#timeoutMs} ms and not returned; no new thread until one does (restart the server if the HSM is back and this persists)`);
+      throw unresponsive(
+        `${this.#abandoned} calls into the module have hung past ${this.#timeoutMs} ms and not returned; no new thread until one does (restart the server if the HSM is back and this persists)`,
+      );
     }
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { binding: this.#binding } });
     worker.on('message', ({ id, value, error }: { id: number; value?: unknown; error?: string }) => {

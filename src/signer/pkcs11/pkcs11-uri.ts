@@ -44,8 +44,18 @@ export function pkcs11UriProblem(problem: string): BridgeError<'CONFIG__INVALID'
 export function parsePkcs11Uri(uri: string): Pkcs11Uri {
   const rest = uri.slice(SCHEME.length);
   const queryStart = rest.indexOf('?');
-  const path = parseAttributes(queryStart === -1 ? rest : rest.slice(0, queryStart), { separator: ';', known: PATH_ATTRIBUTES, part: 'path', problem: pkcs11UriProblem });
-  const query = parseAttributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), { separator: '&', known: QUERY_ATTRIBUTES, part: 'query', problem: pkcs11UriProblem });
+  const path = parseAttributes(queryStart === -1 ? rest : rest.slice(0, queryStart), {
+    separator: ';',
+    known: PATH_ATTRIBUTES,
+    part: 'path',
+    problem: pkcs11UriProblem,
+  });
+  const query = parseAttributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), {
+    separator: '&',
+    known: QUERY_ATTRIBUTES,
+    part: 'query',
+    problem: pkcs11UriProblem,
+  });
   const modulePath = query.get('module-path');
   if (modulePath === undefined || modulePath === '') {
     throw pkcs11UriProblem('module-path is missing; add ?module-path=<the PKCS#11 module (.so) of the token vendor>');
@@ -82,7 +92,8 @@ function slotNumber(text: string): number {
 function pin(query: Map<string, string>): Pkcs11Pin {
   const source = query.get('pin-source');
   const value = query.get('pin-value');
-  if (source !== undefined && value !== undefined) throw pkcs11UriProblem('gives both pin-source and pin-value; keep one (pin-source, a mounted secret file)');
+  if (source !== undefined && value !== undefined)
+    throw pkcs11UriProblem('gives both pin-source and pin-value; keep one (pin-source, a mounted secret file)');
   if (value !== undefined) return { kind: 'value', value: decode(value, 'pin-value') };
   if (source === undefined) throw pkcs11UriProblem('gives no PIN; add pin-source=file:<a mounted secret file holding the PIN>');
   const decoded = decode(source, 'pin-source');

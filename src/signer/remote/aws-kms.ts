@@ -35,9 +35,14 @@ export async function awsKmsService(key: AwsKmsKey): Promise<KeyService> {
     async publicKey(signal) {
       const answer = await call('kms:GetPublicKey', () => client.send(new GetPublicKeyCommand({ KeyId }), { abortSignal: signal }));
       if (answer.KeySpec !== 'ECC_NIST_EDWARDS25519') {
-        throw signerFailure(NAME, 'not_ed25519', `key ${key.keyId} has key spec ${answer.KeySpec ?? 'unknown'}; Solana signs with Ed25519 (ECC_NIST_EDWARDS25519)`);
+        throw signerFailure(
+          NAME,
+          'not_ed25519',
+          `key ${key.keyId} has key spec ${answer.KeySpec ?? 'unknown'}; Solana signs with Ed25519 (ECC_NIST_EDWARDS25519)`,
+        );
       }
-      if (answer.KeyUsage !== 'SIGN_VERIFY') throw signerFailure(NAME, 'key_unusable', `key ${key.keyId} has key usage ${answer.KeyUsage ?? 'unknown'}, not SIGN_VERIFY`);
+      if (answer.KeyUsage !== 'SIGN_VERIFY')
+        throw signerFailure(NAME, 'key_unusable', `key ${key.keyId} has key usage ${answer.KeyUsage ?? 'unknown'}, not SIGN_VERIFY`);
       const raw = answer.PublicKey === undefined ? undefined : ed25519RawFromSpki(answer.PublicKey);
       if (raw === undefined) throw signerFailure(NAME, 'not_ed25519', `key ${key.keyId}'s public key is not an Ed25519 SubjectPublicKeyInfo`);
       return raw;
@@ -57,7 +62,12 @@ async function call<T>(permission: string, send: () => Promise<T>): Promise<T> {
   } catch (err) {
     const name = (err as { name?: unknown }).name;
     const { reason, advice } = classify(typeof name === 'string' ? name : '', firstLine(err), permission);
-    throw signerFailure(NAME, reason, `${permission.slice(4)} failed (${typeof name === 'string' ? `${name}: ` : ''}${firstLine(err)})${advice}`, err);
+    throw signerFailure(
+      NAME,
+      reason,
+      `${permission.slice(4)} failed (${typeof name === 'string' ? `${name}: ` : ''}${firstLine(err)})${advice}`,
+      err,
+    );
   }
 }
 
@@ -79,7 +89,8 @@ const FINAL: Record<string, SignerFailure> = {
 // What the client fails with before it sends anything: the settings it could not find.
 const REGION_MISSING = 'Region is missing';
 const REGION_ADVICE = "; name the key's region in the URI (aws-kms:<key>?region=<region>, or the key's ARN) or set AWS_REGION";
-const CREDENTIALS_ADVICE = '; give the server credentials through AWS\'s default chain (an instance or task role, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)';
+const CREDENTIALS_ADVICE =
+  "; give the server credentials through AWS's default chain (an instance or task role, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)";
 
 function classify(name: string, message: string, permission: string): { reason: SignerFailure; advice: string } {
   if (message === REGION_MISSING) return { reason: 'key_not_found', advice: REGION_ADVICE };

@@ -43,7 +43,11 @@ export async function gcpKmsService(key: GcpKmsKey): Promise<KeyService> {
       const [answer] = await call('cloudkms.cryptoKeyVersions.viewPublicKey', () => client.getPublicKey({ name: key.name }, options));
       const algorithm = answer.algorithm;
       if (algorithm !== 'EC_SIGN_ED25519' && algorithm !== EC_SIGN_ED25519) {
-        throw signerFailure(NAME, 'not_ed25519', `key version ${key.name} has algorithm ${String(algorithm)}; Solana signs with Ed25519 (EC_SIGN_ED25519)`);
+        throw signerFailure(
+          NAME,
+          'not_ed25519',
+          `key version ${key.name} has algorithm ${String(algorithm)}; Solana signs with Ed25519 (EC_SIGN_ED25519)`,
+        );
       }
       return rawPublicKey(answer.pem ?? '', key.name);
     },
@@ -67,8 +71,14 @@ async function authenticated(client: { initialize(): Promise<unknown> }): Promis
   try {
     await client.initialize();
   } catch (err) {
-    const advice = 'set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run `gcloud auth application-default login`, or attach a service account to the machine';
-    throw signerFailure(NAME, 'permission_denied', `no Application Default Credentials (${firstLine(err).replace(/ Browse to \S+ for more information\.$/, '')}); ${advice}`, err);
+    const advice =
+      'set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run `gcloud auth application-default login`, or attach a service account to the machine';
+    throw signerFailure(
+      NAME,
+      'permission_denied',
+      `no Application Default Credentials (${firstLine(err).replace(/ Browse to \S+ for more information\.$/, '')}); ${advice}`,
+      err,
+    );
   }
 }
 
@@ -89,7 +99,12 @@ async function call<T>(permission: string, send: () => Promise<T>): Promise<T> {
   } catch (err) {
     const { status, message } = googleError(err);
     const reason = FAILURES[status] ?? 'service_unavailable';
-    const advice = reason === 'permission_denied' ? `; the Application Default Credentials need ${permission} on the key version` : reason === 'key_unusable' ? '; enable the key version in Cloud KMS' : '';
+    const advice =
+      reason === 'permission_denied'
+        ? `; the Application Default Credentials need ${permission} on the key version`
+        : reason === 'key_unusable'
+          ? '; enable the key version in Cloud KMS'
+          : '';
     throw signerFailure(NAME, reason, `${permission.split('.').at(-1)} failed (${status}: ${message})${advice}`, err);
   }
 }
@@ -111,7 +126,17 @@ function googleError(err: unknown): { status: string; message: string } {
 }
 
 // google.rpc.Code names of the numeric codes (gRPC) and of the HTTP statuses REST answers with.
-const RPC_CODES: Record<number, string> = { 3: 'INVALID_ARGUMENT', 5: 'NOT_FOUND', 7: 'PERMISSION_DENIED', 9: 'FAILED_PRECONDITION', 16: 'UNAUTHENTICATED', 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND' };
+const RPC_CODES: Record<number, string> = {
+  3: 'INVALID_ARGUMENT',
+  5: 'NOT_FOUND',
+  7: 'PERMISSION_DENIED',
+  9: 'FAILED_PRECONDITION',
+  16: 'UNAUTHENTICATED',
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+};
 
 // The failures that wait for an operator; the rest (UNAVAILABLE, DEADLINE_EXCEEDED,
 // RESOURCE_EXHAUSTED, INTERNAL, ...) are asked again.

@@ -15,7 +15,11 @@ import { fileSourcePath, parseAttributes, percentDecode } from '../uri-attribute
  */
 
 const SCHEMES: Record<string, KeyServiceKind> = { 'aws-kms:': 'aws-kms', 'gcp-kms:': 'gcp-kms', 'vault-transit:': 'vault-transit' };
-const QUERY_ATTRIBUTES: Record<KeyServiceKind, readonly string[]> = { 'aws-kms': ['region'], 'gcp-kms': ['endpoint'], 'vault-transit': ['token-source'] };
+const QUERY_ATTRIBUTES: Record<KeyServiceKind, readonly string[]> = {
+  'aws-kms': ['region'],
+  'gcp-kms': ['endpoint'],
+  'vault-transit': ['token-source'],
+};
 
 const AWS_KEY_ID = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32}|alias\/[A-Za-z0-9/_-]{1,250})$/;
 const AWS_ARN = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):\d{12}:(key\/[A-Za-z0-9-]+|alias\/[A-Za-z0-9/_-]+)$/;
@@ -45,7 +49,12 @@ export function parseKeyServiceUri(uri: string, kind: KeyServiceKind): KeyServic
   const rest = uri.slice(kind.length + 1);
   const queryStart = rest.indexOf('?');
   const path = percentDecode(queryStart === -1 ? rest : rest.slice(0, queryStart), 'the key', problem);
-  const query = parseAttributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), { separator: '&', known: QUERY_ATTRIBUTES[kind], part: 'query', problem });
+  const query = parseAttributes(queryStart === -1 ? '' : rest.slice(queryStart + 1), {
+    separator: '&',
+    known: QUERY_ATTRIBUTES[kind],
+    part: 'query',
+    problem,
+  });
   const value = (name: string) => {
     const text = query.get(name);
     return text === undefined ? undefined : percentDecode(text, name, problem);
@@ -61,14 +70,17 @@ function awsKms(keyId: string, region: string | undefined, problem: ConfigProble
     throw problem(`${JSON.stringify(keyId)} is not a KMS key id, key ARN, alias/<name> or alias ARN`);
   }
   if (region !== undefined && !AWS_REGION.test(region)) throw problem(`region ${JSON.stringify(region)} is not an AWS region name (like eu-west-1)`);
-  if (arn !== null && region !== undefined && region !== arn[1]) throw problem(`region=${region} differs from the ARN's region ${arn[1]}; leave region out`);
+  if (arn !== null && region !== undefined && region !== arn[1])
+    throw problem(`region=${region} differs from the ARN's region ${arn[1]}; leave region out`);
   const resolved = region ?? arn?.[1];
   return { kind: 'aws-kms', keyId, ...(resolved === undefined ? {} : { region: resolved }) };
 }
 
 function gcpKms(name: string, endpoint: string | undefined, problem: ConfigProblem): KeyServiceUri {
   if (!GCP_VERSION.test(name)) {
-    throw problem(`${JSON.stringify(name)} is not a key version's resource name (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>/cryptoKeyVersions/<v>)`);
+    throw problem(
+      `${JSON.stringify(name)} is not a key version's resource name (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>/cryptoKeyVersions/<v>)`,
+    );
   }
   if (endpoint === undefined) return { kind: 'gcp-kms', name };
   let url: URL;

@@ -55,7 +55,8 @@ function vaultAddress(address: string | undefined, problem: ConfigProblem): stri
 }
 
 function variableToken(token: string | undefined, problem: ConfigProblem): VaultToken {
-  if (token === undefined || token === '') throw problem('no Vault token: set VAULT_TOKEN or add ?token-source=file:<a mounted file holding the token>');
+  if (token === undefined || token === '')
+    throw problem('no Vault token: set VAULT_TOKEN or add ?token-source=file:<a mounted file holding the token>');
   const checked = checkedToken(token, 'VAULT_TOKEN', problem);
   return { current: () => checked };
 }
@@ -74,7 +75,11 @@ function fileToken(path: string, problem: ConfigProblem): VaultToken {
         token = read((text) => new BridgeError('CONFIG__INVALID', { problems: [text] }));
       } catch (err) {
         if (!isBridgeError(err, 'CONFIG__INVALID')) throw err;
-        throw signerFailure(KEY_SERVICE_NAMES['vault-transit'], 'permission_denied', `the token could not be read again: ${err.context.problems.join('; ')}`);
+        throw signerFailure(
+          KEY_SERVICE_NAMES['vault-transit'],
+          'permission_denied',
+          `the token could not be read again: ${err.context.problems.join('; ')}`,
+        );
       }
       seen = now;
       return token;
@@ -93,7 +98,9 @@ function stamp(path: string): string {
 
 function checkedToken(token: string, origin: string, problem: ConfigProblem): string {
   if (VAULT_TOKEN_CHARACTERS.test(token)) return token;
-  throw problem(`the Vault token in ${origin} holds a line break, NUL, space or other character a token never has (not printed); write the token alone on one line`);
+  throw problem(
+    `the Vault token in ${origin} holds a line break, NUL, space or other character a token never has (not printed); write the token alone on one line`,
+  );
 }
 
 /** VAULT_CACERT's certificates, or those of every file in VAULT_CAPATH; undefined for Node's own roots. */

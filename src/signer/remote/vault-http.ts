@@ -47,14 +47,20 @@ export async function exchange(url: URL, init: VaultExchange): Promise<VaultAnsw
   for (let hop = 0; ; hop += 1) {
     const response = await send(target, init);
     const location = response.headers.location;
-    if (![307, 308].includes(response.statusCode ?? 0) || location === undefined) return { status: response.statusCode ?? 0, text: await readAnswer(response) };
+    if (![307, 308].includes(response.statusCode ?? 0) || location === undefined)
+      return { status: response.statusCode ?? 0, text: await readAnswer(response) };
     response.resume();
     const next = URL.canParse(location, target.href) ? new URL(location, target) : undefined;
     if (next === undefined || next.origin !== url.origin) {
       const where = next === undefined ? 'an unreadable Location' : `${next.origin}`;
-      throw signerFailure(NAME, 'service_unavailable', `${init.method} ${url.pathname} was redirected to ${where}, another origin than VAULT_ADDR's ${url.origin}; the token is never sent there: set VAULT_ADDR to the active node or a load balancer in front of the cluster`);
+      throw signerFailure(
+        NAME,
+        'service_unavailable',
+        `${init.method} ${url.pathname} was redirected to ${where}, another origin than VAULT_ADDR's ${url.origin}; the token is never sent there: set VAULT_ADDR to the active node or a load balancer in front of the cluster`,
+      );
     }
-    if (hop === MAX_REDIRECTS) throw signerFailure(NAME, 'service_unavailable', `${init.method} ${url.pathname} was redirected more than ${MAX_REDIRECTS} times`);
+    if (hop === MAX_REDIRECTS)
+      throw signerFailure(NAME, 'service_unavailable', `${init.method} ${url.pathname} was redirected more than ${MAX_REDIRECTS} times`);
     target = next;
   }
 }
@@ -63,7 +69,10 @@ function send(url: URL, init: VaultExchange): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const options = { method: init.method, headers: init.headers, signal: init.signal };
     const done = (response: IncomingMessage) => resolve(response);
-    const req = url.protocol === 'https:' ? httpsRequest(url, { ...options, ...(init.ca === undefined ? {} : { ca: [...init.ca] }) }, done) : httpRequest(url, options, done);
+    const req =
+      url.protocol === 'https:'
+        ? httpsRequest(url, { ...options, ...(init.ca === undefined ? {} : { ca: [...init.ca] }) }, done)
+        : httpRequest(url, options, done);
     req.on('error', (err) => reject(transportFailure(url, err)));
     req.end(init.body);
   });
@@ -83,7 +92,13 @@ function readAnswer(response: IncomingMessage): Promise<string> {
       chunks.push(chunk);
     });
     response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.on('error', (err) => reject(isBridgeError(err, 'SIGNER__UNAVAILABLE') ? err : signerFailure(NAME, 'service_unavailable', `reading the answer failed (${firstLine(err)})`, err)));
+    response.on('error', (err) =>
+      reject(
+        isBridgeError(err, 'SIGNER__UNAVAILABLE')
+          ? err
+          : signerFailure(NAME, 'service_unavailable', `reading the answer failed (${firstLine(err)})`, err),
+      ),
+    );
   });
 }
 
@@ -91,7 +106,8 @@ function transportFailure(url: URL, err: Error): Error {
   if (err.name === 'AbortError') return err;
   const code = (err as NodeJS.ErrnoException).code ?? '';
   const advice = UNTRUSTED_CERTIFICATE.has(code) ? UNTRUSTED_ADVICE : CERTIFICATE_ADVICE[code];
-  if (advice !== undefined) return signerFailure(NAME, 'service_unavailable', `${url.origin} presented a certificate this server refuses (${code}); ${advice}`, err);
+  if (advice !== undefined)
+    return signerFailure(NAME, 'service_unavailable', `${url.origin} presented a certificate this server refuses (${code}); ${advice}`, err);
   return signerFailure(NAME, 'service_unavailable', `${url.origin} cannot be reached (${code === '' ? firstLine(err) : code})`, err);
 }
 

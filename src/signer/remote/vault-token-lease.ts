@@ -65,7 +65,10 @@ export class TokenLease {
     const answer = await this.#ask('GET', 'lookup-self');
     if (token !== this.#watched) return;
     if (answer instanceof Error) {
-      this.#observer?.tokenRenewal('failed', `the token's lookup (auth/token/lookup-self) failed, so it is only used, never renewed: ${firstLine(answer)}`);
+      this.#observer?.tokenRenewal(
+        'failed',
+        `the token's lookup (auth/token/lookup-self) failed, so it is only used, never renewed: ${firstLine(answer)}`,
+      );
       return;
     }
     const data = answer['data'] as { renewable?: unknown; ttl?: unknown } | undefined;
@@ -108,8 +111,8 @@ export class TokenLease {
 
   #ask(method: 'GET' | 'POST', action: 'lookup-self' | 'renew-self'): Promise<Record<string, unknown> | Error> {
     const body = method === 'POST' ? {} : undefined;
-    return this.#call(method, `/v1/auth/token/${action}`, body, AbortSignal.timeout(KEY_SERVICE_CALL_TIMEOUT_MS), { capability: 'update' }).catch((err: unknown) =>
-      err instanceof Error ? err : new Error(String(err)),
+    return this.#call(method, `/v1/auth/token/${action}`, body, AbortSignal.timeout(KEY_SERVICE_CALL_TIMEOUT_MS), { capability: 'update' }).catch(
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
     );
   }
 }

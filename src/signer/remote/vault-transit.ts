@@ -52,7 +52,8 @@ export function vaultTransitService(key: VaultTransitKey): KeyService {
     description: { kind: 'vault-transit', key: named },
     async publicKey(signal) {
       const data = dataOf(await call('GET', path('keys'), undefined, signal, { capability: 'read', missing: missingKey(key) }), 'keys') as VaultKey;
-      if (data.type !== 'ed25519') throw signerFailure(NAME, 'not_ed25519', `key ${named} has type ${JSON.stringify(data.type)}; Solana signs with ed25519`);
+      if (data.type !== 'ed25519')
+        throw signerFailure(NAME, 'not_ed25519', `key ${named} has type ${JSON.stringify(data.type)}; Solana signs with ed25519`);
       if (typeof data.latest_version !== 'number') throw signerFailure(NAME, 'service_unavailable', `key ${named}'s answer has no latest_version`);
       version = data.latest_version;
       const encoded = data.keys?.[String(version)]?.public_key;
@@ -90,7 +91,13 @@ function vaultCall(key: VaultTransitKey): VaultCall {
     const send = (token: string) => {
       const headers: Record<string, string> = { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
       if (key.namespace !== undefined) headers['X-Vault-Namespace'] = key.namespace;
-      return exchange(url, { method, headers, signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(key.ca === undefined ? {} : { ca: key.ca }) });
+      return exchange(url, {
+        method,
+        headers,
+        signal,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(key.ca === undefined ? {} : { ca: key.ca }),
+      });
     };
     const sent = key.token.current();
     let answer = await send(sent);
@@ -103,7 +110,11 @@ function vaultCall(key: VaultTransitKey): VaultCall {
 }
 
 /** Vault's answer as JSON; a failure names its `errors` (never the token) and what to do. */
-function parsed(what: string, answer: { status: number; text: string }, meaning: { capability: 'read' | 'update'; missing?: string }): Record<string, unknown> {
+function parsed(
+  what: string,
+  answer: { status: number; text: string },
+  meaning: { capability: 'read' | 'update'; missing?: string },
+): Record<string, unknown> {
   let body: { errors?: unknown } & Record<string, unknown> = {};
   try {
     body = JSON.parse(answer.text) as typeof body;
@@ -112,7 +123,14 @@ function parsed(what: string, answer: { status: number; text: string }, meaning:
   }
   if (answer.status >= 200 && answer.status < 300) return body;
   const reason = failureOf(answer.status);
-  const errors = Array.isArray(body.errors) ? body.errors.filter((e) => typeof e === 'string').join('; ').replace(/\s+/g, ' ').trim().slice(0, 200) : '';
+  const errors = Array.isArray(body.errors)
+    ? body.errors
+        .filter((e) => typeof e === 'string')
+        .join('; ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200)
+    : '';
   const path = what.slice(what.indexOf('/v1/') + 4);
   const advice =
     reason === 'permission_denied'

@@ -84,34 +84,43 @@ export async function startBridge(options: {
 }): Promise<BridgeFixture> {
   const source = await new FakeChain(programId, depositTracker, options.source).start();
   const target = await new FakeChain(programId, withdrawTracker, options.target).start();
-  for (const [chain, chainId] of [[source, SOURCE_CHAIN_ID], [target, TARGET_CHAIN_ID]] as const) {
+  for (const [chain, chainId] of [
+    [source, SOURCE_CHAIN_ID],
+    [target, TARGET_CHAIN_ID],
+  ] as const) {
     if (options.createNonces === false) break;
     for (let position = 0; position < (options.nonceAccounts ?? 0); position++) {
-      chain.nonces.set(nonceAddress(authority.publicKey, chainId, position).toBase58(), { authority: authority.publicKey, value: FakeChain.nonceValue() });
+      chain.nonces.set(nonceAddress(authority.publicKey, chainId, position).toBase58(), {
+        authority: authority.publicKey,
+        value: FakeChain.nonceValue(),
+      });
     }
   }
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('debug');
-  const connect = () => createBridgeChains(
-    {
-      sourceRpcUrl: source.url,
-      targetRpcUrl: target.url,
-      ...(options.targetFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: options.targetFallbackUrls }),
-      sourceChainId: SOURCE_CHAIN_ID,
-      targetChainId: TARGET_CHAIN_ID,
-      sourceProgramId: programId,
-      targetProgramId: programId,
-      signer: new FileKeySigner(authority),
-      rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
-      sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
-      priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
-      nonceAccounts: options.nonceAccounts ?? 0,
-      ...(options.targetSendUrls === undefined ? {} : { sendExtensions: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: options.targetSendUrls, tip: undefined } } }),
-      metrics,
-      logger: logs.logger,
-    },
-    { submitTiming: options.timing ?? FAST_TIMING },
-  );
+  const connect = () =>
+    createBridgeChains(
+      {
+        sourceRpcUrl: source.url,
+        targetRpcUrl: target.url,
+        ...(options.targetFallbackUrls === undefined ? {} : { targetRpcFallbackUrls: options.targetFallbackUrls }),
+        sourceChainId: SOURCE_CHAIN_ID,
+        targetChainId: TARGET_CHAIN_ID,
+        sourceProgramId: programId,
+        targetProgramId: programId,
+        signer: new FileKeySigner(authority),
+        rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
+        sourceReadCommitment: options.sourceReadCommitment ?? 'finalized',
+        priorityFee: options.priorityFee ?? { minMicroLamports: 0, maxMicroLamports: 100_000 },
+        nonceAccounts: options.nonceAccounts ?? 0,
+        ...(options.targetSendUrls === undefined
+          ? {}
+          : { sendExtensions: { source: { sendUrls: [], tip: undefined }, target: { sendUrls: options.targetSendUrls, tip: undefined } } }),
+        metrics,
+        logger: logs.logger,
+      },
+      { submitTiming: options.timing ?? FAST_TIMING },
+    );
   return {
     source,
     target,
@@ -144,7 +153,13 @@ export async function submitFailure(promise: Promise<unknown>): Promise<BridgeEr
 export const signal = (): AbortSignal => new AbortController().signal;
 
 /** The ack_deposit vote for entry `index` (approve; amount 1,000 + index). */
-export const proposal = (index: number): AckDepositVote => ({ index, approve: true, amount: String(1_000 + index), recipient: key(3), sourceMint: key(200) });
+export const proposal = (index: number): AckDepositVote => ({
+  index,
+  approve: true,
+  amount: String(1_000 + index),
+  recipient: key(3),
+  sourceMint: key(200),
+});
 
 /**
  * The node accepts the first transaction sent and no leader ever includes it; later ones land.

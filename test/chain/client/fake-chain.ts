@@ -201,7 +201,13 @@ export class FakeChain {
     const status = this.statuses.get(signature);
     if (status === undefined) return null;
     const confirmationStatus = status.slot <= this.slot - this.confirmedLag ? 'confirmed' : 'processed';
-    return { slot: status.slot, confirmations: 1, err: status.err, confirmationStatus, status: status.err === null ? { Ok: null } : { Err: status.err } };
+    return {
+      slot: status.slot,
+      confirmations: 1,
+      err: status.err,
+      confirmationStatus,
+      status: status.err === null ? { Ok: null } : { Err: status.err },
+    };
   }
 
   private getAccountInfo(params: unknown[]): Reply {
@@ -229,14 +235,34 @@ export class FakeChain {
     const { offset, length } = config.dataSlice ?? { offset: 0, length: space };
     // A node clamps a dataSlice to the account's data, as the devnet does.
     const data = this.rawAccount?.subarray(offset, offset + length) ?? renderSlice(state, offset, length);
-    return { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: this.owner.toBase58(), rentEpoch: 0, space };
+    return {
+      data: [Buffer.from(data).toString('base64'), 'base64'],
+      executable: false,
+      lamports: 1,
+      owner: this.owner.toBase58(),
+      rentEpoch: 0,
+      space,
+    };
   }
 
   private nonceAccount({ authority, value }: { authority: PublicKey; value: string }, slice: AccountReadConfig['dataSlice']): EncodedAccount {
     this.slot += this.slotsPerNonceRead;
-    const data = encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'initialized', authority: authority.toBase58(), durableNonce: value, lamportsPerSignature: 5_000n });
+    const data = encodeNonceState({
+      version: CURRENT_NONCE_VERSION,
+      state: 'initialized',
+      authority: authority.toBase58(),
+      durableNonce: value,
+      lamportsPerSignature: 5_000n,
+    });
     const cut = slice === undefined ? data : data.subarray(slice.offset, slice.offset + slice.length);
-    return { data: [Buffer.from(cut).toString('base64'), 'base64'], executable: false, lamports: NONCE_ACCOUNT_RENT_LAMPORTS, owner: SystemProgram.programId.toBase58(), rentEpoch: 0, space: NONCE_ACCOUNT_SIZE };
+    return {
+      data: [Buffer.from(cut).toString('base64'), 'base64'],
+      executable: false,
+      lamports: NONCE_ACCOUNT_RENT_LAMPORTS,
+      owner: SystemProgram.programId.toBase58(),
+      rentEpoch: 0,
+      space: NONCE_ACCOUNT_SIZE,
+    };
   }
 
   /** A fresh durable nonce value. */
@@ -339,7 +365,12 @@ export class FakeChain {
       unitsConsumed += builtin ? BUILTIN_INSTRUCTION_UNITS : this.unitsPerInstruction;
       if (unitsConsumed > unitLimit) return { err: { InstructionError: [k, 'ComputationalBudgetExceeded'] }, state, unitsConsumed: unitLimit };
       if (builtin) continue;
-      const failure = applyInstruction(state, signer, instruction.data, instruction.keys.map((key) => key.pubkey.toBase58()));
+      const failure = applyInstruction(
+        state,
+        signer,
+        instruction.data,
+        instruction.keys.map((key) => key.pubkey.toBase58()),
+      );
       if (failure !== undefined) return { err: { InstructionError: [k, { Custom: PROGRAM_ERRORS[failure] }] }, state, unitsConsumed };
     }
     return { err: null, state, unitsConsumed };
@@ -369,7 +400,9 @@ const INITIALIZE_NONCE = 6;
 
 /** The transaction's limits and price as the runtime reads them (PROTOCOL.md), as the devnet reads them. */
 function budgetOf(transaction: { instructions: TransactionInstruction[] }): { unitLimit: number; price: number; loadedAccountsBytes: number } {
-  const { unitLimit, unitPrice, loadedAccountsBytes } = readComputeBudget(transaction.instructions.map((ix) => ({ programId: ix.programId.toBase58(), data: ix.data })));
+  const { unitLimit, unitPrice, loadedAccountsBytes } = readComputeBudget(
+    transaction.instructions.map((ix) => ({ programId: ix.programId.toBase58(), data: ix.data })),
+  );
   return { unitLimit, price: Number(unitPrice), loadedAccountsBytes };
 }
 

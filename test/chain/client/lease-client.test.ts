@@ -60,14 +60,21 @@ function rpcOf(script: Script): ChainRpc {
     getChainHeight: async () => ({ slot: 50, blockHeight: 0 }),
     getLatestBlockhash: async () => ({ blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: 100 }),
     sendTransaction: async () => 'accepted',
-    getSignatureStatus: async () => ({ slot: 50, status: script.confirmed === true ? { slot: 49, confirmations: null, err: null, confirmationStatus: 'confirmed' } : null }),
+    getSignatureStatus: async () => ({
+      slot: 50,
+      status: script.confirmed === true ? { slot: 49, confirmations: null, err: null, confirmationStatus: 'confirmed' } : null,
+    }),
   } as unknown as ChainRpc;
 }
 
 /** The lease over `rpc`: its transactions priced at 0 (no market here), sent through the read endpoints alone. */
 function leaseOver(rpc: ChainRpc, endpoints: number) {
   const metrics = createMetrics(new Registry());
-  const bidder = { bid: async () => ({ microLamportsPerUnit: 0 }), landed: () => undefined, expired: () => undefined } as unknown as PriorityFeeBidder;
+  const bidder = {
+    bid: async () => ({ microLamportsPerUnit: 0 }),
+    landed: () => undefined,
+    expired: () => undefined,
+  } as unknown as PriorityFeeBidder;
   const options: ChainLeaseOptions = {
     rpc,
     signer: new FileKeySigner(key),
@@ -104,7 +111,9 @@ const heldBy = (value: string): LeaseObservation => ({ state: 'held', value, lam
 
 /** Another instance's take-over of the lease from `value`, signed by the key: its id and its signatures. */
 function rivalTakeOver(value: string, mark: PublicKey = Keypair.generate().publicKey) {
-  const transaction = new Transaction({ feePayer: authority, blockhash: value, lastValidBlockHeight: 0 }).add(...advanceLeaseInstructions(authority, 7, mark));
+  const transaction = new Transaction({ feePayer: authority, blockhash: value, lastValidBlockHeight: 0 }).add(
+    ...advanceLeaseInstructions(authority, 7, mark),
+  );
   transaction.sign(key);
   const parsed = VersionedTransaction.deserialize(transaction.serialize());
   const signature = bs58.encode(parsed.signatures[0]!);
@@ -112,7 +121,7 @@ function rivalTakeOver(value: string, mark: PublicKey = Keypair.generate().publi
 }
 
 describe('the lease client: a holder stands down only on proof', () => {
-  it('one endpoint forging another value, the other showing this instance\'s: a doubt, naming what each said', async () => {
+  it("one endpoint forging another value, the other showing this instance's: a doubt, naming what each said", async () => {
     const outcome = await client({ endpoints: { liar: THEIRS, honest: MINE } }).check(MINE, heldBy(THEIRS), signal());
     expect(outcome.kind).toBe('doubt');
     expect(outcome.kind === 'doubt' && outcome.why).toContain(`honest: held by ${MINE}`);
@@ -127,10 +136,17 @@ describe('the lease client: a holder stands down only on proof', () => {
     expect(outcome).toMatchObject({ kind: 'lost', seen: { state: 'held', value: THEIRS }, proof: expect.stringContaining('two endpoints agree') });
   });
 
-  it('another instance\'s verified take-over from this instance\'s value in the lease\'s history: lost, even with one endpoint', async () => {
+  it("another instance's verified take-over from this instance's value in the lease's history: lost, even with one endpoint", async () => {
     const rival = rivalTakeOver(MINE);
-    const script = { endpoints: { only: THEIRS }, history: [{ signature: rival.signature, slot: 48, err: null }], transactions: new Map([[rival.signature, rival.entry]]) };
-    expect(await client(script).check(MINE, heldBy(THEIRS), signal())).toMatchObject({ kind: 'lost', proof: expect.stringContaining(rival.signature) });
+    const script = {
+      endpoints: { only: THEIRS },
+      history: [{ signature: rival.signature, slot: 48, err: null }],
+      transactions: new Map([[rival.signature, rival.entry]]),
+    };
+    expect(await client(script).check(MINE, heldBy(THEIRS), signal())).toMatchObject({
+      kind: 'lost',
+      proof: expect.stringContaining(rival.signature),
+    });
   });
 
   it('a take-over from another value, or one whose signature does not verify, proves nothing', async () => {
@@ -154,7 +170,10 @@ describe('the lease client: a holder stands down only on proof', () => {
 
 describe('the lease client: a taking counts only on proof', () => {
   it('one endpoint says free, the other holds a value: nothing is sent', async () => {
-    const taking = await client({ endpoints: { liar: null, honest: THEIRS }, confirmed: true }).take({ state: 'free', lamports: 0, slot: 50 }, signal());
+    const taking = await client({ endpoints: { liar: null, honest: THEIRS }, confirmed: true }).take(
+      { state: 'free', lamports: 0, slot: 50 },
+      signal(),
+    );
     expect(taking).toMatchObject({ taken: false, why: expect.stringContaining('no second endpoint shows the lease free') });
   });
 
@@ -177,13 +196,21 @@ describe('the lease client: a taking counts only on proof', () => {
     expect(taking).toMatchObject({ taken: false, why: expect.stringContaining('no two endpoints show the lease held by a new value') });
   }, 10_000);
 
-  it('reported confirmed and two endpoints show a new value, but another instance\'s lease transaction landed since: not taken', async () => {
+  it("reported confirmed and two endpoints show a new value, but another instance's lease transaction landed since: not taken", async () => {
     const rival = rivalTakeOver(THEIRS);
-    const script: Script = { endpoints: { one: MINE, two: MINE }, confirmed: true, history: [{ signature: rival.signature, slot: 50, err: null }], transactions: new Map([[rival.signature, rival.entry]]) };
+    const script: Script = {
+      endpoints: { one: MINE, two: MINE },
+      confirmed: true,
+      history: [{ signature: rival.signature, slot: 50, err: null }],
+      transactions: new Map([[rival.signature, rival.entry]]),
+    };
     const rpc = rpcOf(script);
     theirsThenMine(rpc, [51, 51]);
     const lease = leaseOver(rpc, 2);
-    expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({ taken: false, why: expect.stringContaining(`another instance's lease transaction ${rival.signature}`) });
+    expect(await lease.take(heldBy(THEIRS), signal())).toMatchObject({
+      taken: false,
+      why: expect.stringContaining(`another instance's lease transaction ${rival.signature}`),
+    });
   });
 
   it('reported confirmed, two endpoints show a new value, no rival: taken, with that value', async () => {

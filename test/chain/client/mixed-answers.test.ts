@@ -19,13 +19,19 @@ afterEach(async () => {
   fixture = fallback = undefined;
 });
 
-const BLOCKHASH_NOT_FOUND: Reply = { error: { code: -32002, message: 'Transaction simulation failed', data: { err: 'BlockhashNotFound', logs: [] } } };
+const BLOCKHASH_NOT_FOUND: Reply = {
+  error: { code: -32002, message: 'Transaction simulation failed', data: { err: 'BlockhashNotFound', logs: [] } },
+};
 
 /** An endpoint that serves the primary's reads and refuses every preflight send as a node behind the blockhash would. */
 function laggingSender(primaryUrl: () => string) {
   return async (call: RpcCall): Promise<Reply> => {
     if (call.method === 'sendTransaction' && (call.params[1] as { skipPreflight?: boolean }).skipPreflight !== true) return BLOCKHASH_NOT_FOUND;
-    const response = await fetch(primaryUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...call }) });
+    const response = await fetch(primaryUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...call }),
+    });
     const body = (await response.json()) as Reply;
     return 'error' in body ? { error: body.error } : { result: (body as { result: unknown }).result };
   };
@@ -36,7 +42,10 @@ describe('mixed endpoint answers to one send', () => {
     let primary = '';
     fallback = await startJsonRpcServer(laggingSender(() => primary));
     fixture = await startBridge({
-      source: { header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }), entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)) },
+      source: {
+        header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }),
+        entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)),
+      },
       target: { header: trackerHeader('WithdrawTracker', { entryCount: 5, ownNext: 5 }), entries: [] },
       targetFallbackUrls: [fallback.url],
     });

@@ -2,7 +2,19 @@ import { SystemProgram, Transaction } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NONCE_ACCOUNT_RENT_LAMPORTS, nonceAddress } from '../../../src/chain/nonce-account.js';
 import { isBridgeError } from '../../../src/errors.js';
-import { READ_LIMITS, SOURCE_CHAIN_ID, TARGET_CHAIN_ID, authority, neverLandFirst, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from './bridge-fixture.js';
+import {
+  READ_LIMITS,
+  SOURCE_CHAIN_ID,
+  TARGET_CHAIN_ID,
+  authority,
+  neverLandFirst,
+  proposal,
+  signal,
+  startBridge,
+  submitFailure,
+  trackerHeader,
+  type BridgeFixture,
+} from './bridge-fixture.js';
 import { depositEntry } from '../../support/deposit-entry.js';
 import { metricValue } from '../../support/metric-value.js';
 import { FakeChain } from './fake-chain.js';
@@ -22,7 +34,10 @@ afterEach(async () => {
 
 async function start(options: { nonceAccounts?: number; createNonces?: boolean; maxMicroLamports?: number } = {}) {
   fixture = await startBridge({
-    source: { header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }), entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)) },
+    source: {
+      header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }),
+      entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)),
+    },
     target: { header: trackerHeader('WithdrawTracker', { entryCount: 5, ownNext: 5 }), entries: [] },
     nonceAccounts: options.nonceAccounts ?? 2,
     ...(options.createNonces === undefined ? {} : { createNonces: options.createNonces }),
@@ -53,7 +68,7 @@ describe('nonce mode', () => {
     expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);
   });
 
-  it('a cycle reads each chain\'s tracker header and nonce pool in one getMultipleAccounts, one slot: no nonce is read on its own', async () => {
+  it("a cycle reads each chain's tracker header and nonce pool in one getMultipleAccounts, one slot: no nonce is read on its own", async () => {
     const f = await start();
     const pool = (chainId: number) => [0, 1].map((position) => nonceAddress(authority.publicKey, chainId, position).toBase58());
     const before = { source: f.source.calls.length, target: f.target.calls.length };
@@ -80,7 +95,10 @@ describe('nonce mode', () => {
     const f = await start();
     // Nodes without history: the nonces alone tell.
     for (const chain of [f.source, f.target]) {
-      chain.override = (call) => (call.method === 'getSignaturesForAddress' ? { error: { code: -32011, message: 'Transaction history is not available from this node' } } : undefined);
+      chain.override = (call) =>
+        call.method === 'getSignaturesForAddress'
+          ? { error: { code: -32011, message: 'Transaction history is not available from this node' } }
+          : undefined;
     }
     f.target.nonces.get(lane)!.value = FakeChain.nonceValue();
     f.target.slot += 1;
@@ -93,10 +111,12 @@ describe('nonce mode', () => {
     expect(await metricValue(f.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(0);
     expect((await f.chains.readAuthority(signal())).target.transactions).toEqual([]);
     expect(await metricValue(f.metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
-    expect(f.logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', moves: [expect.objectContaining({ account: lane, slot: f.target.slot })] }));
+    expect(f.logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'warn', moves: [expect.objectContaining({ account: lane, slot: f.target.slot })] }),
+    );
   });
 
-  it('a lane closed since the cycle\'s read: CHAIN__INVALID_NONCE_ACCOUNT names the account, the chain and the command', async () => {
+  it("a lane closed since the cycle's read: CHAIN__INVALID_NONCE_ACCOUNT names the account, the chain and the command", async () => {
     const f = await start();
     f.target.nonces.delete(lane);
     const err = await f.chains.ackDeposits([proposal(5)], signal()).then(
@@ -104,7 +124,12 @@ describe('nonce mode', () => {
       (failure: unknown) => failure,
     );
     const cause = isBridgeError(err, 'CHAIN__FAILED_TO_SUBMIT') ? err.cause : err;
-    expect(isBridgeError(cause, 'CHAIN__INVALID_NONCE_ACCOUNT') && cause.context).toEqual({ account: lane, chain: 'target', reason: 'does not exist', slot: expect.any(Number) });
+    expect(isBridgeError(cause, 'CHAIN__INVALID_NONCE_ACCOUNT') && cause.context).toEqual({
+      account: lane,
+      chain: 'target',
+      reason: 'does not exist',
+      slot: expect.any(Number),
+    });
     expect((cause as Error).message).toBe(
       `nonce account ${lane} on the destination chain does not exist: its lane is out of use from the next cycle, its actions move to the pool's other lanes, ` +
         'and the chain lands in blockhash mode when no lane is left; `npm run ops -- nonce init` creates it again',
@@ -180,7 +205,12 @@ describe('nonce mode', () => {
     await fetch(f.target.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [inFlight.wire, { encoding: 'base64', skipPreflight: true }] }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'sendTransaction',
+        params: [inFlight.wire, { encoding: 'base64', skipPreflight: true }],
+      }),
     });
     expect(f.target.landed).toEqual([report.transactions[0]!.signature]);
     expect(f.target.tracker.header.votes[1]?.nextIndex).toBe(7n);

@@ -11,7 +11,14 @@ const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 const authority = Keypair.fromSeed(new Uint8Array(32).fill(3));
 const blockhash = Keypair.fromSeed(new Uint8Array(32).fill(4)).publicKey.toBase58();
 const instructions = Array.from({ length: 5 }, (_, i) =>
-  ackWithdrawInstruction({ programId, authority: authority.publicKey, depositTracker: depositTrackerAddress(programId, 2), index: BigInt(i), approve: true, result: { tag: 1, reason: 0, amount: 9n } }),
+  ackWithdrawInstruction({
+    programId,
+    authority: authority.publicKey,
+    depositTracker: depositTrackerAddress(programId, 2),
+    index: BigInt(i),
+    approve: true,
+    result: { tag: 1, reason: 0, amount: 9n },
+  }),
 );
 
 describe('signTransaction with the file-key signer', () => {
@@ -26,7 +33,9 @@ describe('signTransaction with the file-key signer', () => {
   it('refuses a signature that does not verify against the public key the signer shows', async () => {
     const other = new FileKeySigner(Keypair.generate());
     const lying: AuthoritySigner = { publicKey: authority.publicKey, sign: (message) => other.sign(message), describe: () => ({ kind: 'file' }) };
-    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(/^keypair file: the signature returned does not verify with the authority's public key/);
+    await expect(signTransaction(lying, instructions, blockhash, 7)).rejects.toThrow(
+      /^keypair file: the signature returned does not verify with the authority's public key/,
+    );
   });
 
   it('shows no key material when serialized', () => {

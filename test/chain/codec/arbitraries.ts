@@ -19,13 +19,7 @@ const u16 = fc.integer({ min: 0, max: 0xffff });
 const u8 = fc.integer({ min: 0, max: 0xff });
 const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => bs58.encode(bytes));
 
-const reason = fc.constantFrom<RejectionReason>(
-  'InternalError',
-  'InsufficientFunds',
-  'LimitExceeded',
-  'TokenPairFrozen',
-  'TokenPairNotFound',
-);
+const reason = fc.constantFrom<RejectionReason>('InternalError', 'InsufficientFunds', 'LimitExceeded', 'TokenPairFrozen', 'TokenPairNotFound');
 
 export const depositResult: fc.Arbitrary<DepositResult> = fc.oneof(
   fc.constant<DepositResult>({ kind: 'None' }),

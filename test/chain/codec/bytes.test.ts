@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ByteReader, ByteWriter, base58ToKeyBytes } from '../../../src/chain/codec/bytes.js';
 import { atOffset, key, keyBytes } from './hand-bytes.js';
 
-const shortRead = (offset: number, size: number, available: number): Error =>
-  new Error(`short ${offset}/${size}/${available}`);
+const shortRead = (offset: number, size: number, available: number): Error => new Error(`short ${offset}/${size}/${available}`);
 
 describe('ByteReader', () => {
   it('reads little-endian integers and keys from a view at a non-zero byteOffset', () => {
@@ -25,9 +24,16 @@ describe('ByteReader', () => {
       reader.skip(skip);
       return reader.base58();
     };
-    const edges = [new Uint8Array(32), new Uint8Array(32).fill(0xff), Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0)), Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0))];
+    const edges = [
+      new Uint8Array(32),
+      new Uint8Array(32).fill(0xff),
+      Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0)),
+      Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0)),
+    ];
     for (const bytes of edges) expect(readKey(bytes)).toBe(bs58.encode(bytes));
-    const leadingZeros = fc.tuple(fc.integer({ min: 0, max: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 })).map(([zeros, bytes]) => bytes.fill(0, 0, zeros));
+    const leadingZeros = fc
+      .tuple(fc.integer({ min: 0, max: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }))
+      .map(([zeros, bytes]) => bytes.fill(0, 0, zeros));
     fc.assert(
       fc.property(fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }), leadingZeros), fc.integer({ min: 0, max: 40 }), (bytes, skip) => {
         expect(readKey(bytes, skip)).toBe(bs58.encode(bytes));

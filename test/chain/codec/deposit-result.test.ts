@@ -52,8 +52,14 @@ describe('DepositResult inside accounts', () => {
 
 describe('DepositResult as an instruction argument (PROTOCOL InvalidResult rules)', () => {
   it.each([
-    [{ tag: 1, reason: 0, amount: 7n }, { kind: 'Confirmed', amount: 7n }],
-    [{ tag: 2, reason: 3, amount: 0n }, { kind: 'Rejected', reason: 'TokenPairFrozen' }],
+    [
+      { tag: 1, reason: 0, amount: 7n },
+      { kind: 'Confirmed', amount: 7n },
+    ],
+    [
+      { tag: 2, reason: 3, amount: 0n },
+      { kind: 'Rejected', reason: 'TokenPairFrozen' },
+    ],
     [{ tag: 0, reason: 0, amount: 0n }, undefined],
     [{ tag: 3, reason: 0, amount: 0n }, undefined],
     [{ tag: 255, reason: 0, amount: 0n }, undefined],

@@ -215,8 +215,6 @@ describe('entry encoding guards', () => {
     expect(() => encodeDepositEntry({ ...depositEntry, yesVotes: 0x1_0000 })).toThrow(/yesVotes/);
     expect(() => encodeDepositEntry({ ...depositEntry, amount: -1n })).toThrow(/amount/);
     expect(() => encodeWithdrawEntry({ ...withdrawEntry, tokenAccount: 'short' })).toThrow(/tokenAccount/);
-    expect(() => encodeWithdrawEntry({ ...withdrawEntry, result: { kind: 'Confirmed', amount: 1n << 64n } })).toThrow(
-      /result\.amount/,
-    );
+    expect(() => encodeWithdrawEntry({ ...withdrawEntry, result: { kind: 'Confirmed', amount: 1n << 64n } })).toThrow(/result\.amount/);
   });
 });

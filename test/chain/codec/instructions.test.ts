@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decodeInstructionData,
-  encodeInstructionData,
-  type BridgeInstruction,
-} from '../../../src/chain/codec/instructions.js';
+import { decodeInstructionData, encodeInstructionData, type BridgeInstruction } from '../../../src/chain/codec/instructions.js';
 import { thrownBridgeError } from './expect-error.js';
 import { HandBytes, key, keyBytes, sha256Prefix } from './hand-bytes.js';
 
@@ -139,11 +135,9 @@ describe('instruction encoding guards', () => {
     expect(() =>
       encodeInstructionData({ name: 'initialize_deposit_tracker', targetChainId: 65_536, capacity: 1n, threshold: 1, authorities: [] }),
     ).toThrow(/targetChainId/);
-    expect(() =>
-      encodeInstructionData({ name: 'ack_withdraw', index: 1n, approve: true, result: { tag: 256, reason: 0, amount: 0n } }),
-    ).toThrow(/result\.tag/);
-    expect(() => encodeInstructionData({ name: 'deposit', amount: 1n, recipient: key(1), sourceMint: 'not base58!' })).toThrow(
-      /sourceMint/,
+    expect(() => encodeInstructionData({ name: 'ack_withdraw', index: 1n, approve: true, result: { tag: 256, reason: 0, amount: 0n } })).toThrow(
+      /result\.tag/,
     );
+    expect(() => encodeInstructionData({ name: 'deposit', amount: 1n, recipient: key(1), sourceMint: 'not base58!' })).toThrow(/sourceMint/);
   });
 });

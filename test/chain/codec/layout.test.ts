@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ACCOUNT_DISCRIMINATORS,
-  DEFAULT_PROGRAM_ID,
-  entryOffset,
-  entrySize,
-  trackerAccountSize,
-} from '../../../src/chain/codec/layout.js';
+import { ACCOUNT_DISCRIMINATORS, DEFAULT_PROGRAM_ID, entryOffset, entrySize, trackerAccountSize } from '../../../src/chain/codec/layout.js';
 import { INSTRUCTION_DISCRIMINATORS } from '../../../src/chain/codec/instructions.js';
 import { PublicKey } from '@solana/web3.js';
 import { sha256Prefix } from './hand-bytes.js';

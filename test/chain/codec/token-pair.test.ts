@@ -40,10 +40,7 @@ describe('TokenPair', () => {
   });
 
   it('rejects a wrong discriminator', () => {
-    const error = thrownBridgeError(
-      () => decodeTokenPair(handTokenPair().hex(0, 'f7350db49ae8e1fa').bytes, ACCOUNT),
-      'CHAIN__INVALID_DISCRIMINATOR',
-    );
+    const error = thrownBridgeError(() => decodeTokenPair(handTokenPair().hex(0, 'f7350db49ae8e1fa').bytes, ACCOUNT), 'CHAIN__INVALID_DISCRIMINATOR');
     expect(error.context).toEqual({ account: ACCOUNT, expected: '11d62db0e595c547', actual: 'f7350db49ae8e1fa' });
     expect(error.message).toContain(ACCOUNT);
     expect(error.message).toContain('discriminator');

@@ -81,8 +81,7 @@ describe('tracker header vector', () => {
       .u16(14, 0xffff) // header reserved
       .put(80 + 3 * 32, keyBytes(9)) // authorities[3], unused
       .u8(600 + 7, 0xff) // votes[0] reserved
-      .u8(592 + 3 * 16 + 8, 7) // votes[3].last_vote, unused: not validated
-      .bytes;
+      .u8(592 + 3 * 16 + 8, 7).bytes; // votes[3].last_vote, unused: not validated
     const decoded = decodeTrackerHeader(dirty, 'DepositTracker', ACCOUNT);
     expect(decoded).toEqual(expected);
     expect(encodeTrackerHeader(decoded)).toEqual(handHeader().bytes);
@@ -152,7 +151,10 @@ describe('tracker header validation', () => {
   });
 
   it('rejects the forged header entry_count = capacity = 2^52 before anything is sized by it', () => {
-    const bytes = handHeader().u64(16, 2n ** 52n).u64(24, 2n ** 52n).u64(32, 0n).bytes;
+    const bytes = handHeader()
+      .u64(16, 2n ** 52n)
+      .u64(24, 2n ** 52n)
+      .u64(32, 0n).bytes;
     const err = expectMalformedAccount(() => decodeTrackerHeader(bytes, 'DepositTracker', ACCOUNT), ACCOUNT, 'capacity');
     expect(err.message).toContain(`account ${ACCOUNT}: field capacity is 4503599627370496, above the 65530 entries a 10 MiB DepositTracker can hold`);
   });

@@ -38,7 +38,10 @@ export function agaveBanks(head: number, { confirmedLag = 2, finalizedLag = 32 }
       if (commitment === 'confirmed') return banks.head - banks.confirmedLag;
       return banks.head - banks.finalizedLag;
     },
-    handler: (balance = 1) => (call) => answer(banks, call, balance),
+    handler:
+      (balance = 1) =>
+      (call) =>
+        answer(banks, call, balance),
   };
   return banks;
 }
@@ -54,14 +57,17 @@ function answer(banks: AgaveBanks, call: RpcCall, balance: number): Reply {
     return { error: { code: -32016, message: 'Minimum context slot has not been reached', data: { contextSlot: slot } } };
   }
   if (call.method === 'getSlot') return { result: slot };
-  if (call.method === 'getEpochInfo') return { result: { absoluteSlot: slot, blockHeight: slot - 10, epoch: 0, slotIndex: slot, slotsInEpoch: 432_000 } };
-  if (call.method === 'getLatestBlockhash') return { result: { context: { slot }, value: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: slot + 140 } } };
+  if (call.method === 'getEpochInfo')
+    return { result: { absoluteSlot: slot, blockHeight: slot - 10, epoch: 0, slotIndex: slot, slotsInEpoch: 432_000 } };
+  if (call.method === 'getLatestBlockhash')
+    return { result: { context: { slot }, value: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: slot + 140 } } };
   return { result: { context: { slot }, value: balance } };
 }
 
 function statusOf(banks: AgaveBanks, signature: string) {
   const forkSlot = banks.forked.get(signature);
-  if (forkSlot !== undefined && forkSlot <= banks.head) return { slot: forkSlot, confirmations: 0, err: null, status: { Ok: null }, confirmationStatus: 'processed' };
+  if (forkSlot !== undefined && forkSlot <= banks.head)
+    return { slot: forkSlot, confirmations: 0, err: null, status: { Ok: null }, confirmationStatus: 'processed' };
   const slot = banks.landed.get(signature);
   if (slot === undefined || slot > banks.head) return null;
   const confirmationStatus = slot <= banks.bankSlot('finalized') ? 'finalized' : slot <= banks.bankSlot('confirmed') ? 'confirmed' : 'processed';

@@ -57,8 +57,19 @@ describe('bounded JSON-RPC responses', () => {
     const length = Math.floor(MAX_ACCOUNT_SLICE_BYTES / MAX_MULTIPLE_ACCOUNTS);
     // u64::MAX as a JS number (its nearest double, 2^64): JSON.stringify writes it in 20 digits.
     const u64 = 2 ** 64;
-    const account = { data: [Buffer.alloc(length, 0xff).toString('base64'), 'base64'], executable: false, lamports: u64, owner: '1'.repeat(44), rentEpoch: u64, space: u64 };
-    const answer = { jsonrpc: '2.0', id: '00000000-0000-0000-0000-000000000000', result: { context: { apiVersion: '2.3.13', slot: u64 }, value: Array.from({ length: MAX_MULTIPLE_ACCOUNTS }, () => account) } };
+    const account = {
+      data: [Buffer.alloc(length, 0xff).toString('base64'), 'base64'],
+      executable: false,
+      lamports: u64,
+      owner: '1'.repeat(44),
+      rentEpoch: u64,
+      space: u64,
+    };
+    const answer = {
+      jsonrpc: '2.0',
+      id: '00000000-0000-0000-0000-000000000000',
+      result: { context: { apiVersion: '2.3.13', slot: u64 }, value: Array.from({ length: MAX_MULTIPLE_ACCOUNTS }, () => account) },
+    };
     expect(JSON.stringify(answer).length).toBeLessThanOrEqual(MAX_RESPONSE_BYTES / 2);
   });
 

@@ -38,7 +38,11 @@ describe('createChainRpc reads through web3.js', () => {
         value: { data: [data.toString('base64'), 'base64'], executable: false, lamports: 5, owner: owner.toBase58(), rentEpoch: 0, space: 4 },
       },
     }));
-    const snapshot = await rpc.getAccountInfo(address, { commitment: 'finalized', dataSlice: { offset: 848, length: 4 }, minContextSlot: 70 }, signal());
+    const snapshot = await rpc.getAccountInfo(
+      address,
+      { commitment: 'finalized', dataSlice: { offset: 848, length: 4 }, minContextSlot: 70 },
+      signal(),
+    );
     expect(snapshot.slot).toBe(77);
     expect(snapshot.account?.owner.equals(owner)).toBe(true);
     expect([...(snapshot.account?.data ?? [])]).toEqual([1, 2, 3, 4]);
@@ -51,19 +55,32 @@ describe('createChainRpc reads through web3.js', () => {
 
   describe('getMultipleAccounts', () => {
     const other = Keypair.fromSeed(new Uint8Array(32).fill(3)).publicKey;
-    const encoded = (bytes: number[], space: number) => ({ data: [Buffer.from(bytes).toString('base64'), 'base64'], executable: false, lamports: 5, owner: owner.toBase58(), rentEpoch: 0, space });
+    const encoded = (bytes: number[], space: number) => ({
+      data: [Buffer.from(bytes).toString('base64'), 'base64'],
+      executable: false,
+      lamports: 5,
+      owner: owner.toBase58(),
+      rentEpoch: 0,
+      space,
+    });
 
-    it('sends every address with one dataSlice and minContextSlot; returns each account (or null) in order, at the answer\'s slot', async () => {
+    it("sends every address with one dataSlice and minContextSlot; returns each account (or null) in order, at the answer's slot", async () => {
       const rpc = await setup(() => ({ result: { context: { slot: 90 }, value: [encoded([1, 2], 2), null] } }));
-      const snapshot = await rpc.getMultipleAccounts([address, other], { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 }, signal());
+      const snapshot = await rpc.getMultipleAccounts(
+        [address, other],
+        { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 },
+        signal(),
+      );
       expect(snapshot.slot).toBe(90);
-      expect(snapshot.accounts.map((account) => account && { owner: account.owner.toBase58(), data: [...account.data], space: account.space })).toEqual([
-        { owner: owner.toBase58(), data: [1, 2], space: 2 },
-        null,
-      ]);
+      expect(
+        snapshot.accounts.map((account) => account && { owner: account.owner.toBase58(), data: [...account.data], space: account.space }),
+      ).toEqual([{ owner: owner.toBase58(), data: [1, 2], space: 2 }, null]);
       expect(server?.calls[0]).toEqual({
         method: 'getMultipleAccounts',
-        params: [[address.toBase58(), other.toBase58()], { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 }],
+        params: [
+          [address.toBase58(), other.toBase58()],
+          { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 848 }, minContextSlot: 80 },
+        ],
       });
     });
 
@@ -75,7 +92,9 @@ describe('createChainRpc reads through web3.js', () => {
       ['a negative lamports count', [{ ...encoded([1], 1), lamports: -1 }, null], /lamports/],
     ])('%s: a malformed answer, retried on every try and then a retryable CHAIN__RPC_FAILED', async (_what, value, reason) => {
       const rpc = await setup(() => ({ result: { context: { slot: 1 }, value } }));
-      const err = await rejection(rpc.getMultipleAccounts([address, other], { commitment: 'confirmed', dataSlice: { offset: 0, length: 4 } }, signal()));
+      const err = await rejection(
+        rpc.getMultipleAccounts([address, other], { commitment: 'confirmed', dataSlice: { offset: 0, length: 4 } }, signal()),
+      );
       expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'getMultipleAccounts', kind: 'malformed' });
       expect((err as Error).message).toMatch(reason);
       expect(retriesAction(err)).toBe(true);
@@ -85,9 +104,13 @@ describe('createChainRpc reads through web3.js', () => {
     it('asks no node for more than 100 addresses or 64 KiB of data in all: a RangeError before any request', async () => {
       const rpc = await setup(() => ({ result: { context: { slot: 1 }, value: [] } }));
       const many = Array.from({ length: 101 }, () => address);
-      expect(() => rpc.getMultipleAccounts(many, { commitment: 'confirmed', dataSlice: { offset: 0, length: 1 } }, signal())).toThrow(/at most 100 addresses, not 101/);
+      expect(() => rpc.getMultipleAccounts(many, { commitment: 'confirmed', dataSlice: { offset: 0, length: 1 } }, signal())).toThrow(
+        /at most 100 addresses, not 101/,
+      );
       const wide = Array.from({ length: 78 }, () => address);
-      expect(() => rpc.getMultipleAccounts(wide, { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 } }, signal())).toThrow(/at most 65536 bytes in all, not 78 x 848/);
+      expect(() => rpc.getMultipleAccounts(wide, { commitment: 'confirmed', dataSlice: { offset: 0, length: 848 } }, signal())).toThrow(
+        /at most 65536 bytes in all, not 78 x 848/,
+      );
       expect(server?.calls).toEqual([]);
     });
   });
@@ -113,7 +136,9 @@ describe('createChainRpc reads through web3.js', () => {
   });
 
   it('getSignatureStatus asks for one signature with searchTransactionHistory and returns the context slot with it', async () => {
-    const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: [{ slot: 8, confirmations: 1, err: null, confirmationStatus: 'confirmed' }] } }));
+    const rpc = await setup(() => ({
+      result: { context: { slot: 9 }, value: [{ slot: 8, confirmations: 1, err: null, confirmationStatus: 'confirmed' }] },
+    }));
     const { slot, status } = await rpc.getSignatureStatus('sig', { searchTransactionHistory: true }, signal());
     expect(slot).toBe(9);
     expect(status).toMatchObject({ confirmationStatus: 'confirmed', err: null });
@@ -131,7 +156,13 @@ describe('createChainRpc reads through web3.js', () => {
     const rpc = await setup(() => ({ error: { code, message: 'from the node' } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED')).toBe(true);
-    expect((err as { context: unknown }).context).toEqual({ chain: 'target', method: 'getBalance', kind: 'rpc', rpcCode: code, endpoint: new URL(server!.url).origin });
+    expect((err as { context: unknown }).context).toEqual({
+      chain: 'target',
+      method: 'getBalance',
+      kind: 'rpc',
+      rpcCode: code,
+      endpoint: new URL(server!.url).origin,
+    });
     expect(retriesAction(err)).toBe(transient);
     expect((err as Error).message).toContain(`JSON-RPC error ${code}`);
   });
@@ -181,7 +212,11 @@ describe('createChainRpc sendTransaction (plain JSON-RPC)', () => {
   it('keeps the InstructionError and logs of a preflight refusal (-32002)', async () => {
     const transactionError = { InstructionError: [2, { Custom: 6001 }] };
     const rpc = await setup(() => ({
-      error: { code: -32002, message: 'Transaction simulation failed: Error processing Instruction 2', data: { err: transactionError, logs: ['Program log: VoteOutOfOrder'] } },
+      error: {
+        code: -32002,
+        message: 'Transaction simulation failed: Error processing Instruction 2',
+        data: { err: transactionError, logs: ['Program log: VoteOutOfOrder'] },
+      },
     }));
     const err = await rejection(rpc.sendTransaction(wire, { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()));
     expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ method: 'sendTransaction', rpcCode: -32002, kind: 'rpc' });
@@ -216,16 +251,26 @@ describe('createChainRpc bounds what the node writes', () => {
   it('a -32005 with a 90 KiB message and data: the error, its cause and its log form stay small', async () => {
     const rpc = await setup(() => ({ error: { code: -32005, message: `Node is behind ${'z'.repeat(MB)}`, data: { blob: 'd'.repeat(MB) } } }));
     const err = await rejection(rpc.getBalance(address, 'confirmed', signal()));
-    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({ chain: 'target', method: 'getBalance', kind: 'rpc', rpcCode: -32005, endpoint: new URL(server!.url).origin });
+    expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toEqual({
+      chain: 'target',
+      method: 'getBalance',
+      kind: 'rpc',
+      rpcCode: -32005,
+      endpoint: new URL(server!.url).origin,
+    });
     const { message, cause } = err as Error;
-    expect(message).toMatch(/^getBalance on the destination chain RPC \(BRIDGE_TARGET_RPC_URL\) failed: JSON-RPC error -32005: .*Node is behind z+… \(\d+ more\) \(transient; it is retried\)$/);
+    expect(message).toMatch(
+      /^getBalance on the destination chain RPC \(BRIDGE_TARGET_RPC_URL\) failed: JSON-RPC error -32005: .*Node is behind z+… \(\d+ more\) \(transient; it is retried\)$/,
+    );
     expect(message.length).toBeLessThan(500);
     expect((cause as Error).message.length).toBeLessThan(300);
     expect(JSON.stringify(serializeError(err)).length).toBeLessThan(4_000);
   });
 
   it('a provider echoing the request URL with its API key: only the origin is kept', async () => {
-    const rpc = await setup(() => ({ error: { code: -32603, message: 'upstream failed for https://rpc.provider.example/v1/API-KEY-123?token=T0K3N' } }));
+    const rpc = await setup(() => ({
+      error: { code: -32603, message: 'upstream failed for https://rpc.provider.example/v1/API-KEY-123?token=T0K3N' },
+    }));
     const err = await rejection(rpc.getChainHeight('confirmed', signal()));
     expect((err as Error).message).toContain('https://rpc.provider.example');
     expect(JSON.stringify(serializeError(err))).not.toMatch(/API-KEY-123|T0K3N/);
@@ -260,10 +305,20 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
     server = await startJsonRpcServer(simulated(1_400_000));
     const other = await startJsonRpcServer(simulated(72_450));
     try {
-      const rpc = createChainRpc({ chain: 'target', url: server.url, fallbackUrls: [other.url], timeoutMs: 2_000, metrics: createMetrics(new Registry()) });
+      const rpc = createChainRpc({
+        chain: 'target',
+        url: server.url,
+        fallbackUrls: [other.url],
+        timeoutMs: 2_000,
+        metrics: createMetrics(new Registry()),
+      });
       const first = await rpc.simulateTransaction(new Uint8Array([1]), signal());
       expect(first).toEqual({ err: null, unitsConsumed: 1_400_000, endpoint: rpc.endpoints[0] });
-      expect(await rpc.simulateTransactionElsewhere(new Uint8Array([1]), first.endpoint, signal())).toEqual({ err: null, unitsConsumed: 72_450, endpoint: rpc.endpoints[1] });
+      expect(await rpc.simulateTransactionElsewhere(new Uint8Array([1]), first.endpoint, signal())).toEqual({
+        err: null,
+        unitsConsumed: 72_450,
+        endpoint: rpc.endpoints[1],
+      });
       // Beside the pool's slot probes.
       expect(other.calls.filter((call) => call.method === 'simulateTransaction')).toHaveLength(1);
     } finally {
@@ -272,7 +327,9 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
   });
 
   it('simulateTransaction sends base64 without signature checks, on the node blockhash, at confirmed; returns err, unitsConsumed and who answered', async () => {
-    const rpc = await setup(() => ({ result: { context: { slot: 9 }, value: { err: null, logs: [], accounts: null, unitsConsumed: 24_450, returnData: null } } }));
+    const rpc = await setup(() => ({
+      result: { context: { slot: 9 }, value: { err: null, logs: [], accounts: null, unitsConsumed: 24_450, returnData: null } },
+    }));
     const simulation = await rpc.simulateTransaction(new Uint8Array([1, 2, 3]), signal());
     expect(simulation).toEqual({ err: null, unitsConsumed: 24_450, endpoint: rpc.endpoints[0] });
     // One endpoint: no second opinion to ask.
@@ -285,12 +342,15 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
 
   describe('a simulation carries the slot floor (docs/chain-client.md, "What a node can claim")', () => {
     /** A node at slot 100 whose simulations answer at `simulatedAt`. */
-    const nodeAt = (simulatedAt: number, unitsConsumed: number): Handler => (call) => {
-      if (call.method === 'getSlot') return { result: 100 };
-      if (call.method === 'getGenesisHash') return { result: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' };
-      if (call.method === 'simulateTransaction') return { result: { context: { slot: simulatedAt }, value: { err: null, logs: [], unitsConsumed } } };
-      return { result: { context: { slot: 100 }, value: 1 } };
-    };
+    const nodeAt =
+      (simulatedAt: number, unitsConsumed: number): Handler =>
+      (call) => {
+        if (call.method === 'getSlot') return { result: 100 };
+        if (call.method === 'getGenesisHash') return { result: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' };
+        if (call.method === 'simulateTransaction')
+          return { result: { context: { slot: simulatedAt }, value: { err: null, logs: [], unitsConsumed } } };
+        return { result: { context: { slot: 100 }, value: 1 } };
+      };
     const simulations = (node: JsonRpcTestServer) => node.calls.filter((call) => call.method === 'simulateTransaction');
 
     it('sends the floor as minContextSlot; an answer older than it is refused and the read moves on to the next endpoint', async () => {
@@ -303,7 +363,11 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
         await rpc.getBalance(address, 'confirmed', signal());
         expect(rpc.slotFloor()).toBe(100);
 
-        expect(await rpc.simulateTransaction(new Uint8Array([1]), signal())).toEqual({ err: null, unitsConsumed: 72_450, endpoint: rpc.endpoints[1] });
+        expect(await rpc.simulateTransaction(new Uint8Array([1]), signal())).toEqual({
+          err: null,
+          unitsConsumed: 72_450,
+          endpoint: rpc.endpoints[1],
+        });
         expect(simulations(server)).toHaveLength(1);
         expect(simulations(server)[0]?.params[1]).toMatchObject({ minContextSlot: 100 });
         expect(simulations(other)[0]?.params[1]).toMatchObject({ minContextSlot: 100 });
@@ -328,7 +392,12 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
   });
 
   it('getRecentPrioritizationFees sends the writable accounts and returns slot and price', async () => {
-    const rpc = await setup(() => ({ result: [{ slot: 5, prioritizationFee: 0 }, { slot: 6, prioritizationFee: 20_000 }] }));
+    const rpc = await setup(() => ({
+      result: [
+        { slot: 5, prioritizationFee: 0 },
+        { slot: 6, prioritizationFee: 20_000 },
+      ],
+    }));
     expect(await rpc.getRecentPrioritizationFees([address], signal())).toEqual([
       { slot: 5, prioritizationFee: 0 },
       { slot: 6, prioritizationFee: 20_000 },
@@ -342,7 +411,10 @@ describe('createChainRpc compute and fee reads (plain JSON-RPC)', () => {
     ['prioritization fees that are not an array', 'getRecentPrioritizationFees', { slot: 1 }],
   ])('%s -> CHAIN__RPC_FAILED invalid_result, not retried', async (_case, method, result) => {
     const rpc = await setup(() => ({ result }));
-    const call = method === 'simulateTransaction' ? rpc.simulateTransaction(new Uint8Array([1]), signal()) : rpc.getRecentPrioritizationFees([address], signal());
+    const call =
+      method === 'simulateTransaction'
+        ? rpc.simulateTransaction(new Uint8Array([1]), signal())
+        : rpc.getRecentPrioritizationFees([address], signal());
     const err = await rejection(call);
     expect(err).toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method, kind: 'invalid_result' } });
     expect(retriesAction(err)).toBe(false);

@@ -43,7 +43,16 @@ async function cluster(nodes: AgaveBanks[]) {
   const metrics: Metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
   const [primary, ...fallbacks] = started.map((server) => server.url);
-  const rpc = createChainRpc({ chain: 'source', url: primary!, fallbackUrls: fallbacks, timeoutMs: 2_000, maxSlotLag: 128, metrics, logger: logs.logger, now: () => now });
+  const rpc = createChainRpc({
+    chain: 'source',
+    url: primary!,
+    fallbackUrls: fallbacks,
+    timeoutMs: 2_000,
+    maxSlotLag: 128,
+    metrics,
+    logger: logs.logger,
+    now: () => now,
+  });
   const slot = () => {
     now += 400;
     for (const banks of nodes) banks.head += 1;
@@ -71,7 +80,9 @@ describe('reads against Agave-like banks', () => {
     expect(logs.records().filter((record) => record.level === 'warn' || record.level === 'error')).toEqual([]);
     // The floors were carried: a finalized read asked for a finalized slot, never a confirmed one.
     const calls = started.flatMap((server) => server.calls);
-    const finalizedFloors = calls.filter((call) => call.method === 'getBalance' && (call.params[1] as { commitment: string }).commitment === 'finalized').map(carried);
+    const finalizedFloors = calls
+      .filter((call) => call.method === 'getBalance' && (call.params[1] as { commitment: string }).commitment === 'finalized')
+      .map(carried);
     expect(finalizedFloors.filter((floor) => floor !== undefined).length).toBeGreaterThan(30);
     // Never ahead of the slower node's confirmed bank, and never left behind its finalized one.
     expect(rpc.slotFloor()).toBeLessThanOrEqual(nodes[1]!.bankSlot('confirmed'));
@@ -79,7 +90,7 @@ describe('reads against Agave-like banks', () => {
     expect(Math.max(...finalizedFloors.map((floor) => floor ?? 0))).toBeLessThanOrEqual(nodes[0]!.bankSlot('finalized'));
   });
 
-  it('a status poll\'s processed context slot is never a floor mark: the confirmed read after it is answered at once, on one endpoint too', async () => {
+  it("a status poll's processed context slot is never a floor mark: the confirmed read after it is answered at once, on one endpoint too", async () => {
     const banks = agaveBanks(20_000);
     const { rpc, refused, slot } = await cluster([banks]);
     for (let i = 0; i < 10; i++) {

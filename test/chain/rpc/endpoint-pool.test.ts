@@ -96,7 +96,9 @@ describe('several endpoints per chain', () => {
     expect(await gauge('rpcEndpointUp', origin(primary.url))).toBe(0);
     const warnings = logs.records().filter((record) => record['status'] === 403);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]!['msg']).toContain(`${origin(primary.url)} of the destination chain answers HTTP 403: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal`);
+    expect(warnings[0]!['msg']).toContain(
+      `${origin(primary.url)} of the destination chain answers HTTP 403: taken out until ${REFUSAL_HOLD_MS / 1000} s after its latest refusal`,
+    );
   });
 
   it('a refusing endpoint is tried again after the hold, and a line says it serves again', async () => {
@@ -145,12 +147,14 @@ describe('several endpoints per chain', () => {
     expect(primary.calls.length).toBe(before);
   });
 
-  it('a floor no node has reached (-32016 from both, a lying answer\'s slot) takes neither out: the next read at a reachable slot is answered at once', async () => {
-    const behindFloor = (slot: number, balance: number): Handler => (call) => {
-      const asked = (call.params[1] as { minContextSlot?: number } | undefined)?.minContextSlot;
-      if (asked !== undefined && asked > slot) return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
-      return node(slot, balance)(call);
-    };
+  it("a floor no node has reached (-32016 from both, a lying answer's slot) takes neither out: the next read at a reachable slot is answered at once", async () => {
+    const behindFloor =
+      (slot: number, balance: number): Handler =>
+      (call) => {
+        const asked = (call.params[1] as { minContextSlot?: number } | undefined)?.minContextSlot;
+        if (asked !== undefined && asked > slot) return { error: { code: -32016, message: 'Minimum context slot has not been reached' } };
+        return node(slot, balance)(call);
+      };
     const primary = await serve(behindFloor(500, 1));
     const fallback = await serve(behindFloor(500, 2));
     const rpc = pooled([primary.url, fallback.url]);
@@ -254,7 +258,9 @@ describe('several endpoints per chain', () => {
     const primary = await serve(node(500, 1, () => ({ error: { code: -32005, message: 'Node is unhealthy' } })));
     const fallback = await serve(node(500, 2, () => refusal));
     const rpc = pooled([primary.url, fallback.url]);
-    const err = await rpc.sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()).catch((error: unknown) => error);
+    const err = await rpc
+      .sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal())
+      .catch((error: unknown) => error);
     expect(preflightFailure(err)).toEqual({ transactionError: { InstructionError: [0, { Custom: 6001 }] }, logs: [] });
   });
 
@@ -263,7 +269,9 @@ describe('several endpoints per chain', () => {
     const primary = await serve(node(500, 1, () => ({ http: 504 })));
     const fallback = await serve(node(500, 2, () => lagging));
     const rpc = pooled([primary.url, fallback.url]);
-    const err = await rpc.sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal()).catch((error: unknown) => error);
+    const err = await rpc
+      .sendTransaction(new Uint8Array([1]), { skipPreflight: false, preflightCommitment: 'confirmed' }, signal())
+      .catch((error: unknown) => error);
     expect(preflightFailure(err)).toBeUndefined();
     expect(isDefiniteSendRefusal(err)).toBe(false);
     expect(err).toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { method: 'sendTransaction', status: 504 } });
@@ -285,7 +293,16 @@ describe('each endpoint is a node of the chain (genesis hash)', () => {
     let now = 1_000_000;
     metrics = createMetrics(new Registry());
     logs = captureLogs('info');
-    const rpc = createChainRpc({ chain: 'source', url: primary.url, fallbackUrls: [fallback.url], timeoutMs: 300, maxSlotLag: 128, metrics, logger: logs.logger, now: () => now });
+    const rpc = createChainRpc({
+      chain: 'source',
+      url: primary.url,
+      fallbackUrls: [fallback.url],
+      timeoutMs: 300,
+      maxSlotLag: 128,
+      metrics,
+      logger: logs.logger,
+      now: () => now,
+    });
     const asked = () => fallback.calls.filter((call) => call.method === 'getGenesisHash').length;
     const probe = async () => {
       now += PROBE_INTERVAL_MS;
@@ -309,10 +326,12 @@ describe('each endpoint is a node of the chain (genesis hash)', () => {
     await expect.poll(() => gauge('rpcEndpointUp', origin(fallback.url))).toBe(1);
     await probe();
     await expect.poll(asked).toBe(2);
-    await expect.poll(() => rpc.configurationProblems()).toEqual([
-      `RPC endpoint ${origin(fallback.url)} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster: its genesis hash ${THEIRS} is not BRIDGE_SOURCE_RPC_URL's (${OURS}); ` +
-        'it serves no reads or sends of the source chain. A configuration error, not transient: remove it from BRIDGE_SOURCE_RPC_FALLBACK_URLS or point it at a node of that chain',
-    ]);
+    await expect
+      .poll(() => rpc.configurationProblems())
+      .toEqual([
+        `RPC endpoint ${origin(fallback.url)} in BRIDGE_SOURCE_RPC_FALLBACK_URLS is a node of another cluster: its genesis hash ${THEIRS} is not BRIDGE_SOURCE_RPC_URL's (${OURS}); ` +
+          'it serves no reads or sends of the source chain. A configuration error, not transient: remove it from BRIDGE_SOURCE_RPC_FALLBACK_URLS or point it at a node of that chain',
+      ]);
     expect(await gauge('rpcEndpointUp', origin(fallback.url))).toBe(0);
     expect(await metricValue(metrics.rpcEndpointClusterMismatches, { endpoint: origin(fallback.url) })).toBe(1);
     expect(logs.records().filter((record) => String(record['msg']).includes('is a node of another cluster'))).toHaveLength(1);

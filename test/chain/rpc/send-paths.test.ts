@@ -48,7 +48,9 @@ describe('SendPaths', () => {
     await until(async () => (await count(goodLabel!, 'accepted')) + (await count(refusingLabel!, 'failed')) === 2);
     expect(accepted).toEqual([goodLabel]);
     for (const server of [good, refusing]) {
-      expect(server.calls).toEqual([{ method: 'sendTransaction', params: [Buffer.from(WIRE).toString('base64'), { encoding: 'base64', skipPreflight: true, maxRetries: 0 }] }]);
+      expect(server.calls).toEqual([
+        { method: 'sendTransaction', params: [Buffer.from(WIRE).toString('base64'), { encoding: 'base64', skipPreflight: true, maxRetries: 0 }] },
+      ]);
     }
   });
 
@@ -70,7 +72,7 @@ describe('SendPaths', () => {
 });
 
 describe('SendPaths: what a path says is checked', () => {
-  it('an answer that is not the transaction\'s own signature is a failed send and a warn line, never an acceptance', async () => {
+  it("an answer that is not the transaction's own signature is a failed send and a warn line, never an acceptance", async () => {
     const wrong = await startJsonRpcServer(() => ({ result: bs58.encode(new Uint8Array(64).fill(7)) }));
     servers.push(wrong);
     const metrics = createMetrics(new Registry());
@@ -121,11 +123,20 @@ describe('FeeEstimates (getPriorityFeeEstimate)', () => {
     const answers: Reply[] = [{ result: { priorityFeeEstimate: 1234.5 } }, { result: { priorityFeeEstimate: 'lots' } }, { http: 500 }];
     const provider = await startJsonRpcServer(() => answers.shift()!);
     servers.push(provider);
-    const estimates = new FeeEstimates({ chain: 'target', url: provider.url, timeoutMs: 1_000, metrics: createMetrics(new Registry()), logger: captureLogs().logger });
+    const estimates = new FeeEstimates({
+      chain: 'target',
+      url: provider.url,
+      timeoutMs: 1_000,
+      metrics: createMetrics(new Registry()),
+      logger: captureLogs().logger,
+    });
     const account = Keypair.generate().publicKey;
     expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBe(1235);
     expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBeUndefined();
     expect(await estimates.estimate([account], AbortSignal.timeout(5_000))).toBeUndefined();
-    expect(provider.calls[0]).toEqual({ method: 'getPriorityFeeEstimate', params: [{ accountKeys: [account.toBase58()], options: { priorityLevel: 'High' } }] });
+    expect(provider.calls[0]).toEqual({
+      method: 'getPriorityFeeEstimate',
+      params: [{ accountKeys: [account.toBase58()], options: { priorityLevel: 'High' } }],
+    });
   });
 });

@@ -41,7 +41,9 @@ describe('SlotView', () => {
     expect(slots.floor('confirmed')).toBeUndefined();
     expect(slots.latest(0)).toBeUndefined();
     expect(await metricValue(metrics.rpcSlotFloorRebases, { chain: 'source' })).toBe(1);
-    expect(logs.records().filter((record) => record.level === 'warn')).toEqual([expect.objectContaining({ floor: 9_000_000, msg: expect.stringContaining('re-based') })]);
+    expect(logs.records().filter((record) => record.level === 'warn')).toEqual([
+      expect.objectContaining({ floor: 9_000_000, msg: expect.stringContaining('re-based') }),
+    ]);
     tick(400);
     slots.claim(0, 1_000, 'confirmed');
     slots.claim(1, 1_001, 'confirmed');
@@ -91,7 +93,7 @@ describe('SlotView', () => {
       expect(slots.floor('finalized')).toBeUndefined();
     });
 
-    it('a processed context slot (a status poll) is never a mark: the confirmed floor and the endpoint\'s slot stay where confirmed answers put them', () => {
+    it("a processed context slot (a status poll) is never a mark: the confirmed floor and the endpoint's slot stay where confirmed answers put them", () => {
       const { slots, tick } = view();
       const confirmed = banksAt(slots, tick, 1_000);
       expect(slots.claim(0, confirmed + 2, 'processed')).toBe(true);
@@ -109,7 +111,7 @@ describe('SlotView', () => {
       expect(await metricValue(metrics.rpcSlotOutliers, { direction: 'ahead' })).toBe(2);
     });
 
-    it('a landing seen confirmed raises the confirmed floor only; one seen finalized raises the finalized floor (and so the confirmed reads\' too)', () => {
+    it("a landing seen confirmed raises the confirmed floor only; one seen finalized raises the finalized floor (and so the confirmed reads' too)", () => {
       const { slots, tick } = view();
       const confirmed = banksAt(slots, tick, 1_000);
       slots.restOn(confirmed + 1, 'confirmed');

@@ -234,7 +234,11 @@ describe('Bank: transactions', () => {
     initTracker(bank, payer);
     const tx = signed(
       bank,
-      [ComputeBudgetProgram.setComputeUnitLimit({ units: 50_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), deposit(payer, 7n)],
+      [
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 50_000 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }),
+        deposit(payer, 7n),
+      ],
       [payer],
     );
     bank.submit(tx, false);
@@ -300,19 +304,26 @@ describe('Bank: transactions', () => {
       expect(bank.signatureStatus(tx.signature)?.err ?? simulated).toEqual(simulated);
       return { simulated, landed: bank.signatureStatus(tx.signature) !== undefined };
     };
-    const transfer = (from: Keypair, to: PublicKey, lamports: bigint) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
+    const transfer = (from: Keypair, to: PublicKey, lamports: bigint) =>
+      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
 
     const nearlyExempt = funded(bank, exempt + 1_000n);
     const poor = funded(bank, 20_000n);
     const somebody = funded(bank).publicKey;
     for (const payer of [nearlyExempt, poor]) {
-      expect(land([transfer(payer, somebody, 0n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 0 } }, landed: false });
+      expect(land([transfer(payer, somebody, 0n)], [payer])).toEqual({
+        simulated: { InsufficientFundsForRent: { account_index: 0 } },
+        landed: false,
+      });
     }
     expect(lamportsOf(nearlyExempt.publicKey)).toBe(exempt + 1_000n);
 
     const payer = funded(bank);
     const fresh = Keypair.generate().publicKey;
-    expect(land([transfer(payer, fresh, exempt - 1n)], [payer])).toEqual({ simulated: { InsufficientFundsForRent: { account_index: 1 } }, landed: true });
+    expect(land([transfer(payer, fresh, exempt - 1n)], [payer])).toEqual({
+      simulated: { InsufficientFundsForRent: { account_index: 1 } },
+      landed: true,
+    });
     expect([lamportsOf(fresh), lamportsOf(payer.publicKey)]).toEqual([undefined, 1_000_000_000n - 5_000n]);
     expect(land([transfer(payer, fresh, exempt)], [payer]).simulated).toBeNull();
     // Below the minimum already: credited is allowed, debited is not; emptied is.

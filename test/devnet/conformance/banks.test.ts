@@ -33,7 +33,12 @@ beforeAll(async () => {
   litesvm = new LiteSvmRuntime();
   node.airdrop(alice.publicKey, 10n * SOL);
   node.airdrop(bob.publicKey, 10n * SOL);
-  litesvm.fund(new Map([[accounts[0]!, 10n * SOL], [accounts[1]!, 10n * SOL]]));
+  litesvm.fund(
+    new Map([
+      [accounts[0]!, 10n * SOL],
+      [accounts[1]!, 10n * SOL],
+    ]),
+  );
   node.advanceSlots(LAGS.finalizedLagSlots + 1);
 });
 

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionInstruction, TransactionMessage, VersionedTransaction, type PublicKey } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  SystemProgram,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+  type PublicKey,
+} from '@solana/web3.js';
 import bs58 from 'bs58';
 import fc from 'fast-check';
 import { rentExemptMinimum } from '../../../devnet/program/store.js';
@@ -112,9 +120,9 @@ const steps: fc.Arbitrary<Step[]> = fc
   });
 
 /** Enough transfers to pass 1,232 bytes (17 bytes each; web3.js compiles at most 1,232 bytes of instructions). */
-const oversized: fc.Arbitrary<Step[]> = fc.integer({ min: 60, max: 70 }).map((count) =>
-  Array.from({ length: count }, () => ({ kind: 'transfer' as const, from: 'payer' as const, to: 'funded' as const, lamports: 1n })),
-);
+const oversized: fc.Arbitrary<Step[]> = fc
+  .integer({ min: 60, max: 70 })
+  .map((count) => Array.from({ length: count }, () => ({ kind: 'transfer' as const, from: 'payer' as const, to: 'funded' as const, lamports: 1n })));
 
 export const conformanceCase: fc.Arbitrary<ConformanceCase> = fc
   .record({
@@ -208,7 +216,13 @@ export const NONCE_RENT = rentExemptMinimum(NONCE_ACCOUNT_SIZE);
 /** An initialized nonce account's data (PROTOCOL.md "Durable nonces"): the payer its authority, a random value. */
 export function nonceAccountData(keys: CaseKeys): { data: Uint8Array; value: string } {
   const value = bs58.encode(randomBytes(32));
-  const data = encodeNonceState({ version: CURRENT_NONCE_VERSION, state: 'initialized', authority: keys.payer.publicKey.toBase58(), durableNonce: value, lamportsPerSignature: 5_000n });
+  const data = encodeNonceState({
+    version: CURRENT_NONCE_VERSION,
+    state: 'initialized',
+    authority: keys.payer.publicKey.toBase58(),
+    durableNonce: value,
+    lamportsPerSignature: 5_000n,
+  });
   return { data, value };
 }
 

@@ -99,7 +99,14 @@ function createNonceAccount(keys: CaseKeys): string {
 function isFailedNonceResend(c: ConformanceCase, send: number, first: Outcome | undefined, devnet: Outcome, litesvm: Outcome): boolean {
   const failedFirst = first?.landed === true && first.error !== null;
   const refusedAlike = !devnet.landed && !litesvm.landed && devnet.fee === 0n && litesvm.fee === 0n;
-  return c.nonce === 'durable' && send === 1 && failedFirst && refusedAlike && describeError(devnet) === '"BlockhashNotFound"' && describeError(litesvm) === '"AlreadyProcessed"';
+  return (
+    c.nonce === 'durable' &&
+    send === 1 &&
+    failedFirst &&
+    refusedAlike &&
+    describeError(devnet) === '"BlockhashNotFound"' &&
+    describeError(litesvm) === '"AlreadyProcessed"'
+  );
 }
 
 /** What fails a transaction's load: LiteSVM 1.5 drops it for free; Agave since SIMD-0191, and the devnet, commit it fee-only. */
@@ -136,7 +143,9 @@ async function expectSameOutcome(c: ConformanceCase): Promise<Outcome[]> {
     if (isFailedNonceResend(c, send, outcomes[0]?.litesvm, devnetOutcome, litesvmRan)) return;
     const litesvmOutcome = asAgave(c, send, outcomes[0]?.litesvm, litesvmRan);
     const differs = (what: string) =>
-      new Error(`${describeCase(c)}\nsend ${send + 1} differs${what}:\n  devnet  ${describeOutcome(devnetOutcome)}\n  litesvm ${describeOutcome(litesvmOutcome)}`);
+      new Error(
+        `${describeCase(c)}\nsend ${send + 1} differs${what}:\n  devnet  ${describeOutcome(devnetOutcome)}\n  litesvm ${describeOutcome(litesvmOutcome)}`,
+      );
     if (describeOutcome(devnetOutcome) !== describeOutcome(litesvmOutcome)) throw differs('');
     // What the devnet's getTransaction recorded must be what it charged and what it simulated.
     if (recorded !== null && (recorded.fee !== devnetOutcome.fee || recorded.unitsConsumed !== devnetOutcome.unitsConsumed)) {
@@ -146,7 +155,15 @@ async function expectSameOutcome(c: ConformanceCase): Promise<Outcome[]> {
   return outcomes.map((pair) => pair.litesvm);
 }
 
-const base: ConformanceCase = { steps: [], payerLamports: 10_000_000_000n, cosignerLamports: 0n, blockhash: 'latest', corruptSignature: undefined, repeat: false, nonce: 'none' };
+const base: ConformanceCase = {
+  steps: [],
+  payerLamports: 10_000_000_000n,
+  cosignerLamports: 0n,
+  blockhash: 'latest',
+  corruptSignature: undefined,
+  repeat: false,
+  nonce: 'none',
+};
 const transfer: Step = { kind: 'transfer', from: 'payer', to: 'funded', lamports: 1_000n };
 
 describe('the devnet and Agave runtime (LiteSVM) agree', () => {
@@ -170,26 +187,42 @@ describe('the devnet and Agave runtime (LiteSVM) agree', () => {
   const transferLoads = 228;
 
   it('a loaded-accounts data-size limit of exactly what the transfer loads: it lands', async () => {
-    const steps: Step[] = [{ kind: 'loadedLimit', bytes: transferLoads }, { ...transfer, to: 'fresh', lamports: 1_000_000_000n }];
+    const steps: Step[] = [
+      { kind: 'loadedLimit', bytes: transferLoads },
+      { ...transfer, to: 'fresh', lamports: 1_000_000_000n },
+    ];
     const [outcome] = await expectSameOutcome({ ...base, steps });
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 300 });
   });
 
   it('one byte less: MaxLoadedAccountsDataSizeExceeded; LiteSVM drops it for free, the devnet commits it fee-only as Agave since SIMD-0191', async () => {
-    const steps: Step[] = [{ kind: 'loadedLimit', bytes: transferLoads - 1 }, { ...transfer, to: 'fresh', lamports: 1_000_000_000n }];
+    const steps: Step[] = [
+      { kind: 'loadedLimit', bytes: transferLoads - 1 },
+      { ...transfer, to: 'fresh', lamports: 1_000_000_000n },
+    ];
     const [both] = await runBoth({ ...base, steps });
     expect(both!.litesvm).toMatchObject({ landed: false, error: { err: 'MaxLoadedAccountsDataSizeExceeded' }, fee: 0n, unitsConsumed: 0 });
-    expect(both!.devnet).toMatchObject({ landed: true, error: { err: 'MaxLoadedAccountsDataSizeExceeded' }, fee: 5_000n, unitsConsumed: 0, recorded: { fee: 5_000n, unitsConsumed: 0 } });
+    expect(both!.devnet).toMatchObject({
+      landed: true,
+      error: { err: 'MaxLoadedAccountsDataSizeExceeded' },
+      fee: 5_000n,
+      unitsConsumed: 0,
+      recorded: { fee: 5_000n, unitsConsumed: 0 },
+    });
   });
 
-  it('generated transactions: the same outcome on both', async () => {
-    await checkProperty(
-      'devnet vs LiteSVM',
-      fc.asyncProperty(conformanceCase, async (c) => {
-        await expectSameOutcome(c);
-      }),
-      PROFILE.runs,
-      PROFILE.timeoutMs - 20_000,
-    );
-  }, PROFILE.timeoutMs);
+  it(
+    'generated transactions: the same outcome on both',
+    async () => {
+      await checkProperty(
+        'devnet vs LiteSVM',
+        fc.asyncProperty(conformanceCase, async (c) => {
+          await expectSameOutcome(c);
+        }),
+        PROFILE.runs,
+        PROFILE.timeoutMs - 20_000,
+      );
+    },
+    PROFILE.timeoutMs,
+  );
 });

@@ -69,11 +69,13 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
 
   it('a second taking (the instance that lost the race) is refused: AccountAlreadyInUse, the fee paid', async () => {
     node.advanceSlots(1);
-    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markB), await syncBlockhash(devnet, litesvm)));
+    const outcome = await expectSame(
+      signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markB), await syncBlockhash(devnet, litesvm)),
+    );
     expect(outcome).toMatchObject({ landed: true, error: { err: { InstructionError: [0, { Custom: 0 }] } }, fee: 5_000n });
   });
 
-  it('taking over against the value seen lands once; another instance\'s (its own mark, so other bytes) signed against it is refused without a fee', async () => {
+  it("taking over against the value seen lands once; another instance's (its own mark, so other bytes) signed against it is refused without a fee", async () => {
     const value = storedNonce(await devnet.accountData(lease.toBase58()));
     node.advanceSlots(1);
     await syncBlockhash(devnet, litesvm);
@@ -87,7 +89,9 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
 
   it('releasing withdraws the whole balance and closes the account', async () => {
     node.advanceSlots(1);
-    const outcome = await expectSame(signedWire(authority, releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT)), await syncBlockhash(devnet, litesvm)));
+    const outcome = await expectSame(
+      signedWire(authority, releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT)), await syncBlockhash(devnet, litesvm)),
+    );
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBeNull();
     expect(await devnet.accountData(lease.toBase58())).toBeUndefined();
@@ -97,11 +101,19 @@ describe('the signing lease: the devnet and Agave runtime (LiteSVM) agree', () =
     node.airdrop(lease, 1_000n);
     litesvm.fund(new Map([[lease.toBase58(), 1_000n]]));
     node.advanceSlots(1);
-    const outcome = await expectSame(signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markA), await syncBlockhash(devnet, litesvm)));
+    const outcome = await expectSame(
+      signedWire(authority, takeLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, markA), await syncBlockhash(devnet, litesvm)),
+    );
     expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n });
     expect(outcome.balances[lease.toBase58()]).toBe(RENT + 1_000n);
     node.advanceSlots(1);
-    const released = await expectSame(signedWire(authority, releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT + 1_000n)), await syncBlockhash(devnet, litesvm)));
+    const released = await expectSame(
+      signedWire(
+        authority,
+        releaseLeaseInstructions(authority.publicKey, SOURCE_CHAIN_ID, Number(RENT + 1_000n)),
+        await syncBlockhash(devnet, litesvm),
+      ),
+    );
     expect(released).toMatchObject({ landed: true, error: null });
     expect(released.balances[lease.toBase58()]).toBeNull();
   });

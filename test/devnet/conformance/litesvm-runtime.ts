@@ -39,7 +39,8 @@ export class LiteSvmRuntime {
     for (const offset of offsets) bytes.set(bs58.decode(blockhash), offset);
     this.#svm = LiteSVM.fromBytes(bytes);
     this.#nameSystemProgramAsDevnet();
-    if (this.#svm.latestBlockhash() !== blockhash) throw new Error(`LiteSVM snapshot: blockhash rewrite to ${blockhash} did not take; the snapshot format changed`);
+    if (this.#svm.latestBlockhash() !== blockhash)
+      throw new Error(`LiteSVM snapshot: blockhash rewrite to ${blockhash} did not take; the snapshot format changed`);
   }
 
   /**
@@ -50,19 +51,41 @@ export class LiteSvmRuntime {
    */
   #nameSystemProgramAsDevnet(): void {
     const name = new TextEncoder().encode('system_program');
-    this.#svm.setAccount({ address: SYSTEM_PROGRAM, lamports: lamports(1n), programAddress: NATIVE_LOADER, data: name, executable: true, space: BigInt(name.length) });
+    this.#svm.setAccount({
+      address: SYSTEM_PROGRAM,
+      lamports: lamports(1n),
+      programAddress: NATIVE_LOADER,
+      data: name,
+      executable: true,
+      space: BigInt(name.length),
+    });
   }
 
   /** Creates System accounts holding these lamports (0: no account). */
   fund(balances: ReadonlyMap<string, bigint>): void {
     for (const [key, amount] of balances) {
-      if (amount > 0n) this.#svm.setAccount({ address: address(key), lamports: lamports(amount), programAddress: SYSTEM_PROGRAM, data: new Uint8Array(0), executable: false, space: 0n });
+      if (amount > 0n)
+        this.#svm.setAccount({
+          address: address(key),
+          lamports: lamports(amount),
+          programAddress: SYSTEM_PROGRAM,
+          data: new Uint8Array(0),
+          executable: false,
+          space: 0n,
+        });
     }
   }
 
   /** Creates or replaces a System account holding `data`: a state given to both runtimes, or the devnet's where the two differ. */
   setSystemAccount(key: string, lamportsHeld: bigint, data: Uint8Array): void {
-    this.#svm.setAccount({ address: address(key), lamports: lamports(lamportsHeld), programAddress: SYSTEM_PROGRAM, data, executable: false, space: BigInt(data.length) });
+    this.#svm.setAccount({
+      address: address(key),
+      lamports: lamports(lamportsHeld),
+      programAddress: SYSTEM_PROGRAM,
+      data,
+      executable: false,
+      space: BigInt(data.length),
+    });
   }
 
   /** An account's data (undefined: no account). */
@@ -172,26 +195,94 @@ function offsetsOf(haystack: Uint8Array, needle: Uint8Array): number[] {
 // The variants of solana-transaction-error's TransactionError and InstructionError without
 // fields, in declaration order: LiteSVM hands them over as these indexes.
 const TRANSACTION_ERRORS = [
-  'AccountInUse', 'AccountLoadedTwice', 'AccountNotFound', 'ProgramAccountNotFound', 'InsufficientFundsForFee',
-  'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound', 'CallChainTooDeep', 'MissingSignatureForFee',
-  'InvalidAccountIndex', 'SignatureFailure', 'InvalidProgramForExecution', 'SanitizeFailure', 'ClusterMaintenance',
-  'AccountBorrowOutstanding', 'WouldExceedMaxBlockCostLimit', 'UnsupportedVersion', 'InvalidWritableAccount',
-  'WouldExceedMaxAccountCostLimit', 'WouldExceedAccountDataBlockLimit', 'TooManyAccountLocks', 'AddressLookupTableNotFound',
-  'InvalidAddressLookupTableOwner', 'InvalidAddressLookupTableData', 'InvalidAddressLookupTableIndex', 'InvalidRentPayingAccount',
-  'WouldExceedMaxVoteCostLimit', 'WouldExceedAccountDataTotalLimit', 'MaxLoadedAccountsDataSizeExceeded', 'ResanitizationNeeded',
-  'InvalidLoadedAccountsDataSizeLimit', 'UnbalancedTransaction', 'ProgramCacheHitMaxLimit', 'CommitCancelled',
+  'AccountInUse',
+  'AccountLoadedTwice',
+  'AccountNotFound',
+  'ProgramAccountNotFound',
+  'InsufficientFundsForFee',
+  'InvalidAccountForFee',
+  'AlreadyProcessed',
+  'BlockhashNotFound',
+  'CallChainTooDeep',
+  'MissingSignatureForFee',
+  'InvalidAccountIndex',
+  'SignatureFailure',
+  'InvalidProgramForExecution',
+  'SanitizeFailure',
+  'ClusterMaintenance',
+  'AccountBorrowOutstanding',
+  'WouldExceedMaxBlockCostLimit',
+  'UnsupportedVersion',
+  'InvalidWritableAccount',
+  'WouldExceedMaxAccountCostLimit',
+  'WouldExceedAccountDataBlockLimit',
+  'TooManyAccountLocks',
+  'AddressLookupTableNotFound',
+  'InvalidAddressLookupTableOwner',
+  'InvalidAddressLookupTableData',
+  'InvalidAddressLookupTableIndex',
+  'InvalidRentPayingAccount',
+  'WouldExceedMaxVoteCostLimit',
+  'WouldExceedAccountDataTotalLimit',
+  'MaxLoadedAccountsDataSizeExceeded',
+  'ResanitizationNeeded',
+  'InvalidLoadedAccountsDataSizeLimit',
+  'UnbalancedTransaction',
+  'ProgramCacheHitMaxLimit',
+  'CommitCancelled',
 ];
 
 const INSTRUCTION_ERRORS = [
-  'GenericError', 'InvalidArgument', 'InvalidInstructionData', 'InvalidAccountData', 'AccountDataTooSmall', 'InsufficientFunds',
-  'IncorrectProgramId', 'MissingRequiredSignature', 'AccountAlreadyInitialized', 'UninitializedAccount', 'UnbalancedInstruction',
-  'ModifiedProgramId', 'ExternalAccountLamportSpend', 'ExternalAccountDataModified', 'ReadonlyLamportChange', 'ReadonlyDataModified',
-  'DuplicateAccountIndex', 'ExecutableModified', 'RentEpochModified', 'NotEnoughAccountKeys', 'AccountDataSizeChanged',
-  'AccountNotExecutable', 'AccountBorrowFailed', 'AccountBorrowOutstanding', 'DuplicateAccountOutOfSync', 'InvalidError',
-  'ExecutableDataModified', 'ExecutableLamportChange', 'ExecutableAccountNotRentExempt', 'UnsupportedProgramId', 'CallDepth',
-  'MissingAccount', 'ReentrancyNotAllowed', 'MaxSeedLengthExceeded', 'InvalidSeeds', 'InvalidRealloc', 'ComputationalBudgetExceeded',
-  'PrivilegeEscalation', 'ProgramEnvironmentSetupFailure', 'ProgramFailedToComplete', 'ProgramFailedToCompile', 'Immutable',
-  'IncorrectAuthority', 'AccountNotRentExempt', 'InvalidAccountOwner', 'ArithmeticOverflow', 'UnsupportedSysvar', 'IllegalOwner',
-  'MaxAccountsDataAllocationsExceeded', 'MaxAccountsExceeded', 'MaxInstructionTraceLengthExceeded',
+  'GenericError',
+  'InvalidArgument',
+  'InvalidInstructionData',
+  'InvalidAccountData',
+  'AccountDataTooSmall',
+  'InsufficientFunds',
+  'IncorrectProgramId',
+  'MissingRequiredSignature',
+  'AccountAlreadyInitialized',
+  'UninitializedAccount',
+  'UnbalancedInstruction',
+  'ModifiedProgramId',
+  'ExternalAccountLamportSpend',
+  'ExternalAccountDataModified',
+  'ReadonlyLamportChange',
+  'ReadonlyDataModified',
+  'DuplicateAccountIndex',
+  'ExecutableModified',
+  'RentEpochModified',
+  'NotEnoughAccountKeys',
+  'AccountDataSizeChanged',
+  'AccountNotExecutable',
+  'AccountBorrowFailed',
+  'AccountBorrowOutstanding',
+  'DuplicateAccountOutOfSync',
+  'InvalidError',
+  'ExecutableDataModified',
+  'ExecutableLamportChange',
+  'ExecutableAccountNotRentExempt',
+  'UnsupportedProgramId',
+  'CallDepth',
+  'MissingAccount',
+  'ReentrancyNotAllowed',
+  'MaxSeedLengthExceeded',
+  'InvalidSeeds',
+  'InvalidRealloc',
+  'ComputationalBudgetExceeded',
+  'PrivilegeEscalation',
+  'ProgramEnvironmentSetupFailure',
+  'ProgramFailedToComplete',
+  'ProgramFailedToCompile',
+  'Immutable',
+  'IncorrectAuthority',
+  'AccountNotRentExempt',
+  'InvalidAccountOwner',
+  'ArithmeticOverflow',
+  'UnsupportedSysvar',
+  'IllegalOwner',
+  'MaxAccountsDataAllocationsExceeded',
+  'MaxAccountsExceeded',
+  'MaxInstructionTraceLengthExceeded',
   'BuiltinProgramsMustConsumeComputeUnits',
 ];

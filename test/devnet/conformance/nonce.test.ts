@@ -52,7 +52,12 @@ beforeAll(async () => {
   accounts = [authority.publicKey, nonce, recipient, stranger.publicKey].map((key) => key.toBase58());
   node.airdrop(authority.publicKey, 10n * SOL);
   node.airdrop(stranger.publicKey, SOL);
-  litesvm.fund(new Map([[authority.publicKey.toBase58(), 10n * SOL], [stranger.publicKey.toBase58(), SOL]]));
+  litesvm.fund(
+    new Map([
+      [authority.publicKey.toBase58(), 10n * SOL],
+      [stranger.publicKey.toBase58(), SOL],
+    ]),
+  );
 });
 
 afterAll(async () => {
@@ -164,7 +169,10 @@ describe('durable nonces: the devnet and Agave runtime (LiteSVM) agree', () => {
     const data = (await nonceData()).devnet!.slice();
     data.set(bs58.decode(durableNonceOf(blockhash)), 40);
     node.bank.journal().writeData(nonce.toBase58(), 0, data);
-    const { recorded: _recorded, ...refused } = await devnet.run(signedWire(authority, [advance(), pay(3_000_000n)], durableNonceOf(blockhash)), accounts);
+    const { recorded: _recorded, ...refused } = await devnet.run(
+      signedWire(authority, [advance(), pay(3_000_000n)], durableNonceOf(blockhash)),
+      accounts,
+    );
     expect(refused).toMatchObject({ landed: false, error: { err: 'BlockhashNotFound' }, fee: 0n });
     await giveLiteSvmTheDevnetState();
   });
@@ -203,7 +211,10 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
       authorizedPubkey: authority.publicKey,
       lamports: Number(NONCE_RENT),
     }).instructions;
-    const unsigned = { ...instructions[0]!, keys: instructions[0]!.keys.map((key) => ({ ...key, isSigner: key.pubkey.equals(authority.publicKey) })) };
+    const unsigned = {
+      ...instructions[0]!,
+      keys: instructions[0]!.keys.map((key) => ({ ...key, isSigner: key.pubkey.equals(authority.publicKey) })),
+    };
     expect(await expectSame(signedBy([authority], [unsigned], await syncBlockhash(devnet, litesvm)))).toMatchObject({
       landed: true,
       error: { err: { InstructionError: [0, 'MissingRequiredSignature'] } },
@@ -215,13 +226,48 @@ describe('System instructions that fail: the devnet and LiteSVM refuse them alik
   });
 
   it.each([
-    ['an advance the authority did not sign', () => [stranger], () => [{ ...advance(), keys: advance().keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) }], { InstructionError: [0, 'MissingRequiredSignature'] }],
-    ['two advances in one blockhash (NonceBlockhashNotExpired)', () => [authority], () => [advance(), advance()], { InstructionError: [1, { Custom: 7 }] }],
-    ['an initialize of an initialized nonce', () => [authority], () => [SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey })], { InstructionError: [0, 'InvalidAccountData'] }],
-    ['a withdraw that would leave the nonce below rent', () => [authority], () => [SystemProgram.nonceWithdraw({ noncePubkey: nonce, authorizedPubkey: authority.publicKey, toPubkey: recipient, lamports: 1 })], { InstructionError: [0, 'InsufficientFunds'] }],
-    ['an authorize by someone else', () => [stranger], () => [SystemProgram.nonceAuthorize({ noncePubkey: nonce, authorizedPubkey: stranger.publicKey, newAuthorizedPubkey: stranger.publicKey })], { InstructionError: [0, 'MissingRequiredSignature'] }],
-    ['a create at an address its seed does not derive (AddressWithSeedMismatch)', () => [authority], () => [createWithSeed('other', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 5 }] }],
-    ['a create at an address in use (AccountAlreadyInUse)', () => [authority], () => [createWithSeed('nonce-0', nonce, NONCE_RENT)], { InstructionError: [0, { Custom: 0 }] }],
+    [
+      'an advance the authority did not sign',
+      () => [stranger],
+      () => [{ ...advance(), keys: advance().keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) }],
+      { InstructionError: [0, 'MissingRequiredSignature'] },
+    ],
+    [
+      'two advances in one blockhash (NonceBlockhashNotExpired)',
+      () => [authority],
+      () => [advance(), advance()],
+      { InstructionError: [1, { Custom: 7 }] },
+    ],
+    [
+      'an initialize of an initialized nonce',
+      () => [authority],
+      () => [SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey })],
+      { InstructionError: [0, 'InvalidAccountData'] },
+    ],
+    [
+      'a withdraw that would leave the nonce below rent',
+      () => [authority],
+      () => [SystemProgram.nonceWithdraw({ noncePubkey: nonce, authorizedPubkey: authority.publicKey, toPubkey: recipient, lamports: 1 })],
+      { InstructionError: [0, 'InsufficientFunds'] },
+    ],
+    [
+      'an authorize by someone else',
+      () => [stranger],
+      () => [SystemProgram.nonceAuthorize({ noncePubkey: nonce, authorizedPubkey: stranger.publicKey, newAuthorizedPubkey: stranger.publicKey })],
+      { InstructionError: [0, 'MissingRequiredSignature'] },
+    ],
+    [
+      'a create at an address its seed does not derive (AddressWithSeedMismatch)',
+      () => [authority],
+      () => [createWithSeed('other', nonce, NONCE_RENT)],
+      { InstructionError: [0, { Custom: 5 }] },
+    ],
+    [
+      'a create at an address in use (AccountAlreadyInUse)',
+      () => [authority],
+      () => [createWithSeed('nonce-0', nonce, NONCE_RENT)],
+      { InstructionError: [0, { Custom: 0 }] },
+    ],
   ] as Array<[string, () => Keypair[], () => TransactionInstruction[], unknown]>)('%s', async (_name, signers, instructions, err) => {
     const blockhash = await syncBlockhash(devnet, litesvm);
     const outcome = await expectSame(signedBy(signers(), instructions(), blockhash));
@@ -240,7 +286,11 @@ describe('a nonce account at a derived address someone funded first (npm run ops
     const seed = nonceSeed(chainId, 0);
     if (lamports === 0n) return { address, seed, chainId };
     const gift = SystemProgram.transfer({ fromPubkey: stranger.publicKey, toPubkey: address, lamports });
-    const message = new TransactionMessage({ payerKey: stranger.publicKey, recentBlockhash: await syncBlockhash(devnet, litesvm), instructions: [gift] }).compileToLegacyMessage();
+    const message = new TransactionMessage({
+      payerKey: stranger.publicKey,
+      recentBlockhash: await syncBlockhash(devnet, litesvm),
+      instructions: [gift],
+    }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message);
     tx.sign([stranger]);
     expect(await expectSame(tx.serialize())).toMatchObject({ landed: true, error: null });
@@ -250,10 +300,15 @@ describe('a nonce account at a derived address someone funded first (npm run ops
   const allocateWithSeed = (address: PublicKey, seed: string, base = authority.publicKey) =>
     SystemProgram.allocate({ accountPubkey: address, basePubkey: base, seed, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId });
 
-  const unsignedBase = (ix: TransactionInstruction) => new TransactionInstruction({ ...ix, keys: ix.keys.map((key) => ({ ...key, isSigner: false })) });
+  const unsignedBase = (ix: TransactionInstruction) =>
+    new TransactionInstruction({ ...ix, keys: ix.keys.map((key) => ({ ...key, isSigner: false })) });
 
   async function expectSameAt(address: PublicKey, instructions: TransactionInstruction[], signers: Keypair[] = [authority]): Promise<Outcome> {
-    const message = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: await syncBlockhash(devnet, litesvm), instructions }).compileToLegacyMessage();
+    const message = new TransactionMessage({
+      payerKey: signers[0]!.publicKey,
+      recentBlockhash: await syncBlockhash(devnet, litesvm),
+      instructions,
+    }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message);
     tx.sign(signers);
     const wired = tx.serialize();
@@ -269,31 +324,73 @@ describe('a nonce account at a derived address someone funded first (npm run ops
     ['nothing there: the whole rent', 0n],
     ['less than the rent: topped up', 890_880n],
     ['more than the rent: no top-up', 2n * NONCE_RENT],
-  ])('%s: nonce init\'s AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each', async (_name, gift) => {
-    const { address, chainId: id } = await funded(gift);
-    const topUp = gift < NONCE_RENT ? Number(NONCE_RENT - gift) : 0;
-    const outcome = await expectSameAt(address, nonceSetupInstructions(authority.publicKey, id, 0, topUp));
-    expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (topUp > 0 ? 3 : 2) });
-    expect(litesvm.accountData(address.toBase58())).toHaveLength(NONCE_ACCOUNT_LENGTH);
-    expect(NonceAccount.fromAccountData(Buffer.from((await devnet.accountData(address.toBase58()))!)).authorizedPubkey.toBase58()).toBe(authority.publicKey.toBase58());
-  });
+  ])(
+    "%s: nonce init's AllocateWithSeed (allocate and assign), Transfer, InitializeNonceAccount land alike, 150 compute units each",
+    async (_name, gift) => {
+      const { address, chainId: id } = await funded(gift);
+      const topUp = gift < NONCE_RENT ? Number(NONCE_RENT - gift) : 0;
+      const outcome = await expectSameAt(address, nonceSetupInstructions(authority.publicKey, id, 0, topUp));
+      expect(outcome).toMatchObject({ landed: true, error: null, fee: 5_000n, unitsConsumed: 150 * (topUp > 0 ? 3 : 2) });
+      expect(litesvm.accountData(address.toBase58())).toHaveLength(NONCE_ACCOUNT_LENGTH);
+      expect(NonceAccount.fromAccountData(Buffer.from((await devnet.accountData(address.toBase58()))!)).authorizedPubkey.toBase58()).toBe(
+        authority.publicKey.toBase58(),
+      );
+    },
+  );
 
   it.each([
-    ['AllocateWithSeed the base did not sign (another pays)', (address: PublicKey, seed: string) => [unsignedBase(allocateWithSeed(address, seed))], { InstructionError: [0, 'MissingRequiredSignature'] }, [stranger]],
-    ['AllocateWithSeed with a seed that does not derive the address', (address: PublicKey) => [allocateWithSeed(address, 'other')], { InstructionError: [0, { Custom: 5 }] }],
-    ['AllocateWithSeed twice (AccountAlreadyInUse)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), allocateWithSeed(address, seed)], { InstructionError: [1, { Custom: 0 }] }],
-    ['AllocateWithSeed without a top-up, then InitializeNonceAccount (InsufficientFunds)', (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey })], { InstructionError: [1, 'InsufficientFunds'] }],
-    ['AssignWithSeed to another owner: a nonce address derives only with the System program (AddressWithSeedMismatch)', (address: PublicKey, seed: string) => [SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: SystemProgram.programId }), SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: stranger.publicKey })], { InstructionError: [1, { Custom: 5 }] }],
-  ] as Array<[string, (address: PublicKey, seed: string) => TransactionInstruction[], unknown, Keypair[]?]>)('%s: refused alike', async (_name, instructions, err, signers) => {
-    const { address, seed } = await funded(890_880n);
-    expect(await expectSameAt(address, instructions(address, seed), signers)).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
-  });
+    [
+      'AllocateWithSeed the base did not sign (another pays)',
+      (address: PublicKey, seed: string) => [unsignedBase(allocateWithSeed(address, seed))],
+      { InstructionError: [0, 'MissingRequiredSignature'] },
+      [stranger],
+    ],
+    [
+      'AllocateWithSeed with a seed that does not derive the address',
+      (address: PublicKey) => [allocateWithSeed(address, 'other')],
+      { InstructionError: [0, { Custom: 5 }] },
+    ],
+    [
+      'AllocateWithSeed twice (AccountAlreadyInUse)',
+      (address: PublicKey, seed: string) => [allocateWithSeed(address, seed), allocateWithSeed(address, seed)],
+      { InstructionError: [1, { Custom: 0 }] },
+    ],
+    [
+      'AllocateWithSeed without a top-up, then InitializeNonceAccount (InsufficientFunds)',
+      (address: PublicKey, seed: string) => [
+        allocateWithSeed(address, seed),
+        SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey }),
+      ],
+      { InstructionError: [1, 'InsufficientFunds'] },
+    ],
+    [
+      'AssignWithSeed to another owner: a nonce address derives only with the System program (AddressWithSeedMismatch)',
+      (address: PublicKey, seed: string) => [
+        SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: SystemProgram.programId }),
+        SystemProgram.assign({ accountPubkey: address, basePubkey: authority.publicKey, seed, programId: stranger.publicKey }),
+      ],
+      { InstructionError: [1, { Custom: 5 }] },
+    ],
+  ] as Array<[string, (address: PublicKey, seed: string) => TransactionInstruction[], unknown, Keypair[]?]>)(
+    '%s: refused alike',
+    async (_name, instructions, err, signers) => {
+      const { address, seed } = await funded(890_880n);
+      expect(await expectSameAt(address, instructions(address, seed), signers)).toMatchObject({ landed: true, error: { err }, fee: 5_000n });
+    },
+  );
 
   it('Allocate and Assign of a keypair account it signs: the same account on both', async () => {
     const owned = Keypair.generate();
-    const instructions = [SystemProgram.allocate({ accountPubkey: owned.publicKey, space: 8 }), SystemProgram.assign({ accountPubkey: owned.publicKey, programId: stranger.publicKey })];
+    const instructions = [
+      SystemProgram.allocate({ accountPubkey: owned.publicKey, space: 8 }),
+      SystemProgram.assign({ accountPubkey: owned.publicKey, programId: stranger.publicKey }),
+    ];
     const topUp = SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: owned.publicKey, lamports: 946_560n });
-    expect(await expectSameAt(owned.publicKey, [topUp, ...instructions], [authority, owned])).toMatchObject({ landed: true, error: null, unitsConsumed: 450 });
+    expect(await expectSameAt(owned.publicKey, [topUp, ...instructions], [authority, owned])).toMatchObject({
+      landed: true,
+      error: null,
+      unitsConsumed: 450,
+    });
   });
 });
 

@@ -198,7 +198,9 @@ describe('slot faults and a second endpoint', () => {
     node.advanceSlots(300);
     expect((await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value).toEqual([null]);
     node.faults.set({ noHistory: false });
-    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.result.value[0]).toMatchObject({ err: null });
+    expect((await rpc(node.url, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }])).body.result.value[0]).toMatchObject({
+      err: null,
+    });
   });
 
   it('alternateBehindSlots: about half the calls are answered by a backend that many slots behind: its slot, its accounts, none of the newer transactions', async () => {
@@ -225,11 +227,16 @@ describe('slot faults and a second endpoint', () => {
     for (let i = 0; i < 20; i++) statuses.push((await rpc(replica.url, 'getSignatureStatuses', [[signature]])).body.result);
     for (const answer of statuses) expect(answer.value[0] === null).toBe(answer.context.slot === node.slot - 40);
     const refusals = [];
-    for (let i = 0; i < 10; i++) refusals.push((await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot }])).body.error?.code);
+    for (let i = 0; i < 10; i++)
+      refusals.push((await rpc(replica.url, 'getBalance', [node.programId.toBase58(), { minContextSlot: node.slot }])).body.error?.code);
     expect(refusals).toContain(-32016);
     expect(refusals).toContain(undefined);
     replica.faults.set({ alternateBehindSlots: 0 });
-    for (let i = 0; i < 5; i++) expect((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result).toMatchObject({ context: { slot: node.slot }, value: 5_000_000 });
+    for (let i = 0; i < 5; i++)
+      expect((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result).toMatchObject({
+        context: { slot: node.slot },
+        value: 5_000_000,
+      });
   });
 
   it('alternateBehindSlots: a lagging answer at slot S holds every transaction whose status names a slot up to S, and none later', async () => {
@@ -251,7 +258,11 @@ describe('slot faults and a second endpoint', () => {
       const answers = [];
       for (let i = 0; i < 30; i++) answers.push((await rpc(replica.url, 'getBalance', [funded.toBase58()])).body.result);
       expect(answers.filter((answer) => answer.context.slot === viewSlot).length).toBeGreaterThan(3);
-      for (const answer of answers) expect({ slot: answer.context.slot, value: answer.value }).toEqual({ slot: answer.context.slot, value: answer.context.slot >= landedAt ? 5_000_000 : 0 });
+      for (const answer of answers)
+        expect({ slot: answer.context.slot, value: answer.value }).toEqual({
+          slot: answer.context.slot,
+          value: answer.context.slot >= landedAt ? 5_000_000 : 0,
+        });
     }
   });
 

@@ -18,7 +18,12 @@ let node: DevnetNode;
 let connection: Connection;
 
 beforeEach(async () => {
-  node = await startDevnetNode({ name: 'source', chainId: 1, slotIntervalMs: 0, commitmentLags: { confirmedLagSlots: CONFIRMED_LAG, finalizedLagSlots: 4 } });
+  node = await startDevnetNode({
+    name: 'source',
+    chainId: 1,
+    slotIntervalMs: 0,
+    commitmentLags: { confirmedLagSlots: CONFIRMED_LAG, finalizedLagSlots: 4 },
+  });
   connection = new Connection(node.url, 'processed');
 });
 
@@ -53,7 +58,11 @@ describe('abandonSlots', () => {
     const recipient = randomKey();
     const payerBefore = await balance(payer.publicKey);
     expect(node.faults.set({ abandonSlots: 1 })).toMatchObject({ abandonSlots: 1, abandonedForks: 0 });
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: recipient, lamports: 5_000_000 })], [payer]);
+    const wire = await signedWire(
+      connection,
+      [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: recipient, lamports: 5_000_000 })],
+      [payer],
+    );
     expect((await send(wire)).body.error).toBeUndefined();
     const signature = signatureOf(wire);
     expect(await status(signature)).toMatchObject({ confirmationStatus: 'processed', err: null });
@@ -79,7 +88,15 @@ describe('abandonSlots', () => {
     const authority = confirmedPayer();
     const nonce = await PublicKey.createWithSeed(authority.publicKey, 'fork', SystemProgram.programId);
     const create = [
-      SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, basePubkey: authority.publicKey, seed: 'fork', newAccountPubkey: nonce, lamports: NONCE_RENT, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId }),
+      SystemProgram.createAccountWithSeed({
+        fromPubkey: authority.publicKey,
+        basePubkey: authority.publicKey,
+        seed: 'fork',
+        newAccountPubkey: nonce,
+        lamports: NONCE_RENT,
+        space: NONCE_ACCOUNT_LENGTH,
+        programId: SystemProgram.programId,
+      }),
       SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
     ];
     expect((await send(await signedWire(connection, create, [authority]))).body.error).toBeUndefined();
@@ -88,7 +105,10 @@ describe('abandonSlots', () => {
     const version = (lamports: number) =>
       signedWire(
         connection,
-        [SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports })],
+        [
+          SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
+          SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports }),
+        ],
         [authority],
         value,
       );
@@ -107,17 +127,31 @@ describe('abandonSlots', () => {
   it('a blockhash made on the fork is unknown once it is abandoned', async () => {
     const payer = confirmedPayer();
     node.faults.set({ abandonSlots: 1 });
-    const onFork = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer]);
+    const onFork = await signedWire(
+      connection,
+      [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+      [payer],
+    );
     expect((await send(onFork)).body.error).toBeUndefined();
     const forkBlockhash = (await connection.getLatestBlockhash('processed')).blockhash;
-    const later = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer], forkBlockhash);
+    const later = await signedWire(
+      connection,
+      [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+      [payer],
+      forkBlockhash,
+    );
     node.advanceSlots(CONFIRMED_LAG);
     expect((await send(later)).body.error).toMatchObject({ code: -32002, data: { err: 'BlockhashNotFound' } });
     // Every bank still answers a blockhash the majority fork made, with its own lifetime.
     for (const commitment of ['processed', 'confirmed']) {
       const { context, value } = (await rpc(node.url, 'getLatestBlockhash', [{ commitment }])).body.result;
       expect(value.lastValidBlockHeight).toBeLessThanOrEqual(context.slot + 150);
-      const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer], value.blockhash);
+      const wire = await signedWire(
+        connection,
+        [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+        [payer],
+        value.blockhash,
+      );
       const sent = await rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', preflightCommitment: commitment }]);
       expect(sent.body.error, commitment).toBeUndefined();
     }
@@ -140,7 +174,11 @@ describe('forkShare', () => {
     node.faults.set({ seed: 7, forkShare: 1 });
     const signatures: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer]);
+      const wire = await signedWire(
+        connection,
+        [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+        [payer],
+      );
       expect((await send(wire)).body.error).toBeUndefined();
       signatures.push(signatureOf(wire));
       node.advanceSlots(CONFIRMED_LAG);
@@ -148,7 +186,11 @@ describe('forkShare', () => {
     for (const signature of signatures) expect(await status(signature)).toBeNull();
     expect(node.faults.snapshot()).toMatchObject({ forkShare: 1, abandonedForks: 3, abandonedTransactions: 3 });
     node.faults.clear();
-    const wire = await signedWire(connection, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [payer]);
+    const wire = await signedWire(
+      connection,
+      [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+      [payer],
+    );
     await send(wire);
     node.advanceSlots(CONFIRMED_LAG);
     expect(await status(signatureOf(wire))).toMatchObject({ confirmationStatus: 'confirmed' });

@@ -58,12 +58,17 @@ describe('forwardShare and a staked endpoint', () => {
     staked.faults.set({ requireTip: { account: tipAccount.toBase58(), lamports: 5_000 } });
     const untipped = await signedWire(chain.connection, [pay(payer)], [payer]);
     const refused = await sendWire(staked.url, untipped, true);
-    expect(refused.body.error).toMatchObject({ code: -32602, message: `Invalid params: the transaction must transfer at least 5000 lamports to the tip account ${tipAccount.toBase58()}` });
+    expect(refused.body.error).toMatchObject({
+      code: -32602,
+      message: `Invalid params: the transaction must transfer at least 5000 lamports to the tip account ${tipAccount.toBase58()}`,
+    });
     const small = SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: tipAccount, lamports: 4_999 });
     expect((await sendWire(staked.url, await signedWire(chain.connection, [pay(payer), small], [payer]), true)).body.error).toBeDefined();
     const tip = SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: tipAccount, lamports: 5_000 });
     const tipped = await signedWire(chain.connection, [pay(payer), tip], [payer]);
     expect((await sendWire(staked.url, tipped, true)).body.result).toBe(signatureOf(tipped));
-    expect(() => chain.node.faults.set({ requireTip: { account: 'nope', lamports: 1 } } as never)).toThrow(/faults.requireTip.account: must be a base58 public key/);
+    expect(() => chain.node.faults.set({ requireTip: { account: 'nope', lamports: 1 } } as never)).toThrow(
+      /faults.requireTip.account: must be a base58 public key/,
+    );
   });
 });

@@ -8,12 +8,23 @@ import { fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from '.
 const chain = testNode('each');
 
 const history = async (url: string, address: string, config: Record<string, unknown> = {}) =>
-  ((await rpc(url, 'getSignaturesForAddress', [address, config])).body.result as Array<{ signature: string; slot: number }>).map(({ signature }) => signature);
+  ((await rpc(url, 'getSignaturesForAddress', [address, config])).body.result as Array<{ signature: string; slot: number }>).map(
+    ({ signature }) => signature,
+  );
 
 describe('forgedHistory', () => {
   it('lists forged transactions "signed" by the address above what landed, answers them in getTransaction, and their signatures do not verify', async () => {
     const authority = fundedKeypair(chain.node);
-    const landed = (await sendWire(chain.node.url, await signedWire(chain.connection, [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [authority]))).body.result as string;
+    const landed = (
+      await sendWire(
+        chain.node.url,
+        await signedWire(
+          chain.connection,
+          [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+          [authority],
+        ),
+      )
+    ).body.result as string;
     const liar = await chain.node.addEndpoint();
     const address = authority.publicKey.toBase58();
     const snapshot = liar.faults.set({ forgedHistory: { address, transactions: 3 } });
@@ -40,7 +51,10 @@ describe('forgedHistory', () => {
   });
 
   it('refuses an address that is not a public key and counts outside 1..1000, naming the field', async () => {
-    for (const settings of [{ forgedHistory: { address: 'nope', transactions: 1 } }, { forgedHistory: { address: randomKey().toBase58(), transactions: 1_001 } }]) {
+    for (const settings of [
+      { forgedHistory: { address: 'nope', transactions: 1 } },
+      { forgedHistory: { address: randomKey().toBase58(), transactions: 1_001 } },
+    ]) {
       const { body } = await rpc(chain.node.url, 'devnet_setFaults', [settings]);
       expect(body.error).toMatchObject({ code: -32602, message: expect.stringContaining('faults.forgedHistory') });
     }

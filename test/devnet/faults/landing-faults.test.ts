@@ -1,4 +1,12 @@
-import { ComputeBudgetProgram, type Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  type Keypair,
+  NONCE_ACCOUNT_LENGTH,
+  NonceAccount,
+  PublicKey,
+  SystemProgram,
+  type TransactionInstruction,
+} from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from '../rpc/helpers.js';
@@ -146,7 +154,11 @@ describe('a lagging endpoint (blockhashLagSlots)', () => {
     expect(known.lastValidBlockHeight).toBe(chain.node.slot - 5 + 150);
     const wire = await signedWire(chain.connection, [pay(payer)], [payer], blockhash);
     const refused = await sendWire(lagging.url, wire);
-    expect(refused.body.error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Blockhash not found', data: { err: 'BlockhashNotFound' } });
+    expect(refused.body.error).toMatchObject({
+      code: -32002,
+      message: 'Transaction simulation failed: Blockhash not found',
+      data: { err: 'BlockhashNotFound' },
+    });
     const simulated = await rpc(lagging.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }]);
     expect(simulated.body.result.value.err).toBe('BlockhashNotFound');
     const forwarded = (await sendWire(lagging.url, wire, true)).body.result as string;
@@ -162,7 +174,8 @@ describe('a lying node (simulateUnitsConsumed)', () => {
     const payer = fundedKeypair(chain.node);
     const liar = await chain.node.addEndpoint();
     liar.faults.set({ simulateUnitsConsumed: 1_400_000 });
-    const simulate = async (url: string, wire: Buffer) => (await rpc(url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
+    const simulate = async (url: string, wire: Buffer) =>
+      (await rpc(url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
     const wire = await signedWire(chain.connection, [pay(payer)], [payer]);
     expect(await simulate(liar.url, wire)).toMatchObject({ err: null, unitsConsumed: 1_400_000 });
     expect(await simulate(chain.node.url, wire)).toMatchObject({ err: null, unitsConsumed: 150 });

@@ -4,7 +4,7 @@ import { BridgeFixture, expectProgramError, newKey, readonly, signer, writable, 
 const YES_0 = 0b001;
 
 describe('ack_deposit: proposals and votes', () => {
-  it('a proposal at entry_count creates a Voting entry carrying the proposer\'s yes vote', () => {
+  it("a proposal at entry_count creates a Voting entry carrying the proposer's yes vote", () => {
     const fixture = new BridgeFixture();
     const data = fixture.transfer(40n, fixture.normalMint());
     fixture.ackDeposit(0, 0n, true, data);

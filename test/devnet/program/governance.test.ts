@@ -38,7 +38,14 @@ describe('set_token_pair', () => {
   it('reports Unauthorized for a signer other than governance', () => {
     const fixture = new BridgeFixture();
     const mint = newKey().toBase58();
-    const ix = { name: 'set_token_pair' as const, sourceMint: mint, targetMint: newKey().toBase58(), frozen: false, limitRemaining: 1n, vaultBalance: 1n };
+    const ix = {
+      name: 'set_token_pair' as const,
+      sourceMint: mint,
+      targetMint: newKey().toBase58(),
+      frozen: false,
+      limitRemaining: 1n,
+      vaultBalance: 1n,
+    };
     const error = expectProgramError(fixture.target, 'Unauthorized', () =>
       fixture.target.run(ix, [signer(newKey()), writable(fixture.withdrawTracker), writable(fixture.tokenPairAddress(mint))]),
     );
@@ -48,13 +55,22 @@ describe('set_token_pair', () => {
   it('reports InvalidAccount (before Unauthorized) for a wrong PDA, a read-only pair, an occupied address', () => {
     const fixture = new BridgeFixture();
     const mint = newKey().toBase58();
-    const ix = { name: 'set_token_pair' as const, sourceMint: mint, targetMint: newKey().toBase58(), frozen: false, limitRemaining: 1n, vaultBalance: 1n };
+    const ix = {
+      name: 'set_token_pair' as const,
+      sourceMint: mint,
+      targetMint: newKey().toBase58(),
+      frozen: false,
+      limitRemaining: 1n,
+      vaultBalance: 1n,
+    };
     const pair = fixture.tokenPairAddress(mint);
     for (const who of [fixture.governance, newKey()]) {
       expectProgramError(fixture.target, 'InvalidAccount', () =>
         fixture.target.run(ix, [signer(who), writable(fixture.withdrawTracker), writable(newKey())]),
       );
-      expectProgramError(fixture.target, 'InvalidAccount', () => fixture.target.run(ix, [signer(who), writable(fixture.withdrawTracker), readonly(pair)]));
+      expectProgramError(fixture.target, 'InvalidAccount', () =>
+        fixture.target.run(ix, [signer(who), writable(fixture.withdrawTracker), readonly(pair)]),
+      );
     }
     fixture.target.accounts.set(pair.toBase58(), { lamports: 1n, owner: newKey().toBase58(), data: new Uint8Array(104), executable: false });
     expectProgramError(fixture.target, 'InvalidAccount', () =>

@@ -1,11 +1,6 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { expect } from 'vitest';
-import {
-  decodeDepositEntry,
-  decodeTokenPair,
-  decodeTrackerHeader,
-  decodeWithdrawEntry,
-} from '../../../src/chain/codec/accounts.js';
+import { decodeDepositEntry, decodeTokenPair, decodeTrackerHeader, decodeWithdrawEntry } from '../../../src/chain/codec/accounts.js';
 import { encodeInstructionData, type BridgeInstruction, type DepositResultArg } from '../../../src/chain/codec/instructions.js';
 import { DEFAULT_PROGRAM_ID, entryOffset, entrySize } from '../../../src/chain/codec/layout.js';
 import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../../src/chain/pda.js';
@@ -59,9 +54,7 @@ export class ProgramChain {
 
   /** A deep copy of every account, to assert that a failed instruction changed nothing. */
   snapshot(): Map<string, { lamports: bigint; owner: string; data: string }> {
-    return new Map(
-      [...this.accounts].map(([key, a]) => [key, { lamports: a.lamports, owner: a.owner, data: Buffer.from(a.data).toString('hex') }]),
-    );
+    return new Map([...this.accounts].map(([key, a]) => [key, { lamports: a.lamports, owner: a.owner, data: Buffer.from(a.data).toString('hex') }]));
   }
 }
 
@@ -108,14 +101,14 @@ export class BridgeFixture {
     const capacity = options.capacity ?? 16n;
     this.authorities = Array.from({ length: count }, newKey);
     const authorities = this.authorities.map((key) => key.toBase58());
-    this.source.run(
-      { name: 'initialize_deposit_tracker', targetChainId: TARGET_CHAIN_ID, capacity, threshold, authorities },
-      [signer(this.governance), writable(this.depositTracker)],
-    );
-    this.target.run(
-      { name: 'initialize_withdraw_tracker', sourceChainId: SOURCE_CHAIN_ID, capacity, threshold, authorities },
-      [signer(this.governance), writable(this.withdrawTracker)],
-    );
+    this.source.run({ name: 'initialize_deposit_tracker', targetChainId: TARGET_CHAIN_ID, capacity, threshold, authorities }, [
+      signer(this.governance),
+      writable(this.depositTracker),
+    ]);
+    this.target.run({ name: 'initialize_withdraw_tracker', sourceChainId: SOURCE_CHAIN_ID, capacity, threshold, authorities }, [
+      signer(this.governance),
+      writable(this.withdrawTracker),
+    ]);
   }
 
   tokenPairAddress(mint: string): PublicKey {
@@ -160,10 +153,7 @@ export class BridgeFixture {
   }
 
   ackWithdraw(authority: number, index: bigint, approve: boolean, result: DepositResultArg): void {
-    this.source.run({ name: 'ack_withdraw', index, approve, result }, [
-      signer(this.authorities[authority]!),
-      writable(this.depositTracker),
-    ]);
+    this.source.run({ name: 'ack_withdraw', index, approve, result }, [signer(this.authorities[authority]!), writable(this.depositTracker)]);
   }
 
   cleanup(index: bigint, depositor = this.depositor, payer = newKey()): void {

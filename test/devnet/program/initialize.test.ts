@@ -19,7 +19,11 @@ import {
 
 const depositTracker = depositTrackerAddress(PROGRAM_ID, TARGET_CHAIN_ID);
 
-function initDeposit(chain: ProgramChain, params: { capacity?: bigint; threshold?: number; authorities?: string[] } = {}, metas?: ReturnType<typeof signer>[]) {
+function initDeposit(
+  chain: ProgramChain,
+  params: { capacity?: bigint; threshold?: number; authorities?: string[] } = {},
+  metas?: ReturnType<typeof signer>[],
+) {
   const governance = newKey();
   chain.run(
     {

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeTrackerHeader } from '../../../src/chain/codec/accounts.js';
 import { depositTrackerAddress } from '../../../src/chain/pda.js';
-import {
-  BridgeFixture,
-  PROGRAM_ID,
-  ProgramChain,
-  expectProgramError,
-  newKey,
-  readonly,
-  signer,
-  writable,
-} from './harness.js';
+import { BridgeFixture, PROGRAM_ID, ProgramChain, expectProgramError, newKey, readonly, signer, writable } from './harness.js';
 
 describe('deposit', () => {
   it('appends an Initialized entry with the signer as depositor and the current slot', () => {

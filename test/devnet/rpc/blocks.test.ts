@@ -24,7 +24,8 @@ afterEach(async () => {
 });
 
 const signatureOf = (wire: Buffer) => bs58.encode(wire.subarray(1, 65));
-const send = (wire: Buffer, skipPreflight = false) => rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }]);
+const send = (wire: Buffer, skipPreflight = false) =>
+  rpc(node.url, 'sendTransaction', [wire.toString('base64'), { encoding: 'base64', skipPreflight }]);
 
 async function statusOf(signature: string) {
   return (await rpc(node.url, 'getSignatureStatuses', [[signature]])).body.result.value[0];
@@ -38,7 +39,10 @@ describe('several transactions per slot', () => {
     const slot = node.slot;
     const wires = [];
     for (const price of [3, 1, 2]) {
-      const ixs = [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: price }), SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })];
+      const ixs = [
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: price }),
+        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 1_000_000 }),
+      ];
       const wire = await signedWire(connection, ixs, [payer]);
       expect((await send(wire)).body.error).toBeUndefined();
       wires.push(wire);
@@ -47,9 +51,11 @@ describe('several transactions per slot', () => {
     for (const signature of signatures) expect(await statusOf(signature)).toMatchObject({ slot, err: null });
     expect(node.slot).toBe(slot);
     const listed = async (config: Record<string, unknown>) =>
-      ((await rpc(node.url, 'getSignaturesForAddress', [payer.publicKey.toBase58(), { commitment: 'confirmed', ...config }])).body.result as Array<{ signature: string }>).map(
-        (entry) => entry.signature,
-      );
+      (
+        (await rpc(node.url, 'getSignaturesForAddress', [payer.publicKey.toBase58(), { commitment: 'confirmed', ...config }])).body.result as Array<{
+          signature: string;
+        }>
+      ).map((entry) => entry.signature);
     expect((await listed({})).slice(0, 3)).toEqual([...signatures].reverse());
     expect(await listed({ before: signatures[2], limit: 1 })).toEqual([signatures[1]]);
     expect(await listed({ until: signatures[0] })).toEqual([signatures[2], signatures[1]]);
@@ -63,7 +69,15 @@ describe('several transactions per slot', () => {
     node.airdrop(authority.publicKey, 1_000_000_000);
     const nonce = await PublicKey.createWithSeed(authority.publicKey, 'slot', SystemProgram.programId);
     const create = [
-      SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, basePubkey: authority.publicKey, seed: 'slot', newAccountPubkey: nonce, lamports: NONCE_RENT, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId }),
+      SystemProgram.createAccountWithSeed({
+        fromPubkey: authority.publicKey,
+        basePubkey: authority.publicKey,
+        seed: 'slot',
+        newAccountPubkey: nonce,
+        lamports: NONCE_RENT,
+        space: NONCE_ACCOUNT_LENGTH,
+        programId: SystemProgram.programId,
+      }),
       SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
     ];
     expect((await send(await signedWire(connection, create, [authority]))).body.error).toBeUndefined();
@@ -72,7 +86,10 @@ describe('several transactions per slot', () => {
     const version = (lamports: number) =>
       signedWire(
         connection,
-        [SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports })],
+        [
+          SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
+          SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports }),
+        ],
         [authority],
         value,
       );
@@ -84,7 +101,10 @@ describe('several transactions per slot', () => {
     const advancedTo = NonceAccount.fromAccountData((await connection.getAccountInfo(nonce))!.data).nonce;
     const onNewValue = await signedWire(
       connection,
-      [SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 3_000_000 })],
+      [
+        SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
+        SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 3_000_000 }),
+      ],
       [authority],
       advancedTo,
     );

@@ -67,7 +67,10 @@ describe('each commitment is its own bank', () => {
     node.advanceSlots(FINALIZED_LAG);
     const entryCount = async (commitment: string) => {
       const { context, value } = await result('getAccountInfo', [tracker.toBase58(), { encoding: 'base64', commitment }]);
-      return { slot: context.slot, entries: decodeTrackerHeader(Buffer.from(value.data[0], 'base64'), 'DepositTracker', tracker.toBase58()).entryCount };
+      return {
+        slot: context.slot,
+        entries: decodeTrackerHeader(Buffer.from(value.data[0], 'base64'), 'DepositTracker', tracker.toBase58()).entryCount,
+      };
     };
     const before = await entryCount('processed');
     await connection.sendRawTransaction(await signedWire(connection, [deposit(5n)], [payer]));
@@ -87,7 +90,8 @@ describe('each commitment is its own bank', () => {
   it('an account created at the head is absent from the older banks; balances and getMultipleAccounts follow', async () => {
     const fresh = randomKey();
     node.airdrop(fresh, 5_000_000);
-    const balance = async (commitment?: string) => (await result('getBalance', [fresh.toBase58(), commitment === undefined ? {} : { commitment }])).value;
+    const balance = async (commitment?: string) =>
+      (await result('getBalance', [fresh.toBase58(), commitment === undefined ? {} : { commitment }])).value;
     expect(await balance('processed')).toBe(5_000_000);
     expect(await balance('confirmed')).toBe(0);
     expect(await balance()).toBe(0);
@@ -103,7 +107,11 @@ describe('each commitment is its own bank', () => {
   it('minContextSlot is judged against the bank of the commitment: -32016 with that bank slot as data.contextSlot', async () => {
     const head = node.slot;
     const refused = await rpc(node.url, 'getBalance', [randomKey().toBase58(), { commitment: 'finalized', minContextSlot: head - CONFIRMED_LAG }]);
-    expect(refused.body.error).toEqual({ code: -32016, message: 'Minimum context slot has not been reached', data: { contextSlot: head - FINALIZED_LAG } });
+    expect(refused.body.error).toEqual({
+      code: -32016,
+      message: 'Minimum context slot has not been reached',
+      data: { contextSlot: head - FINALIZED_LAG },
+    });
     const confirmed = await rpc(node.url, 'getBalance', [randomKey().toBase58(), { commitment: 'confirmed', minContextSlot: head - CONFIRMED_LAG }]);
     expect(confirmed.body.result.context.slot).toBe(head - CONFIRMED_LAG);
     const slot = await rpc(node.url, 'getSlot', [{ minContextSlot: head }]);
@@ -147,7 +155,12 @@ describe('each commitment is its own bank', () => {
     const authority = fundedKeypair(node);
     const nonce = Keypair.generate();
     const lamports = await connection.getMinimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH);
-    const create = SystemProgram.createNonceAccount({ fromPubkey: authority.publicKey, noncePubkey: nonce.publicKey, authorizedPubkey: authority.publicKey, lamports }).instructions;
+    const create = SystemProgram.createNonceAccount({
+      fromPubkey: authority.publicKey,
+      noncePubkey: nonce.publicKey,
+      authorizedPubkey: authority.publicKey,
+      lamports,
+    }).instructions;
     expect((await sendWire(node.url, await signedWire(connection, create, [authority, nonce]), true)).body.error).toBeUndefined();
     const advance = () => SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: authority.publicKey });
     const value = async () => NonceAccount.fromAccountData((await connection.getAccountInfo(nonce.publicKey))!.data).nonce;
@@ -155,7 +168,12 @@ describe('each commitment is its own bank', () => {
     expect(advanced.body.error).toBeUndefined();
     const advancedSlot = (await connection.getSignatureStatuses([advanced.body.result as string])).value[0]!.slot;
     node.advanceSlots(advancedSlot + CONFIRMED_LAG - node.slot);
-    const wire = await signedWire(connection, [advance(), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })], [authority], await value());
+    const wire = await signedWire(
+      connection,
+      [advance(), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: randomKey(), lamports: 1_000_000 })],
+      [authority],
+      await value(),
+    );
     const onConfirmed = await result('simulateTransaction', [wire.toString('base64'), { encoding: 'base64', commitment: 'confirmed' }]);
     expect(onConfirmed.context.slot).toBe(advancedSlot);
     expect(onConfirmed.value.err).toBeNull();
@@ -191,7 +209,10 @@ describe('each commitment is its own bank', () => {
         (entry: { signature: string }) => entry.signature === signature,
       );
     const transaction = (commitment?: string) =>
-      result('getTransaction', [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, ...(commitment === undefined ? {} : { commitment }) }]);
+      result('getTransaction', [
+        signature,
+        { encoding: 'base64', maxSupportedTransactionVersion: 0, ...(commitment === undefined ? {} : { commitment }) },
+      ]);
     expect(await listed('confirmed')).toEqual([]);
     expect(await transaction('confirmed')).toBeNull();
     node.advanceSlots(CONFIRMED_LAG);
@@ -206,7 +227,8 @@ describe('each commitment is its own bank', () => {
 
   it('keeps the writes of at most the finalized lag of slots (the memory bound)', async () => {
     const { payer, deposit } = await depositSetup(node, connection);
-    for (let i = 0; i < 12; i += 1) await connection.sendRawTransaction(await signedWire(connection, [deposit(BigInt(i + 1))], [payer]), { preflightCommitment: 'processed' });
+    for (let i = 0; i < 12; i += 1)
+      await connection.sendRawTransaction(await signedWire(connection, [deposit(BigInt(i + 1))], [payer]), { preflightCommitment: 'processed' });
     expect(node.bank.historySlotsKept).toBeGreaterThan(0);
     expect(node.bank.historySlotsKept).toBeLessThanOrEqual(FINALIZED_LAG);
   });
@@ -230,7 +252,12 @@ describe('without lags (the default of startDevnetNode)', () => {
 describe('with a slot timer', () => {
   it('the banks follow the head on their own: a status becomes confirmed, then finalized, within its lag times the slot time', async () => {
     const slotMs = 20;
-    const timed = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: slotMs, commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 } });
+    const timed = await startDevnetNode({
+      name: 'target',
+      chainId: 2,
+      slotIntervalMs: slotMs,
+      commitmentLags: { confirmedLagSlots: 2, finalizedLagSlots: 32 },
+    });
     try {
       // Past the first 32 slots, where every bank is still at genesis.
       const started = Date.now();
@@ -248,7 +275,9 @@ describe('with a slot timer', () => {
       expect([...seen.keys()].filter((status) => status !== 'processed')).toEqual(['confirmed', 'finalized']);
       expect(seen.get('confirmed')!).toBeLessThan(seen.get('finalized')!);
       expect(seen.get('finalized')!).toBeGreaterThanOrEqual(31 * slotMs);
-      const slots = await Promise.all(['processed', 'confirmed', 'finalized'].map(async (commitment) => (await rpc(timed.url, 'getSlot', [{ commitment }])).body.result as number));
+      const slots = await Promise.all(
+        ['processed', 'confirmed', 'finalized'].map(async (commitment) => (await rpc(timed.url, 'getSlot', [{ commitment }])).body.result as number),
+      );
       expect(slots[0]! - slots[1]!).toBeGreaterThanOrEqual(1);
       expect(slots[0]! - slots[2]!).toBeGreaterThanOrEqual(31);
     } finally {

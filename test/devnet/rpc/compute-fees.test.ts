@@ -35,7 +35,8 @@ async function simulate(instructions: TransactionInstruction[], payer: Keypair) 
   return (await rpc(node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body;
 }
 
-const send = (instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) => sendInstructions(node, connection, instructions, payer, skipPreflight);
+const send = (instructions: TransactionInstruction[], payer: Keypair, skipPreflight = false) =>
+  sendInstructions(node, connection, instructions, payer, skipPreflight);
 
 async function landed(signature: string) {
   return (await rpc(node.url, 'getTransaction', [signature, { encoding: 'base64' }])).body.result;
@@ -76,7 +77,10 @@ describe('compute metering', () => {
     expect(ok.logs).toContain(`Program ${programId} consumed 10000 of 200000 compute units`);
 
     const upgraded = await rpc(node.url, 'devnet_setComputeCostScale', [30]);
-    expect(upgraded.body.result).toEqual({ scale: 30, units: { ack_deposit: 720_000, ack_withdraw: 570_000, cleanup_deposit: 480_000, other: 300_000 } });
+    expect(upgraded.body.result).toEqual({
+      scale: 30,
+      units: { ack_deposit: 720_000, ack_withdraw: 570_000, cleanup_deposit: 480_000, other: 300_000 },
+    });
     const over = (await simulate([setup.deposit(1n, payer)], payer)).result.value;
     expect(over).toEqual(
       expect.objectContaining({
@@ -114,7 +118,10 @@ describe('the cost scale at start', () => {
   it('startDevnetNode({ computeCostScale }) meters the program at that scale and refuses one outside (0, 100]', async () => {
     const upgraded = await startDevnetNode({ name: 'target', chainId: 2, slotIntervalMs: 0, computeCostScale: 6 });
     try {
-      expect(upgraded.bank.computeCosts).toEqual({ scale: 6, units: { ack_deposit: 144_000, ack_withdraw: 114_000, cleanup_deposit: 96_000, other: 60_000 } });
+      expect(upgraded.bank.computeCosts).toEqual({
+        scale: 6,
+        units: { ack_deposit: 144_000, ack_withdraw: 114_000, cleanup_deposit: 96_000, other: 60_000 },
+      });
     } finally {
       await upgraded.close();
     }
@@ -165,7 +172,10 @@ describe('compute budget instructions', () => {
       }
     }
     // Trailing bytes after the field are ignored, as borsh's unchecked read ignores them.
-    expect((await simulate([budgetIx([2, 0x10, 0x27, 0, 0, 0xff]), transfer(payer)], payer)).result.value).toMatchObject({ err: null, unitsConsumed: 300 });
+    expect((await simulate([budgetIx([2, 0x10, 0x27, 0, 0, 0xff]), transfer(payer)], payer)).result.value).toMatchObject({
+      err: null,
+      unitsConsumed: 300,
+    });
   });
 
   it('refuses a heap frame out of range before any fee: a preflight failure, and nothing lands without preflight', async () => {
@@ -185,10 +195,17 @@ describe('compute budget instructions', () => {
     const payer = funded();
     // The payer (64 + 0 bytes), a fresh recipient (absent: 0), the System (64 + 14) and ComputeBudget (64 + 22) programs.
     const loads = 228;
-    expect((await simulate([setLoadedAccountsDataSizeLimitInstruction(loads), transfer(payer)], payer)).result.value).toMatchObject({ err: null, unitsConsumed: 300 });
+    expect((await simulate([setLoadedAccountsDataSizeLimitInstruction(loads), transfer(payer)], payer)).result.value).toMatchObject({
+      err: null,
+      unitsConsumed: 300,
+    });
     const over = [setLoadedAccountsDataSizeLimitInstruction(loads - 1), transfer(payer)];
     const { error } = await send(over, payer);
-    expect(error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Transaction exceeded max loaded accounts data size cap', data: { err: 'MaxLoadedAccountsDataSizeExceeded', unitsConsumed: 0 } });
+    expect(error).toMatchObject({
+      code: -32002,
+      message: 'Transaction simulation failed: Transaction exceeded max loaded accounts data size cap',
+      data: { err: 'MaxLoadedAccountsDataSizeExceeded', unitsConsumed: 0 },
+    });
     const { result: signature } = await send(over, payer, true);
     expect((await connection.getSignatureStatuses([signature])).value[0]).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded' });
     expect(await connection.getBalance(payer.publicKey)).toBe(1_000_000_000 - 5_000);
@@ -197,7 +214,11 @@ describe('compute budget instructions', () => {
 
   it('refuses a payer that can pay the base fee but not the priority (InsufficientFundsForFee): nothing lands', async () => {
     const payer = funded(10_000);
-    const instructions = [limit(10_000), price(1_000_000), SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 0 })];
+    const instructions = [
+      limit(10_000),
+      price(1_000_000),
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: randomKey(), lamports: 0 }),
+    ];
     const { error } = await send(instructions, payer);
     expect(error).toMatchObject({ code: -32002, data: { err: 'InsufficientFundsForFee' } });
     const { result: signature } = await send(instructions, payer, true);

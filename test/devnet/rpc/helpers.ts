@@ -98,7 +98,12 @@ export async function depositSetup(node: DevnetNode, connection: Connection) {
   return { payer, tracker, deposit };
 }
 
-export async function signedWire(connection: Connection, instructions: TransactionInstruction[], signers: Keypair[], blockhash?: string): Promise<Buffer> {
+export async function signedWire(
+  connection: Connection,
+  instructions: TransactionInstruction[],
+  signers: Keypair[],
+  blockhash?: string,
+): Promise<Buffer> {
   const recentBlockhash = blockhash ?? (await connection.getLatestBlockhash()).blockhash;
   const tx = new Transaction({ feePayer: signers[0]!.publicKey, recentBlockhash }).add(...instructions);
   tx.sign(...signers);
@@ -106,6 +111,7 @@ export async function signedWire(connection: Connection, instructions: Transacti
 }
 
 /** PROTOCOL.md "Durable nonces": sha256("DURABLE_NONCE" || blockhash), computed here apart from the devnet's own. */
-export const durableNonceOf = (blockhash: string): string => bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
+export const durableNonceOf = (blockhash: string): string =>
+  bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 
 export const randomKey = (): PublicKey => Keypair.generate().publicKey;

@@ -20,7 +20,6 @@ const EXPIRY_SLOTS = 151;
 
 const chain = testNode('file');
 
-
 async function status(signature: string) {
   return (await chain.connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
 }
@@ -94,10 +93,29 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
       space: NONCE_ACCOUNT_LENGTH,
       programId: SystemProgram.programId,
     });
-    const taken = { ...wrong, data: SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, basePubkey: authority.publicKey, seed: 'taken', newAccountPubkey: address, lamports: NONCE_RENT, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId }).data } as TransactionInstruction;
+    const taken = {
+      ...wrong,
+      data: SystemProgram.createAccountWithSeed({
+        fromPubkey: authority.publicKey,
+        basePubkey: authority.publicKey,
+        seed: 'taken',
+        newAccountPubkey: address,
+        lamports: NONCE_RENT,
+        space: NONCE_ACCOUNT_LENGTH,
+        programId: SystemProgram.programId,
+      }).data,
+    } as TransactionInstruction;
     const poor = await PublicKey.createWithSeed(authority.publicKey, 'poor', SystemProgram.programId);
     const underfunded = [
-      SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, basePubkey: authority.publicKey, seed: 'poor', newAccountPubkey: poor, lamports: NONCE_RENT - 1, space: NONCE_ACCOUNT_LENGTH, programId: SystemProgram.programId }),
+      SystemProgram.createAccountWithSeed({
+        fromPubkey: authority.publicKey,
+        basePubkey: authority.publicKey,
+        seed: 'poor',
+        newAccountPubkey: poor,
+        lamports: NONCE_RENT - 1,
+        space: NONCE_ACCOUNT_LENGTH,
+        programId: SystemProgram.programId,
+      }),
       SystemProgram.nonceInitialize({ noncePubkey: poor, authorizedPubkey: authority.publicKey }),
     ];
     const simulate = async (instructions: TransactionInstruction[]) => {
@@ -111,7 +129,9 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
     });
     expect(await simulate([taken])).toMatchObject({
       err: { InstructionError: [0, { Custom: 0 }] },
-      logs: expect.arrayContaining([`Create Account: account Address { address: ${address.toBase58()}, base: Some(${authority.publicKey.toBase58()}) } already in use`]),
+      logs: expect.arrayContaining([
+        `Create Account: account Address { address: ${address.toBase58()}, base: Some(${authority.publicKey.toBase58()}) } already in use`,
+      ]),
     });
     expect(await simulate(underfunded)).toMatchObject({
       err: { InstructionError: [1, 'InsufficientFunds'] },
@@ -152,7 +172,11 @@ describe('durable-nonce transactions', () => {
 
     const rival = await nonceWire(address, authority, [transfer(authority, 2_000_000)], before);
     const refused = await sendWire(chain.node.url, rival);
-    expect(refused.body.error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Blockhash not found', data: { err: 'BlockhashNotFound' } });
+    expect(refused.body.error).toMatchObject({
+      code: -32002,
+      message: 'Transaction simulation failed: Blockhash not found',
+      data: { err: 'BlockhashNotFound' },
+    });
     const skipped = await sendWire(chain.node.url, rival, true);
     chain.node.advanceSlots(1);
     expect(await status(skipped.body.result)).toBeNull();
@@ -180,11 +204,20 @@ describe('durable-nonce transactions', () => {
     const { address } = await createNonce(authority);
     const value = (await nonceOf(address)).nonce;
     const advance = SystemProgram.nonceAdvance({ noncePubkey: address, authorizedPubkey: authority.publicKey });
-    const unsigned = { ...advance, keys: advance.keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)) } as TransactionInstruction;
-    const cases = [await signedWire(chain.connection, [unsigned], [stranger], value), await signedWire(chain.connection, [transfer(authority, 1), advance], [authority], value)];
+    const unsigned = {
+      ...advance,
+      keys: advance.keys.map((key) => (key.isSigner ? { ...key, pubkey: stranger.publicKey } : key)),
+    } as TransactionInstruction;
+    const cases = [
+      await signedWire(chain.connection, [unsigned], [stranger], value),
+      await signedWire(chain.connection, [transfer(authority, 1), advance], [authority], value),
+    ];
     for (const wire of cases) expect((await sendWire(chain.node.url, wire)).body.error).toMatchObject({ data: { err: 'BlockhashNotFound' } });
     // With a recent blockhash, the stranger's advance runs and fails as Agave's does.
-    const { body } = await rpc(chain.node.url, 'simulateTransaction', [(await signedWire(chain.connection, [unsigned], [stranger])).toString('base64'), { encoding: 'base64' }]);
+    const { body } = await rpc(chain.node.url, 'simulateTransaction', [
+      (await signedWire(chain.connection, [unsigned], [stranger])).toString('base64'),
+      { encoding: 'base64' },
+    ]);
     expect(body.result.value).toMatchObject({
       err: { InstructionError: [0, 'MissingRequiredSignature'] },
       logs: expect.arrayContaining([`Advance nonce account: Account ${authority.publicKey.toBase58()} must be a signer`]),
@@ -209,12 +242,19 @@ describe('WithdrawNonceAccount and AuthorizeNonceAccount', () => {
     const authority = fundedKeypair(chain.node);
     const next = fundedKeypair(chain.node);
     const { address } = await createNonce(authority);
-    const authorize = SystemProgram.nonceAuthorize({ noncePubkey: address, authorizedPubkey: authority.publicKey, newAuthorizedPubkey: next.publicKey });
+    const authorize = SystemProgram.nonceAuthorize({
+      noncePubkey: address,
+      authorizedPubkey: authority.publicKey,
+      newAuthorizedPubkey: next.publicKey,
+    });
     expect((await sendWire(chain.node.url, await signedWire(chain.connection, [authorize], [authority]))).body.error).toBeUndefined();
     expect((await nonceOf(address)).authorizedPubkey.toBase58()).toBe(next.publicKey.toBase58());
     const to = randomKey();
     const partial = SystemProgram.nonceWithdraw({ noncePubkey: address, authorizedPubkey: next.publicKey, toPubkey: to, lamports: 1 });
-    const { body } = await rpc(chain.node.url, 'simulateTransaction', [(await signedWire(chain.connection, [partial], [next])).toString('base64'), { encoding: 'base64' }]);
+    const { body } = await rpc(chain.node.url, 'simulateTransaction', [
+      (await signedWire(chain.connection, [partial], [next])).toString('base64'),
+      { encoding: 'base64' },
+    ]);
     expect(body.result.value).toMatchObject({ err: { InstructionError: [0, 'InsufficientFunds'] } });
     const all = SystemProgram.nonceWithdraw({ noncePubkey: address, authorizedPubkey: next.publicKey, toPubkey: to, lamports: NONCE_RENT });
     expect((await sendWire(chain.node.url, await signedWire(chain.connection, [all], [next]))).body.error).toBeUndefined();

@@ -55,20 +55,29 @@ describe('account reads', () => {
     expect(infos[2]?.executable).toBe(true);
   });
 
-  it('getMultipleAccounts applies its one dataSlice to every account and cuts it as Agave\'s slice_data does', async () => {
+  it("getMultipleAccounts applies its one dataSlice to every account and cuts it as Agave's slice_data does", async () => {
     // A short account answers its bytes from the offset to its end, one that ends before the offset none; `space` stays the whole length.
     const short = randomKey();
     node.airdrop(short, 1_000_000);
     const slice = { offset: 0, length: 848 };
-    const { body } = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58(), node.programId.toBase58(), short.toBase58()], { encoding: 'base64', dataSlice: slice }]);
+    const { body } = await rpc(node.url, 'getMultipleAccounts', [
+      [setup.tracker.toBase58(), node.programId.toBase58(), short.toBase58()],
+      { encoding: 'base64', dataSlice: slice },
+    ]);
     const [tracker, program, wallet] = body.result.value as Array<{ data: [string, string]; space: number }>;
     expect(Buffer.from(tracker!.data[0], 'base64').length).toBe(848);
     expect(tracker!.space).toBe(848 + 16 * 160);
     expect(Buffer.from(program!.data[0], 'base64').length).toBe(Math.min(848, program!.space));
     expect(wallet!.data[0]).toBe('');
-    const past = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58()], { encoding: 'base64', dataSlice: { offset: 3_000, length: 848 } }]);
+    const past = await rpc(node.url, 'getMultipleAccounts', [
+      [setup.tracker.toBase58()],
+      { encoding: 'base64', dataSlice: { offset: 3_000, length: 848 } },
+    ]);
     expect(Buffer.from(past.body.result.value[0].data[0], 'base64').length).toBe(848 + 16 * 160 - 3_000);
-    const beyond = await rpc(node.url, 'getMultipleAccounts', [[setup.tracker.toBase58()], { encoding: 'base64', dataSlice: { offset: 100_000, length: 8 } }]);
+    const beyond = await rpc(node.url, 'getMultipleAccounts', [
+      [setup.tracker.toBase58()],
+      { encoding: 'base64', dataSlice: { offset: 100_000, length: 8 } },
+    ]);
     expect(beyond.body.result.value[0].data[0]).toBe('');
   });
 
@@ -161,7 +170,11 @@ describe('sendTransaction', () => {
   it('reports BlockhashNotFound, AlreadyProcessed and InsufficientFundsForFee as preflight failures', async () => {
     const stale = await signedWire(connection, [setup.deposit(1n)], [setup.payer], randomKey().toBase58());
     const unknown = await rpc(node.url, 'sendTransaction', [stale.toString('base64'), { encoding: 'base64' }]);
-    expect(unknown.body.error).toMatchObject({ code: -32002, message: 'Transaction simulation failed: Blockhash not found', data: { err: 'BlockhashNotFound' } });
+    expect(unknown.body.error).toMatchObject({
+      code: -32002,
+      message: 'Transaction simulation failed: Blockhash not found',
+      data: { err: 'BlockhashNotFound' },
+    });
 
     const wire = await signedWire(connection, [setup.deposit(2n)], [setup.payer]);
     await connection.sendRawTransaction(wire);
@@ -338,7 +351,12 @@ describe('address history memory', () => {
       const [a1, a2] = [bank.airdrop(first, 1n), bank.airdrop(first, 1n)];
       const [b1, b2, b3] = [bank.airdrop(second, 1n), bank.airdrop(second, 1n), bank.airdrop(second, 1n)];
       expect(bank.at('processed').signaturesForAddress(first, { limit: 1000 })).toEqual([]);
-      expect(bank.at('processed').signaturesForAddress(second, { limit: 1000 }).map((info) => info.signature)).toEqual([b3, b2, b1]);
+      expect(
+        bank
+          .at('processed')
+          .signaturesForAddress(second, { limit: 1000 })
+          .map((info) => info.signature),
+      ).toEqual([b3, b2, b1]);
       expect(bank.signatureStatus(a1)).toBeUndefined();
       expect(bank.signatureStatus(a2)).toBeUndefined();
     } finally {

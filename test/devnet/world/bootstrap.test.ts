@@ -54,7 +54,14 @@ describe('bootstrapWorld', () => {
     const deposit = decodeTrackerHeader(pair.source.getAccount(world.source.depositTracker)!.data, 'DepositTracker', 'test');
     const withdraw = decodeTrackerHeader(pair.target.getAccount(world.target.withdrawTracker)!.data, 'WithdrawTracker', 'test');
     for (const header of [deposit, withdraw]) {
-      expect(header).toMatchObject({ sourceChainId: 1, targetChainId: 2, threshold: 2, capacity: 64n, governance: world.governance.publicKey, authorities });
+      expect(header).toMatchObject({
+        sourceChainId: 1,
+        targetChainId: 2,
+        threshold: 2,
+        capacity: 64n,
+        governance: world.governance.publicKey,
+        authorities,
+      });
     }
     // Four set_token_pair transactions each bumped the generation.
     expect(withdraw.generation).toBe(4n);

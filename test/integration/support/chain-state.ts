@@ -42,7 +42,9 @@ export function tokenPair(bridge: DevnetBridge, sourceMint: string): TokenPair {
 
 /** Authority k's own position on a tracker (rule 3.4). */
 export function nextIndexOf(tracker: Tracker<unknown>, bridge: DevnetBridge, k: number): number {
-  return ownNextIndex(tracker.header, bridge.authorities[k]!.publicKey.toBase58(), { chain: tracker.header.kind === 'DepositTracker' ? 'source' : 'target' });
+  return ownNextIndex(tracker.header, bridge.authorities[k]!.publicKey.toBase58(), {
+    chain: tracker.header.kind === 'DepositTracker' ? 'source' : 'target',
+  });
 }
 
 /** The vote-mask bits of the given authority slots. */

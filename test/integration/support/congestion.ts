@@ -11,7 +11,13 @@ import { metricValue } from '../../support/metric-value.js';
 
 export const SLOT_MS = 10;
 export const CAP = 100_000;
-export const settings = { maxAttempts: 3, retryBackoffMs: 20, rpcTimeoutMs: 2_000, productionTiming: true, priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP } };
+export const settings = {
+  maxAttempts: 3,
+  retryBackoffMs: 20,
+  rpcTimeoutMs: 2_000,
+  productionTiming: true,
+  priorityFee: { minMicroLamports: 0, maxMicroLamports: CAP },
+};
 
 /** Every crank transaction landed within its limit, requesting at most 1.2x what it used. */
 export function expectMeasuredLimits(landed: ReturnType<typeof crankTransactions>): void {
@@ -23,7 +29,9 @@ export function expectMeasuredLimits(landed: ReturnType<typeof crankTransactions
 
 /** Actions given up after all their attempts, by any crank. */
 export function exhaustedActions(cranks: readonly BridgeCrank[]): unknown[] {
-  return cranks.flatMap((crank) => crank.logs.records().filter((record) => record.level === 'error' && String(record.msg).endsWith('moving on to the next action')));
+  return cranks.flatMap((crank) =>
+    crank.logs.records().filter((record) => record.level === 'error' && String(record.msg).endsWith('moving on to the next action')),
+  );
 }
 
 /** The crank transactions each chain landed, paid by the authorities. */

@@ -80,15 +80,21 @@ export function startBridgeCrank(bridge: DevnetBridge, slot: number, tuning: Cra
         rpcTimeoutMs: tuning.rpcTimeoutMs ?? 5_000,
         dryRun: tuning.dryRun ?? false,
         ...(tuning.priorityFee === undefined ? {} : { priorityFee: tuning.priorityFee }),
-        ...(tuning.sourceRpcUrls === undefined ? {} : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
-        ...(tuning.targetRpcUrls === undefined ? {} : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
+        ...(tuning.sourceRpcUrls === undefined
+          ? {}
+          : { sourceRpcUrl: tuning.sourceRpcUrls[0]!, sourceRpcFallbackUrls: tuning.sourceRpcUrls.slice(1) }),
+        ...(tuning.targetRpcUrls === undefined
+          ? {}
+          : { targetRpcUrl: tuning.targetRpcUrls[0]!, targetRpcFallbackUrls: tuning.targetRpcUrls.slice(1) }),
         ...tuning.config,
       },
       ...(tuning.signer === undefined ? {} : { signer: tuning.signer }),
       logger: logs.logger,
       metrics,
       tuning: {
-        ...(tuning.productionTiming === true ? {} : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
+        ...(tuning.productionTiming === true
+          ? {}
+          : { submitTiming: { ...FAST_SUBMIT, confirmTimeoutMs: tuning.confirmTimeoutMs ?? FAST_SUBMIT.confirmTimeoutMs } }),
         ...(tuning.fetch === undefined ? {} : { fetch: tuning.fetch }),
       },
     }),
@@ -116,10 +122,15 @@ export async function startBridgeCranks(bridge: DevnetBridge, slots: readonly nu
  * the server's own submit timing), past its startup cycle: how a misconfigured endpoint or
  * program shows in /health and the metrics after one cycle.
  */
-export async function startConfiguredCrank(bridge: DevnetBridge, config: Partial<CrankConfig>): Promise<{ service: CrankService; metrics: Metrics; logs: CapturedLogs }> {
+export async function startConfiguredCrank(
+  bridge: DevnetBridge,
+  config: Partial<CrankConfig>,
+): Promise<{ service: CrankService; metrics: Metrics; logs: CapturedLogs }> {
   const metrics = createMetrics(new Registry());
   const logs = captureLogs('info');
-  const service = assembleCrank(authorityParts(bridge.world, 0, bridge.authorities[0]!, { config: { rpcTimeoutMs: 2_000, ...config }, logger: logs.logger, metrics }));
+  const service = assembleCrank(
+    authorityParts(bridge.world, 0, bridge.authorities[0]!, { config: { rpcTimeoutMs: 2_000, ...config }, logger: logs.logger, metrics }),
+  );
   bridge.onClose(() => service.stop(STOP_DEADLINE_MS));
   await service.runOnce();
   return { service, metrics, logs };
@@ -193,4 +204,3 @@ export function failedAttemptErrors(crank: BridgeCrank): string[] {
     .filter((record) => typeof record.action === 'string' && record.outcome === 'failed')
     .map((record) => String((record.err as { message?: unknown } | undefined)?.message));
 }
-

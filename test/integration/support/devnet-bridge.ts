@@ -51,14 +51,22 @@ function suiteCommitmentLags(option?: CommitmentLags): CommitmentLags {
   const given = process.env['DEVNET_COMMITMENT_LAGS'];
   if (given === undefined || given === '') return AGAVE_COMMITMENT_LAGS;
   const match = /^(\d+),(\d+)$/.exec(given);
-  if (match === null) throw new Error(`DEVNET_COMMITMENT_LAGS must be "confirmed,finalized" slots, e.g. "2,32" (Agave's, the default) or "0,0"; got ${JSON.stringify(given)}`);
+  if (match === null)
+    throw new Error(
+      `DEVNET_COMMITMENT_LAGS must be "confirmed,finalized" slots, e.g. "2,32" (Agave's, the default) or "0,0"; got ${JSON.stringify(given)}`,
+    );
   return { confirmedLagSlots: Number(match[1]), finalizedLagSlots: Number(match[2]) };
 }
 
-export async function startDevnetBridge(options: { capacity?: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags } = {}): Promise<DevnetBridge> {
+export async function startDevnetBridge(
+  options: { capacity?: number; slotIntervalMs?: number; commitmentLags?: CommitmentLags } = {},
+): Promise<DevnetBridge> {
   // A block holds what arrives within its slot; the timer moves slots (and the banks behind the
   // head) and keeps blockhashes ageing.
-  const pair = await startChainPair({ slotIntervalMs: options.slotIntervalMs ?? SUITE_SLOT_MS, commitmentLags: suiteCommitmentLags(options.commitmentLags) });
+  const pair = await startChainPair({
+    slotIntervalMs: options.slotIntervalMs ?? SUITE_SLOT_MS,
+    commitmentLags: suiteCommitmentLags(options.commitmentLags),
+  });
   const dir = await mkdtemp(join(tmpdir(), 'bridge-integration-'));
   const cleanups: Array<() => Promise<void>> = [];
   const closeAll = async () => {

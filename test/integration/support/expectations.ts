@@ -52,7 +52,10 @@ export async function expectTransactionsAccounted(
     const what = `authority ${crank.slot}`;
     expect(new Set(signatures).size, `${what}: distinct landed signatures`).toBe(signatures.length);
     const statuses = signatures.map((signature) => landedStatus(bridge, signature));
-    expect(statuses.filter((status) => status === undefined), `${what}: logged as landed, not on any chain`).toEqual([]);
+    expect(
+      statuses.filter((status) => status === undefined),
+      `${what}: logged as landed, not on any chain`,
+    ).toEqual([]);
     expect(statuses.filter((status) => status?.err !== null).length, `${what}: landed with an error`).toBe(failedLanded[crank.slot] ?? 0);
     expect(crank.service.health().total_actions_submitted, `${what}: total_actions_submitted`).toBe(signatures.length);
     expect(await metricValue(crank.metrics.crankTransactionsLanded, {}), `${what}: landed counter`).toBe(signatures.length);

@@ -76,7 +76,8 @@ export async function waitForRole(server: AuthorityServer, role: string, timeout
   await waitFor(async () => (await serverHealth(server)).role === role, { timeoutMs, intervalMs: 200, what: `the server's role ${role}` });
 }
 
-export const errorLines = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
+export const errorLines = (server: AuthorityServer): LogRecord[] =>
+  server.process.logs().filter((record) => record['level'] === 'error' || record['level'] === 'fatal');
 export const failedAttempts = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => record['outcome'] === 'failed');
 /** The signing lease's transactions the server logged as landed: its takings and its release (the advance binding it, then the withdrawal). */
 export const leaseTransactions = (server: AuthorityServer): string[] =>
@@ -84,7 +85,8 @@ export const leaseTransactions = (server: AuthorityServer): string[] =>
     .logs()
     .filter((record) => record['msg'] === 'crank: took the signing lease' || String(record['msg']).startsWith('crank: released the signing lease'))
     .flatMap((record) => [record['advance'], record['signature']].filter((signature): signature is string => typeof signature === 'string'));
-export const takeOvers = (server: AuthorityServer): LogRecord[] => server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
+export const takeOvers = (server: AuthorityServer): LogRecord[] =>
+  server.process.logs().filter((record) => String(record['msg']).startsWith('crank: taking over'));
 
 /**
  * Deposits every `everyMs` and claims what is claimable, until stopped; returns how many

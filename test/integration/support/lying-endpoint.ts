@@ -44,7 +44,12 @@ export async function startLyingEndpoint(upstream: string, lease: PublicKey, aut
   const endpoint: LyingEndpoint = { url: '', says: 'honest', swallowed: [], lies: 0, close: async () => undefined };
 
   async function forward(body: string): Promise<unknown> {
-    const response = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
     return response.json();
   }
 
@@ -52,7 +57,12 @@ export async function startLyingEndpoint(upstream: string, lease: PublicKey, aut
     const lie = endpoint.says === 'deceive' ? (endpoint.swallowed.length === 0 ? 'free' : 'made_up') : endpoint.says;
     if (lie === 'honest' || real.result === undefined) return real;
     endpoint.lies += 1;
-    const value = lie === 'free' ? null : lie === 'made_up' ? accountValue(SystemProgram.programId, heldData(authority, madeUp)) : accountValue(Keypair.generate().publicKey, new Uint8Array(NONCE_ACCOUNT_LENGTH));
+    const value =
+      lie === 'free'
+        ? null
+        : lie === 'made_up'
+          ? accountValue(SystemProgram.programId, heldData(authority, madeUp))
+          : accountValue(Keypair.generate().publicKey, new Uint8Array(NONCE_ACCOUNT_LENGTH));
     return { ...real, result: { ...real.result, value } };
   }
 
@@ -70,7 +80,9 @@ export async function startLyingEndpoint(upstream: string, lease: PublicKey, aut
       const asked = (params[0] as string[]) ?? [];
       const slot = real.result.context.slot;
       const value = (real.result.value as unknown[]).map((status, i) =>
-        endpoint.swallowed.includes(asked[i]!) ? { slot, confirmations: null, err: null, status: { Ok: null }, confirmationStatus: 'confirmed' } : status,
+        endpoint.swallowed.includes(asked[i]!)
+          ? { slot, confirmations: null, err: null, status: { Ok: null }, confirmationStatus: 'confirmed' }
+          : status,
       );
       return { ...real, result: { ...real.result, value } };
     }
@@ -117,5 +129,12 @@ function heldData(authority: PublicKey, nonce: Uint8Array): Uint8Array {
 }
 
 function accountValue(owner: PublicKey, data: Uint8Array): unknown {
-  return { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: NONCE_ACCOUNT_RENT_LAMPORTS, owner: owner.toBase58(), rentEpoch: 0, space: data.length };
+  return {
+    data: [Buffer.from(data).toString('base64'), 'base64'],
+    executable: false,
+    lamports: NONCE_ACCOUNT_RENT_LAMPORTS,
+    owner: owner.toBase58(),
+    rentEpoch: 0,
+    space: data.length,
+  };
 }

@@ -9,7 +9,11 @@ import { deposit, rawAckDeposit } from './transactions.js';
 
 /** A devnet admin call over JSON-RPC, as an operator's rehearsal makes it. */
 export async function devnetCall(url: string, method: string, params: unknown[]): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
   if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.result;
@@ -49,4 +53,3 @@ export async function colludingFinalization(b: DevnetBridge, amount: bigint, col
   expect(withdrawTracker(b).entries[index]).toMatchObject({ status: 'Finalized', result: { kind: 'Confirmed', amount: amount * 10n } });
   return index;
 }
-

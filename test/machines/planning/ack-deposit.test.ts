@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planAckDeposits } from '../../../src/machines/planning/cycle-plan.js';
-import {
-  AUTHORITY,
-  bridgeView,
-  deposit,
-  deposits,
-  OTHER_AUTHORITIES,
-  trackerHeader,
-  withdrawal,
-} from '../support/bridge-view.js';
+import { AUTHORITY, bridgeView, deposit, deposits, OTHER_AUTHORITIES, trackerHeader, withdrawal } from '../support/bridge-view.js';
 
 function expectedVote(index: number, approve: boolean) {
   const source = deposit(index);
@@ -112,4 +104,3 @@ describe('planAckDeposits', () => {
     );
   });
 });
-

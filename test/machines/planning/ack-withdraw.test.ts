@@ -132,7 +132,11 @@ describe('sameDepositResult', () => {
 
   it('stops where the bounded read of either tracker ends: the rest is the next cycle', () => {
     const source = deposits(6);
-    const view = bridgeView({ deposits: source, withdrawals: source.map((d) => finalizedWithdrawal(d, { kind: 'Rejected', reason: 'LimitExceeded' })), ownTargetNext: 6 });
+    const view = bridgeView({
+      deposits: source,
+      withdrawals: source.map((d) => finalizedWithdrawal(d, { kind: 'Rejected', reason: 'LimitExceeded' })),
+      ownTargetNext: 6,
+    });
     const readTo = <E>(entries: ReadonlyMap<number, E>, end: number) => new Map([...entries].filter(([index]) => index < end));
     view.withdrawals.entries = readTo(view.withdrawals.entries, 4);
     expect(planAckWithdraws(view, 64)).toMatchObject({ pending: 4 });
@@ -144,8 +148,14 @@ describe('sameDepositResult', () => {
 
   it('fails with CRANK__ENTRY_NOT_FOUND when the source read does not hold its own next_index', () => {
     const source = deposits(3);
-    const view = bridgeView({ deposits: source, withdrawals: source.map((d) => finalizedWithdrawal(d, { kind: 'Rejected', reason: 'LimitExceeded' })), ownTargetNext: 3 });
+    const view = bridgeView({
+      deposits: source,
+      withdrawals: source.map((d) => finalizedWithdrawal(d, { kind: 'Rejected', reason: 'LimitExceeded' })),
+      ownTargetNext: 3,
+    });
     view.deposits.entries = new Map([...view.deposits.entries].filter(([index]) => index > 0));
-    expect(() => planAckWithdraws(view, 64)).toThrow(expect.objectContaining({ code: 'CRANK__ENTRY_NOT_FOUND', context: expect.objectContaining({ index: 0 }) }));
+    expect(() => planAckWithdraws(view, 64)).toThrow(
+      expect.objectContaining({ code: 'CRANK__ENTRY_NOT_FOUND', context: expect.objectContaining({ index: 0 }) }),
+    );
   });
 });

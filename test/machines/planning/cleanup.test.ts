@@ -8,7 +8,15 @@ const finalized = (n: number, cleanupCompleted = false) =>
 describe('planCleanups', () => {
   it('picks Finalized entries not cleaned up yet, from settled_prefix on', () => {
     const view = bridgeView({
-      deposits: [finalized(0, true), finalized(1, true), finalized(2), deposit(3, { status: 'Relaying' }), finalized(4, true), finalized(5), deposit(6)],
+      deposits: [
+        finalized(0, true),
+        finalized(1, true),
+        finalized(2),
+        deposit(3, { status: 'Relaying' }),
+        finalized(4, true),
+        finalized(5),
+        deposit(6),
+      ],
       withdrawals: [],
       sourceSettled: 2,
       ownSourceNext: 7,
@@ -34,7 +42,9 @@ describe('planCleanups', () => {
 
   it('fails with CRANK__ENTRY_NOT_FOUND when the window starts above settled_prefix', () => {
     const view = bridgeView({ deposits: [finalized(0), finalized(1)], withdrawals: [], depositWindowStart: 1, ownSourceNext: 2, ownTargetNext: 2 });
-    expect(() => planCleanups(view, 64)).toThrow(expect.objectContaining({ code: 'CRANK__ENTRY_NOT_FOUND', context: expect.objectContaining({ index: 0 }) }));
+    expect(() => planCleanups(view, 64)).toThrow(
+      expect.objectContaining({ code: 'CRANK__ENTRY_NOT_FOUND', context: expect.objectContaining({ index: 0 }) }),
+    );
   });
 
   it('finds candidates in every run the bounded read holds, and none between them', () => {

@@ -4,14 +4,13 @@ import { bridgeView, CONFIRMED_FULL, deposit, deposits, finalizedWithdrawal } fr
 
 describe('planCycle', () => {
   it('plans all three actions from one view, JSON-safe', () => {
-    const source = [
-      deposit(0, { status: 'Finalized', result: { kind: 'Rejected', reason: 'InternalError' } }),
-      deposit(1),
-      deposit(2),
-    ];
+    const source = [deposit(0, { status: 'Finalized', result: { kind: 'Rejected', reason: 'InternalError' } }), deposit(1), deposit(2)];
     const view = bridgeView({
       deposits: source,
-      withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }), finalizedWithdrawal(source[1]!, CONFIRMED_FULL(source[1]!))],
+      withdrawals: [
+        finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }),
+        finalizedWithdrawal(source[1]!, CONFIRMED_FULL(source[1]!)),
+      ],
       ownSourceNext: 1,
       ownTargetNext: 2,
     });

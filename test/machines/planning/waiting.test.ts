@@ -19,7 +19,10 @@ describe('waitingRead', () => {
     const source = [finalized(0), deposit(1, { depositSlot: 150n })];
     const view = bridgeView({
       deposits: source,
-      withdrawals: [finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }), finalizedWithdrawal(source[1]!, { kind: 'Rejected', reason: 'InternalError' }, { finalizedSlot: 4900n })],
+      withdrawals: [
+        finalizedWithdrawal(source[0]!, { kind: 'Rejected', reason: 'InternalError' }),
+        finalizedWithdrawal(source[1]!, { kind: 'Rejected', reason: 'InternalError' }, { finalizedSlot: 4900n }),
+      ],
       ownSourceNext: 1,
       ownTargetNext: 2,
       slots: { source: 1000, target: 5000 },
@@ -39,7 +42,13 @@ describe('waitingRead', () => {
   });
 
   it('lists the source entries read with their progress', () => {
-    const view = bridgeView({ deposits: [finalized(0, { cleanupCompleted: true }), finalized(1), deposit(2)], withdrawals: [], sourceSettled: 1, ownSourceNext: 3, ownTargetNext: 3 });
+    const view = bridgeView({
+      deposits: [finalized(0, { cleanupCompleted: true }), finalized(1), deposit(2)],
+      withdrawals: [],
+      sourceSettled: 1,
+      ownSourceNext: 3,
+      ownTargetNext: 3,
+    });
     const waiting = waitingRead(view, planCycle(view));
     expect(waiting.settledPrefix).toBe(1);
     expect(waiting.deposits).toEqual([

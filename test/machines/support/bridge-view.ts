@@ -1,13 +1,7 @@
 import { Keypair } from '@solana/web3.js';
 import type { BridgeView } from '../../../src/chain/port/bridge-chains.js';
 import type { TransferRange } from '../../../src/chain/client/read/read-transfers.js';
-import type {
-  DepositEntry,
-  DepositResult,
-  TrackerHeader,
-  TrackerKind,
-  WithdrawEntry,
-} from '../../../src/chain/types.js';
+import type { DepositEntry, DepositResult, TrackerHeader, TrackerKind, WithdrawEntry } from '../../../src/chain/types.js';
 import type { WaitingRead } from '../../../src/machines/planning/waiting.js';
 import { depositEntry } from '../../support/deposit-entry.js';
 

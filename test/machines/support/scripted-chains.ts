@@ -82,7 +82,9 @@ export class ScriptedChains implements BridgeChains {
   }
 
   readState(signal: AbortSignal): Promise<BridgeView> {
-    return this.call({ method: 'readState', indices: [], votes: [], signal, at: Date.now() }, async () => structuredClone(this.view)) as Promise<BridgeView>;
+    return this.call({ method: 'readState', indices: [], votes: [], signal, at: Date.now() }, async () =>
+      structuredClone(this.view),
+    ) as Promise<BridgeView>;
   }
 
   ackDeposits(votes: readonly AckDepositVote[], signal: AbortSignal): Promise<SubmitReport> {
@@ -135,7 +137,14 @@ export class ScriptedChains implements BridgeChains {
   }
 
   landingSummaries(): Record<ChainSide, LandingSummary> {
-    const none: LandingSummary = { transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null };
+    const none: LandingSummary = {
+      transactions: 0,
+      landed: 0,
+      first_version_rate: null,
+      slots_p50: null,
+      slots_p90: null,
+      versions_per_landed: null,
+    };
     return { source: none, target: none };
   }
 
@@ -163,9 +172,7 @@ export class ScriptedChains implements BridgeChains {
 
   /** A reply that lands like the default one. */
   readonly lands: Reply = async (call) =>
-    call.method === 'cleanupDeposits'
-      ? { ...this.land(call), completed: call.indices, alreadyDone: [] }
-      : this.land(call);
+    call.method === 'cleanupDeposits' ? { ...this.land(call), completed: call.indices, alreadyDone: [] } : this.land(call);
 
   /** A reply that blocks until released; it rejects with the signal's reason on abort. */
   hold(): HeldReply & { reply: Reply } {

@@ -42,7 +42,13 @@ export function startTestCrank(view: BridgeView, options: TestCrankOptions = {})
   before?.(chains);
   const logs: CapturedLogs = captureLogs('debug');
   const metrics: Metrics = createMetrics(new Registry());
-  const crank = startCrank({ settings: { ...TEST_CRANK_SETTINGS, ...settings }, chains, chainBounds: TEST_CHAIN_BOUNDS, logger: logs.logger, metrics });
+  const crank = startCrank({
+    settings: { ...TEST_CRANK_SETTINGS, ...settings },
+    chains,
+    chainBounds: TEST_CHAIN_BOUNDS,
+    logger: logs.logger,
+    metrics,
+  });
   return { chains, logs, metrics, crank };
 }
 

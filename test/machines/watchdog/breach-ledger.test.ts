@@ -7,7 +7,14 @@ import type { Breach } from '../../../src/machines/watchdog/invariants.js';
 
 /** The breach ledger: what a restart reads back decides the halt, neither cleared nor wrongly kept. */
 
-const BREACH: Breach = { id: 'finalized_mismatch:target:3:g1', invariant: 'finalized_mismatch', chain: 'target', index: 3, bridge: 'x', expected: 'y' };
+const BREACH: Breach = {
+  id: 'finalized_mismatch:target:3:g1',
+  invariant: 'finalized_mismatch',
+  chain: 'target',
+  index: 3,
+  bridge: 'x',
+  expected: 'y',
+};
 
 describe('the breach ledger file', () => {
   it('a restart (a new reader of the same file) keeps an unacknowledged breach and drops an acknowledged one', () => {

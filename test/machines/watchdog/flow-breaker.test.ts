@@ -21,7 +21,13 @@ function plan(votes: AckDepositVote[]): CyclePlan {
 describe('limitFlow', () => {
   it('cuts the queue at the first yes vote past the limit: later votes wait, no votes and other mints included', () => {
     const votes = new Map<number, FlowVote>();
-    const { plan: limited, held } = limitFlow(plan([vote(0, 60), vote(1, 10, false), vote(2, 50), vote(3, 1, true, OTHER)]), LIMITS, votes, new Set(), 0);
+    const { plan: limited, held } = limitFlow(
+      plan([vote(0, 60), vote(1, 10, false), vote(2, 50), vote(3, 1, true, OTHER)]),
+      LIMITS,
+      votes,
+      new Set(),
+      0,
+    );
     expect(limited.ackDeposit).toEqual({ votes: [vote(0, 60), vote(1, 10, false)], pending: 2 });
     expect(held).toEqual({ id: `flow:2:${MINT}:50`, index: 2, mint: MINT, amount: '50', carried: '60', limit: '100', window_hours: 1 });
     expect([...votes.keys()]).toEqual([0]);

@@ -95,7 +95,16 @@ describe('a C_Sign that hangs (a network HSM that stops answering)', () => {
     expect(isBridgeError(third, 'SIGNER__UNAVAILABLE') && third.context.reason).toBe('session_lost');
     expect(third.message).toContain(`2 calls into the module have hung past ${BOUND_MS} ms and not returned`);
     hanging.release();
-    await expect.poll(async () => (await signer.sign(randomBytes(32)).then(() => 'signed', (e: Error) => e.message)), { timeout: 5_000, interval: 100 }).toBe('signed');
+    await expect
+      .poll(
+        async () =>
+          await signer.sign(randomBytes(32)).then(
+            () => 'signed',
+            (e: Error) => e.message,
+          ),
+        { timeout: 5_000, interval: 100 },
+      )
+      .toBe('signed');
   });
 });
 

@@ -74,7 +74,9 @@ describe('the PKCS#11 signer refuses to start with one line naming BRIDGE_AUTHOR
   });
 
   it('a PIN file that is missing or empty', async () => {
-    expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.dir}/absent`))).toMatch(/^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file .* cannot be read \(ENOENT\)/);
+    expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.dir}/absent`))).toMatch(
+      /^BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: pin-source file .* cannot be read \(ENOENT\)/,
+    );
     expect(await problemOf(hsm.uri('token=bridge;object=authority', `pin-source=file:${hsm.pinFile('')}`))).toContain('is empty');
   });
 });

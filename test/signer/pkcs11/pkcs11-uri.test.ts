@@ -17,7 +17,9 @@ function problemOf(uri: string): string {
 
 describe('parsePkcs11Uri (RFC 7512)', () => {
   it('reads the path attributes that select the token and key, and the module and PIN file', () => {
-    const uri = parsePkcs11Uri(`pkcs11:token=bridge%20one;object=authority;id=%01%a0;serial=dbd5aa5d;slot-id=7;type=private?${MODULE}&pin-source=file:/run/secrets/pin`);
+    const uri = parsePkcs11Uri(
+      `pkcs11:token=bridge%20one;object=authority;id=%01%a0;serial=dbd5aa5d;slot-id=7;type=private?${MODULE}&pin-source=file:/run/secrets/pin`,
+    );
     expect(uri).toEqual({
       modulePath: '/usr/lib/softhsm/libsofthsm2.so',
       selection: { token: 'bridge one', object: 'authority', id: Uint8Array.from([0x01, 0xa0]), serial: 'dbd5aa5d', slotId: 7 },
@@ -65,13 +67,16 @@ describe('parsePkcs11Uri (RFC 7512)', () => {
     }
   });
 
-  it('never quotes a query attribute name: an unencoded & turns the PIN\'s tail into one', () => {
+  it("never quotes a query attribute name: an unencoded & turns the PIN's tail into one", () => {
     const line = problemOf(`pkcs11:object=a?${MODULE}&pin-value=PINzq7&TAIL${PIN_SECRET}`);
     expect(line).toBe(
       'BRIDGE_AUTHORITY_KEYPAIR: PKCS#11 URI: an attribute of the query (not quoted: a query may hold a secret; percent-encode & as %26 inside a value) has no value (expected name=value)',
     );
     expect(line).not.toContain('TAIL');
-    for (const uri of [`pkcs11:object=a?${MODULE}&pin-value=PINzq7&TAIL${PIN_SECRET}=x`, `pkcs11:object=a?${MODULE}&pin-value=1&TAIL${PIN_SECRET}=x`]) {
+    for (const uri of [
+      `pkcs11:object=a?${MODULE}&pin-value=PINzq7&TAIL${PIN_SECRET}=x`,
+      `pkcs11:object=a?${MODULE}&pin-value=1&TAIL${PIN_SECRET}=x`,
+    ]) {
       expect(problemOf(uri)).not.toContain(PIN_SECRET);
     }
   });

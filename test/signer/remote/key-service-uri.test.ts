@@ -21,16 +21,24 @@ describe('key-service URIs in BRIDGE_AUTHORITY_KEYPAIR', () => {
   it.each([
     ['aws-kms:1234abcd-12ab-34cd-56ef-1234567890ab', { kind: 'aws-kms', keyId: '1234abcd-12ab-34cd-56ef-1234567890ab' }],
     ['aws-kms:alias/bridge-authority?region=eu-west-1', { kind: 'aws-kms', keyId: 'alias/bridge-authority', region: 'eu-west-1' }],
-    ['aws-kms:arn:aws:kms:us-east-2:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab', { kind: 'aws-kms', keyId: 'arn:aws:kms:us-east-2:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab', region: 'us-east-2' }],
+    [
+      'aws-kms:arn:aws:kms:us-east-2:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab',
+      { kind: 'aws-kms', keyId: 'arn:aws:kms:us-east-2:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab', region: 'us-east-2' },
+    ],
     [`gcp-kms:${GCP}`, { kind: 'gcp-kms', name: GCP }],
     ['vault-transit:transit/bridge-authority', { kind: 'vault-transit', mount: 'transit', key: 'bridge-authority' }],
-    ['vault-transit:ops/transit/authority?token-source=file:/run/secrets/vault-token', { kind: 'vault-transit', mount: 'ops/transit', key: 'authority', tokenFile: '/run/secrets/vault-token' }],
+    [
+      'vault-transit:ops/transit/authority?token-source=file:/run/secrets/vault-token',
+      { kind: 'vault-transit', mount: 'ops/transit', key: 'authority', tokenFile: '/run/secrets/vault-token' },
+    ],
   ])('reads %s', (uri, expected) => {
     expect(parseKeyServiceUri(uri, keyServiceKind(uri)!)).toEqual(expected);
   });
 
   it('takes a loopback http endpoint or any https one for Cloud KMS', () => {
-    expect(parseKeyServiceUri(`gcp-kms:${GCP}?endpoint=https%3A%2F%2Fcloudkms-psc.p.googleapis.com`, 'gcp-kms')).toMatchObject({ endpoint: new URL('https://cloudkms-psc.p.googleapis.com') });
+    expect(parseKeyServiceUri(`gcp-kms:${GCP}?endpoint=https%3A%2F%2Fcloudkms-psc.p.googleapis.com`, 'gcp-kms')).toMatchObject({
+      endpoint: new URL('https://cloudkms-psc.p.googleapis.com'),
+    });
     expect(problemOf(`gcp-kms:${GCP}?endpoint=http://kms.example.com`)).toContain('http only to a loopback address');
   });
 
@@ -49,7 +57,11 @@ describe('key-service URIs in BRIDGE_AUTHORITY_KEYPAIR', () => {
   });
 
   it('refuses an unknown query attribute without quoting it', () => {
-    for (const uri of [`aws-kms:alias/a?secret=${SECRET}`, `vault-transit:transit/a?token=${SECRET}`, `gcp-kms:${GCP}?endpoint=https://x.example&${SECRET}`]) {
+    for (const uri of [
+      `aws-kms:alias/a?secret=${SECRET}`,
+      `vault-transit:transit/a?token=${SECRET}`,
+      `gcp-kms:${GCP}?endpoint=https://x.example&${SECRET}`,
+    ]) {
       const line = problemOf(uri);
       expect(line).toContain('an attribute of the query (not quoted');
       expect(line).not.toContain(SECRET);

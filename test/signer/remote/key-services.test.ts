@@ -9,7 +9,15 @@ import { awsKmsService } from '../../../src/signer/remote/aws-kms.js';
 import { gcpKmsService } from '../../../src/signer/remote/gcp-kms.js';
 import { openRemoteSigner, type KeyService } from '../../../src/signer/remote/remote-signer.js';
 import { vaultTransitService } from '../../../src/signer/remote/vault-transit.js';
-import { AWS_KEY_ID, GCP_KEY_NAME, startKeyServiceFake, VAULT_TOKEN, type Fault, type KeyServiceFake, type KeyServiceName } from '../../support/key-service-fakes.js';
+import {
+  AWS_KEY_ID,
+  GCP_KEY_NAME,
+  startKeyServiceFake,
+  VAULT_TOKEN,
+  type Fault,
+  type KeyServiceFake,
+  type KeyServiceName,
+} from '../../support/key-service-fakes.js';
 import { keypairDir } from '../../support/keypair-files.js';
 
 /**
@@ -79,7 +87,13 @@ describe.each(SERVICES)('%s', (service) => {
     f.fault = 'denied';
     const denied = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
     expect(isBridgeError(denied, 'SIGNER__UNAVAILABLE') && denied.context.reason).toBe('permission_denied');
-    expect((denied as Error).message).toMatch(service === 'aws-kms' ? /kms:Sign/ : service === 'gcp-kms' ? /cloudkms\.cryptoKeyVersions\.useToSign/ : /"update" on transit\/sign\/bridge-authority/);
+    expect((denied as Error).message).toMatch(
+      service === 'aws-kms'
+        ? /kms:Sign/
+        : service === 'gcp-kms'
+          ? /cloudkms\.cryptoKeyVersions\.useToSign/
+          : /"update" on transit\/sign\/bridge-authority/,
+    );
     f.fault = 'unavailable';
     const unavailable = await signer.sign(randomBytes(32)).catch((err: unknown) => err);
     expect(isBridgeError(unavailable, 'SIGNER__UNAVAILABLE') && unavailable.context.reason).toBe('service_unavailable');
@@ -96,7 +110,12 @@ describe('each failure to reach a key service is one line saying what to set', (
   function isolated(): string {
     const files = keypairDir();
     after.push(() => files.remove());
-    Object.assign(process.env, { HOME: files.dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: `${files.dir}/none`, AWS_SHARED_CREDENTIALS_FILE: `${files.dir}/none` });
+    Object.assign(process.env, {
+      HOME: files.dir,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_CONFIG_FILE: `${files.dir}/none`,
+      AWS_SHARED_CREDENTIALS_FILE: `${files.dir}/none`,
+    });
     Object.assign(process.env, { METADATA_SERVER_DETECTION: 'none', GCE_METADATA_HOST: '127.0.0.1:9', GCE_METADATA_IP: '127.0.0.1:9' });
     return files.dir;
   }
@@ -121,7 +140,9 @@ describe('each failure to reach a key service is one line saying what to set', (
     isolated();
     delete process.env['AWS_ACCESS_KEY_ID'];
     delete process.env['AWS_SECRET_ACCESS_KEY'];
-    expect(await startProblem(f)).toMatch(/^BRIDGE_AUTHORITY_KEYPAIR: AWS KMS: GetPublicKey failed \(CredentialsProviderError: [^)]*\); give the server credentials through AWS's default chain/);
+    expect(await startProblem(f)).toMatch(
+      /^BRIDGE_AUTHORITY_KEYPAIR: AWS KMS: GetPublicKey failed \(CredentialsProviderError: [^)]*\); give the server credentials through AWS's default chain/,
+    );
   });
 
   it('gcp-kms without credentials: one line naming GOOGLE_APPLICATION_CREDENTIALS, and no rejection left unhandled', async () => {
@@ -159,7 +180,8 @@ describe('a key service that stops answering', () => {
   const services: Record<KeyServiceName, (f: KeyServiceFake) => Promise<KeyService>> = {
     'aws-kms': async () => awsKmsService({ keyId: AWS_KEY_ID }),
     'gcp-kms': async (f) => gcpKmsService({ name: GCP_KEY_NAME, endpoint: new URL(f.url) }),
-    'vault-transit': async (f) => vaultTransitService({ address: f.url, token: { current: () => VAULT_TOKEN }, mount: 'transit', key: 'bridge-authority' }),
+    'vault-transit': async (f) =>
+      vaultTransitService({ address: f.url, token: { current: () => VAULT_TOKEN }, mount: 'transit', key: 'bridge-authority' }),
   };
 
   it.each(SERVICES)('%s: a hung call becomes the retryable service_unavailable within the bound', async (service) => {

@@ -178,7 +178,9 @@ describe('the token', () => {
   ])('holding %s, in VAULT_TOKEN or its file, is refused without being printed', async (_, token) => {
     const fake = await vault();
     const line = await problemOf(fake.uri, { VAULT_ADDR: fake.url, VAULT_TOKEN: token });
-    expect(line).toBe('BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: the Vault token in VAULT_TOKEN holds a line break, NUL, space or other character a token never has (not printed); write the token alone on one line');
+    expect(line).toBe(
+      'BRIDGE_AUTHORITY_KEYPAIR: vault-transit URI: the Vault token in VAULT_TOKEN holds a line break, NUL, space or other character a token never has (not printed); write the token alone on one line',
+    );
     const file = tempFiles().write('mounted', `${token}\n`);
     const fromFile = await problemOf(`${fake.uri}?token-source=file:${file}`, { VAULT_ADDR: fake.url });
     expect(fromFile).toContain(`the Vault token in token-source file ${JSON.stringify(file)} holds a line break`);
@@ -223,7 +225,9 @@ describe('where the token goes', () => {
     expect(fake.url.startsWith('https://127.0.0.1:')).toBe(true);
     const untrusted = await problemOf(fake.uri, fake.env);
     expect(untrusted).toMatch(
-      new RegExp(`^BRIDGE_AUTHORITY_KEYPAIR: Vault transit: ${fake.url.replace(/\./g, '\\.')} presented a certificate this server refuses \\((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\\); set VAULT_CACERT to the PEM file of the CA`),
+      new RegExp(
+        `^BRIDGE_AUTHORITY_KEYPAIR: Vault transit: ${fake.url.replace(/\./g, '\\.')} presented a certificate this server refuses \\((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\\); set VAULT_CACERT to the PEM file of the CA`,
+      ),
     );
     for (const anchors of [{ VAULT_CACERT: tls.certPath }, { VAULT_CAPATH: tls.dir }]) {
       const { signer } = await loadAuthoritySigner(fake.uri, { ...fake.env, ...anchors });

@@ -63,7 +63,11 @@ export function budgetInstructions(budget: Omit<ComputeBudget, 'unitsConsumed'>)
 }
 
 /** The budget instructions as the byte count sees them: their size does not depend on their values. */
-export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({ unitLimit: 0, microLamportsPerUnit: 0, loadedAccountsBytes: 0 });
+export const BUDGET_SIZE_PREFIX: readonly TransactionInstruction[] = budgetInstructions({
+  unitLimit: 0,
+  microLamportsPerUnit: 0,
+  loadedAccountsBytes: 0,
+});
 
 /** The limit to request for `count` instructions that consumed `unitsConsumed`, at most `count` x the ceiling. */
 function unitLimitFor(unitsConsumed: number, count: number, ceilingPerInstruction: number): number {
@@ -134,7 +138,10 @@ export class ComputeCeilings {
     const tooSmall = this.#tooSmall.get(action) ?? 0;
     if (unitsConsumed === 0 || unitsConsumed > unitLimit || shown <= tooSmall) {
       this.reported?.metrics.computeUseIgnored.inc({ chain: this.reported.chain });
-      this.reported?.logger.warn({ action, unitsConsumed, unitLimit, count }, 'a landed transaction\'s reported compute use contradicts its limit or an earlier ComputationalBudgetExceeded: ignored, the ceiling learns from the limit');
+      this.reported?.logger.warn(
+        { action, unitsConsumed, unitLimit, count },
+        "a landed transaction's reported compute use contradicts its limit or an earlier ComputationalBudgetExceeded: ignored, the ceiling learns from the limit",
+      );
       this.landed(action, unitLimit, count);
       return;
     }
@@ -214,8 +221,13 @@ export async function measureBatch(input: MeasureInput, signal: AbortSignal): Pr
   let askedElsewhere = false;
   for (let simulations = 0; simulations < MAX_SIMULATIONS; simulations++) {
     const batch = instructions.slice(0, count);
-    const loadedAccountsBytes = counted ? loaded.limitFor(feePayer, [...leading, ...BUDGET_SIZE_PREFIX, ...batch]) : MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
-    const wire = unsignedWire([...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit, loadedAccountsBytes }), ...batch], feePayer);
+    const loadedAccountsBytes = counted
+      ? loaded.limitFor(feePayer, [...leading, ...BUDGET_SIZE_PREFIX, ...batch])
+      : MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES;
+    const wire = unsignedWire(
+      [...leading, ...budgetInstructions({ unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit, loadedAccountsBytes }), ...batch],
+      feePayer,
+    );
     const simulation = await rpc.simulateTransaction(wire, signal);
     const { err } = simulation;
     if (err === LOADED_ACCOUNTS_EXCEEDED && loadedAccountsBytes < MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES) {
@@ -242,7 +254,10 @@ export async function measureBatch(input: MeasureInput, signal: AbortSignal): Pr
     count = Math.max(1, Math.min(count - 1, fits));
   }
   const unitLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, ceilings.perInstruction(action));
-  return { count: 1, budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit, loadedAccountsBytes: MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES } };
+  return {
+    count: 1,
+    budget: { unitLimit, microLamportsPerUnit, unitsConsumed: unitLimit, loadedAccountsBytes: MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES },
+  };
 }
 
 /** The units a simulation's use asks, with the margin. */

@@ -59,7 +59,10 @@ export class LoadedAccounts {
       this.#programsRead = true;
     } catch (err) {
       if (signal.aborted) throw err;
-      this.options.logger.warn({ chain: this.options.rpc.chain, err: describeError(err) }, 'program account sizes not read: transactions ask the 64 MiB default loaded-accounts data size');
+      this.options.logger.warn(
+        { chain: this.options.rpc.chain, err: describeError(err) },
+        'program account sizes not read: transactions ask the 64 MiB default loaded-accounts data size',
+      );
     }
   }
 
@@ -89,7 +92,8 @@ export class LoadedAccounts {
     if (account === null) return 0;
     if (account.space === undefined) return undefined;
     const own = TRANSACTION_ACCOUNT_BASE_SIZE + account.space;
-    const upgradeable = account.owner.equals(BPF_UPGRADEABLE_LOADER) && account.data.length === PROGRAM_STATE_SIZE && account.data[0] === PROGRAM_STATE_TAG;
+    const upgradeable =
+      account.owner.equals(BPF_UPGRADEABLE_LOADER) && account.data.length === PROGRAM_STATE_SIZE && account.data[0] === PROGRAM_STATE_TAG;
     if (!upgradeable) return own;
     const programData = await this.#spaceOf(new PublicKey(account.data.subarray(4, PROGRAM_STATE_SIZE)), signal);
     return programData === undefined ? undefined : own + programData;
@@ -97,7 +101,11 @@ export class LoadedAccounts {
 
   /** An account's load from a zero-byte slice and the node's `space`; 0 when it does not exist. */
   async #spaceOf(address: PublicKey, signal: AbortSignal): Promise<number | undefined> {
-    const { account } = await this.options.rpc.getAccountInfo(address, { commitment: PROGRAM_READ_COMMITMENT, dataSlice: { offset: 0, length: 0 } }, signal);
+    const { account } = await this.options.rpc.getAccountInfo(
+      address,
+      { commitment: PROGRAM_READ_COMMITMENT, dataSlice: { offset: 0, length: 0 } },
+      signal,
+    );
     if (account === null) return 0;
     return account.space === undefined ? undefined : TRANSACTION_ACCOUNT_BASE_SIZE + account.space;
   }

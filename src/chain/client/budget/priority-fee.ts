@@ -83,13 +83,19 @@ export interface Bid {
  * estimate, raises the market price at most to what the chain shows landed (`trusted`: the
  * highest price a recent slot cleared, or the carried price), never above it on its word alone.
  */
-export function bidFrom(history: readonly SlotPrioritizationFee[], step: number, bounds: PriorityFeeBounds, estimate?: { price: number; trusted: number }): Bid {
+export function bidFrom(
+  history: readonly SlotPrioritizationFee[],
+  step: number,
+  bounds: PriorityFeeBounds,
+  estimate?: { price: number; trusted: number },
+): Bid {
   const prices = history.map((slot) => slot.prioritizationFee).sort((a, b) => a - b);
   const fromHistory = percentile(prices, FEE_PERCENTILE);
   const recentMax = prices.at(-1) ?? 0;
   const market = estimate === undefined ? fromHistory : Math.max(fromHistory, Math.min(estimate.price, Math.max(recentMax, estimate.trusted)));
   const cap = bounds.maxMicroLamports;
-  const escalated = step === 0 ? market : Math.max(market * ESCALATION_FACTOR ** step, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - step));
+  const escalated =
+    step === 0 ? market : Math.max(market * ESCALATION_FACTOR ** step, cap / ESCALATION_FACTOR ** Math.max(0, ESCALATION_STEPS - step));
   const wanted = Math.ceil(Math.max(bounds.minMicroLamports, escalated));
   return {
     microLamportsPerUnit: Math.min(wanted, cap),
@@ -165,7 +171,10 @@ export class PriorityFeeBidder {
   async bid(instructions: readonly TransactionInstruction[], signal: AbortSignal): Promise<Bid> {
     if (!this.#restored) await this.restore(signal);
     const accounts = writableAccounts(instructions);
-    const [history, estimate] = await Promise.all([this.rpc.getRecentPrioritizationFees(accounts, signal), this.options.estimates?.estimate(accounts, signal)]);
+    const [history, estimate] = await Promise.all([
+      this.rpc.getRecentPrioritizationFees(accounts, signal),
+      this.options.estimates?.estimate(accounts, signal),
+    ]);
     const rate = this.options.landing.rate();
     const step = Math.min(ESCALATION_STEPS, this.#step + (rate !== undefined && rate < LANDING_RATE_THRESHOLD ? 1 : 0));
     const estimated = estimate === undefined ? undefined : { price: estimate, trusted: this.#carried };

@@ -70,7 +70,12 @@ export function tipAccountProblems(settings: TipAccountSettings, authority: Publ
   const targetProgramId = new PublicKey(settings.targetProgramId);
   const own = new Map<string, string>(SYSVARS);
   own.set(settings.targetProgramId, 'the bridge program (BRIDGE_TARGET_PROGRAM_ID)');
-  own.set(settings.sourceProgramId, settings.sourceProgramId === settings.targetProgramId ? 'the bridge program (BRIDGE_SOURCE_PROGRAM_ID and BRIDGE_TARGET_PROGRAM_ID)' : 'the bridge program (BRIDGE_SOURCE_PROGRAM_ID)');
+  own.set(
+    settings.sourceProgramId,
+    settings.sourceProgramId === settings.targetProgramId
+      ? 'the bridge program (BRIDGE_SOURCE_PROGRAM_ID and BRIDGE_TARGET_PROGRAM_ID)'
+      : 'the bridge program (BRIDGE_SOURCE_PROGRAM_ID)',
+  );
   own.set(depositTrackerAddress(sourceProgramId, targetChainId).toBase58(), 'the DepositTracker');
   own.set(withdrawTrackerAddress(targetProgramId, sourceChainId).toBase58(), 'the WithdrawTracker');
   for (const chainId of [sourceChainId, targetChainId]) {
@@ -79,7 +84,10 @@ export function tipAccountProblems(settings: TipAccountSettings, authority: Publ
   own.set(leaseAddress(authority, sourceChainId).toBase58(), "the authority's signing lease");
   own.set(authority.toBase58(), 'the authority itself (the key this server signs with)');
   const problems: string[] = [];
-  for (const [chain, name] of [['source', 'BRIDGE_SOURCE_TIP_ACCOUNT'], ['target', 'BRIDGE_TARGET_TIP_ACCOUNT']] as const) {
+  for (const [chain, name] of [
+    ['source', 'BRIDGE_SOURCE_TIP_ACCOUNT'],
+    ['target', 'BRIDGE_TARGET_TIP_ACCOUNT'],
+  ] as const) {
     for (const account of settings.sendExtensions[chain].tip?.accounts ?? []) {
       const what = own.get(account);
       if (what !== undefined) problems.push(`${name}: ${account} is ${what}, not a tip account; list the tip accounts the send-only path publishes`);

@@ -91,7 +91,9 @@ export class MoveProofs {
 
   /** Reads the accounts of the moves seen since the previous read on every endpoint; returns the moves now corroborated. */
   async #corroborate(signal: AbortSignal): Promise<NonceMove[]> {
-    const accounts = [...new Set(this.#waiting.filter((waiting) => waiting.reads === 0).map((waiting) => waiting.move.account))].slice(-MAX_CORROBORATIONS);
+    const accounts = [...new Set(this.#waiting.filter((waiting) => waiting.reads === 0).map((waiting) => waiting.move.account))].slice(
+      -MAX_CORROBORATIONS,
+    );
     for (const account of accounts) {
       const views = await this.options.rpc.getAccountInfoEverywhere(new PublicKey(account), 'confirmed', signal);
       const holders = new Map<string, Set<string>>();

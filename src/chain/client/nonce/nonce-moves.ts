@@ -105,7 +105,10 @@ export class NonceMoves {
     if (ours) return;
     const move: NonceMove = { account, from: from.nonce, to: to.nonce, slot: to.slot };
     if (from.first) {
-      this.logger.info(move, 'a nonce moved from the value this process first saw without a transaction of its own: its previous life\'s, or another signer\'s; not counted');
+      this.logger.info(
+        move,
+        "a nonce moved from the value this process first saw without a transaction of its own: its previous life's, or another signer's; not counted",
+      );
       return;
     }
     this.#moves.push(move);

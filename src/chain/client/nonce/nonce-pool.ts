@@ -81,7 +81,8 @@ export class NoncePool implements HeaderCompanions {
   /** The account `action`'s transactions advance: its position among the actions, modulo the lanes in use. */
   laneOf(action: CrankAction): PublicKey {
     const position = CHAIN_ACTIONS[this.options.rpc.chain].indexOf(action);
-    if (position < 0 || this.#inUse.length === 0) throw new RangeError(`${action} has no nonce lane on the ${chainName(this.options.rpc.chain)} chain`);
+    if (position < 0 || this.#inUse.length === 0)
+      throw new RangeError(`${action} has no nonce lane on the ${chainName(this.options.rpc.chain)} chain`);
     return this.#inUse[position % this.#inUse.length]!;
   }
 
@@ -108,13 +109,20 @@ export class NoncePool implements HeaderCompanions {
   async current(address: PublicKey, signal: AbortSignal, held?: string): Promise<NonceValue> {
     const answers = await this.options.rpc.getAccountInfoEverywhere(address, 'confirmed', signal);
     // Every endpoint failed: one read with its retries says why.
-    if (answers.length === 0) answers.push({ ...(await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal)), endpoint: '' });
+    if (answers.length === 0)
+      answers.push({ ...(await this.options.rpc.getAccountInfo(address, { commitment: 'confirmed' }, signal)), endpoint: '' });
     const states = answers.map((answer) => ({ answer, state: nonceAccountState(answer.account, this.options.authority) }));
-    const claims = states.flatMap(({ answer, state }) => (state.kind === 'ready' ? [{ endpoint: answer.endpoint, slot: answer.slot, nonce: state.nonce }] : []));
+    const claims = states.flatMap(({ answer, state }) =>
+      state.kind === 'ready' ? [{ endpoint: answer.endpoint, slot: answer.slot, nonce: state.nonce }] : [],
+    );
     if (claims.length === 0) {
       const { answer, state } = states[0]!;
       const { reason, fix } = laneProblem(state as Exclude<NonceAccountState, { kind: 'ready' }>);
-      throw new BridgeError('CHAIN__INVALID_NONCE_ACCOUNT', { account: address.toBase58(), chain: this.options.rpc.chain, reason, slot: answer.slot }, { fix });
+      throw new BridgeError(
+        'CHAIN__INVALID_NONCE_ACCOUNT',
+        { account: address.toBase58(), chain: this.options.rpc.chain, reason, slot: answer.slot },
+        { fix },
+      );
     }
     const values = claimedValues(claims);
     if (values.length === 1) {
@@ -194,7 +202,7 @@ export class NoncePool implements HeaderCompanions {
         : `the ${chain} chain lands transactions in blockhash mode: ${missing} of ${states.length} nonce accounts missing` +
           `${unusable.length === 0 ? '' : `, unusable: ${unusable.join('; ')}`}; ` +
           `\`npm run ops -- nonce init\` creates them (${NONCE_ACCOUNT_RENT_LAMPORTS} lamports of rent each, returned when closed); ` +
-          'it may run while this server runs: its transactions are the operator\'s, never a second signer, and the next cycle lands in nonce mode';
+          "it may run while this server runs: its transactions are the operator's, never a second signer, and the next cycle lands in nonce mode";
     if (line === this.#said) return;
     this.#said = line;
     if (this.#mode === 'nonce') this.options.logger.info({ chain: this.options.rpc.chain, landingMode: this.#mode }, line);
@@ -206,7 +214,13 @@ export class NoncePool implements HeaderCompanions {
 function laneProblem(state: Exclude<NonceAccountState, { kind: 'ready' }>): { reason: string; fix: string } {
   if (state.kind === 'missing') return { reason: 'does not exist', fix: '`npm run ops -- nonce init` creates it again' };
   if (state.reason.startsWith('its nonce authority is')) {
-    return { reason: state.reason, fix: 'authorize it back to this authority (AuthorizeNonceAccount, signed by its nonce authority), or withdraw it and run `npm run ops -- nonce init`' };
+    return {
+      reason: state.reason,
+      fix: 'authorize it back to this authority (AuthorizeNonceAccount, signed by its nonce authority), or withdraw it and run `npm run ops -- nonce init`',
+    };
   }
-  return { reason: state.reason, fix: 'it is no nonce account of this authority; `npm run ops -- nonce init` repairs an empty one, and the other lanes carry its actions until then' };
+  return {
+    reason: state.reason,
+    fix: 'it is no nonce account of this authority; `npm run ops -- nonce init` repairs an empty one, and the other lanes carry its actions until then',
+  };
 }

@@ -156,7 +156,10 @@ export class AuthorityHistory {
       if (signal.aborted) throw err;
       // No endpoint keeps history: nothing can be checked (the pool has said so once).
       if (isHistoryUnavailable(err)) return NOTHING;
-      this.#logger.warn({ chain: this.#rpc.chain, err }, 'the authority history could not be read: whether another key signed since the previous read is unknown until the next read');
+      this.#logger.warn(
+        { chain: this.#rpc.chain, err },
+        'the authority history could not be read: whether another key signed since the previous read is unknown until the next read',
+      );
       return INCOMPLETE;
     }
   }
@@ -181,7 +184,12 @@ export class AuthorityHistory {
       if (isIgnored(verdict)) continue;
       this.#cursor = { signature: entry.signature, slot: entry.slot };
       if (verdict === 'own' || verdict === 'foreign') {
-        transactions.unshift({ signature: entry.signature, slot: entry.slot, signedHere: verdict === 'own', ...(advanced === undefined ? {} : { advanced }) });
+        transactions.unshift({
+          signature: entry.signature,
+          slot: entry.slot,
+          signedHere: verdict === 'own',
+          ...(advanced === undefined ? {} : { advanced }),
+        });
       }
     }
     const complete = !listing.truncated && checked === oldestFirst.length;
@@ -241,14 +249,20 @@ export class AuthorityHistory {
       else break;
     }
     const found = await mapBounded(lookups, HISTORY_LOOKUP_CONCURRENCY, signal, async (entry, lookupSignal) =>
-      this.#judge(verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority, this.#lease), entry.signature),
+      this.#judge(
+        verdictOn(await this.#rpc.getTransactionSignatures(entry.signature, lookupSignal), entry.signature, this.#authority, this.#lease),
+        entry.signature,
+      ),
     );
     lookups.forEach((entry, i) => {
       const checked = found[i]!;
       verdicts.set(entry.signature, checked);
       if (isIgnored(checked.verdict)) this.#ignore(entry.signature, checked.verdict);
     });
-    this.#sayChecked(lookups, found.map(({ verdict }) => verdict));
+    this.#sayChecked(
+      lookups,
+      found.map(({ verdict }) => verdict),
+    );
     return verdicts;
   }
 
@@ -273,7 +287,7 @@ export class AuthorityHistory {
       this.#logger.info(
         { chain, transactions: operator.map(({ signature }) => signature) },
         `${operator.length} transactions of this key only manage its own nonce accounts (create, fund, initialize, withdraw or re-authorize: \`npm run ops -- nonce init\`, or the operator's hand): ` +
-          'the operator\'s, not a second signer; each account ready is a lane in nonce mode from the next cycle',
+          "the operator's, not a second signer; each account ready is a lane in nonce mode from the next cycle",
       );
     }
     const stale = lookups.filter((_, i) => found[i] === 'stale');
@@ -316,7 +330,10 @@ export class AuthorityHistory {
       const options = { limit: HISTORY_PAGE_LIMIT, ...bound, ...(before === undefined ? {} : { before }) };
       const batch = await this.#rpc.getSignaturesForAddress(this.#authority, options, signal);
       if (until !== null && untilSlot !== undefined && batch.some(({ slot }) => slot < untilSlot)) {
-        this.#logger.debug({ chain: this.#rpc.chain, until: until.signature, untilSlot }, 'the node answering does not know the previous read\'s newest transaction; read again next cycle');
+        this.#logger.debug(
+          { chain: this.#rpc.chain, until: until.signature, untilSlot },
+          "the node answering does not know the previous read's newest transaction; read again next cycle",
+        );
         return undefined;
       }
       entries.push(...batch.map(({ signature, slot }) => ({ signature, slot })));
@@ -340,7 +357,12 @@ interface Listing {
  * landed); then it names the authority as a signer (`foreign`, if that signature verifies too)
  * or not (`listed`).
  */
-function verdictOn(transaction: TransactionSignatures | null, id: string, authority: PublicKey, lease: PublicKey | undefined): { verdict: Verdict; message?: Uint8Array } {
+function verdictOn(
+  transaction: TransactionSignatures | null,
+  id: string,
+  authority: PublicKey,
+  lease: PublicKey | undefined,
+): { verdict: Verdict; message?: Uint8Array } {
   if (transaction === null) return { verdict: 'missing' };
   const [payer] = transaction.signers;
   if (payer === undefined || bs58.encode(payer.signature) !== id || !verifies(transaction.message, payer)) return { verdict: 'unverified' };

@@ -36,21 +36,33 @@ export function createBridgeWatch(chains: Record<ChainSide, WatchedChain>): Brid
   const hashes = new Map<string, string>();
   return {
     readFinalized: async (request: FinalizedRequest, signal: AbortSignal) => {
-      const [source, target] = await Promise.all([trackerAnswers(chains.source, request.source, signal), trackerAnswers(chains.target, request.target, signal)]);
+      const [source, target] = await Promise.all([
+        trackerAnswers(chains.source, request.source, signal),
+        trackerAnswers(chains.target, request.target, signal),
+      ]);
       return { source, target };
     },
     readDeployments: async (signal: AbortSignal) => {
-      const [source, target] = await Promise.all([deploymentAnswers(chains.source, hashes, signal), deploymentAnswers(chains.target, hashes, signal)]);
+      const [source, target] = await Promise.all([
+        deploymentAnswers(chains.source, hashes, signal),
+        deploymentAnswers(chains.target, hashes, signal),
+      ]);
       return { source, target };
     },
   };
 }
 
 /** Each endpoint's header and entries; an endpoint whose answers do not decode, or that missed one of them, is left out. */
-async function trackerAnswers({ rpc, tracker, endpoints }: WatchedChain, indices: readonly number[], signal: AbortSignal): Promise<EndpointAnswers<TrackerAnswer>> {
+async function trackerAnswers(
+  { rpc, tracker, endpoints }: WatchedChain,
+  indices: readonly number[],
+  signal: AbortSignal,
+): Promise<EndpointAnswers<TrackerAnswer>> {
   const headers = await rpc.getAccountInfoEverywhere(tracker.address, FINALIZED, signal, { offset: 0, length: TRACKER_HEADER_SIZE });
   const entryReads = await Promise.all(
-    indices.map((index) => rpc.getAccountInfoEverywhere(tracker.address, FINALIZED, signal, { offset: entryOffset(tracker.kind, index), length: entrySize(tracker.kind) })),
+    indices.map((index) =>
+      rpc.getAccountInfoEverywhere(tracker.address, FINALIZED, signal, { offset: entryOffset(tracker.kind, index), length: entrySize(tracker.kind) }),
+    ),
   );
   const answers: TrackerAnswer[] = [];
   for (const read of headers) {
@@ -86,13 +98,21 @@ async function trackerAnswers({ rpc, tracker, endpoints }: WatchedChain, indices
  * so the cadence's reads are two small slices per endpoint, and the bytes are read, in
  * MAX_ACCOUNT_SLICE_BYTES slices, once per deployment.
  */
-async function deploymentAnswers({ rpc, tracker, endpoints }: WatchedChain, hashes: Map<string, string>, signal: AbortSignal): Promise<EndpointAnswers<DeploymentAnswer>> {
+async function deploymentAnswers(
+  { rpc, tracker, endpoints }: WatchedChain,
+  hashes: Map<string, string>,
+  signal: AbortSignal,
+): Promise<EndpointAnswers<DeploymentAnswer>> {
   const programs = await rpc.getAccountInfoEverywhere(tracker.programId, FINALIZED, signal, { offset: 0, length: PROGRAM_STATE_SIZE });
   const answers: DeploymentAnswer[] = [];
   const byProgramData = new Map<string, Array<{ endpoint: string; slot: number }>>();
   for (const { endpoint, slot, account } of programs) {
     if (account === null) answers.push({ endpoint, slot, problem: `no account at the program id ${tracker.programId.toBase58()}` });
-    else if (!account.owner.equals(BPF_UPGRADEABLE_LOADER) || account.data.length !== PROGRAM_STATE_SIZE || readU32(account.data, 0) !== PROGRAM_TAG) {
+    else if (
+      !account.owner.equals(BPF_UPGRADEABLE_LOADER) ||
+      account.data.length !== PROGRAM_STATE_SIZE ||
+      readU32(account.data, 0) !== PROGRAM_TAG
+    ) {
       answers.push({ endpoint, slot, problem: `the program account is not an upgradeable program (owner ${account.owner.toBase58()})` });
     } else {
       const address = new PublicKey(account.data.subarray(4, PROGRAM_STATE_SIZE)).toBase58();
@@ -111,15 +131,37 @@ async function programDataAnswers(
   signal: AbortSignal,
 ): Promise<DeploymentAnswer[]> {
   const metadata = await rpc.getAccountInfoEverywhere(programData, FINALIZED, signal, { offset: 0, length: PROGRAMDATA_METADATA_SIZE });
-  type Read = { endpoint: string; slot: number; programData: string; deploySlot: string; upgradeAuthority: string | null; space: number; key: string };
+  type Read = {
+    endpoint: string;
+    slot: number;
+    programData: string;
+    deploySlot: string;
+    upgradeAuthority: string | null;
+    space: number;
+    key: string;
+  };
   const deployed = asked.map(({ endpoint, slot }): Read | DeploymentAnswer => {
     const account = metadata.find((one) => one.endpoint === endpoint)?.account;
-    if (account === undefined || account === null || account.data.length < PROGRAMDATA_METADATA_SIZE || readU32(account.data, 0) !== PROGRAMDATA_TAG || account.space === undefined) {
+    if (
+      account === undefined ||
+      account === null ||
+      account.data.length < PROGRAMDATA_METADATA_SIZE ||
+      readU32(account.data, 0) !== PROGRAMDATA_TAG ||
+      account.space === undefined
+    ) {
       return { endpoint, slot, problem: `programdata ${programData.toBase58()} is missing or not a ProgramData account` };
     }
     const deploySlot = Buffer.from(account.data).readBigUInt64LE(4).toString();
     const upgradeAuthority = account.data[12] === 1 ? new PublicKey(account.data.subarray(13, PROGRAMDATA_METADATA_SIZE)).toBase58() : null;
-    return { endpoint, slot, programData: programData.toBase58(), deploySlot, upgradeAuthority, space: account.space, key: `${endpoint}|${programData.toBase58()}|${deploySlot}|${account.space}` };
+    return {
+      endpoint,
+      slot,
+      programData: programData.toBase58(),
+      deploySlot,
+      upgradeAuthority,
+      space: account.space,
+      key: `${endpoint}|${programData.toBase58()}|${deploySlot}|${account.space}`,
+    };
   });
   const isRead = (one: Read | DeploymentAnswer): one is Read => 'key' in one;
   const unhashed = deployed.filter(isRead).filter((one) => !hashes.has(one.key));
@@ -127,7 +169,9 @@ async function programDataAnswers(
     const space = Math.max(...unhashed.map((one) => one.space));
     const slices: Array<Awaited<ReturnType<ChainRpc['getAccountInfoEverywhere']>>> = [];
     for (let offset = PROGRAMDATA_METADATA_SIZE; offset < space; offset += MAX_ACCOUNT_SLICE_BYTES) {
-      slices.push(await rpc.getAccountInfoEverywhere(programData, FINALIZED, signal, { offset, length: Math.min(MAX_ACCOUNT_SLICE_BYTES, space - offset) }));
+      slices.push(
+        await rpc.getAccountInfoEverywhere(programData, FINALIZED, signal, { offset, length: Math.min(MAX_ACCOUNT_SLICE_BYTES, space - offset) }),
+      );
     }
     for (const one of unhashed) {
       const parts = slices.map((slice) => slice.find((answer) => answer.endpoint === one.endpoint)?.account?.data);

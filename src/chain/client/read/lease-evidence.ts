@@ -30,9 +30,17 @@ const LEASE_HISTORY_LOOKUPS = 8;
 export type EndpointLease = LeaseObservation & { endpoint: string };
 
 /** The lease account on every endpoint in service, each answer at or after `minSlot` kept. */
-export async function leaseEverywhere(rpc: ChainRpc, address: PublicKey, authority: PublicKey, minSlot: number, signal: AbortSignal): Promise<EndpointLease[]> {
+export async function leaseEverywhere(
+  rpc: ChainRpc,
+  address: PublicKey,
+  authority: PublicKey,
+  minSlot: number,
+  signal: AbortSignal,
+): Promise<EndpointLease[]> {
   const answers = await rpc.getAccountInfoEverywhere(address, 'confirmed', signal);
-  return answers.filter((answer) => answer.slot >= minSlot).map(({ account, slot, endpoint }) => ({ ...leaseState(account, authority), slot, endpoint }));
+  return answers
+    .filter((answer) => answer.slot >= minSlot)
+    .map(({ account, slot, endpoint }) => ({ ...leaseState(account, authority), slot, endpoint }));
 }
 
 export function sameLease(a: LeaseObservation, b: LeaseObservation): boolean {
@@ -45,7 +53,11 @@ export function sameLease(a: LeaseObservation, b: LeaseObservation): boolean {
  * those `keep` accepts; with `alone` (one endpoint configured) the single answer. Undefined: no
  * such agreement.
  */
-export function agreedLease(views: readonly EndpointLease[], keep: (view: LeaseObservation) => boolean, alone: boolean): LeaseObservation | undefined {
+export function agreedLease(
+  views: readonly EndpointLease[],
+  keep: (view: LeaseObservation) => boolean,
+  alone: boolean,
+): LeaseObservation | undefined {
   const kept = views.filter(keep);
   if (alone && views.length === 1) return kept[0];
   for (const view of kept) {
@@ -74,7 +86,11 @@ export interface LeaseHistoryOptions {
  * history at or after `sinceSlot`, newest first, each verified. Undefined when no endpoint keeps
  * history (nothing can be proven that way, and nothing is assumed).
  */
-export async function rivalLeaseTransactions({ rpc, address, authority, signed }: LeaseHistoryOptions, sinceSlot: number, signal: AbortSignal): Promise<RivalLeaseTransaction[] | undefined> {
+export async function rivalLeaseTransactions(
+  { rpc, address, authority, signed }: LeaseHistoryOptions,
+  sinceSlot: number,
+  signal: AbortSignal,
+): Promise<RivalLeaseTransaction[] | undefined> {
   let listed: Awaited<ReturnType<typeof rpc.getSignaturesForAddress>>;
   try {
     listed = await rpc.getSignaturesForAddress(address, { limit: LEASE_HISTORY_PAGE }, signal);
@@ -82,7 +98,9 @@ export async function rivalLeaseTransactions({ rpc, address, authority, signed }
     if (isHistoryUnavailable(err)) return undefined;
     throw err;
   }
-  const candidates = listed.filter((entry) => entry.slot >= sinceSlot && entry.err === null && !signed.has(entry.signature)).slice(0, LEASE_HISTORY_LOOKUPS);
+  const candidates = listed
+    .filter((entry) => entry.slot >= sinceSlot && entry.err === null && !signed.has(entry.signature))
+    .slice(0, LEASE_HISTORY_LOOKUPS);
   const found: RivalLeaseTransaction[] = [];
   for (const { signature, slot } of candidates) {
     const transaction = await rpc.getTransactionSignatures(signature, signal);
@@ -96,7 +114,12 @@ export async function rivalLeaseTransactions({ rpc, address, authority, signed }
 }
 
 /** The first of `rivals` that moved the lease on from `value`: another instance took it from its holder. */
-export function movedFrom(rivals: readonly RivalLeaseTransaction[], address: PublicKey, authority: PublicKey, value: string): RivalLeaseTransaction | undefined {
+export function movedFrom(
+  rivals: readonly RivalLeaseTransaction[],
+  address: PublicKey,
+  authority: PublicKey,
+  value: string,
+): RivalLeaseTransaction | undefined {
   return rivals.find((rival) => movesLeaseFrom(rival.message, address, authority, value));
 }
 

@@ -5,7 +5,15 @@ import { decodeDepositEntries, decodeWithdrawEntries } from '../../codec/account
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../types.js';
 import type { ChainSide } from '../../../domain.js';
-import { ReadMeter, readEntries, readTrackerHeader, readTrackerHeaderWith, type HeaderCompanions, type HeaderRead, type TrackerRef } from './tracker-reader.js';
+import {
+  ReadMeter,
+  readEntries,
+  readTrackerHeader,
+  readTrackerHeaderWith,
+  type HeaderCompanions,
+  type HeaderRead,
+  type TrackerRef,
+} from './tracker-reader.js';
 import { positionRanges } from './window.js';
 import { authoritySlot, ownNextIndex, toEntryIndex } from '../../port/authority-position.js';
 
@@ -57,7 +65,9 @@ export async function readBridgeView(ctx: ReadStateContext, limits: ReadLimits, 
 
   const sourcePositions = readTrackerHeaderWith(source.rpc, source.tracker, POSITION_COMMITMENT, companions.source, meter, signal);
   const sourceData =
-    sourceReadCommitment === POSITION_COMMITMENT ? sourcePositions : readTrackerHeader(source.rpc, source.tracker, sourceReadCommitment, meter, signal);
+    sourceReadCommitment === POSITION_COMMITMENT
+      ? sourcePositions
+      : readTrackerHeader(source.rpc, source.tracker, sourceReadCommitment, meter, signal);
   const [dataRead, positionRead, targetRead] = await Promise.all([
     sourceData,
     sourcePositions,

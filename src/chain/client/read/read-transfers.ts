@@ -73,7 +73,8 @@ export async function readTransferRange(ctx: TransferRangeContext, from: number,
     const depositRecords = records(depositBytes, DEPOSIT_ENTRY_SIZE, start, at, chunkEnd);
     deposits.push(...decodeDepositEntries(depositRecords, source.tracker.account, at));
     const withdrawRecords = records(withdrawBytes, WITHDRAW_ENTRY_SIZE, start, at, Math.min(chunkEnd, targetEnd));
-    for (const [offset, entry] of decodeWithdrawEntries(withdrawRecords, target.tracker.account, at).entries()) withdrawEntries.set(at + offset, entry);
+    for (const [offset, entry] of decodeWithdrawEntries(withdrawRecords, target.tracker.account, at).entries())
+      withdrawEntries.set(at + offset, entry);
   }
   const window = truncateAtRemoved({ header: targetRead.header, entries: withdrawEntries });
   return {

@@ -73,7 +73,9 @@ export function recentBlockhashes(data: Uint8Array | undefined): string[] {
   if (data === undefined || data.length < 8) return [];
   const count = Number(Buffer.from(data).readBigUInt64LE(0));
   if (count > MAX_RECENT_BLOCKHASHES || data.length < 8 + count * RECENT_BLOCKHASH_ENTRY_BYTES) return [];
-  return Array.from({ length: count }, (_, i) => bs58.encode(data.subarray(8 + i * RECENT_BLOCKHASH_ENTRY_BYTES, 8 + i * RECENT_BLOCKHASH_ENTRY_BYTES + 32)));
+  return Array.from({ length: count }, (_, i) =>
+    bs58.encode(data.subarray(8 + i * RECENT_BLOCKHASH_ENTRY_BYTES, 8 + i * RECENT_BLOCKHASH_ENTRY_BYTES + 32)),
+  );
 }
 
 /** What a verified transaction's message says that matters to who signed it. */

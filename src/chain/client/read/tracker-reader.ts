@@ -91,7 +91,11 @@ export async function readTrackerHeaderWith(
   meter: ReadMeter,
   signal: AbortSignal,
 ): Promise<HeaderRead> {
-  const { slot, accounts } = await rpc.getMultipleAccounts([tracker.address, ...companions.addresses], { commitment, dataSlice: HEADER_SLICE }, signal);
+  const { slot, accounts } = await rpc.getMultipleAccounts(
+    [tracker.address, ...companions.addresses],
+    { commitment, dataSlice: HEADER_SLICE },
+    signal,
+  );
   const [account, ...others] = accounts;
   companions.observe(others, slot);
   return { header: checkedHeader(tracker, account ?? null, commitment, meter), slot };
@@ -153,7 +157,13 @@ async function readAccountSlice(
 }
 
 /** The slice's bytes once the account exists, is the program's and is as long as asked; counted. */
-function checkedSlice(tracker: TrackerRef, dataSlice: { offset: number; length: number }, account: AccountData, commitment: Commitment, meter: ReadMeter): Uint8Array {
+function checkedSlice(
+  tracker: TrackerRef,
+  dataSlice: { offset: number; length: number },
+  account: AccountData,
+  commitment: Commitment,
+  meter: ReadMeter,
+): Uint8Array {
   if (account === null) throw trackerNotFound(tracker, commitment);
   meter.add(tracker.chain, account.data.length);
   assertOwnedBy(tracker.account, account.owner, tracker.programId, chainVariables(tracker.chain).programId);
@@ -162,8 +172,7 @@ function checkedSlice(tracker: TrackerRef, dataSlice: { offset: number; length: 
     throw malformedAccount(
       tracker.account,
       field,
-      `has ${account.data.length} bytes, expected ${dataSlice.length}: ` +
-        'the account is shorter than its header and entry_count entries',
+      `has ${account.data.length} bytes, expected ${dataSlice.length}: ` + 'the account is shorter than its header and entry_count entries',
     );
   }
   return account.data;
@@ -189,11 +198,7 @@ function checkChainIds(header: TrackerHeader, tracker: TrackerRef): void {
   ] as const;
   for (const { variable, field, expected, actual } of checks) {
     if (expected === actual) continue;
-    throw new BridgeError(
-      'CHAIN__INVALID_CHAIN_ID',
-      { account: tracker.account, variable, expected, actual },
-      { tracker: tracker.kind, field },
-    );
+    throw new BridgeError('CHAIN__INVALID_CHAIN_ID', { account: tracker.account, variable, expected, actual }, { tracker: tracker.kind, field });
   }
 }
 

@@ -1,4 +1,3 @@
-
 /**
  * Which entries a read fetches: a bounded run from each position a planner starts at, so that
  * the cost of a cycle depends on what it can act on, neither on the size of the tracker nor on

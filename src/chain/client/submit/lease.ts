@@ -60,10 +60,17 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
   const alone = options.endpoints <= 1;
   const history = { rpc, address, authority, signed: options.signed };
   const pollMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
-  const submit: SmallTransactionContext = { ...options, timing: { pollIntervalMs: pollMs, rebroadcastIntervalMs: RESEND_MS, confirmTimeoutMs: LEASE_CONFIRM_TIMEOUT_MS } };
+  const submit: SmallTransactionContext = {
+    ...options,
+    timing: { pollIntervalMs: pollMs, rebroadcastIntervalMs: RESEND_MS, confirmTimeoutMs: LEASE_CONFIRM_TIMEOUT_MS },
+  };
 
   async function read(signal: AbortSignal, minContextSlot?: number): Promise<LeaseObservation> {
-    const { slot, account } = await rpc.getAccountInfo(address, { commitment: 'confirmed', ...(minContextSlot === undefined ? {} : { minContextSlot }) }, signal);
+    const { slot, account } = await rpc.getAccountInfo(
+      address,
+      { commitment: 'confirmed', ...(minContextSlot === undefined ? {} : { minContextSlot }) },
+      signal,
+    );
     return { ...leaseState(account, authority), slot };
   }
 
@@ -72,15 +79,27 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
    * (the value held: the instructions start with its advance) or a confirmed blockhash: the slot
    * it confirmed at, or why it did not.
    */
-  async function land(instructions: TransactionInstruction[], durableValue: string | undefined, signal: AbortSignal): Promise<{ signature: string } & ({ slot: number } | { refused: string })> {
-    const outcome = await submitSmallTransaction(submit, { instructions, unitLimit: LEASE_UNIT_LIMIT, ...(durableValue === undefined ? {} : { durableValue }) }, signal);
+  async function land(
+    instructions: TransactionInstruction[],
+    durableValue: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ signature: string } & ({ slot: number } | { refused: string })> {
+    const outcome = await submitSmallTransaction(
+      submit,
+      { instructions, unitLimit: LEASE_UNIT_LIMIT, ...(durableValue === undefined ? {} : { durableValue }) },
+      signal,
+    );
     const { signature } = outcome;
     if (outcome.kind === 'landed') return { signature, slot: outcome.slot };
     return { signature, refused: outcome.kind === 'landed_with_error' ? `landed with ${JSON.stringify(outcome.err)}` : outcome.reason };
   }
 
   /** Corroborated reads at or after `slot` until two endpoints agree on a state `keep` accepts; undefined when they never do. */
-  async function agreed(slot: number, keep: (view: LeaseObservation) => boolean, signal: AbortSignal): Promise<{ agreed?: LeaseObservation; views: EndpointLease[] }> {
+  async function agreed(
+    slot: number,
+    keep: (view: LeaseObservation) => boolean,
+    signal: AbortSignal,
+  ): Promise<{ agreed?: LeaseObservation; views: EndpointLease[] }> {
     let views: EndpointLease[] = [];
     for (let tries = 0; tries < LANDING_READS; tries++) {
       views = await leaseEverywhere(rpc, address, authority, slot, signal);
@@ -94,11 +113,20 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
   async function check(value: string, seen: LeaseObservation, signal: AbortSignal): Promise<LeaseCheck> {
     const views = await leaseEverywhere(rpc, address, authority, seen.slot, signal);
     const other = agreedLease(views, (view) => view.state !== 'held' || view.value !== value, false);
-    if (other !== undefined) return { kind: 'lost', seen: other, proof: `two endpoints agree at slot ${other.slot}: the lease reads ${describe(other)}` };
+    if (other !== undefined)
+      return { kind: 'lost', seen: other, proof: `two endpoints agree at slot ${other.slot}: the lease reads ${describe(other)}` };
     const rivals = (await rivalLeaseTransactions(history, 0, signal)) ?? [];
     const moved = movedFrom(rivals, address, authority, value);
-    if (moved !== undefined) return { kind: 'lost', seen: await read(signal, moved.slot), proof: `transaction ${moved.signature} (slot ${moved.slot}), signed by the key and not by this process, moved the lease on from this instance's value` };
-    return { kind: 'doubt', why: `one endpoint read the lease as ${describe(seen)} at slot ${seen.slot}; the endpoints read ${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'nothing at or after that slot'}` };
+    if (moved !== undefined)
+      return {
+        kind: 'lost',
+        seen: await read(signal, moved.slot),
+        proof: `transaction ${moved.signature} (slot ${moved.slot}), signed by the key and not by this process, moved the lease on from this instance's value`,
+      };
+    return {
+      kind: 'doubt',
+      why: `one endpoint read the lease as ${describe(seen)} at slot ${seen.slot}; the endpoints read ${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'nothing at or after that slot'}`,
+    };
   }
 
   async function take(seen: LeaseObservation, signal: AbortSignal): Promise<LeaseTaking> {
@@ -108,23 +136,42 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
       const agreed = agreedLease(views, (view) => view.state === 'unusable', alone) !== undefined;
       const others = views.find((view) => view.state !== 'unusable');
       if (agreed || others === undefined) return { taken: false, seen, why: `the lease account is unusable: ${seen.reason}` };
-      return { taken: false, seen: others, why: `one endpoint reads the lease unusable (${seen.reason}), ${others.endpoint} reads it ${describe(others)}: a doubt on that endpoint` };
+      return {
+        taken: false,
+        seen: others,
+        why: `one endpoint reads the lease unusable (${seen.reason}), ${others.endpoint} reads it ${describe(others)}: a doubt on that endpoint`,
+      };
     }
     if (agreedLease(views, (view) => sameLease(view, seen), alone) === undefined) {
-      return { taken: false, seen, why: `no second endpoint shows the lease ${describe(seen)} (${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'none answered at or after its slot'})` };
+      return {
+        taken: false,
+        seen,
+        why: `no second endpoint shows the lease ${describe(seen)} (${views.map((view) => `${view.endpoint}: ${describe(view)}`).join(', ') || 'none answered at or after its slot'})`,
+      };
     }
     const over = seen.state === 'held' ? seen.value : undefined;
-    const instructions = over === undefined ? takeLeaseInstructions(authority, sourceChainId, instance) : advanceLeaseInstructions(authority, sourceChainId, instance);
+    const instructions =
+      over === undefined ? takeLeaseInstructions(authority, sourceChainId, instance) : advanceLeaseInstructions(authority, sourceChainId, instance);
     const landed = await land(instructions, over, signal);
     const { signature } = landed;
     const what = `${over === undefined ? 'taking' : 'taking over'} (${signature})`;
     if ('refused' in landed) return { taken: false, seen: await read(signal, seen.slot), why: `${what} ${landed.refused}` };
     // The endpoint's "confirmed" is one word: two endpoints must show the lease held by a new value.
     const after = await agreed(landed.slot, (view) => view.state === 'held' && view.value !== over, signal);
-    if (after.agreed?.state !== 'held') return { taken: false, seen: after.views[0] ?? seen, why: `${what} was reported confirmed, but no two endpoints show the lease held by a new value at slot ${landed.slot} or later` };
+    if (after.agreed?.state !== 'held')
+      return {
+        taken: false,
+        seen: after.views[0] ?? seen,
+        why: `${what} was reported confirmed, but no two endpoints show the lease held by a new value at slot ${landed.slot} or later`,
+      };
     // And no other instance's lease transaction since the lease was seen: that one moved it, not this.
     const rival = (await rivalLeaseTransactions(history, seen.slot, signal))?.[0];
-    if (rival !== undefined) return { taken: false, seen: after.agreed, why: `${what}: another instance's lease transaction ${rival.signature} landed at slot ${rival.slot}` };
+    if (rival !== undefined)
+      return {
+        taken: false,
+        seen: after.agreed,
+        why: `${what}: another instance's lease transaction ${rival.signature} landed at slot ${rival.slot}`,
+      };
     return { taken: true, value: after.agreed.value, slot: after.agreed.slot, signature };
   }
 
@@ -140,7 +187,9 @@ export function createSigningLease(options: ChainLeaseOptions): SigningLease {
       if (seen.state !== 'held' || seen.value !== value) return { final: `the lease is not this instance's any more (it reads ${describe(seen)})` };
       const landed = await land(advanceLeaseInstructions(authority, sourceChainId, instance), value, signal);
       const { signature } = landed;
-      return 'refused' in landed ? { refused: `advancing from the value held (${signature}) ${landed.refused}` } : { done: { slot: landed.slot, signature } };
+      return 'refused' in landed
+        ? { refused: `advancing from the value held (${signature}) ${landed.refused}` }
+        : { done: { slot: landed.slot, signature } };
     });
     if (typeof advanced === 'string') return { released: false, why: advanced };
     const closed = await step(signal, async (): Promise<Step<{ signature: string; slot: number }>> => {

@@ -5,7 +5,14 @@ import { BridgeError } from '../../../errors.js';
 import { sleep } from '../../../time.js';
 import type { AuthoritySigner } from '../../../signer/authority-signer.js';
 import { LAMPORTS_PER_SIGNATURE } from '../../fee-rate.js';
-import { isFundedOnly, NONCE_ACCOUNT_RENT_LAMPORTS, nonceAccountState, nonceAddress, nonceSetupInstructions, rentExemptLamports } from '../../nonce-account.js';
+import {
+  isFundedOnly,
+  NONCE_ACCOUNT_RENT_LAMPORTS,
+  nonceAccountState,
+  nonceAddress,
+  nonceSetupInstructions,
+  rentExemptLamports,
+} from '../../nonce-account.js';
 import type { ChainRpc } from '../../rpc/chain-rpc.js';
 import type { AccountData } from '../../rpc/rpc-answers.js';
 import { signTransaction } from './build/sign-transaction.js';

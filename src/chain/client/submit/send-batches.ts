@@ -56,7 +56,12 @@ export interface BatchOutcomes<T extends BatchItem> {
  * the measurement) is measured and signed again once, under the 64 MiB default
  * (../budget/loaded-accounts.ts re-reads the programs next cycle).
  */
-export async function sendBatches<T extends BatchItem>(s: BudgetedSubmitter, items: readonly T[], outcomes: BatchOutcomes<T>, signal: AbortSignal): Promise<void> {
+export async function sendBatches<T extends BatchItem>(
+  s: BudgetedSubmitter,
+  items: readonly T[],
+  outcomes: BatchOutcomes<T>,
+  signal: AbortSignal,
+): Promise<void> {
   let queue = [...items];
   let maxCount = queue.length;
   let resized = false;

@@ -57,11 +57,21 @@ export type SmallTransactionOutcome =
   | { kind: 'landed_with_error'; signature: string; slot: number; err: unknown }
   | { kind: 'refused' | 'not_landed' | 'unknown'; signature: string; reason: string };
 
-export async function submitSmallTransaction(ctx: SmallTransactionContext, request: SmallTransactionRequest, signal: AbortSignal): Promise<SmallTransactionOutcome> {
+export async function submitSmallTransaction(
+  ctx: SmallTransactionContext,
+  request: SmallTransactionRequest,
+  signal: AbortSignal,
+): Promise<SmallTransactionOutcome> {
   const { rpc, signer, bidder, broadcast, timing } = ctx;
   const bid = await bidder.bid(request.instructions, signal);
-  const { blockhash, lastValidBlockHeight } = request.durableValue === undefined ? await rpc.getLatestBlockhash('confirmed', signal) : { blockhash: request.durableValue, lastValidBlockHeight: NO_EXPIRY };
-  const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: request.unitLimit }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: bid.microLamportsPerUnit })];
+  const { blockhash, lastValidBlockHeight } =
+    request.durableValue === undefined
+      ? await rpc.getLatestBlockhash('confirmed', signal)
+      : { blockhash: request.durableValue, lastValidBlockHeight: NO_EXPIRY };
+  const budget = [
+    ComputeBudgetProgram.setComputeUnitLimit({ units: request.unitLimit }),
+    ComputeBudgetProgram.setComputeUnitPrice({ microLamports: bid.microLamportsPerUnit }),
+  ];
   // A durable-nonce transaction's AdvanceNonceAccount must be its first instruction (the runtime
   // recognises one only there): the budget then follows the caller's instructions.
   const ordered = request.durableValue === undefined ? [...budget, ...request.instructions] : [...request.instructions, ...budget];
@@ -87,7 +97,8 @@ export async function submitSmallTransaction(ctx: SmallTransactionContext, reque
     if (signal.aborted) throw signal.reason;
     const preflight = preflightFailure(err);
     if (preflight !== undefined) return { kind: 'refused', signature, reason: `refused in preflight: ${JSON.stringify(preflight.transactionError)}` };
-    if (isDefiniteSendRefusal(err) && isBridgeError(err, 'CHAIN__RPC_FAILED')) return { kind: 'refused', signature, reason: `the node refused it: ${shortRpcFailure(err)}` };
+    if (isDefiniteSendRefusal(err) && isBridgeError(err, 'CHAIN__RPC_FAILED'))
+      return { kind: 'refused', signature, reason: `the node refused it: ${shortRpcFailure(err)}` };
     sends.failedWith(err);
     broadcast.readEndpointsAnswered(carried, signed, false);
   }
@@ -122,7 +133,11 @@ export async function submitSmallTransaction(ctx: SmallTransactionContext, reque
     await sleep(timing.pollIntervalMs, signal);
   }
   const failedSends = everySendFailed(rpc.chain, sends);
-  return { kind: 'unknown', signature, reason: `not confirmed within ${Math.ceil(timing.confirmTimeoutMs / 1000)} s${failedSends === undefined ? '' : `: ${failedSends}`}; it may still land` };
+  return {
+    kind: 'unknown',
+    signature,
+    reason: `not confirmed within ${Math.ceil(timing.confirmTimeoutMs / 1000)} s${failedSends === undefined ? '' : `: ${failedSends}`}; it may still land`,
+  };
 }
 
 /** Whether a view at or before `statusSlot` (the absent status's) shows the block height past `lastValidBlockHeight`. */

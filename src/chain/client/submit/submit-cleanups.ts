@@ -45,11 +45,7 @@ export function cleanupFor(tracker: TrackerRef, payer: PublicKey) {
 }
 
 /** cleanupDeposits (wired in ../create-chain-client.ts), on the source's DepositTracker. */
-export async function submitCleanups(
-  s: CleanupSubmitter,
-  indices: readonly number[],
-  signal: AbortSignal,
-): Promise<CleanupReport> {
+export async function submitCleanups(s: CleanupSubmitter, indices: readonly number[], signal: AbortSignal): Promise<CleanupReport> {
   const report: CleanupReport = { transactions: [], completed: [], alreadyDone: [] };
   try {
     for (const [i, index] of indices.entries()) entryIndexArg(index, `indices[${i}]`);
@@ -83,7 +79,11 @@ async function candidatesOf(
     else if (entry.status !== 'Finalized') out.failures.push({ index, reason: `EntryNotFinalized: status is ${entry.status}` });
     else ready.push({ index, depositor: entry.depositor });
   }
-  const inFlight = await cleanedAtProcessed(s, ready.map(({ index }) => index), signal);
+  const inFlight = await cleanedAtProcessed(
+    s,
+    ready.map(({ index }) => index),
+    signal,
+  );
   return ready
     .filter(({ index }) => !inFlight.has(index))
     .map(({ index, depositor }) => ({ index, instruction: s.cleanupInstruction(index, new PublicKey(depositor)) }));
@@ -100,16 +100,20 @@ async function candidatesOf(
 async function cleanedAtProcessed(s: CleanupSubmitter, indices: readonly number[], signal: AbortSignal): Promise<Set<number>> {
   if (indices.length === 0) return new Set();
   const ranges = coveringRanges(indices, DEPOSIT_ENTRY_SIZE, MAX_SLICE_BYTES);
-  const head = await readEntries(s.rpc, s.target.tracker, ranges, decodeDepositEntries, { commitment: 'processed' }, new ReadMeter(s.metrics), signal);
+  const head = await readEntries(
+    s.rpc,
+    s.target.tracker,
+    ranges,
+    decodeDepositEntries,
+    { commitment: 'processed' },
+    new ReadMeter(s.metrics),
+    signal,
+  );
   return new Set(indices.filter((index) => head.get(index)?.cleanupCompleted === true));
 }
 
 /** The entries at `indices` (below entry_count) at confirmed, by index. */
-async function readCandidates(
-  s: CleanupSubmitter,
-  indices: readonly number[],
-  signal: AbortSignal,
-): Promise<Map<number, DepositEntry>> {
+async function readCandidates(s: CleanupSubmitter, indices: readonly number[], signal: AbortSignal): Promise<Map<number, DepositEntry>> {
   const { tracker } = s.target;
   const meter = new ReadMeter(s.metrics);
   const { header } = await readTrackerHeader(s.rpc, tracker, 'confirmed', meter, signal);
@@ -153,7 +157,12 @@ async function sendCleanups(
         out.report.alreadyDone.push(failed.index);
         // Another payer is cleaning the same entries (every authority's crank runs cleanup): read
         // the rest again so that all it already did drops out at once, not one refusal at a time.
-        return candidatesOf(s, rest.map((candidate) => candidate.index), out, signal);
+        return candidatesOf(
+          s,
+          rest.map((candidate) => candidate.index),
+          out,
+          signal,
+        );
       },
     },
     signal,
@@ -164,7 +173,9 @@ async function sendCleanups(
  * The entry a program error names, with the error's name, and the signature of the
  * transaction when it landed with that error (a preflight refusal has none).
  */
-function failedEntry(err: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>): { index: number; programError: string; reason: string; signature?: string } | undefined {
+function failedEntry(
+  err: BridgeError<'CHAIN__FAILED_TO_SUBMIT'>,
+): { index: number; programError: string; reason: string; signature?: string } | undefined {
   const { index, programError, customCode } = err.context;
   if (index === undefined || programError === undefined) return undefined;
   const { signature } = err.context;

@@ -69,11 +69,7 @@ export function ackWithdrawFor(tracker: TrackerRef, authority: PublicKey) {
 }
 
 /** ackDeposits and ackWithdraws (wired in ../create-chain-client.ts): deposits are voted on the destination's tracker, withdrawals on the source's. */
-export async function submitVotes<V extends { index: number }>(
-  s: VoteSubmitter<V>,
-  votes: readonly V[],
-  signal: AbortSignal,
-): Promise<SubmitReport> {
+export async function submitVotes<V extends { index: number }>(s: VoteSubmitter<V>, votes: readonly V[], signal: AbortSignal): Promise<SubmitReport> {
   const landed: LandedTransaction[] = [];
   // On chain with an error (fee paid) but no vote recorded: reported, never taken as a landed vote.
   const landedWithError: LandedTransaction[] = [];

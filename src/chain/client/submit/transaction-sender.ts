@@ -149,7 +149,15 @@ export class TransactionSender {
     // Pending from before the first byte leaves: an abort during the send leaves it unresolved.
     const carried = this.options.broadcast.carried(signed, signal);
     const lifetime = this.lifetimeOf(signed);
-    const pending: Pending = { signed, job, lifetime, sends: new SendRecord(), versions: [signed], carried, ...(reprice === undefined ? {} : { reprice }) };
+    const pending: Pending = {
+      signed,
+      job,
+      lifetime,
+      sends: new SendRecord(),
+      versions: [signed],
+      carried,
+      ...(reprice === undefined ? {} : { reprice }),
+    };
     this.pending.set(signed.signature, pending);
     lifetime.sending(pending);
     const refused = await this.sendFirst(pending, signal);
@@ -301,7 +309,13 @@ export class TransactionSender {
     this.watch.recordLanded(signed.budget);
     this.options.broadcast.landed(pending.carried, pending.versions, pending.versions.indexOf(signed), status.slot);
     const { signature } = signed;
-    if (status.err !== null) return failedWith(job, status.err, { outcome: 'landed_with_error', where: `landed in transaction ${signature}`, signature, leading: signed.leading });
+    if (status.err !== null)
+      return failedWith(job, status.err, {
+        outcome: 'landed_with_error',
+        where: `landed in transaction ${signature}`,
+        signature,
+        leading: signed.leading,
+      });
     this.options.logger.info({ signature, action: job.action, indices: job.indices, chain: this.options.rpc.chain }, 'transaction landed');
     return { kind: 'landed', signature };
   }

@@ -179,7 +179,12 @@ describe('compute a lying node cannot inflate', () => {
   const lyingSimulation = (f: BridgeFixture) => {
     f.target.override = (call) =>
       call.method === 'simulateTransaction'
-        ? { result: { context: { slot: f.target.slot }, value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null } } }
+        ? {
+            result: {
+              context: { slot: f.target.slot },
+              value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null },
+            },
+          }
         : undefined;
   };
   const limits = (f: BridgeFixture, signatures: string[]) => signatures.map((signature) => f.target.budgets.get(signature)!.unitLimit);
@@ -207,12 +212,18 @@ describe('compute a lying node cannot inflate', () => {
 
   it('without history the limit it landed under teaches: at most twice the smallest limit per vote that landed', async () => {
     const f = await start();
-    f.target.override = (call) => (call.method === 'getTransaction' ? { error: { code: -32011, message: 'Transaction history is not available from this node' } } : undefined);
+    f.target.override = (call) =>
+      call.method === 'getTransaction' ? { error: { code: -32011, message: 'Transaction history is not available from this node' } } : undefined;
     const honest = await f.chains.ackDeposits(proposals(3), signal());
     const [shown] = limits(f, [honest.transactions[0]!.signature]);
     f.target.override = (call) =>
       call.method === 'simulateTransaction'
-        ? { result: { context: { slot: f.target.slot }, value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null } } }
+        ? {
+            result: {
+              context: { slot: f.target.slot },
+              value: { err: null, logs: [], accounts: null, unitsConsumed: MAX_COMPUTE_UNIT_LIMIT, returnData: null },
+            },
+          }
         : call.method === 'getTransaction'
           ? { error: { code: -32011, message: 'Transaction history is not available from this node' } }
           : undefined;
@@ -315,7 +326,9 @@ describe('loaded accounts data size', () => {
     const readsBefore = f.target.calls.filter((call) => call.method === 'getAccountInfo').length;
     await f.chains.readState(signal(), READ_LIMITS);
     // The tracker's header and entries, and the program and sysvar once more.
-    const programReads = f.target.calls.slice(readsBefore).filter((call) => call.method === 'getAccountInfo' && call.params[0] !== f.target.trackerAddress.toBase58());
+    const programReads = f.target.calls
+      .slice(readsBefore)
+      .filter((call) => call.method === 'getAccountInfo' && call.params[0] !== f.target.trackerAddress.toBase58());
     expect(programReads).toHaveLength(2);
   });
 });

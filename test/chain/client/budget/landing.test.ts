@@ -2,7 +2,13 @@ import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction } 
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { computeUnitPriceOf } from '../../../../src/chain/client/budget/landed-price.js';
-import { LANDING_WINDOW_MS, LandingRecord, resignSlotsFrom, summarize, type LandingEvent } from '../../../../src/chain/client/submit/send/landing-record.js';
+import {
+  LANDING_WINDOW_MS,
+  LandingRecord,
+  resignSlotsFrom,
+  summarize,
+  type LandingEvent,
+} from '../../../../src/chain/client/submit/send/landing-record.js';
 import { withCarried, bidFrom, PriorityFeeBidder } from '../../../../src/chain/client/budget/priority-fee.js';
 import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
 import { captureLogs } from '../../../support/log-capture.js';
@@ -22,7 +28,14 @@ const notLanded = (versions = 1, atMs = 0): LandingEvent => ({ atMs, slots: unde
 
 describe('landing measured', () => {
   it('summarizes a window: first-version rate over every outcome, slot percentiles and versions of the landed', () => {
-    expect(summarize([])).toEqual({ transactions: 0, landed: 0, first_version_rate: null, slots_p50: null, slots_p90: null, versions_per_landed: null });
+    expect(summarize([])).toEqual({
+      transactions: 0,
+      landed: 0,
+      first_version_rate: null,
+      slots_p50: null,
+      slots_p90: null,
+      versions_per_landed: null,
+    });
     const events = [landed(1), landed(2), landed(1), landed(5, false, 3), notLanded(2)];
     expect(summarize(events)).toEqual({ transactions: 5, landed: 4, first_version_rate: 0.6, slots_p50: 1, slots_p90: 5, versions_per_landed: 1.5 });
   });
@@ -74,7 +87,10 @@ describe('the carried price (a restart bids where it left off)', () => {
   });
 
   it("a provider's estimate raises the market price at most to what the chain shows landed", () => {
-    const history = [{ slot: 1, prioritizationFee: 0 }, { slot: 2, prioritizationFee: 8_000 }];
+    const history = [
+      { slot: 1, prioritizationFee: 0 },
+      { slot: 2, prioritizationFee: 8_000 },
+    ];
     expect(bidFrom(history, 0, bounds).microLamportsPerUnit).toBe(8_000);
     expect(bidFrom(history, 0, bounds, { price: 6_000, trusted: 0 }).microLamportsPerUnit).toBe(8_000);
     const quiet = [{ slot: 3, prioritizationFee: 0 }, { slot: 4, prioritizationFee: 0 }, ...history];
@@ -155,7 +171,12 @@ describe('tip accounts checked at start', () => {
 
   it('refuses the program, a sysvar, a tracker, the authority and its own accounts, naming the variable', () => {
     const programKey = new PublicKey(program);
-    const source = [program, 'SysvarC1ock11111111111111111111111111111111', depositTrackerAddress(programKey, 2).toBase58(), leaseAddress(authority, 1).toBase58()];
+    const source = [
+      program,
+      'SysvarC1ock11111111111111111111111111111111',
+      depositTrackerAddress(programKey, 2).toBase58(),
+      leaseAddress(authority, 1).toBase58(),
+    ];
     const target = [authority.toBase58(), withdrawTrackerAddress(programKey, 1).toBase58(), nonceAddress(authority, 2, 0).toBase58()];
     const problems = tipAccountProblems(settings(source, target), authority);
     expect(problems).toEqual([
@@ -180,7 +201,14 @@ describe("the landing rate moves the starting bid (Drift's idea), by one step at
 
   it('below 0.9 over ten minutes the bid starts one step higher; at 0.9 or above (or too few outcomes) it does not', async () => {
     let rate: number | undefined;
-    const bidder = new PriorityFeeBidder({ rpc, bounds, metrics: createMetrics(new Registry()), landing: { rate: () => rate }, authority: PublicKey.default, logger: captureLogs().logger });
+    const bidder = new PriorityFeeBidder({
+      rpc,
+      bounds,
+      metrics: createMetrics(new Registry()),
+      landing: { rate: () => rate },
+      authority: PublicKey.default,
+      logger: captureLogs().logger,
+    });
     const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
     expect(await price()).toBe(1_000);
     rate = 0.5;
@@ -197,7 +225,14 @@ describe("the landing rate moves the starting bid (Drift's idea), by one step at
 
   it('while every transaction lands on its first version the step comes down after 4 landings, else after 8', async () => {
     let rate: number | undefined = 1;
-    const bidder = new PriorityFeeBidder({ rpc, bounds, metrics: createMetrics(new Registry()), landing: { rate: () => rate }, authority: PublicKey.default, logger: captureLogs().logger });
+    const bidder = new PriorityFeeBidder({
+      rpc,
+      bounds,
+      metrics: createMetrics(new Registry()),
+      landing: { rate: () => rate },
+      authority: PublicKey.default,
+      logger: captureLogs().logger,
+    });
     const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
     bidder.expired();
     for (let i = 0; i < 3; i++) bidder.landed();

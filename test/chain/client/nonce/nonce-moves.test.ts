@@ -17,7 +17,9 @@ describe('NonceMoves', () => {
     ledger.observe(LANE, 'A', 10);
     ledger.observe(LANE, 'B', 12);
     expect(ledger.drain()).toEqual([]);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'info', account: LANE, from: 'A', to: 'B', msg: expect.stringContaining('previous life') }));
+    expect(logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'info', account: LANE, from: 'A', to: 'B', msg: expect.stringContaining('previous life') }),
+    );
     ledger.observe(LANE, 'C', 15);
     expect(ledger.drain()).toEqual([{ account: LANE, from: 'B', to: 'C', slot: 15 }]);
     expect(ledger.drain()).toEqual([]);

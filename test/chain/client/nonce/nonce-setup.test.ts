@@ -20,7 +20,10 @@ afterEach(async () => {
 });
 
 async function start(): Promise<FakeChain> {
-  chain = await new FakeChain(new PublicKey(DEFAULT_PROGRAM_ID), PublicKey.unique(), { header: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }), entries: [] }).start();
+  chain = await new FakeChain(new PublicKey(DEFAULT_PROGRAM_ID), PublicKey.unique(), {
+    header: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }),
+    entries: [],
+  }).start();
   return chain;
 }
 
@@ -41,7 +44,9 @@ describe('nonce init', () => {
     expect(first.rentLamports).toBe(2 * NONCE_ACCOUNT_RENT_LAMPORTS);
     expect(addresses.every((address) => fake.nonces.get(address)?.authority.equals(authority.publicKey))).toBe(true);
     expect(nonceSeed(TARGET_CHAIN_ID, 1)).toBe(`bridge-nonce-${TARGET_CHAIN_ID}-1`);
-    expect(await PublicKey.createWithSeed(authority.publicKey, nonceSeed(TARGET_CHAIN_ID, 1), SystemProgram.programId)).toEqual(new PublicKey(addresses[1]!));
+    expect(await PublicKey.createWithSeed(authority.publicKey, nonceSeed(TARGET_CHAIN_ID, 1), SystemProgram.programId)).toEqual(
+      new PublicKey(addresses[1]!),
+    );
 
     const sent = fake.sends.length;
     const again = await initialize(fake.url, 2);
@@ -54,7 +59,9 @@ describe('nonce init', () => {
     const fake = await start();
     const address = nonceAddress(authority.publicKey, TARGET_CHAIN_ID, 0);
     fake.nonces.set(address.toBase58(), { authority: Keypair.generate().publicKey, value: FakeChain.nonceValue() });
-    await expect(planNoncePool(input(fake.url, 1), signal())).rejects.toThrow(`nonce account ${address.toBase58()} on the destination chain is unusable: its nonce authority is`);
+    await expect(planNoncePool(input(fake.url, 1), signal())).rejects.toThrow(
+      `nonce account ${address.toBase58()} on the destination chain is unusable: its nonce authority is`,
+    );
     expect(fake.sends).toHaveLength(0);
   });
 
@@ -66,7 +73,13 @@ describe('nonce init', () => {
     const fake = await start();
     fake.balances.set(authority.publicKey.toBase58(), 7_000_000);
     const plan = await planNoncePool(input(fake.url, 2), signal());
-    expect(plan).toMatchObject({ chain: 'target', chainId: TARGET_CHAIN_ID, authorityLamports: 7_000_000, feeLamports: 10_000, payLamports: 2 * NONCE_ACCOUNT_RENT_LAMPORTS + 10_000 });
+    expect(plan).toMatchObject({
+      chain: 'target',
+      chainId: TARGET_CHAIN_ID,
+      authorityLamports: 7_000_000,
+      feeLamports: 10_000,
+      payLamports: 2 * NONCE_ACCOUNT_RENT_LAMPORTS + 10_000,
+    });
     expect(plan.accounts.map((account) => account.state)).toEqual(['missing', 'missing']);
     expect(neededLamports(plan)).toBe(2 * NONCE_ACCOUNT_RENT_LAMPORTS + 10_000 + 890_880);
     expect(neededLamports({ ...plan, payLamports: 0 })).toBe(0);

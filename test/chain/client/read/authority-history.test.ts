@@ -3,7 +3,13 @@ import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction, type Transac
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorityHistory, HISTORY_LOOKUP_CONCURRENCY, HISTORY_MAX_LOOKUPS, HISTORY_MAX_PAGES, HISTORY_PAGE_LIMIT } from '../../../../src/chain/client/read/authority-history.js';
+import {
+  AuthorityHistory,
+  HISTORY_LOOKUP_CONCURRENCY,
+  HISTORY_MAX_LOOKUPS,
+  HISTORY_MAX_PAGES,
+  HISTORY_PAGE_LIMIT,
+} from '../../../../src/chain/client/read/authority-history.js';
 import { MAX_SIGNED_KEPT, SignedSignatures } from '../../../../src/chain/client/read/signed-signatures.js';
 import { poolAddressSet, RecentValues } from '../../../../src/chain/client/read/signer-evidence.js';
 import { createChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
@@ -61,7 +67,9 @@ class ScriptedHistory {
       const start = before === undefined ? 0 : this.entries.findIndex((e) => e.signature === before) + 1;
       const end = until === undefined || this.forgetsUntil ? this.entries.length : this.entries.findIndex((e) => e.signature === until);
       const page = this.entries.slice(start, end).slice(0, limit);
-      return { result: page.map(({ signature, slot }) => ({ signature, slot, err: null, memo: null, blockTime: 1, confirmationStatus: 'finalized' })) };
+      return {
+        result: page.map(({ signature, slot }) => ({ signature, slot, err: null, memo: null, blockTime: 1, confirmationStatus: 'finalized' })),
+      };
     }
     if (call.method === 'getTransaction') {
       if (this.failGetTransaction) return { http: 503 };
@@ -97,7 +105,14 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(): Promise<{ chain: ScriptedHistory; history: AuthorityHistory; signed: SignedSignatures; logs: CapturedLogs; calls: () => RpcCall[]; metrics: Metrics }> {
+async function start(): Promise<{
+  chain: ScriptedHistory;
+  history: AuthorityHistory;
+  signed: SignedSignatures;
+  logs: CapturedLogs;
+  calls: () => RpcCall[];
+  metrics: Metrics;
+}> {
   recent = new RecentValues();
   const chain = new ScriptedHistory();
   server = await startJsonRpcServer(chain.answer);
@@ -123,7 +138,10 @@ describe('AuthorityHistory', () => {
     const { chain, history, calls } = await start();
     chain.land(3);
     expect(await history.readNew(signal())).toEqual(NOTHING);
-    expect(calls()[0]).toEqual({ method: 'getSignaturesForAddress', params: [authority.publicKey.toBase58(), expect.objectContaining({ limit: HISTORY_PAGE_LIMIT })] });
+    expect(calls()[0]).toEqual({
+      method: 'getSignaturesForAddress',
+      params: [authority.publicKey.toBase58(), expect.objectContaining({ limit: HISTORY_PAGE_LIMIT })],
+    });
     expect(await history.readNew(signal())).toEqual(NOTHING);
     expect(calls().filter((c) => c.method === 'getSignaturesForAddress')[1]!.params[1]).toMatchObject({
       limit: HISTORY_PAGE_LIMIT,
@@ -164,7 +182,10 @@ describe('AuthorityHistory', () => {
     const before = calls().length;
 
     const reported = await history.readNew(signal());
-    expect(reported).toEqual({ transactions: [...[...more].reverse().map(ownOf), foreignOf(foreign!), ...[...own].reverse().map(ownOf)], complete: true });
+    expect(reported).toEqual({
+      transactions: [...[...more].reverse().map(ownOf), foreignOf(foreign!), ...[...own].reverse().map(ownOf)],
+      complete: true,
+    });
     const read = calls().slice(before);
     expect(read.filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(1);
     expect(lookedUp(read)).toEqual([foreign!.signature, funding!.signature]);
@@ -180,8 +201,19 @@ describe('AuthorityHistory', () => {
     const read = await history.readNew(signal());
     expect(read.complete).toBe(false);
     expect(read.transactions).toHaveLength(HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES);
-    expect(calls().slice(before).filter((c) => c.method === 'getSignaturesForAddress')).toHaveLength(HISTORY_MAX_PAGES);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', chain: 'target', listed: HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES, msg: expect.stringContaining('whether another key signed among them is unknown') }));
+    expect(
+      calls()
+        .slice(before)
+        .filter((c) => c.method === 'getSignaturesForAddress'),
+    ).toHaveLength(HISTORY_MAX_PAGES);
+    expect(logs.records()).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        chain: 'target',
+        listed: HISTORY_PAGE_LIMIT * HISTORY_MAX_PAGES,
+        msg: expect.stringContaining('whether another key signed among them is unknown'),
+      }),
+    );
     expect(await history.readNew(signal())).toEqual(NOTHING);
   });
 
@@ -206,7 +238,9 @@ describe('AuthorityHistory', () => {
     const [foreign] = chain.land(1);
     const forged = chain.land(3, 'forged');
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
-    expect(logs.records().filter((r) => r['unverified'] !== undefined)).toEqual([expect.objectContaining({ level: 'warn', unverified: 3, first: forged[0]!.signature })]);
+    expect(logs.records().filter((r) => r['unverified'] !== undefined)).toEqual([
+      expect.objectContaining({ level: 'warn', unverified: 3, first: forged[0]!.signature }),
+    ]);
     const before = calls().length;
     // Listed again (the cursor stayed at the verified entry), decided without a lookup, not counted again.
     expect(await history.readNew(signal())).toEqual(NOTHING);
@@ -256,7 +290,9 @@ describe('AuthorityHistory', () => {
     const [replayed] = chain.land(1, 'replayed');
     expect(await history.readNew(signal())).toEqual(NOTHING);
     expect(await metricValue(metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', first: replayed!.signature, msg: expect.stringContaining('not new') }));
+    expect(logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'warn', first: replayed!.signature, msg: expect.stringContaining('not new') }),
+    );
     // Not the cursor: a later real transaction of another signer is still found, the replay not looked up again.
     const [foreign] = chain.land(1);
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign!)], complete: true });
@@ -273,26 +309,39 @@ describe('AuthorityHistory', () => {
     expect(await history.readNew(signal())).toEqual(NOTHING);
   });
 
-  it('`npm run ops -- nonce init` run by the operator (creating and initializing this key\'s pool accounts) is the operator\'s: an info line, not foreign', async () => {
+  it("`npm run ops -- nonce init` run by the operator (creating and initializing this key's pool accounts) is the operator's: an info line, not foreign", async () => {
     const { chain, history, logs } = await start();
     await history.readNew(signal());
     const address = nonceAddress(authority.publicKey, CHAIN_ID, 1);
     const init = [
-      SystemProgram.createAccountWithSeed({ fromPubkey: authority.publicKey, newAccountPubkey: address, basePubkey: authority.publicKey, seed: nonceSeed(CHAIN_ID, 1), lamports: 1, space: 80, programId: SystemProgram.programId }),
+      SystemProgram.createAccountWithSeed({
+        fromPubkey: authority.publicKey,
+        newAccountPubkey: address,
+        basePubkey: authority.publicKey,
+        seed: nonceSeed(CHAIN_ID, 1),
+        lamports: 1,
+        space: 80,
+        programId: SystemProgram.programId,
+      }),
       SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey }),
     ];
     const setUp = { ...signedWith(authority, init, 'authority'), slot: 300 };
     chain.entries.unshift(setUp);
     expect(await history.readNew(signal())).toEqual(NOTHING);
-    expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'info', transactions: [setUp.signature], msg: expect.stringContaining('nonce init') }));
+    expect(logs.records()).toContainEqual(
+      expect.objectContaining({ level: 'info', transactions: [setUp.signature], msg: expect.stringContaining('nonce init') }),
+    );
     // The same instructions for an address outside the pool are another signer's.
     const elsewhere = Keypair.generate().publicKey;
-    const foreign = { ...signedWith(authority, [SystemProgram.nonceInitialize({ noncePubkey: elsewhere, authorizedPubkey: authority.publicKey })], 'authority'), slot: 301 };
+    const foreign = {
+      ...signedWith(authority, [SystemProgram.nonceInitialize({ noncePubkey: elsewhere, authorizedPubkey: authority.publicKey })], 'authority'),
+      slot: 301,
+    };
     chain.entries.unshift(foreign);
     expect(await history.readNew(signal())).toEqual({ transactions: [foreignOf(foreign)], complete: true });
   });
 
-  it('a transaction advancing a nonce from the first value this process saw of it may be its previous life\'s, left in flight at the restart: not new; one from a later value is a second signer\'s', async () => {
+  it("a transaction advancing a nonce from the first value this process saw of it may be its previous life's, left in flight at the restart: not new; one from a later value is a second signer's", async () => {
     const { chain, history, metrics } = await start();
     await history.readNew(signal());
     const account = nonceAddress(authority.publicKey, CHAIN_ID, 0);
@@ -312,7 +361,10 @@ describe('AuthorityHistory', () => {
     expect(await metricValue(metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(1);
     const twin = advancing(later, 301);
     chain.entries.unshift(twin);
-    expect(await history.readNew(signal())).toEqual({ transactions: [{ ...foreignOf(twin), advanced: { account: account.toBase58(), from: later } }], complete: true });
+    expect(await history.readNew(signal())).toEqual({
+      transactions: [{ ...foreignOf(twin), advanced: { account: account.toBase58(), from: later } }],
+      complete: true,
+    });
   });
 
   it('keeps the most recent signatures this process signed, bounded', async () => {

@@ -4,7 +4,17 @@ import { encodeDepositEntry, encodeTrackerHeader } from '../../../../src/chain/c
 import { TRACKER_HEADER_SIZE, trackerAccountSize } from '../../../../src/chain/codec/layout.js';
 import type { WithdrawEntry } from '../../../../src/chain/types.js';
 import { isBridgeError } from '../../../../src/errors.js';
-import { READ_LIMITS, TARGET_CHAIN_ID, authority, depositTracker, gaugeValue, startBridge, trackerHeader, withdrawTracker, type BridgeFixture } from '../bridge-fixture.js';
+import {
+  READ_LIMITS,
+  TARGET_CHAIN_ID,
+  authority,
+  depositTracker,
+  gaugeValue,
+  startBridge,
+  trackerHeader,
+  withdrawTracker,
+  type BridgeFixture,
+} from '../bridge-fixture.js';
 import { depositEntry } from '../../../support/deposit-entry.js';
 import { renderSlice, votingEntry, type TrackerState } from '../fake-chain.js';
 import { retriesAction } from '../../../../src/failure-policy.js';
@@ -53,7 +63,10 @@ function headerReads(f: BridgeFixture, chain: 'source' | 'target') {
   return f[chain].calls
     .filter((call) => {
       const config = call.params[1] as { dataSlice?: { offset: number } };
-      const names = call.method === 'getMultipleAccounts' ? (call.params[0] as string[])[0] === tracker : call.method === 'getAccountInfo' && call.params[0] === tracker;
+      const names =
+        call.method === 'getMultipleAccounts'
+          ? (call.params[0] as string[])[0] === tracker
+          : call.method === 'getAccountInfo' && call.params[0] === tracker;
       return names && config.dataSlice?.offset === 0;
     })
     .map((call) => ({ method: call.method, commitment: (call.params[1] as { commitment: string }).commitment }));
@@ -185,8 +198,15 @@ describe('readState', () => {
       source.header.sourceChainId = 5;
       fixture = await startBridge({ source, target: targetState({ entries: 2, ownNext: 2 }) });
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
-      expect(isBridgeError(err, 'CHAIN__INVALID_CHAIN_ID') && err.context).toEqual({ account: depositTracker.toBase58(), variable: 'BRIDGE_SOURCE_CHAIN_ID', expected: 11, actual: 5 });
-      expect((err as Error).message).toBe(`DepositTracker ${depositTracker.toBase58()} stores source_chain_id 5, but BRIDGE_SOURCE_CHAIN_ID is 11; set BRIDGE_SOURCE_CHAIN_ID to the chain id the bridge was deployed with`);
+      expect(isBridgeError(err, 'CHAIN__INVALID_CHAIN_ID') && err.context).toEqual({
+        account: depositTracker.toBase58(),
+        variable: 'BRIDGE_SOURCE_CHAIN_ID',
+        expected: 11,
+        actual: 5,
+      });
+      expect((err as Error).message).toBe(
+        `DepositTracker ${depositTracker.toBase58()} stores source_chain_id 5, but BRIDGE_SOURCE_CHAIN_ID is 11; set BRIDGE_SOURCE_CHAIN_ID to the chain id the bridge was deployed with`,
+      );
       expect(retriesAction(err)).toBe(false);
     });
 
@@ -227,13 +247,21 @@ describe('readState', () => {
     });
 
     it('an account shorter than its entries', async () => {
-      fixture = await startBridge({ source: sourceState({ settled: 0, pending: 3, capacity: 10, ownNext: 0 }), target: targetState({ entries: 0, ownNext: 0 }) });
+      fixture = await startBridge({
+        source: sourceState({ settled: 0, pending: 3, capacity: 10, ownNext: 0 }),
+        target: targetState({ entries: 0, ownNext: 0 }),
+      });
       const f = fixture;
       f.source.override = (call) => {
         const config = call.params[1] as { dataSlice: { offset: number; length: number } };
         if (call.method !== 'getAccountInfo' || config.dataSlice.offset === 0) return undefined;
         const short = Buffer.alloc(config.dataSlice.length - 16).toString('base64');
-        return { result: { context: { slot: f.source.slot }, value: { data: [short, 'base64'], executable: false, lamports: 1, owner: f.source.owner.toBase58(), rentEpoch: 0 } } };
+        return {
+          result: {
+            context: { slot: f.source.slot },
+            value: { data: [short, 'base64'], executable: false, lamports: 1, owner: f.source.owner.toBase58(), rentEpoch: 0 },
+          },
+        };
       };
       const err = await rejection(f.chains.readState(signal(), READ_LIMITS));
       expect(isBridgeError(err, 'CHAIN__MALFORMED_ACCOUNT') && err.context.account).toBe(depositTracker.toBase58());
@@ -244,7 +272,12 @@ describe('readState', () => {
       fixture = await startBridge({ source: sourceState({ settled: 1, pending: 1, capacity: 10 }), target: targetState({ entries: 2, ownNext: 2 }) });
       fixture.source.override = (call) => (call.method === 'getAccountInfo' ? { http: 502 } : undefined);
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
-      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({ chain: 'source', method: 'getAccountInfo', kind: 'http', status: 502 });
+      expect(isBridgeError(err, 'CHAIN__RPC_FAILED') && err.context).toMatchObject({
+        chain: 'source',
+        method: 'getAccountInfo',
+        kind: 'http',
+        status: 502,
+      });
       expect(retriesAction(err)).toBe(true);
     });
   });
@@ -263,7 +296,10 @@ describe('readState', () => {
     }
 
     async function readWithSourceAccount(data: Uint8Array): Promise<unknown> {
-      fixture = await startBridge({ source: sourceState({ settled: 0, pending: 3, capacity: 256 }), target: targetState({ entries: 3, ownNext: 3 }) });
+      fixture = await startBridge({
+        source: sourceState({ settled: 0, pending: 3, capacity: 256 }),
+        target: targetState({ entries: 3, ownNext: 3 }),
+      });
       fixture.source.rawAccount = data;
       return rejection(fixture.chains.readState(signal(), READ_LIMITS));
     }
@@ -302,15 +338,25 @@ describe('readState', () => {
     });
 
     it('the wrong discriminator', async () => {
-      const data = rawTracker(trackerHeader('DepositTracker', { entryCount: 3, ownNext: 0, capacity: 256 }), trackerAccountSize('DepositTracker', 256));
+      const data = rawTracker(
+        trackerHeader('DepositTracker', { entryCount: 3, ownNext: 0, capacity: 256 }),
+        trackerAccountSize('DepositTracker', 256),
+      );
       data.set(encodeTrackerHeader(trackerHeader('WithdrawTracker', { entryCount: 3, ownNext: 0 })).subarray(0, 8));
       const err = await readWithSourceAccount(data);
-      expect(isBridgeError(err, 'CHAIN__INVALID_DISCRIMINATOR') && err.context).toMatchObject({ account, actual: 'b85cdf0f4deba5d6', expected: 'f7350db49ae8e1fa' });
+      expect(isBridgeError(err, 'CHAIN__INVALID_DISCRIMINATOR') && err.context).toMatchObject({
+        account,
+        actual: 'b85cdf0f4deba5d6',
+        expected: 'f7350db49ae8e1fa',
+      });
       expect(entrySlices(fixture!, 'source')).toEqual([]);
     });
 
     it('owned by another program', async () => {
-      fixture = await startBridge({ source: sourceState({ settled: 0, pending: 3, capacity: 256 }), target: targetState({ entries: 3, ownNext: 3 }) });
+      fixture = await startBridge({
+        source: sourceState({ settled: 0, pending: 3, capacity: 256 }),
+        target: targetState({ entries: 3, ownNext: 3 }),
+      });
       fixture.source.owner = Keypair.generate().publicKey;
       const err = await rejection(fixture.chains.readState(signal(), READ_LIMITS));
       expect(isBridgeError(err, 'CHAIN__INVALID_OWNER') && err.context).toMatchObject({ account, actual: fixture.source.owner.toBase58() });
@@ -318,14 +364,23 @@ describe('readState', () => {
     });
 
     it('a slice shorter than asked from a node that does not report the account length', async () => {
-      fixture = await startBridge({ source: sourceState({ settled: 0, pending: 3, capacity: 256, ownNext: 0 }), target: targetState({ entries: 0, ownNext: 0 }) });
+      fixture = await startBridge({
+        source: sourceState({ settled: 0, pending: 3, capacity: 256, ownNext: 0 }),
+        target: targetState({ entries: 0, ownNext: 0 }),
+      });
       const f = fixture;
       f.source.override = (call) => {
         const config = call.params[1] as { dataSlice: { offset: number; length: number } };
         if (call.method !== 'getAccountInfo') return undefined;
         const bytes = renderSlice(f.source.tracker, config.dataSlice.offset, config.dataSlice.length);
         const data = config.dataSlice.offset === 0 ? bytes : bytes.subarray(0, 160);
-        const value = { data: [Buffer.from(data).toString('base64'), 'base64'], executable: false, lamports: 1, owner: f.source.owner.toBase58(), rentEpoch: 0 };
+        const value = {
+          data: [Buffer.from(data).toString('base64'), 'base64'],
+          executable: false,
+          lamports: 1,
+          owner: f.source.owner.toBase58(),
+          rentEpoch: 0,
+        };
         return { result: { context: { slot: f.source.slot }, value } };
       };
       const err = await rejection(f.chains.readState(signal(), READ_LIMITS));
@@ -343,7 +398,11 @@ describe('readState', () => {
   });
 
   it('an abort rejects promptly with the abort reason', async () => {
-    fixture = await startBridge({ source: sourceState({ settled: 1, pending: 1, capacity: 10 }), target: targetState({ entries: 2, ownNext: 2 }), rpcTimeoutMs: 30_000 });
+    fixture = await startBridge({
+      source: sourceState({ settled: 1, pending: 1, capacity: 10 }),
+      target: targetState({ entries: 2, ownNext: 2 }),
+      rpcTimeoutMs: 30_000,
+    });
     fixture.target.override = () => ({ hang: true });
     const controller = new AbortController();
     const pending = fixture.chains.readState(controller.signal, READ_LIMITS);

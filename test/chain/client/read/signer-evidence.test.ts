@@ -4,7 +4,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { MOVE_PROOF_READS, MoveProofs } from '../../../../src/chain/client/nonce/move-proofs.js';
-import { MAX_RECENT_VALUES, messageFacts, poolAddressSet, recentBlockhashes, RecentValues } from '../../../../src/chain/client/read/signer-evidence.js';
+import {
+  MAX_RECENT_VALUES,
+  messageFacts,
+  poolAddressSet,
+  recentBlockhashes,
+  RecentValues,
+} from '../../../../src/chain/client/read/signer-evidence.js';
 import { durableNonceOf } from '../../../../src/chain/codec/nonce-state.js';
 import { advanceNonceInstruction, nonceAddress } from '../../../../src/chain/nonce-account.js';
 import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
@@ -28,7 +34,9 @@ describe('the RecentBlockhashes sysvar and the values seen', () => {
     const data = Buffer.alloc(8 + 150 * 40);
     data.writeBigUInt64LE(2n, 0);
     for (const [i, hash] of hashes.entries()) hash.copy(data, 8 + i * 40);
-    const rpc = { getAccountInfo: async () => ({ slot: 1, account: { owner: SYSVAR_RECENT_BLOCKHASHES_PUBKEY, lamports: 1, data } }) } as unknown as ChainRpc;
+    const rpc = {
+      getAccountInfo: async () => ({ slot: 1, account: { owner: SYSVAR_RECENT_BLOCKHASHES_PUBKEY, lamports: 1, data } }),
+    } as unknown as ChainRpc;
     const recent = new RecentValues();
     await recent.readRecentBlockhashes(rpc, new AbortController().signal);
     const blockhash = bs58.encode(hashes[1]!);
@@ -38,7 +46,7 @@ describe('the RecentBlockhashes sysvar and the values seen', () => {
     expect([recent.has(blockhash), recent.has(nonce), recent.has(bs58.encode(randomBytes(32)))]).toEqual([true, true, false]);
   });
 
-  it('decodes the sysvar\'s count and 40-byte entries; anything else lists nothing', () => {
+  it("decodes the sysvar's count and 40-byte entries; anything else lists nothing", () => {
     const hashes = [randomBytes(32), randomBytes(32)];
     const data = Buffer.alloc(8 + 150 * 40);
     data.writeBigUInt64LE(2n, 0);
@@ -63,11 +71,20 @@ describe('messageFacts', () => {
   it('a durable-nonce transaction: the account its first instruction advances and the value it was signed against', () => {
     const lane = nonceAddress(authority.publicKey, CHAIN_ID, 0);
     const value = bs58.encode(randomBytes(32));
-    const facts = messageFacts(message([advanceNonceInstruction(lane, authority.publicKey), SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 })], value), pool);
+    const facts = messageFacts(
+      message(
+        [
+          advanceNonceInstruction(lane, authority.publicKey),
+          SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 }),
+        ],
+        value,
+      ),
+      pool,
+    );
     expect(facts).toEqual({ blockhash: value, advances: lane.toBase58(), poolSetup: false });
   });
 
-  it('the operator\'s work on its own pool (create, fund, initialize, withdraw, authorize) and nothing else is pool setup; one instruction elsewhere is not', () => {
+  it("the operator's work on its own pool (create, fund, initialize, withdraw, authorize) and nothing else is pool setup; one instruction elsewhere is not", () => {
     const address = nonceAddress(authority.publicKey, CHAIN_ID, 3);
     const key = authority.publicKey;
     const setUp = [
@@ -77,8 +94,14 @@ describe('messageFacts', () => {
       SystemProgram.nonceAuthorize({ noncePubkey: address, authorizedPubkey: key, newAuthorizedPubkey: Keypair.generate().publicKey }),
     ];
     expect(messageFacts(message(setUp), pool)?.poolSetup).toBe(true);
-    expect(messageFacts(message([...setUp, SystemProgram.transfer({ fromPubkey: key, toPubkey: Keypair.generate().publicKey, lamports: 1 })]), pool)?.poolSetup).toBe(false);
-    expect(messageFacts(message([SystemProgram.nonceInitialize({ noncePubkey: nonceAddress(key, CHAIN_ID + 1, 0), authorizedPubkey: key })]), pool)?.poolSetup).toBe(false);
+    expect(
+      messageFacts(message([...setUp, SystemProgram.transfer({ fromPubkey: key, toPubkey: Keypair.generate().publicKey, lamports: 1 })]), pool)
+        ?.poolSetup,
+    ).toBe(false);
+    expect(
+      messageFacts(message([SystemProgram.nonceInitialize({ noncePubkey: nonceAddress(key, CHAIN_ID + 1, 0), authorizedPubkey: key })]), pool)
+        ?.poolSetup,
+    ).toBe(false);
     // Advancing a pool nonce is the crank's work (a vote's first instruction), never the operator's.
     expect(messageFacts(message([advanceNonceInstruction(address, key)]), pool)?.poolSetup).toBe(false);
     expect(messageFacts(Uint8Array.from([1, 2, 3]), pool)).toBeUndefined();
@@ -117,7 +140,10 @@ describe('MoveProofs', () => {
   it('a move with the verified transaction that made it: that transaction carries it, and it is no doubt', async () => {
     const { proofs: judge, metrics } = proofs();
     const transaction = { signature: 'S', slot: 20, signedHere: false, advanced: { account: lane, from: A! } };
-    expect(await judge.judge([move], [transaction], signal())).toEqual({ transactions: [{ signature: 'S', slot: 20, signedHere: false, nonceMove: move }], nonceMoves: [] });
+    expect(await judge.judge([move], [transaction], signal())).toEqual({
+      transactions: [{ signature: 'S', slot: 20, signedHere: false, nonceMove: move }],
+      nonceMoves: [],
+    });
     for (let read = 0; read < MOVE_PROOF_READS; read++) await judge.judge([], [], signal());
     expect(await metricValue(metrics.signerEvidenceUnverified, { chain: 'target' })).toBe(0);
   });
@@ -145,7 +171,9 @@ describe('MoveProofs', () => {
     held = [C!, C!];
     const second = { account: lane, from: B!, to: C!, slot: 25 };
     expect(await judge.judge([second], [], signal())).toEqual({ transactions: [], nonceMoves: [second] });
-    expect((await judge.judge([], [{ signature: 'S', slot: 25, signedHere: false, advanced: { account: lane, from: B! } }], signal())).transactions).toEqual([]);
+    expect(
+      (await judge.judge([], [{ signature: 'S', slot: 25, signedHere: false, advanced: { account: lane, from: B! } }], signal())).transactions,
+    ).toEqual([]);
     // One endpoint shows a forged D, the other the real C: C -> D is not held; D -> C neither (D never held).
     held = [D!, C!];
     expect(await judge.judge([{ account: lane, from: C!, to: D!, slot: 30 }], [], signal())).toEqual({ transactions: [], nonceMoves: [] });

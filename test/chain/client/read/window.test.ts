@@ -33,7 +33,12 @@ describe('positionRanges', () => {
   it.each([
     { positions: [0, 0, 0], entryCount: 0, ranges: [], why: 'empty tracker' },
     { positions: [60, 60, 60], entryCount: 60, ranges: [], why: 'nothing pending: nothing read' },
-    { positions: [50_000, 50_003, 50_010], entryCount: 50_010, ranges: [{ start: 50_000, end: 50_010 }], why: 'close positions: one run to entry_count' },
+    {
+      positions: [50_000, 50_003, 50_010],
+      entryCount: 50_010,
+      ranges: [{ start: 50_000, end: 50_010 }],
+      why: 'close positions: one run to entry_count',
+    },
     {
       positions: [100, 100, 40_000],
       entryCount: 50_000,
@@ -44,7 +49,15 @@ describe('positionRanges', () => {
       why: 'an unclaimed transfer holds settled_prefix far behind: two runs, never the 40,000 between',
     },
     { positions: [12, 30, 40], entryCount: 60, ranges: [{ start: 12, end: 60 }], why: 'overlapping runs merge, cut at entry_count' },
-    { positions: [0, 65, 200], entryCount: 1_000, ranges: [{ start: 0, end: 130 }, { start: 200, end: 265 }], why: 'adjacent runs merge' },
+    {
+      positions: [0, 65, 200],
+      entryCount: 1_000,
+      ranges: [
+        { start: 0, end: 130 },
+        { start: 200, end: 265 },
+      ],
+      why: 'adjacent runs merge',
+    },
     { positions: [5, 11, 9], entryCount: 8, ranges: [{ start: 5, end: 8 }], why: 'positions beyond entry_count read nothing' },
   ])('$why', ({ positions, entryCount, ranges }) => {
     expect(positionRanges(positions, entryCount, 65)).toEqual(ranges);
@@ -77,7 +90,13 @@ describe('sliceRanges', () => {
     { range: { start: 5, end: 5 }, expected: [] },
     { range: { start: 0, end: 1 }, expected: [{ start: 0, end: 1 }] },
     { range: { start: 0, end: 455 }, expected: [{ start: 0, end: 455 }] },
-    { range: { start: 0, end: 456 }, expected: [{ start: 0, end: 455 }, { start: 455, end: 456 }] },
+    {
+      range: { start: 0, end: 456 },
+      expected: [
+        { start: 0, end: 455 },
+        { start: 455, end: 456 },
+      ],
+    },
   ])('144-byte entries $range.start..$range.end', ({ range, expected }) => {
     expect(sliceRanges(range, 144, 64 * 1024)).toEqual(expected);
   });
@@ -93,8 +112,22 @@ describe('coveringRanges', () => {
     { indices: [7], expected: [{ start: 7, end: 8 }] },
     { indices: [3, 4, 5, 9], expected: [{ start: 3, end: 10 }] },
     { indices: [0, 9], perSliceBytes: 160 * 10, expected: [{ start: 0, end: 10 }] },
-    { indices: [0, 10, 20], perSliceBytes: 160 * 10, expected: [{ start: 0, end: 1 }, { start: 10, end: 11 }, { start: 20, end: 21 }] },
-    { indices: [2, 5000], expected: [{ start: 2, end: 3 }, { start: 5000, end: 5001 }] },
+    {
+      indices: [0, 10, 20],
+      perSliceBytes: 160 * 10,
+      expected: [
+        { start: 0, end: 1 },
+        { start: 10, end: 11 },
+        { start: 20, end: 21 },
+      ],
+    },
+    {
+      indices: [2, 5000],
+      expected: [
+        { start: 2, end: 3 },
+        { start: 5000, end: 5001 },
+      ],
+    },
   ])('$indices', ({ indices, expected, perSliceBytes }) => {
     expect(coveringRanges(indices, 160, perSliceBytes ?? 64 * 1024)).toEqual(expected);
   });
@@ -131,12 +164,18 @@ describe('authoritySlot and ownNextIndex', () => {
       caught = err;
     }
     expect(isBridgeError(caught, 'CHAIN__AUTHORITY_NOT_FOUND')).toBe(true);
-    expect((caught as Error).message).toContain(`authority Z (BRIDGE_AUTHORITY_KEYPAIR) is not one of the 3 authorities of WithdrawTracker ${ACCOUNT} on the destination chain`);
+    expect((caught as Error).message).toContain(
+      `authority Z (BRIDGE_AUTHORITY_KEYPAIR) is not one of the 3 authorities of WithdrawTracker ${ACCOUNT} on the destination chain`,
+    );
   });
 
   it('names the tracker by kind and chain where the caller (a planner) has no address', () => {
     expect(() => ownNextIndex(header(), 'Z', { chain: 'target' })).toThrow(
-      expect.objectContaining({ code: 'CHAIN__AUTHORITY_NOT_FOUND', context: { chain: 'target', authority: 'Z' }, message: expect.stringContaining('authorities of WithdrawTracker on the destination chain') }),
+      expect.objectContaining({
+        code: 'CHAIN__AUTHORITY_NOT_FOUND',
+        context: { chain: 'target', authority: 'Z' },
+        message: expect.stringContaining('authorities of WithdrawTracker on the destination chain'),
+      }),
     );
   });
 });
@@ -157,12 +196,25 @@ describe('truncateAtRemoved', () => {
   const empty: WithdrawEntry = { ...voting(0n), status: 'Empty', yesVotes: 0 };
 
   it('keeps a window without removed entries as it is', () => {
-    const window = { header: header(), entries: new Map([[8, voting(1n)], [9, voting(2n)]]) };
+    const window = {
+      header: header(),
+      entries: new Map([
+        [8, voting(1n)],
+        [9, voting(2n)],
+      ]),
+    };
     expect(truncateAtRemoved(window)).toBe(window);
   });
 
   it('cuts at the first removed entry and lowers entry_count to it', () => {
-    const window = { header: header(), entries: new Map([[7, voting(1n)], [8, empty], [9, empty]]) };
+    const window = {
+      header: header(),
+      entries: new Map([
+        [7, voting(1n)],
+        [8, empty],
+        [9, empty],
+      ]),
+    };
     const truncated = truncateAtRemoved(window);
     expect([...truncated.entries]).toEqual([[7, voting(1n)]]);
     expect(truncated.header.entryCount).toBe(8n);
@@ -170,7 +222,14 @@ describe('truncateAtRemoved', () => {
   });
 
   it('cuts across runs: a removed entry in an earlier run drops the later runs', () => {
-    const window = { header: header(), entries: new Map([[2, voting(1n)], [3, empty], [7, voting(2n)]]) };
+    const window = {
+      header: header(),
+      entries: new Map([
+        [2, voting(1n)],
+        [3, empty],
+        [7, voting(2n)],
+      ]),
+    };
     const truncated = truncateAtRemoved(window);
     expect([...truncated.entries.keys()]).toEqual([2]);
     expect(truncated.header.entryCount).toBe(3n);

@@ -74,9 +74,13 @@ describe('transactionSize', () => {
     expect(transactionSize([huge], authority.publicKey)).toBe(signedSize([small]) + (PACKET_DATA_SIZE + 10 - 100) + 1);
   });
 
-  it('counts a second signer among the instructions\' accounts', () => {
+  it("counts a second signer among the instructions' accounts", () => {
     const cosigner = Keypair.fromSeed(new Uint8Array(32).fill(9));
-    const instruction = new TransactionInstruction({ programId, keys: [{ pubkey: cosigner.publicKey, isSigner: true, isWritable: false }], data: Buffer.alloc(4) });
+    const instruction = new TransactionInstruction({
+      programId,
+      keys: [{ pubkey: cosigner.publicKey, isSigner: true, isWritable: false }],
+      data: Buffer.alloc(4),
+    });
     const transaction = new Transaction({ feePayer: authority.publicKey, blockhash: mints[0]!.toBase58(), lastValidBlockHeight: 1 }).add(instruction);
     transaction.sign(authority, cosigner);
     expect(transactionSize([instruction], authority.publicKey)).toBe(transaction.serialize().length);
@@ -92,7 +96,10 @@ describe('packBatches: as many consecutive instructions per transaction as fit 1
   });
 
   it('fits fewer ack_deposit votes when each names another token pair (more account keys)', () => {
-    const shared = packBatches(Array.from({ length: 30 }, (_, i) => ackDeposit(i, mints[0]!)), authority.publicKey);
+    const shared = packBatches(
+      Array.from({ length: 30 }, (_, i) => ackDeposit(i, mints[0]!)),
+      authority.publicKey,
+    );
     const distinctInstructions = Array.from({ length: 30 }, (_, i) => ackDeposit(i, mints[i]!));
     const distinct = packBatches(distinctInstructions, authority.publicKey);
     expectMaximalBatches(distinctInstructions, distinct);
@@ -121,6 +128,8 @@ describe('packBatches: as many consecutive instructions per transaction as fit 1
 
   it('throws when one instruction alone does not fit', () => {
     const big = new TransactionInstruction({ programId, keys: [], data: Buffer.alloc(1100) });
-    expect(() => leadingBatchSize([big], authority.publicKey)).toThrow(/one instruction alone makes a \d+-byte transaction, above the 1232-byte limit/);
+    expect(() => leadingBatchSize([big], authority.publicKey)).toThrow(
+      /one instruction alone makes a \d+-byte transaction, above the 1232-byte limit/,
+    );
   });
 });

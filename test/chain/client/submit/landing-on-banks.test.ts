@@ -2,7 +2,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PublicKey, Transaction } from '@solana/web3.js';
 import { DEFAULT_PROGRAM_ID } from '../../../../src/chain/codec/layout.js';
 import { nonceAddress } from '../../../../src/chain/nonce-account.js';
-import { READ_LIMITS, TARGET_CHAIN_ID, authority, proposal, signal, startBridge, submitFailure, trackerHeader, type BridgeFixture } from '../bridge-fixture.js';
+import {
+  READ_LIMITS,
+  TARGET_CHAIN_ID,
+  authority,
+  proposal,
+  signal,
+  startBridge,
+  submitFailure,
+  trackerHeader,
+  type BridgeFixture,
+} from '../bridge-fixture.js';
 import { depositEntry } from '../../../support/deposit-entry.js';
 import { startJsonRpcServer, type JsonRpcTestServer } from '../../rpc/json-rpc-test-server.js';
 import { histogramValue, metricValue } from '../../../support/metric-value.js';
@@ -27,7 +37,10 @@ afterEach(async () => {
 async function start(nonceAccounts = 0, confirmedLag = 0, targetSendUrls?: string[]) {
   fixture = await startBridge({
     ...(targetSendUrls === undefined ? {} : { targetSendUrls }),
-    source: { header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }), entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)) },
+    source: {
+      header: trackerHeader('DepositTracker', { entryCount: 10, ownNext: 0 }),
+      entries: Array.from({ length: 10 }, (_, i) => depositEntry(i)),
+    },
     target: { header: trackerHeader('WithdrawTracker', { entryCount: 5, ownNext: 5 }), entries: [] },
     nonceAccounts,
   });
@@ -92,7 +105,9 @@ describe('sends every node refuses (HTTP 500): a failed send, never a reason to 
     f.target.override = (call) => (call.method === 'sendTransaction' ? { http: 500, body: 'upstream exploded' } : undefined);
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     expect(failure.context.outcome).toBe('unknown');
-    expect(failure.message).toMatch(/not confirmed within 3 s: sendTransaction on the destination chain failed every time \(\d+ sends; last: .*HTTP 500/);
+    expect(failure.message).toMatch(
+      /not confirmed within 3 s: sendTransaction on the destination chain failed every time \(\d+ sends; last: .*HTTP 500/,
+    );
     expect(new Set(f.target.calls.filter((call) => call.method === 'sendTransaction').map((call) => call.params[0])).size).toBe(1);
     expect(await metricValue(f.metrics.transactionResigns, { chain: 'target', reason: 'repriced' })).toBe(0);
   });
@@ -100,7 +115,9 @@ describe('sends every node refuses (HTTP 500): a failed send, never a reason to 
 
 describe('every transaction through the send-only paths', () => {
   it('a nonce-mode void goes to the send-only path as its versions do, with each rebroadcast', async () => {
-    sendPath = await startJsonRpcServer((call) => ({ result: Transaction.from(Buffer.from(call.params[0] as string, 'base64')).signature?.toString('hex') ?? '' }));
+    sendPath = await startJsonRpcServer((call) => ({
+      result: Transaction.from(Buffer.from(call.params[0] as string, 'base64')).signature?.toString('hex') ?? '',
+    }));
     const f = await start(2, 0, [sendPath.url]);
     // A version no leader takes: in flight when the crank no longer wants it.
     f.target.onSend = () => 'ignore';

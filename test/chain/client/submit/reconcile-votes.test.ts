@@ -66,7 +66,10 @@ describe('reconcileVotes: what may be sent after an unknown outcome', () => {
   });
 
   it('returns the caller’s own vote objects', () => {
-    const planned = [{ index: 2, payload: 'a' }, { index: 3, payload: 'b' }];
+    const planned = [
+      { index: 2, payload: 'a' },
+      { index: 3, payload: 'b' },
+    ];
     const decision = reconcileVotes(planned, 3, new Set([2]));
     expect(decision).toEqual({ kind: 'send', votes: [planned[1]] });
     expect(decision.kind === 'send' && decision.votes[0]).toBe(planned[1]);

@@ -31,12 +31,17 @@ afterEach(async () => {
 const authority = Keypair.fromSeed(new Uint8Array(32).fill(41));
 const signal = () => new AbortController().signal;
 const priceOf = (wire: string) => {
-  const price = Transaction.from(Buffer.from(wire, 'base64')).instructions.find((ix) => ix.programId.equals(ComputeBudgetProgram.programId) && ix.data[0] === 3);
+  const price = Transaction.from(Buffer.from(wire, 'base64')).instructions.find(
+    (ix) => ix.programId.equals(ComputeBudgetProgram.programId) && ix.data[0] === 3,
+  );
   return price === undefined ? undefined : Number(Buffer.from(price.data).readBigUInt64LE(1));
 };
 
 async function setUp(): Promise<{ chain: FakeChain; path: JsonRpcTestServer; ctx: SmallTransactionContext }> {
-  const chain = await new FakeChain(new PublicKey(DEFAULT_PROGRAM_ID), Keypair.generate().publicKey, { header: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }), entries: [] }).start();
+  const chain = await new FakeChain(new PublicKey(DEFAULT_PROGRAM_ID), Keypair.generate().publicKey, {
+    header: trackerHeader('WithdrawTracker', { entryCount: 0, ownNext: 0 }),
+    entries: [],
+  }).start();
   const path = await startJsonRpcServer(() => ({ result: 'accepted' }));
   closing.push(chain, path);
   const metrics = createMetrics(new Registry());
@@ -44,12 +49,26 @@ async function setUp(): Promise<{ chain: FakeChain; path: JsonRpcTestServer; ctx
   const rpc = createChainRpc({ chain: 'target', url: chain.url, timeoutMs: 2_000, metrics });
   const paths = new SendPaths({ chain: 'target', urls: [path.url], timeoutMs: 2_000, metrics, logger });
   const broadcast = new Broadcast(rpc, metrics, new LandingRecord('target', metrics), paths);
-  const bidder = new PriorityFeeBidder({ rpc, bounds: { minMicroLamports: 0, maxMicroLamports: 100_000 }, metrics, landing: broadcast.record, authority: authority.publicKey, logger });
+  const bidder = new PriorityFeeBidder({
+    rpc,
+    bounds: { minMicroLamports: 0, maxMicroLamports: 100_000 },
+    metrics,
+    landing: broadcast.record,
+    authority: authority.publicKey,
+    logger,
+  });
   const timing = { pollIntervalMs: 10, rebroadcastIntervalMs: 40, confirmTimeoutMs: 3_000 };
-  return { chain, path, ctx: { rpc, signer: new FileKeySigner(authority), bidder, broadcast, signed: new SignedSignatures(), timing, metrics, logger } };
+  return {
+    chain,
+    path,
+    ctx: { rpc, signer: new FileKeySigner(authority), bidder, broadcast, signed: new SignedSignatures(), timing, metrics, logger },
+  };
 }
 
-const transfer = () => ({ instructions: [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 })], unitLimit: 1_000 });
+const transfer = () => ({
+  instructions: [SystemProgram.transfer({ fromPubkey: authority.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1 })],
+  unitLimit: 1_000,
+});
 
 describe('submitSmallTransaction', () => {
   it('bids what the market clears, goes to the send-only path too, and lands once confirmed', async () => {
@@ -58,7 +77,10 @@ describe('submitSmallTransaction', () => {
     const outcome = await submitSmallTransaction(ctx, transfer(), signal());
     expect(outcome).toMatchObject({ kind: 'landed', signature: chain.landed[0] });
     expect(priceOf(chain.sends[0]!.wire)).toBe(5_000);
-    await waitFor(() => path.calls.some((call) => call.params[0] === chain.sends[0]!.wire), { timeoutMs: 2_000, what: 'the send-only path to receive the bytes' });
+    await waitFor(() => path.calls.some((call) => call.params[0] === chain.sends[0]!.wire), {
+      timeoutMs: 2_000,
+      what: 'the send-only path to receive the bytes',
+    });
   });
 
   it('a send no leader took is re-sent, the same bytes, until it lands: once', async () => {

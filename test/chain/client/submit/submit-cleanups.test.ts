@@ -34,9 +34,7 @@ async function start(): Promise<BridgeFixture> {
   return fixture;
 }
 
-const cleaned = (f: BridgeFixture) =>
-  f.source.tracker.entries.flatMap((entry, i) => ((entry as DepositEntry).cleanupCompleted ? [i] : []));
-
+const cleaned = (f: BridgeFixture) => f.source.tracker.entries.flatMap((entry, i) => ((entry as DepositEntry).cleanupCompleted ? [i] : []));
 
 describe('cleanupDeposits', () => {
   it('re-reads the entries, skips those already cleaned, and cleans the rest in one transaction', async () => {
@@ -87,13 +85,16 @@ describe('cleanupDeposits', () => {
     const f = await start();
     f.source.onSend = (send) => {
       // Entry 3's depositor no longer matches the account the transaction names.
-      if (f.source.sends.length === 1 && send.count === 1) (f.source.tracker.entries[3] as DepositEntry).depositor = (f.source.tracker.entries[9] as DepositEntry).depositor;
+      if (f.source.sends.length === 1 && send.count === 1)
+        (f.source.tracker.entries[3] as DepositEntry).depositor = (f.source.tracker.entries[9] as DepositEntry).depositor;
       return 'none';
     };
     const err = await submitFailure(f.chains.cleanupDeposits([2, 3, 6, 8, 42], signal()));
     expect(retriesAction(err)).toBe(false);
     expect(err.context.landedSignatures).toEqual(f.source.landed);
-    expect(err.message).toMatch(/3 entries could not be cleaned up \(index 8: EntryNotFinalized: status is Initialized; index 42: EntryNotFound: at or past entry_count; index 3: InvalidAccount \(6008\)\)/);
+    expect(err.message).toMatch(
+      /3 entries could not be cleaned up \(index 8: EntryNotFinalized: status is Initialized; index 42: EntryNotFound: at or past entry_count; index 3: InvalidAccount \(6008\)\)/,
+    );
     expect(cleaned(f)).toEqual([0, 1, 2, 4, 6]);
   });
 

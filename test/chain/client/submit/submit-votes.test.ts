@@ -37,7 +37,13 @@ function depositState(entryCount: number, ownNext: number): TrackerState {
   return { header: trackerHeader('DepositTracker', { entryCount, ownNext }), entries };
 }
 
-async function start(options: { targetEntries?: number; ownTargetNext?: number; timing?: { pollIntervalMs: number; rebroadcastIntervalMs: number; confirmTimeoutMs: number } } = {}) {
+async function start(
+  options: {
+    targetEntries?: number;
+    ownTargetNext?: number;
+    timing?: { pollIntervalMs: number; rebroadcastIntervalMs: number; confirmTimeoutMs: number };
+  } = {},
+) {
   fixture = await startBridge({
     source: depositState(10, 0),
     target: withdrawState(options.targetEntries ?? 5, options.ownTargetNext ?? 5),
@@ -46,11 +52,9 @@ async function start(options: { targetEntries?: number; ownTargetNext?: number; 
   return fixture;
 }
 
-
 function ownTargetNext(f: BridgeFixture): bigint | undefined {
   return f.target.tracker.header.votes[1]?.nextIndex;
 }
-
 
 describe('ackDeposits', () => {
   it('lands consecutive votes in one transaction and reports it', async () => {
@@ -99,9 +103,14 @@ describe('ackDeposits', () => {
     const firstSignature = neverLandFirst(f.target);
     f.target.blocksPerHeightCall = 40;
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
-    expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { action: 'ack_deposit', outcome: 'not_landed', landedSignatures: [] } });
+    expect(failure).toMatchObject({
+      code: 'CHAIN__FAILED_TO_SUBMIT',
+      context: { action: 'ack_deposit', outcome: 'not_landed', landedSignatures: [] },
+    });
     expect(failure.message).toMatch(
-      new RegExp(`transaction ${firstSignature()} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`),
+      new RegExp(
+        `transaction ${firstSignature()} not landed: its blockhash expired \\(block height past \\d+\\); the destination chain's RPC accepted it (\\d+) of \\1 sends but it never landed`,
+      ),
     );
     // Signed once: the expiry was decided by the block height and a final status search.
     expect(f.target.blockhashRequests).toHaveLength(1);
@@ -150,7 +159,8 @@ describe('ackDeposits', () => {
     const firstSignature = neverLandFirst(f.target);
     f.target.blocksPerHeightCall = 40;
     // Every status answer comes from a node 40 slots behind the one that reports the height.
-    f.target.override = (call) => (call.method === 'getSignatureStatuses' ? { result: { context: { slot: f.target.slot - 40 }, value: [null] } } : undefined);
+    f.target.override = (call) =>
+      call.method === 'getSignatureStatuses' ? { result: { context: { slot: f.target.slot - 40 }, value: [null] } } : undefined;
     const failure = await submitFailure(f.chains.ackDeposits([proposal(5)], signal()));
     expect(failure).toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { outcome: 'unknown' } });
     expect(await metricValue(f.metrics.transactionResigns, { chain: 'target' })).toBe(0);
@@ -226,7 +236,9 @@ describe('ackDeposits', () => {
       index: 6,
       landedSignatures: [],
     });
-    expect(err.message).toBe(`ack_deposit on destination tracker ${withdrawTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 6`);
+    expect(err.message).toBe(
+      `ack_deposit on destination tracker ${withdrawTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 6`,
+    );
     expect(f.target.landed).toHaveLength(0);
   });
 
@@ -322,7 +334,9 @@ describe('ackDeposits', () => {
     f.target.tracker.header.votes[1]!.nextIndex = 7n; // another signer with this key voted 5 and 6
     const err = await submitFailure(f.chains.ackDeposits([proposal(5), proposal(6)], signal()));
     expect(retriesAction(err)).toBe(false);
-    expect(err.message).toMatch(/past votes at indices 5, 6 that no transaction known to this server carried; another process may be signing with this authority key/);
+    expect(err.message).toMatch(
+      /past votes at indices 5, 6 that no transaction known to this server carried; another process may be signing with this authority key/,
+    );
     expect(sendsBefore()).toBe(0);
     expect(f.target.blockhashRequests).toHaveLength(1);
   });
@@ -363,7 +377,11 @@ describe('the authority secret key', () => {
     f.target.onSend = (send) => (send.count === 1 ? 'ignore-and-drop-response' : 'none');
     await f.chains.ackDeposits([proposal(5)], signal());
     const err = await submitFailure(f.chains.ackDeposits([proposal(9)], signal()));
-    const secretForms = [bs58.encode(authority.secretKey), JSON.stringify(Array.from(authority.secretKey)), Buffer.from(authority.secretKey).toString('base64')];
+    const secretForms = [
+      bs58.encode(authority.secretKey),
+      JSON.stringify(Array.from(authority.secretKey)),
+      Buffer.from(authority.secretKey).toString('base64'),
+    ];
     const outputs = [f.logs.text(), err.message, JSON.stringify(err.context), JSON.stringify(f.chains)];
     expect(f.logs.records().length).toBeGreaterThan(0);
     for (const output of outputs) for (const secret of secretForms) expect(output).not.toContain(secret);
@@ -384,8 +402,12 @@ describe('ackWithdraws', () => {
 
   it('names the source tracker in failures', async () => {
     fixture = await startBridge({ source: depositState(10, 3), target: withdrawState(10, 10) });
-    const err = await submitFailure(fixture.chains.ackWithdraws([{ index: 12, approve: true, result: { kind: 'Confirmed', amount: '1' } }], signal()));
-    expect(err.message).toBe(`ack_withdraw on source tracker ${depositTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 12`);
+    const err = await submitFailure(
+      fixture.chains.ackWithdraws([{ index: 12, approve: true, result: { kind: 'Confirmed', amount: '1' } }], signal()),
+    );
+    expect(err.message).toBe(
+      `ack_withdraw on source tracker ${depositTracker.toBase58()} failed: VoteOutOfOrder (6001), refused in simulation at index 12`,
+    );
     expect(err.context.chain).toBe('source');
   });
 });

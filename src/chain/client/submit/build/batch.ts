@@ -58,7 +58,8 @@ class SizeTally {
   get bytes(): number {
     const signers = this.#signers.size;
     const keys = this.#keys.size;
-    const message = HEADER_SIZE + shortVecLength(keys) + keys * KEY_SIZE + BLOCKHASH_SIZE + shortVecLength(this.#instructions) + this.#instructionBytes;
+    const message =
+      HEADER_SIZE + shortVecLength(keys) + keys * KEY_SIZE + BLOCKHASH_SIZE + shortVecLength(this.#instructions) + this.#instructionBytes;
     return shortVecLength(signers) + signers * SIGNATURE_SIZE + message;
   }
 }

@@ -99,7 +99,15 @@ export interface RefusedBatch<T> {
  * instruction), priced by the chain's bidder and signed; or the simulation's refusal.
  */
 export async function signNextBatch<T extends { instruction: TransactionInstruction }>(
-  s: { rpc: ChainRpc; authority: PublicKey; bidder: PriorityFeeBidder; sender: Signs; ceilings: ComputeCeilings; loaded: LoadedAccounts; target: { action: CrankAction } },
+  s: {
+    rpc: ChainRpc;
+    authority: PublicKey;
+    bidder: PriorityFeeBidder;
+    sender: Signs;
+    ceilings: ComputeCeilings;
+    loaded: LoadedAccounts;
+    target: { action: CrankAction };
+  },
   queue: readonly T[],
   maxCount: number,
   signal: AbortSignal,

@@ -85,6 +85,9 @@ export class Broadcast {
 
   /** None of `versions` landed, nor can any: whether some node or path accepted one says whether that is about its price. */
   notLanded(carried: Carried, versions: readonly SignedTransaction[]): void {
-    this.record.notLanded(versions.length, versions.some((version) => acceptedAnywhere(carried, version.signature)));
+    this.record.notLanded(
+      versions.length,
+      versions.some((version) => acceptedAnywhere(carried, version.signature)),
+    );
   }
 }

@@ -91,7 +91,12 @@ export class NonceLifetime implements TransactionLifetime {
       return { kind: 'failed', failure: submitFailure(pending.job, { outcome: 'not_landed', reason, sendsAccepted: pending.sends.accepted }) };
     }
     this.options.logger.warn(
-      { lane: lane.toBase58(), action: pending.job.action, indices: pending.job.indices, versions: pending.versions.map((version) => version.signature) },
+      {
+        lane: lane.toBase58(),
+        action: pending.job.action,
+        indices: pending.job.indices,
+        versions: pending.versions.map((version) => version.signature),
+      },
       'the nonce moved without any version of this transaction landing: another transaction signed with this key advanced it; the next attempt re-reads the trackers',
     );
     const reason = `nonce ${lane.toBase58()} moved from ${binding.nonce} without any of the ${pending.versions.length} version(s) signed against it landing`;
@@ -117,7 +122,10 @@ export class NonceLifetime implements TransactionLifetime {
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       // Signing failed (the key service): the next read voids it again; until then it is still in flight.
-      this.options.logger.warn({ err, action: pending.job.action, lane: binding.lane.toBase58() }, 'a transaction the crank no longer wants could not be voided; the next read tries again');
+      this.options.logger.warn(
+        { err, action: pending.job.action, lane: binding.lane.toBase58() },
+        'a transaction the crank no longer wants could not be voided; the next read tries again',
+      );
       return false;
     }
   }
@@ -143,7 +151,13 @@ export class NonceLifetime implements TransactionLifetime {
     nonces?.moves.sent(binding.lane.toBase58(), binding.nonce);
     pending.void = voided;
     logger.info(
-      { chain: rpc.chain, action: pending.job.action, lane: binding.lane.toBase58(), void: voided.signature, versions: pending.versions.map((version) => version.signature) },
+      {
+        chain: rpc.chain,
+        action: pending.job.action,
+        lane: binding.lane.toBase58(),
+        void: voided.signature,
+        versions: pending.versions.map((version) => version.signature),
+      },
       'a transaction the crank no longer wants is voided: this server advances its nonce itself, so that none of its versions can land after that',
     );
     await this.broadcastVoid(pending, voided, signal);
@@ -213,7 +227,12 @@ export class NonceLifetime implements TransactionLifetime {
    * from a view at or past that read find none landed, the attempt ends not landed, naming the
    * account and the fix, and the next cycle's read takes the lane out of use.
    */
-  private async laneGone(pending: Pending, binding: NonceBinding, now: { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number }, signal: AbortSignal): Promise<SendOutcome | 'waiting'> {
+  private async laneGone(
+    pending: Pending,
+    binding: NonceBinding,
+    now: { gone: BridgeError<'CHAIN__INVALID_NONCE_ACCOUNT'>; slot: number },
+    signal: AbortSignal,
+  ): Promise<SendOutcome | 'waiting'> {
     const final = await this.finalVersions(pending, now.slot, signal);
     if (final !== 'absent') return final;
     const reason = `${now.gone.message}; none of the ${pending.versions.length} version(s) signed against ${binding.nonce} landed`;

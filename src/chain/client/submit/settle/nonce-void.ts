@@ -26,7 +26,15 @@ export interface SignedVoid {
   signature: string;
 }
 
-export async function signVoid({ signer, binding, microLamportsPerUnit }: { signer: AuthoritySigner; binding: NonceBinding; microLamportsPerUnit: number }): Promise<SignedVoid> {
+export async function signVoid({
+  signer,
+  binding,
+  microLamportsPerUnit,
+}: {
+  signer: AuthoritySigner;
+  binding: NonceBinding;
+  microLamportsPerUnit: number;
+}): Promise<SignedVoid> {
   const instructions = [
     advanceNonceInstruction(binding.lane, signer.publicKey),
     ComputeBudgetProgram.setComputeUnitLimit({ units: VOID_UNIT_LIMIT }),

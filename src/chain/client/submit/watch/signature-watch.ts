@@ -194,7 +194,7 @@ export class SignatureWatch {
     if (blocksPast > STATUS_CACHE_BLOCKS_PAST_EXPIRY) {
       this.options.logger.warn(
         { signature: signed.signature, blocksPast, lastValidBlockHeight: signed.lastValidBlockHeight },
-        'transaction checked past the status cache\'s reach without history on this chain: taken as not landed; the next attempt re-reads the trackers before planning',
+        "transaction checked past the status cache's reach without history on this chain: taken as not landed; the next attempt re-reads the trackers before planning",
       );
     }
     return recent;
@@ -218,7 +218,10 @@ export class SignatureWatch {
  * last failure names the status and endpoint), or the node accepted it and it was dropped.
  */
 function describeSends(chain: ChainSide, sends: SendRecord): string {
-  return everySendFailed(chain, sends) ?? `the ${chainName(chain)} chain's RPC accepted it ${sends.accepted} of ${timesOf(sends)} but it never landed (dropped before a leader included it)`;
+  return (
+    everySendFailed(chain, sends) ??
+    `the ${chainName(chain)} chain's RPC accepted it ${sends.accepted} of ${timesOf(sends)} but it never landed (dropped before a leader included it)`
+  );
 }
 
 /** When every send failed (HTTP, JSON-RPC or transport): how many, and the last failure; undefined when some node accepted one. */
