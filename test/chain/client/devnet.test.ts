@@ -230,7 +230,10 @@ describe('createBridgeChains against the devnet', () => {
     expect(after.withdrawals.header.entryCount).toBe(2n);
     expect(after.withdrawals.header.votes[0]!.nextIndex).toBe(2n);
     // Sending the same votes again is refused by the program, not landed a second time.
-    await expect(chains.ackDeposits(votes, signal())).rejects.toMatchObject({ code: 'CHAIN__FAILED_TO_SUBMIT', context: { programError: 'VoteOutOfOrder' } });
+    await expect(chains.ackDeposits(votes, signal())).rejects.toMatchObject({
+      code: 'CHAIN__FAILED_TO_SUBMIT',
+      context: { programError: 'VoteOutOfOrder' },
+    });
   });
 
   it('dropped transactions: rebroadcast until the blockhash expired, then a retryable failure; the next attempt lands', async () => {
@@ -280,10 +283,16 @@ describe('createBridgeChains against the devnet', () => {
       ]),
     );
     b.pair.source.faults.set({ methods: { getAccountInfo: { errorRate: 1, errorKind: 'http429', retryAfterSecs: 0 } } });
-    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 429 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({
+      code: 'CHAIN__RPC_FAILED',
+      context: { kind: 'http', status: 429 },
+    });
     b.pair.source.faults.clear();
     b.pair.target.faults.set({ methods: { getMultipleAccounts: { errorRate: 1, errorKind: 'http500' } } });
-    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({ code: 'CHAIN__RPC_FAILED', context: { kind: 'http', status: 500 } });
+    await expect(chains.readState(signal(), READ_LIMITS)).rejects.toMatchObject({
+      code: 'CHAIN__RPC_FAILED',
+      context: { kind: 'http', status: 500 },
+    });
     b.pair.target.faults.clear();
     expect((await chains.readState(signal(), READ_LIMITS)).deposits.entries.size).toBe(0);
   });
@@ -296,7 +305,10 @@ describe('createBridgeChains against the devnet', () => {
       const { chains, metrics } = chainsFor(b, b.authorities[0]!);
       const view = await chains.readState(signal(), READ_LIMITS);
       expect([...view.deposits.entries.keys()]).toEqual(Array.from({ length: 10 }, (_, i) => settled + i));
-      return { source: await gaugeValue(metrics, 'lastCycleAccountBytes', 'source'), target: await gaugeValue(metrics, 'lastCycleAccountBytes', 'target') };
+      return {
+        source: await gaugeValue(metrics, 'lastCycleAccountBytes', 'source'),
+        target: await gaugeValue(metrics, 'lastCycleAccountBytes', 'target'),
+      };
     };
     const large = await bytesRead(50_000, 49_980);
     const small = await bytesRead(100, 5);
@@ -306,7 +318,8 @@ describe('createBridgeChains against the devnet', () => {
 });
 
 /** What the first authority's transactions on the destination chain paid and consumed, oldest first (the bank's record, as getTransaction serves it). */
-const ownLanded = (b: Bridge) => [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58());
+const ownLanded = (b: Bridge) =>
+  [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58());
 
 /** Source entries 0..count-1 Finalized (rejected: a frozen mint) by authorities 0 and 1, at confirmed. */
 async function finalizedDeposits(b: Bridge, count: number): Promise<void> {
@@ -322,8 +335,8 @@ function depositHeaderAt(b: Bridge, commitment: 'processed' | 'confirmed') {
   return decodeTrackerHeader(b.pair.source.bank.at(commitment).account(address)!.data, 'DepositTracker', address);
 }
 
-describe('cleanup_deposit on Agave\'s banks', () => {
-  it('an entry another payer\'s cleanup has processed, not yet confirmed, is not sent again: no fee paid for a certain CleanupAlreadyCompleted', async () => {
+describe("cleanup_deposit on Agave's banks", () => {
+  it("an entry another payer's cleanup has processed, not yet confirmed, is not sent again: no fee paid for a certain CleanupAlreadyCompleted", async () => {
     const b = await bridge({ capacity: 50 });
     await finalizedDeposits(b, 2);
     const first = chainsFor(b, b.authorities[0]!);
@@ -368,7 +381,9 @@ describe('a simulation above the compute ceiling, with a second destination endp
     const votes = ackDepositVotes(await chains.readState(signal(), READ_LIMITS));
     await chains.ackDeposits(votes.slice(0, 3), signal());
     const unitLimits = () =>
-      [...b.pair.target.bank.landedTransactions()].filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58()).map((landed) => landed.computeUnitLimit);
+      [...b.pair.target.bank.landedTransactions()]
+        .filter((landed) => landed.feePayer === b.authorities[0]!.publicKey.toBase58())
+        .map((landed) => landed.computeUnitLimit);
     const [shown] = unitLimits();
     return { b, second, chains, rest: votes.slice(3), shown: shown!, unitLimits };
   }
@@ -414,51 +429,54 @@ describe('a transaction whose accounts outgrew its loaded-accounts limit after i
   it.each([
     ['blockhash', 0],
     ['nonce', 1],
-  ])('%s mode: lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands', async (mode, nonceAccounts) => {
-    // Nonce mode on Agave's banks: the resend is simulated at confirmed, a frozen bank, as on a cluster.
-    // On one open bank it would be simulated in the very slot the fee-only advance landed in, which
-    // Agave refuses (NonceBlockhashNotExpired) and a client reading at confirmed never meets.
-    const b = await bridge({ capacity: 50 });
-    await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
-    const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
-    if (nonceAccounts > 0) {
-      await initNoncePools(b.world, 0, b.authorities[0]!, AbortSignal.timeout(20_000), { nonceAccounts });
-    }
-    const view = await chains.readState(signal(), READ_LIMITS);
-    expect(chains.lifetimeModes().target).toBe(mode);
-    const votes = ackDepositVotes(view);
-    const lane = nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, 0);
-    const laneValue = () => b.pair.target.getAccount(lane)?.data.slice(40, 72);
-    const valueBefore = laneValue();
-    const setUp = ownLanded(b).length;
-    const node = b.pair.target;
-    // In flight 25 slots (about 0.5 s): the program account grows (an upgrade) after the preflight, before the landing.
-    node.faults.set({ landAfterSlots: 25 });
-    const grown = (async () => {
-      const until = Date.now() + 10_000;
-      while (node.bank.inFlight === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
-      const program = node.bank.account(b.world.programId)!;
-      node.bank.journal().create(b.world.programId, { ...program, data: new Uint8Array(20_000) });
-    })();
-    const report = await chains.ackDeposits(votes, signal());
-    await grown;
-    const [failed, landed, ...rest] = ownLanded(b).slice(setUp);
-    expect(rest).toEqual([]);
-    expect(failed).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded', computeUnitsConsumed: 0, fee: 5_000n });
-    expect(landed).toMatchObject({ err: null });
-    // Both are reported (the fee-only one as paid, never as landed votes), in one call.
-    expect(report.transactions.map((t) => t.indices)).toEqual([votes.map((v) => v.index), votes.map((v) => v.index)]);
-    expect((await chains.readState(signal(), READ_LIMITS)).withdrawals.header.entryCount).toBe(2n);
-    expect(loadedLimitOf(landed!.wire)).toBe(64 * 1024 * 1024);
-    expect(loadedLimitOf(failed!.wire)).toBeLessThan(20_000);
-    if (mode === 'nonce') {
-      // Both were durable-nonce transactions of the lane: the fee-only one advanced it (SIMD-0191), and the resend was signed against the new value.
-      const recentBlockhashOf = (wire: Uint8Array) => VersionedTransaction.deserialize(wire).message.recentBlockhash;
-      expect(recentBlockhashOf(failed!.wire)).toBe(bs58.encode(valueBefore!));
-      expect(recentBlockhashOf(landed!.wire)).not.toBe(recentBlockhashOf(failed!.wire));
-      expect(laneValue()).not.toEqual(valueBefore);
-    }
-  });
+  ])(
+    '%s mode: lands fee-only (SIMD-0191); the action re-sizes to the 64 MiB default and sends it again in the same call, which lands',
+    async (mode, nonceAccounts) => {
+      // Nonce mode on Agave's banks: the resend is simulated at confirmed, a frozen bank, as on a cluster.
+      // On one open bank it would be simulated in the very slot the fee-only advance landed in, which
+      // Agave refuses (NonceBlockhashNotExpired) and a client reading at confirmed never meets.
+      const b = await bridge({ capacity: 50 });
+      await deposit(b, 2, b.world.tokenPairs.normal.sourceMint);
+      const { chains } = chainsFor(b, b.authorities[0]!, 'finalized', [], nonceAccounts);
+      if (nonceAccounts > 0) {
+        await initNoncePools(b.world, 0, b.authorities[0]!, AbortSignal.timeout(20_000), { nonceAccounts });
+      }
+      const view = await chains.readState(signal(), READ_LIMITS);
+      expect(chains.lifetimeModes().target).toBe(mode);
+      const votes = ackDepositVotes(view);
+      const lane = nonceAddress(b.authorities[0]!.publicKey, b.world.target.chainId, 0);
+      const laneValue = () => b.pair.target.getAccount(lane)?.data.slice(40, 72);
+      const valueBefore = laneValue();
+      const setUp = ownLanded(b).length;
+      const node = b.pair.target;
+      // In flight 25 slots (about 0.5 s): the program account grows (an upgrade) after the preflight, before the landing.
+      node.faults.set({ landAfterSlots: 25 });
+      const grown = (async () => {
+        const until = Date.now() + 10_000;
+        while (node.bank.inFlight === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
+        const program = node.bank.account(b.world.programId)!;
+        node.bank.journal().create(b.world.programId, { ...program, data: new Uint8Array(20_000) });
+      })();
+      const report = await chains.ackDeposits(votes, signal());
+      await grown;
+      const [failed, landed, ...rest] = ownLanded(b).slice(setUp);
+      expect(rest).toEqual([]);
+      expect(failed).toMatchObject({ err: 'MaxLoadedAccountsDataSizeExceeded', computeUnitsConsumed: 0, fee: 5_000n });
+      expect(landed).toMatchObject({ err: null });
+      // Both are reported (the fee-only one as paid, never as landed votes), in one call.
+      expect(report.transactions.map((t) => t.indices)).toEqual([votes.map((v) => v.index), votes.map((v) => v.index)]);
+      expect((await chains.readState(signal(), READ_LIMITS)).withdrawals.header.entryCount).toBe(2n);
+      expect(loadedLimitOf(landed!.wire)).toBe(64 * 1024 * 1024);
+      expect(loadedLimitOf(failed!.wire)).toBeLessThan(20_000);
+      if (mode === 'nonce') {
+        // Both were durable-nonce transactions of the lane: the fee-only one advanced it (SIMD-0191), and the resend was signed against the new value.
+        const recentBlockhashOf = (wire: Uint8Array) => VersionedTransaction.deserialize(wire).message.recentBlockhash;
+        expect(recentBlockhashOf(failed!.wire)).toBe(bs58.encode(valueBefore!));
+        expect(recentBlockhashOf(landed!.wire)).not.toBe(recentBlockhashOf(failed!.wire));
+        expect(laneValue()).not.toEqual(valueBefore);
+      }
+    },
+  );
 });
 
 describe('readAuthority and plannedFees against the devnet', () => {
@@ -486,6 +504,13 @@ describe('readAuthority and plannedFees against the devnet', () => {
     // A transaction that lists the key without its signature (as a transfer funding it does) is not the key's use.
     const funder = Keypair.generate();
     b.pair.target.airdrop(funder.publicKey, 1_000_000_000);
+    // The send's preflight runs on the confirmed bank, 2 slots behind the head the airdrop wrote.
+    const airdropSlot = b.pair.target.slot;
+    await waitFor(() => b.pair.target.bank.slotOf('confirmed') >= airdropSlot, {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+      what: "the funder's airdrop at confirmed",
+    });
     const listsKey = new TransactionInstruction({
       programId: ComputeBudgetProgram.programId,
       keys: [{ pubkey: key.publicKey, isSigner: false, isWritable: true }],
@@ -506,7 +531,10 @@ describe('readAuthority and plannedFees against the devnet', () => {
     ]);
 
     // Idle: nothing new, one getSignaturesForAddress per chain and no getTransaction.
-    const before = { list: await requests(here.metrics, 'target', 'getSignaturesForAddress'), get: await requests(here.metrics, 'target', 'getTransaction') };
+    const before = {
+      list: await requests(here.metrics, 'target', 'getSignaturesForAddress'),
+      get: await requests(here.metrics, 'target', 'getTransaction'),
+    };
     expect((await here.chains.readAuthority(signal())).target.transactions).toEqual([]);
     expect(await requests(here.metrics, 'target', 'getSignaturesForAddress')).toBe(before.list + 1);
     expect(await requests(here.metrics, 'target', 'getTransaction')).toBe(before.get);
