@@ -19,7 +19,7 @@ const EXCLUDED = process.env['BRIDGE_REPLAY_FIXTURE'] === '1' ? configDefaults.e
  * on their own, one per core, so that no neighbour's CPU is counted against their bound.
  */
 // 3 took the suite from 396 s to 331 s on a quiet 2-core machine, but failed four tests at their
-// 30 s timeouts with other work beside it (docs/testing.md): kept at 2 until measured on CI.
+// 30 s timeouts with other work beside it: kept at 2 until measured on CI.
 const WIDE_PER_CORE = 2;
 const CORES = availableParallelism();
 
