@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { releaseFlow } from '../../src/ops/acknowledge.js';
 import { nextIndexOf, withdrawTracker } from './support/chain-state.js';
-import { startBridgeCrank, type BridgeCrank } from './support/cranks.js';
+import { errorLines, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit } from './support/transactions.js';
 import { devnetCall } from './support/watchdog-rehearsal.js';
@@ -28,10 +28,6 @@ afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
-
-function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
-  return crank.logs.records().filter((record) => record['level'] === 'error');
-}
 
 describe('the watchdog: the program it trusts and the flow breaker', () => {
   it('notices a program upgrade within the deployment cadence: a warn line and the counter', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acknowledgeBreach } from '../../src/ops/acknowledge.js';
 import { depositTracker, nextIndexOf, withdrawTracker } from './support/chain-state.js';
-import { banksCaughtUp, startBridgeCrank, type BridgeCrank } from './support/cranks.js';
+import { banksCaughtUp, errorLines, startBridgeCrank } from './support/cranks.js';
 import { startDevnetBridge, type DevnetBridge } from './support/devnet-bridge.js';
 import { deposit, rawAckDeposit } from './support/transactions.js';
 import { colludingFinalization, devnetCall, lyingAbout } from './support/watchdog-rehearsal.js';
@@ -32,10 +32,6 @@ afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
-
-function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
-  return crank.logs.records().filter((record) => record['level'] === 'error');
-}
 
 describe('the watchdog', () => {
   it('pages a mismatched finalization within one poll, names the entry once, and with halt votes nothing until acknowledged', async () => {

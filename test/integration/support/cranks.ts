@@ -197,6 +197,11 @@ export function loggedSignatures(crank: BridgeCrank): string[] {
     .flatMap((record) => record.signatures as string[]);
 }
 
+/** Every `error` line the crank wrote (what pages an on-call). */
+export function errorLines(crank: BridgeCrank): Array<Record<string, unknown>> {
+  return crank.logs.records().filter((record) => record['level'] === 'error');
+}
+
 /** The error of every failed action attempt the crank logged, in order. */
 export function failedAttemptErrors(crank: BridgeCrank): string[] {
   return crank.logs

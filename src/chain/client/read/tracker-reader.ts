@@ -172,7 +172,7 @@ function checkedSlice(
     throw malformedAccount(
       tracker.account,
       field,
-      `has ${account.data.length} bytes, expected ${dataSlice.length}: ` + 'the account is shorter than its header and entry_count entries',
+      `has ${account.data.length} bytes, expected ${dataSlice.length}: the account is shorter than its header and entry_count entries`,
     );
   }
   return account.data;
