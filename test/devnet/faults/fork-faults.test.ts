@@ -1,8 +1,8 @@
-import { Connection, Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram } from '@solana/web3.js';
+import { Connection, Keypair, NonceAccount, type PublicKey, SystemProgram } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { randomKey, rpc, signedWire } from '../rpc/helpers.js';
+import { randomKey, rpc, seededNonceAccount, signedWire } from '../rpc/helpers.js';
 
 /**
  * Minority forks on demand (`abandonSlots`, `forkShare`; bank/minority-forks.ts), over
@@ -86,19 +86,7 @@ describe('abandonSlots', () => {
 
   it('a durable nonce advanced on the abandoned fork is back at its old value: the version signed against it lands', async () => {
     const authority = confirmedPayer();
-    const nonce = await PublicKey.createWithSeed(authority.publicKey, 'fork', SystemProgram.programId);
-    const create = [
-      SystemProgram.createAccountWithSeed({
-        fromPubkey: authority.publicKey,
-        basePubkey: authority.publicKey,
-        seed: 'fork',
-        newAccountPubkey: nonce,
-        lamports: NONCE_RENT,
-        space: NONCE_ACCOUNT_LENGTH,
-        programId: SystemProgram.programId,
-      }),
-      SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
-    ];
+    const { address: nonce, instructions: create } = await seededNonceAccount(authority.publicKey, 'fork', NONCE_RENT);
     expect((await send(await signedWire(connection, create, [authority]))).body.error).toBeUndefined();
     node.advanceSlots(CONFIRMED_LAG);
     const value = NonceAccount.fromAccountData((await connection.getAccountInfo(nonce))!.data).nonce;

@@ -1,8 +1,8 @@
-import { ComputeBudgetProgram, Connection, Keypair, NONCE_ACCOUNT_LENGTH, NonceAccount, PublicKey, SystemProgram } from '@solana/web3.js';
+import { ComputeBudgetProgram, Connection, Keypair, NonceAccount, SystemProgram } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDevnetNode, type DevnetNode } from '../../../devnet/node.js';
-import { randomKey, rpc, signedWire } from './helpers.js';
+import { randomKey, rpc, seededNonceAccount, signedWire } from './helpers.js';
 
 /**
  * A block holds what arrives within its slot, in arrival order, as a leader's does. The slot
@@ -67,19 +67,7 @@ describe('several transactions per slot', () => {
   it('a second durable-nonce transaction on one nonce account in one slot is refused (BlockhashNotFound), as Agave refuses a nonce this slot already advanced', async () => {
     const authority = Keypair.generate();
     node.airdrop(authority.publicKey, 1_000_000_000);
-    const nonce = await PublicKey.createWithSeed(authority.publicKey, 'slot', SystemProgram.programId);
-    const create = [
-      SystemProgram.createAccountWithSeed({
-        fromPubkey: authority.publicKey,
-        basePubkey: authority.publicKey,
-        seed: 'slot',
-        newAccountPubkey: nonce,
-        lamports: NONCE_RENT,
-        space: NONCE_ACCOUNT_LENGTH,
-        programId: SystemProgram.programId,
-      }),
-      SystemProgram.nonceInitialize({ noncePubkey: nonce, authorizedPubkey: authority.publicKey }),
-    ];
+    const { address: nonce, instructions: create } = await seededNonceAccount(authority.publicKey, 'slot', NONCE_RENT);
     expect((await send(await signedWire(connection, create, [authority]))).body.error).toBeUndefined();
     node.advanceSlots(1);
     const value = NonceAccount.fromAccountData((await connection.getAccountInfo(nonce))!.data).nonce;

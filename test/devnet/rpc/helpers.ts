@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Connection, Keypair, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Connection, Keypair, NONCE_ACCOUNT_LENGTH, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import bs58 from 'bs58';
 import { depositInstruction, initializeTrackerInstruction } from '../../../devnet/instructions.js';
@@ -115,3 +115,25 @@ export const durableNonceOf = (blockhash: string): string =>
   bs58.encode(createHash('sha256').update('DURABLE_NONCE').update(bs58.decode(blockhash)).digest());
 
 export const randomKey = (): PublicKey => Keypair.generate().publicKey;
+
+/**
+ * A nonce account at the address derived from `authority` with `seed`: the two instructions that
+ * create it with `lamports` and initialize it, authorized to `authority`.
+ */
+export async function seededNonceAccount(
+  authority: PublicKey,
+  seed: string,
+  lamports: number,
+): Promise<{ address: PublicKey; instructions: TransactionInstruction[] }> {
+  const address = await PublicKey.createWithSeed(authority, seed, SystemProgram.programId);
+  const create = SystemProgram.createAccountWithSeed({
+    fromPubkey: authority,
+    basePubkey: authority,
+    seed,
+    newAccountPubkey: address,
+    lamports,
+    space: NONCE_ACCOUNT_LENGTH,
+    programId: SystemProgram.programId,
+  });
+  return { address, instructions: [create, SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority })] };
+}

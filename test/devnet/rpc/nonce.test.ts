@@ -11,7 +11,7 @@ import {
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
-import { durableNonceOf, fundedKeypair, randomKey, rpc, sendWire, signedWire, testNode } from './helpers.js';
+import { durableNonceOf, fundedKeypair, randomKey, rpc, seededNonceAccount, sendWire, signedWire, testNode } from './helpers.js';
 
 /** Durable nonces over JSON-RPC, as PROTOCOL.md "Durable nonces" describes them. */
 
@@ -32,19 +32,7 @@ async function nonceOf(address: PublicKey): Promise<NonceAccount> {
 
 /** A nonce account at the address derived from the authority with `seed`, created and initialized in one transaction. */
 async function createNonce(authority: Keypair, seed = 'nonce-0'): Promise<{ address: PublicKey; blockhash: string; signature: string }> {
-  const address = await PublicKey.createWithSeed(authority.publicKey, seed, SystemProgram.programId);
-  const instructions = [
-    SystemProgram.createAccountWithSeed({
-      fromPubkey: authority.publicKey,
-      basePubkey: authority.publicKey,
-      seed,
-      newAccountPubkey: address,
-      lamports: NONCE_RENT,
-      space: NONCE_ACCOUNT_LENGTH,
-      programId: SystemProgram.programId,
-    }),
-    SystemProgram.nonceInitialize({ noncePubkey: address, authorizedPubkey: authority.publicKey }),
-  ];
+  const { address, instructions } = await seededNonceAccount(authority.publicKey, seed, NONCE_RENT);
   const { blockhash } = await chain.connection.getLatestBlockhash();
   const { body } = await sendWire(chain.node.url, await signedWire(chain.connection, instructions, [authority], blockhash));
   expect(body.error).toBeUndefined();
@@ -105,19 +93,7 @@ describe('System program: CreateAccountWithSeed and InitializeNonceAccount', () 
         programId: SystemProgram.programId,
       }).data,
     } as TransactionInstruction;
-    const poor = await PublicKey.createWithSeed(authority.publicKey, 'poor', SystemProgram.programId);
-    const underfunded = [
-      SystemProgram.createAccountWithSeed({
-        fromPubkey: authority.publicKey,
-        basePubkey: authority.publicKey,
-        seed: 'poor',
-        newAccountPubkey: poor,
-        lamports: NONCE_RENT - 1,
-        space: NONCE_ACCOUNT_LENGTH,
-        programId: SystemProgram.programId,
-      }),
-      SystemProgram.nonceInitialize({ noncePubkey: poor, authorizedPubkey: authority.publicKey }),
-    ];
+    const { instructions: underfunded } = await seededNonceAccount(authority.publicKey, 'poor', NONCE_RENT - 1);
     const simulate = async (instructions: TransactionInstruction[]) => {
       const wire = await signedWire(chain.connection, instructions, [authority]);
       return (await rpc(chain.node.url, 'simulateTransaction', [wire.toString('base64'), { encoding: 'base64' }])).body.result.value;
