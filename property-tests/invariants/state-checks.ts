@@ -1,4 +1,5 @@
 import type { DepositResult, WithdrawEntry } from '../../src/chain/types.js';
+import { resultText } from '../../src/machines/watchdog/invariants.js';
 import type { BridgeState } from '../system/snapshot.js';
 
 /**
@@ -7,24 +8,14 @@ import type { BridgeState } from '../system/snapshot.js';
  *
  * The rules here (rule 3.1, equal results, equal transfers) are written again from SPEC.md and
  * PROTOCOL.md on purpose instead of importing the crank's guards and planners: an oracle that
- * shares the code under test cannot catch that code's bugs.
+ * shares the code under test cannot catch that code's bugs. Only the text naming a result
+ * (resultText) is shared.
  */
 
 export function sameResult(a: DepositResult, b: DepositResult): boolean {
   if (a.kind === 'Confirmed' && b.kind === 'Confirmed') return a.amount === b.amount;
   if (a.kind === 'Rejected' && b.kind === 'Rejected') return a.reason === b.reason;
   return a.kind === b.kind;
-}
-
-export function describeResult(result: DepositResult): string {
-  switch (result.kind) {
-    case 'None':
-      return 'None';
-    case 'Confirmed':
-      return `Confirmed(${result.amount})`;
-    case 'Rejected':
-      return `Rejected(${result.reason})`;
-  }
 }
 
 /** What a deposit, its destination entry and an ack_deposit vote must agree on. */
@@ -45,12 +36,12 @@ export function finalizedWithDestinationResult(state: BridgeState): string[] {
     const withdrawal = state.target.entries[index];
     if (withdrawal?.status !== 'Finalized') {
       return [
-        `1: deposit ${index} is Finalized with ${describeResult(deposit.result)} but destination entry ${index} is ${withdrawal?.status ?? 'missing'}`,
+        `1: deposit ${index} is Finalized with ${resultText(deposit.result)} but destination entry ${index} is ${withdrawal?.status ?? 'missing'}`,
       ];
     }
     if (!sameResult(deposit.result, withdrawal.result)) {
       return [
-        `1: deposit ${index} is Finalized with ${describeResult(deposit.result)}, its destination entry finalized with ${describeResult(withdrawal.result)}`,
+        `1: deposit ${index} is Finalized with ${resultText(deposit.result)}, its destination entry finalized with ${resultText(withdrawal.result)}`,
       ];
     }
     return [];
@@ -63,11 +54,11 @@ export function cleanupConserves(state: BridgeState): string[] {
     if (!deposit.cleanupCompleted) return [];
     const confirmed = deposit.result.kind === 'Confirmed' ? deposit.result.amount : 0n;
     if (deposit.status !== 'Finalized' || deposit.result.kind === 'None') {
-      return [`3: deposit ${index} is cleaned up while ${deposit.status} with result ${describeResult(deposit.result)}`];
+      return [`3: deposit ${index} is cleaned up while ${deposit.status} with result ${resultText(deposit.result)}`];
     }
     if (deposit.refundedAmount + confirmed !== deposit.amount) {
       return [
-        `3: deposit ${index} of ${deposit.amount} cleaned up with ${describeResult(deposit.result)} refunded ${deposit.refundedAmount} ` +
+        `3: deposit ${index} of ${deposit.amount} cleaned up with ${resultText(deposit.result)} refunded ${deposit.refundedAmount} ` +
           `(refund + confirmed = ${deposit.refundedAmount + confirmed})`,
       ];
     }
@@ -111,5 +102,5 @@ export function unsettledDeposits(state: BridgeState): string[] {
 function describeWithdrawal(entry: WithdrawEntry | undefined): string {
   if (entry === undefined) return 'missing';
   if (entry.status !== 'Finalized') return `${entry.status} (yes ${entry.yesVotes.toString(2)}, no ${entry.noVotes.toString(2)})`;
-  return `Finalized ${describeResult(entry.result)}, token account ${entry.createdTokenAccount}`;
+  return `Finalized ${resultText(entry.result)}, token account ${entry.createdTokenAccount}`;
 }

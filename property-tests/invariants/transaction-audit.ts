@@ -2,7 +2,8 @@ import { depositResultFromArg, type InstructionOf } from '../../src/chain/codec/
 import type { DepositEntry, TrackerHeader, WithdrawEntry } from '../../src/chain/types.js';
 import type { ChainSide, LedgerRecord } from '../system/ledger.js';
 import type { BridgeState } from '../system/snapshot.js';
-import { describeResult, isRelayable, sameResult, sameTransfer } from './state-checks.js';
+import { resultText } from '../../src/machines/watchdog/invariants.js';
+import { isRelayable, sameResult, sameTransfer } from './state-checks.js';
 
 /**
  * Invariants about what each landed transaction did, checked on the ledger's before and after
@@ -304,7 +305,7 @@ function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string):
     const state =
       withdrawal === undefined
         ? 'missing'
-        : `${withdrawal.status} ${describeResult(withdrawal.result)} with token account ${withdrawal.createdTokenAccount}`;
+        : `${withdrawal.status} ${resultText(withdrawal.result)} with token account ${withdrawal.createdTokenAccount}`;
     return [`2: ${who} relayed deposit ${vote.index} while its destination entry was ${state} (rule 3.1)`];
   }
   const result = depositResultFromArg(ix.result);
@@ -312,10 +313,10 @@ function honestVote(before: BridgeState, ix: Vote, vote: CastVote, who: string):
   if (vote.proposal || ix.approve) {
     return result !== undefined && sameResult(result, truth)
       ? []
-      : [`4: ${who} voted yes for a result on deposit ${vote.index} that differs from the destination's ${describeResult(truth)}`];
+      : [`4: ${who} voted yes for a result on deposit ${vote.index} that differs from the destination's ${resultText(truth)}`];
   }
   const right = deposit !== undefined && sameResult(deposit.proposed, truth);
-  return right ? [`4: ${who} voted no on deposit ${vote.index}, whose proposal equals the destination's ${describeResult(truth)}`] : [];
+  return right ? [`4: ${who} voted no on deposit ${vote.index}, whose proposal equals the destination's ${resultText(truth)}`] : [];
 }
 
 /** 6: nothing Finalized moves back, and pending work goes back only by a threshold no or a governance reset. */
@@ -346,7 +347,7 @@ function monotone(record: LedgerRecord): string[] {
 
 function depositMoves(index: number, was: DepositEntry, now: DepositEntry, rewound: boolean): string[] {
   if (was.status === 'Finalized' && (now.status !== 'Finalized' || !sameResult(now.result, was.result))) {
-    return [`6: deposit ${index} went from Finalized ${describeResult(was.result)} to ${now.status} ${describeResult(now.result)}`];
+    return [`6: deposit ${index} went from Finalized ${resultText(was.result)} to ${now.status} ${resultText(now.result)}`];
   }
   if (was.cleanupCompleted && (!now.cleanupCompleted || now.refundedAmount !== was.refundedAmount)) {
     return [`6: deposit ${index} was cleaned up (refund ${was.refundedAmount}), now cleaned ${now.cleanupCompleted} refund ${now.refundedAmount}`];
@@ -365,7 +366,7 @@ function withdrawalMoves(index: number, was: WithdrawEntry, now: WithdrawEntry |
       (now.createdTokenAccount === was.createdTokenAccount || (was.createdTokenAccount === 'Pending' && now.createdTokenAccount === 'Created'));
     if (!same || !claim) {
       return [
-        `6: destination entry ${index} went from Finalized ${describeResult(was.result)} to ${now?.status ?? 'removed'} ${now === undefined ? '' : describeResult(now.result)}`,
+        `6: destination entry ${index} went from Finalized ${resultText(was.result)} to ${now?.status ?? 'removed'} ${now === undefined ? '' : resultText(now.result)}`,
       ];
     }
   }
@@ -383,7 +384,7 @@ function finalizedAtTheMoment(record: LedgerRecord): string[] {
     const withdrawal = record.before.target.entries[index];
     if (withdrawal?.status === 'Finalized' && sameResult(withdrawal.result, now.result)) return [];
     return [
-      `1: deposit ${index} finalized with ${describeResult(now.result)} while its destination entry was ${withdrawal?.status ?? 'missing'} ${withdrawal ? describeResult(withdrawal.result) : ''} (transaction ${record.signature})`,
+      `1: deposit ${index} finalized with ${resultText(now.result)} while its destination entry was ${withdrawal?.status ?? 'missing'} ${withdrawal ? resultText(withdrawal.result) : ''} (transaction ${record.signature})`,
     ];
   });
 }

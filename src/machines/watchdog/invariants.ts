@@ -257,7 +257,8 @@ function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
-function resultText(result: DepositResult): string {
+/** A result as breach lines and the property tests' findings name it: `Confirmed(70)`, `Rejected(Denylisted)`. */
+export function resultText(result: DepositResult): string {
   switch (result.kind) {
     case 'None':
       return 'None';
