@@ -28,9 +28,10 @@ export function depositTracker(bridge: DevnetBridge): Tracker<DepositEntry> {
   return { header, entries: decodeDepositEntries(usedEntries(data, 'DepositTracker', header), address, 0) };
 }
 
-export function withdrawTracker(bridge: DevnetBridge): Tracker<WithdrawEntry> {
+/** The destination's WithdrawTracker at the head, or in the bank of `commitment` (what a preflight there sees). */
+export function withdrawTracker(bridge: DevnetBridge, commitment: 'processed' | 'confirmed' = 'processed'): Tracker<WithdrawEntry> {
   const address = bridge.withdrawTracker.toBase58();
-  const data = accountData(bridge.pair.target, address);
+  const data = commitment === 'processed' ? accountData(bridge.pair.target, address) : bankAccountData(bridge.pair.target, address, commitment);
   const header = decodeTrackerHeader(data, 'WithdrawTracker', address);
   return { header, entries: decodeWithdrawEntries(usedEntries(data, 'WithdrawTracker', header), address, 0) };
 }
@@ -78,6 +79,12 @@ export function landedStatus(bridge: DevnetBridge, signature: string) {
 function accountData(node: DevnetNode, address: string): Uint8Array {
   const account = node.getAccount(address);
   if (account === undefined) throw new Error(`no account ${address} on the ${node.name} chain`);
+  return account.data;
+}
+
+function bankAccountData(node: DevnetNode, address: string, commitment: 'confirmed'): Uint8Array {
+  const account = node.bank.at(commitment).account(address);
+  if (account === undefined) throw new Error(`no account ${address} in the ${node.name} chain's ${commitment} bank`);
   return account.data;
 }
 

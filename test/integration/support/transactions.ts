@@ -42,7 +42,8 @@ export interface DepositArgs {
  * finalized by default (BRIDGE_SOURCE_READ_COMMITMENT), so a test's next cycle sees it (at once on
  * a devnet without commitment lags; about 32 slots later with Agave's).
  */
-export async function deposit(bridge: DevnetBridge, args: DepositArgs): Promise<void> {
+/** Returns once the deposit reaches the bank of `commitment`: by default the finalized one, where the cranks read the source. */
+export async function deposit(bridge: DevnetBridge, args: DepositArgs, commitment: 'confirmed' | 'finalized' = 'finalized'): Promise<void> {
   const instruction = depositInstruction({
     programId: bridge.programId,
     depositor: bridge.user.publicKey,
@@ -51,7 +52,7 @@ export async function deposit(bridge: DevnetBridge, args: DepositArgs): Promise<
     recipient: args.recipient ?? Keypair.generate().publicKey.toBase58(),
     sourceMint: args.sourceMint,
   });
-  await send(bridge, 'source', instruction, bridge.user, `deposit of ${args.amount}`, { commitment: 'finalized' });
+  await send(bridge, 'source', instruction, bridge.user, `deposit of ${args.amount}`, { commitment });
 }
 
 /** The user claims a Confirmed withdrawal (`withdraw`): created_token_account becomes Created. */
@@ -66,9 +67,12 @@ export async function claim(bridge: DevnetBridge, index: number): Promise<void> 
   await send(bridge, 'target', instruction, bridge.user, `withdraw ${index}`);
 }
 
-/** The user claims every Confirmed withdrawal whose token account is still Pending. */
+/**
+ * The user claims every Confirmed withdrawal whose token account is still Pending, as the
+ * confirmed bank shows it: the claim's preflight runs there, and the head may be ahead of it.
+ */
 export async function claimAll(bridge: DevnetBridge): Promise<void> {
-  const { entries } = withdrawTracker(bridge);
+  const { entries } = withdrawTracker(bridge, 'confirmed');
   for (const [index, entry] of entries.entries()) {
     if (entry.status === 'Finalized' && entry.result.kind === 'Confirmed' && entry.createdTokenAccount === 'Pending') await claim(bridge, index);
   }
