@@ -30,6 +30,7 @@ import { captureLogs } from '../../support/log-capture.js';
 import { READ_LIMITS, gaugeValue } from './bridge-fixture.js';
 import { metricValue } from '../../support/metric-value.js';
 import { waitFor } from '../../support/wait-for.js';
+import { inSetupSlots } from '../../support/setup-slots.js';
 
 /**
  * createBridgeChains over real HTTP against the devnet: the bridge program, faults included, on
@@ -57,7 +58,7 @@ async function bridge(options: { capacity: number; slotIntervalMs?: number }): P
   cleanups.push(() => pair.close());
   const dir = await mkdtemp(join(tmpdir(), 'chain-client-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const world = await bootstrapWorld(pair, { authorities: 3, threshold: 2, capacity: options.capacity, dir });
+  const world = await inSetupSlots(pair, () => bootstrapWorld(pair, { authorities: 3, threshold: 2, capacity: options.capacity, dir }));
   const authorities = await Promise.all(world.authorities.map(async (a) => (await readKeypairFile(a.keypairPath))!));
   return { pair, world, authorities };
 }

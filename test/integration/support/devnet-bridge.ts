@@ -6,6 +6,7 @@ import { AGAVE_COMMITMENT_LAGS, type CommitmentLags } from '../../../devnet/bank
 import { startChainPair, type ChainPair } from '../../../devnet/chain-pair.js';
 import { bootstrapWorld, type World } from '../../../devnet/world/bootstrap.js';
 import { loadKeypairFile } from '../../../devnet/world/keypair-files.js';
+import { inSetupSlots } from '../../support/setup-slots.js';
 
 /**
  * A bridge on the devnet as an integration test needs it: a chain pair on free ports, a world
@@ -75,7 +76,9 @@ export async function startDevnetBridge(
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const world = await bootstrapWorld(pair, { authorities: AUTHORITY_COUNT, threshold: THRESHOLD, capacity: options.capacity ?? 256, dir });
+    const world = await inSetupSlots(pair, () =>
+      bootstrapWorld(pair, { authorities: AUTHORITY_COUNT, threshold: THRESHOLD, capacity: options.capacity ?? 256, dir }),
+    );
     const authorities = await Promise.all(world.authorities.map((authority) => loadKeypairFile(authority.keypairPath)));
     const governance = await loadKeypairFile(world.governance.keypairPath);
     const user = Keypair.generate();

@@ -1,13 +1,15 @@
 import { expect } from 'vitest';
 import { depositTracker, nextIndexOf, withdrawTracker } from './chain-state.js';
-import { runRound, type BridgeCrank } from './cranks.js';
+import { banksCaughtUp, runRound, type BridgeCrank } from './cranks.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 import { expectSettled, expectTransactionsAccounted } from './expectations.js';
 import { deposit } from './transactions.js';
 
-/** `count` deposits of the frozen pair: each is Rejected, so its transfer settles without a claim. */
+/** `count` deposits of the frozen pair, all in the finalized banks on return: each is Rejected, so its transfer settles without a claim. */
 export async function depositRejected(b: DevnetBridge, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint });
+  // One at a time, so entry i holds amount 100 + i; one wait for finality at the end, not one each.
+  for (let i = 0; i < count; i++) await deposit(b, { amount: 100n + BigInt(i), sourceMint: b.world.tokenPairs.frozen.sourceMint }, 'confirmed');
+  await banksCaughtUp(b);
 }
 
 /** Rounds until every transfer is cleaned up (Rejected results need no claim); at most `maxRounds`. Returns the rounds it took. */
