@@ -193,12 +193,17 @@ describe("docs/testing.md: the suite's schedule and the integration files", () =
   const projects = (vitestConfig.test?.projects ?? []) as Array<{ test: { name: string; include: string[] } }>;
   const include = (name: string) => projects.find((project) => project.test.name === name)?.test.include ?? [];
 
+  const listed = (heading: string) =>
+    [...section('docs/testing.md', heading).matchAll(/`((?:test|property-tests)\/\S+\.test\.ts)`/g)].map((match) => match[1]!);
+
   it('the timed files are the files of TIMED', () => {
-    const documented = [...section('docs/testing.md', '### The timed files (`TIMED`)').matchAll(/`((?:test|property-tests)\/\S+\.test\.ts)`/g)].map(
-      (match) => match[1]!,
-    );
     expect(include('timed').length).toBeGreaterThan(5);
-    expect(sorted(documented)).toEqual(sorted(include('timed')));
+    expect(sorted(listed('### The timed files (`TIMED`)'))).toEqual(sorted(include('timed')));
+  });
+
+  it('the long files are the files of LONG', () => {
+    expect(include('long').length).toBeGreaterThan(0);
+    expect(sorted(listed('### The long files (`LONG`)'))).toEqual(sorted(include('long')));
   });
 
   it('every integration file opens with a comment saying what it proves', () => {

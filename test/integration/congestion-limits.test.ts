@@ -12,6 +12,7 @@ import {
   expectFeesRecorded,
   expectMeasuredLimits,
   setFloor,
+  slotsPass,
   settings,
   SLOT_MS,
 } from './support/congestion.js';
@@ -38,7 +39,7 @@ describe('congestion: votes land on a chain that orders by priority fee', () => 
     const [a] = await startBridgeCranks(bridge, [0], settings);
     await depositRejected(bridge, 2);
     setFloor(bridge, { priceFloor: 150_000 });
-    bridge.pair.target.advanceSlots(150);
+    await slotsPass(bridge, 150);
     const url = await startCrankServer(bridge, a!);
     await a!.service.runOnce();
     const response = await fetch(`${url}/health`);

@@ -11,6 +11,7 @@ import {
   expectFeesRecorded,
   expectMeasuredLimits,
   setFloor,
+  slotsPass,
   settings,
   SLOT_MS,
 } from './support/congestion.js';
@@ -38,8 +39,7 @@ describe('congestion: votes land on a chain that orders by priority fee', () => 
     await depositRejected(bridge, 4);
     setFloor(bridge, { priceFloor: 20_000 });
     // A whole history (150 slots) at the floor before the cranks look: a steady congestion.
-    bridge.pair.source.advanceSlots(150);
-    bridge.pair.target.advanceSlots(150);
+    await slotsPass(bridge, 150);
     await settleWithin(bridge, cranks, 6);
     expectSettled(bridge, 4);
     expect(exhaustedActions(cranks)).toEqual([]);

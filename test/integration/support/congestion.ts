@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { BridgeCrank } from './cranks.js';
 import type { DevnetBridge } from './devnet-bridge.js';
 import { metricValue } from '../../support/metric-value.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /**
  * What test/integration/congestion.test.ts and congestion-limits.test.ts share: a congested
@@ -54,6 +55,19 @@ export async function expectFeesRecorded(b: DevnetBridge, cranks: readonly Bridg
     expect(await paidInMetrics(crank, 'base'), `authority ${crank.slot}: base fees`).toBe(charged[0]!.base + charged[1]!.base);
     expect(await paidInMetrics(crank, 'priority'), `authority ${crank.slot}: priority fees`).toBe(charged[0]!.priority + charged[1]!.priority);
   }
+}
+
+/**
+ * Waits while `count` slots pass on both chains in real time (a whole fee history at a new
+ * floor): a jump made by hand is more slots than the elapsed time allows, and the server refuses
+ * an endpoint that answers at such a slot. Bounded at twice their length, plus 2 s.
+ */
+export async function slotsPass(b: DevnetBridge, count: number): Promise<void> {
+  const from = { source: b.pair.source.bank.slot, target: b.pair.target.bank.slot };
+  await waitFor(() => b.pair.source.bank.slot >= from.source + count && b.pair.target.bank.slot >= from.target + count, {
+    timeoutMs: 2 * count * SLOT_MS + 2_000,
+    what: `${count} slots passing on both chains`,
+  });
 }
 
 export function setFloor(b: DevnetBridge, faults: { priceFloor?: number; freezeFeeHistory?: boolean }): void {
