@@ -3,7 +3,7 @@ import { DEFAULT_PROGRAM_ID } from '../chain/codec/layout.js';
 import { DEFAULT_UNITS_PER_INSTRUCTION, LAMPORTS_PER_SIGNATURE, priorityFeeLamports } from '../chain/fee-rate.js';
 import { BridgeError } from '../errors.js';
 import { MAX_NONCE_ACCOUNTS, type SendExtensions } from '../chain/chain-settings.js';
-import { LANDING_DEFAULTS, landingSchemaShape, tipProblems, toLanding } from './landing.js';
+import { SEND_EXTENSIONS_DEFAULTS, sendExtensionsSchemaShape, tipProblems, toSendExtensions } from './send-extensions.js';
 import { partialAuthProblems, partialRuntimeProblems, requiredCrankProblems } from './variable-sets.js';
 import {
   FLOW_LIMIT_PREFIX,
@@ -71,7 +71,7 @@ export const DEFAULTS = {
   BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS: '100000',
   // One lane per crank action of the busier chain (the source runs ack_withdraw and cleanup_deposit).
   BRIDGE_NONCE_ACCOUNTS: '2',
-  ...LANDING_DEFAULTS,
+  ...SEND_EXTENSIONS_DEFAULTS,
   ...WATCHDOG_DEFAULTS,
 } as const;
 
@@ -157,7 +157,7 @@ const envSchema = z.object({
     .transform(Number)
     .prefault(DEFAULTS.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS),
   BRIDGE_NONCE_ACCOUNTS: integerValue(0n, BigInt(MAX_NONCE_ACCOUNTS)).transform(Number).prefault(DEFAULTS.BRIDGE_NONCE_ACCOUNTS),
-  ...landingSchemaShape,
+  ...sendExtensionsSchemaShape,
   ...watchdogSchemaShape,
 });
 
@@ -345,7 +345,7 @@ function toCrankConfig(values: EnvValues, flowLimits: WatchdogConfig['flowLimits
     transferWaitAlertMs: values.BRIDGE_TRANSFER_WAIT_ALERT_SECS,
     priorityFee: { minMicroLamports: values.BRIDGE_PRIORITY_FEE_MIN_MICROLAMPORTS, maxMicroLamports: values.BRIDGE_PRIORITY_FEE_MAX_MICROLAMPORTS },
     nonceAccounts: values.BRIDGE_NONCE_ACCOUNTS,
-    sendExtensions: toLanding(values),
+    sendExtensions: toSendExtensions(values),
     watchdog: toWatchdog(flowLimits, values),
   };
 }

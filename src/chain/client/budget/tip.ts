@@ -16,7 +16,7 @@ import { poolAddressSet } from '../read/signer-evidence.js';
  * It is paid beside the priority fee, not out of it: the fee is bid from the market as it would
  * be without a tip (a provider such as Helius Sender requires both, and a tip taken out of the
  * fee cap left its minimum tip a price of 0), and the tip is added on top, within its own cap
- * (BRIDGE_*_TIP_MAX_LAMPORTS, checked at start: src/config/landing.ts). Each transaction pays one
+ * (BRIDGE_*_TIP_MAX_LAMPORTS, checked at start: src/config/send-extensions.ts). Each transaction pays one
  * account of the list, chosen at random, as Jito recommends: one account written by every tipping
  * transaction is a write lock they all contend for.
  */

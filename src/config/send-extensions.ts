@@ -3,9 +3,9 @@ import type { SendExtensions, Tip } from '../chain/chain-settings.js';
 import { integerValue, publicKeyListValue, rpcUrlListValue, rpcUrlValue } from './values.js';
 
 /**
- * The landing variables (docs/configuration.md, "Extensions"): send-only paths, an optional tip
- * and an optional fee estimate source per chain. A part of the server's one schema (./config.ts), kept here so each file stays
- * small.
+ * The send extensions' variables (docs/configuration.md, "Extensions"): send-only paths, an
+ * optional tip and an optional fee estimate source per chain. A part of the server's one schema
+ * (./config.ts), kept here so each file stays small.
  */
 
 /** Lamports: far above any path's tip (docs/configuration.md, "Tip minimums"), below 2^53. */
@@ -17,7 +17,7 @@ const MAX_TIP_LAMPORTS = 1_000_000_000n;
  */
 const DEFAULT_TIP_MAX_LAMPORTS = '1000000';
 
-export const landingSchemaShape = {
+export const sendExtensionsSchemaShape = {
   BRIDGE_SOURCE_SEND_URLS: rpcUrlListValue().prefault(''),
   BRIDGE_TARGET_SEND_URLS: rpcUrlListValue().prefault(''),
   BRIDGE_SOURCE_TIP_LAMPORTS: integerValue(0n, MAX_TIP_LAMPORTS).transform(Number).prefault('0'),
@@ -30,16 +30,16 @@ export const landingSchemaShape = {
   BRIDGE_TARGET_FEE_ESTIMATE_URL: rpcUrlValue().optional(),
 };
 
-export const LANDING_DEFAULTS = {
+export const SEND_EXTENSIONS_DEFAULTS = {
   BRIDGE_SOURCE_TIP_LAMPORTS: '0',
   BRIDGE_TARGET_TIP_LAMPORTS: '0',
   BRIDGE_SOURCE_TIP_MAX_LAMPORTS: DEFAULT_TIP_MAX_LAMPORTS,
   BRIDGE_TARGET_TIP_MAX_LAMPORTS: DEFAULT_TIP_MAX_LAMPORTS,
 } as const;
 
-type LandingValues = z.output<z.ZodObject<typeof landingSchemaShape>>;
+type SendExtensionsValues = z.output<z.ZodObject<typeof sendExtensionsSchemaShape>>;
 
-export function toLanding(values: LandingValues): { source: SendExtensions; target: SendExtensions } {
+export function toSendExtensions(values: SendExtensionsValues): { source: SendExtensions; target: SendExtensions } {
   const tipOf = (lamports: number, accounts: string[]): Tip | undefined => (lamports > 0 && accounts.length > 0 ? { accounts, lamports } : undefined);
   return {
     source: {
