@@ -1,11 +1,11 @@
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import type { AuthoritySigner } from '../../../src/signer/authority-signer.js';
-import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
-import { signTransaction } from '../../../src/chain/client/submit/build/sign-transaction.js';
-import { ackWithdrawInstruction } from '../../../src/chain/codec/builders.js';
-import { DEFAULT_PROGRAM_ID } from '../../../src/chain/codec/layout.js';
-import { depositTrackerAddress } from '../../../src/chain/pda.js';
+import type { AuthoritySigner } from '../../../../../src/signer/authority-signer.js';
+import { FileKeySigner } from '../../../../../src/signer/file-key-signer.js';
+import { signTransaction } from '../../../../../src/chain/client/submit/build/sign-transaction.js';
+import { ackWithdrawInstruction } from '../../../../../src/chain/codec/builders.js';
+import { DEFAULT_PROGRAM_ID } from '../../../../../src/chain/codec/layout.js';
+import { depositTrackerAddress } from '../../../../../src/chain/pda.js';
 
 const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 const authority = Keypair.fromSeed(new Uint8Array(32).fill(3));

@@ -1,9 +1,9 @@
 import { Keypair, PACKET_DATA_SIZE, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { leadingBatchSize, packBatches, transactionSize } from '../../../../src/chain/client/submit/build/batch.js';
-import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../../../../src/chain/codec/builders.js';
-import { DEFAULT_PROGRAM_ID } from '../../../../src/chain/codec/layout.js';
-import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../../../src/chain/pda.js';
+import { leadingBatchSize, packBatches, transactionSize } from '../../../../../src/chain/client/submit/build/batch.js';
+import { ackDepositInstruction, ackWithdrawInstruction, cleanupDepositInstruction } from '../../../../../src/chain/codec/builders.js';
+import { DEFAULT_PROGRAM_ID } from '../../../../../src/chain/codec/layout.js';
+import { depositTrackerAddress, tokenPairAddress, withdrawTrackerAddress } from '../../../../../src/chain/pda.js';
 
 const programId = new PublicKey(DEFAULT_PROGRAM_ID);
 const authority = Keypair.fromSeed(new Uint8Array(32).fill(7));

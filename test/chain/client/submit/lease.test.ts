@@ -2,17 +2,17 @@ import { Keypair, SystemProgram, Transaction, VersionedTransaction, type PublicK
 import bs58 from 'bs58';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { PriorityFeeBidder } from '../../../src/chain/client/budget/priority-fee.js';
-import { SignedSignatures } from '../../../src/chain/client/read/signed-signatures.js';
-import { createSigningLease, type ChainLeaseOptions } from '../../../src/chain/client/submit/lease.js';
-import { Broadcast } from '../../../src/chain/client/submit/send/broadcast.js';
-import { LandingRecord } from '../../../src/chain/client/submit/send/landing-record.js';
-import { advanceLeaseInstructions } from '../../../src/chain/lease-account.js';
-import type { LeaseObservation } from '../../../src/chain/port/bridge-chains.js';
-import type { ChainRpc } from '../../../src/chain/rpc/chain-rpc.js';
-import { createMetrics } from '../../../src/metrics/metrics.js';
-import { FileKeySigner } from '../../../src/signer/file-key-signer.js';
-import { captureLogs } from '../../support/log-capture.js';
+import type { PriorityFeeBidder } from '../../../../src/chain/client/budget/priority-fee.js';
+import { SignedSignatures } from '../../../../src/chain/client/read/signed-signatures.js';
+import { createSigningLease, type ChainLeaseOptions } from '../../../../src/chain/client/submit/lease.js';
+import { Broadcast } from '../../../../src/chain/client/submit/send/broadcast.js';
+import { LandingRecord } from '../../../../src/chain/client/submit/send/landing-record.js';
+import { advanceLeaseInstructions } from '../../../../src/chain/lease-account.js';
+import type { LeaseObservation } from '../../../../src/chain/port/bridge-chains.js';
+import type { ChainRpc } from '../../../../src/chain/rpc/chain-rpc.js';
+import { createMetrics } from '../../../../src/metrics/metrics.js';
+import { FileKeySigner } from '../../../../src/signer/file-key-signer.js';
+import { captureLogs } from '../../../support/log-capture.js';
 
 /**
  * The lease's chain client deciding on proof (docs/chain-client.md "The lease"), over a scripted
