@@ -128,7 +128,12 @@ async function restartInFlight(depositsWhileDown: number): Promise<void> {
   const failed = secondLife
     .filter((record) => record['outcome'] === 'failed')
     .map((record) => String((record['err'] as { message?: unknown } | undefined)?.message));
-  expect(ownLanded).toBe(depositsWhileDown === 0);
+  // Once seen failing on a loaded machine (the first life's transaction landed instead): what the
+  // second life did is in the message, for the next time.
+  const secondLifeActs = secondLife
+    .filter((record) => typeof record['action'] === 'string' || record['msg'] === 'transaction landed')
+    .map((record) => `${String(record['msg'])} ${JSON.stringify(record['signature'] ?? record['signatures'] ?? '')}`);
+  expect(ownLanded, `landed ${firstVote!.signature}; the second life: ${secondLifeActs.join(' | ')}`).toBe(depositsWhileDown === 0);
   expect(excused).toBe(depositsWhileDown === 0 ? 0 : 1);
   console.info(
     `restart in flight (${depositsWhileDown} deposits while down): the vote in flight landed as ${ownLanded ? "the second life's own" : "the first life's"} transaction; ` +
