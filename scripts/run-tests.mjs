@@ -26,7 +26,13 @@ const startedAt = performance.now();
 const loadAtStart = loadavg()[0];
 // The whole suite: the `long` group (vitest.config.ts) in a vitest of its own beside the other
 // two, since one vitest runs its groups one after the other. A run narrowed by arguments is one vitest.
-const runs = vitestArgs.length === 0 ? [['--project', 'wide', '--project', 'timed'], ['--project', 'long', '--passWithNoTests']] : [vitestArgs];
+const runs =
+  vitestArgs.length === 0
+    ? [
+        ['--project', 'wide', '--project', 'timed'],
+        ['--project', 'long', '--passWithNoTests'],
+      ]
+    : [vitestArgs];
 const reports = runs.map((_, i) => join(dir, `vitest-${i}.json`));
 const statuses = await Promise.all(runs.map((args, i) => runVitest(args, reports[i])));
 
