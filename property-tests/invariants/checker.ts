@@ -34,6 +34,11 @@ export class InvariantChecker {
     return this.audit.coverage;
   }
 
+  /** The honest nos that landed after a governance reset they were sent before (transaction-audit.ts, invariant 4). */
+  get staleNos(): ReadonlyArray<{ chain: ChainSide; index: number; signature: string }> {
+    return this.audit.staleNos;
+  }
+
   /** Most transactions a crank had landed but not counted yet (the lag invariant 8 allows). */
   get maxHealthLag(): number {
     return this.lag;

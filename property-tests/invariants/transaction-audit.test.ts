@@ -6,7 +6,7 @@ import type { BridgeState } from '../system/snapshot.js';
 import { TransactionAudit } from './transaction-audit.js';
 
 /**
- * Invariants 9 and 10 (transaction-audit.ts) fed hand-made ledgers: each must report the history
+ * Invariants 4, 9 and 10 (transaction-audit.ts) fed hand-made ledgers: each must report the history
  * it exists for, with a message that names the authority, the vote and both transactions, and
  * stay quiet on the histories that look alike but are legitimate. Without this, a check that
  * never fires in the property runs could be one that cannot.
@@ -71,7 +71,7 @@ const afterVote: BridgeState = {
 type Landing = Omit<LedgerRecord, 'seq' | 'slot'>;
 
 function landed(signature: string, err: unknown, before: BridgeState, after: BridgeState): Landing {
-  return { chain: 'target', signature, err, feePayer: honest, fee: 5_000n, unitPrice: 0n, instructions: [vote], before, after };
+  return { chain: 'target', signature, err, feePayer: honest, fee: 5_000n, unitPrice: 0n, instructions: [vote], before, after, sent: before };
 }
 
 const VOTE_OUT_OF_ORDER = { InstructionError: [3, { Custom: 6001 }] };
@@ -106,5 +106,46 @@ describe('invariants 9 and 10: each vote lands once', () => {
 
   it('quiet on one carrier alone', () => {
     expect(audit([landed('only', null, beforeVote, afterVote)])).toEqual([]);
+  });
+});
+
+describe('invariant 4 across a governance reset: a no sent before it lands after it', () => {
+  const lie: WithdrawEntry = { ...proposed, amount: deposit.amount + 1n, yesVotes: 2 };
+  const noVote = { ...vote, approve: false } as const;
+  /** The destination when the honest authority sent its no: entry 0 is another authority's wrong proposal. */
+  const onTheLie: BridgeState = { source: beforeVote.source, target: { header: header('WithdrawTracker', 1, 0), entries: [lie] } };
+  /** After set_token_pair (generation 1) and a new, honest proposal of entry 0, at the honest authority's rewound position. */
+  const onTheTruth = (generation: bigint): BridgeState => ({
+    source: beforeVote.source,
+    target: { header: { ...header('WithdrawTracker', 1, 0), generation }, entries: [{ ...proposed, yesVotes: 2 }] },
+  });
+  const staleNo = (sent: BridgeState, generation: bigint): LedgerRecord => ({
+    ...landed('stale', null, onTheTruth(generation), onTheTruth(generation)),
+    instructions: [noVote],
+    sent,
+    seq: 0,
+    slot: 100,
+  });
+  const checker = () => new TransactionAudit(new Map([[honest, 100_000]]), new Map([[honest, 'authority 0']]));
+
+  it('judged on the view it was cast on: quiet, and counted as staleAcrossReset with its entry', () => {
+    const audit = checker();
+    expect(audit.audit(staleNo(onTheLie, 1n))).toEqual([]);
+    expect(audit.coverage.staleAcrossReset).toBe(1);
+    expect(audit.staleNos).toEqual([{ chain: 'target', index: 0, signature: 'stale' }]);
+  });
+
+  it('without a reset between its send and its landing, the same no is a dishonest vote', () => {
+    const audit = checker();
+    expect(audit.audit(staleNo(onTheLie, 0n))).toEqual([
+      '4: authority 0 voted no on destination entry 0, whose transfer equals the deposit (transaction stale, authority 0)',
+    ]);
+    expect(audit.staleNos).toEqual([]);
+  });
+
+  it('a no that was wrong on the view it was cast on is a dishonest vote, reset or not', () => {
+    expect(checker().audit(staleNo(onTheTruth(0n), 1n))).toEqual([
+      '4: authority 0 voted no on destination entry 0, whose transfer equals the deposit (transaction stale, authority 0)',
+    ]);
   });
 });

@@ -28,6 +28,7 @@ export interface Coverage {
   thresholdNo: number;
   governanceResets: number;
   lateRevotes: number;
+  staleAcrossReset: number;
   relays: number;
   cleanups: number;
   failedTransactions: number;
@@ -49,10 +50,13 @@ export class TransactionAudit {
     thresholdNo: 0,
     governanceResets: 0,
     lateRevotes: 0,
+    staleAcrossReset: 0,
     relays: 0,
     cleanups: 0,
     failedTransactions: 0,
   };
+  /** The honest nos that landed after a reset they were sent before, in landing order (honestOrStale). */
+  readonly staleNos: Array<{ chain: ChainSide; index: number; signature: string }> = [];
   private readonly epochs = new Map<string, number>();
   /** The instance each index currently holds (its latest proposal). */
   private readonly currentInstance = new Map<string, string>();
@@ -111,10 +115,29 @@ export class TransactionAudit {
         this.coverage.wrongProposals += 1;
       }
       problems.push(...this.inOrder(vote, record.seq), ...this.once(vote, instance, record));
-      if (this.honest.has(authority)) problems.push(...honestVote(record.before, ix, vote, this.name(authority)));
+      if (this.honest.has(authority)) problems.push(...this.honestOrStale(record, ix, vote));
       if (ix.name === 'ack_withdraw') this.coverage.relays += 1;
     }
     return problems.map((problem) => `${problem} (transaction ${record.signature}, ${this.name(authority)})`);
+  }
+
+  /**
+   * 4, for a no that landed after a governance reset it was first sent before: the program takes
+   * a no at the voter's rewound position whatever the entry now holds (a vote names no
+   * generation), so a no cast on a wrong proposal can land on the honest one that replaced it,
+   * and one an earlier life sent cannot even be voided by the next. It is judged on the view it
+   * was cast on, and counted (`staleAcrossReset`): the entry then lacks that authority's yes
+   * until governance resets it again (liveness.ts).
+   */
+  private honestOrStale(record: LedgerRecord, ix: Vote, vote: CastVote): string[] {
+    const who = this.name(record.feePayer);
+    const problems = honestVote(record.before, ix, vote, who);
+    if (problems.length === 0 || ix.approve) return problems;
+    const reset = headerOf(record.before, record.chain).generation > headerOf(record.sent, record.chain).generation;
+    if (!reset || honestVote(record.sent, ix, vote, who).length > 0) return problems;
+    this.coverage.staleAcrossReset += 1;
+    this.staleNos.push({ chain: record.chain, index: vote.index, signature: record.signature });
+    return [];
   }
 
   /**

@@ -64,7 +64,16 @@ export async function checkTransferPhases(
     maxRounds: 0,
     failedCycles: 0,
     maxHealthLag: 0,
-    coverage: { wrongProposals: 0, thresholdNo: 0, governanceResets: 0, lateRevotes: 0, relays: 0, cleanups: 0, failedTransactions: 0 },
+    coverage: {
+      wrongProposals: 0,
+      thresholdNo: 0,
+      governanceResets: 0,
+      lateRevotes: 0,
+      staleAcrossReset: 0,
+      relays: 0,
+      cleanups: 0,
+      failedTransactions: 0,
+    },
     inFlight: { restartsWithUnlanded: 0, lateLandings: 0, repricedVersions: 0 },
     lies: {
       on: { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 },

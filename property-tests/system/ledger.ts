@@ -42,6 +42,12 @@ export interface LedgerRecord {
   instructions: BridgeInstruction[];
   before: BridgeState;
   after: BridgeState;
+  /**
+   * The trackers when it was first sent: the view its votes were cast on. A later send of the
+   * same bytes (a rebroadcast, or a new life signing the same plan against the same nonce value)
+   * does not change it.
+   */
+  sent: BridgeState;
 }
 
 type Bank = DevnetNode['bank'];
@@ -62,6 +68,8 @@ export class Ledger {
   private readonly expectedSlot: Record<ChainSide, number>;
   /** Submitted transactions the bank had no status for, until they land: what a later call may land. */
   private readonly unlanded: Record<ChainSide, Map<string, Submitted>> = { source: new Map(), target: new Map() };
+  /** The trackers when each unlanded transaction was first sent. */
+  private readonly sentStates = new Map<string, BridgeState>();
   private readonly restore: Array<() => void> = [];
   /** The chain whose watched call is running, and the trackers' state before each landing in it. */
   private watching: { chain: ChainSide; before: BridgeState[]; sent: string | undefined } | undefined;
@@ -144,6 +152,7 @@ export class Ledger {
     bank.submit = (tx, signaturesVerified, landAfterSlots) => {
       if (bank.signatureStatus(tx.signature) === undefined && !this.unlanded[chain].has(tx.signature)) {
         this.unlanded[chain].set(tx.signature, tx);
+        this.sentStates.set(tx.signature, this.state());
         this.notePrice(chain, tx);
       }
       this.during(chain, 0, () => submit(tx, signaturesVerified, landAfterSlots), tx.signature);
@@ -176,6 +185,8 @@ export class Ledger {
     const after = this.state();
     landed.forEach(({ tx, status }, k) => {
       this.unlanded[chain].delete(tx.signature);
+      const sentState = this.sentStates.get(tx.signature);
+      this.sentStates.delete(tx.signature);
       if (tx.signature !== sent) this.lateLandings += 1;
       this.records.push({
         seq: this.records.length,
@@ -189,6 +200,7 @@ export class Ledger {
         instructions: this.bridgeInstructions(tx.accountKeys, tx.instructions),
         before: before[k] ?? after,
         after: before[k + 1] ?? after,
+        sent: sentState ?? before[k] ?? after,
       });
     });
     return landed.length;
