@@ -44,8 +44,9 @@ interface CastVote {
 
 type Vote = InstructionOf<'ack_deposit'> | InstructionOf<'ack_withdraw'>;
 
-export class TransactionAudit {
-  readonly coverage: Coverage = {
+/** Every count at 0: an audit's start, and a run's summary before its sequences add theirs. */
+export function noCoverage(): Coverage {
+  return {
     wrongProposals: 0,
     thresholdNo: 0,
     governanceResets: 0,
@@ -55,6 +56,10 @@ export class TransactionAudit {
     cleanups: 0,
     failedTransactions: 0,
   };
+}
+
+export class TransactionAudit {
+  readonly coverage: Coverage = noCoverage();
   /** The honest nos that landed after a reset they were sent before, in landing order (honestOrStale). */
   readonly staleNos: Array<{ chain: ChainSide; index: number; signature: string }> = [];
   private readonly epochs = new Map<string, number>();

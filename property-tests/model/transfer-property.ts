@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { InvariantChecker } from '../invariants/checker.js';
 import { drainToCompletion } from '../invariants/liveness.js';
-import type { Coverage } from '../invariants/transaction-audit.js';
+import { noCoverage, type Coverage } from '../invariants/transaction-audit.js';
 import { BridgeSystem, type BridgeConfig, type LyingFault } from '../system/bridge-system.js';
 import type { Lie } from '../system/liars.js';
 import { checkProperty, replaySettings, type PropertyProfile } from '../support/profile.js';
@@ -64,16 +64,7 @@ export async function checkTransferPhases(
     maxRounds: 0,
     failedCycles: 0,
     maxHealthLag: 0,
-    coverage: {
-      wrongProposals: 0,
-      thresholdNo: 0,
-      governanceResets: 0,
-      lateRevotes: 0,
-      staleAcrossReset: 0,
-      relays: 0,
-      cleanups: 0,
-      failedTransactions: 0,
-    },
+    coverage: noCoverage(),
     inFlight: { restartsWithUnlanded: 0, lateLandings: 0, repricedVersions: 0 },
     lies: {
       on: { oldState: 0, forgedHistory: 0, inflatedSlots: 0, forgedNonces: 0, replayedHistory: 0 },
