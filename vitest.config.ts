@@ -18,8 +18,8 @@ const EXCLUDED = process.env['BRIDGE_REPLAY_FIXTURE'] === '1' ? configDefaults.e
  * that time an answer against a bound with less than about a second to spare run afterwards,
  * on their own, one per core, so that no neighbour's CPU is counted against their bound.
  */
-// 3 took the suite from 396 s to 331 s on a quiet 2-core machine, but failed four tests at their
-// 30 s timeouts with other work beside it: kept at 2 until measured on CI.
+// 3 packs closer (293 s against 330 s on a 2-core machine) but failed four timing bounds under
+// the load it makes, in every run tried.
 const WIDE_PER_CORE = 2;
 const CORES = availableParallelism();
 
@@ -55,6 +55,9 @@ const TIMED = [
   'test/integration/hostile-node.test.ts',
   'test/integration/shutdown.test.ts',
   'test/integration/endpoints.test.ts',
+  // A breach paged within one poll interval and the finalized re-check (POLL_MS + RECHECK_MS):
+  // beside the wide group it took 4,085 and 4,115 ms of 4,000 in two of six runs.
+  'test/integration/watchdog.test.ts',
   'test/devnet/faults/faults.test.ts',
   'test/devnet/seed.test.ts',
   'test/chain/client/read/read-state.test.ts',
@@ -126,7 +129,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'long', isolate: false, include: LONG, exclude: EXCLUDED, maxWorkers: Math.max(1, LONG.length), sequence: { groupOrder: 2 } },
+        test: { name: 'long', isolate: false, include: LONG, exclude: EXCLUDED, maxWorkers: LONG.length, sequence: { groupOrder: 2 } },
       },
       {
         extends: true,

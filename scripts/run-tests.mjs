@@ -30,7 +30,7 @@ const runs =
   vitestArgs.length === 0
     ? [
         ['--project', 'wide', '--project', 'timed'],
-        ['--project', 'long', '--passWithNoTests'],
+        ['--project', 'long'],
       ]
     : [vitestArgs];
 const reports = runs.map((_, i) => join(dir, `vitest-${i}.json`));

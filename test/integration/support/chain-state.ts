@@ -31,7 +31,7 @@ export function depositTracker(bridge: DevnetBridge): Tracker<DepositEntry> {
 /** The destination's WithdrawTracker at the head, or in the bank of `commitment` (what a preflight there sees). */
 export function withdrawTracker(bridge: DevnetBridge, commitment: 'processed' | 'confirmed' = 'processed'): Tracker<WithdrawEntry> {
   const address = bridge.withdrawTracker.toBase58();
-  const data = commitment === 'processed' ? accountData(bridge.pair.target, address) : bankAccountData(bridge.pair.target, address, commitment);
+  const data = accountData(bridge.pair.target, address, commitment);
   const header = decodeTrackerHeader(data, 'WithdrawTracker', address);
   return { header, entries: decodeWithdrawEntries(usedEntries(data, 'WithdrawTracker', header), address, 0) };
 }
@@ -76,14 +76,8 @@ export function landedStatus(bridge: DevnetBridge, signature: string) {
   return bridge.pair.source.bank.signatureStatus(signature) ?? bridge.pair.target.bank.signatureStatus(signature);
 }
 
-function accountData(node: DevnetNode, address: string): Uint8Array {
-  const account = node.getAccount(address);
-  if (account === undefined) throw new Error(`no account ${address} on the ${node.name} chain`);
-  return account.data;
-}
-
-function bankAccountData(node: DevnetNode, address: string, commitment: 'confirmed'): Uint8Array {
-  const account = node.bank.at(commitment).account(address);
+function accountData(node: DevnetNode, address: string, commitment: 'processed' | 'confirmed' = 'processed'): Uint8Array {
+  const account = commitment === 'processed' ? node.getAccount(address) : node.bank.at(commitment).account(address);
   if (account === undefined) throw new Error(`no account ${address} in the ${node.name} chain's ${commitment} bank`);
   return account.data;
 }
