@@ -128,17 +128,27 @@ async function restartInFlight(depositsWhileDown: number): Promise<void> {
   const failed = secondLife
     .filter((record) => record['outcome'] === 'failed')
     .map((record) => String((record['err'] as { message?: unknown } | undefined)?.message));
-  // Once seen failing on a loaded machine (the first life's transaction landed instead): what the
-  // second life did is in the message, for the next time.
   const secondLifeActs = secondLife
     .filter((record) => typeof record['action'] === 'string' || record['msg'] === 'transaction landed')
     .map((record) => `${String(record['msg'])} ${JSON.stringify(record['signature'] ?? record['signatures'] ?? '')}`);
-  expect(ownLanded, `landed ${firstVote!.signature}; the second life: ${secondLifeActs.join(' | ')}`).toBe(depositsWhileDown === 0);
-  expect(excused).toBe(depositsWhileDown === 0 ? 0 : 1);
-  console.info(
+  const story =
     `restart in flight (${depositsWhileDown} deposits while down): the vote in flight landed as ${ownLanded ? "the second life's own" : "the first life's"} transaction; ` +
-      `the second life re-priced ${resigned} time(s), excused ${excused} nonce move(s), failed attempts: ${JSON.stringify(failed)}`,
-  );
+    `the second life re-priced ${resigned} time(s), excused ${excused} nonce move(s), failed attempts: ${JSON.stringify(failed)}; its actions: ${secondLifeActs.join(' | ')}`;
+  console.info(story);
+  if (depositsWhileDown === 0 && !ownLanded) {
+    // The scenario's premise missed: on a loaded machine (one run in six here) the restart
+    // outlasted the in-flight delay, so the first life's copy landed before the second life
+    // signed the vote again. Then the second life must find the vote counted (already_done); the
+    // claims above (every transfer done, nothing carried twice, nothing landed with an error) hold
+    // either way.
+    expect(
+      secondLife.some((record) => record['action'] === 'ack_deposit' && record['outcome'] === 'already_done'),
+      story,
+    ).toBe(true);
+    return;
+  }
+  expect(ownLanded, story).toBe(depositsWhileDown === 0);
+  expect(excused, story).toBe(depositsWhileDown === 0 ? 0 : 1);
 }
 
 describe('a server restarted with a vote in flight', () => {
