@@ -276,11 +276,16 @@ async function drain(pair: ChainPair, world: World, signal: AbortSignal): Promis
   return { settled: false, drainMs: Date.now() - started };
 }
 
-/** RPC requests and account bytes per cycle while nothing is pending: the cost of an idle authority. */
+/**
+ * RPC requests and account bytes per cycle while nothing is pending: the cost of an idle
+ * authority. Both samples are taken just after a cycle ended, so the window holds whole cycles:
+ * sampled at a fixed time, the end could fall inside a cycle and count its first reads against
+ * the cycles before it (9 calls a cycle where the bound is 7, on a loaded machine).
+ */
 async function idleCycleCost(servers: SoakServer[], durationMs: number, signal: AbortSignal): Promise<IdleCycleCost[]> {
-  const before = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
+  const before = await Promise.all(servers.map((server) => sampleAfterCycle(server.origin, signal)));
   await sleep(durationMs, signal);
-  const after = await Promise.all(servers.map((server) => sampleServer(`${server.origin}/metrics`, 0)));
+  const after = await Promise.all(servers.map((server) => sampleAfterCycle(server.origin, signal)));
   return servers.map((_, k) => {
     const cycles = (after[k]?.cycles ?? 0) - (before[k]?.cycles ?? 0);
     const perCycle = (chain: ChainSide) =>
@@ -290,6 +295,22 @@ async function idleCycleCost(servers: SoakServer[], durationMs: number, signal: 
       accountBytesPerRead: after[k]?.lastReadAccountBytes ?? { source: Number.NaN, target: Number.NaN },
     };
   });
+}
+
+/** How long sampleAfterCycle waits for a cycle to end: the soak servers' 2 s poll, several times over. */
+const CYCLE_END_WAIT_MS = 15_000;
+const CYCLE_END_POLL_MS = 50;
+
+/** A /metrics sample from the first scrape that counts one more cycle than the scrape before it (the next cycle starts a poll interval later). */
+async function sampleAfterCycle(origin: string, signal: AbortSignal): Promise<ServerSample | undefined> {
+  const first = await sampleServer(`${origin}/metrics`, 0);
+  const deadline = Date.now() + CYCLE_END_WAIT_MS;
+  while (Date.now() < deadline) {
+    await sleep(CYCLE_END_POLL_MS, signal);
+    const now = await sampleServer(`${origin}/metrics`, 0);
+    if (first === undefined || now === undefined || now.cycles > first.cycles) return now;
+  }
+  throw new Error(`${origin}: no crank cycle ended within ${CYCLE_END_WAIT_MS} ms while the idle cost was measured`);
 }
 
 async function freePorts(count: number): Promise<number[]> {
