@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { crankHealth, crankHealthSchema, healthVerdict, type HealthFacts, type HealthInput, type HealthStatus } from '../../src/machines/health.js';
+import { initialLease } from '../../src/machines/lease.js';
 
 const START = 1_795_000_000_000;
 const STALLED_AFTER_MS = 60_000;
@@ -15,17 +16,7 @@ const FACTS: HealthFacts = {
   fees: { source: { balance: 50_000_000, need: 0 }, target: { balance: 50_000_000, need: 10_000 } },
   foreignSigner: null,
   role: { role: 'active', sinceMs: START, quietSinceMs: START, heardSinceMs: START, extraQuietMs: 0, otherSigner: null, waitReason: null },
-  lease: {
-    status: 'off',
-    value: null,
-    sinceMs: null,
-    want: null,
-    note: null,
-    refusedAtMs: null,
-    freeSignerAtMs: null,
-    sawHolder: false,
-    workSinceMs: null,
-  },
+  lease: initialLease({ handoffMs: 0, pollIntervalMs: 1_000, dryRun: false }),
   unlandedSinceMs: null,
 };
 

@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { SYSTEM_PROGRAM_ID } from '../../../devnet/program/store.js';
 import { BridgeFixture, PROGRAM_ID, confirmed, expectProgramError, newKey, readonly, rejected, signer, writable } from './harness.js';
 
+/** A set_token_pair for a new pair of `mint`: what the account checks below send. */
+function setTokenPairOf(mint: string) {
+  return { name: 'set_token_pair' as const, sourceMint: mint, targetMint: newKey().toBase58(), frozen: false, limitRemaining: 1n, vaultBalance: 1n };
+}
+
 describe('set_token_pair', () => {
   it('creates the pair at its PDA and bumps generation even with nothing pending', () => {
     const fixture = new BridgeFixture();
@@ -38,14 +43,7 @@ describe('set_token_pair', () => {
   it('reports Unauthorized for a signer other than governance', () => {
     const fixture = new BridgeFixture();
     const mint = newKey().toBase58();
-    const ix = {
-      name: 'set_token_pair' as const,
-      sourceMint: mint,
-      targetMint: newKey().toBase58(),
-      frozen: false,
-      limitRemaining: 1n,
-      vaultBalance: 1n,
-    };
+    const ix = setTokenPairOf(mint);
     const error = expectProgramError(fixture.target, 'Unauthorized', () =>
       fixture.target.run(ix, [signer(newKey()), writable(fixture.withdrawTracker), writable(fixture.tokenPairAddress(mint))]),
     );
@@ -55,14 +53,7 @@ describe('set_token_pair', () => {
   it('reports InvalidAccount (before Unauthorized) for a wrong PDA, a read-only pair, an occupied address', () => {
     const fixture = new BridgeFixture();
     const mint = newKey().toBase58();
-    const ix = {
-      name: 'set_token_pair' as const,
-      sourceMint: mint,
-      targetMint: newKey().toBase58(),
-      frozen: false,
-      limitRemaining: 1n,
-      vaultBalance: 1n,
-    };
+    const ix = setTokenPairOf(mint);
     const pair = fixture.tokenPairAddress(mint);
     for (const who of [fixture.governance, newKey()]) {
       expectProgramError(fixture.target, 'InvalidAccount', () =>

@@ -199,17 +199,22 @@ describe("the landing rate moves the starting bid (Drift's idea), by one step at
     getSignaturesForAddress: async () => [],
   } as unknown as ChainRpc;
 
-  it('below 0.9 over ten minutes the bid starts one step higher; at 0.9 or above (or too few outcomes) it does not', async () => {
-    let rate: number | undefined;
+  /** A bidder whose ten-minute landing rate is what `rate()` says, and its next bid's price. */
+  function rateBidder(rate: () => number | undefined) {
     const bidder = new PriorityFeeBidder({
       rpc,
       bounds,
       metrics: createMetrics(new Registry()),
-      landing: { rate: () => rate },
+      landing: { rate },
       authority: PublicKey.default,
       logger: captureLogs().logger,
     });
-    const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
+    return { bidder, price: async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit };
+  }
+
+  it('below 0.9 over ten minutes the bid starts one step higher; at 0.9 or above (or too few outcomes) it does not', async () => {
+    let rate: number | undefined;
+    const { bidder, price } = rateBidder(() => rate);
     expect(await price()).toBe(1_000);
     rate = 0.5;
     expect(await price()).toBe(25_000);
@@ -225,15 +230,7 @@ describe("the landing rate moves the starting bid (Drift's idea), by one step at
 
   it('while every transaction lands on its first version the step comes down after 4 landings, else after 8', async () => {
     let rate: number | undefined = 1;
-    const bidder = new PriorityFeeBidder({
-      rpc,
-      bounds,
-      metrics: createMetrics(new Registry()),
-      landing: { rate: () => rate },
-      authority: PublicKey.default,
-      logger: captureLogs().logger,
-    });
-    const price = async () => (await bidder.bid([], AbortSignal.timeout(1_000))).microLamportsPerUnit;
+    const { bidder, price } = rateBidder(() => rate);
     bidder.expired();
     for (let i = 0; i < 3; i++) bidder.landed();
     expect(await price()).toBe(25_000);
