@@ -3,6 +3,7 @@ import { sleep } from '../../src/time.js';
 import { ensureBuilt } from '../support/server-process.js';
 import { waitFor } from '../support/wait-for.js';
 import { landedSignatures, serverHealth } from './support/authority-server.js';
+import { landedTransactionsOf } from '../support/base-fees.js';
 import { landedStatus, landedTransactionsPaidBy } from './support/chain-state.js';
 import {
   bridgeWithActiveServer,
@@ -35,6 +36,7 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
     onTestFinished,
   }) => {
     const { b, a, startBalances } = await bridgeWithActiveServer(onTestFinished);
+    const paidBefore = new Set(landedTransactionsOf(b.pair, b.authorities[0]!.publicKey).map((paid) => paid.signature));
     const traffic = steadyTraffic(b, 500);
     // A's first votes under the traffic (its poll is 1 s) land while B starts.
     await sleep(1_000, UNCANCELLED);
@@ -79,6 +81,12 @@ describe.concurrent('handoff between two instances of one signer: a rollout and 
     expect(signatures.map((signature) => landedStatus(b, signature)?.err)).toEqual(signatures.map(() => null));
     // Besides the votes: A's taking and release (two transactions) of the signing lease, and B's taking.
     expect([...leaseTransactions(a), ...leaseTransactions(second)]).toHaveLength(4);
+    // The chain's own list of what the key paid for since A became active: each one a server logged (named here if not).
+    const known = new Set([...signatures, ...leaseTransactions(a), ...leaseTransactions(second)]);
+    const unknown = landedTransactionsOf(b.pair, b.authorities[0]!.publicKey).filter(
+      (paid) => !paidBefore.has(paid.signature) && !known.has(paid.signature),
+    );
+    expect(unknown).toEqual([]);
     expect(landedTransactionsPaidBy(b, 0, startBalances)).toBe(signatures.length + 4);
     console.info(`rollout: ${count} transfers, B took over ${tookOverMs} ms after SIGTERM to A (window ${WINDOW_MS} ms)`);
   }, 180_000);

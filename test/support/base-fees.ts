@@ -1,5 +1,6 @@
 import type { PublicKey } from '@solana/web3.js';
 import { LAMPORTS_PER_SIGNATURE } from '../../devnet/bank/bank.js';
+import { parseTransaction } from '../../devnet/bank/transaction.js';
 import type { ChainPair } from '../../devnet/chain-pair.js';
 
 /** An account's lamports on both chains of a devnet pair at one moment. */
@@ -25,4 +26,23 @@ export function baseFeesPaid(pair: ChainPair, key: PublicKey | string, since: Pa
   if (spent % BigInt(LAMPORTS_PER_SIGNATURE) !== 0n)
     throw new Error(`${key.toString()} spent ${spent} lamports besides priority fees: not a whole number of base fees`);
   return Number(spent / BigInt(LAMPORTS_PER_SIGNATURE));
+}
+
+/** A transaction a devnet chain landed (the last 10,000 kept), by its first signature. */
+export interface PaidTransaction {
+  chain: 'source' | 'target';
+  signature: string;
+  slot: number;
+  err: unknown;
+  logMessages: string[];
+}
+
+/** The transactions the pair's chains landed with `key` as fee payer, failed or not, oldest first per chain. */
+export function landedTransactionsOf(pair: ChainPair, key: PublicKey | string): PaidTransaction[] {
+  const payer = key.toString();
+  return (['source', 'target'] as const).flatMap((chain) =>
+    [...pair[chain].bank.landedTransactions()]
+      .filter((landed) => landed.feePayer === payer)
+      .map(({ wire, slot, err, logMessages }) => ({ chain, signature: parseTransaction(wire).signature, slot, err, logMessages })),
+  );
 }
