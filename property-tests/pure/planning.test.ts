@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BridgeView } from '../../src/chain/port/bridge-chains.js';
 import type { DepositEntry, DepositResult, RejectionReason, WithdrawEntry } from '../../src/chain/types.js';
+import { cleanupTurn } from '../../src/machines/planning/cleanup-turns.js';
 import { planAckDeposits, planAckWithdraws, planCleanups } from '../../src/machines/planning/cycle-plan.js';
 import { bridgeView, deposit, withdrawal } from '../../test/machines/support/bridge-view.js';
 import { isRelayable, sameResult, sameTransfer } from '../invariants/state-checks.js';
@@ -178,6 +179,46 @@ describe('vote planning (pure properties)', () => {
           .map(([index]) => index);
         expect(plan.indices).toEqual(candidates.slice(0, limit));
         expect(plan.pending).toBe(candidates.length);
+        expect(plan.waits).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+
+  it('cleanup turns: each candidate is planned or left to the authority whose turn it is, never both; none is left past the grace', async () => {
+    const turnsArbitrary = fc.record({
+      atMs: fc.integer({ min: 0, max: 10_000 }),
+      graceMs: fc.integer({ min: 1, max: 5_000 }),
+      seenAgoMs: fc.integer({ min: 0, max: 10_000 }),
+    });
+    await checkProperty(
+      'planCleanups with turns',
+      fc.asyncProperty(views, turnsArbitrary, async ({ view, limit }, { atMs, graceMs, seenAgoMs }) => {
+        const settled = Number(view.deposits.header.settledPrefix);
+        const candidates = [...entries(view.deposits)].filter(
+          ([index, deposit]) => index >= settled && deposit.status === 'Finalized' && !deposit.cleanupCompleted,
+        );
+        const waits = candidates.map(([index]) => ({ index, sinceMs: atMs - seenAgoMs }));
+        const plan = planCleanups(view, limit, { waits, atMs, graceMs });
+        const { header } = view.deposits;
+        const own = header.authorities.indexOf(view.authority);
+        const left = new Set(plan.waits.map((wait) => wait.index));
+        for (const [index, deposit] of candidates) {
+          const turn = cleanupTurn(index, deposit, header.authorityCount);
+          const voters = (deposit.yesVotes | deposit.noVotes) & ((1 << header.authorityCount) - 1);
+          // The turn is a voter, and no voter sits between index mod n and it; with no voter, anyone's.
+          if (turn === null) expect(voters).toBe(0);
+          else {
+            expect((voters >> turn) & 1).toBe(1);
+            for (let slot = index % header.authorityCount; slot !== turn; slot = (slot + 1) % header.authorityCount)
+              expect((voters >> slot) & 1).toBe(0);
+          }
+          expect(left.has(index)).toBe(turn !== null && turn !== own && seenAgoMs < graceMs);
+        }
+        const planned = candidates.map(([index]) => index).filter((index) => !left.has(index));
+        expect(plan.indices).toEqual(planned.slice(0, limit));
+        expect(plan.pending).toBe(planned.length);
+        expect(plan.waits.every((wait) => wait.sinceMs === atMs - seenAgoMs)).toBe(true);
       }),
       RUNS,
     );

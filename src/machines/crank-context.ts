@@ -11,6 +11,7 @@ import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
 import { hasBacklog, MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
+import { cleanupGraceMs, type CleanupWait } from './planning/cleanup-turns.js';
 import { initialLease } from './lease.js';
 import { initialRole, isHalted } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
@@ -77,7 +78,13 @@ export function pollSchedule(context: CrankContext): PollSchedule {
 
 /** The read step's input from the machine's context. */
 export function readInput({ context }: { context: CrankContext }): ReadInput {
-  return { batchLimit: context.settings.batchLimit, readLease: context.health.lease.status !== 'off' };
+  const { settings, health, cleanupWaits } = context;
+  return {
+    batchLimit: settings.batchLimit,
+    readLease: health.lease.status !== 'off',
+    cleanupWaits,
+    cleanupGraceMs: cleanupGraceMs(settings.pollIntervalMs),
+  };
 }
 
 /** What the read step takes. */
@@ -85,6 +92,9 @@ export interface ReadInput {
   batchLimit: number;
   /** Read the signing lease too (it is in use: lease.ts). */
   readLease: boolean;
+  /** Cleanups left to another authority's turn at the last read, and the grace (planning/cleanup-turns.ts). */
+  cleanupWaits: CleanupWait[];
+  cleanupGraceMs: number;
 }
 
 /** What the read step returns: the plan, and what it learned about the authority's own accounts. */
@@ -152,6 +162,8 @@ export interface CrankContext {
   drainBacklog: boolean;
   backlogStreak: number;
   stopRequested: boolean;
+  /** Cleanups left to another authority's turn, from the last read (planning/cleanup-turns.ts). */
+  cleanupWaits: CleanupWait[];
   health: HealthFacts;
 }
 
@@ -166,6 +178,7 @@ export function initialCrankContext(settings: CrankSettings): CrankContext {
     drainBacklog: false,
     backlogStreak: 0,
     stopRequested: false,
+    cleanupWaits: [],
     health: {
       lastRunAtMs: null,
       lastSuccessAtMs: null,

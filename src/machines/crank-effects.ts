@@ -24,7 +24,8 @@ export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal
   // The watchdog judges the view already read (no read of its own in the cycle); its holds take
   // a held chain's whole queue out of the plan, never single votes.
   watchdog?.observe(view);
-  const planned = planCycle(view, input.batchLimit);
+  const turns = { waits: input.cleanupWaits, atMs: readAtMs, graceMs: input.cleanupGraceMs };
+  const planned = planCycle(view, input.batchLimit, turns);
   const plan = watchdog === undefined ? planned : watchdog.limitFlow(heldPlan(planned, watchdog.holds()));
   const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));

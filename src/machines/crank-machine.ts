@@ -89,7 +89,7 @@ const crankSetup = setup({
       const { foreign, change, waits } = decided;
       const after = healthAfterRead(health, read, decided, settings, atMs);
       const { fees, foreignSigner } = after;
-      enqueue.assign({ plan: read.plan, health: after });
+      enqueue.assign({ plan: read.plan, health: after, cleanupWaits: read.plan.cleanup.waits });
       enqueue.emit({ type: 'planned', pending: pendingCounts(read.plan), waiting: read.waiting, readAtMs: read.readAtMs });
       if (foreign.length > 0)
         enqueue.emit({ type: 'foreignSigner', transactions: foreign, halted: isHalted(settings.onForeignSigner, foreignSigner) });

@@ -71,11 +71,17 @@ describe('transfers through all five phases', () => {
     await claim(bridge, 0);
     expect(withdrawTracker(bridge).entries[0]!.createdTokenAccount).toBe('Created');
 
-    // ack_withdraw: proposal, threshold yes, late vote; authority 2's read already shows the entry Finalized, so it cleans up.
+    // ack_withdraw: proposal, threshold yes, late vote. Authority 2's read already shows the entry
+    // Finalized, but its cleanup is authority 0's turn (docs/crank.md "Cleanup turns"): it cleans up next round.
     expect(await runRoundCaughtUp(cranks)).toEqual([
       { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
       { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
-      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 1, cleanup_completed: 1 },
+      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
+    ]);
+    expect(await runRound(cranks)).toEqual([
+      { ...NOTHING_ATTEMPTED, cleanup_attempted: 1, cleanup_completed: 1 },
+      NOTHING_ATTEMPTED,
+      NOTHING_ATTEMPTED,
     ]);
     expect(await runRound(cranks)).toEqual([NOTHING_ATTEMPTED, NOTHING_ATTEMPTED, NOTHING_ATTEMPTED]);
 
@@ -87,8 +93,8 @@ describe('transfers through all five phases', () => {
       refundedAmount: 0n,
     });
     expectSettled(bridge, 1);
-    expect(c!.service.health()).toMatchObject({ last_error: null, last_action: 'cleanup_deposit 1 entry' });
-    expect(a!.service.health()).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0 (1 vote)' });
+    expect(a!.service.health()).toMatchObject({ last_error: null, last_action: 'cleanup_deposit 1 entry' });
+    expect(c!.service.health()).toMatchObject({ last_error: null, last_action: 'ack_withdraw 0 (1 vote)' });
     await expectTransactionsAccounted(bridge, cranks);
   });
 
@@ -146,11 +152,20 @@ describe('transfers through all five phases', () => {
     expect(withdrawTracker(bridge).entries).toMatchObject(rejected);
 
     // No claim: a Rejected result is relayable at once (rule 3.1). Authority 0's yes reaches the threshold;
-    // authority 1, with the Finalized entries in its read, votes late and cleans them up.
+    // authority 1, with the Finalized entries in its read, votes late. Each crank cleans up its turns
+    // (docs/crank.md "Cleanup turns": entry i is the first voter's from slot i mod 3 on). Authority 1's
+    // read holds no vote of its own yet, so entry 1 reads as authority 2's turn to it and it cleans up
+    // nothing; authority 2's read holds authority 1's late vote: entry 2 is its turn, entry 1 authority 1's.
+    // The next round cleans up the rest: entries 0 and 3 (authority 0's) and 1.
     expect(depositTracker(bridge).entries.map((entry) => entry.status)).toEqual(['Relaying', 'Relaying', 'Relaying', 'Relaying']);
     expect(await runRoundCaughtUp(cranks)).toEqual([
       { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
-      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true, cleanup_attempted: 4, cleanup_completed: 4 },
+      { ...NOTHING_ATTEMPTED, ack_withdraw_attempted: true },
+      { ...NOTHING_ATTEMPTED, cleanup_attempted: 1, cleanup_completed: 1 },
+    ]);
+    expect(await runRound(cranks)).toEqual([
+      { ...NOTHING_ATTEMPTED, cleanup_attempted: 2, cleanup_completed: 2 },
+      { ...NOTHING_ATTEMPTED, cleanup_attempted: 1, cleanup_completed: 1 },
       NOTHING_ATTEMPTED,
     ]);
     expect(depositTracker(bridge).entries).toMatchObject(
@@ -184,6 +199,8 @@ describe('transfers through all five phases', () => {
     await runRound(cranks);
     const internalError: DepositResult = { kind: 'Rejected', reason: 'InternalError' };
     expect(withdrawTracker(bridge).entries[0]).toMatchObject({ status: 'Finalized', result: internalError, createdTokenAccount: 'NotRequired' });
+    await runRoundCaughtUp(cranks);
+    // The cleanup is the turn of the first voter from slot 0 on; that crank's read in the round may have come before the threshold.
     await runRoundCaughtUp(cranks);
     expect(depositTracker(bridge).entries[0]).toMatchObject({ result: internalError, cleanupCompleted: true, refundedAmount: 250n });
     expectSettled(bridge, 1);

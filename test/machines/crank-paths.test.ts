@@ -60,7 +60,7 @@ function plan(items: number, pending: number): CyclePlan {
       })),
       pending,
     },
-    cleanup: { indices, pending },
+    cleanup: { indices, pending, waits: [] },
   };
 }
 

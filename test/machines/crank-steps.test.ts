@@ -36,7 +36,7 @@ function inCycle(changes: Partial<CrankContext> = {}): CrankContext {
 const EMPTY_PLAN: CyclePlan = {
   ackDeposit: { votes: [], pending: 0 },
   ackWithdraw: { votes: [], pending: 0 },
-  cleanup: { indices: [], pending: 0 },
+  cleanup: { indices: [], pending: 0, waits: [] },
 };
 
 const backlogPlan: CyclePlan = {
@@ -103,7 +103,7 @@ describe('crank machine steps', () => {
   });
 
   it('counts distinct cleanup entries across attempts', () => {
-    const plan = (indices: number[]): CyclePlan => ({ ...EMPTY_PLAN, cleanup: { indices, pending: indices.length } });
+    const plan = (indices: number[]): CyclePlan => ({ ...EMPTY_PLAN, cleanup: { indices, pending: indices.length, waits: [] } });
     const retry = (context: CrankContext, indices: number[]) =>
       step(
         { cleanup: 'replanning' },

@@ -11,7 +11,7 @@ import { TEST_CRANK_SETTINGS } from './support/test-crank.js';
 const EMPTY_PLAN: CyclePlan = {
   ackDeposit: { votes: [], pending: 0 },
   ackWithdraw: { votes: [], pending: 0 },
-  cleanup: { indices: [], pending: 0 },
+  cleanup: { indices: [], pending: 0, waits: [] },
 };
 
 describe('isRelayableWithdrawResult (rule 3.1)', () => {

@@ -3,6 +3,7 @@ import type { DepositEntry, WithdrawEntry, CreatedTokenAccount, DepositResult, W
 import { ownNextIndex } from '../../chain/port/authority-position.js';
 import { depositResultToWire } from '../../chain/port/result-wire.js';
 import { BridgeError } from '../../errors.js';
+import { cleanupTurnsOf, NO_TURNS, type CleanupTurns, type CleanupWait } from './cleanup-turns.js';
 
 /**
  * The planner, pure: everything one crank cycle will submit, planned from one BridgeView, in
@@ -35,11 +36,11 @@ export function readLimitsFor(limit: number): ReadLimits {
   return { entriesPerPosition: limit + 1 };
 }
 
-export function planCycle(view: BridgeView, limit: number = MAX_PLANNED_PER_ACTION): CyclePlan {
+export function planCycle(view: BridgeView, limit: number = MAX_PLANNED_PER_ACTION, turns: CleanupTurns = NO_TURNS): CyclePlan {
   return {
     ackDeposit: planAckDeposits(view, limit),
     ackWithdraw: planAckWithdraws(view, limit),
-    cleanup: planCleanups(view, limit),
+    cleanup: planCleanups(view, limit, turns),
   };
 }
 
@@ -201,30 +202,35 @@ function isValidResultFor(deposit: DepositEntry, result: DepositResult): boolean
 
 /**
  * cleanup_deposit candidates (rule 3.2, crank cycle step 5): source entries that are
- * Finalized and not cleaned up. Everything below settled_prefix is cleaned up already; the
- * read holds a run from settled_prefix, and candidates in the other runs it holds count too.
+ * Finalized and not cleaned up, less those left to the authority whose turn they are
+ * (./cleanup-turns.ts). Everything below settled_prefix is cleaned up already; the read holds a
+ * run from settled_prefix, and candidates in the other runs it holds count too.
  */
 
 export interface CleanupPlan {
   /** Candidate entries in index order, at most the batch limit. */
   indices: number[];
-  /** All candidates among the entries read, planned or not. */
+  /** All candidates among the entries read, planned or not, less those left to another authority's turn. */
   pending: number;
+  /** Candidates left to another authority's turn, with when this crank first saw each waiting. */
+  waits: CleanupWait[];
 }
 
-export function planCleanups(view: BridgeView, limit: number): CleanupPlan {
+export function planCleanups(view: BridgeView, limit: number, turns: CleanupTurns = NO_TURNS): CleanupPlan {
   const { header, entries } = view.deposits;
   const settled = entryIndex(header.settledPrefix);
   const entryCount = entryIndex(header.entryCount);
   if (settled < entryCount) entryAt(view.deposits, settled);
+  const { leaves, waits } = cleanupTurnsOf(view, turns);
   const indices: number[] = [];
   let pending = 0;
   for (const [index, entry] of entries) {
     if (index < settled || index >= entryCount || entry.status !== 'Finalized' || entry.cleanupCompleted) continue;
+    if (leaves(index, entry)) continue;
     pending++;
     if (indices.length < limit) indices.push(index);
   }
-  return { indices, pending };
+  return { indices, pending, waits };
 }
 
 /**

@@ -12,6 +12,6 @@ export function heldPlan(plan: CyclePlan, holds: Record<ChainSide, string | null
   return {
     ackDeposit: holds.target === null ? plan.ackDeposit : { votes: [], pending: 0 },
     ackWithdraw: holds.source === null ? plan.ackWithdraw : { votes: [], pending: 0 },
-    cleanup: holds.source === null ? plan.cleanup : { indices: [], pending: 0 },
+    cleanup: holds.source === null ? plan.cleanup : { indices: [], pending: 0, waits: plan.cleanup.waits },
   };
 }

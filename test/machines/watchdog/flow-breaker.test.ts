@@ -15,7 +15,11 @@ function vote(index: number, amount: number, approve = true, sourceMint = MINT):
 }
 
 function plan(votes: AckDepositVote[]): CyclePlan {
-  return { ackDeposit: { votes, pending: votes.length + 3 }, ackWithdraw: { votes: [], pending: 0 }, cleanup: { indices: [], pending: 0 } };
+  return {
+    ackDeposit: { votes, pending: votes.length + 3 },
+    ackWithdraw: { votes: [], pending: 0 },
+    cleanup: { indices: [], pending: 0, waits: [] },
+  };
 }
 
 describe('limitFlow', () => {
