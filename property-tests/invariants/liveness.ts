@@ -1,5 +1,6 @@
 import { decodeTokenPair } from '../../src/chain/codec/token-pair.js';
 import { describeError } from '../../src/errors.js';
+import { CLEANUP_GRACE_READS } from '../../src/machines/planning/cleanup-turns.js';
 import { claimableEntries, type PropertyRun } from '../model/model.js';
 import { unsettledDeposits } from './state-checks.js';
 
@@ -9,17 +10,19 @@ import { unsettledDeposits } from './state-checks.js';
  * within LIVENESS_ROUNDS rounds. A round: users claim every claimable withdrawal, then every
  * honest crank runs one cycle.
  *
- * Why 6. A transfer needs three rounds: ack_deposit (the destination finalizes once threshold
+ * Why 8. A transfer needs three rounds: ack_deposit (the destination finalizes once threshold
  * honest authorities voted), ack_withdraw (the source finalizes), cleanup (a cycle plans it from
  * a read made after the finalization, so it is the next crank's cycle or the next round's).
  * What a sequence can leave behind costs at most one more round per chain: a byzantine or stale
  * proposal on the destination is voted down (threshold no) and the authority that completed the
  * no re-proposes in its retry, so the others approve one round later; likewise a wrong
- * proposal on the source. Transactions left pending by faults are resolved by the first call of
- * their action. 3 + 1 + 1 = 5; one round of slack makes 6, and the run records how many rounds
- * each sequence needed (docs in property-tests/README.md).
+ * proposal on the source. A cleanup whose turn a byzantine authority holds (it voted and never
+ * cleans up) is an honest crank's CLEANUP_GRACE_READS reads later. Transactions left pending by
+ * faults are resolved by the first call of their action. 3 + 1 + 1 + 2 = 7; one round of slack
+ * makes 8, and the run records how many rounds each sequence needed (docs in
+ * property-tests/README.md).
  */
-const LIVENESS_ROUNDS = 6;
+const LIVENESS_ROUNDS = 6 + CLEANUP_GRACE_READS;
 /**
  * Governance remedies at most this many stale nos in one liveness phase (each comes from a
  * transaction sent before the faults stopped or before the previous remedy, so there are few).

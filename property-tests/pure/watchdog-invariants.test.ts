@@ -14,7 +14,8 @@ import { checkProperty, propertyProfile } from '../support/profile.js';
  * threshold no: entry_count and positions rewound, never below settled_prefix), relays, cleanups
  * and governance resets, each cycle seen through a random window. No run raises a critical
  * breach; an injected breach (a finalized mismatch, a relayed result that differs, a finalized
- * yes against this authority's no, a rewound counter) is always found, naming its entry; and a
+ * yes against this authority's no, this authority's no standing on a proposal it should approve
+ * on either chain, a rewound counter) is always found, naming its entry; and a
  * breach that only one lying endpoint shows is never confirmed by the finalized re-check.
  */
 
@@ -160,7 +161,7 @@ describe('the watchdog invariants on random honest runs', () => {
   });
 
   it('find every injected breach, naming its entry', async () => {
-    const injection = fc.constantFrom('mismatch', 'relayed', 'own_no', 'rewound');
+    const injection = fc.constantFrom('mismatch', 'relayed', 'own_no', 'own_no_voting', 'own_no_relaying', 'rewound');
     await checkProperty(
       'injected breach found',
       fc.asyncProperty(run, injection, fc.nat(), async ({ steps }, kind, pick) => {
@@ -199,6 +200,17 @@ describe('the watchdog invariants on random honest runs', () => {
         } else if (kind === 'own_no') {
           model.withdrawals[i] = { ...model.withdrawals[i]!, yesVotes: 2 | 4, noVotes: OWN };
           expected = { invariant: 'finalized_against_own_no', index: i };
+        } else if (kind === 'own_no_voting') {
+          // A no of this authority (signed before a reset) standing on the honest proposal of a new deposit.
+          apply(model, { kind: 'deposit', amount: 7n });
+          const next = Number(model.target.entryCount);
+          model.withdrawals[next] = withdrawal(model.deposits[next]!, { status: 'Voting', yesVotes: 2, noVotes: OWN });
+          model.target.entryCount = BigInt(next + 1);
+          expected = { invariant: 'own_no_on_matching_proposal', index: next };
+        } else if (kind === 'own_no_relaying') {
+          // The same on the source: this authority's no on a proposal equal to the destination's Finalized result.
+          model.deposits[i] = { ...model.deposits[i]!, status: 'Relaying', proposed: model.withdrawals[i]!.result, yesVotes: 2, noVotes: OWN };
+          expected = { invariant: 'own_no_on_matching_proposal', index: i };
         } else {
           model.target.settledPrefix -= 1n;
           expected = { invariant: 'tracker_rewound', index: null };

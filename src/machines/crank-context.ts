@@ -11,7 +11,7 @@ import type { CrankConfig } from '../config/config.js';
 import type { CrankReport, CrankStep, CycleKind, PlannedVote } from './crank-types.js';
 import type { HealthFacts } from './health.js';
 import { hasBacklog, MAX_PLANNED_PER_ACTION, type CyclePlan } from './planning/cycle-plan.js';
-import { cleanupGraceMs, type CleanupWait } from './planning/cleanup-turns.js';
+import type { CleanupWait } from './planning/cleanup-turns.js';
 import { initialLease } from './lease.js';
 import { initialRole, isHalted } from './role.js';
 import type { WaitingRead } from './planning/waiting.js';
@@ -79,12 +79,7 @@ export function pollSchedule(context: CrankContext): PollSchedule {
 /** The read step's input from the machine's context. */
 export function readInput({ context }: { context: CrankContext }): ReadInput {
   const { settings, health, cleanupWaits } = context;
-  return {
-    batchLimit: settings.batchLimit,
-    readLease: health.lease.status !== 'off',
-    cleanupWaits,
-    cleanupGraceMs: cleanupGraceMs(settings.pollIntervalMs),
-  };
+  return { batchLimit: settings.batchLimit, readLease: health.lease.status !== 'off', cleanupWaits };
 }
 
 /** What the read step takes. */
@@ -92,9 +87,8 @@ export interface ReadInput {
   batchLimit: number;
   /** Read the signing lease too (it is in use: lease.ts). */
   readLease: boolean;
-  /** Cleanups left to another authority's turn at the last read, and the grace (planning/cleanup-turns.ts). */
+  /** Cleanups of another authority's turn at the last read, with their reads (planning/cleanup-turns.ts). */
   cleanupWaits: CleanupWait[];
-  cleanupGraceMs: number;
 }
 
 /** What the read step returns: the plan, and what it learned about the authority's own accounts. */
@@ -162,7 +156,7 @@ export interface CrankContext {
   drainBacklog: boolean;
   backlogStreak: number;
   stopRequested: boolean;
-  /** Cleanups left to another authority's turn, from the last read (planning/cleanup-turns.ts). */
+  /** Cleanups of another authority's turn, with the reads that showed each, from the last read (planning/cleanup-turns.ts). */
   cleanupWaits: CleanupWait[];
   health: HealthFacts;
 }

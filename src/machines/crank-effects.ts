@@ -2,6 +2,7 @@ import type { BridgeChains, PlannedWork, SigningLease } from '../chain/port/brid
 import { CHAINS } from '../domain.js';
 import type { ActionReport, CycleRead, ReadInput, Submission } from './crank-context.js';
 import type { LeaseStepOutcome, LeaseWant } from './lease.js';
+import { CLEANUP_GRACE_READS } from './planning/cleanup-turns.js';
 import { planCycle, readLimitsFor, type CyclePlan } from './planning/cycle-plan.js';
 import { waitingRead } from './planning/waiting.js';
 import { heldPlan } from './watchdog/hold.js';
@@ -24,8 +25,7 @@ export async function readAndPlan(chains: BridgeChains, input: ReadInput, signal
   // The watchdog judges the view already read (no read of its own in the cycle); its holds take
   // a held chain's whole queue out of the plan, never single votes.
   watchdog?.observe(view);
-  const turns = { waits: input.cleanupWaits, atMs: readAtMs, graceMs: input.cleanupGraceMs };
-  const planned = planCycle(view, input.batchLimit, turns);
+  const planned = planCycle(view, input.batchLimit, { waits: input.cleanupWaits, graceReads: CLEANUP_GRACE_READS });
   const plan = watchdog === undefined ? planned : watchdog.limitFlow(heldPlan(planned, watchdog.holds()));
   const waiting = waitingRead(view, plan);
   const fees = chains.plannedFees(plannedWork(plan));

@@ -9,56 +9,53 @@ import type { DepositEntry } from '../../chain/types.js';
  * their fee. Entry `i` is the turn of the first authority, from slot `i mod authority_count` of
  * the DepositTracker on (cyclically), that voted on the entry: a Finalized entry holds at least
  * `threshold` votes, and an authority that cast none gives no sign that its crank runs. Another
- * authority's crank cleans the entry up once it has waited the grace since this crank first saw
- * it waiting: a crank that stopped holds its turns back by at most the grace. The first
- * sightings live in the machine's context only: a restart forgets them and waits one grace
- * again, a delay and never a wrong send.
+ * authority's crank cleans the entry up at its CLEANUP_GRACE_READS-th read after the first that
+ * showed the entry waiting: a crank that stopped (or an authority that votes and never cleans up)
+ * holds its turns back by that many of the others' cycles. The grace is counted in reads, not
+ * time, so a cycle decides the same whatever the machine's load, and a cycle driven by POST
+ * /crank/once counts as one. The sightings live in the machine's context only: a restart forgets
+ * them and waits the grace again, a delay and never a wrong send.
  */
 
-/** The grace, in this server's poll intervals: `CLEANUP_GRACE_POLLS × BRIDGE_POLL_INTERVAL_SECS` (in ms). */
-export const CLEANUP_GRACE_POLLS = 2;
+/** Reads after the first one that showed an entry waiting for another authority's turn, before this crank cleans it up. */
+export const CLEANUP_GRACE_READS = 2;
 
-/** An entry left to the authority whose turn it is, since this crank first saw it waiting (monotonic ms). */
+/** An entry left to the authority whose turn it is, and how many reads since the first showed it waiting. */
 export interface CleanupWait {
   index: number;
-  sinceMs: number;
+  reads: number;
 }
 
-/** The waits carried from the last read, the read's time, and the grace (0: no turns, every candidate is planned). */
+/** The waits carried from the last read, and the grace in reads (0: no turns, every candidate is planned). */
 export interface CleanupTurns {
   waits: readonly CleanupWait[];
-  atMs: number;
-  graceMs: number;
+  graceReads: number;
 }
 
-export const NO_TURNS: CleanupTurns = { waits: [], atMs: 0, graceMs: 0 };
-
-export function cleanupGraceMs(pollIntervalMs: number): number {
-  return CLEANUP_GRACE_POLLS * pollIntervalMs;
-}
+export const NO_TURNS: CleanupTurns = { waits: [], graceReads: 0 };
 
 /**
  * For the candidates of one read: a function telling whether this crank leaves entry `index` to
- * another authority for now, and the waits to carry to the next read (those left this time,
- * their first sighting kept: one per candidate read, so bounded by the read).
+ * another authority for now, and the waits to carry to the next read (every candidate of another
+ * authority's turn with its count of reads, past the grace too, so a cleanup that failed is not
+ * held back again: one per candidate read, so bounded by the read).
  */
 export function cleanupTurnsOf(
   view: BridgeView,
   turns: CleanupTurns,
 ): { leaves: (index: number, entry: DepositEntry) => boolean; waits: CleanupWait[] } {
   const waits: CleanupWait[] = [];
-  if (turns.graceMs <= 0) return { leaves: () => false, waits };
+  if (turns.graceReads <= 0) return { leaves: () => false, waits };
   const { header } = view.deposits;
   const own = authoritySlot(header, view.authority, { chain: 'source' });
   const count = header.authorityCount;
-  const since = new Map(turns.waits.map((wait) => [wait.index, wait.sinceMs]));
+  const seen = new Map(turns.waits.map((wait) => [wait.index, wait.reads]));
   const leaves = (index: number, entry: DepositEntry): boolean => {
     const turn = cleanupTurn(index, entry, count);
     if (turn === null || turn === own) return false;
-    const sinceMs = since.get(index) ?? turns.atMs;
-    if (turns.atMs - sinceMs >= turns.graceMs) return false;
-    waits.push({ index, sinceMs });
-    return true;
+    const reads = seen.has(index) ? seen.get(index)! + 1 : 0;
+    waits.push({ index, reads });
+    return reads < turns.graceReads;
   };
   return { leaves, waits };
 }

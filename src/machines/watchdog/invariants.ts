@@ -16,6 +16,8 @@ export type InvariantName =
   | 'finalized_mismatch'
   /** An entry finalized yes while this authority's own vote on it is no. */
   | 'finalized_against_own_no'
+  /** This authority's no on a proposal it should approve, still under vote: signed before a governance reset, or by another signer of its key. */
+  | 'own_no_on_matching_proposal'
   /** A source result that differs from the destination result it relays. */
   | 'relayed_result_mismatch'
   /** entry_count, settled_prefix or a next_index below what the bridge already settled, without a generation change. */
@@ -28,6 +30,7 @@ export type InvariantName =
 export const INVARIANTS: readonly InvariantName[] = [
   'finalized_mismatch',
   'finalized_against_own_no',
+  'own_no_on_matching_proposal',
   'relayed_result_mismatch',
   'tracker_rewound',
   'authority_set_changed',
@@ -176,18 +179,64 @@ export function entryBreaches(
       ),
     );
   }
+  breaches.push(...ownNoBreaches(deposit, withdrawal, own, at));
   return breaches;
+}
+
+/**
+ * This authority's no on a proposal still under vote that equals what it should approve: the
+ * destination's proposal carrying the deposit's transfer, or the source's proposed result equal
+ * to the destination's Finalized result. An honest crank never signs one at the generation it
+ * reads (neither side's data changes while the entry stands, and a threshold no clears the
+ * votes), so the no was signed before a governance reset and landed after it on the proposal
+ * that replaced the old one (a vote names no generation), or another signer holds this key.
+ * Either way the transfer waits for the other authorities' yes: this authority cannot take it back.
+ */
+function ownNoBreaches(
+  deposit: DepositEntry | undefined,
+  withdrawal: WithdrawEntry | undefined,
+  own: Record<ChainSide, number>,
+  at: (invariant: InvariantName, chain: ChainSide, bridge: string, expected: string) => Breach,
+): Breach[] {
+  const breaches: Breach[] = [];
+  const votes = (entry: { yesVotes: number; noVotes: number }) => `yes votes ${maskText(entry.yesVotes)}, no votes ${maskText(entry.noVotes)}`;
+  if (deposit !== undefined && withdrawal?.status === 'Voting' && (withdrawal.noVotes & own.target) !== 0 && carriesDeposit(withdrawal, deposit)) {
+    breaches.push(
+      at(
+        'own_no_on_matching_proposal',
+        'target',
+        `Voting ${transferText(withdrawal.amount, withdrawal.recipient, withdrawal.sourceMint)} with this authority's no (${votes(withdrawal)})`,
+        'this authority approves a proposal equal to its source entry',
+      ),
+    );
+  }
+  if (
+    deposit?.status === 'Relaying' &&
+    withdrawal?.status === 'Finalized' &&
+    (deposit.noVotes & own.source) !== 0 &&
+    sameDepositResult(deposit.proposed, withdrawal.result)
+  ) {
+    breaches.push(
+      at(
+        'own_no_on_matching_proposal',
+        'source',
+        `Relaying ${resultText(deposit.proposed)} with this authority's no (${votes(deposit)})`,
+        `this authority approves the destination result ${resultText(withdrawal.result)}`,
+      ),
+    );
+  }
+  return breaches;
+}
+
+/** A destination entry proposes exactly the deposit's transfer (amount, recipient, source_mint). */
+function carriesDeposit(withdrawal: WithdrawEntry, deposit: DepositEntry): boolean {
+  return withdrawal.amount === deposit.amount && withdrawal.recipient === deposit.recipient && withdrawal.sourceMint === deposit.sourceMint;
 }
 
 /** A Confirmed destination entry carries exactly the deposit's transfer and confirms at most its amount. */
 function confirmsDeposit(withdrawal: WithdrawEntry, deposit: DepositEntry): boolean {
   const confirmed = withdrawal.result.kind === 'Confirmed' ? withdrawal.result.amount : 0n;
-  return (
-    withdrawal.amount === deposit.amount &&
-    withdrawal.recipient === deposit.recipient &&
-    withdrawal.sourceMint === deposit.sourceMint &&
-    confirmed <= deposit.amount
-  );
+  return carriesDeposit(withdrawal, deposit) && confirmed <= deposit.amount;
 }
 
 /**
