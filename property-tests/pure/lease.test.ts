@@ -237,8 +237,8 @@ function checkInvariants(world: World): void {
 /**
  * A graceful stop of the holder, then another live instance signs within two of its cycles (one
  * when it knew it did not hold the lease; two when it still believed it held an older value: its
- * first cycle learns it lost it), or after the waits docs/chain-client.md "When a free lease is
- * taken" documents: a taking of its own was refused (it lost a race, or an endpoint misled it),
+ * first cycle learns it lost it), or after the waits docs/chain-client.md "The lease"
+ * documents: a taking of its own was refused (it lost a race, or an endpoint misled it),
  * so a free lease waits the quiet window since; or its first cycle saw another instance sign
  * while the lease read free in that read and in the one before (free before: a holder that took
  * and signed between two of its reads, or a lying endpoint's "free" while the holder signed),

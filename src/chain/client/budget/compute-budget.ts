@@ -111,8 +111,8 @@ const CEILING_GROWTH = 4;
  * CEILING_GROWTH only when a transaction is refused or lands for running out of compute.
  * Never above MAX_COMPUTE_UNIT_LIMIT. A preflight refusal is a node's simulation: a node that
  * lies there raises the ceiling to that bound after two refused attempts, so a transaction then
- * pays at most the cap on MAX_COMPUTE_UNIT_LIMIT (docs/chain-client.md, "A ceiling one node
- * cannot raise"); plannedFees prices a plan on the same ceiling.
+ * pays at most the cap on MAX_COMPUTE_UNIT_LIMIT (docs/chain-client.md, "Compute budget and
+ * priority fees"); plannedFees prices a plan on the same ceiling.
  */
 export class ComputeCeilings {
   readonly #perInstruction = new Map<CrankAction, number>();
