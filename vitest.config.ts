@@ -82,12 +82,7 @@ const TIMED = [
  * `vitest run` runs them last. Not derived from the record: a file near the budget moved in and
  * out with the machine's load, and two timing-sensitive ones failed here beside them.
  */
-const LONG = [
-  'test/integration/agave-banks.test.ts',
-  'test/integration/lease-idle.test.ts',
-  'test/integration/lease-proof.test.ts',
-  'test/integration/lease-spam.test.ts',
-];
+const LONG = ['test/integration/agave-banks.test.ts', 'test/integration/lease-idle.test.ts', 'test/integration/lease-proof.test.ts'];
 
 // A renamed or removed file would otherwise leave its entry matching nothing, and the file
 // itself scheduled as a new one (first) or, out of TIMED, beside other files.

@@ -41,9 +41,10 @@ export interface BridgeConfig {
 type Fallback = Pick<ChainPair['source'], 'url' | 'faults'>;
 
 /**
- * Milliseconds per block while slots pass (withSlotsPassing): the 10 slots a nonce-mode version
- * waits before it is re-priced (docs/chain-client.md) pass in 50 ms, so the three escalation
- * steps fit in the 300 ms a property crank waits for a confirmation (clients.ts).
+ * Milliseconds per block while slots pass (withSlotsPassing): the at most 10 slots a nonce-mode
+ * version waits before it is re-priced (the measured re-sign pace, 2 to 10 slots:
+ * src/chain/client/submit/send/landing-record.ts) pass in 50 ms, so the three escalation steps
+ * fit in the 300 ms a property crank waits for a confirmation (clients.ts).
  */
 const SLOT_MS = 5;
 
