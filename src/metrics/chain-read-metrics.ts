@@ -18,7 +18,7 @@ export function chainReadMetrics(registers: Registry[]) {
     }),
     rpcErrors: new Counter({
       name: 'bridge_rpc_errors_total',
-      help: 'JSON-RPC requests that failed, by chain, method and kind (timeout, http, rpc, network, malformed).',
+      help: 'JSON-RPC requests that failed, by chain, method and kind (timeout, http, rpc, network, malformed, tls, too_large).',
       labelNames: ['chain', 'method', 'kind'] as const,
       registers,
     }),
