@@ -35,6 +35,8 @@ export interface PaidTransaction {
   slot: number;
   err: unknown;
   logMessages: string[];
+  /** The transaction as it was sent. */
+  wire: Uint8Array;
 }
 
 /** The transactions the pair's chains landed with `key` as fee payer, failed or not, oldest first per chain. */
@@ -43,6 +45,6 @@ export function landedTransactionsOf(pair: ChainPair, key: PublicKey | string): 
   return (['source', 'target'] as const).flatMap((chain) =>
     [...pair[chain].bank.landedTransactions()]
       .filter((landed) => landed.feePayer === payer)
-      .map(({ wire, slot, err, logMessages }) => ({ chain, signature: parseTransaction(wire).signature, slot, err, logMessages })),
+      .map(({ wire, slot, err, logMessages }) => ({ chain, signature: parseTransaction(wire).signature, slot, err, logMessages, wire })),
   );
 }

@@ -53,7 +53,7 @@ export function cleanupTurnsOf(
   const leaves = (index: number, entry: DepositEntry): boolean => {
     const turn = cleanupTurn(index, entry, count);
     if (turn === null || turn === own) return false;
-    const reads = seen.has(index) ? seen.get(index)! + 1 : 0;
+    const reads = (seen.get(index) ?? -1) + 1;
     waits.push({ index, reads });
     return reads < turns.graceReads;
   };

@@ -212,7 +212,7 @@ export interface CleanupPlan {
   indices: number[];
   /** All candidates among the entries read, planned or not, less those left to another authority's turn. */
   pending: number;
-  /** Candidates left to another authority's turn, with when this crank first saw each waiting. */
+  /** Candidates of another authority's turn, with how many reads have shown each waiting (those past the grace too). */
   waits: CleanupWait[];
 }
 

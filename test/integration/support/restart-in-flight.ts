@@ -1,8 +1,8 @@
 import { VersionedTransaction } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { expect, type TestContext } from 'vitest';
 import { decodeInstructionData } from '../../../src/chain/codec/instructions.js';
 import { sleep } from '../../../src/time.js';
+import { landedTransactionsOf } from '../../support/base-fees.js';
 import { waitFor } from '../../support/wait-for.js';
 import { serverHealth, startAuthorityServer, type AuthorityServer } from './authority-server.js';
 import { depositTracker } from './chain-state.js';
@@ -38,22 +38,16 @@ const UNCANCELLED = new AbortController().signal;
 
 /** Every bridge vote a landed transaction of authority `k` carried, as `chain instruction index`, with the transaction's error. */
 function landedVotes(b: DevnetBridge, k: number): Array<{ vote: string; err: unknown; signature: string }> {
-  const payer = b.authorities[k]!.publicKey.toBase58();
-  return (['source', 'target'] as const).flatMap((chain) =>
-    [...b.pair[chain].bank.landedTransactions()]
-      .filter((landed) => landed.feePayer === payer)
-      .flatMap((landed) => {
-        const { message, signatures } = VersionedTransaction.deserialize(landed.wire);
-        const keys = message.staticAccountKeys;
-        const signature = bs58.encode(signatures[0]!);
-        return message.compiledInstructions
-          .filter((ix) => keys[ix.programIdIndex]!.equals(b.programId))
-          .map((ix) => decodeInstructionData(ix.data))
-          .flatMap((ix) =>
-            ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [{ vote: `${chain} ${ix.name} ${ix.index}`, err: landed.err, signature }] : [],
-          );
-      }),
-  );
+  return landedTransactionsOf(b.pair, b.authorities[k]!.publicKey).flatMap(({ chain, signature, err, wire }) => {
+    const { message } = VersionedTransaction.deserialize(wire);
+    const keys = message.staticAccountKeys;
+    return message.compiledInstructions
+      .filter((ix) => keys[ix.programIdIndex]!.equals(b.programId))
+      .map((ix) => decodeInstructionData(ix.data))
+      .flatMap((ix) =>
+        ix.name === 'ack_deposit' || ix.name === 'ack_withdraw' ? [{ vote: `${chain} ${ix.name} ${ix.index}`, err, signature }] : [],
+      );
+  });
 }
 
 function start(b: DevnetBridge): Promise<AuthorityServer> {
